@@ -1,0 +1,42 @@
+# collkit — the two commands:  make test   and   make bench
+# Everything else (dependencies, configure, build) happens on the way.
+#
+#   make              build into build/ (binaries in build/bin/)
+#   make test         build, then run the CTest suite
+#   make test SANITIZE=1   the same with ASan + UBSan, in build-sanitize/
+#   make bench        build, then run the benchmark sweep (BENCH=full for more)
+#   make clean        remove the build folders
+
+SANITIZE ?= 0
+ifeq ($(SANITIZE),1)
+  BUILD ?= build-sanitize
+  CMAKE_FLAGS += -DCOLLKIT_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+else
+  BUILD ?= build
+endif
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CTEST_FLAGS ?= --output-on-failure
+
+.PHONY: all deps configure build test bench clean
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+$(BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+
+configure: deps $(BUILD)/CMakeCache.txt
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	cd $(BUILD) && ctest $(CTEST_FLAGS) -j $(JOBS)
+
+bench: build
+	@scripts/bench.sh $(BUILD)
+
+clean:
+	rm -rf build build-sanitize

@@ -1,0 +1,252 @@
+/*
+ * collkit.h — the one public header of the collkit collectives library.
+ *
+ * Three layers, top to bottom:
+ *
+ *   1. ck_allreduce(comm, algo, ...)       what users call (checker, bench, trainer, labs)
+ *   2. the registry (ck_algo)              which all-reduce algorithm runs, by name
+ *   3. the point-to-point interface        what an algorithm file is allowed to call:
+ *      ck_isend / ck_irecv / ck_wait / ck_sendrecv / ck_reduce_local / ck_copy / ck_scratch
+ *
+ * An algorithm file never calls MPI (or CUDA) itself: it talks to the
+ * communicator through layer 3, and the communicator forwards to its transport
+ * (MPI for host buffers, CUDA IPC for device buffers). That is what lets one
+ * ring.c run on both. Layer 3 also counts bytes, records trace events and runs
+ * the watchdog, so every algorithm gets those for free.
+ *
+ * Conventions
+ *   - counts are in elements, sizes in bytes;
+ *   - every function that can fail returns an int status (CK_SUCCESS == 0);
+ *     ck_strerror() names it and ck_comm_errmsg() gives the detail of the last
+ *     failure on that communicator ("count differs across ranks: ...");
+ *   - in-place: pass CK_IN_PLACE (or recvbuf itself) as sendbuf.
+ */
+#ifndef COLLKIT_H
+#define COLLKIT_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ status */
+
+enum {
+    CK_SUCCESS = 0,
+    CK_ERR_INVALID_ARG,   /* bad argument on this rank (null buffer, unknown dtype, avg on ints, ...) */
+    CK_ERR_UNSUPPORTED,   /* valid, but this algorithm/transport cannot do it (e.g. host-only algo on device buffers) */
+    CK_ERR_MISMATCH,      /* arguments differ across ranks (count, dtype, op or algorithm) */
+    CK_ERR_TIMEOUT,       /* the watchdog fired: a wait exceeded the communicator's timeout */
+    CK_ERR_TRANSPORT,     /* the transport (MPI, CUDA) reported an error */
+    CK_ERR_NOMEM,         /* allocation failed */
+    CK_ERR_INTERNAL,      /* a collkit bug: please report it */
+    CK_NUM_ERRORS
+};
+const char *ck_strerror(int status);
+
+/* ------------------------------------------------------------ dtypes, ops */
+
+typedef enum { CK_F32 = 0, CK_F64, CK_I32, CK_I64, CK_BF16, CK_NUM_DTYPES } ck_dtype;
+typedef enum { CK_SUM = 0, CK_PROD, CK_MIN, CK_MAX, CK_AVG, CK_NUM_OPS } ck_op;
+
+size_t      ck_dtype_size(ck_dtype dt);        /* 0 for an invalid dtype */
+const char *ck_dtype_name(ck_dtype dt);        /* "f32", "f64", "i32", "i64", "bf16" */
+const char *ck_op_name(ck_op op);              /* "sum", "prod", "min", "max", "avg" */
+int         ck_dtype_parse(const char *s, ck_dtype *out);   /* accepts the names above and "float","double","int32","int64" */
+int         ck_op_parse(const char *s, ck_op *out);
+int         ck_dtype_is_float(ck_dtype dt);    /* f32, f64, bf16: the types `avg` is defined for */
+
+/* bf16 helpers (host): round-to-nearest-even conversion. */
+uint16_t ck_f32_to_bf16(float x);
+float    ck_bf16_to_f32(uint16_t x);
+
+/* Host reduce kernel: dst[i] = a[i] op b[i] for i < count. dst may alias a or b.
+ * op must not be CK_AVG (avg is sum followed by one division, see ck_allreduce). */
+int ck_reduce_host(void *dst, const void *a, const void *b, size_t count, ck_dtype dt, ck_op op);
+/* Host avg finaliser: buf[i] = buf[i] / divisor, one IEEE division per element. */
+int ck_divide_host(void *buf, size_t count, ck_dtype dt, int divisor);
+
+/* -------------------------------------------------------- partitioning
+ * Every algorithm that cuts a buffer into p blocks (ring, rabenseifner, ...)
+ * uses this one rule, so the checker and the traffic formulas agree with it:
+ * block i has count/p elements, and the first count%p blocks get one more.
+ * Blocks may be empty when count < p. */
+void ck_block(size_t count, int nblocks, int i, size_t *offset, size_t *len);
+/* Number of chunks of at most `chunk` elements that cover `len` (0 for len 0). */
+size_t ck_num_chunks(size_t len, size_t chunk);
+
+/* ------------------------------------------------------------ memory kinds */
+
+enum { CK_MEM_HOST = 1u << 0, CK_MEM_CUDA = 1u << 1 };
+
+/* ------------------------------------------------------------ communicator */
+
+typedef struct ck_comm ck_comm;
+
+typedef struct ck_config {
+    size_t chunk_bytes;   /* pipeline chunk/segment for ring_pipelined and tree (default 256 KiB; env COLLKIT_CHUNK) */
+    double timeout_s;     /* watchdog bound for any single wait (default 30 s; env COLLKIT_TIMEOUT; <= 0: off) */
+    int    validate;      /* 1: check count/dtype/op/algo agree across ranks on every call (default 1) */
+} ck_config;
+
+/* Create a communicator over the ranks of `mpi_comm` (which is duplicated).
+ * mem selects the transport: CK_MEM_HOST -> MPI transport (host buffers),
+ * CK_MEM_CUDA -> CUDA IPC transport (device buffers; CK_ERR_UNSUPPORTED when
+ * collkit was built without CUDA or no device is present). Collective. */
+int  ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out);
+void ck_comm_destroy(ck_comm *comm);           /* collective; NULL is fine */
+
+int         ck_comm_rank(const ck_comm *comm);
+int         ck_comm_size(const ck_comm *comm);
+unsigned    ck_comm_mem(const ck_comm *comm);              /* CK_MEM_HOST or CK_MEM_CUDA */
+const char *ck_comm_transport_name(const ck_comm *comm);   /* "mpi", "cuda-ipc" */
+MPI_Comm    ck_comm_mpi(const ck_comm *comm);              /* the private duplicate; for reference algorithms and tools */
+ck_config  *ck_comm_config(ck_comm *comm);                 /* mutable; change it collectively (same values on every rank) */
+const char *ck_comm_errmsg(const ck_comm *comm);           /* detail of the last failure, "" if none */
+
+/* Buffers of the communicator's memory kind (host: 64-byte aligned malloc;
+ * cuda: cudaMalloc). Data moves between them and host memory with
+ * ck_upload/ck_download (plain memcpy on the host transport). */
+void *ck_alloc(ck_comm *comm, size_t bytes);
+void  ck_free(ck_comm *comm, void *ptr);
+int   ck_upload(ck_comm *comm, void *dst, const void *host_src, size_t bytes);
+int   ck_download(ck_comm *comm, void *host_dst, const void *src, size_t bytes);
+
+/* ------------------------------------------------------------ the registry */
+
+typedef struct ck_algo ck_algo;
+
+/* An all-reduce body. Called by ck_allreduce after validation with:
+ *   sendbuf == recvbuf for in-place, count > 0, op != CK_AVG (avg runs as sum,
+ *   then ck_allreduce divides once), buffers of the communicator's memory kind.
+ * It must leave the full result in recvbuf on every rank and must not write
+ * sendbuf. It returns a status (pass on what ck_wait & co. return). */
+typedef int (*ck_allreduce_fn)(ck_comm *comm, const void *sendbuf, void *recvbuf,
+                               size_t count, ck_dtype dt, ck_op op);
+
+/* Bytes a rank sends in one all-reduce of `count` elements of `esize` bytes,
+ * exactly as the algorithm does it (uneven blocks, folds and chunking
+ * included). The checker compares this against the transport's counter. */
+typedef uint64_t (*ck_bytes_fn)(int p, int rank, size_t count, size_t esize, const ck_config *cfg);
+
+enum {
+    CK_ALGO_REFERENCE = 1u << 0,  /* a library's own collective (MPI_Allreduce, NCCL): bypasses the
+                                     point-to-point layer, so no traffic count or trace */
+};
+
+struct ck_algo {
+    const char     *name;         /* what --algo takes */
+    const char     *summary;      /* one line for --algo list */
+    unsigned        mem;          /* CK_MEM_* kinds it runs on */
+    unsigned        flags;        /* CK_ALGO_* */
+    const char     *bytes_formula;/* per-rank bytes sent, for humans: "2(p-1)/p * n" (n = bytes) */
+    ck_bytes_fn     bytes_sent;   /* the same, exactly; NULL for reference algorithms */
+    ck_allreduce_fn run;
+};
+
+/* Built-in algorithms are listed in collectives/algos/algos.def. Programs that
+ * carry their own (labs, tests) add them at run time, before use. */
+int            ck_register_algo(const ck_algo *algo);   /* CK_ERR_INVALID_ARG on a duplicate name */
+const ck_algo *ck_algo_find(const char *name);           /* NULL if unknown */
+int            ck_algo_count(void);
+const ck_algo *ck_algo_at(int i);
+/* Print the registry as a table (name, memory kinds, bytes formula, summary). */
+void           ck_algo_print_table(FILE *out);
+/* Parse "a,b,c" or "all" into algorithms that support `mem`; prints a clear
+ * error (with the list of names) to stderr and returns CK_ERR_INVALID_ARG on an
+ * unknown name. *n receives the number found (at most max). */
+int            ck_algo_parse_list(const char *spec, unsigned mem, const ck_algo **out, int max, int *n);
+
+/* ------------------------------------------------------------ all-reduce */
+
+#define CK_IN_PLACE ((const void *)1)
+
+/* recvbuf[i] = op over ranks r of sendbuf_r[i], on every rank.
+ * avg (floating types only) is defined as the exact-order-independent sum
+ * followed by one division by p in the element type. */
+int ck_allreduce(ck_comm *comm, const ck_algo *algo, const void *sendbuf, void *recvbuf,
+                 size_t count, ck_dtype dt, ck_op op);
+
+/* Nonblocking all-reduce on a progress thread: the same registry algorithm
+ * runs on a private clone of `comm`, in the order the calls were made.
+ * Used for DDP-style bucketed gradient all-reduce that overlaps backward.
+ * Buffers must stay untouched until ck_allreduce_wait returns. */
+typedef struct ck_async ck_async;
+int ck_allreduce_async(ck_comm *comm, const ck_algo *algo, const void *sendbuf, void *recvbuf,
+                       size_t count, ck_dtype dt, ck_op op, ck_async **handle);
+int ck_allreduce_wait(ck_async *handle);   /* frees the handle; returns the all-reduce's status */
+
+/* ------------------------------------------- point-to-point layer (for algorithm files) */
+
+/* A pending send or receive. Lives on the caller's stack; opaque impl space
+ * belongs to the transport. */
+typedef struct ck_req {
+    int      active;       /* 1 between post and completion */
+    int      kind;         /* CK_EV_SEND or CK_EV_RECV */
+    int      peer;
+    int      tag;
+    int      step;
+    size_t   bytes;
+    double   t_post;
+    uint64_t impl[8];
+} ck_req;
+
+int ck_isend(ck_comm *comm, const void *buf, size_t bytes, int peer, int tag, ck_req *req);
+int ck_irecv(ck_comm *comm, void *buf, size_t bytes, int peer, int tag, ck_req *req);
+/* Wait for one / n requests. Inactive requests are skipped. A wait longer than
+ * config.timeout_s is a hang: the watchdog prints which rank waited on which
+ * peer at which step and returns CK_ERR_TIMEOUT. */
+int ck_wait(ck_comm *comm, ck_req *req);
+int ck_waitall(ck_comm *comm, ck_req *reqs, int n);
+/* Blocking exchange: send sbytes to dst while receiving rbytes from src
+ * (either side may be skipped with peer < 0 or 0 bytes). */
+int ck_sendrecv(ck_comm *comm, const void *sbuf, size_t sbytes, int dst,
+                void *rbuf, size_t rbytes, int src, int tag);
+/* Local reduction on the transport's memory: dst = a op b (count elements). */
+int ck_reduce_local(ck_comm *comm, void *dst, const void *a, const void *b,
+                    size_t count, ck_dtype dt, ck_op op);
+/* Local copy on the transport's memory. */
+int ck_copy(ck_comm *comm, void *dst, const void *src, size_t bytes);
+/* Scratch space of the transport's memory kind, owned by the communicator and
+ * reused across calls (grows as needed; valid until the next ck_scratch call). */
+void *ck_scratch(ck_comm *comm, size_t bytes);
+/* Mark the algorithm's current step (for trace events and watchdog messages):
+ * phase is a short static string ("reduce-scatter", "all-gather", ...). */
+void ck_step(ck_comm *comm, int step, const char *phase);
+
+/* -------------------------------------------------- counters and trace */
+
+typedef struct ck_counters {
+    uint64_t bytes_sent, bytes_recv;
+    uint64_t msgs_sent, msgs_recv;
+    uint64_t elems_reduced;
+} ck_counters;
+void ck_counters_get(const ck_comm *comm, ck_counters *out);
+void ck_counters_reset(ck_comm *comm);
+
+enum { CK_EV_SEND = 1, CK_EV_RECV, CK_EV_REDUCE, CK_EV_COPY, CK_EV_WAIT, CK_EV_CALL };
+typedef struct ck_event {
+    int         kind;      /* CK_EV_* */
+    int         peer;      /* -1 when none */
+    int         step;
+    const char *phase;     /* static string or NULL */
+    uint64_t    bytes;
+    double      t0, t1;    /* seconds, ck_now() clock */
+} ck_event;
+/* Start recording up to `capacity` events (0 stops and frees). Events past
+ * capacity are counted as dropped, never reallocated mid-run. */
+int             ck_trace_enable(ck_comm *comm, size_t capacity);
+const ck_event *ck_trace_events(const ck_comm *comm, size_t *n, size_t *dropped);
+void            ck_trace_clear(ck_comm *comm);
+const char     *ck_event_kind_name(int kind);
+
+double ck_now(void);   /* monotonic seconds */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* COLLKIT_H */

@@ -1,0 +1,373 @@
+/*
+ * comm.c — the communicator: transport selection, the point-to-point layer that
+ * algorithm files call (with byte counters, trace events and the watchdog), and
+ * ck_allreduce, which validates a call across ranks before running an algorithm.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "internal.h"
+
+double ck_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int ck_fail(ck_comm *comm, int status, const char *fmt, ...)
+{
+    if (comm) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(comm->errmsg, sizeof comm->errmsg, fmt, ap);
+        va_end(ap);
+    }
+    return status;
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
+static void config_defaults(ck_config *c)
+{
+    const char *s;
+    c->chunk_bytes = 256 * 1024;
+    c->timeout_s = 30.0;
+    c->validate = 1;
+    if ((s = getenv("COLLKIT_CHUNK")) && atol(s) > 0) c->chunk_bytes = (size_t)atol(s);
+    if ((s = getenv("COLLKIT_TIMEOUT"))) c->timeout_s = atof(s);
+}
+
+int ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out)
+{
+    int rc;
+    if (!out) return CK_ERR_INVALID_ARG;
+    *out = NULL;
+    if (mem != CK_MEM_HOST && mem != CK_MEM_CUDA) return CK_ERR_INVALID_ARG;
+    ck_comm *c = calloc(1, sizeof *c);
+    if (!c) return CK_ERR_NOMEM;
+    if (MPI_Comm_dup(mpi_comm, &c->mpi) != MPI_SUCCESS) { free(c); return CK_ERR_TRANSPORT; }
+    MPI_Comm_rank(c->mpi, &c->rank);
+    MPI_Comm_size(c->mpi, &c->size);
+    config_defaults(&c->cfg);
+    if (mem == CK_MEM_HOST) {
+        rc = ck_transport_mpi_create(c->mpi, &c->tr);
+    } else {
+#ifdef COLLKIT_HAVE_CUDA
+        rc = ck_transport_cuda_create(c->mpi, &c->tr);
+#else
+        rc = CK_ERR_UNSUPPORTED;
+#endif
+    }
+    if (rc != CK_SUCCESS) {
+        MPI_Comm_free(&c->mpi);
+        free(c);
+        return rc;
+    }
+    *out = c;
+    return CK_SUCCESS;
+}
+
+void ck_comm_destroy(ck_comm *c)
+{
+    if (!c) return;
+    ck_async_shutdown(c);
+    if (c->ext_nccl && c->ext_nccl_free) c->ext_nccl_free(c->ext_nccl);
+    if (c->scratch) c->tr.free(c->tr.self, c->scratch);
+    free(c->events);
+    if (c->tr.destroy) c->tr.destroy(c->tr.self);
+    MPI_Comm_free(&c->mpi);
+    free(c);
+}
+
+int ck_comm_rank(const ck_comm *c) { return c->rank; }
+int ck_comm_size(const ck_comm *c) { return c->size; }
+unsigned ck_comm_mem(const ck_comm *c) { return c->tr.mem; }
+const char *ck_comm_transport_name(const ck_comm *c) { return c->tr.name; }
+MPI_Comm ck_comm_mpi(const ck_comm *c) { return c->mpi; }
+ck_config *ck_comm_config(ck_comm *c) { return &c->cfg; }
+const char *ck_comm_errmsg(const ck_comm *c) { return c ? c->errmsg : ""; }
+
+void *ck_alloc(ck_comm *c, size_t bytes) { return c->tr.alloc(c->tr.self, bytes); }
+void ck_free(ck_comm *c, void *p) { if (p) c->tr.free(c->tr.self, p); }
+int ck_upload(ck_comm *c, void *dst, const void *src, size_t n) { return n ? c->tr.upload(c->tr.self, dst, src, n) : CK_SUCCESS; }
+int ck_download(ck_comm *c, void *dst, const void *src, size_t n) { return n ? c->tr.download(c->tr.self, dst, src, n) : CK_SUCCESS; }
+
+/* ------------------------------------------------------------ trace */
+
+int ck_trace_enable(ck_comm *c, size_t capacity)
+{
+    free(c->events);
+    c->events = NULL;
+    c->ev_cap = c->ev_n = c->ev_dropped = 0;
+    if (capacity == 0) return CK_SUCCESS;
+    c->events = malloc(capacity * sizeof *c->events);
+    if (!c->events) return CK_ERR_NOMEM;
+    c->ev_cap = capacity;
+    return CK_SUCCESS;
+}
+
+const ck_event *ck_trace_events(const ck_comm *c, size_t *n, size_t *dropped)
+{
+    if (n) *n = c->ev_n;
+    if (dropped) *dropped = c->ev_dropped;
+    return c->events;
+}
+
+void ck_trace_clear(ck_comm *c) { c->ev_n = c->ev_dropped = 0; }
+
+void ck_trace_add(ck_comm *c, int kind, int peer, uint64_t bytes, double t0, double t1)
+{
+    if (!c->ev_cap) return;
+    if (c->ev_n == c->ev_cap) { c->ev_dropped++; return; }
+    c->events[c->ev_n++] = (ck_event){kind, peer, c->step, c->phase, bytes, t0, t1};
+}
+
+const char *ck_event_kind_name(int kind)
+{
+    static const char *const names[] = {"?", "send", "recv", "reduce", "copy", "wait", "allreduce"};
+    return (kind >= CK_EV_SEND && kind <= CK_EV_CALL) ? names[kind] : "?";
+}
+
+void ck_counters_get(const ck_comm *c, ck_counters *out) { *out = c->ctr; }
+void ck_counters_reset(ck_comm *c) { memset(&c->ctr, 0, sizeof c->ctr); }
+
+/* ------------------------------------------------------------ point to point */
+
+void ck_step(ck_comm *c, int step, const char *phase)
+{
+    c->step = step;
+    c->phase = phase;
+}
+
+static int check_peer(ck_comm *c, int peer, const char *what)
+{
+    if (peer < 0 || peer >= c->size || peer == c->rank)
+        return ck_fail(c, CK_ERR_INVALID_ARG, "%s: rank %d cannot address peer %d (size %d) at step %d",
+                       what, c->rank, peer, c->size, c->step);
+    return CK_SUCCESS;
+}
+
+static int post(ck_comm *c, int is_send, void *buf, size_t bytes, int peer, int tag, ck_req *r)
+{
+    int rc = check_peer(c, peer, is_send ? "ck_isend" : "ck_irecv");
+    if (rc) return rc;
+    memset(r, 0, sizeof *r);
+    r->kind = is_send ? CK_EV_SEND : CK_EV_RECV;
+    r->peer = peer;
+    r->tag = tag;
+    r->step = c->step;
+    r->bytes = bytes;
+    r->t_post = c->ev_cap ? ck_now() : 0.0;
+    rc = is_send ? c->tr.isend(c->tr.self, buf, bytes, peer, tag, r)
+                 : c->tr.irecv(c->tr.self, buf, bytes, peer, tag, r);
+    if (rc) return ck_fail(c, rc, "%s of %zu B to/from rank %d failed in the %s transport",
+                           is_send ? "send" : "recv", bytes, peer, c->tr.name);
+    r->active = 1;
+    if (is_send) { c->ctr.bytes_sent += bytes; c->ctr.msgs_sent++; }
+    else         { c->ctr.bytes_recv += bytes; c->ctr.msgs_recv++; }
+    return CK_SUCCESS;
+}
+
+int ck_isend(ck_comm *c, const void *buf, size_t bytes, int peer, int tag, ck_req *r)
+{
+    return post(c, 1, (void *)buf, bytes, peer, tag, r);
+}
+
+int ck_irecv(ck_comm *c, void *buf, size_t bytes, int peer, int tag, ck_req *r)
+{
+    return post(c, 0, buf, bytes, peer, tag, r);
+}
+
+static void complete(ck_comm *c, ck_req *r, double now)
+{
+    r->active = 0;
+    if (c->ev_cap) {
+        int step = c->step;
+        c->step = r->step;   /* the event belongs to the step that posted it */
+        ck_trace_add(c, r->kind, r->peer, r->bytes, r->t_post, now);
+        c->step = step;
+    }
+}
+
+/* The watchdog. Every wait is a polling loop over transport->test, so a wait
+ * that never ends is noticed here, on the rank that is stuck, with the peer
+ * and step it was waiting for — which is what you need to debug a deadlock. */
+static int watchdog_fire(ck_comm *c, ck_req *r, double waited)
+{
+    int rc = ck_fail(c, CK_ERR_TIMEOUT,
+                     "watchdog: rank %d waited %.1f s for %s of %zu B %s rank %d (tag %d) in '%s' step %d%s%s%s",
+                     c->rank, waited, r->kind == CK_EV_SEND ? "send" : "recv", r->bytes,
+                     r->kind == CK_EV_SEND ? "to" : "from", r->peer, r->tag,
+                     c->algo_name ? c->algo_name : "?", r->step,
+                     c->phase ? " (" : "", c->phase ? c->phase : "", c->phase ? ")" : "");
+    fprintf(stderr, "collkit %s\n", c->errmsg);
+    fflush(stderr);
+    return rc;
+}
+
+int ck_waitall(ck_comm *c, ck_req *reqs, int n)
+{
+    double t0 = ck_now(), deadline = c->cfg.timeout_s > 0 ? t0 + c->cfg.timeout_s : 0;
+    int pending = 0;
+    for (int i = 0; i < n; i++) pending += reqs[i].active;
+    unsigned long spins = 0;
+    while (pending) {
+        for (int i = 0; i < n; i++) {
+            if (!reqs[i].active) continue;
+            int done = 0, rc = c->tr.test(c->tr.self, &reqs[i], &done);
+            if (rc) return ck_fail(c, rc, "transport %s failed while waiting on rank %d", c->tr.name, reqs[i].peer);
+            if (done) { complete(c, &reqs[i], c->ev_cap ? ck_now() : 0.0); pending--; }
+        }
+        /* Reading the clock every pass would cost more than the test itself. */
+        if (pending && deadline > 0 && (++spins & 1023) == 0) {
+            double now = ck_now();
+            if (now > deadline) {
+                for (int i = 0; i < n; i++)
+                    if (reqs[i].active) {
+                        int rc = watchdog_fire(c, &reqs[i], now - t0);
+                        for (int j = 0; j < n; j++)
+                            if (reqs[j].active) { c->tr.cancel(c->tr.self, &reqs[j]); reqs[j].active = 0; }
+                        return rc;
+                    }
+            }
+        }
+    }
+    if (c->ev_cap) ck_trace_add(c, CK_EV_WAIT, n == 1 ? reqs[0].peer : -1, 0, t0, ck_now());
+    return CK_SUCCESS;
+}
+
+int ck_wait(ck_comm *c, ck_req *r) { return ck_waitall(c, r, 1); }
+
+int ck_sendrecv(ck_comm *c, const void *sbuf, size_t sbytes, int dst,
+                void *rbuf, size_t rbytes, int src, int tag)
+{
+    ck_req r[2];
+    int rc;
+    r[0].active = r[1].active = 0;
+    if (src >= 0 && (rc = ck_irecv(c, rbuf, rbytes, src, tag, &r[1]))) return rc;
+    if (dst >= 0 && (rc = ck_isend(c, sbuf, sbytes, dst, tag, &r[0]))) return rc;
+    return ck_waitall(c, r, 2);
+}
+
+int ck_reduce_local(ck_comm *c, void *dst, const void *a, const void *b, size_t count, ck_dtype dt, ck_op op)
+{
+    if (!count) return CK_SUCCESS;
+    double t0 = c->ev_cap ? ck_now() : 0.0;
+    int rc = c->tr.reduce(c->tr.self, dst, a, b, count, dt, op);
+    if (rc) return ck_fail(c, rc, "local reduce of %zu %s (%s) failed", count, ck_dtype_name(dt), ck_op_name(op));
+    c->ctr.elems_reduced += count;
+    if (c->ev_cap) ck_trace_add(c, CK_EV_REDUCE, -1, count * ck_dtype_size(dt), t0, ck_now());
+    return CK_SUCCESS;
+}
+
+int ck_copy(ck_comm *c, void *dst, const void *src, size_t bytes)
+{
+    if (!bytes || dst == src) return CK_SUCCESS;
+    double t0 = c->ev_cap ? ck_now() : 0.0;
+    int rc = c->tr.copy(c->tr.self, dst, src, bytes);
+    if (rc) return ck_fail(c, rc, "local copy of %zu B failed", bytes);
+    if (c->ev_cap) ck_trace_add(c, CK_EV_COPY, -1, bytes, t0, ck_now());
+    return CK_SUCCESS;
+}
+
+void *ck_scratch(ck_comm *c, size_t bytes)
+{
+    if (bytes <= c->scratch_bytes && c->scratch) return c->scratch;
+    if (c->scratch) c->tr.free(c->tr.self, c->scratch);
+    c->scratch = c->tr.alloc(c->tr.self, bytes ? bytes : 1);
+    c->scratch_bytes = c->scratch ? bytes : 0;
+    return c->scratch;
+}
+
+/* ------------------------------------------------------------ all-reduce */
+
+static long long name_hash(const char *s)
+{
+    unsigned long long h = 1469598103934665603ull;   /* FNV-1a */
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return (long long)(h >> 2);
+}
+
+/* Agree across ranks on (error flag, count, dtype, op, algorithm) with one
+ * small MPI_Iallreduce of (x, -x) pairs under MAX: min and max of each value
+ * come back together. Polled with the watchdog bound, so a rank that never
+ * arrives is reported rather than waited for forever. */
+static int validate_across_ranks(ck_comm *c, int local_err, size_t count, ck_dtype dt, ck_op op, const ck_algo *algo)
+{
+    enum { NV = 5 };
+    long long v[NV] = {local_err, (long long)count, dt, op, name_hash(algo ? algo->name : "")};
+    long long in[2 * NV], outv[2 * NV];
+    for (int i = 0; i < NV; i++) { in[2 * i] = v[i]; in[2 * i + 1] = -v[i]; }
+    MPI_Request rq;
+    if (MPI_Iallreduce(in, outv, 2 * NV, MPI_LONG_LONG, MPI_MAX, c->mpi, &rq) != MPI_SUCCESS)
+        return ck_fail(c, CK_ERR_TRANSPORT, "MPI_Iallreduce failed during argument validation");
+    double t0 = ck_now();
+    for (int done = 0; !done;) {
+        MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
+        if (!done && c->cfg.timeout_s > 0 && ck_now() - t0 > c->cfg.timeout_s) {
+            ck_fail(c, CK_ERR_TIMEOUT,
+                    "watchdog: rank %d waited %.1f s for the other ranks to enter ck_allreduce "
+                    "(a rank did not call it, or is stuck elsewhere)", c->rank, ck_now() - t0);
+            fprintf(stderr, "collkit %s\n", c->errmsg);
+            return CK_ERR_TIMEOUT;
+        }
+    }
+    long long mx[NV], mn[NV];
+    for (int i = 0; i < NV; i++) { mx[i] = outv[2 * i]; mn[i] = -outv[2 * i + 1]; }
+    if (mx[0] && !local_err)
+        return ck_fail(c, CK_ERR_MISMATCH, "another rank rejected its arguments (see its error)");
+    if (mx[0]) return local_err;
+    if (mn[1] != mx[1])
+        return ck_fail(c, CK_ERR_MISMATCH, "count differs across ranks: min %lld, max %lld (this rank: %zu)",
+                       mn[1], mx[1], count);
+    if (mn[2] != mx[2])
+        return ck_fail(c, CK_ERR_MISMATCH, "dtype differs across ranks (this rank: %s)", ck_dtype_name(dt));
+    if (mn[3] != mx[3])
+        return ck_fail(c, CK_ERR_MISMATCH, "op differs across ranks (this rank: %s)", ck_op_name(op));
+    if (mn[4] != mx[4])
+        return ck_fail(c, CK_ERR_MISMATCH, "algorithm differs across ranks (this rank: %s)", algo ? algo->name : "?");
+    return CK_SUCCESS;
+}
+
+static int check_local_args(ck_comm *c, const ck_algo *algo, const void *sendbuf, void *recvbuf,
+                            size_t count, ck_dtype dt, ck_op op)
+{
+    if (!algo || !algo->run) return ck_fail(c, CK_ERR_INVALID_ARG, "no algorithm given");
+    if ((unsigned)dt >= CK_NUM_DTYPES) return ck_fail(c, CK_ERR_INVALID_ARG, "invalid dtype %d", (int)dt);
+    if ((unsigned)op >= CK_NUM_OPS) return ck_fail(c, CK_ERR_INVALID_ARG, "invalid op %d", (int)op);
+    if (op == CK_AVG && !ck_dtype_is_float(dt))
+        return ck_fail(c, CK_ERR_INVALID_ARG, "op avg is defined for floating types only, not %s", ck_dtype_name(dt));
+    if (!(algo->mem & c->tr.mem))
+        return ck_fail(c, CK_ERR_UNSUPPORTED, "algorithm '%s' does not run on the %s transport",
+                       algo->name, c->tr.name);
+    if (count > 0 && (!recvbuf || !sendbuf))
+        return ck_fail(c, CK_ERR_INVALID_ARG, "null buffer with count %zu", count);
+    if (count > (size_t)1 << 60) return ck_fail(c, CK_ERR_INVALID_ARG, "count %zu is too large", count);
+    return CK_SUCCESS;
+}
+
+int ck_allreduce(ck_comm *c, const ck_algo *algo, const void *sendbuf, void *recvbuf,
+                 size_t count, ck_dtype dt, ck_op op)
+{
+    if (!c) return CK_ERR_INVALID_ARG;
+    c->errmsg[0] = '\0';
+    int rc = check_local_args(c, algo, sendbuf, recvbuf, count, dt, op);
+    if (c->cfg.validate) rc = validate_across_ranks(c, rc, count, dt, op, algo);
+    if (rc) return rc;
+    if (count == 0) return CK_SUCCESS;
+    if (sendbuf == CK_IN_PLACE) sendbuf = recvbuf;
+
+    double t0 = c->ev_cap ? ck_now() : 0.0;
+    c->algo_name = algo->name;
+    ck_step(c, 0, NULL);
+    rc = algo->run(c, sendbuf, recvbuf, count, dt, op == CK_AVG ? CK_SUM : op);
+    if (!rc && c->tr.finish) rc = c->tr.finish(c->tr.self);
+    if (!rc && op == CK_AVG) rc = c->tr.divide(c->tr.self, recvbuf, count, dt, c->size);
+    if (rc && !c->errmsg[0]) ck_fail(c, rc, "algorithm '%s' failed: %s", algo->name, ck_strerror(rc));
+    ck_step(c, 0, NULL);
+    if (c->ev_cap) ck_trace_add(c, CK_EV_CALL, -1, count * ck_dtype_size(dt), t0, ck_now());
+    c->algo_name = NULL;
+    return rc;
+}

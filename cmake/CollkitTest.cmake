@@ -1,7 +1,14 @@
-# collkit_add_mpi_test(NAME <name> NP <ranks> COMMAND <exe> [args...] [LABELS ...])
+# collkit_add_mpi_test(NAME <name> NP <ranks> COMMAND <exe> [args...]
+#                      [LABELS ...] [TIMEOUT s]
+#                      [EXPECT_FAILURE <regex>... [EXPECT_ONCE <regex>]])
 #
-# Runs <exe> under mpirun with <ranks> ranks. The settings that let a test run
-# on a small machine live here, not in anyone's global environment:
+# Runs <exe> under mpirun with <ranks> ranks. With EXPECT_FAILURE the test
+# passes only if the command exits non-zero AND its output matches every regex
+# (cmake/expect_failure.cmake): how the suite proves that a broken input is
+# caught *for the right reason*, not merely that something failed.
+#
+# The settings that let a test run on a small machine live here, not in
+# anyone's global environment:
 #   --oversubscribe            more ranks than cores
 #   mpi_yield_when_idle 1      waiting ranks give the core back (busy polling
 #                              ranks would otherwise starve each other)
@@ -15,23 +22,38 @@
 set(COLLKIT_MPIRUN_FLAGS --oversubscribe --bind-to none
     --mca mpi_yield_when_idle 1 --mca btl self,vader --mca btl_vader_single_copy_mechanism none
     CACHE STRING "Extra mpirun flags used by the tests")
+set(COLLKIT_MPI_TEST_ENV
+    "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+if(COLLKIT_SANITIZE)
+  list(APPEND COLLKIT_MPI_TEST_ENV "ASAN_OPTIONS=detect_leaks=0")
+endif()
 
 function(collkit_add_mpi_test)
-  cmake_parse_arguments(T "" "NAME;NP;TIMEOUT;WILL_FAIL_REGEX" "COMMAND;LABELS;PASS_REGEX" ${ARGN})
-  add_test(NAME ${T_NAME}
-           COMMAND ${MPIEXEC_EXECUTABLE} ${COLLKIT_MPIRUN_FLAGS} ${MPIEXEC_NUMPROC_FLAG} ${T_NP} ${T_COMMAND})
-  set_tests_properties(${T_NAME} PROPERTIES
-    ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1;ASAN_OPTIONS=detect_leaks=0"
-    PROCESSORS 1)
-  if(T_TIMEOUT)
-    set_tests_properties(${T_NAME} PROPERTIES TIMEOUT ${T_TIMEOUT})
+  cmake_parse_arguments(T "" "NAME;NP;TIMEOUT;EXPECT_ONCE" "COMMAND;LABELS;EXPECT_FAILURE" ${ARGN})
+  set(cmd ${MPIEXEC_EXECUTABLE} ${COLLKIT_MPIRUN_FLAGS} ${MPIEXEC_NUMPROC_FLAG} ${T_NP} ${T_COMMAND})
+  if(T_EXPECT_FAILURE)
+    string(REPLACE ";" "|" joined "${cmd}")
+    set(defs "")
+    set(i 0)
+    foreach(re IN LISTS T_EXPECT_FAILURE)
+      list(APPEND defs "-DEXPECT_${i}=${re}")
+      math(EXPR i "${i} + 1")
+    endforeach()
+    if(T_EXPECT_ONCE)
+      list(APPEND defs "-DEXPECT_ONCE=${T_EXPECT_ONCE}")
+    endif()
+    add_test(NAME ${T_NAME}
+             COMMAND ${CMAKE_COMMAND} "-DCMD=${joined}" -DNEXPECT=${i} ${defs}
+                     -P ${PROJECT_SOURCE_DIR}/cmake/expect_failure.cmake)
   else()
-    set_tests_properties(${T_NAME} PROPERTIES TIMEOUT 300)
+    add_test(NAME ${T_NAME} COMMAND ${cmd})
   endif()
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 300)
+  endif()
+  set_tests_properties(${T_NAME} PROPERTIES ENVIRONMENT "${COLLKIT_MPI_TEST_ENV}"
+                       PROCESSORS 1 TIMEOUT ${T_TIMEOUT})
   if(T_LABELS)
     set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABELS}")
-  endif()
-  if(T_PASS_REGEX)
-    set_tests_properties(${T_NAME} PROPERTIES PASS_REGULAR_EXPRESSION "${T_PASS_REGEX}")
   endif()
 endfunction()

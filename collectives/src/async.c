@@ -1,12 +1,213 @@
-/* async.c — placeholder until the progress-thread engine lands. */
+/*
+ * async.c — nonblocking all-reduce on a progress thread.
+ *
+ * Why a thread. The registry algorithms are written as straight-line code
+ * over blocking waits (ck_sendrecv, ck_wait): that is what makes them easy to
+ * read. To overlap one with computation without rewriting every algorithm as
+ * a state machine, a progress thread runs the very same algo->run, via
+ * ck_allreduce, while the caller's thread keeps computing (DDP's gradient
+ * buckets during the backward pass).
+ *
+ * Design.
+ *   - One engine per communicator, started by the first ck_allreduce_async
+ *     call on it. Starting it is COLLECTIVE: every rank must make its first
+ *     ck_allreduce_async call on that communicator at the same point (which
+ *     the FIFO rule below needs anyway).
+ *   - The engine owns a private clone of the communicator (ck_comm_create on
+ *     the parent's MPI communicator, so another MPI_Comm_dup). Messages of the
+ *     background all-reduces therefore never match messages of blocking calls
+ *     the main thread makes on the parent at the same time, and the clone's
+ *     scratch, counters and step state belong to the progress thread alone.
+ *     The clone copies the parent's ck_config at start-up.
+ *   - Requests run in FIFO order, one at a time. MPI matches messages in
+ *     posting order, so every rank must issue its async all-reduces in the same
+ *     order with the same counts; the clone's argument validation (on by
+ *     default) reports a mismatch instead of hanging.
+ *   - ck_allreduce_wait blocks on a condition variable, not a spin, so a
+ *     waiting caller gives its core to the progress thread.
+ *   - The progress thread polls politely: after a short spin it yields, then
+ *     sleeps a few microseconds between polls, so on a machine with fewer cores
+ *     than threads it does not steal the core the backward pass is computing on.
+ *
+ * MPI thread level. The caller's thread may keep calling MPI (its own
+ * blocking ck_allreduce, MPI_Bcast, ...) while the progress thread is inside
+ * MPI, so the engine needs MPI_THREAD_MULTIPLE: initialise MPI with
+ *     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+ * and ck_allreduce_async returns CK_ERR_UNSUPPORTED with a message naming the
+ * level it got when MPI provides less.
+ *
+ * Lifetime. Every handle must be waited for. ck_comm_destroy (collective) calls
+ * ck_async_shutdown, which lets the thread finish what is queued, joins it and
+ * destroys the clone.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 #include "internal.h"
+
+struct ck_async {
+    const ck_algo   *algo;
+    const void      *sendbuf;
+    void            *recvbuf;
+    size_t           count;
+    ck_dtype         dt;
+    ck_op            op;
+    int              done, rc;
+    char             errmsg[512];
+    ck_comm         *parent;
+    struct ck_async *next;
+};
+
+struct ck_async_engine {
+    ck_comm         *clone;
+    pthread_t        thread;
+    pthread_mutex_t  mu;
+    pthread_cond_t   work, done;
+    struct ck_async *head, *tail;
+    int              stop;
+    /* the clone transport's own completion test, wrapped by polite_test */
+    int            (*test)(void *self, ck_req *req, int *done);
+};
+
+/* The progress thread's engine (each engine has its own thread). */
+static _Thread_local struct ck_async_engine *self_engine;
+
+/* Completion test used by the clone: a few hundred hot polls keep latency low
+ * for small messages, then the thread yields and finally naps 20 us per poll. */
+static int polite_test(void *self, ck_req *req, int *done)
+{
+    static _Thread_local unsigned misses;
+    int rc = self_engine->test(self, req, done);
+    if (rc || *done) { misses = 0; return rc; }
+    if (++misses < 256) return rc;
+    if (misses < 512) { sched_yield(); return rc; }
+    struct timespec ts = {0, 20000};
+    nanosleep(&ts, NULL);
+    return rc;
+}
+
+static void *progress_main(void *arg)
+{
+    struct ck_async_engine *e = arg;
+    self_engine = e;
+    pthread_mutex_lock(&e->mu);
+    for (;;) {
+        while (!e->head && !e->stop) pthread_cond_wait(&e->work, &e->mu);
+        struct ck_async *h = e->head;
+        if (!h) break;   /* stop requested and the queue is drained */
+        pthread_mutex_unlock(&e->mu);
+
+        int rc = ck_allreduce(e->clone, h->algo, h->sendbuf, h->recvbuf, h->count, h->dt, h->op);
+        if (rc) snprintf(h->errmsg, sizeof h->errmsg, "%s", ck_comm_errmsg(e->clone));
+
+        pthread_mutex_lock(&e->mu);
+        e->head = h->next;
+        if (!e->head) e->tail = NULL;
+        h->rc = rc;
+        h->done = 1;
+        pthread_cond_broadcast(&e->done);
+    }
+    pthread_mutex_unlock(&e->mu);
+    return NULL;
+}
+
+static const char *thread_level_name(int level)
+{
+    switch (level) {
+    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
+    case MPI_THREAD_MULTIPLE: return "MPI_THREAD_MULTIPLE";
+    default: return "unknown";
+    }
+}
+
+static int engine_start(ck_comm *c)
+{
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    if (level < MPI_THREAD_MULTIPLE)
+        return ck_fail(c, CK_ERR_UNSUPPORTED,
+                       "ck_allreduce_async needs MPI_THREAD_MULTIPLE, but MPI provides %s: initialise with "
+                       "MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided) and check provided",
+                       thread_level_name(level));
+    struct ck_async_engine *e = calloc(1, sizeof *e);
+    if (!e) return ck_fail(c, CK_ERR_NOMEM, "ck_allreduce_async: out of memory");
+    int rc = ck_comm_create(c->mpi, c->tr.mem, &e->clone);
+    if (rc) {
+        free(e);
+        return ck_fail(c, rc, "ck_allreduce_async: cannot create the progress thread's communicator: %s",
+                       ck_strerror(rc));
+    }
+    e->clone->cfg = c->cfg;
+    e->test = e->clone->tr.test;
+    e->clone->tr.test = polite_test;
+    pthread_mutex_init(&e->mu, NULL);
+    pthread_cond_init(&e->work, NULL);
+    pthread_cond_init(&e->done, NULL);
+    if (pthread_create(&e->thread, NULL, progress_main, e)) {
+        ck_comm_destroy(e->clone);
+        pthread_mutex_destroy(&e->mu);
+        pthread_cond_destroy(&e->work);
+        pthread_cond_destroy(&e->done);
+        free(e);
+        return ck_fail(c, CK_ERR_INTERNAL, "ck_allreduce_async: cannot start the progress thread");
+    }
+    c->async = e;
+    return CK_SUCCESS;
+}
 
 int ck_allreduce_async(ck_comm *comm, const ck_algo *algo, const void *sendbuf, void *recvbuf,
                        size_t count, ck_dtype dt, ck_op op, ck_async **handle)
 {
-    (void)comm; (void)algo; (void)sendbuf; (void)recvbuf; (void)count; (void)dt; (void)op;
+    if (!handle) return comm ? ck_fail(comm, CK_ERR_INVALID_ARG, "ck_allreduce_async: null handle") : CK_ERR_INVALID_ARG;
     *handle = NULL;
-    return CK_ERR_UNSUPPORTED;
+    if (!comm) return CK_ERR_INVALID_ARG;
+    comm->errmsg[0] = '\0';
+    int rc;
+    if (!comm->async && (rc = engine_start(comm))) return rc;
+    struct ck_async *h = calloc(1, sizeof *h);
+    if (!h) return ck_fail(comm, CK_ERR_NOMEM, "ck_allreduce_async: out of memory");
+    *h = (struct ck_async){.algo = algo, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
+                           .dt = dt, .op = op, .parent = comm};
+    struct ck_async_engine *e = comm->async;
+    pthread_mutex_lock(&e->mu);
+    if (e->tail) e->tail->next = h; else e->head = h;
+    e->tail = h;
+    pthread_cond_signal(&e->work);
+    pthread_mutex_unlock(&e->mu);
+    *handle = h;
+    return CK_SUCCESS;
 }
-int ck_allreduce_wait(ck_async *h) { (void)h; return CK_ERR_UNSUPPORTED; }
-void ck_async_shutdown(ck_comm *comm) { (void)comm; }
+
+int ck_allreduce_wait(ck_async *h)
+{
+    if (!h) return CK_ERR_INVALID_ARG;
+    struct ck_async_engine *e = h->parent->async;
+    pthread_mutex_lock(&e->mu);
+    while (!h->done) pthread_cond_wait(&e->done, &e->mu);
+    pthread_mutex_unlock(&e->mu);
+    int rc = h->rc;
+    if (rc) ck_fail(h->parent, rc, "%s", h->errmsg[0] ? h->errmsg : ck_strerror(rc));
+    free(h);
+    return rc;
+}
+
+void ck_async_shutdown(ck_comm *c)
+{
+    if (!c || !c->async) return;
+    struct ck_async_engine *e = c->async;
+    pthread_mutex_lock(&e->mu);
+    e->stop = 1;
+    pthread_cond_signal(&e->work);
+    pthread_mutex_unlock(&e->mu);
+    pthread_join(e->thread, NULL);
+    ck_comm_destroy(e->clone);
+    pthread_mutex_destroy(&e->mu);
+    pthread_cond_destroy(&e->work);
+    pthread_cond_destroy(&e->done);
+    free(e);
+    c->async = NULL;
+}

@@ -1,0 +1,85 @@
+/*
+ * collbench — all-reduce benchmark for the collkit registry.
+ *
+ *   mpirun -np 4 collbench --algo ring,mpi -b 8 -e 64M -f 4 -c 1     the table
+ *   mpirun -np 2 collbench --pingpong --save-model params.txt        fit α, β; time γ
+ *   collbench --extrapolate --model params.txt --csv extrap.csv      the model at 2..4096 ranks
+ *   mpirun -np 3 collbench --algo ring_pipelined -b 4M -e 4M --trace t.json
+ *
+ * Exit status: 0 fine, 1 a run failed or a result was wrong, 2 bad
+ * arguments, 3 the device asked for is not available (--device cuda on a
+ * build without CUDA or a machine without a GPU).
+ */
+#include <stdio.h>
+#include <string.h>
+#include "collbench.h"
+
+int main(int argc, char **argv)
+{
+    bm_opts o;
+    int rc = bm_parse_args(argc, argv, &o);
+    if (rc == 1) return 0;
+    if (rc) return 2;
+    if (o.mode == BM_MODE_LIST) {
+        if (bm_is_print_rank()) ck_algo_print_table(stdout);
+        return 0;
+    }
+
+    bm_params file_model, *model = NULL;
+    if (strcmp(o.model, "auto") && strcmp(o.model, "none")) {
+        char err[256];
+        if (bm_params_load(o.model, &file_model, err, sizeof err)) {
+            if (bm_is_print_rank()) fprintf(stderr, "collbench: error: --model: %s\n", err);
+            return 2;
+        }
+        model = &file_model;
+    }
+    if (o.mode == BM_MODE_EXTRAPOLATE) {
+        if (!model) {
+            if (bm_is_print_rank())
+                fprintf(stderr, "collbench: error: --extrapolate needs --model FILE "
+                                "(write one with: mpirun -np 2 collbench --pingpong --save-model FILE)\n");
+            return 2;
+        }
+        return bm_run_extrapolate(&o, model);
+    }
+
+    MPI_Init(&argc, &argv);
+    ck_comm *comm = NULL;
+    rc = ck_comm_create(MPI_COMM_WORLD, o.mem, &comm);
+    if (rc) {
+        int rank;
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        if (rank == 0) {
+            if (rc == CK_ERR_UNSUPPORTED)
+                fprintf(stderr, "collbench: --device %s is not available here (collkit built without it, or no device)\n",
+                        o.mem == CK_MEM_CUDA ? "cuda" : "host");
+            else
+                fprintf(stderr, "collbench: cannot create the communicator: %s\n", ck_strerror(rc));
+        }
+        MPI_Finalize();
+        return rc == CK_ERR_UNSUPPORTED ? 3 : 1;
+    }
+    bm_trace_set_capacity(o.trace_capacity);
+
+    if (o.mode == BM_MODE_PINGPONG) {
+        rc = bm_run_pingpong(comm, &o);
+    } else {
+        bm_params auto_model;
+        if (model) {
+            model->chunk = (double)ck_comm_config(comm)->chunk_bytes;   /* the chunk the algorithms use now */
+        } else if (!strcmp(o.model, "auto") && ck_comm_size(comm) > 1) {
+            /* A short ping-pong first (ranks 0 and 1), so the model column
+             * describes this run's machine. */
+            rc = bm_calibrate(comm, &o, 8, 4u << 20, 8, 20, 0, &auto_model);
+            if (!rc) model = &auto_model;
+            if (!rc && o.save_model && ck_comm_rank(comm) == 0 &&
+                bm_params_save(o.save_model, model, "calibrated by collbench (auto)"))
+                fprintf(stderr, "collbench: cannot write %s\n", o.save_model);
+        }
+        rc = bm_run_sweep(comm, &o, model);
+    }
+    ck_comm_destroy(comm);
+    MPI_Finalize();
+    return rc;
+}

@@ -1,0 +1,65 @@
+/*
+ * collbench.h — what the collbench modes share: the options and the
+ * entry point of each mode (sweep.c, pingpong.c, trace.c).
+ */
+#ifndef COLLBENCH_H
+#define COLLBENCH_H
+
+#include <stddef.h>
+#include "collkit.h"
+#include "model.h"
+
+#define BM_MAX_ALGOS 64
+
+enum { BM_PLACE_OUT = 1, BM_PLACE_IN = 2 };
+enum { BM_MODE_SWEEP, BM_MODE_PINGPONG, BM_MODE_EXTRAPOLATE, BM_MODE_LIST };
+
+typedef struct bm_opts {
+    int         mode;
+    size_t      minbytes, maxbytes;   /* -b, -e */
+    int         factor;               /* -f */
+    int         iters, warmup;        /* -n, -w */
+    int         check;                /* -c */
+    double      time_budget;          /* --time-budget: seconds per measurement, 0 = run all -n iterations */
+    ck_dtype    dtype;
+    ck_op       op;
+    int         place;                /* BM_PLACE_* bits */
+    unsigned    mem;                  /* CK_MEM_HOST or CK_MEM_CUDA (--device) */
+    const ck_algo *algos[BM_MAX_ALGOS];
+    int         nalgos;
+    const char *csv, *json;           /* result files, NULL = none */
+    const char *model;                /* "auto", "none" or a parameter file */
+    const char *save_model;           /* --save-model FILE */
+    const char *trace;                /* --trace FILE */
+    size_t      trace_capacity;       /* events per rank */
+    int         extrap_pmax;          /* --extrapolate: largest p */
+} bm_opts;
+
+/* Parse the command line (no MPI needed). Returns 0 to run, 1 when help was
+ * printed, 2 on an error (message already printed, on rank 0 only). */
+int bm_parse_args(int argc, char **argv, bm_opts *o);
+/* 1 on MPI rank 0 (or outside mpirun): the rank that prints. */
+int bm_is_print_rank(void);
+
+/* Median, min and max of v[0..n) (v is sorted in place). */
+void bm_stats(double *v, int n, double *med, double *mn, double *mx);
+
+/* Ping-pong between ranks 0 and 1 through ck_sendrecv, plus γ and memcpy
+ * timed on rank 0. Fills *out on every rank. `verbose` prints the table. */
+int bm_calibrate(ck_comm *comm, const bm_opts *o, size_t minb, size_t maxb, int factor,
+                 int iters, int verbose, bm_params *out);
+int bm_run_pingpong(ck_comm *comm, const bm_opts *o);
+int bm_run_sweep(ck_comm *comm, const bm_opts *o, const bm_params *model);
+int bm_run_extrapolate(const bm_opts *o, const bm_params *model);
+
+/* Trace (trace.c): bm_trace_begin switches recording on for one call,
+ * bm_trace_end keeps its events (tagged with the call's index) and switches
+ * recording off again, so timed iterations are never recorded.
+ * bm_trace_write gathers every rank's events to rank 0, aligns the clocks
+ * and writes one Chrome trace-event JSON file; labels[i] names call i. */
+void bm_trace_begin(ck_comm *comm);
+void bm_trace_end(ck_comm *comm, int call);
+void bm_trace_set_capacity(size_t events_per_rank);
+int  bm_trace_write(ck_comm *comm, const char *path, char (*labels)[64], int nlabels);
+
+#endif

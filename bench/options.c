@@ -1,0 +1,236 @@
+/*
+ * options.c — collbench's command line, in nccl-tests' spelling where it has
+ * one (-b -e -f -n -w -c -d -o). Parsed before MPI starts, identically on
+ * every rank, so a bad option stops every rank with the same exit code 2 and
+ * only rank 0 prints the message.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "collbench.h"
+
+int bm_is_print_rank(void)
+{
+    const char *vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *s = getenv(vars[i]);
+        if (s) return atoi(s) == 0;
+    }
+    return 1;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+"usage: mpirun -np P collbench [options]\n"
+"Times all-reduce algorithms from the collkit registry, like nccl-tests' all_reduce_perf.\n"
+"\n"
+"sizes and iterations\n"
+"  -b, --minbytes SIZE     smallest message (default 8); SIZE takes K, M, G (x1024), e.g. 64M\n"
+"  -e, --maxbytes SIZE     largest message (default 64M)\n"
+"  -f, --stepfactor N      multiply the size by N each step (default 2, at least 2)\n"
+"  -n, --iters N           timed iterations per size (default 20)\n"
+"  -w, --warmup_iters N    untimed iterations first (default 5)\n"
+"      --time-budget S     stop timing a size after about S seconds (at least 3 iterations)\n"
+"what to run\n"
+"      --algo LIST         comma-separated registry names, or all (default all); --algo list prints them\n"
+"  -d, --dtype T           f32 f64 i32 i64 bf16 (default f32)\n"
+"  -o, --op OP             sum prod min max avg (default sum)\n"
+"      --place P           out, in or both (out-of-place / in-place; default both)\n"
+"  -c, --check 0|1         check each result with the checker's inputs, #wrong column (default 1)\n"
+"      --device D          host or cuda (default host)\n"
+"modes\n"
+"      --pingpong          ranks 0 and 1 ping-pong over the sizes; fits alpha and beta, times gamma and memcpy\n"
+"      --extrapolate       print the model for p = 2 .. --pmax (default 4096) and the crossover sizes\n"
+"      --pmax N            largest p for --extrapolate\n"
+"model and output\n"
+"      --model M           auto (calibrate first, default), none, or a file written by --save-model\n"
+"      --save-model FILE   write the fitted alpha, beta, gamma (ping-pong or auto calibration)\n"
+"      --csv FILE          results as CSV\n"
+"      --json FILE         results as JSON\n"
+"      --trace FILE        run one extra traced call per size and write a Chrome trace (Perfetto)\n"
+"      --trace-capacity N  events kept per rank (default 200000)\n"
+"  -h, --help\n");
+}
+
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int fail(const char *fmt, ...)
+{
+    if (bm_is_print_rank()) {
+        va_list ap;
+        va_start(ap, fmt);
+        fprintf(stderr, "collbench: error: ");
+        vfprintf(stderr, fmt, ap);
+        fprintf(stderr, "\n(collbench --help lists the options)\n");
+        va_end(ap);
+    }
+    return 2;
+}
+
+/* "64M" -> 67108864. Binary units, as nccl-tests takes them; an optional
+ * trailing B is allowed ("64MB"). */
+static int parse_size(const char *opt, const char *s, size_t *out)
+{
+    char *end;
+    errno = 0;
+    if (!isdigit((unsigned char)*s)) return fail("%s '%s': expected a number of bytes, e.g. 8, 64K, 16M", opt, s);
+    unsigned long long v = strtoull(s, &end, 10);
+    unsigned long long mul = 1;
+    switch (toupper((unsigned char)*end)) {
+    case 'K': mul = 1ull << 10; end++; break;
+    case 'M': mul = 1ull << 20; end++; break;
+    case 'G': mul = 1ull << 30; end++; break;
+    default: break;
+    }
+    if (toupper((unsigned char)*end) == 'B') end++;
+    if (*end) return fail("%s '%s': bad size suffix '%s' (use K, M or G)", opt, s, end);
+    if (errno || v > (1ull << 40) / mul) return fail("%s '%s': too large", opt, s);
+    *out = (size_t)(v * mul);
+    return 0;
+}
+
+static int parse_int(const char *opt, const char *s, int lo, int hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || errno) return fail("%s '%s': expected an integer", opt, s);
+    if (v < lo || v > hi) return fail("%s %ld: must be between %d and %d", opt, v, lo, hi);
+    *out = (int)v;
+    return 0;
+}
+
+/* The registry decides which names exist; only rank 0 speaks. */
+static int parse_algos(const char *spec, bm_opts *o)
+{
+    if (!strcmp(spec, "list")) { o->mode = BM_MODE_LIST; return 0; }
+    o->nalgos = 0;
+    if (!strcmp(spec, "all")) {
+        for (int i = 0; i < ck_algo_count() && o->nalgos < BM_MAX_ALGOS; i++)
+            if (ck_algo_at(i)->mem & o->mem) o->algos[o->nalgos++] = ck_algo_at(i);
+        return o->nalgos ? 0 : fail("--algo all: no algorithm runs on this device");
+    }
+    char buf[1024];
+    if (!*spec || strlen(spec) >= sizeof buf) return fail("--algo '%s': expected a comma-separated list", spec);
+    strcpy(buf, spec);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        const ck_algo *a = ck_algo_find(t);
+        if (!a || !(a->mem & o->mem)) {
+            if (bm_is_print_rank()) {
+                fprintf(stderr, "collbench: error: --algo: %s '%s'\nknown algorithms:",
+                        a ? "this device cannot run" : "unknown algorithm", t);
+                for (int i = 0; i < ck_algo_count(); i++)
+                    if (ck_algo_at(i)->mem & o->mem) fprintf(stderr, " %s", ck_algo_at(i)->name);
+                fprintf(stderr, "\n");
+            }
+            return 2;
+        }
+        for (int i = 0; i < o->nalgos; i++)
+            if (o->algos[i] == a) return fail("--algo: '%s' given twice", t);
+        if (o->nalgos == BM_MAX_ALGOS) return fail("--algo: too many algorithms");
+        o->algos[o->nalgos++] = a;
+    }
+    return o->nalgos ? 0 : fail("--algo '%s': no algorithm named", spec);
+}
+
+int bm_parse_args(int argc, char **argv, bm_opts *o)
+{
+    enum { O_ALGO = 256, O_PLACE, O_CSV, O_JSON, O_MODEL, O_SAVE, O_TRACE, O_TRACECAP, O_PING, O_EXTRAP,
+           O_PMAX, O_DEVICE, O_BUDGET };
+    static const struct option lo[] = {
+        {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'}, {"stepfactor", 1, 0, 'f'},
+        {"iters", 1, 0, 'n'}, {"warmup_iters", 1, 0, 'w'}, {"check", 1, 0, 'c'},
+        {"dtype", 1, 0, 'd'}, {"op", 1, 0, 'o'}, {"help", 0, 0, 'h'},
+        {"algo", 1, 0, O_ALGO}, {"place", 1, 0, O_PLACE}, {"csv", 1, 0, O_CSV}, {"json", 1, 0, O_JSON},
+        {"model", 1, 0, O_MODEL}, {"save-model", 1, 0, O_SAVE}, {"trace", 1, 0, O_TRACE},
+        {"trace-capacity", 1, 0, O_TRACECAP}, {"pingpong", 0, 0, O_PING}, {"extrapolate", 0, 0, O_EXTRAP},
+        {"pmax", 1, 0, O_PMAX}, {"device", 1, 0, O_DEVICE}, {"time-budget", 1, 0, O_BUDGET},
+        {0, 0, 0, 0}};
+    const char *algo_spec = "all";
+    int rc, tmp;
+    memset(o, 0, sizeof *o);
+    o->mode = BM_MODE_SWEEP;
+    o->minbytes = 8;
+    o->maxbytes = 64u << 20;
+    o->factor = 2;
+    o->iters = 20;
+    o->warmup = 5;
+    o->check = 1;
+    o->dtype = CK_F32;
+    o->op = CK_SUM;
+    o->place = BM_PLACE_OUT | BM_PLACE_IN;
+    o->mem = CK_MEM_HOST;
+    o->model = "auto";
+    o->trace_capacity = 200000;
+    o->extrap_pmax = 4096;
+
+    opterr = 0;   /* our own messages, on rank 0 only */
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, ":b:e:f:n:w:c:d:o:h", lo, NULL)) != -1) {
+        switch (c) {
+        case 'b': if ((rc = parse_size("-b", optarg, &o->minbytes))) return rc; break;
+        case 'e': if ((rc = parse_size("-e", optarg, &o->maxbytes))) return rc; break;
+        case 'f': if ((rc = parse_int("-f", optarg, 2, 1 << 20, &o->factor))) return rc; break;
+        case 'n': if ((rc = parse_int("-n", optarg, 1, 1 << 24, &o->iters))) return rc; break;
+        case 'w': if ((rc = parse_int("-w", optarg, 0, 1 << 24, &o->warmup))) return rc; break;
+        case 'c': if ((rc = parse_int("-c", optarg, 0, 1, &o->check))) return rc; break;
+        case 'd':
+            if (ck_dtype_parse(optarg, &o->dtype)) return fail("-d '%s': unknown dtype (f32 f64 i32 i64 bf16)", optarg);
+            break;
+        case 'o':
+            if (ck_op_parse(optarg, &o->op)) return fail("-o '%s': unknown op (sum prod min max avg)", optarg);
+            break;
+        case 'h': if (bm_is_print_rank()) usage(stdout); return 1;
+        case O_ALGO: algo_spec = optarg; break;
+        case O_PLACE:
+            if (!strcmp(optarg, "out")) o->place = BM_PLACE_OUT;
+            else if (!strcmp(optarg, "in")) o->place = BM_PLACE_IN;
+            else if (!strcmp(optarg, "both")) o->place = BM_PLACE_OUT | BM_PLACE_IN;
+            else return fail("--place '%s': expected out, in or both", optarg);
+            break;
+        case O_CSV: o->csv = optarg; break;
+        case O_JSON: o->json = optarg; break;
+        case O_MODEL: o->model = optarg; break;
+        case O_SAVE: o->save_model = optarg; break;
+        case O_TRACE: o->trace = optarg; break;
+        case O_TRACECAP:
+            if ((rc = parse_int("--trace-capacity", optarg, 16, 1 << 22, &tmp))) return rc;
+            o->trace_capacity = (size_t)tmp;
+            break;
+        case O_PING: o->mode = BM_MODE_PINGPONG; break;
+        case O_EXTRAP: o->mode = BM_MODE_EXTRAPOLATE; break;
+        case O_PMAX: if ((rc = parse_int("--pmax", optarg, 2, 1 << 20, &o->extrap_pmax))) return rc; break;
+        case O_DEVICE:
+            if (!strcmp(optarg, "host")) o->mem = CK_MEM_HOST;
+            else if (!strcmp(optarg, "cuda")) o->mem = CK_MEM_CUDA;
+            else return fail("--device '%s': expected host or cuda", optarg);
+            break;
+        case O_BUDGET: {
+            char *end;
+            o->time_budget = strtod(optarg, &end);
+            if (*end || !(o->time_budget >= 0)) return fail("--time-budget '%s': expected seconds >= 0", optarg);
+            break;
+        }
+        case ':': return fail("option %s needs a value", argv[optind - 1]);
+        default:
+            if (optopt) return fail("unknown option -%c", optopt);
+            return fail("unknown option %s", argv[optind - 1]);
+        }
+    }
+    if (optind < argc) return fail("unexpected argument '%s'", argv[optind]);
+    if (o->minbytes > o->maxbytes)
+        return fail("-b %zu is larger than -e %zu: the smallest size must not exceed the largest", o->minbytes, o->maxbytes);
+    if (o->op == CK_AVG && !ck_dtype_is_float(o->dtype))
+        return fail("-o avg is defined for floating types only, not %s", ck_dtype_name(o->dtype));
+    if (o->mode == BM_MODE_PINGPONG && o->minbytes == 0)
+        return fail("--pingpong needs -b of at least 1 byte");
+    if ((rc = parse_algos(algo_spec, o))) return rc;
+    if (o->trace && o->mode != BM_MODE_SWEEP) return fail("--trace works with the all-reduce sweep only");
+    if (o->json && o->mode != BM_MODE_SWEEP) return fail("--json works with the all-reduce sweep only (use --csv)");
+    return 0;
+}

@@ -1,0 +1,332 @@
+/*
+ * sweep.c — the all-reduce table: every algorithm, every size, out-of-place
+ * and in-place, timed the way nccl-tests times it.
+ *
+ * Timing rule. Before each iteration all ranks meet at a barrier; each rank
+ * times its own ck_allreduce call; the iteration's time is the slowest rank's
+ * (an all-reduce is finished when the last rank has the result). The per-
+ * iteration maxima are collected with one MPI_Reduce after the timed loop,
+ * so the reduction of the timings is never inside a timed region. Reported:
+ * median (the "time" column), min and max over the timed iterations.
+ *
+ *   algbw = bytes / time                (decimal GB/s)
+ *   busbw = algbw · 2(p-1)/p            (what each link carried: comparable
+ *                                         across p, and with the link speed)
+ *
+ * ck_allreduce normally agrees on (count, dtype, op, algorithm) with a small
+ * collective before every call; that is a second all-reduce that the
+ * algorithm itself does not need, so validation is switched off inside the
+ * timed loop and on again for the check call (the header says so).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "collbench.h"
+#include "collcheck.h"   /* checker/: verifiable inputs (cc_fill, cc_count_wrong) */
+
+typedef struct {
+    const char *algo;
+    size_t bytes, count;
+    int place;            /* BM_PLACE_OUT or BM_PLACE_IN */
+    int iters;
+    double med, mn, mx;   /* seconds */
+    long long wrong;      /* -1: not checked */
+    double model;         /* seconds, NAN when no model */
+    int failed;
+} bm_row;
+
+void bm_stats(double *v, int n, double *med, double *mn, double *mx)
+{
+    for (int i = 1; i < n; i++)          /* insertion sort: n is small */
+        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) { double t = v[j]; v[j] = v[j - 1]; v[j - 1] = t; }
+    *mn = v[0];
+    *mx = v[n - 1];
+    *med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Run one call on every rank and agree on its status. */
+static int call_all(ck_comm *comm, const ck_algo *a, const void *s, void *r, size_t count, const bm_opts *o)
+{
+    int rc = ck_allreduce(comm, a, s, r, count, o->dtype, o->op), worst;
+    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, ck_comm_mpi(comm));
+    if (rc) fprintf(stderr, "collbench: rank %d: %s: %s (%s)\n", ck_comm_rank(comm), a->name,
+                    ck_strerror(rc), ck_comm_errmsg(comm));
+    return worst;
+}
+
+/* Time one (algorithm, size, place). Buffers are device buffers when the
+ * communicator's memory is CUDA; `host_in` holds this rank's input. */
+static int measure(ck_comm *comm, const ck_algo *a, const bm_opts *o, size_t count, int place,
+                   const void *host_in, void *host_out, void *dsend, void *drecv, double *times,
+                   bm_row *row, int trace_call, char (*labels)[64], int *nlabels)
+{
+    MPI_Comm mc = ck_comm_mpi(comm);
+    const int rank = ck_comm_rank(comm), p = ck_comm_size(comm);
+    const size_t bytes = count * ck_dtype_size(o->dtype);
+    const void *send = place == BM_PLACE_IN ? CK_IN_PLACE : dsend;
+    ck_config *cfg = ck_comm_config(comm);
+    int rc;
+
+    ck_upload(comm, place == BM_PLACE_IN ? drecv : dsend, host_in, bytes);
+
+    /* Warm-up, with validation on: a bad call is reported here, with detail. */
+    for (int i = 0; i < o->warmup; i++)
+        if ((rc = call_all(comm, a, send, drecv, count, o))) return rc;
+
+    /* How many timed iterations: -n, or fewer when --time-budget says a
+     * size should take about that long (estimated from one call). */
+    int iters = o->iters;
+    if (o->time_budget > 0) {
+        MPI_Barrier(mc);
+        double t0 = ck_now();
+        if ((rc = call_all(comm, a, send, drecv, count, o))) return rc;
+        double est = ck_now() - t0, emax;
+        MPI_Allreduce(&est, &emax, 1, MPI_DOUBLE, MPI_MAX, mc);
+        double fit = o->time_budget / (emax > 1e-9 ? emax : 1e-9);
+        if (fit < iters) iters = fit < 3 ? 3 : (int)fit;
+        if (iters > o->iters) iters = o->iters;
+    }
+
+    cfg->validate = 0;
+    int lrc = 0;
+    for (int i = 0; i < iters; i++) {
+        MPI_Barrier(mc);
+        double t0 = ck_now();
+        int r1 = ck_allreduce(comm, a, send, drecv, count, o->dtype, o->op);
+        times[i] = ck_now() - t0;
+        if (r1 && !lrc) {
+            lrc = r1;
+            fprintf(stderr, "collbench: rank %d: %s: %s (%s)\n", rank, a->name, ck_strerror(r1), ck_comm_errmsg(comm));
+        }
+    }
+    cfg->validate = 1;
+    MPI_Allreduce(&lrc, &rc, 1, MPI_INT, MPI_MAX, mc);
+    if (rc) return rc;
+    double *tmax = rank == 0 ? times + iters : NULL;
+    MPI_Reduce(times, tmax, iters, MPI_DOUBLE, MPI_MAX, 0, mc);
+    if (rank == 0) bm_stats(tmax, iters, &row->med, &row->mn, &row->mx);
+    row->iters = iters;
+
+    /* Check: fresh checker inputs, one validated call, compare on every rank. */
+    row->wrong = -1;
+    if (o->check) {
+        ck_upload(comm, place == BM_PLACE_IN ? drecv : dsend, host_in, bytes);
+        if ((rc = call_all(comm, a, send, drecv, count, o))) return rc;
+        ck_download(comm, host_out, drecv, bytes);
+        long long w = (long long)cc_count_wrong(host_out, count, o->dtype, o->op, p), wsum = 0;
+        MPI_Reduce(&w, &wsum, 1, MPI_LONG_LONG, MPI_SUM, 0, mc);
+        row->wrong = wsum;
+    }
+
+    /* Trace: one more call with recording on, outside everything timed. */
+    if (trace_call) {
+        ck_upload(comm, place == BM_PLACE_IN ? drecv : dsend, host_in, bytes);
+        bm_trace_begin(comm);
+        MPI_Barrier(mc);
+        rc = call_all(comm, a, send, drecv, count, o);
+        bm_trace_end(comm, *nlabels);
+        if (rc) return rc;
+        char sz[32];
+        snprintf(labels[*nlabels], 64, "%s %s %s", a->name, bm_size_str((double)bytes, sz, sizeof sz),
+                 place == BM_PLACE_IN ? "in-place" : "out-of-place");
+        (*nlabels)++;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- output */
+
+#define GROUP_HDR "  %9s %9s %9s %7s %7s %6s"
+static void print_header(const bm_opts *o, int p, const bm_params *m, ck_comm *comm)
+{
+    printf("# collbench: all-reduce, %d ranks, transport %s\n", p, ck_comm_transport_name(comm));
+    printf("# minBytes %zu maxBytes %zu step: %d(factor) warmup iters: %d iters: %d%s validation: %d\n",
+           o->minbytes, o->maxbytes, o->factor, o->warmup, o->iters,
+           o->time_budget > 0 ? " (fewer past --time-budget)" : "", o->check);
+    printf("# time = slowest rank per iteration (barrier before each), median over iterations; min/max too\n");
+    printf("# argument validation across ranks is off inside the timed loop (it is an extra collective per call)\n");
+    printf("# algbw = size/time, busbw = algbw*2(p-1)/p, decimal GB/s; model = alpha-beta-gamma prediction\n");
+    if (m) bm_params_print(stdout, "# model: ", m);
+    else printf("# model: none\n");
+    printf("#\n");
+    printf("# %-14s %12s %12s %5s %5s %9s", "", "", "", "", "", "");
+    if (o->place & BM_PLACE_OUT) printf("  %-53s", "                   out-of-place");
+    if (o->place & BM_PLACE_IN) printf("  %-53s", "                   in-place");
+    printf("\n# %-14s %12s %12s %5s %5s %9s", "algorithm", "size", "count", "type", "redop", "model");
+    for (int g = 0; g < 2; g++)
+        if (o->place & (g ? BM_PLACE_IN : BM_PLACE_OUT))
+            printf(GROUP_HDR, "time", "min", "max", "algbw", "busbw", "#wrong");
+    printf("\n# %-14s %12s %12s %5s %5s %9s", "", "(B)", "(elements)", "", "", "(us)");
+    for (int g = 0; g < 2; g++)
+        if (o->place & (g ? BM_PLACE_IN : BM_PLACE_OUT))
+            printf(GROUP_HDR, "(us)", "(us)", "(us)", "(GB/s)", "(GB/s)", "");
+    printf("\n");
+    fflush(stdout);
+}
+
+static double busfactor(int p) { return p > 1 ? 2.0 * (p - 1) / p : 0.0; }
+
+static void print_group(const bm_row *r, int p)
+{
+    if (r->failed) { printf("  %9s %9s %9s %7s %7s %6s", "error", "-", "-", "-", "-", "-"); return; }
+    double alg = r->med > 0 ? r->bytes / r->med / 1e9 : 0;
+    char w[24];
+    if (r->wrong < 0) snprintf(w, sizeof w, "N/A"); else snprintf(w, sizeof w, "%lld", r->wrong);
+    printf("  %9.2f %9.2f %9.2f %7.3f %7.3f %6s", r->med * 1e6, r->mn * 1e6, r->mx * 1e6, alg, alg * busfactor(p), w);
+}
+
+static void write_csv(const char *path, const bm_row *rows, int n, const bm_opts *o, int p)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) { fprintf(stderr, "collbench: cannot write %s\n", path); return; }
+    fprintf(f, "algo,p,bytes,count,dtype,op,place,iters,time_us,min_us,max_us,algbw_gbs,busbw_gbs,wrong,model_us\n");
+    for (int i = 0; i < n; i++) {
+        const bm_row *r = &rows[i];
+        if (r->failed) continue;
+        double alg = r->med > 0 ? r->bytes / r->med / 1e9 : 0;
+        fprintf(f, "%s,%d,%zu,%zu,%s,%s,%s,%d,%.3f,%.3f,%.3f,%.4f,%.4f,%lld,%.3f\n", r->algo, p, r->bytes, r->count,
+                ck_dtype_name(o->dtype), ck_op_name(o->op), r->place == BM_PLACE_IN ? "in" : "out", r->iters,
+                r->med * 1e6, r->mn * 1e6, r->mx * 1e6, alg, alg * busfactor(p), r->wrong, r->model * 1e6);
+    }
+    fclose(f);
+}
+
+static void json_num(FILE *f, double v) { if (isfinite(v)) fprintf(f, "%.6g", v); else fprintf(f, "null"); }
+
+static void write_json(const char *path, const bm_row *rows, int n, const bm_opts *o, int p, const bm_params *m)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) { fprintf(stderr, "collbench: cannot write %s\n", path); return; }
+    fprintf(f, "{\n  \"ranks\": %d, \"dtype\": \"%s\", \"op\": \"%s\", \"warmup\": %d, \"iters\": %d,\n",
+            p, ck_dtype_name(o->dtype), ck_op_name(o->op), o->warmup, o->iters);
+    fprintf(f, "  \"timing\": \"slowest rank per iteration, median over iterations; validation off while timed\",\n");
+    if (m) {
+        fprintf(f, "  \"model\": {\"alpha_us\": ");
+        json_num(f, m->alpha * 1e6);
+        fprintf(f, ", \"beta_ns_per_byte\": ");
+        json_num(f, m->beta * 1e9);
+        fprintf(f, ", \"gamma_ns_per_byte\": ");
+        json_num(f, m->gamma * 1e9);
+        fprintf(f, ", \"memcpy_gbs\": ");
+        json_num(f, m->memcpy_bw / 1e9);
+        fprintf(f, "},\n");
+    }
+    fprintf(f, "  \"results\": [");
+    int first = 1;
+    for (int i = 0; i < n; i++) {
+        const bm_row *r = &rows[i];
+        if (r->failed) continue;
+        double alg = r->med > 0 ? r->bytes / r->med / 1e9 : 0;
+        fprintf(f, "%s\n    {\"algo\": \"%s\", \"bytes\": %zu, \"count\": %zu, \"place\": \"%s\", \"iters\": %d, "
+                   "\"time_us\": %.3f, \"min_us\": %.3f, \"max_us\": %.3f, \"algbw_gbs\": %.4f, \"busbw_gbs\": %.4f, "
+                   "\"wrong\": ", first ? "" : ",", r->algo, r->bytes, r->count, r->place == BM_PLACE_IN ? "in" : "out",
+                r->iters, r->med * 1e6, r->mn * 1e6, r->mx * 1e6, alg, alg * busfactor(p));
+        if (r->wrong < 0) fprintf(f, "null"); else fprintf(f, "%lld", r->wrong);
+        fprintf(f, ", \"model_us\": ");
+        json_num(f, r->model * 1e6);
+        fprintf(f, "}");
+        first = 0;
+    }
+    fprintf(f, "\n  ]\n}\n");
+    fclose(f);
+}
+
+/* ---------------------------------------------------------------- the sweep */
+
+int bm_run_sweep(ck_comm *comm, const bm_opts *o, const bm_params *m)
+{
+    const int rank = ck_comm_rank(comm), p = ck_comm_size(comm);
+    const size_t es = ck_dtype_size(o->dtype);
+
+    /* Sizes: -b, -b·f, ... up to -e, rounded down to whole elements. */
+    size_t counts[128];
+    int nsizes = 0;
+    for (size_t s = o->minbytes; s <= o->maxbytes && nsizes < 128; s = s ? s * o->factor : es) {
+        size_t c = s / es;
+        if (!nsizes || counts[nsizes - 1] != c) counts[nsizes++] = c;
+        if (s > o->maxbytes / o->factor && s) break;
+    }
+    const size_t maxcount = counts[nsizes - 1], maxbytes = maxcount * es;
+
+    void *host_in = malloc(maxbytes ? maxbytes : 1), *host_out = malloc(maxbytes ? maxbytes : 1);
+    void *dsend = ck_alloc(comm, maxbytes ? maxbytes : 1), *drecv = ck_alloc(comm, maxbytes ? maxbytes : 1);
+    int maxiters = o->iters;
+    double *times = malloc(sizeof(double) * 2 * (size_t)maxiters);
+    int nrows_max = o->nalgos * nsizes * 2;
+    bm_row *rows = calloc((size_t)nrows_max, sizeof *rows);
+    char (*labels)[64] = o->trace ? calloc((size_t)nrows_max, 64) : NULL;
+    int ok = host_in && host_out && dsend && drecv && times && rows && (!o->trace || labels), all_ok;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, ck_comm_mpi(comm));
+    if (!all_ok) {
+        if (rank == 0) fprintf(stderr, "collbench: cannot allocate buffers of %zu bytes\n", maxbytes);
+        free(host_in); free(host_out); free(times); free(rows); free(labels);
+        ck_free(comm, dsend); ck_free(comm, drecv);
+        return 1;
+    }
+
+    if (rank == 0) print_header(o, p, m, comm);
+    int nrows = 0, nlabels = 0, status = 0;
+    long long wrong_total = 0;
+    for (int ai = 0; ai < o->nalgos; ai++) {
+        const ck_algo *a = o->algos[ai];
+        int algo_failed = 0;
+        double busbw_sum = 0;
+        int busbw_n = 0;
+        for (int si = 0; si < nsizes && !algo_failed; si++) {
+            size_t count = counts[si], bytes = count * es;
+            cc_fill(host_in, count, o->dtype, o->op, rank, p);
+            bm_row *grp[2] = {NULL, NULL};
+            for (int g = 0; g < 2; g++) {
+                int place = g ? BM_PLACE_IN : BM_PLACE_OUT;
+                if (!(o->place & place)) continue;
+                bm_row *r = &rows[nrows++];
+                grp[g] = r;
+                r->algo = a->name;
+                r->bytes = bytes;
+                r->count = count;
+                r->place = place;
+                r->model = m ? bm_predict(a->name, m, p, (double)bytes) : NAN;
+                if (measure(comm, a, o, count, place, host_in, host_out, dsend, drecv, times, r,
+                            o->trace != NULL, labels, &nlabels)) {
+                    r->failed = 1;
+                    algo_failed = 1;
+                    status = 1;
+                    break;
+                }
+                if (r->wrong > 0) { wrong_total += r->wrong; status = 1; }
+                if (r->med > 0) { busbw_sum += bytes / r->med / 1e9 * busfactor(p); busbw_n++; }
+            }
+            if (rank == 0) {
+                char model[16] = "-";
+                if (m && isfinite(grp[0] ? grp[0]->model : grp[1]->model))
+                    snprintf(model, sizeof model, "%.2f", (grp[0] ? grp[0]->model : grp[1]->model) * 1e6);
+                printf("  %-14s %12zu %12zu %5s %5s %9s", a->name, bytes, count, ck_dtype_name(o->dtype),
+                       ck_op_name(o->op), model);
+                for (int g = 0; g < 2; g++)
+                    if (grp[g]) print_group(grp[g], p);
+                printf("\n");
+                fflush(stdout);
+            }
+        }
+        if (rank == 0) {
+            if (algo_failed) printf("# %s failed (see the error above); its remaining sizes are skipped\n", a->name);
+            printf("# Avg bus bandwidth (%s) : %.3f GB/s\n#\n", a->name, busbw_n ? busbw_sum / busbw_n : 0.0);
+            fflush(stdout);
+        }
+    }
+    if (rank == 0) {
+        if (o->check) printf("# Out of bounds values : %lld %s\n", wrong_total, wrong_total ? "FAILED" : "OK");
+        if (o->csv) write_csv(o->csv, rows, nrows, o, p);
+        if (o->json) write_json(o->json, rows, nrows, o, p, m);
+    }
+    if (o->trace) {
+        int trc = bm_trace_write(comm, o->trace, labels, nlabels);
+        if (trc) status = 1;
+        else if (rank == 0) printf("# trace: %s (%d calls; open in https://ui.perfetto.dev)\n", o->trace, nlabels);
+    }
+    free(host_in); free(host_out); free(times); free(rows); free(labels);
+    ck_free(comm, dsend);
+    ck_free(comm, drecv);
+    return status;
+}

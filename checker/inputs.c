@@ -1,0 +1,210 @@
+/*
+ * inputs.c — verifiable inputs and exact expected results (see collcheck.h
+ * for the encoding and why each choice keeps every summation order exact).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "check_internal.h"
+
+/* Integers of magnitude up to 2^bits are exact in the type, and so is every
+ * partial sum the encodings below can produce. */
+static int exact_bits(ck_dtype dt)
+{
+    switch (dt) {
+    case CK_F32:  return 24;
+    case CK_F64:  return 52;
+    case CK_I32:  return 30;
+    case CK_I64:  return 62;
+    case CK_BF16: return 8;
+    default:      return 0;
+    }
+}
+
+static int bitlen(int64_t x)
+{
+    int n = 0;
+    for (; x > 0; x >>= 1) n++;
+    return n;
+}
+
+cc_scheme cc_scheme_of(ck_dtype dt, ck_op op, int p)
+{
+    cc_scheme s;
+    memset(&s, 0, sizeof s);
+    s.dt = dt;
+    s.op = op;
+    s.p = p < 1 ? 1 : p;
+    s.bits = exact_bits(dt);
+    const int64_t range = (int64_t)1 << s.bits;
+    switch (op) {
+    case CK_SUM:
+    case CK_AVG:
+        if (s.p + bitlen(s.p) + 4 <= s.bits) {
+            s.kind = CC_MASK;
+            s.ebits = s.bits - s.p - bitlen(s.p);
+            if (s.ebits > 20) s.ebits = 20;
+        } else {
+            s.kind = CC_MOD;
+            s.M = range / s.p;
+            if (s.M > ((int64_t)1 << 20)) s.M = (int64_t)1 << 20;
+            if (s.M < 1) s.M = 1;
+            s.S = s.M / s.p > 0 ? s.M / s.p : 1;
+        }
+        break;
+    case CK_PROD:
+        s.kind = CC_PROD;
+        break;
+    default:   /* min, max */
+        s.kind = CC_MINMAX;
+        s.M = s.p < range ? s.p : range;
+        s.K = range / s.M;
+        if (s.K > ((int64_t)1 << 20)) s.K = (int64_t)1 << 20;
+        if (s.K < 1) s.K = 1;
+        s.Z = s.M * s.K / 2;
+        break;
+    }
+    return s;
+}
+
+/* A small integer hash of (rank, element): the sign pattern of prod. */
+static unsigned sign_bit(int r, size_t i)
+{
+    uint64_t h = (uint64_t)(r + 1) * 0x9E3779B97F4A7C15ull ^ ((uint64_t)i * 0xC2B2AE3D27D4EB4Full);
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 29;
+    return (unsigned)(h & 1u);
+}
+
+int64_t cc_input(const cc_scheme *s, int r, size_t i)
+{
+    switch (s->kind) {
+    case CC_MASK:
+        return ((int64_t)1 << r) + ((int64_t)(i & (((size_t)1 << s->ebits) - 1)) << s->p);
+    case CC_MOD:
+        return (int64_t)((i * (size_t)(1 + (r & 1)) + (size_t)r * (size_t)s->S) % (size_t)s->M);
+    case CC_PROD: {
+        /* Integer types cap the number of factors 2 so the product fits. */
+        int two = (i + (size_t)r) % 8 == 0 && (ck_dtype_is_float(s->dt) || r < 8 * (s->bits - 1));
+        int64_t v = two ? 2 : 1;
+        return sign_bit(r, i) ? -v : v;
+    }
+    default:
+        return (int64_t)(((size_t)r + i) % (size_t)s->M) * s->K + (int64_t)(i % (size_t)s->K) - s->Z;
+    }
+}
+
+int64_t cc_reduce_value(const cc_scheme *s, size_t i)
+{
+    if (s->kind == CC_MASK) {   /* closed form: every rank's bit once, p copies of e(i) */
+        int64_t e = (int64_t)(i & (((size_t)1 << s->ebits) - 1));
+        return (((int64_t)1 << s->p) - 1) + (((int64_t)s->p * e) << s->p);
+    }
+    int64_t acc = cc_input(s, 0, i);
+    for (int r = 1; r < s->p; r++) {
+        int64_t v = cc_input(s, r, i);
+        switch (s->op) {
+        case CK_PROD: acc *= v; break;
+        case CK_MIN:  acc = v < acc ? v : acc; break;
+        case CK_MAX:  acc = v > acc ? v : acc; break;
+        default:      acc += v; break;
+        }
+    }
+    return acc;
+}
+
+/* Element access goes through memcpy: the checker's own scratch elements (and
+ * a user's buffer) need not be aligned for the type. */
+void cc_store(void *buf, size_t i, ck_dtype dt, int64_t v)
+{
+    char *d = (char *)buf + i * ck_dtype_size(dt);
+    switch (dt) {
+    case CK_F32:  { float x = (float)v; memcpy(d, &x, 4); break; }
+    case CK_F64:  { double x = (double)v; memcpy(d, &x, 8); break; }
+    case CK_I32:  { int32_t x = (int32_t)v; memcpy(d, &x, 4); break; }
+    case CK_I64:  memcpy(d, &v, 8); break;
+    case CK_BF16: { uint16_t x = ck_f32_to_bf16((float)v); memcpy(d, &x, 2); break; }
+    default: break;
+    }
+}
+
+/* Element i as a double (bf16 widened), and as raw integer where it is one. */
+static double load_double(const void *buf, size_t i, ck_dtype dt, int64_t *ival, int *is_int_type)
+{
+    const char *s = (const char *)buf + i * ck_dtype_size(dt);
+    *is_int_type = 0;
+    switch (dt) {
+    case CK_F32:  { float x; memcpy(&x, s, 4); return x; }
+    case CK_F64:  { double x; memcpy(&x, s, 8); return x; }
+    case CK_I32:  { int32_t x; memcpy(&x, s, 4); *ival = x; *is_int_type = 1; return (double)x; }
+    case CK_I64:  { int64_t x; memcpy(&x, s, 8); *ival = x; *is_int_type = 1; return (double)x; }
+    case CK_BF16: { uint16_t x; memcpy(&x, s, 2); return ck_bf16_to_f32(x); }
+    default:      return NAN;
+    }
+}
+
+void cc_expected_at(const cc_scheme *s, size_t i, void *dst)
+{
+    int64_t v = cc_reduce_value(s, i);
+    if (s->op == CK_AVG) {
+        /* avg: the exact sum, then one IEEE division by p in the element type. */
+        switch (s->dt) {
+        case CK_F32: { float x = (float)v / (float)s->p; memcpy(dst, &x, sizeof x); return; }
+        case CK_F64: { double x = (double)v / (double)s->p; memcpy(dst, &x, sizeof x); return; }
+        case CK_BF16: {
+            uint16_t x = ck_f32_to_bf16(ck_bf16_to_f32(ck_f32_to_bf16((float)v)) / (float)s->p);
+            memcpy(dst, &x, sizeof x);
+            return;
+        }
+        default: break;   /* avg is not defined for integers: fall through to the sum */
+        }
+    }
+    cc_store(dst, 0, s->dt, v);
+}
+
+int cc_load_int(const void *buf, size_t i, ck_dtype dt, int64_t *v)
+{
+    int is_int;
+    double x = load_double(buf, i, dt, v, &is_int);
+    if (is_int) return 1;
+    if (!isfinite(x) || x != floor(x) || fabs(x) >= 4.6e18) return 0;
+    *v = (int64_t)x;
+    return 1;
+}
+
+void cc_format(char *out, size_t cap, const void *buf, size_t i, ck_dtype dt)
+{
+    int is_int;
+    int64_t iv = 0;
+    double x = load_double(buf, i, dt, &iv, &is_int);
+    if (is_int) snprintf(out, cap, "%lld", (long long)iv);
+    else snprintf(out, cap, dt == CK_F64 ? "%.17g" : "%.9g", x);
+}
+
+void cc_fill(void *buf, size_t count, ck_dtype dt, ck_op op, int rank, int p)
+{
+    cc_scheme s = cc_scheme_of(dt, op, p);
+    for (size_t i = 0; i < count; i++) cc_store(buf, i, dt, cc_input(&s, rank, i));
+}
+
+void cc_expected(void *buf, size_t count, ck_dtype dt, ck_op op, int p)
+{
+    cc_scheme s = cc_scheme_of(dt, op, p);
+    const size_t es = ck_dtype_size(dt);
+    for (size_t i = 0; i < count; i++) cc_expected_at(&s, i, (char *)buf + i * es);
+}
+
+size_t cc_count_wrong(const void *got, size_t count, ck_dtype dt, ck_op op, int p)
+{
+    cc_scheme s = cc_scheme_of(dt, op, p);
+    const size_t es = ck_dtype_size(dt);
+    const unsigned char *g = got;
+    unsigned char want[8];
+    size_t wrong = 0;
+    for (size_t i = 0; i < count; i++) {
+        cc_expected_at(&s, i, want);
+        wrong += memcmp(want, g + i * es, es) != 0;
+    }
+    return wrong;
+}

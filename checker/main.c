@@ -1,0 +1,15 @@
+/*
+ * collcheck — check all-reduce algorithms for exact results, buffer overruns,
+ * traffic and hangs. Everything lives in the collkit_check library
+ * (collcheck.c), so a lab or test can register its own algorithm and call
+ * collcheck_main() the same way:
+ *
+ *     int main(int argc, char **argv)
+ *     {
+ *         ck_register_algo(&my_algo);
+ *         return collcheck_main(argc, argv);
+ *     }
+ */
+#include "collcheck.h"
+
+int main(int argc, char **argv) { return collcheck_main(argc, argv); }

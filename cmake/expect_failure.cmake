@@ -1,0 +1,31 @@
+# Run a command that must FAIL, and check its output says why.
+#   cmake -DCMD="a|b|c" -DNEXPECT=n -DEXPECT_0=regex ... [-DEXPECT_ONCE=regex] -P expect_failure.cmake
+# Passes only when the exit code is non-zero AND every EXPECT_i regex matches
+# the combined stdout+stderr (followed by "--- exit status: N"); EXPECT_ONCE
+# must match exactly once (a message printed by rank 0 only). (PASS_REGULAR_EXPRESSION alone would ignore the
+# exit code; WILL_FAIL alone would accept any failure, even a crash.)
+string(REPLACE "|" ";" cmd "${CMD}")
+string(TIMESTAMP t0 "%s")
+execute_process(COMMAND ${cmd} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+string(TIMESTAMP t1 "%s")
+math(EXPR secs "${t1} - ${t0}")
+message("${out}${err}")
+message("--- exit status: ${rc}, ${secs} s")
+if("${rc}" STREQUAL "0")
+  message(FATAL_ERROR "expected a failure (non-zero exit), but the command passed")
+endif()
+set(all "${out}${err}\n--- exit status: ${rc}\n")
+if(DEFINED EXPECT_ONCE)
+  string(REGEX MATCHALL "${EXPECT_ONCE}" hits "${all}")
+  list(LENGTH hits n)
+  if(NOT n EQUAL 1)
+    message(FATAL_ERROR "expected exactly one line matching '${EXPECT_ONCE}' (rank 0 only), found ${n}")
+  endif()
+endif()
+math(EXPR last "${NEXPECT} - 1")
+foreach(i RANGE 0 ${last})
+  if(NOT "${all}" MATCHES "${EXPECT_${i}}")
+    message(FATAL_ERROR "the output lacks the expected diagnosis: ${EXPECT_${i}}")
+  endif()
+  message("--- found: ${EXPECT_${i}}")
+endforeach()

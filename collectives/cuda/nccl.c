@@ -1,0 +1,107 @@
+/*
+ * nccl — the GPU reference: ncclAllReduce on the communicator's device
+ * buffers, on the transport's stream.
+ *
+ * The NCCL communicator is made on the first call and kept in ck_comm's
+ * ext_nccl slot: rank 0 draws a ncclUniqueId, MPI_Bcast hands it to the
+ * others, and every rank calls ncclCommInitRank on the device the CUDA
+ * transport picked. Like `mpi`, it bypasses the point-to-point layer: no
+ * traffic count, no trace (CK_ALGO_REFERENCE).
+ *
+ * Several ranks on one GPU: NCCL before 2.30 refuses that (it hangs or errors
+ * deep inside init), so the ranks compare their devices' PCI bus ids first
+ * and stop with a clear message; 2.30 and later accept it when
+ * NCCL_MULTI_RANK_GPU_ENABLE=1 is set.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <nccl.h>
+#include "cuda_internal.h"
+
+static void nccl_free(void *p)
+{
+    ncclComm_t *nc = p;
+    ncclCommDestroy(*nc);
+    free(nc);
+}
+
+/* 1 when any two ranks sit on the same device (same answer on every rank). */
+static int shares_gpu(ck_comm *c, char *which, size_t n)
+{
+    const char *pci = ck_cuda_pci_ids(c->tr.self);
+    for (int a = 0; a < c->size; a++)
+        for (int b = a + 1; b < c->size; b++)
+            if (!strncmp(pci + (size_t)a * 32, pci + (size_t)b * 32, 32)) {
+                snprintf(which, n, "ranks %d and %d share GPU %.32s", a, b, pci + (size_t)a * 32);
+                return 1;
+            }
+    return 0;
+}
+
+static int nccl_setup(ck_comm *c)
+{
+    int version = 0, rc;
+    char which[96];
+    ncclGetVersion(&version);
+    /* NCCL_VERSION_CODE: 2.30.0 -> 23000 (2.8 and older used major*1000 + minor*100). */
+    if (shares_gpu(c, which, sizeof which)) {
+        const char *env = getenv("NCCL_MULTI_RANK_GPU_ENABLE");
+        if (version < 23000)
+            return ck_fail(c, CK_ERR_UNSUPPORTED,
+                           "nccl: %s, and NCCL %d.%d.%d does not support several ranks on one GPU "
+                           "(2.30+ does with NCCL_MULTI_RANK_GPU_ENABLE=1); use one rank per GPU",
+                           which, version / 10000, version / 100 % 100, version % 100);
+        if (!env || strcmp(env, "1"))
+            return ck_fail(c, CK_ERR_UNSUPPORTED,
+                           "nccl: %s; set NCCL_MULTI_RANK_GPU_ENABLE=1 to let NCCL run that way", which);
+    }
+    if ((rc = ck_cuda_use(c->tr.self))) return rc;
+    ncclUniqueId id;
+    memset(&id, 0, sizeof id);
+    int bad = c->rank == 0 && ncclGetUniqueId(&id) != ncclSuccess, anybad = 0;
+    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, c->mpi);
+    if (anybad) return ck_fail(c, CK_ERR_TRANSPORT, "nccl: ncclGetUniqueId failed on rank 0");
+    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, c->mpi);
+    ncclComm_t *nc = malloc(sizeof *nc);
+    if (!nc) return CK_ERR_NOMEM;
+    ncclResult_t r = ncclCommInitRank(nc, c->size, id, c->rank);
+    bad = r != ncclSuccess;
+    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, c->mpi);
+    if (anybad) {
+        if (!bad) ncclCommDestroy(*nc);
+        free(nc);
+        return ck_fail(c, CK_ERR_TRANSPORT, "nccl: ncclCommInitRank failed%s%s",
+                       bad ? ": " : " on another rank", bad ? ncclGetErrorString(r) : "");
+    }
+    c->ext_nccl = nc;
+    c->ext_nccl_free = nccl_free;
+    return CK_SUCCESS;
+}
+
+static int nccl_run(ck_comm *c, const void *sendbuf, void *recvbuf, size_t count, ck_dtype dt, ck_op op)
+{
+    static const ncclDataType_t types[] = {[CK_F32] = ncclFloat32, [CK_F64] = ncclFloat64,
+                                           [CK_I32] = ncclInt32, [CK_I64] = ncclInt64,
+                                           [CK_BF16] = ncclBfloat16};
+    static const ncclRedOp_t ops[] = {[CK_SUM] = ncclSum, [CK_PROD] = ncclProd,
+                                      [CK_MIN] = ncclMin, [CK_MAX] = ncclMax};
+    int rc;
+    if ((unsigned)dt >= CK_NUM_DTYPES || (unsigned)op >= CK_AVG) return CK_ERR_INVALID_ARG;
+    if (!c->ext_nccl && (rc = nccl_setup(c))) return rc;
+    if ((rc = ck_cuda_use(c->tr.self))) return rc;
+    ncclResult_t r = ncclAllReduce(sendbuf, recvbuf, count, types[dt], ops[op],
+                                   *(ncclComm_t *)c->ext_nccl, ck_cuda_stream(c->tr.self));
+    if (r != ncclSuccess)
+        return ck_fail(c, CK_ERR_TRANSPORT, "nccl: ncclAllReduce failed: %s", ncclGetErrorString(r));
+    return CK_SUCCESS;   /* the transport's finish synchronises the stream */
+}
+
+const ck_algo ck_algo_nccl = {
+    .name = "nccl",
+    .summary = "ncclAllReduce (reference; NCCL chooses ring/tree and its own kernels)",
+    .mem = CK_MEM_CUDA,
+    .flags = CK_ALGO_REFERENCE,
+    .bytes_formula = "(not counted)",
+    .bytes_sent = NULL,
+    .run = nccl_run,
+};

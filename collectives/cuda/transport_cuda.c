@@ -1,0 +1,696 @@
+/*
+ * transport_cuda.c — the CUDA IPC transport: the same point-to-point interface
+ * as transport_mpi.c, for device buffers of ranks on one node.
+ *
+ * Setup (ck_transport_cuda_create, collective)
+ *   - rank -> device: local rank (MPI_Comm_split_type SHARED) modulo the
+ *     device count, so several ranks may share one GPU (IPC between processes
+ *     on one device works). Every rank must be on the same node.
+ *   - each rank cudaMallocs one staging area: p rings of NSLOT slots of SLOT
+ *     bytes, ring s receiving from rank s. Its IPC handle is exported once and
+ *     all-gathered; a peer opens it on first use and keeps it open.
+ *   - per ordered pair (s -> d) and slot k, two interprocess events
+ *     (cudaEventInterprocess | cudaEventDisableTiming):
+ *       fill[s->d][k]   owned by s, recorded after s copied a chunk into slot k
+ *       drain[s->d][k]  owned by d, recorded after d copied slot k out
+ *     handles exchanged with MPI_Alltoall, opened by the other side on first use.
+ *   - payload only moves by device copies (cudaMemcpyAsync on the transport's
+ *     stream); MPI carries two kinds of 3-word control messages on private
+ *     duplicates of the communicator, with the user's tag as MPI tag:
+ *       GRANT  d -> s  {slot, receive size}          "slot k is yours for your next chunk"
+ *       FILL   s -> d  {slot, chunk size, send size} "the chunk is in slot k"
+ *
+ * One message of n bytes from s to d, tag t (chunks of at most SLOT bytes;
+ * a 0-byte message is one empty chunk that uses no slot):
+ *
+ *   rank s (sender)                          rank d (receiver)
+ *   isend: queue op                          irecv: queue op
+ *                                    <-----  GRANT{k}   (k free; for each chunk)
+ *   stream: wait drain[k]                    (the last copy-out of slot k)
+ *   stream: copy chunk -> d.slot[s][k]
+ *   stream: record fill[k]
+ *   FILL{k, len} ----------------------->
+ *                                            stream: wait fill[k]
+ *                                            stream: copy d.slot[s][k] -> buf
+ *                                            stream: record drain[k]; k is free again
+ *   send done when every chunk is queued     recv done when every chunk is queued
+ *
+ * Why it is correct
+ *   - Each event is recorded by its owner before the control message that
+ *     names it is sent, and waited on by the other side after that message
+ *     arrives; the owner records it again only after the other side's answer
+ *     (the next GRANT or FILL for that slot) — so every wait sees exactly the
+ *     record it is meant to. No host thread ever blocks on the GPU, and every
+ *     GPU wait is on a record already queued, so the GPUs cannot deadlock.
+ *   - "done" means queued on the transport's stream. ck_reduce_local, ck_copy
+ *     and the next send run on that same stream, so they see the data; finish
+ *     (after each all-reduce), download and free synchronise the stream.
+ *   - Matching: MPI keeps messages of one (source, tag) in order, so requests
+ *     with equal (peer, tag) pair up in posting order as in MPI. Only the
+ *     oldest such request may have a control receive posted or take grants,
+ *     which keeps the k-th GRANT/FILL of a tag with the k-th chunk.
+ *   - Progress: every test() drives every pending request (a wait on a recv
+ *     also moves the sends that the peer needs first), and never blocks.
+ *   - Slots are granted round-robin over the posted receives from a peer, so a
+ *     receive posted early cannot starve a later one with another tag (with
+ *     more than NSLOT such receives outstanding at once the order matters).
+ *   - Sizes must match exactly; a mismatch is reported on both sides.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "cuda_internal.h"
+
+#define SLOT  CK_CUDA_SLOT
+#define NSLOT CK_CUDA_NSLOT
+#define ROUND_2M(x) (((x) + ((size_t)2 << 20) - 1) / ((size_t)2 << 20) * ((size_t)2 << 20))
+
+typedef struct op {
+    struct op *next, *prev;
+    int     is_send, peer, tag;
+    char   *buf;
+    size_t  bytes, nchunks;
+    size_t  nctl;          /* control messages handled: grants (send) or fills (recv) */
+    size_t  ngrant;        /* recv: grants issued */
+    int     posted;        /* an MPI_Irecv for the next control message is out */
+    MPI_Request rq;
+    int64_t msg[3];
+    int     failed;
+} op;
+
+typedef struct ctl_send {  /* an in-flight control message */
+    struct ctl_send *next;
+    MPI_Request rq;
+    int64_t msg[3];
+} ctl_send;
+
+typedef struct peer {
+    int               opened;
+    char             *stage;            /* this peer's staging area, mapped here */
+    cudaEvent_t       fill[NSLOT];      /* peer -> me: its fill events (I wait on them) */
+    cudaEvent_t       drain[NSLOT];     /* me -> peer: its drain events (I wait on them) */
+    cudaIpcMemHandle_t   stage_h;
+    cudaIpcEventHandle_t fill_h[NSLOT], drain_h[NSLOT];
+    cudaEvent_t       my_fill[NSLOT];   /* me -> peer, mine */
+    cudaEvent_t       my_drain[NSLOT];  /* peer -> me, mine */
+    unsigned          free_mask;        /* my slots of ring[peer] not granted */
+} peer;
+
+struct ck_cuda_tr {
+    MPI_Comm     comm, grant_comm, fill_comm;
+    int          rank, size, dev, tag_ub, broken;
+    cudaStream_t stream;
+    char        *stage;      /* mine: ring s at s * NSLOT * SLOT */
+    peer        *peers;
+    op          *head, *tail;
+    ctl_send    *busy, *spare;
+    char        *pci;        /* size * 32 chars */
+    ck_cuda_sym  sym;
+};
+
+static int cuda_fail(ck_cuda_tr *t, cudaError_t e, const char *what)
+{
+    fprintf(stderr, "collkit cuda-ipc: rank %d: %s: %s\n", t ? t->rank : -1, what, cudaGetErrorString(e));
+    return CK_ERR_TRANSPORT;
+}
+#define CU(t, call) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) return cuda_fail(t, e_, #call); } while (0)
+
+cudaStream_t ck_cuda_stream(void *self) { return ((ck_cuda_tr *)self)->stream; }
+int ck_cuda_device(void *self) { return ((ck_cuda_tr *)self)->dev; }
+const char *ck_cuda_pci_ids(void *self) { return ((ck_cuda_tr *)self)->pci; }
+int ck_cuda_use(void *self)
+{
+    ck_cuda_tr *t = self;
+    CU(t, cudaSetDevice(t->dev));
+    return CK_SUCCESS;
+}
+
+/* ------------------------------------------------------------ peers */
+
+static int open_peer(ck_cuda_tr *t, int q)
+{
+    peer *pe = &t->peers[q];
+    CU(t, cudaSetDevice(t->dev));   /* handles open, and copies queue, in this device's context */
+    if (pe->opened) return CK_SUCCESS;
+    CU(t, cudaIpcOpenMemHandle((void **)&pe->stage, pe->stage_h, cudaIpcMemLazyEnablePeerAccess));
+    for (int k = 0; k < NSLOT; k++) {
+        CU(t, cudaIpcOpenEventHandle(&pe->fill[k], pe->fill_h[k]));
+        CU(t, cudaIpcOpenEventHandle(&pe->drain[k], pe->drain_h[k]));
+    }
+    pe->opened = 1;
+    return CK_SUCCESS;
+}
+
+/* My slot k of ring s (where rank s writes to me). */
+static char *my_slot(ck_cuda_tr *t, int s, int k) { return t->stage + ((size_t)s * NSLOT + (size_t)k) * SLOT; }
+/* Slot k of my ring in peer d's staging area. */
+static char *peer_slot(ck_cuda_tr *t, int d, int k) { return t->peers[d].stage + ((size_t)t->rank * NSLOT + (size_t)k) * SLOT; }
+
+/* ------------------------------------------------------------ control messages */
+
+static int send_ctl(ck_cuda_tr *t, MPI_Comm comm, int peer_rank, int tag, int64_t a, int64_t b, int64_t c)
+{
+    ctl_send *m = t->spare;
+    if (m) t->spare = m->next;
+    else if (!(m = malloc(sizeof *m))) return CK_ERR_NOMEM;
+    m->msg[0] = a; m->msg[1] = b; m->msg[2] = c;
+    if (MPI_Isend(m->msg, 3, MPI_INT64_T, peer_rank, tag, comm, &m->rq) != MPI_SUCCESS) {
+        m->next = t->spare; t->spare = m;
+        return CK_ERR_TRANSPORT;
+    }
+    m->next = t->busy;
+    t->busy = m;
+    return CK_SUCCESS;
+}
+
+static int reap_ctl(ck_cuda_tr *t)
+{
+    for (ctl_send **pp = &t->busy; *pp;) {
+        int done = 0;
+        if (MPI_Test(&(*pp)->rq, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return CK_ERR_TRANSPORT;
+        if (done) { ctl_send *m = *pp; *pp = m->next; m->next = t->spare; t->spare = m; }
+        else pp = &(*pp)->next;
+    }
+    return CK_SUCCESS;
+}
+
+/* ------------------------------------------------------------ progress */
+
+static size_t chunk_len(const op *o, size_t j) { size_t off = j * SLOT; return o->bytes - off < SLOT ? o->bytes - off : SLOT; }
+
+/* Is o the oldest request of its (direction, peer, tag) still expecting
+ * control messages (field: nctl) or grants (field: ngrant)? */
+static int oldest(const op *o, int by_grants)
+{
+    for (const op *e = o->prev; e; e = e->prev)
+        if (e->is_send == o->is_send && e->peer == o->peer && e->tag == o->tag &&
+            (by_grants ? e->ngrant : e->nctl) < e->nchunks) return 0;
+    return 1;
+}
+
+static int op_fail(ck_cuda_tr *t, op *o, const char *fmt, long long a, long long b)
+{
+    fprintf(stderr, "collkit cuda-ipc: rank %d: ", t->rank);
+    fprintf(stderr, fmt, a, b);
+    fprintf(stderr, " (%s rank %d, tag %d)\n", o->is_send ? "send to" : "recv from", o->peer, o->tag);
+    o->failed = 1;
+    t->broken = 1;   /* the control streams are out of step from here on */
+    return CK_SUCCESS;
+}
+
+/* A GRANT arrived for the send's next chunk: queue the copy into the peer. */
+static int on_grant(ck_cuda_tr *t, op *o)
+{
+    size_t j = o->nctl;
+    int k = (int)o->msg[0];
+    if (o->msg[1] != (int64_t)o->bytes) {
+        /* Tell the receiver too (its check is on the size in a FILL). */
+        send_ctl(t, t->fill_comm, o->peer, o->tag, -1, 0, (int64_t)o->bytes);
+        return op_fail(t, o, "message size mismatch: sending %lld B, the receive is %lld B", (long long)o->bytes, (long long)o->msg[1]);
+    }
+    size_t len = o->bytes ? chunk_len(o, j) : 0;
+    if (len) {
+        if (k < 0 || k >= NSLOT) return op_fail(t, o, "bad slot %lld in a grant (chunk %lld)", (long long)k, (long long)j);
+        int rc = open_peer(t, o->peer);   /* also selects the device: any thread may drive progress */
+        if (rc) return rc;
+        CU(t, cudaStreamWaitEvent(t->stream, t->peers[o->peer].drain[k], 0));
+        CU(t, cudaMemcpyAsync(peer_slot(t, o->peer, k), o->buf + j * SLOT, len, cudaMemcpyDefault, t->stream));
+        CU(t, cudaEventRecord(t->peers[o->peer].my_fill[k], t->stream));
+    }
+    o->nctl++;
+    return send_ctl(t, t->fill_comm, o->peer, o->tag, len ? k : -1, (int64_t)len, (int64_t)o->bytes);
+}
+
+/* A FILL arrived for the receive's next chunk: queue the copy out of my slot. */
+static int on_fill(ck_cuda_tr *t, op *o)
+{
+    size_t j = o->nctl;
+    int k = (int)o->msg[0];
+    size_t len = o->bytes ? chunk_len(o, j) : 0;
+    if (o->msg[2] != (int64_t)o->bytes)
+        return op_fail(t, o, "message size mismatch: receiving %lld B, the sender sent %lld B", (long long)o->bytes, (long long)o->msg[2]);
+    if (o->msg[1] != (int64_t)len || (len && (k < 0 || k >= NSLOT)))
+        return op_fail(t, o, "chunk out of step: expected %lld B, got %lld B", (long long)len, (long long)o->msg[1]);
+    if (len) {
+        peer *pe = &t->peers[o->peer];
+        int rc = open_peer(t, o->peer);
+        if (rc) return rc;
+        CU(t, cudaStreamWaitEvent(t->stream, pe->fill[k], 0));
+        CU(t, cudaMemcpyAsync(o->buf + j * SLOT, my_slot(t, o->peer, k), len, cudaMemcpyDefault, t->stream));
+        CU(t, cudaEventRecord(pe->my_drain[k], t->stream));
+        pe->free_mask |= 1u << k;   /* the sender's next copy into k waits on my_drain[k] */
+    }
+    o->nctl++;
+    return CK_SUCCESS;
+}
+
+/* Take control messages for o while they are there. */
+static int pump(ck_cuda_tr *t, op *o)
+{
+    while (!o->failed && o->nctl < o->nchunks && oldest(o, 0)) {
+        if (!o->posted) {
+            MPI_Comm c = o->is_send ? t->grant_comm : t->fill_comm;
+            if (MPI_Irecv(o->msg, 3, MPI_INT64_T, o->peer, o->tag, c, &o->rq) != MPI_SUCCESS) return CK_ERR_TRANSPORT;
+            o->posted = 1;
+        }
+        int done = 0;
+        if (MPI_Test(&o->rq, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return CK_ERR_TRANSPORT;
+        if (!done) break;
+        o->posted = 0;
+        int rc = o->is_send ? on_grant(t, o) : on_fill(t, o);
+        if (rc) return rc;
+    }
+    return CK_SUCCESS;
+}
+
+/* Hand out free slots (and the slot-less grants of 0-byte messages), one per
+ * eligible receive per round, oldest first. */
+static int grant(ck_cuda_tr *t)
+{
+    for (int any = 1; any;) {
+        any = 0;
+        for (op *o = t->head; o; o = o->next) {
+            if (o->is_send || o->failed || o->ngrant == o->nchunks || !oldest(o, 1)) continue;
+            peer *pe = &t->peers[o->peer];
+            int k = -1;
+            if (o->bytes) {
+                if (!pe->free_mask) continue;
+                k = __builtin_ctz(pe->free_mask);
+                pe->free_mask &= ~(1u << k);
+            }
+            int rc = send_ctl(t, t->grant_comm, o->peer, o->tag, k, (int64_t)o->bytes, 0);
+            if (rc) return rc;
+            o->ngrant++;
+            any = 1;
+        }
+    }
+    return CK_SUCCESS;
+}
+
+static int progress(ck_cuda_tr *t)
+{
+    int rc = reap_ctl(t);
+    if (!rc) rc = grant(t);
+    for (op *o = t->head; o && !rc; o = o->next) rc = pump(t, o);
+    if (!rc) rc = grant(t);   /* slots freed by fills just handled */
+    return rc;
+}
+
+/* ------------------------------------------------------------ requests */
+
+static op *op_of(ck_req *r) { op *o; memcpy(&o, r->impl, sizeof o); return o; }
+
+static void unlink_op(ck_cuda_tr *t, op *o)
+{
+    if (o->prev) o->prev->next = o->next; else t->head = o->next;
+    if (o->next) o->next->prev = o->prev; else t->tail = o->prev;
+}
+
+static int post(ck_cuda_tr *t, void *buf, size_t bytes, int peer_rank, int tag, ck_req *r, int is_send)
+{
+    if (t->broken) {
+        fprintf(stderr, "collkit cuda-ipc: rank %d: communicator unusable after an earlier failure\n", t->rank);
+        return CK_ERR_TRANSPORT;
+    }
+    if (tag < 0 || tag > t->tag_ub) return CK_ERR_INVALID_ARG;
+    op *o = calloc(1, sizeof *o);
+    if (!o) return CK_ERR_NOMEM;
+    o->is_send = is_send; o->peer = peer_rank; o->tag = tag;
+    o->buf = buf; o->bytes = bytes;
+    o->nchunks = bytes ? (bytes + SLOT - 1) / SLOT : 1;
+    o->prev = t->tail;
+    if (t->tail) t->tail->next = o; else t->head = o;
+    t->tail = o;
+    memcpy(r->impl, &o, sizeof o);
+    return progress(t);
+}
+
+static int cu_isend(void *self, const void *buf, size_t bytes, int peer_rank, int tag, ck_req *r)
+{
+    return post(self, (void *)buf, bytes, peer_rank, tag, r, 1);
+}
+
+static int cu_irecv(void *self, void *buf, size_t bytes, int peer_rank, int tag, ck_req *r)
+{
+    return post(self, buf, bytes, peer_rank, tag, r, 0);
+}
+
+static int cu_test(void *self, ck_req *r, int *done)
+{
+    ck_cuda_tr *t = self;
+    op *o = op_of(r);
+    int rc = progress(t);
+    *done = 0;
+    if (!rc && o->failed) rc = CK_ERR_TRANSPORT;
+    if (rc || o->nctl == o->nchunks) {
+        unlink_op(t, o);
+        free(o);
+        *done = !rc;
+    }
+    return rc;
+}
+
+/* After a watchdog timeout: drop the request. Its grants and fills may still
+ * be in flight, so the transport refuses further messages. */
+static void cu_cancel(void *self, ck_req *r)
+{
+    ck_cuda_tr *t = self;
+    op *o = op_of(r);
+    if (o->posted) { MPI_Cancel(&o->rq); MPI_Request_free(&o->rq); }
+    unlink_op(t, o);
+    free(o);
+    t->broken = 1;
+}
+
+/* ------------------------------------------------------------ local work */
+
+static int cu_reduce(void *self, void *dst, const void *a, const void *b, size_t n, ck_dtype dt, ck_op op_)
+{
+    ck_cuda_tr *t = self;
+    if ((unsigned)dt >= CK_NUM_DTYPES || (unsigned)op_ >= CK_AVG) return CK_ERR_INVALID_ARG;
+    CU(t, cudaSetDevice(t->dev));   /* a kernel launches on the current device */
+    CU(t, ck_cuda_reduce(dst, a, b, n, dt, op_, t->stream));
+    return CK_SUCCESS;
+}
+
+/* avg's division runs after finish, so it synchronises itself. */
+static int cu_divide(void *self, void *buf, size_t n, ck_dtype dt, int divisor)
+{
+    ck_cuda_tr *t = self;
+    if (divisor <= 0 || !ck_dtype_is_float(dt)) return CK_ERR_INVALID_ARG;
+    CU(t, cudaSetDevice(t->dev));
+    CU(t, ck_cuda_divide(buf, n, dt, divisor, t->stream));
+    CU(t, cudaStreamSynchronize(t->stream));
+    return CK_SUCCESS;
+}
+
+static int cu_copy(void *self, void *dst, const void *src, size_t bytes)
+{
+    ck_cuda_tr *t = self;
+    if (!bytes || dst == src) return CK_SUCCESS;
+    CU(t, cudaSetDevice(t->dev));
+    const char *d = dst, *s = src;
+    if (d < s + bytes && s < d + bytes) {
+        /* Overlap (memmove semantics): cudaMemcpy does not allow it, go through a temporary. */
+        void *tmp;
+        CU(t, cudaMallocAsync(&tmp, bytes, t->stream));
+        CU(t, cudaMemcpyAsync(tmp, src, bytes, cudaMemcpyDefault, t->stream));
+        CU(t, cudaMemcpyAsync(dst, tmp, bytes, cudaMemcpyDefault, t->stream));
+        CU(t, cudaFreeAsync(tmp, t->stream));
+        return CK_SUCCESS;
+    }
+    CU(t, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, t->stream));
+    return CK_SUCCESS;
+}
+
+static int cu_upload(void *self, void *dst, const void *host_src, size_t bytes)
+{
+    ck_cuda_tr *t = self;
+    CU(t, cudaSetDevice(t->dev));
+    CU(t, cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, t->stream));
+    CU(t, cudaStreamSynchronize(t->stream));
+    return CK_SUCCESS;
+}
+
+static int cu_download(void *self, void *host_dst, const void *src, size_t bytes)
+{
+    ck_cuda_tr *t = self;
+    CU(t, cudaSetDevice(t->dev));
+    CU(t, cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, t->stream));
+    CU(t, cudaStreamSynchronize(t->stream));
+    return CK_SUCCESS;
+}
+
+static void *cu_alloc(void *self, size_t bytes)
+{
+    ck_cuda_tr *t = self;
+    void *p = NULL;
+    if (cudaSetDevice(t->dev) != cudaSuccess) return NULL;
+    if (cudaMalloc(&p, ROUND_2M(bytes ? bytes : 1)) != cudaSuccess) return NULL;
+    return p;
+}
+
+static void cu_free(void *self, void *p)
+{
+    ck_cuda_tr *t = self;
+    if (!p) return;
+    cudaSetDevice(t->dev);
+    cudaStreamSynchronize(t->stream);
+    cudaFree(p);
+}
+
+static int cu_finish(void *self)
+{
+    ck_cuda_tr *t = self;
+    CU(t, cudaStreamSynchronize(t->stream));
+    if (t->sym.err && *(volatile int *)t->sym.err) {
+        fprintf(stderr, "collkit cuda-ipc: rank %d: a peer did not reach a oneshot/twoshot barrier in time "
+                "(a rank missed the call or is stuck); the communicator is unusable now\n", t->rank);
+        t->broken = 1;
+        return CK_ERR_TIMEOUT;
+    }
+    return CK_SUCCESS;
+}
+
+/* ------------------------------------------------------------ symmetric buffers (oneshot, twoshot) */
+
+static size_t sym_flags_bytes(int p) { return ((size_t)2 * CK_SYM_MAXB * (size_t)p * 4 + 4095) / 4096 * 4096; }
+
+/* Collective, on first use: allocate, zero the flags, exchange and open handles. */
+static int sym_setup(ck_cuda_tr *t)
+{
+    ck_cuda_sym *s = &t->sym;
+    int p = t->size, rc = CK_SUCCESS, bad = 0, anybad = 0;
+    s->bytes = ROUND_2M(sym_flags_bytes(p) + 2 * CK_SYM_HALF);
+    cudaIpcMemHandle_t mine, *all = calloc((size_t)p, sizeof *all);
+    s->peer_base = calloc((size_t)p, sizeof *s->peer_base);
+    if (!all || !s->peer_base) bad = 1;
+    if (!bad && (cudaMalloc((void **)&s->base, s->bytes) != cudaSuccess ||
+                 cudaMemset(s->base, 0, sym_flags_bytes(p)) != cudaSuccess ||
+                 cudaDeviceSynchronize() != cudaSuccess ||
+                 cudaIpcGetMemHandle(&mine, s->base) != cudaSuccess ||
+                 cudaHostAlloc((void **)&s->err, sizeof(int), cudaHostAllocMapped) != cudaSuccess ||
+                 cudaHostGetDevicePointer((void **)&s->d_err, s->err, 0) != cudaSuccess ||
+                 cudaMalloc((void **)&s->d_peer_base, (size_t)p * sizeof(char *)) != cudaSuccess))
+        bad = 1;
+    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, t->comm);
+    if (anybad) { rc = CK_ERR_TRANSPORT; goto out; }
+    *s->err = 0;
+    MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all, sizeof mine, MPI_BYTE, t->comm);
+    for (int q = 0; q < p && !bad; q++) {
+        if (q == t->rank) s->peer_base[q] = s->base;
+        else if (cudaIpcOpenMemHandle((void **)&s->peer_base[q], all[q], cudaIpcMemLazyEnablePeerAccess) != cudaSuccess) {
+            s->peer_base[q] = NULL;
+            bad = 1;
+        }
+    }
+    if (!bad && cudaMemcpy(s->d_peer_base, s->peer_base, (size_t)p * sizeof(char *), cudaMemcpyHostToDevice) != cudaSuccess)
+        bad = 1;
+    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, t->comm);
+    if (anybad) rc = CK_ERR_TRANSPORT;
+    else s->ready = 1;
+out:
+    if (rc) t->broken = 1;   /* half-made: destroy releases it */
+    if (rc) fprintf(stderr, "collkit cuda-ipc: rank %d: could not set up the symmetric buffers (%s)\n",
+                    t->rank, bad ? cudaGetErrorString(cudaGetLastError()) : "another rank failed");
+    free(all);
+    return rc;   /* on failure the pieces are released by destroy */
+}
+
+/* Both oneshot and twoshot: copy each chunk of the input into my half, then
+ * one kernel reads every peer's half (see oneshot.c / twoshot.c). */
+int ck_cuda_peer_allreduce(ck_comm *c, const void *sendbuf, void *recvbuf,
+                           size_t count, ck_dtype dt, ck_op op_, int two_shot)
+{
+    ck_cuda_tr *t = c->tr.self;
+    const size_t es = ck_dtype_size(dt);
+    int rc;
+    if (t->broken) return ck_fail(c, CK_ERR_TRANSPORT, "communicator unusable after an earlier failure");
+    if ((rc = ck_cuda_use(t))) return rc;
+    if (!t->sym.ready && (rc = sym_setup(t))) return ck_fail(c, rc, "symmetric buffer setup failed");
+    const size_t per = CK_SYM_HALF / es;
+    const double to = c->cfg.timeout_s;
+    for (size_t off = 0; off < count; off += per) {
+        size_t n = count - off < per ? count - off : per;
+        ck_peer_launch a = {
+            .peers = (char *const *)t->sym.d_peer_base, .p = t->size, .rank = t->rank,
+            .flags_off = 0, .out = (char *)recvbuf + off * es, .count = n,
+            .dt = (int)dt, .op = (int)op_, .gen = ++t->sym.gen,
+            .timeout_ns = to > 0 ? (unsigned long long)(to * 1e9) : 0, .err = t->sym.d_err,
+        };
+        a.data_off = sym_flags_bytes(t->size) + (a.gen & 1u) * CK_SYM_HALF;
+        CU(t, cudaMemcpyAsync(t->sym.base + a.data_off, (const char *)sendbuf + off * es, n * es,
+                              cudaMemcpyDefault, t->stream));
+        CU(t, ck_cuda_launch_peer(&a, two_shot, t->stream));
+    }
+    return CK_SUCCESS;
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
+static void cu_destroy(void *self)
+{
+    ck_cuda_tr *t = self;
+    if (!t) return;
+    cudaSetDevice(t->dev);
+    if (t->stream) cudaStreamSynchronize(t->stream);
+    while (t->head) { op *o = t->head; if (o->posted) { MPI_Cancel(&o->rq); MPI_Request_free(&o->rq); } unlink_op(t, o); free(o); }
+    for (ctl_send *m = t->busy, *n; m; m = n) {
+        n = m->next;
+        if (t->broken) { MPI_Cancel(&m->rq); MPI_Request_free(&m->rq); }
+        else MPI_Wait(&m->rq, MPI_STATUS_IGNORE);
+        free(m);
+    }
+    for (ctl_send *m = t->spare, *n; m; m = n) { n = m->next; free(m); }
+    /* Close what I opened of the peers' memory before anyone frees it. */
+    for (int q = 0; t->peers && q < t->size; q++) {
+        peer *pe = &t->peers[q];
+        if (!pe->opened) continue;
+        cudaIpcCloseMemHandle(pe->stage);
+        for (int k = 0; k < NSLOT; k++) { cudaEventDestroy(pe->fill[k]); cudaEventDestroy(pe->drain[k]); }
+    }
+    for (int q = 0; t->sym.peer_base && q < t->size; q++)
+        if (q != t->rank && t->sym.peer_base[q]) cudaIpcCloseMemHandle(t->sym.peer_base[q]);
+    if (t->grant_comm != MPI_COMM_NULL) MPI_Barrier(t->grant_comm);
+    for (int q = 0; t->peers && q < t->size; q++)
+        for (int k = 0; k < NSLOT; k++) {
+            if (t->peers[q].my_fill[k]) cudaEventDestroy(t->peers[q].my_fill[k]);
+            if (t->peers[q].my_drain[k]) cudaEventDestroy(t->peers[q].my_drain[k]);
+        }
+    if (t->stage) cudaFree(t->stage);
+    if (t->sym.base) cudaFree(t->sym.base);
+    if (t->sym.d_peer_base) cudaFree(t->sym.d_peer_base);
+    if (t->sym.err) cudaFreeHost(t->sym.err);
+    free(t->sym.peer_base);
+    if (t->stream) cudaStreamDestroy(t->stream);
+    free(t->peers);
+    free(t->pci);
+    if (t->grant_comm != MPI_COMM_NULL) MPI_Comm_free(&t->grant_comm);
+    if (t->fill_comm != MPI_COMM_NULL) MPI_Comm_free(&t->fill_comm);
+    free(t);
+}
+
+/* Local checks: device, IPC support, one node. Returns a status and a reason. */
+static int local_setup(ck_cuda_tr *t, const char **why)
+{
+    int ndev = 0, lrank = 0, lsize = 0, v = 0;
+    MPI_Comm local;
+    if (MPI_Comm_split_type(t->comm, MPI_COMM_TYPE_SHARED, t->rank, MPI_INFO_NULL, &local) != MPI_SUCCESS) {
+        *why = "MPI_Comm_split_type failed";
+        return CK_ERR_TRANSPORT;
+    }
+    MPI_Comm_rank(local, &lrank);
+    MPI_Comm_size(local, &lsize);
+    MPI_Comm_free(&local);
+    if (lsize != t->size) { *why = "CUDA IPC needs every rank on one node"; return CK_ERR_UNSUPPORTED; }
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 1) {
+        cudaGetLastError();
+        *why = "no CUDA device";
+        return CK_ERR_UNSUPPORTED;
+    }
+    t->dev = lrank % ndev;
+    if (cudaSetDevice(t->dev) != cudaSuccess) { *why = "cudaSetDevice failed"; return CK_ERR_TRANSPORT; }
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrIpcEventSupport, t->dev) == cudaSuccess && !v) {
+        *why = "the device does not support IPC events";
+        return CK_ERR_UNSUPPORTED;
+    }
+    if (cudaStreamCreate(&t->stream) != cudaSuccess) { *why = "cudaStreamCreate failed"; return CK_ERR_TRANSPORT; }
+    if (cudaDeviceGetPCIBusId(t->pci + (size_t)t->rank * 32, 32, t->dev) != cudaSuccess) {
+        *why = "cudaDeviceGetPCIBusId failed";
+        return CK_ERR_TRANSPORT;
+    }
+    if (t->size > 1) {
+        size_t bytes = (size_t)t->size * NSLOT * SLOT;
+        if (cudaMalloc((void **)&t->stage, ROUND_2M(bytes)) != cudaSuccess) { *why = "staging cudaMalloc failed"; return CK_ERR_NOMEM; }
+    }
+    for (int q = 0; q < t->size; q++) {
+        if (q == t->rank) continue;
+        t->peers[q].free_mask = (1u << NSLOT) - 1;
+        for (int k = 0; k < NSLOT; k++)
+            if (cudaEventCreateWithFlags(&t->peers[q].my_fill[k], cudaEventInterprocess | cudaEventDisableTiming) != cudaSuccess ||
+                cudaEventCreateWithFlags(&t->peers[q].my_drain[k], cudaEventInterprocess | cudaEventDisableTiming) != cudaSuccess) {
+                *why = "cudaEventCreateWithFlags(interprocess) failed";
+                return CK_ERR_TRANSPORT;
+            }
+    }
+    return CK_SUCCESS;
+}
+
+/* Exchange the staging handle (all-gather) and the event handles (all-to-all). */
+static int exchange(ck_cuda_tr *t)
+{
+    const int p = t->size;
+    const size_t eh = sizeof(cudaIpcEventHandle_t) * NSLOT;
+    cudaIpcMemHandle_t mine, *stages = calloc((size_t)p, sizeof *stages);
+    char *out_fill = calloc((size_t)p, eh), *out_drain = calloc((size_t)p, eh);
+    char *in_fill = calloc((size_t)p, eh), *in_drain = calloc((size_t)p, eh);
+    int bad = !stages || !out_fill || !out_drain || !in_fill || !in_drain, anybad = 0;
+    memset(&mine, 0, sizeof mine);
+    if (!bad && p > 1 && cudaIpcGetMemHandle(&mine, t->stage) != cudaSuccess) bad = 1;
+    for (int q = 0; q < p && !bad; q++) {
+        if (q == t->rank) continue;
+        for (int k = 0; k < NSLOT && !bad; k++)
+            if (cudaIpcGetEventHandle((cudaIpcEventHandle_t *)(out_fill + q * eh) + k, t->peers[q].my_fill[k]) != cudaSuccess ||
+                cudaIpcGetEventHandle((cudaIpcEventHandle_t *)(out_drain + q * eh) + k, t->peers[q].my_drain[k]) != cudaSuccess)
+                bad = 1;
+    }
+    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, t->comm);
+    if (!anybad) {
+        MPI_Allgather(&mine, sizeof mine, MPI_BYTE, stages, sizeof mine, MPI_BYTE, t->comm);
+        MPI_Alltoall(out_fill, (int)eh, MPI_BYTE, in_fill, (int)eh, MPI_BYTE, t->comm);
+        MPI_Alltoall(out_drain, (int)eh, MPI_BYTE, in_drain, (int)eh, MPI_BYTE, t->comm);
+        MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, t->pci, 32, MPI_CHAR, t->comm);
+        for (int q = 0; q < p; q++) {
+            peer *pe = &t->peers[q];
+            pe->stage_h = stages[q];
+            /* From q I got its fill events for q -> me and its drain events for me -> q. */
+            memcpy(pe->fill_h, in_fill + q * eh, eh);
+            memcpy(pe->drain_h, in_drain + q * eh, eh);
+        }
+    }
+    free(stages); free(out_fill); free(out_drain); free(in_fill); free(in_drain);
+    return anybad ? CK_ERR_TRANSPORT : CK_SUCCESS;
+}
+
+int ck_transport_cuda_create(MPI_Comm comm, ck_transport *out)
+{
+    ck_cuda_tr *t = calloc(1, sizeof *t);
+    int rc = CK_SUCCESS, worst = 0, flag = 0, *ub = NULL;
+    const char *why = "out of host memory";
+    if (t) {
+        t->comm = comm;
+        t->grant_comm = t->fill_comm = MPI_COMM_NULL;
+        MPI_Comm_rank(comm, &t->rank);
+        MPI_Comm_size(comm, &t->size);
+        t->peers = calloc((size_t)t->size, sizeof *t->peers);
+        t->pci = calloc((size_t)t->size, 32);
+        rc = (t->peers && t->pci) ? local_setup(t, &why) : CK_ERR_NOMEM;
+    } else {
+        rc = CK_ERR_NOMEM;
+    }
+    /* Agree before any exchange: one rank without a device fails them all. */
+    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, comm);
+    if (rc) fprintf(stderr, "collkit cuda-ipc: rank %d: %s\n", t ? t->rank : -1, why);
+    if (!rc && worst) rc = worst;
+    if (!rc) rc = exchange(t);
+    if (!rc && (MPI_Comm_dup(comm, &t->grant_comm) != MPI_SUCCESS || MPI_Comm_dup(comm, &t->fill_comm) != MPI_SUCCESS))
+        rc = CK_ERR_TRANSPORT;
+    if (rc) {
+        if (t) {
+            /* Nothing was opened yet; skip destroy's barrier unless every rank reaches it. */
+            if (t->grant_comm != MPI_COMM_NULL) MPI_Comm_free(&t->grant_comm);
+            if (t->fill_comm != MPI_COMM_NULL) MPI_Comm_free(&t->fill_comm);
+            cu_destroy(t);
+        }
+        return rc;
+    }
+    MPI_Comm_get_attr(comm, MPI_TAG_UB, &ub, &flag);
+    t->tag_ub = flag && ub ? *ub : 32767;
+    *out = (ck_transport){
+        .name = "cuda-ipc", .mem = CK_MEM_CUDA, .self = t,
+        .isend = cu_isend, .irecv = cu_irecv, .test = cu_test, .cancel = cu_cancel,
+        .reduce = cu_reduce, .divide = cu_divide, .copy = cu_copy,
+        .upload = cu_upload, .download = cu_download,
+        .alloc = cu_alloc, .free = cu_free, .finish = cu_finish, .destroy = cu_destroy,
+    };
+    return CK_SUCCESS;
+}

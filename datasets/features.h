@@ -1,0 +1,76 @@
+/*
+ * features.h — from a (title, description) pair to a fixed-length vector.
+ *
+ *   text_clean        Made With ML's preprocessing: lower-case, English
+ *                     stopwords out, everything but [a-z0-9] becomes a space.
+ *   feat_fit          inverse document frequencies of hashed unigrams and
+ *                     bigrams over a set of rows (the training split);
+ *   feat_transform    one text -> TF-IDF vector of `dim` floats, L2-normalised;
+ *   stratified_split  train/val index sets that keep every class's share.
+ *
+ * Everything here is deterministic: the same inputs give bit-identical
+ * outputs on every rank and every run (a fixed hash, FNV-1a 64, no global
+ * state), which is what lets each rank featurize its own shard and lets a
+ * checkpoint carry just `dim` and the idf vector.
+ */
+#ifndef COLLKIT_FEATURES_H
+#define COLLKIT_FEATURES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mwml.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* title + " " + description, lower-cased, NLTK English stopwords removed,
+ * non-alphanumerics replaced by spaces, runs of spaces collapsed, no space at
+ * either end, and link schemes ("https") dropped as Made With ML does. NULL counts as "". Returns a malloc'd string (NULL only when
+ * out of memory). */
+char *text_clean(const char *title, const char *description);
+/* True when `word` (lower-case) is in the NLTK English stopword list. */
+int   text_is_stopword(const char *word, size_t len);
+
+/* Largest number of hash buckets accepted (the trainer's input layer is dense). */
+#define FEAT_MAX_DIM (1 << 26)
+
+typedef struct {
+    int dim;        /* number of hash buckets = length of a feature vector */
+    float *idf;     /* [dim] */
+} featurizer;
+
+/* Fit the idf of every bucket on rows[0..nrows) of d (all of d when rows is
+ * NULL): idf = ln((1 + n) / (1 + df)) + 1, df = rows whose text hits the
+ * bucket (scikit-learn's smooth idf). 0 on success; -1 on a bad argument
+ * (dim outside 1..FEAT_MAX_DIM, a row index out of range) or no memory. */
+int  feat_fit(featurizer *f, int dim, const mwml_data *d, const size_t *rows, size_t nrows);
+/* Rebuild a featurizer from a saved idf vector (copied). 0 or -1. */
+int  feat_load(featurizer *f, int dim, const float *idf);
+/* out[0..dim) = TF-IDF vector of the cleaned text: counts of unigram and
+ * bigram buckets times their idf, scaled to unit L2 norm (all zeros when the
+ * text has no word left after cleaning). */
+void feat_transform(const featurizer *f, const char *title, const char *description, float *out);
+/* The same for text already passed through text_clean. */
+void feat_transform_clean(const featurizer *f, const char *clean, float *out);
+/* Row-major [nrows][dim] matrix for rows[0..nrows) of d (all of d when rows
+ * is NULL). 0, or -1 on a bad row index or no memory. */
+int  feat_transform_rows(const featurizer *f, const mwml_data *d, const size_t *rows,
+                         size_t nrows, float *out);
+void feat_free(featurizer *f);
+
+/* Bucket of a token or of a bigram "a b": FNV-1a 64 of the bytes, mod dim. */
+uint32_t feat_bucket(const char *s, size_t len, int dim);
+
+/* Split the rows of d into train and val: in each class, round(val_frac * n_c)
+ * rows chosen at random (seeded, same on every machine) go to val and the rest
+ * to train. Both index lists come back sorted ascending in malloc'd arrays
+ * (free them). val_frac must be in [0, 1]. 0, or -1 on a bad argument. */
+int stratified_split(const mwml_data *d, double val_frac, uint64_t seed,
+                     size_t **train, size_t *ntrain, size_t **val, size_t *nval);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,80 @@
+/*
+ * mwml.h — the Made With ML tagging dataset: CSV loader and data lookup.
+ *
+ * The files (dataset.csv: 764 rows, holdout.csv: 191 rows) are RFC 4180 CSV
+ * with the header  id,created_on,title,description,tag  and one of four tags
+ * per row. Fields may be quoted; quoted fields may hold commas, doubled
+ * quotes ("") and newlines. Text is UTF-8 and is kept byte for byte.
+ *
+ * Every failure is reported as "path:line: what" in the caller's err buffer
+ * (MWML_ERRLEN bytes is always enough) and a non-zero return; the loader never
+ * aborts, and its memory is bounded by the caps below.
+ */
+#ifndef COLLKIT_MWML_H
+#define COLLKIT_MWML_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { MWML_NTAGS = 4 };
+/* Tag names in alphabetical order; a row's `tag` indexes this array. */
+extern const char *const mwml_tags[MWML_NTAGS];
+
+/* Suggested size of an error buffer: holds the longest message mwml_find writes. */
+enum { MWML_ERRLEN = 2048 };
+
+/* Default caps of mwml_load: one field (a description) and the whole file. */
+#define MWML_MAX_FIELD ((size_t)1 << 20)   /* 1 MiB */
+#define MWML_MAX_FILE  ((size_t)1 << 30)   /* 1 GiB */
+
+typedef struct {
+    char *id, *created_on, *title, *description;
+    int tag;                     /* index into mwml_tags */
+} mwml_row;
+
+/* The rows and all their strings live in one allocation owned by `rows`. */
+typedef struct {
+    mwml_row *rows;
+    size_t n;
+} mwml_data;
+
+/* Parse `path`. The header must be exactly id,created_on,title,description,tag.
+ * Accepted: \n or \r\n line ends, a UTF-8 byte-order mark, a missing final
+ * newline, blank lines between records (skipped). Refused, with the line: NUL
+ * bytes and invalid UTF-8, unterminated quotes, a stray quote in an unquoted
+ * field, text after a closing quote, a bare \r, a record with fewer or more
+ * than 5 fields, an empty id or title, an unknown tag, a wrong or missing
+ * header, a file with no data rows, a field over MWML_MAX_FIELD or a file over
+ * MWML_MAX_FILE. Returns 0 and fills *out, or non-zero with *out empty. */
+int  mwml_load(const char *path, mwml_data *out, char *err, size_t errlen);
+/* The same with explicit caps (bytes); 0 means the default. */
+int  mwml_load_capped(const char *path, size_t max_field, size_t max_file,
+                      mwml_data *out, char *err, size_t errlen);
+void mwml_free(mwml_data *d);
+
+/* Index of a tag name in mwml_tags, -1 if unknown (exact, case-sensitive). */
+int  mwml_tag_index(const char *name);
+/* Per-class row counts: counts[t] = rows with tag t. */
+void mwml_class_counts(const mwml_data *d, size_t counts[MWML_NTAGS]);
+
+/* Find `file` ("dataset.csv" or "holdout.csv"). Order:
+ *   1. explicit_path, when non-NULL (a --data/--holdout flag): used as given;
+ *   2. $COLLKIT_DATA/<file>, when COLLKIT_DATA is set;
+ *   3. <repo>/datasets/madewithml/<file>          (filled by datasets/fetch);
+ *   4. <repo>/../shared/datasets/madewithml/<file>.
+ * <repo> is the source tree this library was built from and, when different,
+ * the tree the running executable sits in (<exe>/../..: build/bin/x -> repo).
+ * Steps 1 and 2 are a user's explicit choice: when they name a file that is
+ * not there, that is an error, never a silent fall-back to other data.
+ * Returns 0 and writes the path found, or non-zero with a message that lists
+ * every place tried and how to get the data. */
+int  mwml_find(const char *explicit_path, const char *file,
+               char *path_out, size_t len, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,349 @@
+/*
+ * tagsynth — a synthetic tagging dataset of any size, in the Made With ML format.
+ *
+ *   tagsynth --rows N --out FILE [--seed S] [--force]
+ *
+ * Why: the real dataset has 764 rows, which is too few to time data-parallel
+ * training at scale or to stress the loader. This writes N rows (millions if
+ * asked) with the same header, the same four tags in the real class
+ * proportions, and text a model can learn: each tag has its own vocabulary,
+ * mixed with words shared by all tags, words borrowed from other tags and
+ * stopwords, so the task is learnable but not trivial.
+ *
+ * The CSV deliberately exercises the parser: titles with commas, descriptions
+ * with "quoted" words (doubled quotes), embedded newlines and a few non-ASCII
+ * words, all written by the RFC 4180 rules (quote a field that holds a comma,
+ * quote or line break; double the quotes inside).
+ *
+ * Safety: an existing FILE is never replaced unless --force is given. The
+ * rows go to a temporary file next to FILE, which is flushed, fsync'ed and
+ * then linked (no --force: fails if FILE appeared meanwhile) or renamed
+ * (--force) into place, so FILE is never seen half-written.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mwml.h"
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Vocabulary of each tag, in mwml_tags order. */
+static const char *const vocab_cv[] = {
+    "image", "images", "detection", "segmentation", "pixel", "camera", "video", "object",
+    "yolo", "convolutional", "cnn", "face", "pose", "depth", "gan", "stylegan", "diffusion",
+    "super-resolution", "opencv", "bounding", "boxes", "tracking", "instance", "semantic",
+    "3d", "point", "cloud", "lidar", "vision", "visual", "photo", "inpainting", "ocr",
+    "resnet", "vit", "keypoints", "optical", "flow", "satellite", "medical",
+};
+static const char *const vocab_mlops[] = {
+    "deployment", "serving", "monitoring", "pipeline", "pipelines", "kubernetes", "docker",
+    "mlflow", "kubeflow", "airflow", "feature", "store", "versioning", "experiment",
+    "tracking", "ci", "cd", "production", "latency", "infrastructure", "orchestration",
+    "registry", "drift", "observability", "scaling", "api", "endpoint", "workflow",
+    "reproducible", "dvc", "ray", "cluster", "batch", "inference", "platform", "metadata",
+    "testing", "continuous", "automation", "ops",
+};
+static const char *const vocab_nlp[] = {
+    "text", "language", "transformer", "bert", "gpt", "token", "tokenizer", "embeddings",
+    "sentiment", "translation", "summarization", "question", "answering", "ner", "entity",
+    "corpus", "word2vec", "attention", "seq2seq", "chatbot", "dialogue", "speech",
+    "sentence", "parsing", "grammar", "spacy", "huggingface", "llm", "prompt", "generation",
+    "classification", "nlp", "lstm", "vocabulary", "document", "retrieval", "semantic",
+    "multilingual", "t5", "roberta",
+};
+static const char *const vocab_other[] = {
+    "graph", "reinforcement", "agent", "reward", "policy", "time", "series", "forecasting",
+    "recommendation", "recommender", "tabular", "anomaly", "clustering", "bayesian",
+    "probabilistic", "causal", "survival", "game", "chess", "robotics", "node", "network",
+    "embedding", "pagerank", "knowledge", "financial", "stock", "trading", "gradient",
+    "boosting", "xgboost", "optimization", "evolutionary", "genetic", "physics",
+    "molecule", "protein", "climate", "audio", "music",
+};
+static const char *const *const vocab[MWML_NTAGS] = { vocab_cv, vocab_mlops, vocab_nlp, vocab_other };
+static const size_t vocab_n[MWML_NTAGS] = {
+    NELEM(vocab_cv), NELEM(vocab_mlops), NELEM(vocab_nlp), NELEM(vocab_other)
+};
+/* Words every tag uses. */
+static const char *const shared[] = {
+    "model", "models", "learning", "deep", "neural", "training", "dataset", "data",
+    "library", "framework", "pytorch", "tensorflow", "python", "implementation", "paper",
+    "tutorial", "benchmark", "open-source", "state-of-the-art", "fast", "simple", "new",
+    "toolkit", "accuracy", "research", "code", "repository", "notebook", "guide", "using",
+    "based", "approach", "method", "results", "collection", "awesome", "efficient",
+};
+static const char *const stop[] = {
+    "the", "a", "an", "of", "for", "with", "and", "to", "in", "on", "is", "that", "this",
+    "we", "our", "it", "from", "by", "your",
+};
+/* A few non-ASCII words so the UTF-8 path is used. */
+static const char *const accented[] = { "naïve", "café", "Zürich", "résumé", "über", "—", "façade" };
+/* Class priors: the share of each tag in the real dataset.csv (285/63/310/106 of 764). */
+static const double prior[MWML_NTAGS] = { 285.0 / 764, 63.0 / 764, 310.0 / 764, 106.0 / 764 };
+
+static uint64_t rng_state;
+static uint64_t next_u64(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+static double uniform(void) { return (double)(next_u64() >> 11) * 0x1.0p-53; }
+static size_t pick(size_t n) { return (size_t)(next_u64() % n); }
+
+/* A growing string for one field. */
+typedef struct { char *s; size_t n, cap; } str;
+static int put(str *b, const char *s, size_t n)
+{
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 256;
+        while (cap < b->n + n + 1) cap *= 2;
+        char *ns = realloc(b->s, cap);
+        if (!ns) return -1;
+        b->s = ns;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->n, s, n);
+    b->n += n;
+    b->s[b->n] = '\0';
+    return 0;
+}
+static int puts_(str *b, const char *s) { return put(b, s, strlen(s)); }
+
+/* One content word for a row of tag t. */
+static const char *word(int t)
+{
+    double u = uniform();
+    if (u < 0.55) return vocab[t][pick(vocab_n[t])];
+    if (u < 0.65) {                        /* borrowed from another tag: keeps it honest */
+        int o = (int)pick(MWML_NTAGS);
+        return vocab[o][pick(vocab_n[o])];
+    }
+    if (u < 0.98) return shared[pick(NELEM(shared))];
+    return accented[pick(NELEM(accented))];
+}
+
+static int make_title(str *b, int t)
+{
+    int n = 2 + (int)pick(5), rc = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        const char *w = word(t);
+        if (i) rc |= puts_(b, uniform() < 0.08 ? ", " : " ");
+        /* Capitalise like a project name. */
+        char first[2] = { w[0] >= 'a' && w[0] <= 'z' ? (char)(w[0] - 32) : w[0], 0 };
+        rc |= puts_(b, first);
+        rc |= puts_(b, w + 1);
+    }
+    if (!rc && uniform() < 0.05) rc |= puts_(b, ": \"Reloaded\"");
+    return rc;
+}
+
+static int make_description(str *b, int t)
+{
+    int n = 8 + (int)pick(23), rc = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        if (i) {
+            double u = uniform();
+            rc |= puts_(b, u < 0.06 ? ", " : u < 0.08 ? ". " : u < 0.09 ? "\n" : " ");
+        }
+        if (uniform() < 0.3) rc |= puts_(b, stop[pick(NELEM(stop))]);
+        else if (uniform() < 0.04) {
+            rc |= puts_(b, "\"");
+            rc |= puts_(b, word(t));
+            rc |= puts_(b, "\"");
+        } else rc |= puts_(b, word(t));
+    }
+    if (!rc) rc |= puts_(b, uniform() < 0.1 ? ".\n" : ".");
+    return rc;
+}
+
+/* RFC 4180: quote when the field holds a comma, quote or line break. */
+static void write_field(FILE *f, const str *b)
+{
+    if (strpbrk(b->s, ",\"\r\n") == NULL) {
+        fwrite(b->s, 1, b->n, f);
+        return;
+    }
+    putc('"', f);
+    for (size_t i = 0; i < b->n; i++) {
+        if (b->s[i] == '"') putc('"', f);
+        putc(b->s[i], f);
+    }
+    putc('"', f);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: tagsynth --rows N --out FILE [--seed S] [--force]\n"
+        "\n"
+        "Writes a synthetic tagging dataset of N rows in the Made With ML CSV format\n"
+        "(header id,created_on,title,description,tag; tags computer-vision, mlops,\n"
+        "natural-language-processing, other in the real class proportions).\n"
+        "\n"
+        "  --rows N     number of data rows, 1 .. 1000000000\n"
+        "  --out FILE   where to write; an existing FILE is refused unless --force\n"
+        "  --seed S     random seed (default 1); the same seed gives the same file\n"
+        "  --force      replace FILE if it exists\n"
+        "  --help       this text\n");
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+    if (!s || !*s || *s == '-' || *s == '+') return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end) return -1;
+    *out = v;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t rows = 0, seed = 1;
+    const char *out = NULL;
+    int force = 0, have_rows = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 0; }
+        if (!strcmp(a, "--force")) { force = 1; continue; }
+        if (!strcmp(a, "--rows") || !strcmp(a, "--out") || !strcmp(a, "--seed")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "tagsynth: %s needs a value\n", a);
+                return 2;
+            }
+            const char *v = argv[++i];
+            if (!strcmp(a, "--out")) { out = v; continue; }
+            uint64_t x;
+            if (parse_u64(v, &x)) {
+                fprintf(stderr, "tagsynth: %s: not a non-negative integer: \"%s\"\n", a, v);
+                return 2;
+            }
+            if (!strcmp(a, "--rows")) { rows = x; have_rows = 1; }
+            else seed = x;
+            continue;
+        }
+        fprintf(stderr, "tagsynth: unknown argument \"%s\" (see --help)\n", a);
+        return 2;
+    }
+    if (!have_rows || !out) {
+        fprintf(stderr, "tagsynth: --rows and --out are required (see --help)\n");
+        return 2;
+    }
+    if (rows < 1 || rows > 1000000000ULL) {
+        fprintf(stderr, "tagsynth: --rows must be between 1 and 1000000000, got %" PRIu64 "\n", rows);
+        return 2;
+    }
+    if (!*out) {
+        fprintf(stderr, "tagsynth: --out: empty file name\n");
+        return 2;
+    }
+    struct stat st;
+    if (lstat(out, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "tagsynth: %s is a directory; give a file name\n", out);
+            return 1;
+        }
+        if (!force) {
+            fprintf(stderr, "tagsynth: %s already exists; not replacing it (use --force to replace)\n", out);
+            return 1;
+        }
+    }
+
+    size_t tl = strlen(out) + 16;
+    char *tmp = malloc(tl);
+    if (!tmp) { fprintf(stderr, "tagsynth: out of memory\n"); return 1; }
+    snprintf(tmp, tl, "%s.tmp.XXXXXX", out);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        fprintf(stderr, "tagsynth: cannot create a temporary file beside %s: %s\n", out, strerror(errno));
+        free(tmp);
+        return 1;
+    }
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        fprintf(stderr, "tagsynth: %s: %s\n", tmp, strerror(errno));
+        close(fd);
+        unlink(tmp);
+        free(tmp);
+        return 1;
+    }
+    setvbuf(f, NULL, _IOFBF, 1 << 20);
+    /* mkstemp makes the file 0600; give it the mode a plain create would. */
+    mode_t um = umask(0);
+    umask(um);
+    fchmod(fd, 0666 & ~um);
+
+    rng_state = seed;
+    uint64_t counts[MWML_NTAGS] = { 0 };
+    str title = { 0 }, desc = { 0 };
+    int rc = 0;
+    const time_t t0 = 1582181000;   /* 2020-02-20, the date of the first real row */
+    fputs("id,created_on,title,description,tag\n", f);
+    for (uint64_t r = 0; r < rows && !rc; r++) {
+        double u = uniform(), acc = 0;
+        int t = MWML_NTAGS - 1;
+        for (int k = 0; k < MWML_NTAGS; k++) {
+            acc += prior[k];
+            if (u < acc) { t = k; break; }
+        }
+        counts[t]++;
+        title.n = desc.n = 0;
+        rc |= make_title(&title, t);
+        rc |= make_description(&desc, t);
+        if (rc) break;
+        time_t when = t0 + (time_t)(r * 97 % 120000000);   /* spread over ~4 years */
+        struct tm tm;
+        gmtime_r(&when, &tm);
+        char date[32];
+        strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S", &tm);
+        fprintf(f, "%" PRIu64 ",%s,", r + 1, date);
+        write_field(f, &title);
+        putc(',', f);
+        write_field(f, &desc);
+        fprintf(f, ",%s\n", mwml_tags[t]);
+    }
+    free(title.s);
+    free(desc.s);
+    if (rc) fprintf(stderr, "tagsynth: out of memory\n");
+    if (!rc && (fflush(f) != 0 || ferror(f) || fsync(fd) != 0)) {
+        fprintf(stderr, "tagsynth: writing %s failed: %s\n", tmp, strerror(errno));
+        rc = 1;
+    }
+    if (fclose(f) != 0 && !rc) {
+        fprintf(stderr, "tagsynth: writing %s failed: %s\n", tmp, strerror(errno));
+        rc = 1;
+    }
+    if (!rc) {
+        if (force) {
+            if (rename(tmp, out) != 0) {
+                fprintf(stderr, "tagsynth: cannot rename %s to %s: %s\n", tmp, out, strerror(errno));
+                rc = 1;
+            }
+        } else if (link(tmp, out) != 0) {
+            /* link() fails instead of replacing: a file created at FILE while
+             * we were writing is kept. */
+            if (errno == EEXIST)
+                fprintf(stderr, "tagsynth: %s appeared while writing; not replacing it (use --force)\n", out);
+            else
+                fprintf(stderr, "tagsynth: cannot create %s: %s\n", out, strerror(errno));
+            rc = 1;
+        }
+    }
+    unlink(tmp);   /* after link(): the name is no longer needed; after a failure: clean up */
+    free(tmp);
+    if (rc) return 1;
+    printf("tagsynth: wrote %" PRIu64 " rows to %s (seed %" PRIu64 "):", rows, out, seed);
+    for (int k = 0; k < MWML_NTAGS; k++) printf(" %s %" PRIu64, mwml_tags[k], counts[k]);
+    printf("\n");
+    return 0;
+}

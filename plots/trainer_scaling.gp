@@ -1,0 +1,27 @@
+# trainer_scaling.gp — data-parallel training throughput of tagtrain against
+# the number of ranks, one line per all-reduce algorithm (trainer.csv, written
+# by scripts/bench_trainer.sh). WEAK scaling: the local batch per rank is fixed.
+#   left:  samples/s (all ranks together); ideal (dashed): p x samples/s at p = 1
+#   right: efficiency = samples/s(p) / (p x samples/s(1)), and the share of
+#          step time spent waiting for the gradient all-reduce
+load 'plots/common.gp'
+set output sprintf('%s/trainer_scaling.%s', dir, fmt)
+f = dir.'/trainer.csv'
+stats f using 3 every ::1::1 nooutput
+s1 = STATS_min
+set multiplot layout 1,2 title 'tagtrain data-parallel scaling (weak: fixed local batch)'
+set xlabel 'ranks p'
+set logscale x 2
+set xtics (1, 2, 4, 8)
+set format x '%g'
+set key inside left top
+set ylabel 'samples/s'
+set yrange [0:*]
+plot for [a in algos] f using (strcol(1) eq a ? $2 : NaN):3 with linespoints pt 7 title a noenhanced, \
+     x * s1 with lines dt 2 lc 'black' title 'ideal'
+set ylabel 'efficiency (solid), comm fraction (dotted)'
+set yrange [0:1.1]
+plot for [a in algos] f using (strcol(1) eq a ? $2 : NaN):4 with linespoints pt 7 title a noenhanced, \
+     for [a in algos] f using (strcol(1) eq a ? $2 : NaN):5 with linespoints pt 6 dt 3 notitle, \
+     1 with lines dt 2 lc 'black' title 'ideal'
+unset multiplot

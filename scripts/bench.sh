@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# bench.sh BUILD — what `make bench` runs.
+#
+#   make bench                 quick sweep (about 5 minutes on 2 cores)
+#   make bench BENCH=full      more iterations, in-place too, p = 1 2 3 4
+#   BENCH_NP="2 4 8" make bench     choose the rank counts
+#
+# Everything goes into ONE new folder, bench-results/<date-time>/, and
+# bench-results/latest points at it; earlier results are never touched.
+#   summary.md              ratios to MPI_Allreduce, the four targets, crossovers
+#   sweep.csv / sweep_pN.json / sweep_pN.txt    collbench results per rank count
+#   pingpong.csv, params.txt                    ping-pong and the fitted alpha, beta, gamma
+#   extrap.csv, scaling.csv                     model to 4096 ranks; speedup/efficiency
+#   trace_ring_pipelined.json                   a Chrome trace (https://ui.perfetto.dev)
+#   *.png, *.svg                                the plots (plots/README.md)
+set -euo pipefail
+BUILD=${1:-build}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+BIN=$BUILD/bin
+[ -x "$BIN/collbench" ] || { echo "bench: $BIN/collbench not found: run make first" >&2; exit 1; }
+
+# Open MPI refuses to run as root unless told; the settings stay in this script.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# The same flags as the tests (cmake/CollkitTest.cmake): more ranks than cores
+# is fine, ranks waiting give the core back, shared memory only.
+MPIRUN=(mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 --mca btl self,vader)
+
+MODE=${BENCH:-quick}
+case "$MODE" in
+  quick) NP=${BENCH_NP:-"2 4"}; OPTS=(-b 8 -e 64M -f 2 -n 10 -w 2 --time-budget 0.25 --place out) ;;
+  full)  NP=${BENCH_NP:-"1 2 3 4"}; OPTS=(-b 8 -e 64M -f 2 -n 50 -w 5 --time-budget 2 --place both) ;;
+  *) echo "bench: BENCH must be quick or full (got '$MODE')" >&2; exit 2 ;;
+esac
+
+STAMP=$(date +%Y%m%d-%H%M%S)
+OUT=bench-results/$STAMP
+n=1
+while [ -e "$OUT" ]; do OUT=bench-results/$STAMP-$n; n=$((n + 1)); done   # never reuse a folder
+mkdir -p "$OUT"
+ln -sfn "$(basename "$OUT")" bench-results/latest
+T0=$(date +%s)
+say() { printf '[bench %4ds] %s\n' $(( $(date +%s) - T0 )) "$*"; }
+say "mode $MODE, ranks: $NP; results in $OUT (bench-results/latest)"
+
+# 1. Ping-pong: alpha, beta, gamma and the memcpy ceiling.
+say "ping-pong between 2 ranks (alpha, beta), local reduce (gamma), memcpy"
+"${MPIRUN[@]}" -np 2 "$BIN/collbench" --pingpong -b 8 -e 64M -f 4 \
+    --csv "$OUT/pingpong.csv" --save-model "$OUT/params.txt" > "$OUT/pingpong.txt"
+grep '^# fit' "$OUT/pingpong.txt" | sed 's/^# /             /'
+
+# 2. The sweep at each rank count: every algorithm in the registry (mpi included).
+first=1
+for p in $NP; do
+  say "sweep p=$p: all algorithms, 8 B .. 64 MB"
+  if ! "${MPIRUN[@]}" -np "$p" "$BIN/collbench" --algo all "${OPTS[@]}" -c 1 --model "$OUT/params.txt" \
+        --csv "$OUT/sweep_p$p.csv" --json "$OUT/sweep_p$p.json" | tee "$OUT/sweep_p$p.txt" |
+        awk '/^# Avg bus bandwidth/ { printf "             %s\n", substr($0, 3); fflush() }'; then
+    say "sweep p=$p reported a failure or wrong results: see $OUT/sweep_p$p.txt"
+  fi
+  [ -s "$OUT/sweep_p$p.csv" ] || continue
+  if [ $first = 1 ]; then cat "$OUT/sweep_p$p.csv"; first=0; else tail -n +2 "$OUT/sweep_p$p.csv"; fi >> "$OUT/sweep.csv"
+done
+
+# 3. A trace of the pipelined ring: the overlap of receive and reduce is visible.
+TP=$(echo $NP | tr ' ' '\n' | sort -n | tail -1); [ "$TP" -lt 2 ] && TP=2
+say "trace: ring_pipelined, 4 MB, p=$TP"
+"${MPIRUN[@]}" -np "$TP" "$BIN/collbench" --algo ring_pipelined -b 4M -e 4M -n 3 -w 1 -c 0 --place out \
+    --model none --trace "$OUT/trace_ring_pipelined.json" > "$OUT/trace_ring_pipelined.txt" ||
+    say "trace failed (see $OUT/trace_ring_pipelined.txt)"
+
+# 4. GPU sweep, where there is a GPU and collbench was built with CUDA
+#    (collbench exits 3 when --device cuda is unavailable).
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q GPU; then
+  ngpu=$(nvidia-smi -L | grep -c GPU)
+  if "${MPIRUN[@]}" -np 2 "$BIN/collbench" --device cuda --algo all -b 8 -e 8 -n 1 -w 0 -c 0 --model none >/dev/null 2>&1; then
+    say "GPU sweep on $ngpu GPU(s)"
+    "${MPIRUN[@]}" -np "$ngpu" "$BIN/collbench" --device cuda --algo all "${OPTS[@]}" -c 1 --model none \
+        --csv "$OUT/sweep_gpu.csv" --json "$OUT/sweep_gpu.json" > "$OUT/sweep_gpu.txt" || say "GPU sweep failed"
+  else
+    say "GPU present but collbench has no CUDA support: GPU sweep skipped"
+  fi
+fi
+
+# 5. The model beyond this machine.
+say "model extrapolation to 4096 ranks"
+"$BIN/collbench" --extrapolate --model "$OUT/params.txt" --csv "$OUT/extrap.csv" > "$OUT/extrap.txt"
+
+# 6. The trainer, when its part of the kit provides a benchmark script.
+if [ -x scripts/bench_trainer.sh ]; then
+  say "trainer scaling (scripts/bench_trainer.sh)"
+  scripts/bench_trainer.sh "$BUILD" "$OUT" || say "trainer benchmark failed"
+fi
+
+# 7. Summary and plots.
+say "summary and plots"
+"$BIN/benchreport" --dir "$OUT" --info "Run $STAMP on $(hostname), $(nproc) cores, mode $MODE, ranks $NP; $(mpirun --version 2>/dev/null | head -1)."
+if command -v gnuplot >/dev/null 2>&1; then
+  PNGTERM=png
+  gnuplot -e 'set terminal' 2>&1 | grep -qw pngcairo && PNGTERM=pngcairo
+  ALGOS=$(tail -n +2 "$OUT/sweep.csv" | cut -d, -f1 | awk '!seen[$0]++' | tr '\n' ' ')
+  XALGOS=$(tail -n +2 "$OUT/extrap.csv" | cut -d, -f1 | awk '!seen[$0]++' | tr '\n' ' ')
+  MEMCPY=$(awk '$1 == "memcpy_gbs" { print $2 }' "$OUT/params.txt")
+  ALPHA=$(awk '$1 == "alpha_us" { print $2 }' "$OUT/params.txt")
+  BETA=$(awk '$1 == "beta_ns_per_byte" { print $2 }' "$OUT/params.txt")
+  plot() {   # plot SCRIPT [extra -e]
+    for fmt in png svg; do
+      gnuplot -e "dir='$OUT'; fmt='$fmt'; pngterm='$PNGTERM'; algos='$ALGOS'; memcpy=$MEMCPY; alpha_us=$ALPHA; beta_ns=$BETA" \
+              ${2:+-e "$2"} "plots/$1.gp" 2>>"$OUT/gnuplot.log" || say "plot $1 failed (see $OUT/gnuplot.log)"
+    done
+  }
+  for p in $NP; do
+    plot busbw "p=$p"; plot latency "p=$p"; plot model "p=$p"
+  done
+  plot pingpong
+  [ "$(echo $NP | wc -w)" -gt 1 ] && plot scaling
+  ALGOS=$XALGOS plot extrapolation
+  # benchreport links only the plots that exist: run it again now they do.
+  "$BIN/benchreport" --dir "$OUT" --info "Run $STAMP on $(hostname), $(nproc) cores, mode $MODE, ranks $NP; $(mpirun --version 2>/dev/null | head -1)."
+else
+  say "gnuplot not found: CSV and summary only (scripts/deps.sh installs gnuplot-nox)"
+fi
+[ -s "$OUT/gnuplot.log" ] || rm -f "$OUT/gnuplot.log"
+
+say "done: $OUT/summary.md"
+sed -n '/^## Performance targets/,/^A missed target/p' "$OUT/summary.md" | grep '^- \|^  ' || true

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# bench_trainer.sh BUILD OUTDIR — trainer scaling for `make bench` (called by scripts/bench.sh).
+#
+# Runs tagtrain on the real data at p = 1, 2, 4 with every host algorithm in the
+# registry (p = 1 runs once: there is no all-reduce to choose) and writes
+#   OUTDIR/trainer.csv              algo,p,samples_per_s,efficiency,comm_fraction
+#   OUTDIR/trainer_scaling.png/.svg samples/s and efficiency against p
+#
+# Efficiency is WEAK scaling: every rank keeps a local batch of LOCAL_BATCH
+# rows (global batch = p x LOCAL_BATCH), so the work per rank per step is fixed
+# and only the all-reduce is added; efficiency = samples/s(p) / (p x samples/s(1)).
+# On a machine with fewer cores than ranks (p = 4 on 2 cores) it measures
+# oversubscription as much as communication. About 60-90 s on 2 cores.
+set -euo pipefail
+BUILD=${1:-build}
+OUT=${2:-bench-results/latest}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+BIN=$BUILD/bin
+[ -x "$BIN/tagtrain" ] || { echo "bench_trainer: $BIN/tagtrain not found: build first" >&2; exit 1; }
+mkdir -p "$OUT"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+MPIRUN=(mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 --mca btl self,vader)
+LOCAL_BATCH=${TRAINER_LOCAL_BATCH:-32}
+EPOCHS=${TRAINER_EPOCHS:-3}
+NPS=${TRAINER_NP:-"2 4"}
+T0=$(date +%s)
+say() { printf '[trainer %4ds] %s\n' $(( $(date +%s) - T0 )) "$*"; }
+
+# One run; prints "samples_per_s comm_fraction" from the JSON-lines summary.
+run() {
+  local p=$1 algo=$2
+  local log="$OUT/trainer_${algo}_p$p.jsonl"
+  "${MPIRUN[@]}" -np "$p" "$BIN/tagtrain" --algo "$algo" --batch $((LOCAL_BATCH * p)) --epochs "$EPOCHS" \
+      --no-save --quiet --log "$log" > "$OUT/trainer_${algo}_p$p.txt" 2>&1 || { echo "NaN NaN"; return; }
+  grep '"type":"summary"' "$log" |
+    sed 's/.*"samples_per_s":\([0-9.e+-]*\),"comm_fraction":\([0-9.e+-]*\).*/\1 \2/'
+}
+
+algos=$("$BIN/tagtrain" --algo list | awk 'NR > 1 && $2 ~ /host/ { print $1 }')
+say "p=1 (no all-reduce), local batch $LOCAL_BATCH, $EPOCHS epochs"
+read -r s1 c1 < <(run 1 ring)
+echo "algo,p,samples_per_s,efficiency,comm_fraction" > "$OUT/trainer.csv"
+for a in $algos; do echo "$a,1,$s1,1.000,$c1" >> "$OUT/trainer.csv"; done
+for p in $NPS; do
+  for a in $algos; do
+    read -r s c < <(run "$p" "$a")
+    eff=$(awk -v s="$s" -v s1="$s1" -v p="$p" 'BEGIN { printf "%.3f", (s1 > 0 ? s / (p * s1) : 0) }')
+    echo "$a,$p,$s,$eff,$c" >> "$OUT/trainer.csv"
+    say "p=$p $a: $s samples/s, efficiency $eff, comm fraction $c"
+  done
+done
+
+if command -v gnuplot > /dev/null; then
+  term=png
+  gnuplot -e "set terminal pngcairo" > /dev/null 2>&1 && term=pngcairo
+  for fmt in png svg; do
+    gnuplot -e "dir='$OUT'; fmt='$fmt'; pngterm='$term'; algos='$(echo $algos)'" plots/trainer_scaling.gp ||
+      say "gnuplot failed for $fmt"
+  done
+fi
+say "wrote $OUT/trainer.csv and trainer_scaling.png/.svg"

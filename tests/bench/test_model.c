@@ -1,0 +1,100 @@
+/*
+ * test_model.c — the benchmark's model arithmetic, without MPI: the cost
+ * table against hand-computed values, the α-β least-squares fit on synthetic
+ * points, the crossover search, and the parameter file round trip.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "model.h"
+
+static int failures;
+#define CHECK(cond, ...) do { if (!(cond)) { failures++; printf("FAIL %s:%d: ", __FILE__, __LINE__); \
+                                              printf(__VA_ARGS__); printf("\n"); } } while (0)
+static int close_to(double a, double b, double rel) { return fabs(a - b) <= rel * fmax(fabs(a), fabs(b)) + 1e-300; }
+
+int main(void)
+{
+    const bm_params m = {.alpha = 1e-6, .beta = 1e-9, .gamma = 0.5e-9, .memcpy_bw = 10e9, .chunk = 1 << 20};
+    const double n = 1 << 20;
+
+    /* Hand-computed costs, p = 4, n = 1 MiB. */
+    CHECK(close_to(bm_predict("ring", &m, 4, n), 6e-6 + 1.5 * n * 1e-9 + 0.75 * n * 0.5e-9, 1e-12), "ring");
+    CHECK(close_to(bm_predict("naive", &m, 4, n), 6 * (1e-6 + n * 1e-9) + 3 * n * 0.5e-9, 1e-12), "naive");
+    /* rd at p = 4: 2 rounds of (α + nβ + nγ); at p = 5 one fold more: 2(α + nβ) + nγ. */
+    double rd4 = 2 * (1e-6 + n * 1e-9 + n * 0.5e-9);
+    CHECK(close_to(bm_predict("rd", &m, 4, n), rd4, 1e-12), "rd p=4");
+    CHECK(close_to(bm_predict("rd", &m, 5, n), rd4 + 2 * (1e-6 + n * 1e-9) + n * 0.5e-9, 1e-12), "rd p=5 fold");
+    CHECK(close_to(bm_predict("rabenseifner", &m, 8, n), 6e-6 + 1.75 * n * 1e-9 + 0.875 * n * 0.5e-9, 1e-12), "rabenseifner");
+    /* tree, p = 4 (d = 2), n = 4 MiB in S = 4 segments of 1 MiB: 5 stages. */
+    double s = 1 << 20, st = 5;
+    CHECK(close_to(bm_predict("tree", &m, 4, 4 * s), 2 * st * (1e-6 + 2 * s * 1e-9) + st * 2 * s * 0.5e-9, 1e-12), "tree");
+    /* ring_pipelined below one chunk per block is exactly the ring. */
+    CHECK(close_to(bm_predict("ring_pipelined", &m, 4, n), bm_predict("ring", &m, 4, n), 1e-12), "ring_pipelined small");
+    /* ... and above it pays nc·α per step but hides min(β, γ) behind max(β, γ). */
+    double big = 64.0 * (1 << 20), blk = big / 4, nc = 16, c = blk / nc;
+    double rp = 3 * (nc * 1e-6 + blk * 1e-9 + c * 0.5e-9) + 3 * (nc * 1e-6 + blk * 1e-9);
+    CHECK(close_to(bm_predict("ring_pipelined", &m, 4, big), rp, 1e-12), "ring_pipelined big");
+    CHECK(close_to(bm_predict("mpi", &m, 4, n), fmin(rd4, fmin(bm_predict("ring", &m, 4, n), bm_predict("rabenseifner", &m, 4, n))), 1e-12), "mpi = best of three");
+    for (int i = 0; i < bm_model_count(); i++)
+        CHECK(bm_predict(bm_model_at(i)->algo, &m, 1, n) == 0, "%s at p = 1 costs nothing", bm_model_at(i)->algo);
+    CHECK(isnan(bm_predict("no-such-algo", &m, 4, n)), "unknown algorithm has no model");
+
+    /* Fit: exact points on a line come back exactly. */
+    double xs[8], ts[8], a, b;
+    for (int i = 0; i < 8; i++) { xs[i] = 8.0 * pow(8, i); ts[i] = 2.5e-6 + xs[i] * 0.2e-9; }
+    CHECK(bm_fit_alpha_beta(xs, ts, 8, &a, &b) == 0, "fit ok");
+    CHECK(close_to(a, 2.5e-6, 1e-9) && close_to(b, 0.2e-9, 1e-9), "fit alpha %g beta %g", a, b);
+    /* Noise of ±5 % stays within a few per cent. */
+    for (int i = 0; i < 8; i++) ts[i] *= (i % 2 ? 1.05 : 0.95);
+    CHECK(bm_fit_alpha_beta(xs, ts, 8, &a, &b) == 0 && fabs(a / 2.5e-6 - 1) < 0.1 && fabs(b / 0.2e-9 - 1) < 0.1,
+          "noisy fit alpha %g beta %g", a, b);
+    /* A falling line would need a negative β: clamped to 0, α the weighted mean. */
+    double x2[2] = {100, 1000}, t2[2] = {2e-6, 1e-6};
+    CHECK(bm_fit_alpha_beta(x2, t2, 2, &a, &b) == 0 && b == 0 && a > 1e-6 && a < 2e-6, "clamped beta: %g %g", a, b);
+    /* One size cannot separate α from β. */
+    double x1[3] = {64, 64, 64}, t1[3] = {1e-6, 1e-6, 1e-6};
+    CHECK(bm_fit_alpha_beta(x1, t1, 3, &a, &b) == -1, "single size rejected");
+    CHECK(bm_fit_alpha_beta(x1, t1, 1, &a, &b) == -1, "single point rejected");
+
+    /* Crossover rd -> ring at p = 8, γ = 0: 3α + 3nβ = 14α + 1.75nβ  =>  n = 8.8 α/β. */
+    bm_params g0 = m;
+    g0.gamma = 0;
+    const char *two[] = {"rd", "ring"};
+    double sz[8];
+    int from[8], to[8], first;
+    int k = bm_crossovers(two, 2, &g0, 8, 8, 1 << 30, 0, sz, from, to, 8, &first);
+    CHECK(k == 1 && first == 0 && from[0] == 0 && to[0] == 1, "one crossover rd -> ring (k = %d, first = %d)", k, first);
+    CHECK(k >= 1 && close_to(sz[0], 8.8e-6 / 1e-9, 1e-6), "crossover at %g, expected 8800", k ? sz[0] : 0);
+    /* With a tolerance, the change comes where ring is 2 % faster: later. */
+    k = bm_crossovers(two, 2, &g0, 8, 8, 1 << 30, 0.02, sz, from, to, 8, &first);
+    CHECK(k == 1 && sz[0] > 8800, "tolerance moves the crossover up (%g)", k ? sz[0] : 0);
+    /* Ties never count as a change. */
+    const char *same[] = {"ring", "ring"};
+    CHECK(bm_crossovers(same, 2, &g0, 8, 8, 1 << 30, 0, sz, from, to, 8, &first) == 0 && first == 0, "tie");
+
+    /* Parameter file round trip, and a clear error on a bad one. */
+    char path[] = "/tmp/collbench_test_params_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0, "mkstemp");
+    if (fd >= 0) {
+        bm_params r;
+        char err[256];
+        CHECK(bm_params_save(path, &m, "test") == 0, "save");
+        CHECK(bm_params_load(path, &r, err, sizeof err) == 0, "load: %s", err);
+        CHECK(close_to(r.alpha, m.alpha, 1e-5) && close_to(r.beta, m.beta, 1e-5) && close_to(r.gamma, m.gamma, 1e-5) &&
+              close_to(r.memcpy_bw, m.memcpy_bw, 1e-5) && r.chunk == m.chunk, "round trip");
+        FILE *f = fopen(path, "w");
+        fprintf(f, "alpha_us 1\nbeta_ns_per_byte x\n");
+        fclose(f);
+        CHECK(bm_params_load(path, &r, err, sizeof err) == -1 && strstr(err, ":2:"), "bad line reported: %s", err);
+        f = fopen(path, "w");
+        fprintf(f, "alpha_us 1\n");
+        fclose(f);
+        CHECK(bm_params_load(path, &r, err, sizeof err) == -1 && strstr(err, "beta"), "missing key reported: %s", err);
+        remove(path);
+    }
+    printf("%s: %d failure(s)\n", failures ? "FAILED" : "ok", failures);
+    return failures != 0;
+}

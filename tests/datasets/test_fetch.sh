@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# datasets/fetch, offline: COLLKIT_FETCH_FROM stands in for the download, so
+# the sha256 checks run for real. Exit 77 (skip) when no copy of the data is
+# at ../shared to copy from.
+#   test_fetch.sh PATH/TO/datasets/fetch
+set -u
+fetch=$1
+src=$(cd "$(dirname "$fetch")/.." && pwd)/../shared/datasets/madewithml
+if [ ! -f "$src/dataset.csv" ] || [ ! -f "$src/holdout.csv" ]; then
+  echo "SKIP: no data at $src"
+  exit 77
+fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/collkit-fetch-XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok()  { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# 1. A good source: both files arrive and match.
+if COLLKIT_FETCH_FROM=$src "$fetch" --dest "$tmp/a" > "$tmp/out" 2>&1; then ok; else bad "fetch from a good copy"; cat "$tmp/out"; fi
+cmp -s "$src/dataset.csv" "$tmp/a/dataset.csv" && cmp -s "$src/holdout.csv" "$tmp/a/holdout.csv" && ok || bad "files copied intact"
+
+# 2. Again: nothing to do.
+if COLLKIT_FETCH_FROM=$src "$fetch" --dest "$tmp/a" > "$tmp/out" 2>&1 && \
+   [ "$(grep -c 'already present, sha256 ok' "$tmp/out")" = 2 ]; then ok; else bad "second run skips"; cat "$tmp/out"; fi
+
+# 3. A corrupted source: refused, the download deleted, no partial file left.
+mkdir -p "$tmp/corrupt"
+cp "$src/dataset.csv" "$src/holdout.csv" "$tmp/corrupt/"
+printf 'x' >> "$tmp/corrupt/holdout.csv"
+if COLLKIT_FETCH_FROM=$tmp/corrupt "$fetch" --dest "$tmp/b" > "$tmp/out" 2>&1; then
+  bad "corrupted holdout.csv accepted"
+else
+  grep -q 'holdout.csv: sha256 mismatch' "$tmp/out" && ok || { bad "mismatch message"; cat "$tmp/out"; }
+fi
+[ ! -e "$tmp/b/holdout.csv" ] && ok || bad "mismatched download removed"
+[ -z "$(ls -A "$tmp/b" | grep part)" ] && ok || bad "no partial files left"
+cmp -s "$src/dataset.csv" "$tmp/b/dataset.csv" && ok || bad "the good file still arrived"
+
+# 4. A file the user already has with other content is never touched.
+printf 'my own edits\n' > "$tmp/b/holdout.csv"
+if COLLKIT_FETCH_FROM=$src "$fetch" --dest "$tmp/b" > "$tmp/out" 2>&1; then
+  bad "existing different file overwritten or accepted"
+else
+  grep -q 'leaving it untouched' "$tmp/out" && ok || { bad "untouched message"; cat "$tmp/out"; }
+fi
+[ "$(cat "$tmp/b/holdout.csv")" = "my own edits" ] && ok || bad "user's file kept"
+
+# 5. Bad arguments.
+"$fetch" --bogus > /dev/null 2>&1; [ $? = 2 ] && ok || bad "unknown argument exits 2"
+COLLKIT_FETCH_FROM=$tmp/nowhere "$fetch" --dest "$tmp/c" > "$tmp/out" 2>&1 && bad "missing source folder accepted" || ok
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

@@ -1,0 +1,95 @@
+/*
+ * test_allreduce_args — ck_allreduce refuses bad calls with a status and a
+ * message instead of crashing or hanging:
+ *   on every rank: avg on integers, unknown dtype/op, no algorithm, NULL
+ *   buffers (and count 0 with NULL buffers is fine);
+ *   with 2+ ranks: count, dtype, op or algorithm differing across ranks gives
+ *   CK_ERR_MISMATCH on ALL ranks, and a rank that rejects its own arguments
+ *   makes the others fail too rather than wait for it.
+ * After all that the communicator still works.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "collcheck.h"
+
+static int passed, failed, rank;
+
+#define CHECK(cond, ...)                                                   \
+    do {                                                                   \
+        if (cond) passed++;                                                \
+        else {                                                             \
+            failed++;                                                      \
+            printf("FAIL rank %d %s:%d: ", rank, __FILE__, __LINE__);      \
+            printf(__VA_ARGS__);                                           \
+            printf("\n");                                                  \
+        }                                                                  \
+    } while (0)
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int p;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    ck_comm *comm;
+    if (ck_comm_create(MPI_COMM_WORLD, CK_MEM_HOST, &comm) != CK_SUCCESS) {
+        printf("cannot create a communicator\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    ck_comm_config(comm)->timeout_s = 20;   /* a hang would fail the test, not block it */
+    const ck_algo *ring = ck_algo_find("ring"), *naive = ck_algo_find("naive");
+    float fs[64], fr[64];
+    int32_t is[64], ir[64];
+    cc_fill(fs, 64, CK_F32, CK_SUM, rank, p);
+    cc_fill(is, 64, CK_I32, CK_SUM, rank, p);
+
+    /* ---- the same bad call on every rank */
+    int rc = ck_allreduce(comm, ring, is, ir, 64, CK_I32, CK_AVG);
+    CHECK(rc == CK_ERR_INVALID_ARG && strstr(ck_comm_errmsg(comm), "avg"), "avg on i32: rc %d '%s'", rc,
+          ck_comm_errmsg(comm));
+    rc = ck_allreduce(comm, ring, fs, fr, 64, (ck_dtype)17, CK_SUM);
+    CHECK(rc == CK_ERR_INVALID_ARG && strstr(ck_comm_errmsg(comm), "dtype"), "unknown dtype: rc %d '%s'", rc,
+          ck_comm_errmsg(comm));
+    rc = ck_allreduce(comm, ring, fs, fr, 64, CK_F32, (ck_op)9);
+    CHECK(rc == CK_ERR_INVALID_ARG && strstr(ck_comm_errmsg(comm), "op"), "unknown op: rc %d", rc);
+    rc = ck_allreduce(comm, NULL, fs, fr, 64, CK_F32, CK_SUM);
+    CHECK(rc == CK_ERR_INVALID_ARG, "no algorithm: rc %d", rc);
+    rc = ck_allreduce(comm, ring, fs, NULL, 64, CK_F32, CK_SUM);
+    CHECK(rc == CK_ERR_INVALID_ARG && strstr(ck_comm_errmsg(comm), "null"), "NULL recvbuf: rc %d '%s'", rc,
+          ck_comm_errmsg(comm));
+    rc = ck_allreduce(comm, ring, NULL, NULL, 0, CK_F32, CK_SUM);
+    CHECK(rc == CK_SUCCESS, "count 0 with NULL buffers: rc %d", rc);
+    CHECK(ck_allreduce(NULL, ring, fs, fr, 64, CK_F32, CK_SUM) == CK_ERR_INVALID_ARG, "NULL communicator");
+
+    /* ---- arguments that differ across ranks */
+    if (p > 1) {
+        rc = ck_allreduce(comm, ring, fs, fr, rank == 1 ? 11 : 10, CK_F32, CK_SUM);
+        CHECK(rc == CK_ERR_MISMATCH && strstr(ck_comm_errmsg(comm), "count differs"),
+              "count differs: rc %d '%s'", rc, ck_comm_errmsg(comm));
+        rc = ck_allreduce(comm, ring, fs, fr, 16, rank == 1 ? CK_I32 : CK_F32, CK_SUM);
+        CHECK(rc == CK_ERR_MISMATCH && strstr(ck_comm_errmsg(comm), "dtype differs"), "dtype differs: rc %d", rc);
+        rc = ck_allreduce(comm, ring, fs, fr, 16, CK_F32, rank == 1 ? CK_MAX : CK_SUM);
+        CHECK(rc == CK_ERR_MISMATCH && strstr(ck_comm_errmsg(comm), "op differs"), "op differs: rc %d", rc);
+        rc = ck_allreduce(comm, rank == 1 ? naive : ring, fs, fr, 16, CK_F32, CK_SUM);
+        CHECK(rc == CK_ERR_MISMATCH && strstr(ck_comm_errmsg(comm), "algorithm differs"), "algo differs: rc %d", rc);
+        /* Only rank 1 asks for avg on integers: it says why, the others that it refused. */
+        rc = ck_allreduce(comm, ring, is, ir, 16, CK_I32, rank == 1 ? CK_AVG : CK_SUM);
+        if (rank == 1) CHECK(rc == CK_ERR_INVALID_ARG, "rank 1 rejects avg on i32: rc %d", rc);
+        else CHECK(rc == CK_ERR_MISMATCH && strstr(ck_comm_errmsg(comm), "another rank"),
+                   "the others hear of it: rc %d '%s'", rc, ck_comm_errmsg(comm));
+    }
+
+    /* ---- and the communicator still works */
+    rc = ck_allreduce(comm, ring, fs, fr, 64, CK_F32, CK_SUM);
+    CHECK(rc == CK_SUCCESS && cc_count_wrong(fr, 64, CK_F32, CK_SUM, p) == 0, "a good call afterwards: rc %d", rc);
+    rc = ck_allreduce(comm, naive, CK_IN_PLACE, is, 64, CK_I32, CK_SUM);
+    CHECK(rc == CK_SUCCESS && cc_count_wrong(is, 64, CK_I32, CK_SUM, p) == 0, "in place afterwards: rc %d", rc);
+
+    int mine[2] = {passed, failed}, tot[2];
+    MPI_Reduce(mine, tot, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Bcast(tot, 2, MPI_INT, 0, MPI_COMM_WORLD);
+    if (rank == 0) printf("%d passed, %d failed\n", tot[0], tot[1]);
+    ck_comm_destroy(comm);
+    MPI_Finalize();
+    return tot[1] ? 1 : 0;
+}

@@ -1,0 +1,88 @@
+/*
+ * eval.c — evaluation and metric reports.
+ */
+#include <string.h>
+#include "eval.h"
+
+void eval_model(mlp *m, const float *X, const int *y, size_t n, int dim, metrics *out)
+{
+    memset(out, 0, sizeof *out);
+    double loss = 0.0;
+    for (size_t s = 0; s < n; s += (size_t)m->max_batch) {
+        int b = (int)(n - s < (size_t)m->max_batch ? n - s : (size_t)m->max_batch);
+        loss += mlp_forward(m, X + s * (size_t)dim, y + s, b, 0, NULL);
+        for (int r = 0; r < b; r++) {
+            const float *pr = m->probs + (size_t)r * MLP_CLASSES;
+            int best = 0;
+            for (int j = 1; j < MLP_CLASSES; j++) if (pr[j] > pr[best]) best = j;
+            out->confusion[y[s + r]][best]++;
+        }
+    }
+    out->n = (long)n;
+    out->loss = n ? loss / (double)n : 0.0;
+    metrics_finish(out);
+}
+
+void metrics_finish(metrics *mt)
+{
+    long correct = 0;
+    mt->w_precision = mt->w_recall = mt->w_f1 = 0.0;
+    for (int c = 0; c < MLP_CLASSES; c++) {
+        long tp = mt->confusion[c][c], pred = 0, sup = 0;
+        for (int k = 0; k < MLP_CLASSES; k++) { pred += mt->confusion[k][c]; sup += mt->confusion[c][k]; }
+        correct += tp;
+        /* A class never predicted (or never present) scores 0, as scikit-learn's zero_division=0. */
+        mt->precision[c] = pred ? (double)tp / pred : 0.0;
+        mt->recall[c] = sup ? (double)tp / sup : 0.0;
+        double ps = mt->precision[c] + mt->recall[c];
+        mt->f1[c] = ps > 0 ? 2.0 * mt->precision[c] * mt->recall[c] / ps : 0.0;
+        mt->support[c] = sup;
+        if (mt->n) {
+            double w = (double)sup / (double)mt->n;
+            mt->w_precision += w * mt->precision[c];
+            mt->w_recall += w * mt->recall[c];
+            mt->w_f1 += w * mt->f1[c];
+        }
+    }
+    mt->accuracy = mt->n ? (double)correct / (double)mt->n : 0.0;
+}
+
+void metrics_print(FILE *f, const metrics *mt, const char *const names[MLP_CLASSES])
+{
+    fprintf(f, "%-28s %9s %9s %9s %8s\n", "class", "precision", "recall", "f1", "support");
+    for (int c = 0; c < MLP_CLASSES; c++)
+        fprintf(f, "%-28s %9.4f %9.4f %9.4f %8ld\n", names[c], mt->precision[c], mt->recall[c], mt->f1[c],
+                mt->support[c]);
+    fprintf(f, "%-28s %9.4f %9.4f %9.4f %8ld\n", "weighted avg", mt->w_precision, mt->w_recall, mt->w_f1, mt->n);
+    fprintf(f, "accuracy %.4f   loss %.4f\n", mt->accuracy, mt->loss);
+    fprintf(f, "confusion matrix (rows: true, columns: predicted)\n%-28s", "");
+    for (int c = 0; c < MLP_CLASSES; c++) fprintf(f, " %6.6s", names[c]);
+    fprintf(f, "\n");
+    for (int c = 0; c < MLP_CLASSES; c++) {
+        fprintf(f, "%-28s", names[c]);
+        for (int k = 0; k < MLP_CLASSES; k++) fprintf(f, " %6ld", mt->confusion[c][k]);
+        fprintf(f, "\n");
+    }
+}
+
+int metrics_write_json(FILE *f, const metrics *mt, const char *const names[MLP_CLASSES])
+{
+    fprintf(f, "{\n  \"n\": %ld,\n  \"loss\": %.6f,\n  \"accuracy\": %.6f,\n", mt->n, mt->loss, mt->accuracy);
+    fprintf(f, "  \"weighted\": {\"precision\": %.6f, \"recall\": %.6f, \"f1\": %.6f},\n",
+            mt->w_precision, mt->w_recall, mt->w_f1);
+    fprintf(f, "  \"per_class\": {\n");
+    for (int c = 0; c < MLP_CLASSES; c++)
+        fprintf(f, "    \"%s\": {\"precision\": %.6f, \"recall\": %.6f, \"f1\": %.6f, \"support\": %ld}%s\n",
+                names[c], mt->precision[c], mt->recall[c], mt->f1[c], mt->support[c],
+                c + 1 < MLP_CLASSES ? "," : "");
+    fprintf(f, "  },\n  \"labels\": [");
+    for (int c = 0; c < MLP_CLASSES; c++) fprintf(f, "\"%s\"%s", names[c], c + 1 < MLP_CLASSES ? ", " : "");
+    fprintf(f, "],\n  \"confusion\": [");
+    for (int c = 0; c < MLP_CLASSES; c++) {
+        fprintf(f, "[");
+        for (int k = 0; k < MLP_CLASSES; k++) fprintf(f, "%ld%s", mt->confusion[c][k], k + 1 < MLP_CLASSES ? ", " : "");
+        fprintf(f, "]%s", c + 1 < MLP_CLASSES ? ", " : "");
+    }
+    fprintf(f, "]\n}\n");
+    return ferror(f) ? -1 : 0;
+}

@@ -1,0 +1,292 @@
+/*
+ * model.c — MLP layers (forward/backward pairs over flat arrays) on cblas_sgemm.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cblas.h>
+#include "model.h"
+
+int mlp_parse_hidden(const char *s, mlp_config *cfg, char *err, size_t errlen)
+{
+    int n = 0;
+    const char *p = s;
+    if (!s || !*s) { snprintf(err, errlen, "--hidden: empty list (want e.g. 256,128)"); return -1; }
+    while (*p) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 1 || v > 65536 || (*end && *end != ',')) {
+            snprintf(err, errlen, "--hidden '%s': want comma-separated widths in 1..65536, e.g. 256,128", s);
+            return -1;
+        }
+        if (n == MLP_MAX_HIDDEN) {
+            snprintf(err, errlen, "--hidden '%s': at most %d hidden layers", s, MLP_MAX_HIDDEN);
+            return -1;
+        }
+        cfg->hidden[n++] = (int)v;
+        p = *end ? end + 1 : end;
+        if (*end && !*p) { snprintf(err, errlen, "--hidden '%s': trailing comma", s); return -1; }
+    }
+    cfg->nhidden = n;
+    return 0;
+}
+
+static void *alloc_floats(size_t n)
+{
+    void *p = NULL;
+    size_t bytes = ((n ? n : 1) * sizeof(float) + 63) / 64 * 64;
+    if (posix_memalign(&p, 64, bytes)) return NULL;
+    memset(p, 0, bytes);
+    return p;
+}
+
+int mlp_create(mlp *m, const mlp_config *cfg, int max_batch)
+{
+    memset(m, 0, sizeof *m);
+    m->cfg = *cfg;
+    m->nlayers = cfg->nhidden + 1;
+    m->max_batch = max_batch < 1 ? 1 : max_batch;
+    size_t off = 0;
+    int widest = MLP_CLASSES;
+    for (int i = 0; i < m->nlayers; i++) {
+        m->in[i] = i == 0 ? cfg->in_dim : cfg->hidden[i - 1];
+        m->out[i] = i == cfg->nhidden ? MLP_CLASSES : cfg->hidden[i];
+        m->w_off[i] = off; off += (size_t)m->in[i] * m->out[i];
+        m->b_off[i] = off; off += (size_t)m->out[i];
+        if (m->in[i] > widest) widest = m->in[i];
+    }
+    m->nparams = off;
+    m->params = alloc_floats(off);
+    m->grads = alloc_floats(off);
+    int ok = m->params && m->grads;
+    size_t B = (size_t)m->max_batch;
+    for (int i = 0; i < m->nlayers && ok; i++) {
+        m->pre[i] = alloc_floats(B * m->out[i]);
+        ok = ok && m->pre[i];
+        if (i < cfg->nhidden) {
+            m->act[i + 1] = alloc_floats(B * m->out[i]);
+            m->mask[i] = alloc_floats(B * m->out[i]);
+            ok = ok && m->act[i + 1] && m->mask[i];
+        }
+    }
+    m->probs = alloc_floats(B * MLP_CLASSES);
+    m->dbuf[0] = alloc_floats(B * widest);
+    m->dbuf[1] = alloc_floats(B * widest);
+    ok = ok && m->probs && m->dbuf[0] && m->dbuf[1];
+    if (!ok) { mlp_free(m); return -1; }
+    return 0;
+}
+
+void mlp_free(mlp *m)
+{
+    free(m->params);
+    free(m->grads);
+    for (int i = 0; i < MLP_MAX_HIDDEN + 1; i++) {
+        free(m->pre[i]);
+        if (i >= 1) free(m->act[i]);
+        if (i < MLP_MAX_HIDDEN) free(m->mask[i]);
+    }
+    free(m->probs);
+    free(m->dbuf[0]);
+    free(m->dbuf[1]);
+    memset(m, 0, sizeof *m);
+}
+
+void mlp_init_params(mlp *m, uint64_t seed)
+{
+    rng_t r = rng_stream(seed, RNG_INIT, 0, 0);
+    for (int i = 0; i < m->nlayers; i++) {
+        float *W = m->params + m->w_off[i];
+        size_t n = (size_t)m->in[i] * m->out[i];
+        if (i < m->nlayers - 1) {
+            /* He: keeps the variance of ReLU activations constant through depth. */
+            float sd = sqrtf(2.0f / (float)m->in[i]);
+            for (size_t k = 0; k < n; k++) W[k] = sd * rng_normal(&r);
+        } else {
+            float a = sqrtf(6.0f / (float)(m->in[i] + m->out[i]));
+            for (size_t k = 0; k < n; k++) W[k] = a * (2.0f * rng_uniform(&r) - 1.0f);
+        }
+        memset(m->params + m->b_off[i], 0, (size_t)m->out[i] * sizeof(float));
+    }
+}
+
+void mlp_zero_grads(mlp *m) { memset(m->grads, 0, m->nparams * sizeof(float)); }
+
+/* ------------------------------------------------------------ layers */
+
+void linear_forward(float *out, const float *inp, const float *W, const float *bias, int b, int in, int out_dim)
+{
+    if (b <= 0) return;
+    for (int r = 0; r < b; r++) memcpy(out + (size_t)r * out_dim, bias, (size_t)out_dim * sizeof(float));
+    /* out[b x out] += inp[b x in] . W[in x out] */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, b, out_dim, in,
+                1.0f, inp, in, W, out_dim, 1.0f, out, out_dim);
+}
+
+void linear_backward(float *dinp, float *dW, float *dbias, const float *dout, const float *inp,
+                     const float *W, int b, int in, int out_dim)
+{
+    if (b <= 0) return;
+    /* dW[in x out] += inp^T . dout (beta 1: gradient accumulation over micro-batches) */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, in, out_dim, b,
+                1.0f, inp, in, dout, out_dim, 1.0f, dW, out_dim);
+    for (int r = 0; r < b; r++) {
+        const float *d = dout + (size_t)r * out_dim;
+        for (int j = 0; j < out_dim; j++) dbias[j] += d[j];
+    }
+    /* dinp[b x in] = dout . W^T */
+    if (dinp)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, b, in, out_dim,
+                    1.0f, dout, out_dim, W, out_dim, 0.0f, dinp, in);
+}
+
+void relu_dropout_forward(float *out, float *mask, const float *z, size_t n, float p, int train, rng_t *rng)
+{
+    if (!train || p <= 0.0f) {
+        for (size_t k = 0; k < n; k++) { out[k] = z[k] > 0.0f ? z[k] : 0.0f; mask[k] = 1.0f; }
+        return;
+    }
+    /* Inverted dropout: scale the kept units at training time so evaluation needs no rescaling. */
+    const float keep_scale = 1.0f / (1.0f - p);
+    for (size_t k = 0; k < n; k++) {
+        mask[k] = rng_uniform(rng) < p ? 0.0f : keep_scale;
+        out[k] = (z[k] > 0.0f ? z[k] : 0.0f) * mask[k];
+    }
+}
+
+void relu_dropout_backward(float *dz, const float *dout, const float *mask, const float *z, size_t n)
+{
+    for (size_t k = 0; k < n; k++) dz[k] = z[k] > 0.0f ? dout[k] * mask[k] : 0.0f;
+}
+
+double softmax_xent_forward(float *probs, const float *logits, const int *labels, int b, int c)
+{
+    double loss = 0.0;
+    for (int r = 0; r < b; r++) {
+        const float *l = logits + (size_t)r * c;
+        float *pr = probs + (size_t)r * c;
+        float mx = l[0];
+        for (int j = 1; j < c; j++) mx = l[j] > mx ? l[j] : mx;
+        double sum = 0.0;   /* subtracting the max keeps exp() finite for any logits */
+        for (int j = 0; j < c; j++) { pr[j] = expf(l[j] - mx); sum += pr[j]; }
+        for (int j = 0; j < c; j++) pr[j] = (float)(pr[j] / sum);
+        if (labels) loss += -(double)(l[labels[r]] - mx) + log(sum);   /* log-sum-exp form: no log(0) */
+    }
+    return loss;
+}
+
+void softmax_xent_backward(float *dlogits, const float *probs, const int *labels, int b, int c)
+{
+    for (int r = 0; r < b; r++)
+        for (int j = 0; j < c; j++)
+            dlogits[(size_t)r * c + j] = probs[(size_t)r * c + j] - (j == labels[r] ? 1.0f : 0.0f);
+}
+
+/* ------------------------------------------------------------ whole model */
+
+/* TF-IDF rows are mostly zeros (tens of words out of thousands of buckets).
+ * When the batch is sparse enough, the input layer walks the non-zeros
+ * instead of multiplying zeros: forward z[r] = b + sum_k x[r,k] W[k,:], backward
+ * dW[k,:] += x[r,k] dz[r,:] for the non-zero k only. Same sums, far fewer flops. */
+static int input_is_sparse(const float *x, size_t n)
+{
+    size_t nnz = 0, limit = n / 8;
+    for (size_t i = 0; i < n; i++) nnz += x[i] != 0.0f;
+    return nnz <= limit;
+}
+
+static void sparse_linear_forward(float *out, const float *inp, const float *W, const float *bias, int b, int in, int out_dim)
+{
+    for (int r = 0; r < b; r++) {
+        float *o = out + (size_t)r * out_dim;
+        const float *x = inp + (size_t)r * in;
+        memcpy(o, bias, (size_t)out_dim * sizeof(float));
+        for (int k = 0; k < in; k++) {
+            if (x[k] == 0.0f) continue;
+            const float xv = x[k], *w = W + (size_t)k * out_dim;
+            for (int j = 0; j < out_dim; j++) o[j] += xv * w[j];
+        }
+    }
+}
+
+static void sparse_wgrad(float *dW, const float *dout, const float *inp, int b, int in, int out_dim)
+{
+    for (int r = 0; r < b; r++) {
+        const float *x = inp + (size_t)r * in, *d = dout + (size_t)r * out_dim;
+        for (int k = 0; k < in; k++) {
+            if (x[k] == 0.0f) continue;
+            const float xv = x[k];
+            float *g = dW + (size_t)k * out_dim;
+            for (int j = 0; j < out_dim; j++) g[j] += xv * d[j];
+        }
+    }
+}
+
+double mlp_forward(mlp *m, const float *x, const int *labels, int b, int train, rng_t *rng)
+{
+    m->act[0] = (float *)x;
+    m->sparse_in = b > 0 && input_is_sparse(x, (size_t)b * m->in[0]);
+    const int L = m->cfg.nhidden;
+    for (int i = 0; i <= L; i++) {
+        if (i == 0 && m->sparse_in)
+            sparse_linear_forward(m->pre[0], x, m->params + m->w_off[0], m->params + m->b_off[0], b, m->in[0], m->out[0]);
+        else
+            linear_forward(m->pre[i], m->act[i], m->params + m->w_off[i], m->params + m->b_off[i],
+                           b, m->in[i], m->out[i]);
+        if (i < L)
+            relu_dropout_forward(m->act[i + 1], m->mask[i], m->pre[i], (size_t)b * m->out[i],
+                                 m->cfg.dropout, train, rng);
+    }
+    return softmax_xent_forward(m->probs, m->pre[L], labels, b, MLP_CLASSES);
+}
+
+/* dW[k0:k1, :] += inp[:, k0:k1]^T . dout : one row block of a weight gradient. */
+static void wgrad_rows(float *dW, const float *dout, const float *inp, int b, int in, int out_dim, int k0, int k1)
+{
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, k1 - k0, out_dim, b,
+                1.0f, inp + k0, in, dout, out_dim, 1.0f, dW + (size_t)k0 * out_dim, out_dim);
+}
+
+void mlp_backward(mlp *m, const int *labels, int b, mlp_ready_fn ready, void *ctx, size_t chunk)
+{
+    const int L = m->cfg.nhidden;
+    int cur = 0;
+    softmax_xent_backward(m->dbuf[cur], m->probs, labels, b, MLP_CLASSES);
+    for (int i = L; i >= 0; i--) {
+        float *dinp = i > 0 ? m->dbuf[1 - cur] : NULL;   /* the input x needs no gradient */
+        const float *dout = m->dbuf[cur], *W = m->params + m->w_off[i];
+        float *dW = m->grads + m->w_off[i], *db = m->grads + m->b_off[i];
+        const int in = m->in[i], out = m->out[i];
+        if (i == 0 && m->sparse_in) {
+            for (int r = 0; r < b; r++)
+                for (int j = 0; j < out; j++) db[j] += dout[(size_t)r * out + j];
+            if (ready) ready(m->b_off[0], ctx);
+            sparse_wgrad(dW, dout, m->act[0], b, in, out);
+            if (ready) ready(m->w_off[0], ctx);
+        } else if (!ready) {
+            linear_backward(dinp, dW, db, dout, m->act[i], W, b, in, out);
+        } else {
+            /* The same arithmetic as linear_backward, reordered so the buffer
+             * is released from the end: bias, then weight rows last to first. */
+            if (b > 0)
+                for (int r = 0; r < b; r++)
+                    for (int j = 0; j < out; j++) db[j] += dout[(size_t)r * out + j];
+            ready(m->b_off[i], ctx);
+            int rows = chunk ? (int)(chunk / (size_t)out) : in;
+            if (rows < 1) rows = 1;
+            for (int k1 = in; k1 > 0; k1 -= rows) {
+                int k0 = k1 - rows > 0 ? k1 - rows : 0;
+                if (b > 0) wgrad_rows(dW, dout, m->act[i], b, in, out, k0, k1);
+                ready(m->w_off[i] + (size_t)k0 * out, ctx);
+            }
+            if (dinp && b > 0)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, b, in, out,
+                            1.0f, dout, out, W, out, 0.0f, dinp, in);
+        }
+        if (i > 0) {
+            relu_dropout_backward(dinp, dinp, m->mask[i - 1], m->pre[i - 1], (size_t)b * m->in[i]);
+            cur = 1 - cur;
+        }
+    }
+}

@@ -1,0 +1,85 @@
+/*
+ * tagpredict — tag a project from a tagtrain checkpoint.
+ *
+ *   build/bin/tagpredict --title "..." --description "..."
+ *   build/bin/tagpredict --checkpoint runs/latest/best.ckpt --title "..." [--json]
+ *
+ * The checkpoint carries the featurizer (dim + idf) and the model shape, so
+ * the text goes through exactly the preprocessing and features the model was
+ * trained on. No MPI: prediction is one forward pass.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "mwml.h"
+#include "features.h"
+#include "model.h"
+#include "ckpt.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+"usage: tagpredict [--checkpoint FILE] --title TEXT [--description TEXT] [--json]\n"
+"Print the predicted tag and the probability of each of the 4 tags.\n"
+"  --checkpoint FILE   a tagtrain checkpoint (default runs/latest/best.ckpt)\n"
+"  --title TEXT        project title (required)\n"
+"  --description TEXT  project description (default empty)\n"
+"  --json              one JSON object instead of the table\n");
+}
+
+int main(int argc, char **argv)
+{
+    const char *path = "runs/latest/best.ckpt", *title = NULL, *desc = "";
+    int json = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 0; }
+        if (!strcmp(a, "--json")) { json = 1; continue; }
+        if (!strcmp(a, "--checkpoint") || !strcmp(a, "--title") || !strcmp(a, "--description")) {
+            if (i + 1 >= argc) { fprintf(stderr, "tagpredict: %s needs a value\n", a); return 2; }
+            const char *v = argv[++i];
+            if (!strcmp(a, "--checkpoint")) path = v;
+            else if (!strcmp(a, "--title")) title = v;
+            else desc = v;
+            continue;
+        }
+        fprintf(stderr, "tagpredict: unknown argument '%s'\n", a);
+        usage(stderr);
+        return 2;
+    }
+    if (!title) { fprintf(stderr, "tagpredict: --title is required\n"); usage(stderr); return 2; }
+
+    char err[1024];
+    checkpoint ck;
+    if (ckpt_load(path, &ck, err, sizeof err)) {
+        fprintf(stderr, "tagpredict: %s\n", err);
+        if (ckpt_probe(path) == 0) fprintf(stderr, "tagpredict: train a model first: mpirun -np 2 build/bin/tagtrain\n");
+        return 1;
+    }
+    featurizer f = {0};
+    mlp m;
+    float *x = malloc((size_t)ck.cfg.feat_dim * sizeof(float));
+    if (!x || feat_load(&f, ck.cfg.feat_dim, ck.idf) || mlp_create(&m, &ck.cfg.model, 1)) {
+        fprintf(stderr, "tagpredict: out of memory\n");
+        return 1;
+    }
+    memcpy(m.params, ck.params, m.nparams * sizeof(float));
+    feat_transform(&f, title, desc, x);
+    mlp_forward(&m, x, NULL, 1, 0, NULL);
+    int best = 0;
+    for (int j = 1; j < MLP_CLASSES; j++) if (m.probs[j] > m.probs[best]) best = j;
+    if (json) {
+        printf("{\"tag\": \"%s\", \"probabilities\": {", mwml_tags[best]);
+        for (int j = 0; j < MLP_CLASSES; j++)
+            printf("\"%s\": %.6f%s", mwml_tags[j], m.probs[j], j + 1 < MLP_CLASSES ? ", " : "");
+        printf("}}\n");
+    } else {
+        printf("tag: %s\n", mwml_tags[best]);
+        for (int j = 0; j < MLP_CLASSES; j++) printf("  %-28s %.4f\n", mwml_tags[j], m.probs[j]);
+    }
+    mlp_free(&m);
+    feat_free(&f);
+    free(x);
+    ckpt_free(&ck);
+    return 0;
+}

@@ -162,17 +162,12 @@ static int rp_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
     return CK_SUCCESS;
 }
 
-/* Chunking does not change the bytes: those of the plain ring, rank r sending
- * every block but (r+1) in reduce-scatter and every block but (r+2) in
- * all-gather. */
+/* Chunking does not change the bytes: exactly those of the plain ring. */
+extern const ck_algo ck_algo_ring;
+
 static uint64_t rp_bytes(int p, int r, size_t count, size_t es, const ck_config *cfg)
 {
-    (void)cfg;
-    if (p == 1) return 0;
-    size_t off, l1, l2;
-    ck_block(count, p, (r + 1) % p, &off, &l1);
-    ck_block(count, p, (r + 2) % p, &off, &l2);
-    return (uint64_t)(2 * count - l1 - l2) * es;
+    return ck_algo_ring.bytes_sent(p, r, count, es, cfg);
 }
 
 const ck_algo ck_algo_ring_pipelined = {

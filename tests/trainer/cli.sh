@@ -16,6 +16,15 @@ train() { np=$1; shift; $MPIRUN -np "$np" "$BIN/tagtrain" "$@"; }
 # Argument errors happen before any communication: a singleton run (no mpirun) is enough and much faster.
 train1() { "$BIN/tagtrain" "$@"; }
 
+# Every test but `args` trains on the real data: without it, skip (CTest's
+# SKIP_RETURN_CODE 77) and say where it was looked for.
+if [ "$TEST" != args ] && [ -z "${COLLKIT_DATA:-}" ] && [ -n "${COLLKIT_SOURCE_DIR:-}" ] &&
+   [ ! -f "$COLLKIT_SOURCE_DIR/datasets/madewithml/dataset.csv" ] &&
+   [ ! -f "$COLLKIT_SOURCE_DIR/../shared/datasets/madewithml/dataset.csv" ]; then
+  echo "SKIP: no Made With ML data in \$COLLKIT_DATA, datasets/madewithml/ or ../shared/datasets/madewithml/ (see datasets/README.md)"
+  exit 77
+fi
+
 case $TEST in
 loss)
   # Training on the real data lowers the loss: train loss of the last epoch

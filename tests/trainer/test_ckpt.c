@@ -8,9 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "ckpt.h"
+#include "check.h"
 
-static int passed, failed;
-#define CHECK(cond, ...) do { if (cond) passed++; else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
 
 static char dir[256];
 

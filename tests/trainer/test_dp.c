@@ -36,9 +36,9 @@
 #include <string.h>
 #include "collkit.h"
 #include "dp.h"
+#include "check.h"
 
-static int passed, failed, rank, p;
-#define CHECK(cond, ...) do { if (cond) passed++; else { failed++; printf("FAIL rank %d %s:%d: ", rank, __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
+static int rank, p;
 
 enum { N = 36, D = 12, K = 4 };   /* N divisible by 2, 3, 4: no wrap padding, same samples for every p */
 
@@ -142,6 +142,7 @@ int main(int argc, char **argv)
     int provided;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    check_rank = rank;
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     if (provided < MPI_THREAD_MULTIPLE) {
         if (rank == 0) printf("FAIL: MPI does not provide MPI_THREAD_MULTIPLE\n0 passed, 1 failed\n");

@@ -19,9 +19,8 @@
 #include <string.h>
 #include "model.h"
 #include "optim.h"
+#include "check.h"
 
-static int passed, failed;
-#define CHECK(cond, ...) do { if (cond) passed++; else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
 
 enum { B = 5, D = 7 };
 

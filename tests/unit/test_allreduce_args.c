@@ -11,25 +11,17 @@
 #include <stdio.h>
 #include <string.h>
 #include "collcheck.h"
+#include "check.h"
 
-static int passed, failed, rank;
+static int rank;
 
-#define CHECK(cond, ...)                                                   \
-    do {                                                                   \
-        if (cond) passed++;                                                \
-        else {                                                             \
-            failed++;                                                      \
-            printf("FAIL rank %d %s:%d: ", rank, __FILE__, __LINE__);      \
-            printf(__VA_ARGS__);                                           \
-            printf("\n");                                                  \
-        }                                                                  \
-    } while (0)
 
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     int p;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    check_rank = rank;
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     ck_comm *comm;
     if (ck_comm_create(MPI_COMM_WORLD, CK_MEM_HOST, &comm) != CK_SUCCESS) {

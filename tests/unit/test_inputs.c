@@ -12,19 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "collcheck.h"
+#include "check.h"
 
-static int passed, failed;
 
-#define CHECK(cond, ...)                                                   \
-    do {                                                                   \
-        if (cond) passed++;                                                \
-        else {                                                             \
-            failed++;                                                      \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                    \
-            printf(__VA_ARGS__);                                           \
-            printf("\n");                                                  \
-        }                                                                  \
-    } while (0)
 
 enum { N = 300 };
 

@@ -89,7 +89,7 @@ static void usage(FILE *f)
         "                     64-byte alignment (default 1)\n"
         "  --timeout SEC      watchdog bound for any wait (default 30; 0 = off)\n"
         "  --chunk BYTES      pipeline chunk for chunked algorithms (default: the library's)\n"
-        "  --mem host|cuda    buffer kind (default host)\n"
+        "  --device host|cuda buffer kind: host memory (MPI) or CUDA device memory (CUDA IPC; default host)\n"
         "  --quick            a smaller matrix (what the test suite runs)\n"
         "  -v, --verbose      print every failing rank's diagnosis, not only the first\n"
         "  -h, --help         this text\n"
@@ -175,7 +175,7 @@ static int parse_args(int argc, char **argv, options *o, int quiet)
         memcpy(name, a, n);
         name[n] = '\0';
         static const char *const known[] = {"--algo", "--count", "--dtype", "--op", "--inplace",
-                                            "--misaligned", "--timeout", "--chunk", "--mem"};
+                                            "--misaligned", "--timeout", "--chunk", "--device"};
         int found = 0;
         for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) found |= !strcmp(name, known[k]);
         if (!found) BAD("unknown option '%s'", name);
@@ -204,10 +204,10 @@ static int parse_args(int argc, char **argv, options *o, int quiet)
             long long v;
             if (parse_size(val, &v) || v <= 0) BAD("bad --chunk '%s' (want bytes > 0)", val);
             o->chunk = (size_t)v;
-        } else if (!strcmp(name, "--mem")) {
+        } else if (!strcmp(name, "--device")) {
             if (!strcmp(val, "host")) o->mem = CK_MEM_HOST;
             else if (!strcmp(val, "cuda")) o->mem = CK_MEM_CUDA;
-            else BAD("bad --mem '%s' (want host or cuda)", val);
+            else BAD("bad --device '%s' (want host or cuda)", val);
         } else BAD("unknown option '%s'", name);
     }
     if (!strcmp(algo_spec, "list")) {

@@ -122,37 +122,105 @@ uint32_t feat_bucket(const char *s, size_t len, int dim)
     return dim > 0 ? (uint32_t)(fnv1a(FNV_OFFSET, s, len) % (uint64_t)dim) : 0;
 }
 
-/* Call fn(bucket) for every unigram and bigram of a cleaned text. The bigram
- * hash continues the first word's state over " " and the second word, which
- * equals FNV-1a of "a b" without building that string. */
-#define FOR_EACH_NGRAM(clean, dim, BODY)                                        \
-    do {                                                                        \
-        const char *p_ = (clean);                                               \
-        uint64_t prev_ = 0;                                                     \
-        int have_prev_ = 0;                                                     \
-        while (*p_) {                                                           \
-            while (*p_ == ' ') p_++;                                            \
-            const char *t_ = p_;                                                \
-            while (*p_ && *p_ != ' ') p_++;                                     \
-            size_t n_ = (size_t)(p_ - t_);                                      \
-            if (!n_) break;                                                     \
-            uint64_t h_ = fnv1a(FNV_OFFSET, t_, n_);                            \
-            { uint32_t bucket = (uint32_t)(h_ % (uint64_t)(dim)); BODY }        \
-            if (have_prev_) {                                                   \
-                uint64_t g_ = fnv1a(fnv1a(prev_, " ", 1), t_, n_);              \
-                { uint32_t bucket = (uint32_t)(g_ % (uint64_t)(dim)); BODY }    \
-            }                                                                   \
-            prev_ = h_;                                                         \
-            have_prev_ = 1;                                                     \
-        }                                                                       \
-    } while (0)
+/* Hash namespace of character n-grams: their FNV-1a state starts from the
+ * byte 0x01, which no cleaned word holds, so "cat" the word and "cat" the
+ * character 3-gram are different features. */
+#define CHAR_NS 0x01
 
-int feat_fit(featurizer *f, int dim, const mwml_data *d, const size_t *rows, size_t nrows)
+const feat_opts feat_words_only = {0, 0, 0, 1};
+
+/* A growing list of bucket ids (with repeats: one per n-gram occurrence). */
+typedef struct { uint32_t *b; size_t n, cap; int oom; } bucket_list;
+
+static void push(bucket_list *l, uint64_t h, int dim)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 256;
+        uint32_t *b = realloc(l->b, cap * sizeof *b);
+        if (!b) { l->oom = 1; return; }
+        l->b = b;
+        l->cap = cap;
+    }
+    l->b[l->n++] = (uint32_t)(h % (uint64_t)dim);
+}
+
+/* Every n-gram of a cleaned text, `times` times over: word unigrams, bigrams
+ * of adjacent words (the hash continues the first word's state over " " and
+ * the second word, which equals FNV-1a of "a b" without building it), and,
+ * when o->char_min > 0, the character n-grams of each word padded with a
+ * space on both sides (" word "; scikit-learn's char_wb analyzer), so that
+ * prefixes and suffixes are features of their own. */
+static void ngrams(const feat_opts *o, int dim, const char *clean, int times, bucket_list *l)
+{
+    for (int rep = 0; rep < times; rep++) {
+        const char *p = clean;
+        uint64_t prev = 0;
+        int have_prev = 0;
+        while (*p) {
+            while (*p == ' ') p++;
+            const char *t = p;
+            while (*p && *p != ' ') p++;
+            size_t n = (size_t)(p - t);
+            if (!n) break;
+            uint64_t h = fnv1a(FNV_OFFSET, t, n);
+            push(l, h, dim);
+            if (have_prev) push(l, fnv1a(fnv1a(prev, " ", 1), t, n), dim);
+            prev = h;
+            have_prev = 1;
+            if (o->char_min > 0) {
+                char ns = CHAR_NS;
+                const uint64_t h0 = fnv1a(FNV_OFFSET, &ns, 1);
+                /* padded[i] = ' ' for i = 0 and i = n + 1, else t[i - 1] */
+                for (int k = o->char_min; k <= o->char_max; k++) {
+                    if ((size_t)k > n + 2) break;
+                    for (size_t i = 0; i + (size_t)k <= n + 2; i++) {
+                        uint64_t g = h0;
+                        for (size_t j = i; j < i + (size_t)k; j++) {
+                            char c = (j == 0 || j == n + 1) ? ' ' : t[j - 1];
+                            g = fnv1a(g, &c, 1);
+                        }
+                        push(l, g, dim);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* The n-grams of one row: the whole cleaned text once, and the cleaned title
+ * title_weight - 1 more times (the title says more about the tag per word). */
+static int row_ngrams(const feat_opts *o, int dim, const char *title, const char *description,
+                      bucket_list *l)
+{
+    l->n = 0;
+    char *clean = text_clean(title, description);
+    if (!clean) return -1;
+    ngrams(o, dim, clean, 1, l);
+    free(clean);
+    if (o->title_weight > 1) {
+        char *ct = text_clean(title, NULL);
+        if (!ct) return -1;
+        ngrams(o, dim, ct, o->title_weight - 1, l);
+        free(ct);
+    }
+    return l->oom ? -1 : 0;
+}
+
+int feat_opts_valid(const feat_opts *o)
+{
+    if (!o) return 0;
+    if (o->char_min == 0 && o->char_max != 0) return 0;
+    if (o->char_min < 0 || o->char_max > FEAT_MAX_CHAR_N || o->char_min > o->char_max) return 0;
+    if (o->sublinear != 0 && o->sublinear != 1) return 0;
+    return o->title_weight >= 1 && o->title_weight <= FEAT_MAX_TITLE_WEIGHT;
+}
+
+int feat_fit_opts(featurizer *f, int dim, const feat_opts *o, const mwml_data *d, const size_t *rows, size_t nrows)
 {
     if (!f) return -1;
     f->dim = 0;
     f->idf = NULL;
-    if (dim < 1 || dim > FEAT_MAX_DIM || !d || (nrows && !d->rows)) return -1;
+    if (dim < 1 || dim > FEAT_MAX_DIM || !feat_opts_valid(o) || !d || (nrows && !d->rows)) return -1;
     if (!rows) nrows = d->n;
     for (size_t i = 0; rows && i < nrows; i++)
         if (rows[i] >= d->n) return -1;
@@ -162,67 +230,95 @@ int feat_fit(featurizer *f, int dim, const mwml_data *d, const size_t *rows, siz
     /* last[b] = 1 + the last row that hit bucket b: counts each row once per
      * bucket without sorting its n-grams. */
     size_t *last = calloc((size_t)dim, sizeof *last);
+    bucket_list l = {0};
     if (!idf || !df || !last) { free(idf); free(df); free(last); return -1; }
 
     for (size_t i = 0; i < nrows; i++) {
         const mwml_row *r = &d->rows[rows ? rows[i] : i];
-        char *clean = text_clean(r->title, r->description);
-        if (!clean) { free(idf); free(df); free(last); return -1; }
-        FOR_EACH_NGRAM(clean, dim, {
-            if (last[bucket] != i + 1) { last[bucket] = i + 1; df[bucket]++; }
-        });
-        free(clean);
+        if (row_ngrams(o, dim, r->title, r->description, &l)) {
+            free(idf); free(df); free(last); free(l.b);
+            return -1;
+        }
+        for (size_t k = 0; k < l.n; k++) {
+            uint32_t b = l.b[k];
+            if (last[b] != i + 1) { last[b] = i + 1; df[b]++; }
+        }
     }
     for (int b = 0; b < dim; b++)
         idf[b] = (float)(log((1.0 + (double)nrows) / (1.0 + (double)df[b])) + 1.0);
     free(df);
     free(last);
+    free(l.b);
     f->dim = dim;
     f->idf = idf;
+    f->opt = *o;
+    return 0;
+}
+
+int feat_fit(featurizer *f, int dim, const mwml_data *d, const size_t *rows, size_t nrows)
+{
+    return feat_fit_opts(f, dim, &feat_words_only, d, rows, nrows);
+}
+
+int feat_load_opts(featurizer *f, int dim, const feat_opts *o, const float *idf)
+{
+    if (!f) return -1;
+    f->dim = 0;
+    f->idf = NULL;
+    if (dim < 1 || dim > FEAT_MAX_DIM || !idf || !feat_opts_valid(o)) return -1;
+    f->idf = malloc((size_t)dim * sizeof *f->idf);
+    if (!f->idf) return -1;
+    memcpy(f->idf, idf, (size_t)dim * sizeof *f->idf);
+    f->dim = dim;
+    f->opt = *o;
     return 0;
 }
 
 int feat_load(featurizer *f, int dim, const float *idf)
 {
-    if (!f) return -1;
-    f->dim = 0;
-    f->idf = NULL;
-    if (dim < 1 || dim > FEAT_MAX_DIM || !idf) return -1;
-    f->idf = malloc((size_t)dim * sizeof *f->idf);
-    if (!f->idf) return -1;
-    memcpy(f->idf, idf, (size_t)dim * sizeof *f->idf);
-    f->dim = dim;
-    return 0;
+    return feat_load_opts(f, dim, &feat_words_only, idf);
 }
 
-void feat_transform_clean(const featurizer *f, const char *clean, float *out)
+/* Counts -> (sublinear) tf times idf -> unit L2 norm. */
+static void weigh(const featurizer *f, const bucket_list *l, float *out)
 {
     const int dim = f->dim;
     memset(out, 0, (size_t)dim * sizeof *out);
     /* Term counts first, then weight and norm: a float count is exact up to 2^24. */
-    FOR_EACH_NGRAM(clean, dim, { out[bucket] += 1.0f; });
+    for (size_t k = 0; k < l->n; k++) out[l->b[k]] += 1.0f;
     double ss = 0;
-    for (int b = 0; b < dim; b++) {
-        if (out[b] != 0.0f) {
-            out[b] *= f->idf[b];
-            ss += (double)out[b] * out[b];
-        }
+    for (size_t k = 0; k < l->n; k++) {
+        /* Each bucket is weighted once: the first time it is met (count > 0
+         * marks "not yet"; the weighted value is stored negated until the end). */
+        uint32_t b = l->b[k];
+        if (out[b] <= 0.0f) continue;
+        float tf = f->opt.sublinear ? 1.0f + logf(out[b]) : out[b];
+        float w = tf * f->idf[b];
+        ss += (double)w * w;
+        out[b] = -w;
     }
-    if (ss > 0) {
-        const float inv = (float)(1.0 / sqrt(ss));
-        for (int b = 0; b < dim; b++) out[b] *= inv;
+    const float inv = ss > 0 ? (float)(1.0 / sqrt(ss)) : 0.0f;
+    for (size_t k = 0; k < l->n; k++) {
+        uint32_t b = l->b[k];
+        if (out[b] < 0.0f) out[b] = -out[b] * inv;
     }
+}
+
+void feat_transform_clean(const featurizer *f, const char *clean, float *out)
+{
+    bucket_list l = {0};
+    ngrams(&f->opt, f->dim, clean, 1, &l);
+    if (l.oom) l.n = 0;
+    weigh(f, &l, out);
+    free(l.b);
 }
 
 void feat_transform(const featurizer *f, const char *title, const char *description, float *out)
 {
-    char *clean = text_clean(title, description);
-    if (!clean) {
-        memset(out, 0, (size_t)f->dim * sizeof *out);
-        return;
-    }
-    feat_transform_clean(f, clean, out);
-    free(clean);
+    bucket_list l = {0};
+    if (row_ngrams(&f->opt, f->dim, title, description, &l)) l.n = 0;
+    weigh(f, &l, out);
+    free(l.b);
 }
 
 int feat_transform_rows(const featurizer *f, const mwml_data *d, const size_t *rows,
@@ -232,13 +328,13 @@ int feat_transform_rows(const featurizer *f, const mwml_data *d, const size_t *r
     if (!rows) nrows = d->n;
     for (size_t i = 0; rows && i < nrows; i++)
         if (rows[i] >= d->n) return -1;
+    bucket_list l = {0};
     for (size_t i = 0; i < nrows; i++) {
         const mwml_row *r = &d->rows[rows ? rows[i] : i];
-        char *clean = text_clean(r->title, r->description);
-        if (!clean) return -1;
-        feat_transform_clean(f, clean, out + i * (size_t)f->dim);
-        free(clean);
+        if (row_ngrams(&f->opt, f->dim, r->title, r->description, &l)) { free(l.b); return -1; }
+        weigh(f, &l, out + i * (size_t)f->dim);
     }
+    free(l.b);
     return 0;
 }
 

@@ -36,9 +36,28 @@ int   text_is_stopword(const char *word, size_t len);
 /* Largest number of hash buckets accepted (the trainer's input layer is dense). */
 #define FEAT_MAX_DIM (1 << 26)
 
+/* Which n-grams are features and how they are counted. */
+typedef struct {
+    int char_min, char_max;  /* character n-grams of each word, lengths char_min..char_max,
+                                the word padded with a space on both sides (" word ");
+                                0, 0: none */
+    int sublinear;           /* 1: tf = 1 + ln(count) instead of the raw count */
+    int title_weight;        /* the title's n-grams are counted this many times (>= 1) */
+} feat_opts;
+
+#define FEAT_MAX_CHAR_N 16
+#define FEAT_MAX_TITLE_WEIGHT 16
+
+/* Word unigrams + bigrams, raw counts, title counted once: what feat_fit uses. */
+extern const feat_opts feat_words_only;
+/* 1 when o holds a usable combination (char_min <= char_max <= FEAT_MAX_CHAR_N,
+ * both 0 or char_min >= 1; sublinear 0/1; title_weight in 1..FEAT_MAX_TITLE_WEIGHT). */
+int feat_opts_valid(const feat_opts *o);
+
 typedef struct {
     int dim;        /* number of hash buckets = length of a feature vector */
     float *idf;     /* [dim] */
+    feat_opts opt;
 } featurizer;
 
 /* Fit the idf of every bucket on rows[0..nrows) of d (all of d when rows is
@@ -46,13 +65,21 @@ typedef struct {
  * bucket (scikit-learn's smooth idf). 0 on success; -1 on a bad argument
  * (dim outside 1..FEAT_MAX_DIM, a row index out of range) or no memory. */
 int  feat_fit(featurizer *f, int dim, const mwml_data *d, const size_t *rows, size_t nrows);
+/* The same with other n-grams and weighting (o must be feat_opts_valid). Every
+ * n-gram kind hashes into the same `dim` buckets; character n-grams start
+ * from their own FNV state so they never equal a word's hash by construction. */
+int  feat_fit_opts(featurizer *f, int dim, const feat_opts *o, const mwml_data *d, const size_t *rows,
+                   size_t nrows);
 /* Rebuild a featurizer from a saved idf vector (copied). 0 or -1. */
 int  feat_load(featurizer *f, int dim, const float *idf);
-/* out[0..dim) = TF-IDF vector of the cleaned text: counts of unigram and
- * bigram buckets times their idf, scaled to unit L2 norm (all zeros when the
- * text has no word left after cleaning). */
+int  feat_load_opts(featurizer *f, int dim, const feat_opts *o, const float *idf);
+/* out[0..dim) = TF-IDF vector of the row: counts of its n-gram buckets (the
+ * title's counted title_weight times; 1 + ln(count) when sublinear) times
+ * their idf, scaled to unit L2 norm (all zeros when the text has no word left
+ * after cleaning). */
 void feat_transform(const featurizer *f, const char *title, const char *description, float *out);
-/* The same for text already passed through text_clean. */
+/* The same for text already passed through text_clean (title and description
+ * together, so the title is counted once whatever title_weight says). */
 void feat_transform_clean(const featurizer *f, const char *clean, float *out);
 /* Row-major [nrows][dim] matrix for rows[0..nrows) of d (all of d when rows
  * is NULL). 0, or -1 on a bad row index or no memory. */

@@ -12,7 +12,7 @@
 #include "ckpt.h"
 
 #define HEADER_BYTES 32
-#define VERSION 1u
+#define VERSION 2u
 
 static uint64_t fnv64(const unsigned char *p, size_t n)
 {
@@ -64,6 +64,11 @@ static void put_config(wbuf *w, const train_config *c)
     put_u32(w, (uint32_t)c->accum);
     put_u64(w, c->seed);
     put_f64(w, c->val_frac);
+    put_u64(w, c->split_seed);
+    put_u32(w, (uint32_t)c->feat.char_min);
+    put_u32(w, (uint32_t)c->feat.char_max);
+    put_u32(w, (uint32_t)c->feat.sublinear);
+    put_u32(w, (uint32_t)c->feat.title_weight);
 }
 
 static int write_all(int fd, const void *p, size_t n)
@@ -179,6 +184,11 @@ static void get_config(rbuf *r, train_config *c)
     c->accum = (int)get_u32(r);
     c->seed = get_u64(r);
     c->val_frac = get_f64(r);
+    c->split_seed = get_u64(r);
+    c->feat.char_min = (int)get_u32(r);
+    c->feat.char_max = (int)get_u32(r);
+    c->feat.sublinear = (int)get_u32(r);
+    c->feat.title_weight = (int)get_u32(r);
 }
 
 void ckpt_free(checkpoint *c)
@@ -257,6 +267,7 @@ int ckpt_load(const char *path, checkpoint *c, char *err, size_t errlen)
     else if (mc->nhidden < 0 || mc->nhidden > MLP_MAX_HIDDEN) bad = "hidden layer count out of range";
     else if (c->cfg.feat_dim < 1 || c->cfg.feat_dim > (1 << 26) || mc->in_dim != c->cfg.feat_dim) bad = "feature dimension out of range";
     else if (!(mc->dropout >= 0.0f && mc->dropout < 1.0f)) bad = "dropout out of range";
+    else if (!feat_opts_valid(&c->cfg.feat)) bad = "feature options out of range";
     if (!bad) {
         uint64_t expect = 0;
         int in = mc->in_dim;

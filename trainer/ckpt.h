@@ -3,14 +3,14 @@
  *
  * File layout (little-endian):
  *   offset 0   8 bytes  magic "CKTAGCK\x01"
- *          8   u32      format version (1)
+ *          8   u32      format version (2)
  *         12   u32      0
  *         16   u64      payload length in bytes
  *         24   u64      FNV-1a 64 checksum of the payload
  *         32   payload: the training configuration, progress (epochs done,
  *                       optimizer steps, best val loss), the random-stream
  *                       seed, parameters, optimizer state m and v, and the
- *                       featurizer (dim + idf vector) — everything tagpredict
+ *                       featurizer (dim, n-gram options, idf vector) — everything tagpredict
  *                       needs and everything a resumed run needs to continue
  *                       bit-identically.
  * The random streams are pure functions of (seed, purpose, rank, epoch) (see
@@ -29,6 +29,7 @@
 #include <stdint.h>
 #include "model.h"
 #include "optim.h"
+#include "features.h"
 
 typedef struct {
     mlp_config model;
@@ -37,8 +38,10 @@ typedef struct {
     int        epochs;        /* the run's planned total */
     int        batch;         /* global micro-batch */
     int        accum;
-    uint64_t   seed;
+    uint64_t   seed;          /* init, shuffles, dropout */
     double     val_frac;
+    uint64_t   split_seed;    /* the train/val split */
+    feat_opts  feat;          /* which n-grams, tf weighting, title weight */
 } train_config;
 
 typedef struct {

@@ -26,13 +26,30 @@ int dp_init(dp_ctx *d, ck_comm *comm, const ck_algo *algo, const mlp *m, int bat
         d->nbuckets = (int)((m->nparams + d->bucket_elems - 1) / d->bucket_elems);
     }
     d->max_local = (batch + d->p - 1) / d->p;
-    d->xb = malloc((size_t)(d->max_local ? d->max_local : 1) * (size_t)m->in[0] * sizeof(float));
+    /* The dense staging buffer is allocated on first use: CSR runs never need it. */
+    d->xb = NULL;
+    d->xb_dim = m->in[0];
     d->yb = malloc((size_t)(d->max_local ? d->max_local : 1) * sizeof(int));
-    if (!d->xb || !d->yb) {
-        snprintf(err, errlen, "out of memory for the local batch (%d rows x %d features)", d->max_local, m->in[0]);
+    d->rows = malloc((size_t)(d->max_local ? d->max_local : 1) * sizeof(size_t));
+    if (!d->yb || !d->rows) {
+        snprintf(err, errlen, "out of memory for the local batch (%d rows)", d->max_local);
         dp_free(d);
         return -1;
     }
+    return 0;
+}
+
+int dp_enable_compact(dp_ctx *d, const mlp *m, char *err, size_t errlen)
+{
+    if (d->p < 2 || d->nbuckets > 0) return 0;
+    d->mark = calloc((size_t)m->in[0], sizeof *d->mark);
+    d->touched = malloc((size_t)m->in[0] * sizeof *d->touched);
+    d->pack = malloc((m->nparams ? m->nparams : 1) * sizeof *d->pack);
+    if (!d->mark || !d->touched || !d->pack) {
+        snprintf(err, errlen, "out of memory for the compact all-reduce (%zu parameters)", m->nparams);
+        return -1;
+    }
+    d->compact = 1;
     return 0;
 }
 
@@ -40,8 +57,16 @@ void dp_free(dp_ctx *d)
 {
     free(d->xb);
     free(d->yb);
+    free(d->rows);
+    free(d->mark);
+    free(d->touched);
+    free(d->pack);
     d->xb = NULL;
     d->yb = NULL;
+    d->rows = NULL;
+    d->mark = NULL;
+    d->touched = NULL;
+    d->pack = NULL;
 }
 
 size_t dp_epoch_order(size_t n, int p, uint64_t seed, int epoch, size_t **order)
@@ -97,8 +122,42 @@ static void on_ready(size_t from, void *arg)
         int s = ck_allreduce_async(d->comm, d->algo, CK_IN_PLACE, rc->grads + start, len, CK_F32, CK_SUM,
                                    &d->handle[d->launched]);
         if (s) { d->err = s; break; }
+        d->elems_reduced += (double)len;
         d->launched++;
     }
+}
+
+/* The compact all-reduce (dp.h). Pack and unpack are counted as
+ * communication time: they exist only because of it. */
+static int compact_allreduce(dp_ctx *d, mlp *m, const dp_dataset *ds, const size_t *order, size_t pos, size_t len)
+{
+    const int H = m->out[0];
+    if (++d->stamp == 0) {   /* wrapped: old stamps could look current */
+        memset(d->mark, 0, (size_t)m->in[0] * sizeof *d->mark);
+        d->stamp = 1;
+    }
+    size_t nt = 0;
+    for (size_t j = 0; j < len; j++) {   /* every sample of the step, on every rank: the same list */
+        size_t row = order[pos + j];
+        for (size_t e = ds->ptr[row]; e < ds->ptr[row + 1]; e++) {
+            int k = ds->idx[e];
+            if (d->mark[k] != d->stamp) { d->mark[k] = d->stamp; d->touched[nt++] = k; }
+        }
+    }
+    const float *W0 = m->grads + m->w_off[0];
+    const size_t rest = m->nparams - m->b_off[0];   /* b_0, W_1, b_1, ... : contiguous */
+    float *q = d->pack;
+    for (size_t t = 0; t < nt; t++, q += H) memcpy(q, W0 + (size_t)d->touched[t] * H, (size_t)H * sizeof(float));
+    memcpy(q, m->grads + m->b_off[0], rest * sizeof(float));
+    const size_t count = nt * (size_t)H + rest;
+    int rc = ck_allreduce(d->comm, d->algo, CK_IN_PLACE, d->pack, count, CK_F32, CK_SUM);
+    if (rc) return rc;
+    d->elems_reduced += (double)count;
+    q = d->pack;
+    float *G0 = m->grads + m->w_off[0];
+    for (size_t t = 0; t < nt; t++, q += H) memcpy(G0 + (size_t)d->touched[t] * H, q, (size_t)H * sizeof(float));
+    memcpy(m->grads + m->b_off[0], q, rest * sizeof(float));
+    return 0;
 }
 
 int dp_step(dp_ctx *d, mlp *m, optimizer *o, const dp_dataset *ds, const size_t *order, size_t pos,
@@ -108,10 +167,18 @@ int dp_step(dp_ctx *d, mlp *m, optimizer *o, const dp_dataset *ds, const size_t 
     const int D = ds->dim;
     double t0 = ck_now(), tc = 0.0;
     int rc = 0;
-    mlp_zero_grads(m);
+    if (!m->grads_zero) mlp_zero_grads(m);   /* the fused optimizer step leaves it zeroed */
     d->launched = 0;
     d->err = 0;
     ready_ctx rctx = {d, m->grads};
+    const int csr = ds->ptr != NULL;
+    if (!csr && !d->xb) {
+        d->xb = malloc((size_t)(d->max_local ? d->max_local : 1) * (size_t)D * sizeof(float));
+        if (!d->xb) {
+            snprintf(err, errlen, "out of memory for the local batch (%d rows x %d features)", d->max_local, D);
+            return CK_ERR_NOMEM;
+        }
+    }
     for (size_t mb = 0; mb < len; mb += (size_t)batch) {
         size_t mlen = len - mb < (size_t)batch ? len - mb : (size_t)batch;
         int last = mb + mlen >= len;
@@ -120,11 +187,17 @@ int dp_step(dp_ctx *d, mlp *m, optimizer *o, const dp_dataset *ds, const size_t 
             size_t gpos = pos + mb + j;
             if ((int)(gpos % (size_t)d->p) != d->rank) continue;
             size_t row = order[gpos];
-            memcpy(d->xb + (size_t)b * D, ds->X + row * (size_t)D, (size_t)D * sizeof(float));
+            if (csr) d->rows[b] = row;
+            else memcpy(d->xb + (size_t)b * D, ds->X + row * (size_t)D, (size_t)D * sizeof(float));
             d->yb[b] = ds->y[row];
             b++;
         }
-        *loss_sum += mlp_forward(m, d->xb, d->yb, b, 1, dropout_rng);
+        if (csr) {
+            mlp_sparse sp = {ds->ptr, ds->idx, ds->val, d->rows};
+            *loss_sum += mlp_forward_sparse(m, &sp, d->yb, b, 1, dropout_rng);
+        } else {
+            *loss_sum += mlp_forward(m, d->xb, d->yb, b, 1, dropout_rng);
+        }
         *count += b;
         if (last && d->nbuckets > 0 && d->p > 1)
             mlp_backward(m, d->yb, b, on_ready, &rctx, d->bucket_elems);
@@ -148,8 +221,12 @@ int dp_step(dp_ctx *d, mlp *m, optimizer *o, const dp_dataset *ds, const size_t 
                 snprintf(err, errlen, "cannot start bucketed all-reduce (%s): %s", d->algo->name,
                          ck_comm_errmsg(d->comm));
             }
+        } else if (csr && d->compact) {
+            rc = compact_allreduce(d, m, ds, order, pos, len);
+            if (rc) snprintf(err, errlen, "gradient all-reduce (%s) failed: %s", d->algo->name, ck_comm_errmsg(d->comm));
         } else {
             rc = ck_allreduce(d->comm, d->algo, CK_IN_PLACE, m->grads, m->nparams, CK_F32, CK_SUM);
+            d->elems_reduced += (double)m->nparams;
             if (rc) snprintf(err, errlen, "gradient all-reduce (%s) failed: %s", d->algo->name, ck_comm_errmsg(d->comm));
         }
         tc = ck_now() - tw;
@@ -157,8 +234,8 @@ int dp_step(dp_ctx *d, mlp *m, optimizer *o, const dp_dataset *ds, const size_t 
     }
     /* Mean over the samples of the whole step on all ranks (len: no counting needed). */
     const float scale = 1.0f / (float)len;
-    for (size_t i = 0; i < m->nparams; i++) m->grads[i] *= scale;
-    opt_step(o, m->params, m->grads);
+    opt_step_fused(o, m->params, m->grads, scale);
+    m->grads_zero = 1;
     d->t_comm += tc;
     d->t_compute += ck_now() - t0 - tc;
     d->steps++;

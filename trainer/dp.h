@@ -46,10 +46,16 @@
 #define DP_MAX_BUCKETS 4096
 
 typedef struct {
-    const float *X;     /* [n x dim] features */
+    const float *X;     /* [n x dim] dense features (unused when ptr is set) */
     const int   *y;     /* [n] labels */
     size_t       n;
     int          dim;
+    /* Optional CSR form of the same features: row i's non-zeros are
+     * idx[ptr[i] .. ptr[i+1]) with values val[...]. When ptr is set the
+     * model's input layer reads it directly (mlp_forward_sparse). */
+    const size_t *ptr;
+    const int    *idx;
+    const float  *val;
 } dp_dataset;
 
 typedef struct {
@@ -65,9 +71,26 @@ typedef struct {
     int            err;                /* first CK_* failure inside the backward hook */
 
     /* per-rank local batch buffers */
-    float         *xb;
+    float         *xb;                 /* dense input: [max_local x xb_dim], allocated on first use */
+    int            xb_dim;
     int           *yb;
+    size_t        *rows;               /* CSR input: dataset rows of the local batch */
     int            max_local;
+
+    /* Compact all-reduce (CSR input, no buckets, p > 1): only the rows of the
+     * input-layer weight gradient that some sample of the global step touches
+     * can be non-zero. Every rank holds the whole dataset and the same epoch
+     * order, so every rank derives the same list of those rows without
+     * communicating; they and the rest of the buffer (b_0, W_1, ...) are packed
+     * into one contiguous buffer, which is what --algo all-reduces. The sums
+     * are the ones the full-buffer all-reduce would compute (the rows left out
+     * are exactly zero on every rank). */
+    int            compact;
+    uint32_t      *mark;               /* [in_dim] step stamp of the last step that touched the row */
+    uint32_t       stamp;
+    int           *touched;            /* [in_dim] touched rows of W_0, in first-touch order */
+    float         *pack;               /* [nparams] worst case */
+    double         elems_reduced;      /* floats all-reduced so far (this rank) */
 
     /* timing (seconds, this rank) */
     double         t_compute, t_comm;
@@ -78,6 +101,9 @@ typedef struct {
  * bucket_mb <= 0 disables buckets. Returns 0, or -1 with a message in err. */
 int  dp_init(dp_ctx *d, ck_comm *comm, const ck_algo *algo, const mlp *m, int batch, double bucket_mb,
              char *err, size_t errlen);
+/* Allow the compact all-reduce (see above) for CSR datasets; call after dp_init.
+ * Without it, or with buckets, the whole gradient buffer is all-reduced. */
+int  dp_enable_compact(dp_ctx *d, const mlp *m, char *err, size_t errlen);
 void dp_free(dp_ctx *d);
 
 /* The epoch order: writes ceil(n/p)*p indices into a malloc'd *order. Returns its length. */

@@ -21,6 +21,10 @@ typedef struct {
 
 /* Run the model (no dropout) over n rows of X in batches of at most m->max_batch. */
 void eval_model(mlp *m, const float *X, const int *y, size_t n, int dim, metrics *out);
+/* The same over CSR rows 0..n-1 (ptr/idx/val as in mlp_sparse); rows is
+ * scratch for m->max_batch indices. */
+void eval_model_sparse(mlp *m, const size_t *ptr, const int *idx, const float *val, const int *y, size_t n,
+                       size_t *rows, metrics *out);
 /* Fill the derived fields from confusion, n and loss. */
 void metrics_finish(metrics *mt);
 void metrics_print(FILE *f, const metrics *mt, const char *const names[MLP_CLASSES]);

@@ -75,6 +75,7 @@ int mlp_create(mlp *m, const mlp_config *cfg, int max_batch)
     m->dbuf[1] = alloc_floats(B * widest);
     ok = ok && m->probs && m->dbuf[0] && m->dbuf[1];
     if (!ok) { mlp_free(m); return -1; }
+    m->grads_zero = 1;   /* alloc_floats zeroes */
     return 0;
 }
 
@@ -111,7 +112,11 @@ void mlp_init_params(mlp *m, uint64_t seed)
     }
 }
 
-void mlp_zero_grads(mlp *m) { memset(m->grads, 0, m->nparams * sizeof(float)); }
+void mlp_zero_grads(mlp *m)
+{
+    memset(m->grads, 0, m->nparams * sizeof(float));
+    m->grads_zero = 1;
+}
 
 /* ------------------------------------------------------------ layers */
 
@@ -223,15 +228,62 @@ static void sparse_wgrad(float *dW, const float *dout, const float *inp, int b, 
     }
 }
 
+/* The CSR versions: the same sums over the same non-zeros, in the same order. */
+static void csr_linear_forward(float *out, const mlp_sparse *x, const float *W, const float *bias, int b, int out_dim)
+{
+    for (int r = 0; r < b; r++) {
+        float *o = out + (size_t)r * out_dim;
+        const size_t row = x->rows[r];
+        memcpy(o, bias, (size_t)out_dim * sizeof(float));
+        for (size_t e = x->ptr[row]; e < x->ptr[row + 1]; e++) {
+            const float xv = x->val[e], *w = W + (size_t)x->idx[e] * out_dim;
+            for (int j = 0; j < out_dim; j++) o[j] += xv * w[j];
+        }
+    }
+}
+
+static void csr_wgrad(float *dW, const float *dout, const mlp_sparse *x, int b, int out_dim)
+{
+    for (int r = 0; r < b; r++) {
+        const float *d = dout + (size_t)r * out_dim;
+        const size_t row = x->rows[r];
+        for (size_t e = x->ptr[row]; e < x->ptr[row + 1]; e++) {
+            const float xv = x->val[e];
+            float *g = dW + (size_t)x->idx[e] * out_dim;
+            for (int j = 0; j < out_dim; j++) g[j] += xv * d[j];
+        }
+    }
+}
+
+static double forward_rest(mlp *m, const int *labels, int b, int train, rng_t *rng);
+
+double mlp_forward_sparse(mlp *m, const mlp_sparse *x, const int *labels, int b, int train, rng_t *rng)
+{
+    m->csr = *x;
+    m->sparse_in = 1;
+    m->act[0] = NULL;
+    csr_linear_forward(m->pre[0], x, m->params + m->w_off[0], m->params + m->b_off[0], b, m->out[0]);
+    return forward_rest(m, labels, b, train, rng);
+}
+
 double mlp_forward(mlp *m, const float *x, const int *labels, int b, int train, rng_t *rng)
 {
     m->act[0] = (float *)x;
+    m->csr.ptr = NULL;
     m->sparse_in = b > 0 && input_is_sparse(x, (size_t)b * m->in[0]);
+    if (m->sparse_in)
+        sparse_linear_forward(m->pre[0], x, m->params + m->w_off[0], m->params + m->b_off[0], b, m->in[0], m->out[0]);
+    else
+        linear_forward(m->pre[0], x, m->params + m->w_off[0], m->params + m->b_off[0], b, m->in[0], m->out[0]);
+    return forward_rest(m, labels, b, train, rng);
+}
+
+/* Everything after layer 0's product: activations, the other layers, softmax. */
+static double forward_rest(mlp *m, const int *labels, int b, int train, rng_t *rng)
+{
     const int L = m->cfg.nhidden;
     for (int i = 0; i <= L; i++) {
-        if (i == 0 && m->sparse_in)
-            sparse_linear_forward(m->pre[0], x, m->params + m->w_off[0], m->params + m->b_off[0], b, m->in[0], m->out[0]);
-        else
+        if (i > 0)   /* layer 0's product was done by the caller (dense, sparse-dense or CSR) */
             linear_forward(m->pre[i], m->act[i], m->params + m->w_off[i], m->params + m->b_off[i],
                            b, m->in[i], m->out[i]);
         if (i < L)
@@ -252,6 +304,7 @@ void mlp_backward(mlp *m, const int *labels, int b, mlp_ready_fn ready, void *ct
 {
     const int L = m->cfg.nhidden;
     int cur = 0;
+    m->grads_zero = 0;
     softmax_xent_backward(m->dbuf[cur], m->probs, labels, b, MLP_CLASSES);
     for (int i = L; i >= 0; i--) {
         float *dinp = i > 0 ? m->dbuf[1 - cur] : NULL;   /* the input x needs no gradient */
@@ -262,7 +315,8 @@ void mlp_backward(mlp *m, const int *labels, int b, mlp_ready_fn ready, void *ct
             for (int r = 0; r < b; r++)
                 for (int j = 0; j < out; j++) db[j] += dout[(size_t)r * out + j];
             if (ready) ready(m->b_off[0], ctx);
-            sparse_wgrad(dW, dout, m->act[0], b, in, out);
+            if (m->csr.ptr) csr_wgrad(dW, dout, &m->csr, b, out);
+            else sparse_wgrad(dW, dout, m->act[0], b, in, out);
             if (ready) ready(m->w_off[0], ctx);
         } else if (!ready) {
             linear_backward(dinp, dW, db, dout, m->act[i], W, b, in, out);

@@ -35,6 +35,16 @@ typedef struct {
     float dropout;                   /* drop probability for hidden activations, in [0, 1) */
 } mlp_config;
 
+/* A batch of sparse input rows without copying them: batch row r is dataset
+ * row rows[r], whose non-zeros are idx[ptr[rows[r]] .. ptr[rows[r] + 1]) with
+ * values val[same range] (CSR of the whole dataset, column indices < in_dim). */
+typedef struct {
+    const size_t *ptr;
+    const int    *idx;
+    const float  *val;
+    const size_t *rows;
+} mlp_sparse;
+
 typedef struct {
     mlp_config cfg;
     int     nlayers;                 /* L + 1 */
@@ -52,6 +62,8 @@ typedef struct {
     float  *probs;                   /* [b x C] */
     float  *dbuf[2];                 /* ping-pong buffers for d(activation) [b x max width] */
     int     sparse_in;               /* the last forward's input was sparse: layer 0 walks non-zeros */
+    mlp_sparse csr;                  /* the last forward's CSR input (ptr == NULL: dense input) */
+    int     grads_zero;              /* grads is known to be all zeros (skip mlp_zero_grads) */
 } mlp;
 
 /* Parse "256,128" into cfg->hidden; returns 0, or -1 with a message in err. */
@@ -87,6 +99,9 @@ void softmax_xent_backward(float *dlogits, const float *probs, const int *labels
  * first), so even one huge input layer releases its gradient in pieces that
  * can travel while the rest is still being computed. */
 double mlp_forward(mlp *m, const float *x, const int *labels, int b, int train, rng_t *rng);
+/* The same with a CSR batch (kept by pointer: it must outlive the backward
+ * pass). Layer 0 then costs O(non-zeros x H_0) instead of O(b x D x H_0). */
+double mlp_forward_sparse(mlp *m, const mlp_sparse *x, const int *labels, int b, int train, rng_t *rng);
 typedef void (*mlp_ready_fn)(size_t from, void *ctx);
 void   mlp_backward(mlp *m, const int *labels, int b, mlp_ready_fn ready, void *ctx, size_t chunk);
 void   mlp_zero_grads(mlp *m);

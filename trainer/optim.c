@@ -62,12 +62,13 @@ float opt_lr_at(const opt_config *c, int64_t t)
     }
 }
 
-void opt_step(optimizer *o, float *params, const float *grads)
+/* One update over [0, n); scale multiplies every gradient; zero clears it after reading. */
+static void step_impl(optimizer *o, float *params, float *grads, float scale, int zero)
 {
     const opt_config *c = &o->cfg;
     const float lr = opt_lr_at(c, o->t);
     const size_t n = o->n;
-    float *m = o->m, *v = o->v;
+    float *restrict m = o->m, *restrict v = o->v, *restrict w = params, *restrict gr = grads;
     o->t++;
     if (c->kind == OPT_ADAM) {
         /* Bias correction folded into the step size, as in the Adam paper's
@@ -76,17 +77,29 @@ void opt_step(optimizer *o, float *params, const float *grads)
         const float step = (float)(lr * sqrt(bc2) / bc1), eps = (float)(c->eps * sqrt(bc2));
         const float b1 = c->beta1, b2 = c->beta2, decay = lr * c->weight_decay;
         for (size_t i = 0; i < n; i++) {
-            float g = grads[i];
+            float g = gr[i] * scale;
+            if (zero) gr[i] = 0.0f;
             m[i] = b1 * m[i] + (1.0f - b1) * g;
             v[i] = b2 * v[i] + (1.0f - b2) * g * g;
-            params[i] -= step * m[i] / (sqrtf(v[i]) + eps) + decay * params[i];
+            w[i] -= step * m[i] / (sqrtf(v[i]) + eps) + decay * w[i];
         }
     } else {
         const float mu = c->beta1, wd = c->weight_decay;
         for (size_t i = 0; i < n; i++) {
-            float g = grads[i] + wd * params[i];
+            float g = gr[i] * scale + wd * w[i];
+            if (zero) gr[i] = 0.0f;
             m[i] = mu * m[i] + g;
-            params[i] -= lr * m[i];
+            w[i] -= lr * m[i];
         }
     }
+}
+
+void opt_step(optimizer *o, float *params, const float *grads)
+{
+    step_impl(o, params, (float *)grads, 1.0f, 0);
+}
+
+void opt_step_fused(optimizer *o, float *params, float *grads, float scale)
+{
+    step_impl(o, params, grads, scale, 1);
 }

@@ -45,5 +45,9 @@ void  opt_free(optimizer *o);
 float opt_lr_at(const opt_config *c, int64_t t);
 /* One update: params -= f(grads). grads already hold the mean gradient. */
 void  opt_step(optimizer *o, float *params, const float *grads);
+/* The same with the gradient taken as scale * grads[i], and grads zeroed as
+ * it is read: one pass over the buffers instead of three (scale, step, zero)
+ * — for a wide input layer the step is memory-bound, so passes are time. */
+void  opt_step_fused(optimizer *o, float *params, float *grads, float scale);
 
 #endif

@@ -59,7 +59,7 @@ int main(int argc, char **argv)
     featurizer f = {0};
     mlp m;
     float *x = malloc((size_t)ck.cfg.feat_dim * sizeof(float));
-    if (!x || feat_load(&f, ck.cfg.feat_dim, ck.idf) || mlp_create(&m, &ck.cfg.model, 1)) {
+    if (!x || feat_load_opts(&f, ck.cfg.feat_dim, &ck.cfg.feat, ck.idf) || mlp_create(&m, &ck.cfg.model, 1)) {
         fprintf(stderr, "tagpredict: out of memory\n");
         return 1;
     }

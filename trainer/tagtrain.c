@@ -39,6 +39,11 @@
 #define DEF_EPOCHS    25
 #define DEF_BATCH     32
 #define DEF_SEED      1234
+#define DEF_SPLIT_SEED 1234
+#define DEF_CHAR_MIN  0
+#define DEF_CHAR_MAX  0
+#define DEF_SUBLINEAR 0
+#define DEF_TITLE_WEIGHT 1
 #define DEF_VAL_FRAC  0.2
 #define DEF_SAVE_DIR  "runs/latest"
 
@@ -46,7 +51,7 @@ typedef struct {
     train_config tc;
     const char *algo_name, *data, *holdout, *save_dir, *resume, *metrics, *log;
     double bucket_mb;
-    int check_sync, threads, stop_after, inject_desync, no_save, quiet;
+    int check_sync, threads, stop_after, inject_desync, no_save, quiet, dense_allreduce;
     int set_epochs;   /* --epochs given explicitly (matters on --resume) */
 } options;
 
@@ -64,7 +69,11 @@ static void usage(FILE *f)
 "                       ../shared/datasets/madewithml/)\n"
 "  --holdout FILE       holdout.csv (same lookup)\n"
 "  --val-frac F         share of dataset.csv held out for validation (%.2f)\n"
-"  --features DIM       hashed unigram+bigram TF-IDF dimension (%d)\n"
+"  --features DIM       hash buckets of the TF-IDF features (%d)\n"
+"  --char-ngrams A,B|off  also character A..B-grams of each word (%d,%d)\n"
+"  --sublinear-tf 0|1   tf = 1 + ln(count) (%d)\n"
+"  --title-weight N     count the title's n-grams N times (%d)\n"
+"  --split-seed S       seed of the stratified train/val split (%d)\n"
 "model and optimisation\n"
 "  --hidden W1,W2,..    hidden layer widths (%s)\n"
 "  --dropout P          dropout on hidden activations, 0 <= P < 1 (%.2f)\n"
@@ -84,6 +93,9 @@ static void usage(FILE *f)
 "  --check-sync         after every epoch compare a hash of the parameters and\n"
 "                       optimizer state across ranks; stop loudly if they differ\n"
 "  --threads N          OpenBLAS threads per rank (default: 1 when P > 1)\n"
+"  --dense-allreduce    all-reduce the whole gradient buffer; by default only the\n"
+"                       input-layer rows the step's samples touch are packed\n"
+"                       and all-reduced (the same sums; see trainer/README.md)\n"
 "output\n"
 "  --save DIR           write DIR/last.ckpt every epoch and DIR/best.ckpt on a new\n"
 "                       best val loss (%s); --no-save: write nothing\n"
@@ -94,7 +106,8 @@ static void usage(FILE *f)
 "  --log FILE           JSON lines: one record per step and per epoch\n"
 "  --quiet              only the final summary\n"
 "  --help\n",
-            DEF_VAL_FRAC, DEF_FEATURES, DEF_HIDDEN, DEF_DROPOUT, DEF_LR, DEF_EPOCHS, DEF_BATCH, DEF_SEED,
+            DEF_VAL_FRAC, DEF_FEATURES, DEF_CHAR_MIN, DEF_CHAR_MAX, DEF_SUBLINEAR, DEF_TITLE_WEIGHT, DEF_SPLIT_SEED,
+            DEF_HIDDEN, DEF_DROPOUT, DEF_LR, DEF_EPOCHS, DEF_BATCH, DEF_SEED,
             DEF_SAVE_DIR);
 }
 
@@ -156,6 +169,8 @@ static int parse_args(int argc, char **argv, options *o)
     t->accum = 1;
     t->seed = DEF_SEED;
     t->val_frac = DEF_VAL_FRAC;
+    t->split_seed = DEF_SPLIT_SEED;
+    t->feat = (feat_opts){DEF_CHAR_MIN, DEF_CHAR_MAX, DEF_SUBLINEAR, DEF_TITLE_WEIGHT};
     o->algo_name = "ring";
     o->save_dir = DEF_SAVE_DIR;
     o->threads = 0;
@@ -171,11 +186,12 @@ static int parse_args(int argc, char **argv, options *o)
         if (!strcmp(a, "--check-sync")) { o->check_sync = 1; continue; }
         if (!strcmp(a, "--no-save")) { o->no_save = 1; continue; }
         if (!strcmp(a, "--quiet")) { o->quiet = 1; continue; }
+        if (!strcmp(a, "--dense-allreduce")) { o->dense_allreduce = 1; continue; }
         static const char *const valued[] = {
             "--algo", "--data", "--holdout", "--save", "--resume", "--metrics", "--log", "--hidden", "--features",
             "--dropout", "--optimizer", "--schedule", "--lr", "--momentum", "--weight-decay", "--warmup", "--epochs",
             "--batch", "--accum", "--seed", "--val-frac", "--bucket-mb", "--threads", "--stop-after",
-            "--inject-desync", NULL};
+            "--inject-desync", "--char-ngrams", "--sublinear-tf", "--title-weight", "--split-seed", NULL};
         int known = 0;
         for (int k = 0; valued[k]; k++) known |= !strcmp(a, valued[k]);
         if (strncmp(a, "--", 2)) return bad_arg("unexpected argument '%s'%s", a, "");
@@ -194,6 +210,22 @@ static int parse_args(int argc, char **argv, options *o)
         } else if (!strcmp(a, "--features")) {
             if (parse_long(a, v, 1, FEAT_MAX_DIM, &l)) return 2;
             t->feat_dim = (int)l;
+        } else if (!strcmp(a, "--char-ngrams")) {
+            int lo = 0, hi = 0, used = 0;
+            if (strcmp(v, "off") && !(sscanf(v, "%d,%d%n", &lo, &hi, &used) == 2 && !v[used] && lo >= 1 &&
+                                      lo <= hi && hi <= FEAT_MAX_CHAR_N))
+                return bad_arg("--char-ngrams: want off or MIN,MAX with 1 <= MIN <= MAX <= 16, got '%s'%s", v, "");
+            t->feat.char_min = lo;
+            t->feat.char_max = hi;
+        } else if (!strcmp(a, "--sublinear-tf")) {
+            if (parse_long(a, v, 0, 1, &l)) return 2;
+            t->feat.sublinear = (int)l;
+        } else if (!strcmp(a, "--title-weight")) {
+            if (parse_long(a, v, 1, FEAT_MAX_TITLE_WEIGHT, &l)) return 2;
+            t->feat.title_weight = (int)l;
+        } else if (!strcmp(a, "--split-seed")) {
+            if (parse_long(a, v, 0, LONG_MAX, &l)) return 2;
+            t->split_seed = (uint64_t)l;
         } else if (!strcmp(a, "--dropout")) {
             if (parse_double(a, v, 0, 1, 1, &d)) return 2;
             t->model.dropout = (float)d;
@@ -304,20 +336,45 @@ static void fail_abort(const char *what, const char *msg)
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
-typedef struct { float *X; int *y; size_t n; } matrix;
+/* Featurised rows in CSR form: row i's non-zeros are idx[ptr[i] .. ptr[i+1]).
+ * A TF-IDF row has tens to hundreds of non-zeros out of tens of thousands of
+ * buckets, so this is what the model reads (mlp_forward_sparse). */
+typedef struct { size_t *ptr; int *idx; float *val; int *y; size_t n; } matrix;
 
 static int featurise(const featurizer *f, const mwml_data *d, const size_t *rows, size_t n, matrix *out)
 {
+    memset(out, 0, sizeof *out);
     out->n = n;
-    out->X = malloc((n ? n : 1) * (size_t)f->dim * sizeof(float));
+    out->ptr = malloc((n + 1) * sizeof *out->ptr);
     out->y = malloc((n ? n : 1) * sizeof(int));
-    if (!out->X || !out->y) return -1;
-    if (feat_transform_rows(f, d, rows, n, out->X)) return -1;
-    for (size_t i = 0; i < n; i++) out->y[i] = d->rows[rows ? rows[i] : i].tag;
+    float *dense = malloc((size_t)f->dim * sizeof(float));
+    size_t cap = 0, nnz = 0;
+    if (!out->ptr || !out->y || !dense) { free(dense); return -1; }
+    out->ptr[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t row = rows ? rows[i] : i;
+        if (feat_transform_rows(f, d, &row, 1, dense)) { free(dense); return -1; }
+        for (int k = 0; k < f->dim; k++) {
+            if (dense[k] == 0.0f) continue;
+            if (nnz == cap) {
+                cap = cap ? 2 * cap : 4096;
+                int *ni = realloc(out->idx, cap * sizeof *ni);
+                if (ni) out->idx = ni;
+                float *nv = realloc(out->val, cap * sizeof *nv);
+                if (nv) out->val = nv;
+                if (!ni || !nv) { free(dense); return -1; }
+            }
+            out->idx[nnz] = k;
+            out->val[nnz++] = dense[k];
+        }
+        out->ptr[i + 1] = nnz;
+        out->y[i] = d->rows[row].tag;
+    }
+    free(dense);
     return 0;
 }
 
-static void matrix_free(matrix *m) { free(m->X); free(m->y); }
+static void matrix_free(matrix *m) { free(m->ptr); free(m->idx); free(m->val); free(m->y); }
 
 /* ------------------------------------------------------------ main */
 
@@ -385,9 +442,9 @@ int main(int argc, char **argv)
     size_t *tr_rows = NULL, *va_rows = NULL, ntr = 0, nva = 0;
     featurizer feat = {0};
     matrix Xtr = {0}, Xva = {0}, Xho = {0};
-    ok = stratified_split(&data, tc->val_frac, tc->seed, &tr_rows, &ntr, &va_rows, &nva) == 0 && ntr > 0;
-    if (ok) ok = have_ck ? feat_load(&feat, tc->feat_dim, ck.idf) == 0
-                         : feat_fit(&feat, tc->feat_dim, &data, tr_rows, ntr) == 0;
+    ok = stratified_split(&data, tc->val_frac, tc->split_seed, &tr_rows, &ntr, &va_rows, &nva) == 0 && ntr > 0;
+    if (ok) ok = have_ck ? feat_load_opts(&feat, tc->feat_dim, &tc->feat, ck.idf) == 0
+                         : feat_fit_opts(&feat, tc->feat_dim, &tc->feat, &data, tr_rows, ntr) == 0;
     ok = ok && featurise(&feat, &data, tr_rows, ntr, &Xtr) == 0 && featurise(&feat, &data, va_rows, nva, &Xva) == 0 &&
          featurise(&feat, &hold, NULL, hold.n, &Xho) == 0;
     if (!all_ok(ok)) {
@@ -407,6 +464,9 @@ int main(int argc, char **argv)
         fail_abort("model", "out of memory");
     dp_ctx dp;
     if (dp_init(&dp, comm, algo, &model, tc->batch, o.bucket_mb, err, sizeof err)) fail_abort("setup", err);
+    if (!o.dense_allreduce && dp_enable_compact(&dp, &model, err, sizeof err)) fail_abort("setup", err);
+    size_t *eval_rows = malloc((size_t)model.max_batch * sizeof *eval_rows);
+    if (!eval_rows) fail_abort("setup", "out of memory");
 
     size_t npad = (ntr + (size_t)p - 1) / (size_t)p * (size_t)p;
     size_t per_step = (size_t)tc->batch * (size_t)tc->accum;
@@ -483,7 +543,7 @@ int main(int argc, char **argv)
     }
 
     /* ---- training */
-    dp_dataset ds = {Xtr.X, Xtr.y, ntr, tc->feat_dim};
+    dp_dataset ds = {NULL, Xtr.y, ntr, tc->feat_dim, Xtr.ptr, Xtr.idx, Xtr.val};
     double train_time = 0.0, samples_done = 0.0;
     int last_epoch = tc->epochs;
     if (o.stop_after && start_epoch + o.stop_after < last_epoch) last_epoch = start_epoch + o.stop_after;
@@ -527,7 +587,7 @@ int main(int argc, char **argv)
             }
         }
         if (root) {
-            eval_model(&model, Xva.X, Xva.y, Xva.n, tc->feat_dim, &val);
+            eval_model_sparse(&model, Xva.ptr, Xva.idx, Xva.val, Xva.y, Xva.n, eval_rows, &val);
             int improved = val.loss < best_val;
             if (improved) {
                 best_val = val.loss;
@@ -567,7 +627,7 @@ int main(int argc, char **argv)
         double comm_frac = comm_all[0] + comm_all[1] > 0 ? comm_all[0] / (comm_all[0] + comm_all[1]) : 0.0;
         metrics ho;
         memcpy(model.params, best, model.nparams * sizeof(float));
-        eval_model(&model, Xho.X, Xho.y, Xho.n, tc->feat_dim, &ho);
+        eval_model_sparse(&model, Xho.ptr, Xho.idx, Xho.val, Xho.y, Xho.n, eval_rows, &ho);
         if (!o.quiet) {
             printf("\nholdout (%zu rows, best model by val loss %.4f):\n", hold.n, best_val);
             metrics_print(stdout, &ho, mwml_tags);
@@ -596,6 +656,7 @@ int main(int argc, char **argv)
     }
 
     free(best);
+    free(eval_rows);
     opt_free(&opt);
     dp_free(&dp);
     mlp_free(&model);

@@ -24,6 +24,8 @@ static void make(checkpoint *c)
     c->cfg.model.dropout = 0.25f;
     c->cfg.opt.lr = 0.5f;
     c->cfg.seed = 77;
+    c->cfg.split_seed = 78;
+    c->cfg.feat = (feat_opts){2, 4, 1, 3};
     c->cfg.epochs = 9;
     c->epochs_done = 4;
     c->opt_steps = 123;
@@ -81,7 +83,9 @@ int main(void)
     CHECK(b.nparams == a.nparams && !memcmp(b.params, a.params, a.nparams * 4) && !memcmp(b.m, a.m, a.nparams * 4) &&
           !memcmp(b.v, a.v, a.nparams * 4) && !memcmp(b.idf, a.idf, 40), "arrays round-trip bit for bit");
     CHECK(b.epochs_done == 4 && b.opt_steps == 123 && b.best_val_loss == 0.375 && b.cfg.seed == 77 &&
-          b.cfg.model.hidden[0] == 3 && b.cfg.model.dropout == 0.25f && b.cfg.epochs == 9, "fields round-trip");
+          b.cfg.model.hidden[0] == 3 && b.cfg.model.dropout == 0.25f && b.cfg.epochs == 9 &&
+          b.cfg.split_seed == 78 && b.cfg.feat.char_min == 2 && b.cfg.feat.char_max == 4 && b.cfg.feat.sublinear == 1 &&
+          b.cfg.feat.title_weight == 3, "fields round-trip");
     ckpt_free(&b);
 
     /* Replacing is atomic and leaves no temporary file behind. */

@@ -44,10 +44,18 @@ enum { N = 36, D = 12, K = 4 };   /* N divisible by 2, 3, 4: no wrap padding, sa
 
 static float X[N * D];
 static int Y[N];
+/* X in CSR form: the trainer's input representation (mlp_forward_sparse). */
+static size_t Xptr[N + 1];
+static int Xidx[N * D];
+static float Xval[N * D];
+static double g_reduced;   /* floats all-reduced by the last train() */
+
+/* Input modes of train(). */
+enum { DENSE = 0, CSR_COMPACT = 1, CSR_FULL = 2 };
 
 /* Train K steps from the same init; leaves the parameters in out. */
 static int train(ck_comm *comm, const ck_algo *algo, int batch, int accum, double bucket_mb, float *out, size_t *np,
-                 char *err)
+                 char *err, int mode)
 {
     mlp_config mc = {.in_dim = D, .nhidden = 2, .hidden = {10, 6}, .dropout = 0.0f};
     mlp m;
@@ -58,7 +66,9 @@ static int train(ck_comm *comm, const ck_algo *algo, int batch, int accum, doubl
     opt_create(&o, &oc, m.nparams);
     dp_ctx d;
     if (dp_init(&d, comm, algo, &m, batch, bucket_mb, err, 256)) return -1;
-    dp_dataset ds = {X, Y, N, D};
+    if (mode == CSR_COMPACT && dp_enable_compact(&d, &m, err, 256)) return -1;
+    dp_dataset ds = {X, Y, N, D, NULL, NULL, NULL};
+    if (mode != DENSE) { ds.X = NULL; ds.ptr = Xptr; ds.idx = Xidx; ds.val = Xval; }
     size_t *order;
     size_t n = dp_epoch_order(N, ck_comm_size(comm), 9, 0, &order);
     rng_t r = rng_stream(1, RNG_DROPOUT, 0, 0);
@@ -71,6 +81,7 @@ static int train(ck_comm *comm, const ck_algo *algo, int batch, int accum, doubl
     }
     memcpy(out, m.params, m.nparams * sizeof(float));
     *np = m.nparams;
+    g_reduced = d.elems_reduced;
     if (!rc && ck_comm_size(comm) > 1) {
         /* identical on all ranks, and the check can tell when not */
         char e2[256];
@@ -152,46 +163,72 @@ int main(int argc, char **argv)
     rng_t r = rng_stream(3, 77, 0, 0);
     for (int i = 0; i < N * D; i++) X[i] = rng_uniform(&r) < 0.3f ? rng_uniform(&r) : 0.0f;
     for (int i = 0; i < N; i++) Y[i] = (int)rng_below(&r, 4);
+    for (int i = 0, e = 0; i < N; i++) {
+        for (int k = 0; k < D; k++)
+            if (X[i * D + k] != 0.0f) { Xidx[e] = k; Xval[e] = X[i * D + k]; e++; }
+        Xptr[i + 1] = (size_t)e;
+    }
 
     ck_comm *world, *self;
     ck_comm_create(MPI_COMM_WORLD, CK_MEM_HOST, &world);
     ck_comm_create(MPI_COMM_SELF, CK_MEM_HOST, &self);
     const double tol = 1e-6;
-    float *ref = malloc(4096 * sizeof(float)), *got = malloc(4096 * sizeof(float)), *bkt = malloc(4096 * sizeof(float));
+    float *ref = malloc(4096 * sizeof(float)), *got = malloc(4096 * sizeof(float)), *bkt = malloc(4096 * sizeof(float)),
+          *csr = malloc(4096 * sizeof(float));
+    int reduced_less = 0, nhost = 0;
     size_t np = 0;
     char err[256];
     struct { int batch, accum; } cases[] = {{12, 1}, {8, 2}, {5, 1}};   /* 5: uneven shards */
     for (int i = 0; i < ck_algo_count(); i++) {
         const ck_algo *a = ck_algo_at(i);
         if (!(a->mem & CK_MEM_HOST)) continue;
+        nhost++;
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
             int B = cases[c].batch, A = cases[c].accum;
-            int rc = train(self, a, B, A, 0, ref, &np, err);
+            int rc = train(self, a, B, A, 0, ref, &np, err, DENSE);
             CHECK(rc == 0, "reference run failed: %s", err);
-            rc = train(world, a, B, A, 0, got, &np, err);
+            rc = train(world, a, B, A, 0, got, &np, err, DENSE);
             CHECK(rc == 0, "%s p=%d run failed: %s", a->name, p, err);
             double e = max_err(got, ref, np);
             CHECK(e <= tol, "%s p=%d batch %d accum %d: max relative parameter error %.3g > %.0e", a->name, p, B, A, e, tol);
             /* 16 floats per bucket: many buckets, boundaries inside layers */
-            rc = train(world, a, B, A, 16.0 * 4 / 1048576.0, bkt, &np, err);
+            rc = train(world, a, B, A, 16.0 * 4 / 1048576.0, bkt, &np, err, DENSE);
             CHECK(rc == 0, "%s p=%d bucketed run failed: %s", a->name, p, err);
             double eb = max_err(bkt, got, np);
             CHECK(eb <= tol, "%s p=%d batch %d accum %d: bucketed differs from plain by %.3g", a->name, p, B, A, eb);
+            /* CSR input with the compact all-reduce (only the touched input-layer
+             * rows travel) and with the full buffer: both equal the dense run. */
+            rc = train(world, a, B, A, 0, csr, &np, err, CSR_FULL);
+            double full = g_reduced;
+            CHECK(rc == 0, "%s p=%d CSR run failed: %s", a->name, p, err);
+            double ef = max_err(csr, ref, np);
+            CHECK(ef <= tol, "%s p=%d batch %d accum %d: CSR input vs 1 rank dense %.3g", a->name, p, B, A, ef);
+            rc = train(world, a, B, A, 0, csr, &np, err, CSR_COMPACT);
+            CHECK(rc == 0, "%s p=%d compact run failed: %s", a->name, p, err);
+            double ec = max_err(csr, ref, np);
+            CHECK(ec <= tol, "%s p=%d batch %d accum %d: compact all-reduce vs 1 rank %.3g", a->name, p, B, A, ec);
+            CHECK(g_reduced <= full && g_reduced > 0, "%s: compact all-reduced %.0f floats, full %.0f", a->name,
+                  g_reduced, full);
+            if (B == 5) reduced_less += g_reduced < full;
             if (rank == 0)
-                printf("%-16s p=%d batch %2d accum %d: vs 1 rank %.2e, bucketed vs plain %.2e%s\n", a->name, p, B, A,
-                       e, eb, eb == 0 ? " (bitwise)" : "");
+                printf("%-16s p=%d batch %2d accum %d: vs 1 rank %.2e, bucketed vs plain %.2e%s, CSR %.2e, "
+                       "compact %.2e (%.0f of %.0f floats)\n", a->name, p, B, A, e, eb, eb == 0 ? " (bitwise)" : "",
+                       ef, ec, g_reduced, full);
         }
     }
+    /* With 5 samples a step, some input rows go untouched: the compact buffer is smaller. */
+    CHECK(reduced_less == nhost, "compact all-reduce never smaller than the full buffer (%d of %d algorithms)",
+          reduced_less, nhost);
     /* Sanity of the tolerance: a genuinely different run (one step fewer) is far outside it. */
     {
         float *other = malloc(4096 * sizeof(float));
-        train(self, ck_algo_find("ring"), 12, 1, 0, ref, &np, err);
-        train(self, ck_algo_find("ring"), 11, 1, 0, other, &np, err);
+        train(self, ck_algo_find("ring"), 12, 1, 0, ref, &np, err, DENSE);
+        train(self, ck_algo_find("ring"), 11, 1, 0, other, &np, err, DENSE);
         CHECK(max_err(other, ref, np) > 100 * tol, "the tolerance cannot tell batch 11 from batch 12");
         free(other);
     }
     async_engine(world);
-    free(ref); free(got); free(bkt);
+    free(ref); free(got); free(bkt); free(csr);
     ck_comm_destroy(self);
     ck_comm_destroy(world);
     int tot[2] = {passed, failed};

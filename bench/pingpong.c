@@ -73,6 +73,7 @@ int bm_calibrate(ck_comm *comm, const bm_opts *o, size_t minb, size_t maxb, int 
                     rc = ck_sendrecv(comm, NULL, 0, -1, buf, n, peer, 90);
                     if (!rc) rc = ck_sendrecv(comm, buf, n, peer, NULL, 0, -1, 91);
                 }
+                if (!rc) rc = ck_sync(comm);   /* device transports: the data has landed */
                 if (it >= 0) rt[it] = ck_now() - t0;
             }
             if (rc) {
@@ -102,8 +103,10 @@ int bm_calibrate(ck_comm *comm, const bm_opts *o, size_t minb, size_t maxb, int 
             for (int it = -1; it < 7; it++) {
                 double t0 = ck_now();
                 ck_reduce_local(comm, d, a, b, cnt, CK_F32, CK_SUM);
+                ck_sync(comm);
                 double t1 = ck_now();
                 ck_copy(comm, d, a, g);
+                ck_sync(comm);
                 double t2 = ck_now();
                 if (it >= 0) { tr[it] = t1 - t0; tc[it] = t2 - t1; }
             }

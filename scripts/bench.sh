@@ -70,13 +70,29 @@ say "trace: ring_pipelined, 4 MB, p=$TP"
     say "trace failed (see $OUT/trace_ring_pipelined.txt)"
 
 # 4. GPU sweep, where there is a GPU and collbench was built with CUDA
-#    (collbench exits 3 when --device cuda is unavailable).
+#    (collbench exits 3 when --device cuda is unavailable). Ranks share the
+#    GPUs (local rank modulo device count), so p = 2 and 4 run on one GPU too;
+#    nccl joins only where every rank has its own GPU (NCCL < 2.30 refuses a
+#    shared one). The ceiling is the device-to-device copy bandwidth.
+GPU_NP=""
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q GPU; then
   ngpu=$(nvidia-smi -L | grep -c GPU)
-  if "${MPIRUN[@]}" -np 2 "$BIN/collbench" --device cuda --algo all -b 8 -e 8 -n 1 -w 0 -c 0 --model none >/dev/null 2>&1; then
-    say "GPU sweep on $ngpu GPU(s)"
-    "${MPIRUN[@]}" -np "$ngpu" "$BIN/collbench" --device cuda --algo all "${OPTS[@]}" -c 1 --model none \
-        --csv "$OUT/sweep_gpu.csv" --json "$OUT/sweep_gpu.json" > "$OUT/sweep_gpu.txt" || say "GPU sweep failed"
+  if "${MPIRUN[@]}" -np 2 "$BIN/collbench" --device cuda --algo ring -b 8 -e 8 -n 1 -w 0 -c 0 --model none >/dev/null 2>&1; then
+    GPU_NP=${BENCH_GPU_NP:-"2 4"}
+    say "GPU: ping-pong and device copy bandwidth"
+    "${MPIRUN[@]}" -np 2 "$BIN/collbench" --device cuda --pingpong -b 8 -e 64M -f 4 \
+        --save-model "$OUT/params_gpu.txt" > "$OUT/pingpong_gpu.txt" || say "GPU ping-pong failed"
+    first=1
+    for p in $GPU_NP; do
+      algos=$("$BIN/collbench" --algo list | awk -v skip="$([ "$ngpu" -lt "$p" ] && echo nccl)" \
+              'NR > 1 && $2 ~ /cuda/ && $1 != skip { printf "%s%s", sep, $1; sep = "," }')
+      say "GPU sweep p=$p on $ngpu GPU(s): $algos"
+      "${MPIRUN[@]}" -np "$p" "$BIN/collbench" --device cuda --algo "$algos" "${OPTS[@]}" -c 1 --model none \
+          --csv "$OUT/sweep_gpu_p$p.csv" --json "$OUT/sweep_gpu_p$p.json" > "$OUT/sweep_gpu_p$p.txt" ||
+          say "GPU sweep p=$p reported a failure or wrong results: see $OUT/sweep_gpu_p$p.txt"
+      [ -s "$OUT/sweep_gpu_p$p.csv" ] || continue
+      if [ $first = 1 ]; then cat "$OUT/sweep_gpu_p$p.csv"; first=0; else tail -n +2 "$OUT/sweep_gpu_p$p.csv"; fi >> "$OUT/sweep_gpu.csv"
+    done
   else
     say "GPU present but collbench has no CUDA support: GPU sweep skipped"
   fi
@@ -112,6 +128,13 @@ if command -v gnuplot >/dev/null 2>&1; then
   for p in $NP; do
     plot busbw "p=$p"; plot latency "p=$p"; plot model "p=$p"
   done
+  if [ -s "$OUT/sweep_gpu.csv" ]; then
+    GALGOS=$(tail -n +2 "$OUT/sweep_gpu.csv" | cut -d, -f1 | awk '!seen[$0]++' | tr '\n' ' ')
+    D2D=$(awk '$1 == "memcpy_gbs" { print $2 }' "$OUT/params_gpu.txt" 2>/dev/null)
+    for p in $GPU_NP; do
+      ALGOS=$GALGOS MEMCPY=${D2D:-0} plot busbw "p=$p; csv='sweep_gpu.csv'; tag='gpu_'; ceiling='device copy'"
+    done
+  fi
   plot pingpong
   [ "$(echo $NP | wc -w)" -gt 1 ] && plot scaling
   ALGOS=$XALGOS plot extrapolation
@@ -121,6 +144,25 @@ else
   say "gnuplot not found: CSV and summary only (scripts/deps.sh installs gnuplot-nox)"
 fi
 [ -s "$OUT/gnuplot.log" ] || rm -f "$OUT/gnuplot.log"
+
+# The GPU results, appended to the summary (benchreport covers the host sweep).
+if [ -s "$OUT/sweep_gpu.csv" ]; then
+  {
+    echo
+    echo "## GPU (CUDA IPC transport, one process per rank, ranks sharing GPUs round-robin)"
+    echo
+    awk '$1 == "memcpy_gbs" { printf "Device-to-device copy bandwidth (the ceiling line): %s GB/s.\n\n", $2 }' "$OUT/params_gpu.txt" 2>/dev/null
+    for p in $GPU_NP; do
+      [ -s "$OUT/sweep_gpu_p$p.txt" ] || continue
+      echo "### p = $p"
+      echo
+      [ -f "$OUT/busbw_gpu_p$p.png" ] && echo "![busbw_gpu_p$p](busbw_gpu_p$p.png)" && echo
+      echo '```'
+      cat "$OUT/sweep_gpu_p$p.txt"
+      echo '```'
+    done
+  } >> "$OUT/summary.md"
+fi
 
 say "done: $OUT/summary.md"
 sed -n '/^## Performance targets/,/^A missed target/p' "$OUT/summary.md" | grep '^- \|^  ' || true

@@ -214,6 +214,12 @@ int ck_copy(ck_comm *comm, void *dst, const void *src, size_t bytes);
 /* Scratch space of the transport's memory kind, owned by the communicator and
  * reused across calls (grows as needed; valid until the next ck_scratch call). */
 void *ck_scratch(ck_comm *comm, size_t bytes);
+/* Wait until every operation queued on the communicator's transport has
+ * finished: a no-op on the MPI transport (its operations complete in ck_wait),
+ * a stream synchronisation on CUDA, where "complete" means "queued in stream
+ * order". ck_allreduce does this itself; timing code around point-to-point
+ * calls (ping-pong, kernels) needs it. */
+int ck_sync(ck_comm *comm);
 /* Mark the algorithm's current step (for trace events and watchdog messages):
  * phase is a short static string ("reduce-scatter", "all-gather", ...). */
 void ck_step(ck_comm *comm, int step, const char *phase);

@@ -272,6 +272,12 @@ int ck_copy(ck_comm *c, void *dst, const void *src, size_t bytes)
     return CK_SUCCESS;
 }
 
+int ck_sync(ck_comm *c)
+{
+    int rc = c->tr.finish ? c->tr.finish(c->tr.self) : CK_SUCCESS;
+    return rc ? ck_fail(c, rc, "transport %s failed to synchronise", c->tr.name) : CK_SUCCESS;
+}
+
 void *ck_scratch(ck_comm *c, size_t bytes)
 {
     if (bytes <= c->scratch_bytes && c->scratch) return c->scratch;
@@ -363,7 +369,7 @@ int ck_allreduce(ck_comm *c, const ck_algo *algo, const void *sendbuf, void *rec
     c->algo_name = algo->name;
     ck_step(c, 0, NULL);
     rc = algo->run(c, sendbuf, recvbuf, count, dt, op == CK_AVG ? CK_SUM : op);
-    if (!rc && c->tr.finish) rc = c->tr.finish(c->tr.self);
+    if (!rc) rc = ck_sync(c);
     if (!rc && op == CK_AVG) rc = c->tr.divide(c->tr.self, recvbuf, count, dt, c->size);
     if (rc && !c->errmsg[0]) ck_fail(c, rc, "algorithm '%s' failed: %s", algo->name, ck_strerror(rc));
     ck_step(c, 0, NULL);

@@ -61,6 +61,7 @@ int main(int argc, char **argv)
         return rc == CK_ERR_UNSUPPORTED ? 3 : 1;
     }
     bm_trace_set_capacity(o.trace_capacity);
+    if (o.chunk) ck_comm_config(comm)->chunk_bytes = o.chunk;
 
     if (o.mode == BM_MODE_PINGPONG) {
         rc = bm_run_pingpong(comm, &o);

@@ -32,6 +32,7 @@ typedef struct bm_opts {
     const char *save_model;           /* --save-model FILE */
     const char *trace;                /* --trace FILE */
     size_t      trace_capacity;       /* events per rank */
+    size_t      chunk;                /* --chunk: pipeline chunk bytes (0: the library's default) */
     int         extrap_pmax;          /* --extrapolate: largest p */
 } bm_opts;
 

@@ -43,6 +43,7 @@ static void usage(FILE *f)
 "      --place P           out, in or both (out-of-place / in-place; default both)\n"
 "  -c, --check 0|1         check each result with the checker's inputs, #wrong column (default 1)\n"
 "      --device D          host or cuda (default host)\n"
+"      --chunk SIZE        pipeline chunk of ring_pipelined and the trees (default: the library's, 256K)\n"
 "modes\n"
 "      --pingpong          ranks 0 and 1 ping-pong over the sizes; fits alpha and beta, times gamma and memcpy\n"
 "      --extrapolate       print the model for p = 2 .. --pmax (default 4096) and the crossover sizes\n"
@@ -140,7 +141,7 @@ static int parse_algos(const char *spec, bm_opts *o)
 int bm_parse_args(int argc, char **argv, bm_opts *o)
 {
     enum { O_ALGO = 256, O_PLACE, O_CSV, O_JSON, O_MODEL, O_SAVE, O_TRACE, O_TRACECAP, O_PING, O_EXTRAP,
-           O_PMAX, O_DEVICE, O_BUDGET };
+           O_PMAX, O_DEVICE, O_BUDGET, O_CHUNK };
     static const struct option lo[] = {
         {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'}, {"stepfactor", 1, 0, 'f'},
         {"iters", 1, 0, 'n'}, {"warmup_iters", 1, 0, 'w'}, {"check", 1, 0, 'c'},
@@ -149,6 +150,7 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
         {"model", 1, 0, O_MODEL}, {"save-model", 1, 0, O_SAVE}, {"trace", 1, 0, O_TRACE},
         {"trace-capacity", 1, 0, O_TRACECAP}, {"pingpong", 0, 0, O_PING}, {"extrapolate", 0, 0, O_EXTRAP},
         {"pmax", 1, 0, O_PMAX}, {"device", 1, 0, O_DEVICE}, {"time-budget", 1, 0, O_BUDGET},
+        {"chunk", 1, 0, O_CHUNK},
         {0, 0, 0, 0}};
     const char *algo_spec = "all";
     int rc, tmp;
@@ -209,6 +211,10 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
             if (!strcmp(optarg, "host")) o->mem = CK_MEM_HOST;
             else if (!strcmp(optarg, "cuda")) o->mem = CK_MEM_CUDA;
             else return fail("--device '%s': expected host or cuda", optarg);
+            break;
+        case O_CHUNK:
+            if ((rc = parse_size("--chunk", optarg, &o->chunk))) return rc;
+            if (o->chunk == 0) return fail("--chunk must be at least 1 byte");
             break;
         case O_BUDGET: {
             char *end;

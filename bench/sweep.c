@@ -140,7 +140,8 @@ static int measure(ck_comm *comm, const ck_algo *a, const bm_opts *o, size_t cou
 #define GROUP_HDR "  %9s %9s %9s %7s %7s %6s"
 static void print_header(const bm_opts *o, int p, const bm_params *m, ck_comm *comm)
 {
-    printf("# collbench: all-reduce, %d ranks, transport %s\n", p, ck_comm_transport_name(comm));
+    printf("# collbench: all-reduce, %d ranks, transport %s, pipeline chunk %zu B\n", p,
+           ck_comm_transport_name(comm), ck_comm_config(comm)->chunk_bytes);
     printf("# minBytes %zu maxBytes %zu step: %d(factor) warmup iters: %d iters: %d%s validation: %d\n",
            o->minbytes, o->maxbytes, o->factor, o->warmup, o->iters,
            o->time_budget > 0 ? " (fewer past --time-budget)" : "", o->check);

@@ -69,6 +69,7 @@ static void put_config(wbuf *w, const train_config *c)
     put_u32(w, (uint32_t)c->feat.char_max);
     put_u32(w, (uint32_t)c->feat.sublinear);
     put_u32(w, (uint32_t)c->feat.title_weight);
+    put_f32(w, c->model.label_smoothing);
 }
 
 static int write_all(int fd, const void *p, size_t n)
@@ -189,6 +190,7 @@ static void get_config(rbuf *r, train_config *c)
     c->feat.char_max = (int)get_u32(r);
     c->feat.sublinear = (int)get_u32(r);
     c->feat.title_weight = (int)get_u32(r);
+    c->model.label_smoothing = get_f32(r);
 }
 
 void ckpt_free(checkpoint *c)
@@ -268,6 +270,7 @@ int ckpt_load(const char *path, checkpoint *c, char *err, size_t errlen)
     else if (c->cfg.feat_dim < 1 || c->cfg.feat_dim > (1 << 26) || mc->in_dim != c->cfg.feat_dim) bad = "feature dimension out of range";
     else if (!(mc->dropout >= 0.0f && mc->dropout < 1.0f)) bad = "dropout out of range";
     else if (!feat_opts_valid(&c->cfg.feat)) bad = "feature options out of range";
+    else if (!(mc->label_smoothing >= 0.0f && mc->label_smoothing < 1.0f)) bad = "label smoothing out of range";
     if (!bad) {
         uint64_t expect = 0;
         int in = mc->in_dim;

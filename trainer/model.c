@@ -188,6 +188,32 @@ void softmax_xent_backward(float *dlogits, const float *probs, const int *labels
             dlogits[(size_t)r * c + j] = probs[(size_t)r * c + j] - (j == labels[r] ? 1.0f : 0.0f);
 }
 
+double softmax_xent_smooth_forward(float *probs, const float *logits, const int *labels, int b, int c, float eps)
+{
+    double loss = softmax_xent_forward(probs, logits, labels, b, c);
+    if (eps <= 0.0f || !labels) return loss;
+    /* -sum_j t_j log p_j = (1 - eps) * (-log p_y) + eps / c * sum_j (-log p_j);
+     * -log p_j = lse - l_j, in the same max-shifted form as above. */
+    double smooth = 0.0;
+    for (int r = 0; r < b; r++) {
+        const float *l = logits + (size_t)r * c;
+        float mx = l[0];
+        for (int j = 1; j < c; j++) mx = l[j] > mx ? l[j] : mx;
+        double sum = 0.0, lsum = 0.0;
+        for (int j = 0; j < c; j++) { sum += exp((double)(l[j] - mx)); lsum += (double)(l[j] - mx); }
+        smooth += (double)c * log(sum) - lsum;
+    }
+    return (1.0 - eps) * loss + (double)eps / c * smooth;
+}
+
+void softmax_xent_smooth_backward(float *dlogits, const float *probs, const int *labels, int b, int c, float eps)
+{
+    const float off = eps / (float)c, on = 1.0f - eps + off;
+    for (int r = 0; r < b; r++)
+        for (int j = 0; j < c; j++)
+            dlogits[(size_t)r * c + j] = probs[(size_t)r * c + j] - (j == labels[r] ? on : off);
+}
+
 /* ------------------------------------------------------------ whole model */
 
 /* TF-IDF rows are mostly zeros (tens of words out of thousands of buckets).
@@ -290,6 +316,9 @@ static double forward_rest(mlp *m, const int *labels, int b, int train, rng_t *r
             relu_dropout_forward(m->act[i + 1], m->mask[i], m->pre[i], (size_t)b * m->out[i],
                                  m->cfg.dropout, train, rng);
     }
+    m->smooth_now = train ? m->cfg.label_smoothing : 0.0f;
+    if (m->smooth_now > 0.0f)
+        return softmax_xent_smooth_forward(m->probs, m->pre[L], labels, b, MLP_CLASSES, m->smooth_now);
     return softmax_xent_forward(m->probs, m->pre[L], labels, b, MLP_CLASSES);
 }
 
@@ -305,7 +334,10 @@ void mlp_backward(mlp *m, const int *labels, int b, mlp_ready_fn ready, void *ct
     const int L = m->cfg.nhidden;
     int cur = 0;
     m->grads_zero = 0;
-    softmax_xent_backward(m->dbuf[cur], m->probs, labels, b, MLP_CLASSES);
+    if (m->smooth_now > 0.0f)
+        softmax_xent_smooth_backward(m->dbuf[cur], m->probs, labels, b, MLP_CLASSES, m->smooth_now);
+    else
+        softmax_xent_backward(m->dbuf[cur], m->probs, labels, b, MLP_CLASSES);
     for (int i = L; i >= 0; i--) {
         float *dinp = i > 0 ? m->dbuf[1 - cur] : NULL;   /* the input x needs no gradient */
         const float *dout = m->dbuf[cur], *W = m->params + m->w_off[i];

@@ -33,6 +33,7 @@ typedef struct {
     int   nhidden;                   /* L */
     int   hidden[MLP_MAX_HIDDEN];    /* H_0 .. H_{L-1} */
     float dropout;                   /* drop probability for hidden activations, in [0, 1) */
+    float label_smoothing;           /* eps in [0, 1): training target (1 - eps) onehot + eps / C */
 } mlp_config;
 
 /* A batch of sparse input rows without copying them: batch row r is dataset
@@ -63,6 +64,7 @@ typedef struct {
     float  *dbuf[2];                 /* ping-pong buffers for d(activation) [b x max width] */
     int     sparse_in;               /* the last forward's input was sparse: layer 0 walks non-zeros */
     mlp_sparse csr;                  /* the last forward's CSR input (ptr == NULL: dense input) */
+    float   smooth_now;              /* label smoothing of the last forward (0 unless training) */
     int     grads_zero;              /* grads is known to be all zeros (skip mlp_zero_grads) */
 } mlp;
 
@@ -88,7 +90,12 @@ double softmax_xent_forward(float *probs, const float *logits, const int *labels
 /* dlogits = probs - onehot(label) (gradient of the summed loss). */
 void softmax_xent_backward(float *dlogits, const float *probs, const int *labels, int b, int c);
 
-/* Whole model. forward returns the summed loss (0 when labels is NULL) and
+/* Label-smoothed versions (eps = 0: the two above). The loss is the
+ * cross-entropy against (1 - eps) onehot + eps / c; its gradient probs - target. */
+double softmax_xent_smooth_forward(float *probs, const float *logits, const int *labels, int b, int c, float eps);
+void softmax_xent_smooth_backward(float *dlogits, const float *probs, const int *labels, int b, int c, float eps);
+
+/* Whole model (training uses cfg.label_smoothing when train is set). forward returns the summed loss (0 when labels is NULL) and
  * leaves probabilities in m->probs.
  * backward accumulates into m->grads, walking the buffer from its END to its
  * start (logits layer first). When `ready` is given it is called each time a

@@ -35,6 +35,7 @@
 #define DEF_FEATURES  16384
 #define DEF_HIDDEN    "64"
 #define DEF_DROPOUT   0.5f
+#define DEF_SMOOTH    0.0f
 #define DEF_LR        1e-2f
 #define DEF_EPOCHS    25
 #define DEF_BATCH     32
@@ -77,6 +78,7 @@ static void usage(FILE *f)
 "model and optimisation\n"
 "  --hidden W1,W2,..    hidden layer widths (%s)\n"
 "  --dropout P          dropout on hidden activations, 0 <= P < 1 (%.2f)\n"
+"  --label-smoothing E  train against (1-E) onehot + E/4, 0 <= E < 1 (%.2f)\n"
 "  --optimizer adam|sgd (adam)\n"
 "  --lr LR              peak learning rate (%g)\n"
 "  --momentum M         SGD momentum / Adam beta1 (0.9)\n"
@@ -107,7 +109,7 @@ static void usage(FILE *f)
 "  --quiet              only the final summary\n"
 "  --help\n",
             DEF_VAL_FRAC, DEF_FEATURES, DEF_CHAR_MIN, DEF_CHAR_MAX, DEF_SUBLINEAR, DEF_TITLE_WEIGHT, DEF_SPLIT_SEED,
-            DEF_HIDDEN, DEF_DROPOUT, DEF_LR, DEF_EPOCHS, DEF_BATCH, DEF_SEED,
+            DEF_HIDDEN, DEF_DROPOUT, DEF_SMOOTH, DEF_LR, DEF_EPOCHS, DEF_BATCH, DEF_SEED,
             DEF_SAVE_DIR);
 }
 
@@ -161,6 +163,7 @@ static int parse_args(int argc, char **argv, options *o)
     train_config *t = &o->tc;
     t->feat_dim = DEF_FEATURES;
     t->model.dropout = DEF_DROPOUT;
+    t->model.label_smoothing = DEF_SMOOTH;
     t->opt = (opt_config){.kind = OPT_ADAM, .lr = DEF_LR, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f,
                           .weight_decay = 0.0f, .sched = SCHED_COSINE, .warmup = 10, .min_frac = 0.0f,
                           .step_every = 0, .step_gamma = 0.5f};
@@ -191,7 +194,7 @@ static int parse_args(int argc, char **argv, options *o)
             "--algo", "--data", "--holdout", "--save", "--resume", "--metrics", "--log", "--hidden", "--features",
             "--dropout", "--optimizer", "--schedule", "--lr", "--momentum", "--weight-decay", "--warmup", "--epochs",
             "--batch", "--accum", "--seed", "--val-frac", "--bucket-mb", "--threads", "--stop-after",
-            "--inject-desync", "--char-ngrams", "--sublinear-tf", "--title-weight", "--split-seed", NULL};
+            "--inject-desync", "--char-ngrams", "--sublinear-tf", "--title-weight", "--split-seed", "--label-smoothing", NULL};
         int known = 0;
         for (int k = 0; valued[k]; k++) known |= !strcmp(a, valued[k]);
         if (strncmp(a, "--", 2)) return bad_arg("unexpected argument '%s'%s", a, "");
@@ -226,6 +229,9 @@ static int parse_args(int argc, char **argv, options *o)
         } else if (!strcmp(a, "--split-seed")) {
             if (parse_long(a, v, 0, LONG_MAX, &l)) return 2;
             t->split_seed = (uint64_t)l;
+        } else if (!strcmp(a, "--label-smoothing")) {
+            if (parse_double(a, v, 0, 1, 1, &d)) return 2;
+            t->model.label_smoothing = (float)d;
         } else if (!strcmp(a, "--dropout")) {
             if (parse_double(a, v, 0, 1, 1, &d)) return 2;
             t->model.dropout = (float)d;
@@ -537,7 +543,8 @@ int main(int argc, char **argv)
         printf("-%d (%zu params, %.2f MiB of gradient), batch %d x accum %d, %s lr %g\n", MLP_CLASSES,
                model.nparams, model.nparams * 4.0 / 1048576.0, tc->batch, tc->accum, opt_kind_name(tc->opt.kind),
                tc->opt.lr);
-        printf("  data: %s, %s\n", path_data, path_hold);
+        printf("  data: %s, %s (%.0f non-zero features per train row)\n", path_data, path_hold,
+               ntr ? (double)Xtr.ptr[ntr] / (double)ntr : 0.0);
         if (have_ck) printf("  resumed from %s after epoch %d\n", o.resume, start_epoch);
         fflush(stdout);
     }

@@ -35,6 +35,7 @@ expect 2 "given twice"                              --algo ring,ring
 expect 2 "cannot open model file"                   --model /nonexistent/params.txt
 expect 2 "--extrapolate needs --model FILE"         --extrapolate
 expect 2 "--device 'tpu'"                           --device tpu
+expect 2 "--chunk must be at least 1 byte"          --chunk 0
 expect 0 "usage: mpirun"                            --help
 expect 0 "^ring "                                   --algo list
 [ $fails = 0 ] && echo "all option checks passed" || echo "$fails option check(s) failed"

@@ -50,4 +50,18 @@ void  opt_step(optimizer *o, float *params, const float *grads);
  * — for a wide input layer the step is memory-bound, so passes are time. */
 void  opt_step_fused(optimizer *o, float *params, float *grads, float scale);
 
+/* The same update applied range by range, for a step whose gradient is known
+ * to be zero outside some ranges (the rows of a wide input layer that no
+ * sample of the step touched). opt_begin_step advances the step counter and
+ * fixes the step's constants; opt_update_range then updates [off, off+len)
+ * from scale * grads (zeroing them), opt_update_nograd updates [off, off+len)
+ * as if the gradient there were 0 without reading it (the moments still decay
+ * and the parameters still move: this is Adam, not a lazy variant). Applying
+ * both over a partition of [0, n) gives opt_step_fused's result. */
+typedef struct { float lr, step, eps, b1, b2, decay; } opt_consts;
+opt_consts opt_begin_step(optimizer *o);
+void  opt_update_range(optimizer *o, const opt_consts *k, float *params, float *grads, float scale, size_t off,
+                       size_t len);
+void  opt_update_nograd(optimizer *o, const opt_consts *k, float *params, size_t off, size_t len);
+
 #endif

@@ -49,14 +49,6 @@
 
 enum { RP_SEND_WINDOW = 4 };   /* sends in flight per step */
 
-/* Chunk k of nc over a block of len elements, ck_block's rule in size_t. */
-static void chunk_of(size_t len, size_t nc, size_t k, size_t *off, size_t *n)
-{
-    size_t base = len / nc, extra = len % nc;
-    *n = base + (k < extra ? 1 : 0);
-    *off = k * base + (k < extra ? k : extra);
-}
-
 /* One ring step as seen by one rank. */
 typedef struct {
     ck_comm    *comm;
@@ -75,7 +67,7 @@ typedef struct {
 static int post_recv(rp_step *st, size_t k, ck_req *q)
 {
     size_t co, cl;
-    chunk_of(st->rlen, st->nc, k, &co, &cl);
+    ck_block(st->rlen, st->nc, k, &co, &cl);
     void *dst = st->rs ? (void *)st->slot[k % 2] : (void *)(st->recv + co * st->es);
     return ck_irecv(st->comm, dst, cl * st->es, st->left, st->t, q);
 }
@@ -83,7 +75,7 @@ static int post_recv(rp_step *st, size_t k, ck_req *q)
 static int post_send(rp_step *st, size_t k, ck_req *q)
 {
     size_t co, cl;
-    chunk_of(st->slen, st->nc, k, &co, &cl);
+    ck_block(st->slen, st->nc, k, &co, &cl);
     return ck_isend(st->comm, st->send + co * st->es, cl * st->es, st->right, st->t, q);
 }
 
@@ -105,7 +97,7 @@ static int run_step(rp_step *st, ck_dtype dt, ck_op op)
         if ((rc = ck_wait(comm, &rq[k % 2]))) return rc;
         if (st->rs) {   /* chunk k+1 keeps arriving while we reduce chunk k */
             size_t co, cl;
-            chunk_of(st->rlen, nc, k, &co, &cl);
+            ck_block(st->rlen, nc, k, &co, &cl);
             size_t e = co * st->es;
             if ((rc = ck_reduce_local(comm, st->recv + e, st->own + e, st->slot[k % 2], cl, dt, op))) return rc;
         }

@@ -75,7 +75,9 @@ int ck_divide_host(void *buf, size_t count, ck_dtype dt, int divisor);
  * uses this one rule, so the checker and the traffic formulas agree with it:
  * block i has count/p elements, and the first count%p blocks get one more.
  * Blocks may be empty when count < p. */
-void ck_block(size_t count, int nblocks, int i, size_t *offset, size_t *len);
+void ck_block(size_t count, size_t nblocks, size_t i, size_t *offset, size_t *len);
+/* The same rule cuts a block into chunks (ring_pipelined, the trees):
+ * chunk k of nc over len elements is ck_block(len, nc, k, ...). */
 /* Number of chunks of at most `chunk` elements that cover `len` (0 for len 0). */
 size_t ck_num_chunks(size_t len, size_t chunk);
 

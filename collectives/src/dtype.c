@@ -146,11 +146,11 @@ int ck_divide_host(void *buf, size_t count, ck_dtype dt, int divisor)
     return CK_SUCCESS;
 }
 
-void ck_block(size_t count, int nblocks, int i, size_t *offset, size_t *len)
+void ck_block(size_t count, size_t nblocks, size_t i, size_t *offset, size_t *len)
 {
-    size_t p = (size_t)nblocks, base = count / p, extra = count % p, k = (size_t)i;
-    *len = base + (k < extra ? 1 : 0);
-    *offset = k * base + (k < extra ? k : extra);
+    size_t base = count / nblocks, extra = count % nblocks;
+    *len = base + (i < extra ? 1 : 0);
+    *offset = i * base + (i < extra ? i : extra);
 }
 
 size_t ck_num_chunks(size_t len, size_t chunk)

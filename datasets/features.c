@@ -15,10 +15,12 @@
  * Features: the hashing trick. Every unigram and every bigram of adjacent
  * kept tokens is hashed (FNV-1a, 64 bit) into one of `dim` buckets; a bigram
  * is hashed as the text "a b", which no unigram can equal since tokens hold no
- * space. No vocabulary has to be built, stored or agreed on between ranks:
- * the bucket of a word is a pure function of its bytes. Collisions are the
- * price; with dim = 2^14 or more and ~10^4 distinct n-grams they are rare
- * enough not to matter for this task.
+ * space. Optionally the character n-grams of each word (padded " word ") go
+ * into the same buckets, hashed after a 0x01 byte. No vocabulary has to be
+ * built, stored or agreed on between ranks: the bucket of an n-gram is a pure
+ * function of its bytes. Collisions are the price: the training split has
+ * ~10^4 distinct word n-grams and several times more character n-grams, so
+ * the trainer's default of 2^16 buckets keeps most of them apart.
  */
 #include "features.h"
 

@@ -4,13 +4,23 @@
 # Runs tagtrain on the real data at p = 1, 2, 4 with every host algorithm in the
 # registry (p = 1 runs once: there is no all-reduce to choose) and writes
 #   OUTDIR/trainer.csv              algo,p,samples_per_s,efficiency,comm_fraction
+#   OUTDIR/trainer_ceiling.txt      the same efficiency for p independent 1-rank runs
 #   OUTDIR/trainer_scaling.png/.svg samples/s and efficiency against p
 #
-# Efficiency is WEAK scaling: every rank keeps a local batch of LOCAL_BATCH
-# rows (global batch = p x LOCAL_BATCH), so the work per rank per step is fixed
-# and only the all-reduce is added; efficiency = samples/s(p) / (p x samples/s(1)).
-# On a machine with fewer cores than ranks (p = 4 on 2 cores) it measures
-# oversubscription as much as communication. About 60-90 s on 2 cores.
+# Efficiency is WEAK scaling, with the same per-rank work at every p:
+#   every rank keeps a local batch of LOCAL_BATCH rows (global --batch =
+#   p x LOCAL_BATCH), runs ONE OpenBLAS thread (--threads 1, also at p = 1),
+#   and does the same forward/backward and the same full optimizer update per
+#   step; only the all-reduce is added. samples/s is tagtrain's: samples per
+#   second of training steps (data loading, featurising and the per-epoch
+#   validation are outside it).
+#     efficiency(p) = samples/s(p) / (p * samples/s(1))
+# LOCAL_BATCH defaults to 16, the per-rank batch of the default model at
+# p = 2 (global batch 32). The ceiling file runs p copies of the 1-rank job at
+# once with no communication at all: what sharing the cores and the memory
+# bus alone costs, an upper bound for any all-reduce. On a machine with fewer
+# cores than ranks (p = 4 on 2 cores) it measures oversubscription as much as
+# communication. About 60-90 s on 2 cores.
 set -euo pipefail
 BUILD=${1:-build}
 OUT=${2:-bench-results/latest}
@@ -19,9 +29,10 @@ cd "$ROOT"
 BIN=$BUILD/bin
 [ -x "$BIN/tagtrain" ] || { echo "bench_trainer: $BIN/tagtrain not found: build first" >&2; exit 1; }
 mkdir -p "$OUT"
+rm -f "$OUT/trainer_ceiling.txt" "$OUT"/trainer_indep_p*.jsonl
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 MPIRUN=(mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 --mca btl self,vader)
-LOCAL_BATCH=${TRAINER_LOCAL_BATCH:-32}
+LOCAL_BATCH=${TRAINER_LOCAL_BATCH:-16}
 EPOCHS=${TRAINER_EPOCHS:-3}
 NPS=${TRAINER_NP:-"2 4"}
 T0=$(date +%s)
@@ -32,7 +43,7 @@ run() {
   local p=$1 algo=$2
   local log="$OUT/trainer_${algo}_p$p.jsonl"
   "${MPIRUN[@]}" -np "$p" "$BIN/tagtrain" --algo "$algo" --batch $((LOCAL_BATCH * p)) --epochs "$EPOCHS" \
-      --no-save --quiet --log "$log" > "$OUT/trainer_${algo}_p$p.txt" 2>&1 || { echo "NaN NaN"; return; }
+      --threads 1 --no-save --quiet --log "$log" > "$OUT/trainer_${algo}_p$p.txt" 2>&1 || { echo "NaN NaN"; return; }
   grep '"type":"summary"' "$log" |
     sed 's/.*"samples_per_s":\([0-9.e+-]*\),"comm_fraction":\([0-9.e+-]*\).*/\1 \2/'
 }
@@ -49,6 +60,21 @@ for p in $NPS; do
     echo "$a,$p,$s,$eff,$c" >> "$OUT/trainer.csv"
     say "p=$p $a: $s samples/s, efficiency $eff, comm fraction $c"
   done
+done
+
+# Ceiling: p independent 1-rank runs at once (no communication), seeds differ.
+for p in $NPS; do
+  pids=()
+  for r in $(seq 1 "$p"); do
+    "$BIN/tagtrain" --batch "$LOCAL_BATCH" --epochs "$EPOCHS" --threads 1 --seed "$r" --no-save --quiet \
+        --log "$OUT/trainer_indep_p${p}_$r.jsonl" > /dev/null 2>&1 & pids+=($!)
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || true; done
+  tot=$(cat "$OUT"/trainer_indep_p"${p}"_*.jsonl | grep '"type":"summary"' |
+        sed 's/.*"samples_per_s":\([0-9.e+-]*\),.*/\1/' | awk '{ s += $1 } END { print s + 0 }')
+  ceil=$(awk -v s="$tot" -v s1="$s1" -v p="$p" 'BEGIN { printf "%.3f", (s1 > 0 ? s / (p * s1) : 0) }')
+  echo "p=$p independent 1-rank runs: $tot samples/s in all, efficiency ceiling $ceil" >> "$OUT/trainer_ceiling.txt"
+  say "p=$p ceiling (independent runs, no all-reduce): $ceil"
 done
 
 if command -v gnuplot > /dev/null; then

@@ -39,9 +39,10 @@ int dp_init(dp_ctx *d, ck_comm *comm, const ck_algo *algo, const mlp *m, int bat
     return 0;
 }
 
-int dp_enable_compact(dp_ctx *d, const mlp *m, char *err, size_t errlen)
+int dp_enable_compact(dp_ctx *d, const mlp *m, int overlap, char *err, size_t errlen)
 {
-    if (d->p < 2 || d->nbuckets > 0) return 0;
+    if (d->nbuckets > 0) return 0;
+    d->overlap = overlap;
     d->mark = calloc((size_t)m->in[0], sizeof *d->mark);
     d->touched = malloc((size_t)m->in[0] * sizeof *d->touched);
     d->pack = malloc((m->nparams ? m->nparams : 1) * sizeof *d->pack);
@@ -127,36 +128,82 @@ static void on_ready(size_t from, void *arg)
     }
 }
 
-/* The compact all-reduce (dp.h). Pack and unpack are counted as
- * communication time: they exist only because of it. */
-static int compact_allreduce(dp_ctx *d, mlp *m, const dp_dataset *ds, const size_t *order, size_t pos, size_t len)
+/* Mark the rows of W_0 that some sample of the step touches; every rank walks
+ * the same samples in the same order, so every rank gets the same list. */
+static size_t touched_rows(dp_ctx *d, const mlp *m, const dp_dataset *ds, const size_t *order, size_t pos, size_t len)
 {
-    const int H = m->out[0];
     if (++d->stamp == 0) {   /* wrapped: old stamps could look current */
         memset(d->mark, 0, (size_t)m->in[0] * sizeof *d->mark);
         d->stamp = 1;
     }
     size_t nt = 0;
-    for (size_t j = 0; j < len; j++) {   /* every sample of the step, on every rank: the same list */
+    for (size_t j = 0; j < len; j++) {
         size_t row = order[pos + j];
         for (size_t e = ds->ptr[row]; e < ds->ptr[row + 1]; e++) {
             int k = ds->idx[e];
             if (d->mark[k] != d->stamp) { d->mark[k] = d->stamp; d->touched[nt++] = k; }
         }
     }
-    const float *W0 = m->grads + m->w_off[0];
+    return nt;
+}
+
+/* Optimizer update of the W_0 rows the step did not touch: their gradient is
+ * zero on every rank, so this needs nothing from the all-reduce and runs while
+ * it is in flight. Runs of untouched rows are updated as one range. */
+static void update_untouched(dp_ctx *d, mlp *m, optimizer *o, const opt_consts *k)
+{
+    const size_t H = (size_t)m->out[0], D = (size_t)m->in[0], w0 = m->w_off[0];
+    size_t r = 0;
+    while (r < D) {
+        while (r < D && d->mark[r] == d->stamp) r++;
+        size_t r0 = r;
+        while (r < D && d->mark[r] != d->stamp) r++;
+        if (r > r0) opt_update_nograd(o, k, m->params, w0 + r0 * H, (r - r0) * H);
+    }
+}
+
+/* The compact step (dp.h): pack the touched rows of W_0 and the rest of the
+ * buffer, all-reduce that, and meanwhile update the untouched rows; then
+ * unpack and update the rest. *tc gets the exposed communication time (pack,
+ * unpack and the wait; the all-reduce itself when it cannot overlap). */
+static int compact_step(dp_ctx *d, mlp *m, optimizer *o, const dp_dataset *ds, const size_t *order, size_t pos,
+                        size_t len, double *tc)
+{
+    const size_t H = (size_t)m->out[0];
+    const size_t nt = touched_rows(d, m, ds, order, pos, len);
     const size_t rest = m->nparams - m->b_off[0];   /* b_0, W_1, b_1, ... : contiguous */
-    float *q = d->pack;
-    for (size_t t = 0; t < nt; t++, q += H) memcpy(q, W0 + (size_t)d->touched[t] * H, (size_t)H * sizeof(float));
-    memcpy(q, m->grads + m->b_off[0], rest * sizeof(float));
-    const size_t count = nt * (size_t)H + rest;
-    int rc = ck_allreduce(d->comm, d->algo, CK_IN_PLACE, d->pack, count, CK_F32, CK_SUM);
-    if (rc) return rc;
-    d->elems_reduced += (double)count;
-    q = d->pack;
+    const size_t count = nt * H + rest;
     float *G0 = m->grads + m->w_off[0];
-    for (size_t t = 0; t < nt; t++, q += H) memcpy(G0 + (size_t)d->touched[t] * H, q, (size_t)H * sizeof(float));
-    memcpy(m->grads + m->b_off[0], q, rest * sizeof(float));
+    const opt_consts k = opt_begin_step(o);
+    int rc = 0;
+    if (d->p > 1) {
+        double t0 = ck_now();
+        float *q = d->pack;
+        for (size_t t = 0; t < nt; t++, q += H) memcpy(q, G0 + (size_t)d->touched[t] * H, H * sizeof(float));
+        memcpy(q, m->grads + m->b_off[0], rest * sizeof(float));
+        ck_async *h = NULL;
+        if (d->overlap) {
+            rc = ck_allreduce_async(d->comm, d->algo, CK_IN_PLACE, d->pack, count, CK_F32, CK_SUM, &h);
+            *tc += ck_now() - t0;
+            if (!rc) update_untouched(d, m, o, &k);
+            t0 = ck_now();
+            if (!rc) rc = ck_allreduce_wait(h);
+        } else {
+            rc = ck_allreduce(d->comm, d->algo, CK_IN_PLACE, d->pack, count, CK_F32, CK_SUM);
+        }
+        if (rc) return rc;
+        d->elems_reduced += (double)count;
+        q = d->pack;
+        for (size_t t = 0; t < nt; t++, q += H) memcpy(G0 + (size_t)d->touched[t] * H, q, H * sizeof(float));
+        memcpy(m->grads + m->b_off[0], q, rest * sizeof(float));
+        *tc += ck_now() - t0;
+    }
+    if (d->p == 1 || !d->overlap) update_untouched(d, m, o, &k);
+    /* Mean over the samples of the whole step on all ranks. */
+    const float scale = 1.0f / (float)len;
+    for (size_t t = 0; t < nt; t++)
+        opt_update_range(o, &k, m->params, m->grads, scale, m->w_off[0] + (size_t)d->touched[t] * H, H);
+    opt_update_range(o, &k, m->params, m->grads, scale, m->b_off[0], rest);
     return 0;
 }
 
@@ -204,6 +251,19 @@ int dp_step(dp_ctx *d, mlp *m, optimizer *o, const dp_dataset *ds, const size_t 
         else
             mlp_backward(m, d->yb, b, NULL, NULL, 0);
     }
+    if (csr && d->compact) {
+        /* Its own optimizer update, in two parts (with --overlap the first runs during the all-reduce). */
+        rc = compact_step(d, m, o, ds, order, pos, len, &tc);
+        if (rc) {
+            snprintf(err, errlen, "gradient all-reduce (%s) failed: %s", d->algo->name, ck_comm_errmsg(d->comm));
+            return rc;
+        }
+        m->grads_zero = 1;
+        d->t_comm += tc;
+        d->t_compute += ck_now() - t0 - tc;
+        d->steps++;
+        return 0;
+    }
     if (d->p > 1) {
         double tw = ck_now();
         if (d->nbuckets > 0) {
@@ -221,9 +281,6 @@ int dp_step(dp_ctx *d, mlp *m, optimizer *o, const dp_dataset *ds, const size_t 
                 snprintf(err, errlen, "cannot start bucketed all-reduce (%s): %s", d->algo->name,
                          ck_comm_errmsg(d->comm));
             }
-        } else if (csr && d->compact) {
-            rc = compact_allreduce(d, m, ds, order, pos, len);
-            if (rc) snprintf(err, errlen, "gradient all-reduce (%s) failed: %s", d->algo->name, ck_comm_errmsg(d->comm));
         } else {
             rc = ck_allreduce(d->comm, d->algo, CK_IN_PLACE, m->grads, m->nparams, CK_F32, CK_SUM);
             d->elems_reduced += (double)m->nparams;

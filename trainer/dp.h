@@ -84,8 +84,11 @@ typedef struct {
      * communicating; they and the rest of the buffer (b_0, W_1, ...) are packed
      * into one contiguous buffer, which is what --algo all-reduces. The sums
      * are the ones the full-buffer all-reduce would compute (the rows left out
-     * are exactly zero on every rank). */
+     * are exactly zero on every rank). The optimizer update of those zero-
+     * gradient rows needs nothing from the all-reduce, so it runs while the
+     * all-reduce is in flight (ck_allreduce_async). */
     int            compact;
+    int            overlap;            /* all-reduce in flight while the untouched rows are updated */
     uint32_t      *mark;               /* [in_dim] step stamp of the last step that touched the row */
     uint32_t       stamp;
     int           *touched;            /* [in_dim] touched rows of W_0, in first-touch order */
@@ -101,9 +104,14 @@ typedef struct {
  * bucket_mb <= 0 disables buckets. Returns 0, or -1 with a message in err. */
 int  dp_init(dp_ctx *d, ck_comm *comm, const ck_algo *algo, const mlp *m, int batch, double bucket_mb,
              char *err, size_t errlen);
-/* Allow the compact all-reduce (see above) for CSR datasets; call after dp_init.
- * Without it, or with buckets, the whole gradient buffer is all-reduced. */
-int  dp_enable_compact(dp_ctx *d, const mlp *m, char *err, size_t errlen);
+/* Use the compact step (see above) for CSR datasets; call after dp_init.
+ * Without it, or with buckets, the whole gradient buffer is all-reduced and
+ * updated in one pass. overlap != 0: the all-reduce goes to
+ * ck_allreduce_async and the untouched rows are updated while it runs (needs
+ * MPI_THREAD_MULTIPLE). At p = 1 the step does the same optimizer work in the
+ * same order, without the all-reduce, so p = 1 and p > 1 do the same per-rank
+ * work (what a weak-scaling efficiency compares). */
+int  dp_enable_compact(dp_ctx *d, const mlp *m, int overlap, char *err, size_t errlen);
 void dp_free(dp_ctx *d);
 
 /* The epoch order: writes ceil(n/p)*p indices into a malloc'd *order. Returns its length. */

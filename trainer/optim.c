@@ -128,8 +128,7 @@ void opt_update_nograd(optimizer *o, const opt_consts *k, float *params, size_t 
 
 void opt_step(optimizer *o, float *params, const float *grads)
 {
-    /* Unfused: grads is read-only here, so it is copied through a scale of 1
-     * range by range would write it; do the same arithmetic without zeroing. */
+    /* The same arithmetic as opt_update_range with scale 1, leaving grads as it is. */
     opt_consts k = opt_begin_step(o);
     const size_t n = o->n;
     float *restrict mm = o->m, *restrict vv = o->v, *restrict w = params;

@@ -11,8 +11,9 @@
  *   train/val (stratified, seeded), fits the TF-IDF featurizer on train and
  *   featurises all three; rank 0 initialises the parameters and broadcasts
  *   them; each epoch every rank trains on its shard (dp.c), rank 0 evaluates on
- *   val, prints one line, saves last.ckpt and (on a new best val loss)
- *   best.ckpt; at the end rank 0 evaluates the best model on holdout.
+ *   val and prints one line; every --save-every epochs (and after the last)
+ *   it saves last.ckpt and, when val loss improved since, best.ckpt; at the
+ *   end rank 0 evaluates the best model on holdout.
  */
 #include <errno.h>
 #include <limits.h>
@@ -32,27 +33,32 @@
 #include "ckpt.h"
 
 /* Defaults: tuned on the real data (trainer/README.md has the figures). */
-#define DEF_FEATURES  16384
+#define DEF_FEATURES  65536
 #define DEF_HIDDEN    "64"
 #define DEF_DROPOUT   0.5f
 #define DEF_SMOOTH    0.0f
 #define DEF_LR        1e-2f
+#define DEF_WD        0.2f
 #define DEF_EPOCHS    25
 #define DEF_BATCH     32
 #define DEF_SEED      1234
 #define DEF_SPLIT_SEED 1234
-#define DEF_CHAR_MIN  0
-#define DEF_CHAR_MAX  0
-#define DEF_SUBLINEAR 0
+#define DEF_CHAR_MIN  2
+#define DEF_CHAR_MAX  5
+#define DEF_SUBLINEAR 1
 #define DEF_TITLE_WEIGHT 1
 #define DEF_VAL_FRAC  0.2
 #define DEF_SAVE_DIR  "runs/latest"
+/* A checkpoint of the default model is 48 MiB (parameters, m, v), written
+ * and fsynced: every epoch would cost more than the training itself. */
+#define DEF_SAVE_EVERY 5
 
 typedef struct {
     train_config tc;
     const char *algo_name, *data, *holdout, *save_dir, *resume, *metrics, *log;
     double bucket_mb;
-    int check_sync, threads, stop_after, inject_desync, no_save, quiet, dense_allreduce;
+    int check_sync, threads, stop_after, inject_desync, no_save, quiet, dense_allreduce, overlap;
+    int save_every;
     int set_epochs;   /* --epochs given explicitly (matters on --resume) */
 } options;
 
@@ -82,25 +88,29 @@ static void usage(FILE *f)
 "  --optimizer adam|sgd (adam)\n"
 "  --lr LR              peak learning rate (%g)\n"
 "  --momentum M         SGD momentum / Adam beta1 (0.9)\n"
-"  --weight-decay W     decoupled weight decay (0)\n"
+"  --weight-decay W     decoupled weight decay, AdamW (%g; 0 for sgd)\n"
 "  --schedule cosine|const|step   LR schedule after warmup (cosine)\n"
 "  --warmup STEPS       linear warmup steps (10)\n"
 "  --epochs N           (%d)\n"
 "  --batch B            GLOBAL batch per micro-step, split over the ranks (%d)\n"
 "  --accum K            micro-batches per optimizer step (1)\n"
-"  --seed S             seeds the split, init, shuffles and dropout (%d)\n"
+"  --seed S             seeds the init, shuffles and dropout (%d)\n"
 "data parallelism\n"
 "  --algo NAME          all-reduce algorithm (ring); --algo list shows them\n"
 "  --bucket-mb X        DDP-style buckets of X MiB all-reduced during backward (off)\n"
 "  --check-sync         after every epoch compare a hash of the parameters and\n"
 "                       optimizer state across ranks; stop loudly if they differ\n"
-"  --threads N          OpenBLAS threads per rank (default: 1 when P > 1)\n"
+"  --threads N          OpenBLAS threads per rank (1: the default model's matrices\n"
+"                       are too small for more threads to pay)\n"
 "  --dense-allreduce    all-reduce the whole gradient buffer; by default only the\n"
 "                       input-layer rows the step's samples touch are packed\n"
 "                       and all-reduced (the same sums; see trainer/README.md)\n"
+"  --overlap            run the compact all-reduce on the async engine while the\n"
+"                       optimizer updates the rows it does not carry\n"
 "output\n"
-"  --save DIR           write DIR/last.ckpt every epoch and DIR/best.ckpt on a new\n"
-"                       best val loss (%s); --no-save: write nothing\n"
+"  --save DIR           write DIR/last.ckpt and DIR/best.ckpt (the state at the best\n"
+"                       val loss so far) (%s); --no-save: write nothing\n"
+"  --save-every N       write them every N epochs and after the last one (%d)\n"
 "  --resume FILE        continue from a checkpoint (its configuration is used;\n"
 "                       --epochs may extend the run)\n"
 "  --stop-after N       stop after N epochs, as if interrupted (resume tests)\n"
@@ -109,8 +119,8 @@ static void usage(FILE *f)
 "  --quiet              only the final summary\n"
 "  --help\n",
             DEF_VAL_FRAC, DEF_FEATURES, DEF_CHAR_MIN, DEF_CHAR_MAX, DEF_SUBLINEAR, DEF_TITLE_WEIGHT, DEF_SPLIT_SEED,
-            DEF_HIDDEN, DEF_DROPOUT, DEF_SMOOTH, DEF_LR, DEF_EPOCHS, DEF_BATCH, DEF_SEED,
-            DEF_SAVE_DIR);
+            DEF_HIDDEN, DEF_DROPOUT, DEF_SMOOTH, DEF_LR, DEF_WD, DEF_EPOCHS, DEF_BATCH, DEF_SEED,
+            DEF_SAVE_DIR, DEF_SAVE_EVERY);
 }
 
 /* Argument errors: every rank parses the same argv, rank 0 says it once. */
@@ -165,7 +175,7 @@ static int parse_args(int argc, char **argv, options *o)
     t->model.dropout = DEF_DROPOUT;
     t->model.label_smoothing = DEF_SMOOTH;
     t->opt = (opt_config){.kind = OPT_ADAM, .lr = DEF_LR, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f,
-                          .weight_decay = 0.0f, .sched = SCHED_COSINE, .warmup = 10, .min_frac = 0.0f,
+                          .weight_decay = DEF_WD, .sched = SCHED_COSINE, .warmup = 10, .min_frac = 0.0f,
                           .step_every = 0, .step_gamma = 0.5f};
     t->epochs = DEF_EPOCHS;
     t->batch = DEF_BATCH;
@@ -176,9 +186,11 @@ static int parse_args(int argc, char **argv, options *o)
     t->feat = (feat_opts){DEF_CHAR_MIN, DEF_CHAR_MAX, DEF_SUBLINEAR, DEF_TITLE_WEIGHT};
     o->algo_name = "ring";
     o->save_dir = DEF_SAVE_DIR;
+    o->save_every = DEF_SAVE_EVERY;
     o->threads = 0;
     o->inject_desync = -1;
     char err[256];
+    int set_wd = 0;
     if (mlp_parse_hidden(DEF_HIDDEN, &t->model, err, sizeof err)) return 2;
 
     for (int i = 1; i < argc; i++) {
@@ -190,11 +202,12 @@ static int parse_args(int argc, char **argv, options *o)
         if (!strcmp(a, "--no-save")) { o->no_save = 1; continue; }
         if (!strcmp(a, "--quiet")) { o->quiet = 1; continue; }
         if (!strcmp(a, "--dense-allreduce")) { o->dense_allreduce = 1; continue; }
+        if (!strcmp(a, "--overlap")) { o->overlap = 1; continue; }
         static const char *const valued[] = {
             "--algo", "--data", "--holdout", "--save", "--resume", "--metrics", "--log", "--hidden", "--features",
             "--dropout", "--optimizer", "--schedule", "--lr", "--momentum", "--weight-decay", "--warmup", "--epochs",
             "--batch", "--accum", "--seed", "--val-frac", "--bucket-mb", "--threads", "--stop-after",
-            "--inject-desync", "--char-ngrams", "--sublinear-tf", "--title-weight", "--split-seed", "--label-smoothing", NULL};
+            "--inject-desync", "--char-ngrams", "--sublinear-tf", "--title-weight", "--split-seed", "--label-smoothing", "--save-every", NULL};
         int known = 0;
         for (int k = 0; valued[k]; k++) known |= !strcmp(a, valued[k]);
         if (strncmp(a, "--", 2)) return bad_arg("unexpected argument '%s'%s", a, "");
@@ -248,6 +261,7 @@ static int parse_args(int argc, char **argv, options *o)
         } else if (!strcmp(a, "--weight-decay")) {
             if (parse_double(a, v, 0, 1, 0, &d)) return 2;
             t->opt.weight_decay = (float)d;
+            set_wd = 1;
         } else if (!strcmp(a, "--warmup")) {
             if (parse_long(a, v, 0, 100000000, &l)) return 2;
             t->opt.warmup = l;
@@ -273,6 +287,9 @@ static int parse_args(int argc, char **argv, options *o)
         } else if (!strcmp(a, "--threads")) {
             if (parse_long(a, v, 1, 1024, &l)) return 2;
             o->threads = (int)l;
+        } else if (!strcmp(a, "--save-every")) {
+            if (parse_long(a, v, 1, 1000000, &l)) return 2;
+            o->save_every = (int)l;
         } else if (!strcmp(a, "--stop-after")) {
             if (parse_long(a, v, 1, 1000000, &l)) return 2;
             o->stop_after = (int)l;
@@ -284,6 +301,8 @@ static int parse_args(int argc, char **argv, options *o)
             return bad_arg("unknown option '%s'%s", a, "");
         }
     }
+    /* The default decay is AdamW's; coupled into SGD it would be far too strong. */
+    if (!set_wd && t->opt.kind == OPT_SGD) t->opt.weight_decay = 0.0f;
     if (!strcmp(o->algo_name, "list")) { if (g_rank == 0) ck_algo_print_table(stdout); return 1; }
     const ck_algo *algo = ck_algo_find(o->algo_name);
     if (!algo || !(algo->mem & CK_MEM_HOST)) {
@@ -429,9 +448,9 @@ int main(int argc, char **argv)
                     o.resume, ck.epochs_done, tc->epochs);
     }
 
-    /* ---- OpenBLAS threads: p ranks share the cores, so one thread each */
-    int threads = o.threads ? o.threads : (p > 1 ? 1 : 0);
-    if (threads > 0) openblas_set_num_threads(threads);
+    /* ---- OpenBLAS threads: one per rank unless asked. The default model's
+     * matrices are too small for more to pay, and p ranks share the cores. */
+    openblas_set_num_threads(o.threads ? o.threads : 1);
 
     /* ---- data */
     char path_data[4096], path_hold[4096];
@@ -470,7 +489,9 @@ int main(int argc, char **argv)
         fail_abort("model", "out of memory");
     dp_ctx dp;
     if (dp_init(&dp, comm, algo, &model, tc->batch, o.bucket_mb, err, sizeof err)) fail_abort("setup", err);
-    if (!o.dense_allreduce && dp_enable_compact(&dp, &model, err, sizeof err)) fail_abort("setup", err);
+    if (!o.dense_allreduce &&
+        dp_enable_compact(&dp, &model, o.overlap && provided >= MPI_THREAD_MULTIPLE, err, sizeof err))
+        fail_abort("setup", err);
     size_t *eval_rows = malloc((size_t)model.max_batch * sizeof *eval_rows);
     if (!eval_rows) fail_abort("setup", "out of memory");
 
@@ -502,6 +523,12 @@ int main(int argc, char **argv)
     float *best = root ? malloc(model.nparams * sizeof(float)) : NULL;
     if (root && !best) fail_abort("best copy", "out of memory");
     if (root) memcpy(best, model.params, model.nparams * sizeof(float));
+    /* Optimizer state at the best epoch, for best.ckpt (written every --save-every epochs). */
+    float *best_m = root && !o.no_save ? malloc(model.nparams * sizeof(float)) : NULL;
+    float *best_v = root && !o.no_save ? malloc(model.nparams * sizeof(float)) : NULL;
+    if (root && !o.no_save && (!best_m || !best_v)) fail_abort("best copy", "out of memory");
+    checkpoint best_ck = {0};
+    int best_dirty = 0;
     if (root && have_ck && o.save_dir && !o.no_save) {
         /* A resumed run's best so far lives in best.ckpt of the save dir. */
         char bp[4200];
@@ -620,9 +647,22 @@ int main(int argc, char **argv)
                 checkpoint c = {.cfg = *tc, .epochs_done = epoch + 1, .opt_steps = opt.t, .best_val_loss = best_val,
                                 .nparams = model.nparams, .params = model.params, .m = opt.m, .v = opt.v,
                                 .idf = feat.idf};
-                ok = ckpt_save(last_path, &c, err, sizeof err) == 0;
-                if (ok && improved) ok = ckpt_save(best_path, &c, err, sizeof err) == 0;
-                if (!ok) fail_abort("checkpoint", err);
+                if (improved) {
+                    /* Snapshot the best state; best.ckpt is written with the next last.ckpt. */
+                    memcpy(best_m, opt.m, model.nparams * sizeof(float));
+                    memcpy(best_v, opt.v, model.nparams * sizeof(float));
+                    best_ck = c;
+                    best_ck.params = best;
+                    best_ck.m = best_m;
+                    best_ck.v = best_v;
+                    best_dirty = 1;
+                }
+                if ((epoch + 1 - start_epoch) % o.save_every == 0 || epoch + 1 == last_epoch) {
+                    ok = ckpt_save(last_path, &c, err, sizeof err) == 0;
+                    if (ok && best_dirty) ok = ckpt_save(best_path, &best_ck, err, sizeof err) == 0;
+                    best_dirty = 0;
+                    if (!ok) fail_abort("checkpoint", err);
+                }
             }
         }
     }
@@ -647,9 +687,14 @@ int main(int argc, char **argv)
         if (logf) {
             fprintf(logf, "{\"type\":\"summary\",\"ranks\":%d,\"algo\":\"%s\",\"bucketed\":%s,\"epochs\":%d,"
                     "\"train_time_s\":%.6f,\"samples_per_s\":%.3f,\"comm_fraction\":%.6f,\"holdout_f1\":%.6f,"
-                    "\"holdout_accuracy\":%.6f}\n", p, algo->name, dp.nbuckets ? "true" : "false",
+                    "\"holdout_accuracy\":%.6f,\"steps\":%lld,\"compute_per_step_s\":%.6g,\"comm_per_step_s\":%.6g,"
+                    "\"allreduce_bytes_per_step\":%.6g,\"compact\":%s,\"overlap\":%s}\n", p, algo->name,
+                    dp.nbuckets ? "true" : "false",
                     last_epoch - start_epoch, train_time, train_time > 0 ? samples_done / train_time : 0.0,
-                    comm_frac, ho.w_f1, ho.accuracy);
+                    comm_frac, ho.w_f1, ho.accuracy, (long long)dp.steps,
+                    dp.steps ? comm_all[1] / p / (double)dp.steps : 0.0, dp.steps ? comm_all[0] / p / (double)dp.steps : 0.0,
+                    dp.steps ? dp.elems_reduced * 4.0 / (double)dp.steps : 0.0, dp.compact ? "true" : "false",
+                    dp.overlap ? "true" : "false");
             fclose(logf);
         }
         if (o.metrics) {
@@ -663,6 +708,8 @@ int main(int argc, char **argv)
     }
 
     free(best);
+    free(best_m);
+    free(best_v);
     free(eval_rows);
     opt_free(&opt);
     dp_free(&dp);

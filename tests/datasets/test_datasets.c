@@ -371,6 +371,73 @@ static double norm2(const float *v, int n)
     return sqrt(s);
 }
 
+/* Feature options: character n-grams, sublinear tf, title weight. */
+static void test_feature_opts(void)
+{
+    const int dim = 1 << 20;
+    mwml_row rows[1] = { mkrow("ab", "", 0) };
+    mwml_data d = { rows, 1 };
+    featurizer f;
+    float *v = calloc((size_t)dim, sizeof *v);
+
+    /* "ab" with character 2..3-grams of " ab ": " a" "ab" "b " " ab" "ab ", each
+     * hashed after the byte 0x01 (their own namespace), plus the word "ab".
+     * One document: every idf is 1, so every weight is 1/sqrt(6). */
+    feat_opts o = {2, 3, 0, 1};
+    check(feat_fit_opts(&f, dim, &o, &d, NULL, 0) == 0, "feat_fit_opts with char n-grams");
+    feat_transform(&f, "ab", NULL, v);
+    static const char *const grams[] = { "\x01 a", "\x01" "ab", "\x01" "b ", "\x01 ab", "\x01" "ab " };
+    int ok = fabs(v[feat_bucket("ab", 2, dim)] - 1 / sqrt(6.0)) < 1e-6;
+    for (int i = 0; i < 5; i++) ok &= fabs(v[feat_bucket(grams[i], strlen(grams[i]), dim)] - 1 / sqrt(6.0)) < 1e-6;
+    int nnz = 0;
+    for (int i = 0; i < dim; i++) nnz += v[i] != 0;
+    check(ok && nnz == 6, "char n-grams of \"ab\": %d non-zeros, want 6 of weight 1/sqrt(6)", nnz);
+    /* A word shorter than the n-gram (with its padding) gives none of that length. */
+    feat_transform(&f, "x", NULL, v);
+    nnz = 0;
+    for (int i = 0; i < dim; i++) nnz += v[i] != 0;
+    check(nnz == 4, "\"x\" with 2..3-grams: word, \" x\", \"x \", \" x \" = 4 non-zeros, got %d", nnz);
+    feat_free(&f);
+
+    /* Sublinear tf: "alpha alpha" -> alpha 1 + ln 2, bigram "alpha alpha" 1 (idf 1 each). */
+    mwml_row r2[1] = { mkrow("alpha alpha", "", 0) };
+    mwml_data d2 = { r2, 1 };
+    o = (feat_opts){0, 0, 1, 1};
+    check(feat_fit_opts(&f, dim, &o, &d2, NULL, 0) == 0, "feat_fit_opts sublinear");
+    feat_transform(&f, "alpha alpha", NULL, v);
+    double ta = 1 + log(2.0), nrm = sqrt(ta * ta + 1);
+    check(fabs(v[feat_bucket("alpha", 5, dim)] - ta / nrm) < 1e-6 &&
+          fabs(v[feat_bucket("alpha alpha", 11, dim)] - 1 / nrm) < 1e-6, "sublinear tf weights %g %g",
+          v[feat_bucket("alpha", 5, dim)], v[feat_bucket("alpha alpha", 11, dim)]);
+    feat_free(&f);
+
+    /* Title weight 3: title "alpha" counted 3 times, "beta" and "alpha beta" once. */
+    o = (feat_opts){0, 0, 0, 3};
+    check(feat_fit_opts(&f, dim, &o, &d2, NULL, 0) == 0, "feat_fit_opts title weight");
+    feat_transform(&f, "Alpha", "beta", v);
+    double ia = 1, ib = log(2.0 / 1.0) + 1;   /* alpha in the one doc; beta and the bigram in none */
+    double wa = 3 * ia, n3 = sqrt(wa * wa + 2 * ib * ib);
+    check(fabs(v[feat_bucket("alpha", 5, dim)] - wa / n3) < 1e-6 && fabs(v[feat_bucket("beta", 4, dim)] - ib / n3) < 1e-6 &&
+          fabs(v[feat_bucket("alpha beta", 10, dim)] - ib / n3) < 1e-6, "title weight 3: %g %g %g",
+          v[feat_bucket("alpha", 5, dim)], v[feat_bucket("beta", 4, dim)], v[feat_bucket("alpha beta", 10, dim)]);
+    feat_free(&f);
+    /* feat_fit is words only, raw counts, title once. */
+    check(feat_fit(&f, 16, &d2, NULL, 0) == 0 && f.opt.char_min == 0 && f.opt.sublinear == 0 && f.opt.title_weight == 1,
+          "feat_fit uses feat_words_only");
+    feat_free(&f);
+
+    /* Bad options are refused. */
+    static const feat_opts bad[] = { {0, 3, 0, 1}, {3, 2, 0, 1}, {1, FEAT_MAX_CHAR_N + 1, 0, 1}, {-1, 2, 0, 1},
+                                     {0, 0, 2, 1}, {0, 0, 0, 0}, {0, 0, 0, FEAT_MAX_TITLE_WEIGHT + 1} };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        check(!feat_opts_valid(&bad[i]) && feat_fit_opts(&f, 16, &bad[i], &d2, NULL, 0) != 0 && f.idf == NULL,
+              "bad options %zu refused", i);
+        float idf[16] = {1};
+        check(feat_load_opts(&f, 16, &bad[i], idf) != 0, "bad options %zu refused by feat_load_opts", i);
+    }
+    free(v);
+}
+
 static void test_features(void)
 {
     /* The hash is part of a checkpoint's meaning: pin it. FNV-1a 64 of "a". */
@@ -529,6 +596,7 @@ static int test_feature_mode(void)
 {
     test_text();
     test_features();
+    test_feature_opts();
     test_split();
     return finish();
 }

@@ -4,25 +4,6 @@
 #include <string.h>
 #include "eval.h"
 
-void eval_model(mlp *m, const float *X, const int *y, size_t n, int dim, metrics *out)
-{
-    memset(out, 0, sizeof *out);
-    double loss = 0.0;
-    for (size_t s = 0; s < n; s += (size_t)m->max_batch) {
-        int b = (int)(n - s < (size_t)m->max_batch ? n - s : (size_t)m->max_batch);
-        loss += mlp_forward(m, X + s * (size_t)dim, y + s, b, 0, NULL);
-        for (int r = 0; r < b; r++) {
-            const float *pr = m->probs + (size_t)r * MLP_CLASSES;
-            int best = 0;
-            for (int j = 1; j < MLP_CLASSES; j++) if (pr[j] > pr[best]) best = j;
-            out->confusion[y[s + r]][best]++;
-        }
-    }
-    out->n = (long)n;
-    out->loss = n ? loss / (double)n : 0.0;
-    metrics_finish(out);
-}
-
 void eval_model_sparse(mlp *m, const size_t *ptr, const int *idx, const float *val, const int *y, size_t n,
                        size_t *rows, metrics *out)
 {

@@ -19,10 +19,9 @@ typedef struct {
     double w_precision, w_recall, w_f1;
 } metrics;
 
-/* Run the model (no dropout) over n rows of X in batches of at most m->max_batch. */
-void eval_model(mlp *m, const float *X, const int *y, size_t n, int dim, metrics *out);
-/* The same over CSR rows 0..n-1 (ptr/idx/val as in mlp_sparse); rows is
- * scratch for m->max_batch indices. */
+/* Run the model (no dropout) over CSR rows 0..n-1 (ptr/idx/val as in
+ * mlp_sparse) in batches of at most m->max_batch; rows is scratch for
+ * m->max_batch indices. */
 void eval_model_sparse(mlp *m, const size_t *ptr, const int *idx, const float *val, const int *y, size_t n,
                        size_t *rows, metrics *out);
 /* Fill the derived fields from confusion, n and loss. */

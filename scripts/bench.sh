@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench.sh BUILD — what `make bench` runs.
 #
-#   make bench                 quick sweep (about 5 minutes on 2 cores)
+#   make bench                 quick sweep (about 2 minutes on 2 cores)
 #   make bench BENCH=full      more iterations, in-place too, p = 1 2 3 4
 #   BENCH_NP="2 4 8" make bench     choose the rank counts
 #
@@ -28,7 +28,7 @@ MPIRUN=(mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 --mca 
 
 MODE=${BENCH:-quick}
 case "$MODE" in
-  quick) NP=${BENCH_NP:-"2 4"}; OPTS=(-b 8 -e 64M -f 2 -n 10 -w 2 --time-budget 0.25 --place out) ;;
+  quick) NP=${BENCH_NP:-"2 4"}; OPTS=(-b 8 -e 64M -f 2 -n 50 -w 5 --time-budget 0.25 --place out) ;;
   full)  NP=${BENCH_NP:-"1 2 3 4"}; OPTS=(-b 8 -e 64M -f 2 -n 50 -w 5 --time-budget 2 --place both) ;;
   *) echo "bench: BENCH must be quick or full (got '$MODE')" >&2; exit 2 ;;
 esac

@@ -25,6 +25,11 @@ if command -v python3 >/dev/null; then
   python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert len(d['results']) == $((nalgo * 8)), len(d['results'])" \
       "$dir/r.json" || fail "JSON"
 fi
+# --chunk reaches the algorithms: the header says so and the chunked ones stay correct.
+"$@" -np 2 "$B" --algo ring_pipelined,tree -b 4K -e 64K -f 4 -n 2 -w 0 -c 1 --chunk 1K --model none \
+    > "$dir/chunk.txt" || { cat "$dir/chunk.txt"; fail "sweep with --chunk"; }
+grep -q 'pipeline chunk 1024 B' "$dir/chunk.txt" || fail "--chunk 1K not applied"
+grep -q '^# Out of bounds values : 0 OK' "$dir/chunk.txt" || fail "wrong results with --chunk 1K"
 "$B" --extrapolate --model "$dir/params.txt" --csv "$dir/x.csv" > "$dir/x.txt" || fail "extrapolate"
 grep -q 'p =  4096' "$dir/x.txt" || fail "extrapolation stops before 4096 ranks"
 grep -q '^ring,4096,1073741824,' "$dir/x.csv" || fail "extrap.csv lacks ring at p = 4096, 1 GB"

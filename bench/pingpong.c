@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "collbench.h"
+#include "collkit_algo.h"   /* the ping-pong times the point-to-point layer itself */
 
 /* Round trips at size n: fewer for big messages, the same on both ranks. */
 static int pp_iters(size_t n, int iters)

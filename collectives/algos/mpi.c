@@ -9,7 +9,7 @@
  * call collkit's host kernels.
  */
 #include <limits.h>
-#include "collkit.h"
+#include "collkit_algo.h"
 
 #define DEFINE_BF16_OP(name, ckop)                                                   \
     static void name(void *in, void *inout, int *len, MPI_Datatype *dt)              \

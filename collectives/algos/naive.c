@@ -19,7 +19,7 @@
  * Bytes sent: rank 0 sends (p-1)·n, every other rank n.
  * Cost: T = 2(p-1)·(α + n·β) + (p-1)·n·γ — linear in p in both terms.
  */
-#include "collkit.h"
+#include "collkit_algo.h"
 
 static int naive_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
                      size_t count, ck_dtype dt, ck_op op)

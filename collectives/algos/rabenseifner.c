@@ -46,7 +46,7 @@
  *   plus 2(α + n·β) + n·γ for the fold when p is not a power of two.
  *   The ring's bandwidth with rd's log p latency; the fold is its weak spot.
  */
-#include "collkit.h"
+#include "collkit_algo.h"
 
 static int to_virtual(int r, int rem) { return r < 2 * rem ? (r % 2 ? r / 2 : -1) : r - rem; }
 static int to_real(int v, int rem) { return v < rem ? 2 * v + 1 : v + rem; }

@@ -36,7 +36,7 @@
  * power of two. Latency-optimal (log p rounds), but n per round: for large n
  * the ring's 2(p-1)/p·n wins.
  */
-#include "collkit.h"
+#include "collkit_algo.h"
 
 /* Virtual rank of r (-1 for the even half of a folded pair) and back. */
 static int to_virtual(int r, int rem) { return r < 2 * rem ? (r % 2 ? r / 2 : -1) : r - rem; }

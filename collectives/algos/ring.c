@@ -33,7 +33,7 @@
  * doubling wins; for large ones the bandwidth term is what matters and it is
  * optimal: it does not grow with p.
  */
-#include "collkit.h"
+#include "collkit_algo.h"
 
 static int ring_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
                     size_t count, ck_dtype dt, ck_op op)

@@ -45,7 +45,7 @@
  *   all). Small chunks: more latency; big chunks: less overlap and the scratch
  *   falls out of cache. 256 KiB keeps both slots in a typical L2.
  */
-#include "collkit.h"
+#include "collkit_algo.h"
 
 enum { RP_SEND_WINDOW = 4 };   /* sends in flight per step */
 

@@ -40,7 +40,7 @@
  *   For large n this tends to 4·n·β + 2·n·γ, independent of p; for small n
  *   (S = 1) it is 2d·(α + 2nβ): logarithmic latency, unlike the ring's 2(p-1)α.
  */
-#include "collkit.h"
+#include "collkit_algo.h"
 
 enum { TREE_SEND_WINDOW = 4,   /* segments in flight per link */
        TREE_MAX = 2 };         /* tree2 runs two trees at once */

@@ -48,7 +48,7 @@
  *     T ≈ 2(d + S - 1)·(α + 2·s·β) + ... → 2·n·β + n·γ for large n (half the
  *   single tree's), and 2d·α latency for small n.
  */
-#include "collkit.h"
+#include "collkit_algo.h"
 
 /* The pipelined tree engine, in tree.c. */
 int ck_trees_allreduce(ck_comm *comm, const void *sendbuf, void *recvbuf, ck_dtype dt, ck_op op,

@@ -18,6 +18,8 @@
 #include <nccl.h>
 #include "cuda_internal.h"
 
+extern const ck_algo ck_algo_nccl;
+
 static void nccl_free(void *p)
 {
     ncclComm_t *nc = p;
@@ -73,9 +75,7 @@ static int nccl_setup(ck_comm *c)
         return ck_fail(c, CK_ERR_TRANSPORT, "nccl: ncclCommInitRank failed%s%s",
                        bad ? ": " : " on another rank", bad ? ncclGetErrorString(r) : "");
     }
-    c->ext_nccl = nc;
-    c->ext_nccl_free = nccl_free;
-    return CK_SUCCESS;
+    return ck_algo_state_set(c, &ck_algo_nccl, nc, nccl_free);
 }
 
 static int nccl_run(ck_comm *c, const void *sendbuf, void *recvbuf, size_t count, ck_dtype dt, ck_op op)
@@ -87,10 +87,10 @@ static int nccl_run(ck_comm *c, const void *sendbuf, void *recvbuf, size_t count
                                       [CK_MIN] = ncclMin, [CK_MAX] = ncclMax};
     int rc;
     if ((unsigned)dt >= CK_NUM_DTYPES || (unsigned)op >= CK_AVG) return CK_ERR_INVALID_ARG;
-    if (!c->ext_nccl && (rc = nccl_setup(c))) return rc;
+    if (!ck_algo_state(c, &ck_algo_nccl) && (rc = nccl_setup(c))) return rc;
     if ((rc = ck_cuda_use(c->tr.self))) return rc;
     ncclResult_t r = ncclAllReduce(sendbuf, recvbuf, count, types[dt], ops[op],
-                                   *(ncclComm_t *)c->ext_nccl, ck_cuda_stream(c->tr.self));
+                                   *(ncclComm_t *)ck_algo_state(c, &ck_algo_nccl), ck_cuda_stream(c->tr.self));
     if (r != ncclSuccess)
         return ck_fail(c, CK_ERR_TRANSPORT, "nccl: ncclAllReduce failed: %s", ncclGetErrorString(r));
     return CK_SUCCESS;   /* the transport's finish synchronises the stream */

@@ -36,8 +36,7 @@ static int oneshot_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
     if (rc) return rc;
     /* Peer loads bypass ck_isend, so count them here (see oneshot_bytes). */
     uint64_t b = (uint64_t)(p - 1) * count * ck_dtype_size(dt);
-    comm->ctr.bytes_sent += b;
-    comm->ctr.bytes_recv += b;
+    ck_count_traffic(comm, b, 0, b, 0);
     return CK_SUCCESS;
 }
 

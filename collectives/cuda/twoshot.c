@@ -50,8 +50,7 @@ static int twoshot_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
     /* Peer loads bypass ck_isend, so count them here. The formula is
      * symmetric: what my peers load from me equals what I load from them. */
     uint64_t b = twoshot_bytes(ck_comm_size(comm), ck_comm_rank(comm), count, ck_dtype_size(dt), &comm->cfg);
-    comm->ctr.bytes_sent += b;
-    comm->ctr.bytes_recv += b;
+    ck_count_traffic(comm, b, 0, b, 0);
     return CK_SUCCESS;
 }
 

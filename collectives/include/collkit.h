@@ -1,18 +1,20 @@
 /*
- * collkit.h — the one public header of the collkit collectives library.
+ * collkit.h — the public header of the collkit collectives library, for the
+ * programs that USE all-reduce: the checker, the benchmark, the trainer, labs.
  *
- * Three layers, top to bottom:
+ *   ck_comm        a communicator over an MPI communicator, with a transport
+ *                  (MPI for host buffers, CUDA IPC for device buffers)
+ *   ck_algo        the registry: every algorithm by name, with everything
+ *                  collkit knows about it (bytes and messages it sends, its
+ *                  alpha-beta-gamma cost, how to read a wrong result)
+ *   ck_allreduce   run one algorithm on one communicator
  *
- *   1. ck_allreduce(comm, algo, ...)       what users call (checker, bench, trainer, labs)
- *   2. the registry (ck_algo)              which all-reduce algorithm runs, by name
- *   3. the point-to-point interface        what an algorithm file is allowed to call:
- *      ck_isend / ck_irecv / ck_wait / ck_sendrecv / ck_reduce_local / ck_copy / ck_scratch
- *
- * An algorithm file never calls MPI (or CUDA) itself: it talks to the
- * communicator through layer 3, and the communicator forwards to its transport
- * (MPI for host buffers, CUDA IPC for device buffers). That is what lets one
- * ring.c run on both. Layer 3 also counts bytes, records trace events and runs
- * the watchdog, so every algorithm gets those for free.
+ * Algorithm files include collkit_algo.h instead, which adds what an
+ * algorithm may call: the point-to-point layer (ck_isend, ck_irecv, ck_wait,
+ * ck_sendrecv, ck_reduce_local, ck_copy, ck_scratch, ck_step) and per-
+ * communicator state. An algorithm never calls MPI or CUDA for data movement,
+ * which is what lets one ring.c run on both transports, with byte counting,
+ * tracing and the hang watchdog for free.
  *
  * Conventions
  *   - counts are in elements, sizes in bytes;
@@ -117,6 +119,14 @@ void *ck_alloc(ck_comm *comm, size_t bytes);
 void  ck_free(ck_comm *comm, void *ptr);
 int   ck_upload(ck_comm *comm, void *dst, const void *host_src, size_t bytes);
 int   ck_download(ck_comm *comm, void *host_dst, const void *src, size_t bytes);
+/* Wait until every operation queued on the communicator's transport has
+ * finished: a no-op on the MPI transport (its operations complete in ck_wait),
+ * a stream synchronisation on CUDA, where "complete" means "queued in stream
+ * order". ck_allreduce does this itself; timing code around point-to-point
+ * calls (ping-pong, kernels) needs it. Device buffers written by the caller on
+ * another CUDA stream must be synchronised before ck_allreduce is called: the
+ * transport orders its work on its own stream only. */
+int   ck_sync(ck_comm *comm);
 
 /* ------------------------------------------------------------ the registry */
 
@@ -130,23 +140,60 @@ typedef struct ck_algo ck_algo;
 typedef int (*ck_allreduce_fn)(ck_comm *comm, const void *sendbuf, void *recvbuf,
                                size_t count, ck_dtype dt, ck_op op);
 
-/* Bytes a rank sends in one all-reduce of `count` elements of `esize` bytes,
- * exactly as the algorithm does it (uneven blocks, folds and chunking
- * included). The checker compares this against the transport's counter. */
-typedef uint64_t (*ck_bytes_fn)(int p, int rank, size_t count, size_t esize, const ck_config *cfg);
+/* Bytes (or messages) rank `rank` of p sends in one all-reduce of `count`
+ * elements of `esize` bytes, exactly as the algorithm does it (uneven blocks,
+ * folds, chunking and 0-byte messages included). The checker compares these
+ * against the point-to-point layer's counters. */
+typedef uint64_t (*ck_count_fn)(int p, int rank, size_t count, size_t esize, const ck_config *cfg);
+
+/* The alpha-beta-gamma model (Hockney; Thakur, Rabenseifner & Gropp 2005):
+ * a message of m bytes costs alpha + m*beta, reducing m bytes costs m*gamma.
+ * collbench fits alpha and beta with a ping-pong and measures gamma. */
+typedef struct ck_cost_params {
+    double alpha;    /* s per message */
+    double beta;     /* s per byte sent (1/beta is the link bandwidth) */
+    double gamma;    /* s per byte reduced */
+    double chunk;    /* pipeline chunk in bytes (ck_config.chunk_bytes) */
+} ck_cost_params;
+/* Predicted seconds for an all-reduce of n bytes on p ranks (0 at p = 1). */
+typedef double (*ck_cost_fn)(const ck_cost_params *m, int p, double n);
+
+/* A wrong element, as the checker decoded it, for an algorithm's diagnosis
+ * hook to place in its schedule. */
+typedef struct ck_fault {
+    int    p, rank;       /* ranks; the rank whose recvbuf holds the wrong element */
+    size_t count, elem;   /* elements in the call; the wrong element */
+    size_t esize;         /* bytes per element */
+    int    missing;       /* a rank whose contribution the wrong value lacks, or -1 */
+    int    doubled;       /* a rank whose contribution it holds twice, or -1 */
+    const ck_config *cfg; /* the communicator's configuration (chunk size) */
+} ck_fault;
+/* Say where in the schedule the fault points: which step, block, chunk or
+ * peer handles that element for that rank. Writes a phrase that completes
+ * "in ALGO, ..." (e.g. "rank 2 adds its input to block 1 at reduce-scatter
+ * step 0"), or nothing when it has nothing to add. */
+typedef void (*ck_diagnose_fn)(const ck_fault *f, char *out, size_t cap);
 
 enum {
     CK_ALGO_REFERENCE = 1u << 0,  /* a library's own collective (MPI_Allreduce, NCCL): bypasses the
-                                     point-to-point layer, so no traffic count or trace */
+                                     point-to-point layer, so no traffic count or trace; collbench
+                                     takes its ratios against the first reference it runs */
 };
 
+/* Everything collkit knows about an algorithm, in the one place it is
+ * defined: the end of its algorithm file. The checker, the benchmark, the
+ * trainer and the labs read it from here and nowhere else. */
 struct ck_algo {
-    const char     *name;         /* what --algo takes */
-    const char     *summary;      /* one line for --algo list */
-    unsigned        mem;          /* CK_MEM_* kinds it runs on */
-    unsigned        flags;        /* CK_ALGO_* */
-    const char     *bytes_formula;/* per-rank bytes sent, for humans: "2(p-1)/p * n" (n = bytes) */
-    ck_bytes_fn     bytes_sent;   /* the same, exactly; NULL for reference algorithms */
+    const char     *name;          /* what --algo takes */
+    const char     *summary;       /* one line for --algo list */
+    unsigned        mem;           /* CK_MEM_* kinds it runs on */
+    unsigned        flags;         /* CK_ALGO_* */
+    const char     *bytes_formula; /* per-rank bytes sent, for humans: "2(p-1)/p * n" (n = bytes) */
+    ck_count_fn     bytes_sent;    /* the same, exactly (checker: traffic); NULL for references */
+    ck_count_fn     msgs_sent;     /* messages sent, exactly (checker: message count); NULL: not checked */
+    const char     *cost_formula;  /* the alpha-beta-gamma cost, for humans */
+    ck_cost_fn      cost;          /* the same (collbench: model column, crossovers); NULL: no model */
+    ck_diagnose_fn  diagnose;      /* optional: place a wrong element in the schedule (checker) */
     ck_allreduce_fn run;
 };
 
@@ -181,50 +228,6 @@ typedef struct ck_async ck_async;
 int ck_allreduce_async(ck_comm *comm, const ck_algo *algo, const void *sendbuf, void *recvbuf,
                        size_t count, ck_dtype dt, ck_op op, ck_async **handle);
 int ck_allreduce_wait(ck_async *handle);   /* frees the handle; returns the all-reduce's status */
-
-/* ------------------------------------------- point-to-point layer (for algorithm files) */
-
-/* A pending send or receive. Lives on the caller's stack; opaque impl space
- * belongs to the transport. */
-typedef struct ck_req {
-    int      active;       /* 1 between post and completion */
-    int      kind;         /* CK_EV_SEND or CK_EV_RECV */
-    int      peer;
-    int      tag;
-    int      step;
-    size_t   bytes;
-    double   t_post;
-    uint64_t impl[8];
-} ck_req;
-
-int ck_isend(ck_comm *comm, const void *buf, size_t bytes, int peer, int tag, ck_req *req);
-int ck_irecv(ck_comm *comm, void *buf, size_t bytes, int peer, int tag, ck_req *req);
-/* Wait for one / n requests. Inactive requests are skipped. A wait longer than
- * config.timeout_s is a hang: the watchdog prints which rank waited on which
- * peer at which step and returns CK_ERR_TIMEOUT. */
-int ck_wait(ck_comm *comm, ck_req *req);
-int ck_waitall(ck_comm *comm, ck_req *reqs, int n);
-/* Blocking exchange: send sbytes to dst while receiving rbytes from src
- * (either side may be skipped with peer < 0 or 0 bytes). */
-int ck_sendrecv(ck_comm *comm, const void *sbuf, size_t sbytes, int dst,
-                void *rbuf, size_t rbytes, int src, int tag);
-/* Local reduction on the transport's memory: dst = a op b (count elements). */
-int ck_reduce_local(ck_comm *comm, void *dst, const void *a, const void *b,
-                    size_t count, ck_dtype dt, ck_op op);
-/* Local copy on the transport's memory. */
-int ck_copy(ck_comm *comm, void *dst, const void *src, size_t bytes);
-/* Scratch space of the transport's memory kind, owned by the communicator and
- * reused across calls (grows as needed; valid until the next ck_scratch call). */
-void *ck_scratch(ck_comm *comm, size_t bytes);
-/* Wait until every operation queued on the communicator's transport has
- * finished: a no-op on the MPI transport (its operations complete in ck_wait),
- * a stream synchronisation on CUDA, where "complete" means "queued in stream
- * order". ck_allreduce does this itself; timing code around point-to-point
- * calls (ping-pong, kernels) needs it. */
-int ck_sync(ck_comm *comm);
-/* Mark the algorithm's current step (for trace events and watchdog messages):
- * phase is a short static string ("reduce-scatter", "all-gather", ...). */
-void ck_step(ck_comm *comm, int step, const char *phase);
 
 /* -------------------------------------------------- counters and trace */
 

@@ -25,9 +25,10 @@
  *     default) reports a mismatch instead of hanging.
  *   - ck_allreduce_wait blocks on a condition variable, not a spin, so a
  *     waiting caller gives its core to the progress thread.
- *   - The progress thread polls politely: after a short spin it yields, then
- *     sleeps a few microseconds between polls, so on a machine with fewer cores
- *     than threads it does not steal the core the backward pass is computing on.
+ *   - The progress thread polls politely (the clone's `polite` flag, see
+ *     ck_waitall): after a short spin it yields, then sleeps a few
+ *     microseconds between polls, so on a machine with fewer cores than
+ *     threads it does not steal the core the backward pass is computing on.
  *
  * MPI thread level. The caller's thread may keep calling MPI (its own
  * blocking ck_allreduce, MPI_Bcast, ...) while the progress thread is inside
@@ -41,10 +42,8 @@
  * destroys the clone.
  */
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "internal.h"
 
 struct ck_async {
@@ -67,31 +66,11 @@ struct ck_async_engine {
     pthread_cond_t   work, done;
     struct ck_async *head, *tail;
     int              stop;
-    /* the clone transport's own completion test, wrapped by polite_test */
-    int            (*test)(void *self, ck_req *req, int *done);
 };
-
-/* The progress thread's engine (each engine has its own thread). */
-static _Thread_local struct ck_async_engine *self_engine;
-
-/* Completion test used by the clone: a few hundred hot polls keep latency low
- * for small messages, then the thread yields and finally naps 20 us per poll. */
-static int polite_test(void *self, ck_req *req, int *done)
-{
-    static _Thread_local unsigned misses;
-    int rc = self_engine->test(self, req, done);
-    if (rc || *done) { misses = 0; return rc; }
-    if (++misses < 256) return rc;
-    if (misses < 512) { sched_yield(); return rc; }
-    struct timespec ts = {0, 20000};
-    nanosleep(&ts, NULL);
-    return rc;
-}
 
 static void *progress_main(void *arg)
 {
     struct ck_async_engine *e = arg;
-    self_engine = e;
     pthread_mutex_lock(&e->mu);
     for (;;) {
         while (!e->head && !e->stop) pthread_cond_wait(&e->work, &e->mu);
@@ -142,8 +121,7 @@ static int engine_start(ck_comm *c)
                        ck_strerror(rc));
     }
     e->clone->cfg = c->cfg;
-    e->test = e->clone->tr.test;
-    e->clone->tr.test = polite_test;
+    e->clone->polite = 1;
     pthread_mutex_init(&e->mu, NULL);
     pthread_cond_init(&e->work, NULL);
     pthread_cond_init(&e->done, NULL);

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <time.h>
 #include "internal.h"
 
@@ -73,7 +74,9 @@ void ck_comm_destroy(ck_comm *c)
 {
     if (!c) return;
     ck_async_shutdown(c);
-    if (c->ext_nccl && c->ext_nccl_free) c->ext_nccl_free(c->ext_nccl);
+    for (int i = c->nslots - 1; i >= 0; i--)
+        if (c->slots[i].destroy) c->slots[i].destroy(c->slots[i].state);
+    free(c->slots);
     if (c->scratch) c->tr.free(c->tr.self, c->scratch);
     free(c->events);
     if (c->tr.destroy) c->tr.destroy(c->tr.self);
@@ -131,6 +134,40 @@ const char *ck_event_kind_name(int kind)
 }
 
 void ck_counters_get(const ck_comm *c, ck_counters *out) { *out = c->ctr; }
+
+void ck_count_traffic(ck_comm *c, uint64_t bytes_sent, uint64_t msgs_sent, uint64_t bytes_recv, uint64_t msgs_recv)
+{
+    c->ctr.bytes_sent += bytes_sent;
+    c->ctr.msgs_sent += msgs_sent;
+    c->ctr.bytes_recv += bytes_recv;
+    c->ctr.msgs_recv += msgs_recv;
+}
+
+/* ------------------------------------------------------------ algorithm state */
+
+void *ck_algo_state(ck_comm *c, const ck_algo *a)
+{
+    for (int i = 0; c && i < c->nslots; i++)
+        if (c->slots[i].algo == a) return c->slots[i].state;
+    return NULL;
+}
+
+int ck_algo_state_set(ck_comm *c, const ck_algo *a, void *state, void (*destroy)(void *))
+{
+    if (!c || !a) return CK_ERR_INVALID_ARG;
+    for (int i = 0; i < c->nslots; i++)
+        if (c->slots[i].algo == a) {
+            if (c->slots[i].destroy && c->slots[i].state != state) c->slots[i].destroy(c->slots[i].state);
+            c->slots[i].state = state;
+            c->slots[i].destroy = destroy;
+            return CK_SUCCESS;
+        }
+    struct ck_algo_slot *n = realloc(c->slots, (size_t)(c->nslots + 1) * sizeof *n);
+    if (!n) return ck_fail(c, CK_ERR_NOMEM, "out of memory for the state of '%s'", a->name);
+    c->slots = n;
+    c->slots[c->nslots++] = (struct ck_algo_slot){a, state, destroy};
+    return CK_SUCCESS;
+}
 void ck_counters_reset(ck_comm *c) { memset(&c->ctr, 0, sizeof c->ctr); }
 
 /* ------------------------------------------------------------ point to point */
@@ -207,6 +244,18 @@ static int watchdog_fire(ck_comm *c, ck_req *r, double waited)
     return rc;
 }
 
+/* The async engine's clone waits politely: a few hundred hot polls keep
+ * latency low for small messages, then it yields, then naps 20 us a poll, so
+ * on a machine with fewer cores than threads the progress thread does not
+ * steal the core the caller is computing on. */
+static void back_off(unsigned long misses)
+{
+    if (misses < 256) return;
+    if (misses < 512) { sched_yield(); return; }
+    struct timespec ts = {0, 20000};
+    nanosleep(&ts, NULL);
+}
+
 int ck_waitall(ck_comm *c, ck_req *reqs, int n)
 {
     double t0 = ck_now(), deadline = c->cfg.timeout_s > 0 ? t0 + c->cfg.timeout_s : 0;
@@ -217,11 +266,21 @@ int ck_waitall(ck_comm *c, ck_req *reqs, int n)
         for (int i = 0; i < n; i++) {
             if (!reqs[i].active) continue;
             int done = 0, rc = c->tr.test(c->tr.self, &reqs[i], &done);
-            if (rc) return ck_fail(c, rc, "transport %s failed while waiting on rank %d", c->tr.name, reqs[i].peer);
+            if (rc) {
+                /* Abandon the others too: a request left posted would write
+                 * into a buffer the caller is about to free. */
+                int peer = reqs[i].peer;
+                for (int j = 0; j < n; j++)
+                    if (reqs[j].active) { c->tr.cancel(c->tr.self, &reqs[j]); reqs[j].active = 0; }
+                return ck_fail(c, rc, "transport %s failed while waiting on rank %d", c->tr.name, peer);
+            }
             if (done) { complete(c, &reqs[i], c->ev_cap ? ck_now() : 0.0); pending--; }
         }
+        if (!pending) break;
+        spins++;
+        if (c->polite) back_off(spins);
         /* Reading the clock every pass would cost more than the test itself. */
-        if (pending && deadline > 0 && (++spins & 1023) == 0) {
+        if (deadline > 0 && (spins & 1023) == 0) {
             double now = ck_now();
             if (now > deadline) {
                 for (int i = 0; i < n; i++)

@@ -1,11 +1,12 @@
 /*
  * internal.h — what a transport implements, and the communicator behind ck_comm.
- * Not part of the public API: algorithm files use collkit.h only.
+ * Private to collectives/src/: algorithm files use collkit_algo.h, programs
+ * collkit.h.
  */
 #ifndef COLLKIT_INTERNAL_H
 #define COLLKIT_INTERNAL_H
 
-#include "collkit.h"
+#include "collkit_algo.h"
 
 /* A transport moves bytes between ranks and reduces locally, for one memory
  * kind. The communicator wraps every call with counters, trace events and the
@@ -60,17 +61,19 @@ struct ck_comm {
     void        *scratch;
     size_t       scratch_bytes;
 
-    void        *ext_nccl;       /* lazily created NCCL communicator (reference algorithm) */
-    void       (*ext_nccl_free)(void *);
+    /* per-algorithm state (ck_algo_state), destroyed with the communicator */
+    struct ck_algo_slot { const ck_algo *algo; void *state; void (*destroy)(void *); } *slots;
+    int          nslots;
+
+    /* 1 on the async engine's private clone: waits back off (yield, then
+     * nap) instead of spinning, so the progress thread leaves the core to
+     * the caller's computation */
+    int          polite;
 
     struct ck_async_engine *async;  /* progress thread for ck_allreduce_async; NULL until first use */
 
     char         errmsg[512];
 };
-
-/* Record a failure detail on the communicator (printf-style); returns status. */
-int ck_fail(ck_comm *comm, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 /* Append one event (no-op when tracing is off). */
 void ck_trace_add(ck_comm *comm, int kind, int peer, uint64_t bytes, double t0, double t1);

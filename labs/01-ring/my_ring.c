@@ -9,7 +9,7 @@
  * Rules: use only the collkit.h point-to-point layer (ck_sendrecv,
  * ck_reduce_local, ck_copy, ck_scratch, ck_block, ck_step). No MPI calls.
  */
-#include "collkit.h"
+#include "collkit_algo.h"
 #include "collcheck.h"
 
 static int my_ring_run(ck_comm *comm, const void *sendbuf, void *recvbuf,

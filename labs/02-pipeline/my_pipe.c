@@ -9,7 +9,7 @@
  * Chunk k of nc over a block of len elements is ck_block(len, nc, k, ...).
  * Rules: use only the collkit.h point-to-point layer. No MPI calls.
  */
-#include "collkit.h"
+#include "collkit_algo.h"
 #include "collcheck.h"
 
 static int my_pipe_run(ck_comm *comm, const void *sendbuf, void *recvbuf,

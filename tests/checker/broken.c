@@ -16,7 +16,7 @@
  *                          writes one element past the end of recvbuf
  *   broken_deadlock        pairs of ranks both receive before they send
  */
-#include "collkit.h"
+#include "collkit_algo.h"
 
 /* ------------------------------------------------------------------ ring
  * The ring of collectives/algos/ring.c (reduce-scatter, then all-gather;
@@ -169,17 +169,17 @@ static uint64_t deadlock_bytes(int p, int r, size_t count, size_t es, const ck_c
 }
 
 const ck_algo broken_algos[] = {
-    {"broken_ring_index", "ring whose all-gather stores each block one slot early", CK_MEM_HOST, 0,
-     "2(p-1)/p * n", ring_bytes, ring_index_run},
-    {"broken_ring_skip", "ring whose reduce-scatter step 1 forgets to add its input", CK_MEM_HOST, 0,
-     "2(p-1)/p * n", ring_bytes, ring_skip_run},
-    {"broken_ring_wholebuf", "\"ring\" that passes whole buffers around", CK_MEM_HOST, 0,
-     "2(p-1)/p * n", ring_bytes, ring_wholebuf_run},
-    {"broken_ring_max", "ring that always reduces with max", CK_MEM_HOST, 0,
-     "2(p-1)/p * n", ring_bytes, ring_max_run},
-    {"broken_naive_overrun", "reduce + broadcast that moves count+1 elements", CK_MEM_HOST, 0,
-     "root (p-1)n, others n", naive_bytes, naive_overrun_run},
-    {"broken_deadlock", "pairwise exchange where both sides receive first", CK_MEM_HOST, 0,
-     "n (paired ranks)", deadlock_bytes, deadlock_run},
+    {.name = "broken_ring_index", .summary = "ring whose all-gather stores each block one slot early", .mem = CK_MEM_HOST,
+     .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .run = ring_index_run},
+    {.name = "broken_ring_skip", .summary = "ring whose reduce-scatter step 1 forgets to add its input", .mem = CK_MEM_HOST,
+     .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .run = ring_skip_run},
+    {.name = "broken_ring_wholebuf", .summary = "\"ring\" that passes whole buffers around", .mem = CK_MEM_HOST,
+     .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .run = ring_wholebuf_run},
+    {.name = "broken_ring_max", .summary = "ring that always reduces with max", .mem = CK_MEM_HOST,
+     .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .run = ring_max_run},
+    {.name = "broken_naive_overrun", .summary = "reduce + broadcast that moves count+1 elements", .mem = CK_MEM_HOST,
+     .bytes_formula = "root (p-1)n, others n", .bytes_sent = naive_bytes, .run = naive_overrun_run},
+    {.name = "broken_deadlock", .summary = "pairwise exchange where both sides receive first", .mem = CK_MEM_HOST,
+     .bytes_formula = "n (paired ranks)", .bytes_sent = deadlock_bytes, .run = deadlock_run},
 };
 const int broken_algos_count = (int)(sizeof broken_algos / sizeof broken_algos[0]);

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cuda_runtime_api.h>
-#include "collkit.h"
+#include "collkit_algo.h"
 
 #define SKIP 77
 

@@ -223,9 +223,9 @@ static void test_registry(void)
     CHECK(ck_algo_find(NULL) == NULL, "NULL name");
 
     int n0 = ck_algo_count();
-    static const ck_algo mine = {"unit_test_algo", "test", CK_MEM_HOST, 0, "0", NULL, dummy_run};
-    static const ck_algo dup = {"ring", "impostor", CK_MEM_HOST, 0, "0", NULL, dummy_run};
-    static const ck_algo norun = {"no_run", "no body", CK_MEM_HOST, 0, "0", NULL, NULL};
+    static const ck_algo mine = {.name = "unit_test_algo", .summary = "test", .mem = CK_MEM_HOST, .bytes_formula = "0", .run = dummy_run};
+    static const ck_algo dup = {.name = "ring", .summary = "impostor", .mem = CK_MEM_HOST, .bytes_formula = "0", .run = dummy_run};
+    static const ck_algo norun = {.name = "no_run", .summary = "no body", .mem = CK_MEM_HOST, .bytes_formula = "0", .run = NULL};
     CHECK(ck_register_algo(&mine) == CK_SUCCESS, "register a new algorithm");
     CHECK(ck_algo_count() == n0 + 1 && ck_algo_find("unit_test_algo") == &mine, "found after registration");
     CHECK(ck_algo_at(n0) == &mine && ck_algo_at(-1) == NULL && ck_algo_at(n0 + 1) == NULL, "ck_algo_at");

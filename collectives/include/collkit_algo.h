@@ -1,0 +1,101 @@
+/*
+ * collkit_algo.h — what an ALGORITHM FILE may call. Include this instead of
+ * collkit.h when you write an all-reduce (collectives/algos/NAME.c, a lab
+ * solution, a test's broken algorithm).
+ *
+ *   point-to-point   ck_isend / ck_irecv / ck_wait / ck_waitall / ck_sendrecv
+ *   local work       ck_reduce_local / ck_copy / ck_scratch
+ *   bookkeeping      ck_step (trace and watchdog say which step), ck_fail
+ *                    (the error detail), ck_count_traffic (for data that
+ *                    moves without ck_isend, e.g. loads from a peer's mapped
+ *                    buffer), ck_algo_state (per-communicator state, e.g. a
+ *                    library handle, freed with the communicator)
+ *
+ * These calls go to the communicator's transport, so the same algorithm file
+ * runs over MPI (host buffers) and CUDA IPC (device buffers). They count
+ * bytes and messages, record trace events and run the watchdog: an algorithm
+ * gets the checker's traffic check, collbench's traces and "rank 2 waited for
+ * rank 1 at step 3" for free. An algorithm never calls MPI or CUDA to move
+ * its data (reference algorithms such as MPI_Allreduce are the exception, and
+ * say so with CK_ALGO_REFERENCE).
+ */
+#ifndef COLLKIT_ALGO_H
+#define COLLKIT_ALGO_H
+
+#include "collkit.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------ point to point */
+
+/* A pending send or receive. Lives on the caller's stack; opaque impl space
+ * belongs to the transport. Set .active = 0 on requests never posted, so
+ * ck_waitall can skip them. */
+typedef struct ck_req {
+    int      active;       /* 1 between post and completion */
+    int      kind;         /* CK_EV_SEND or CK_EV_RECV */
+    int      peer;
+    int      tag;
+    int      step;
+    size_t   bytes;
+    double   t_post;
+    uint64_t impl[8];
+} ck_req;
+
+/* Post a send / receive of `bytes` (0 is a valid, counted message). The
+ * sizes of a send and its receive must agree: a mismatch is an error on
+ * both sides, never a silent truncation. */
+int ck_isend(ck_comm *comm, const void *buf, size_t bytes, int peer, int tag, ck_req *req);
+int ck_irecv(ck_comm *comm, void *buf, size_t bytes, int peer, int tag, ck_req *req);
+/* Wait for one / n requests. Inactive requests are skipped. A wait longer than
+ * config.timeout_s is a hang: the watchdog prints which rank waited on which
+ * peer at which step and returns CK_ERR_TIMEOUT. */
+int ck_wait(ck_comm *comm, ck_req *req);
+int ck_waitall(ck_comm *comm, ck_req *reqs, int n);
+/* Blocking exchange: send sbytes to dst while receiving rbytes from src
+ * (either side may be skipped with peer < 0). */
+int ck_sendrecv(ck_comm *comm, const void *sbuf, size_t sbytes, int dst,
+                void *rbuf, size_t rbytes, int src, int tag);
+
+/* ------------------------------------------------------ local work */
+
+/* Local reduction on the transport's memory: dst = a op b (count elements).
+ * dst may alias a or b. */
+int ck_reduce_local(ck_comm *comm, void *dst, const void *a, const void *b,
+                    size_t count, ck_dtype dt, ck_op op);
+/* Local copy on the transport's memory. */
+int ck_copy(ck_comm *comm, void *dst, const void *src, size_t bytes);
+/* Scratch space of the transport's memory kind, owned by the communicator and
+ * reused across calls (grows as needed; valid until the next ck_scratch call). */
+void *ck_scratch(ck_comm *comm, size_t bytes);
+
+/* ------------------------------------------------------ bookkeeping */
+
+/* Mark the algorithm's current step (for trace events and watchdog messages):
+ * phase is a short static string ("reduce-scatter", "all-gather", ...). */
+void ck_step(ck_comm *comm, int step, const char *phase);
+
+/* Record the detail of a failure on the communicator (printf-style), shown by
+ * ck_comm_errmsg(); returns status, so `return ck_fail(comm, CK_ERR_..., ...)`. */
+int ck_fail(ck_comm *comm, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Count traffic that did not go through ck_isend/ck_irecv (a kernel loading a
+ * peer's IPC-mapped buffer, a library call): the checker's traffic check and
+ * collbench's counters then see it like any other. */
+void ck_count_traffic(ck_comm *comm, uint64_t bytes_sent, uint64_t msgs_sent,
+                      uint64_t bytes_recv, uint64_t msgs_recv);
+
+/* Per-communicator state of one algorithm (a library communicator, mapped
+ * peer buffers), created on first use and freed by ck_comm_destroy with the
+ * destructor given. ck_algo_state returns NULL until it is set. Setting it
+ * again destroys the previous state. */
+void *ck_algo_state(ck_comm *comm, const ck_algo *algo);
+int   ck_algo_state_set(ck_comm *comm, const ck_algo *algo, void *state, void (*destroy)(void *state));
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* COLLKIT_ALGO_H */

@@ -441,7 +441,8 @@ static void run_case(ck_comm *comm, const ck_algo *algo, const case_t *cs, case_
     {
         char diag[1200];
         size_t first = cc_diagnose(diag, sizeof diag, r.back + r.data_off, own, cs->inplace ? -1 : FILL_BYTE,
-                                   cs->count, cs->dt, cs->op, rank, p, algo->name);
+                                   cs->count, cs->dt, cs->op, rank, p, algo,
+                                   ck_comm_config(comm));
         if (first < cs->count) {
             len += (size_t)snprintf(res->msg + len, len < cap ? cap - len : 0, "%s%s", len ? "; " : "", diag);
             if (len >= cap) len = cap - 1;

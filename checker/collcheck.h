@@ -55,11 +55,14 @@ size_t cc_count_wrong(const void *host_got, size_t count, ck_dtype dt, ck_op op,
  * it is another element's or block's value, another op's result, the recvbuf
  * fill, ...). `own_input` is this rank's cc_fill input (may be NULL);
  * `fill_byte` >= 0 is the byte recvbuf was filled with before the call (out of
- * place), < 0 when none; `algo` names the algorithm (ring-like names get the
- * ring step that handles the element). Writes at most `cap` bytes to `out`;
- * returns the index of the first wrong element, or count if all are right. */
+ * place), < 0 when none; `algo` (may be NULL) is the algorithm that ran: its
+ * diagnose hook places the wrong element in its schedule (step, block, peer).
+ * `cfg` is the communicator's configuration (may be NULL). Writes at most
+ * `cap` bytes to `out`; returns the index of the first wrong element, or count
+ * if all are right. */
 size_t cc_diagnose(char *out, size_t cap, const void *host_got, const void *own_input, int fill_byte,
-                   size_t count, ck_dtype dt, ck_op op, int rank, int p, const char *algo);
+                   size_t count, ck_dtype dt, ck_op op, int rank, int p, const ck_algo *algo,
+                   const ck_config *cfg);
 
 /* The whole CLI (calls MPI_Init/MPI_Finalize itself unless MPI is already
  * initialised). Tests and labs register their own algorithms with

@@ -309,7 +309,8 @@ static void explain_blocks(sbuf *b, ctx *c)
 }
 
 size_t cc_diagnose(char *out, size_t cap, const void *host_got, const void *own_input, int fill_byte,
-                   size_t count, ck_dtype dt, ck_op op, int rank, int p, const char *algo)
+                   size_t count, ck_dtype dt, ck_op op, int rank, int p, const ck_algo *algo,
+                   const ck_config *cfg)
 {
     sbuf b = {out, cap, 0};
     if (cap) out[0] = '\0';
@@ -322,7 +323,8 @@ size_t cc_diagnose(char *out, size_t cap, const void *host_got, const void *own_
     c.own = own_input;
     c.fill_byte = fill_byte;
     c.rank = rank;
-    c.ring = algo && strstr(algo, "ring");
+    c.ring = algo && strstr(algo->name, "ring");
+    (void)cfg;
     if (!c.es || !count) return count;
 
     unsigned char *exp = malloc(count * c.es);

@@ -108,37 +108,37 @@ static void test_diagnosis(void)
     /* Element 17 lacks rank 2's contribution. */
     cc_expected(out, 64, CK_F64, CK_SUM, p);
     out[17] -= in[2][17];
-    size_t first = cc_diagnose(msg, sizeof msg, out, own, -1, 64, CK_F64, CK_SUM, 1, p, "tree");
+    size_t first = cc_diagnose(msg, sizeof msg, out, own, -1, 64, CK_F64, CK_SUM, 1, p, ck_algo_find("tree"), NULL);
     CHECK(first == 17 && contains(msg, "element 17") && contains(msg, "sum of ranks {0,1,3}") &&
           contains(msg, "rank 2's contribution is missing") && contains(msg, "block 1 of 4"),
           "missing contribution");
     /* The same in a ring names the step where rank 2 adds to block 1. */
-    cc_diagnose(msg, sizeof msg, out, own, -1, 64, CK_F64, CK_SUM, 1, p, "ring");
+    cc_diagnose(msg, sizeof msg, out, own, -1, 64, CK_F64, CK_SUM, 1, p, ck_algo_find("ring"), NULL);
     CHECK(contains(msg, "rank 2 adds its input to block 1 at reduce-scatter step 0"), "ring step");
 
     /* Data shifted by one element. */
     cc_expected(out, 64, CK_F64, CK_SUM, p);
     out[20] = out[21];
-    cc_diagnose(msg, sizeof msg, out, own, -1, 64, CK_F64, CK_SUM, 1, p, "x");
+    cc_diagnose(msg, sizeof msg, out, own, -1, 64, CK_F64, CK_SUM, 1, p, NULL, NULL);
     CHECK(contains(msg, "complete sum of element 21") && contains(msg, "shifted by 1"), "shift by one");
 
     /* max instead of sum. */
     cc_expected(out, 64, CK_F64, CK_SUM, p);
     out[3] = in[3][3];   /* rank 3 holds the largest input: 2^3 + ... */
-    cc_diagnose(msg, sizeof msg, out, own, -1, 64, CK_F64, CK_SUM, 1, p, "x");
+    cc_diagnose(msg, sizeof msg, out, own, -1, 64, CK_F64, CK_SUM, 1, p, NULL, NULL);
     CHECK(contains(msg, "looks like max, not sum"), "wrong op");
 
     /* Never written (out of place, recvbuf filled with 0xA5). */
     cc_expected(out, 64, CK_F64, CK_SUM, p);
     memset(&out[40], 0xA5, 8 * sizeof(double));
-    cc_diagnose(msg, sizeof msg, out, own, 0xA5, 64, CK_F64, CK_SUM, 1, p, "x");
+    cc_diagnose(msg, sizeof msg, out, own, 0xA5, 64, CK_F64, CK_SUM, 1, p, NULL, NULL);
     CHECK(contains(msg, "element 40") && contains(msg, "never written") && contains(msg, "2 [32..47]"),
           "never written");
 
     /* A whole block holding another block's result. */
     cc_expected(out, 64, CK_F64, CK_SUM, p);
     memcpy(&out[48], &out[0], 16 * sizeof(double));
-    cc_diagnose(msg, sizeof msg, out, own, -1, 64, CK_F64, CK_SUM, 1, p, "x");
+    cc_diagnose(msg, sizeof msg, out, own, -1, 64, CK_F64, CK_SUM, 1, p, NULL, NULL);
     CHECK(contains(msg, "holds block 0's result"), "block swap");
 
     /* min: a rank missing. */
@@ -147,18 +147,18 @@ static void test_diagnosis(void)
     cc_expected(mo, 16, CK_I32, CK_MIN, p);
     /* element 5: the min is rank (4 - 5 % 4) % 4 = 3's; pretend rank 3 was left out */
     mo[5] = mi[0][5] < mi[1][5] ? (mi[0][5] < mi[2][5] ? mi[0][5] : mi[2][5]) : (mi[1][5] < mi[2][5] ? mi[1][5] : mi[2][5]);
-    cc_diagnose(msg, sizeof msg, mo, NULL, -1, 16, CK_I32, CK_MIN, 0, p, "x");
+    cc_diagnose(msg, sizeof msg, mo, NULL, -1, 16, CK_I32, CK_MIN, 0, p, NULL, NULL);
     CHECK(contains(msg, "rank 3's contribution is missing"), "min without rank 3");
 
     /* All right: empty message, returns count. */
     cc_expected(out, 64, CK_F64, CK_SUM, p);
-    CHECK(cc_diagnose(msg, sizeof msg, out, own, -1, 64, CK_F64, CK_SUM, 1, p, "x") == 64 && msg[0] == '\0',
+    CHECK(cc_diagnose(msg, sizeof msg, out, own, -1, 64, CK_F64, CK_SUM, 1, p, NULL, NULL) == 64 && msg[0] == '\0',
           "a right result has no diagnosis");
     /* A tiny output buffer is never overrun. */
     out[0] += 1;
     char small[16];
     memset(small, 'x', sizeof small);
-    cc_diagnose(small, 8, out, own, -1, 64, CK_F64, CK_SUM, 1, p, "x");
+    cc_diagnose(small, 8, out, own, -1, 64, CK_F64, CK_SUM, 1, p, NULL, NULL);
     CHECK(small[7] == '\0' && small[8] == 'x', "diagnosis respects its capacity");
 }
 

@@ -1,10 +1,10 @@
 /*
  * collbench — all-reduce benchmark for the collkit registry.
  *
- *   mpirun -np 4 collbench --algo ring,mpi -b 8 -e 64M -f 4 -c 1     the table
+ *   mpirun -np 4 collbench --algo all -b 8 -e 64M -f 4 -c 1        the table
  *   mpirun -np 2 collbench --pingpong --save-model params.txt        fit α, β; time γ
  *   collbench --extrapolate --model params.txt --csv extrap.csv      the model at 2..4096 ranks
- *   mpirun -np 3 collbench --algo ring_pipelined -b 4M -e 4M --trace t.json
+ *   mpirun -np 3 collbench --algo NAME -b 4M -e 4M --trace t.json   a Perfetto trace
  *
  * Exit status: 0 fine, 1 a run failed or a result was wrong, 2 bad
  * arguments, 3 the device asked for is not available (--device cuda on a

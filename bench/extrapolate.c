@@ -15,10 +15,11 @@
 
 int bm_run_extrapolate(const bm_opts *o, const bm_params *m)
 {
-    const char *names[BM_MAX_ALGOS];
+    const ck_algo *algos[BM_MAX_ALGOS];
     int na = 0;
-    for (int i = 0; i < o->nalgos; i++)   /* mpi's model is the best of three others: not a strategy of its own */
-        if (bm_model_find(o->algos[i]->name) && strcmp(o->algos[i]->name, "mpi")) names[na++] = o->algos[i]->name;
+    /* A reference's model (a library's choice among the others) is not a strategy of its own. */
+    for (int i = 0; i < o->nalgos; i++)
+        if (o->algos[i]->cost && !(o->algos[i]->flags & CK_ALGO_REFERENCE)) algos[na++] = o->algos[i];
     if (!na) { fprintf(stderr, "collbench: --extrapolate: none of the chosen algorithms has a model\n"); return 2; }
 
     FILE *csv = NULL;
@@ -27,23 +28,23 @@ int bm_run_extrapolate(const bm_opts *o, const bm_params *m)
     for (int i = 0; i < na; i++)
         for (int p = 2; p <= o->extrap_pmax; p *= 2)
             for (double n = 8; n <= (double)(1u << 30); n *= 2) {
-                double t = bm_predict(names[i], m, p, n);
-                if (csv) fprintf(csv, "%s,%d,%.0f,%.4f,%.5f\n", names[i], p, n, t * 1e6, n / t / 1e9 * 2.0 * (p - 1) / p);
+                double t = bm_predict(algos[i], m, p, n);
+                if (csv) fprintf(csv, "%s,%d,%.0f,%.4f,%.5f\n", algos[i]->name, p, n, t * 1e6, n / t / 1e9 * 2.0 * (p - 1) / p);
             }
     if (csv) fclose(csv);
 
     printf("# collbench --extrapolate: alpha-beta-gamma model, sizes 8 B .. 1 GB\n");
     bm_params_print(stdout, "# ", m);
     printf("# fastest algorithm by size (crossovers), among:");
-    for (int i = 0; i < na; i++) printf(" %s", names[i]);
+    for (int i = 0; i < na; i++) printf(" %s", algos[i]->name);
     printf("\n");
     for (int p = 2; p <= o->extrap_pmax; p *= 2) {
         double size[32];
         int from[32], to[32], first;
-        int k = bm_crossovers(names, na, m, p, 8, (double)(1u << 30), BM_CROSSOVER_TOL, size, from, to, 32, &first);
+        int k = bm_crossovers(algos, na, m, p, 8, (double)(1u << 30), BM_CROSSOVER_TOL, size, from, to, 32, &first);
         char buf[32];
-        printf("  p = %5d: %s", p, names[first]);
-        for (int j = 0; j < k; j++) printf(" | %s from %s", names[to[j]], bm_size_str(size[j], buf, sizeof buf));
+        printf("  p = %5d: %s", p, algos[first]->name);
+        for (int j = 0; j < k; j++) printf(" | %s from %s", algos[to[j]]->name, bm_size_str(size[j], buf, sizeof buf));
         printf("\n");
     }
     return 0;

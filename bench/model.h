@@ -6,16 +6,18 @@
  *   γ  local reduction time per byte of result (s/B)
  *
  * α and β come from a ping-pong between two ranks (least-squares fit of
- * t(n) = α + n·β), γ from timing ck_reduce_local. With them the model predicts
- * an all-reduce of n bytes on p ranks for each algorithm; collbench prints the
- * prediction next to the measurement, and extrapolates to thousands of ranks.
- * No MPI here: this file is plain arithmetic, so it is tested on its own.
+ * t(n) = α + n·β), γ from timing ck_reduce_local. Each algorithm states its
+ * own cost (ck_algo.cost, in its file); with the fitted parameters collbench
+ * prints the prediction next to the measurement and extrapolates to
+ * thousands of ranks. This file holds the fitting, the crossovers and the
+ * parameter files: arithmetic only, no MPI calls, tested on its own.
  */
 #ifndef COLLBENCH_MODEL_H
 #define COLLBENCH_MODEL_H
 
 #include <stddef.h>
 #include <stdio.h>
+#include "collkit.h"
 
 typedef struct bm_params {
     double alpha;       /* s */
@@ -25,20 +27,10 @@ typedef struct bm_params {
     double chunk;       /* pipeline chunk in bytes (ck_config.chunk_bytes) */
 } bm_params;
 
-typedef double (*bm_cost_fn)(const bm_params *m, int p, double n);
-
-typedef struct bm_model {
-    const char *algo;      /* registry name */
-    const char *formula;   /* the same cost, for humans */
-    bm_cost_fn  cost;
-} bm_model;
-
-/* The table, one row per algorithm (see model.c). NULL if none for `algo`. */
-const bm_model *bm_model_find(const char *algo);
-int             bm_model_count(void);
-const bm_model *bm_model_at(int i);
-/* Predicted seconds, or NAN when the algorithm has no model. */
-double bm_predict(const char *algo, const bm_params *m, int p, double n);
+/* The algorithm's own cost function (ck_algo.cost, written in its file) with
+ * these parameters: predicted seconds for n bytes on p ranks, or NAN when
+ * the algorithm declares no cost. */
+double bm_predict(const ck_algo *a, const bm_params *m, int p, double n);
 
 /* Weighted least-squares fit of t = α + β·n to k points, weights 1/t² (so a
  * 10 µs point counts as much as a 10 ms one: the fit minimises relative
@@ -47,6 +39,7 @@ double bm_predict(const char *algo, const bm_params *m, int p, double n);
 int bm_fit_alpha_beta(const double *n, const double *t, int k, double *alpha, double *beta);
 
 /* Crossovers: where the fastest algorithm among `algos` changes, for p ranks,
+ * by their cost functions (algorithms without one are never the fastest),
  * between n_lo and n_hi bytes. The leader changes only when another algorithm
  * is faster by more than `tol` (0.02 = 2 %: near-ties, such as ring and
  * ring_pipelined below one chunk, do not flicker; 0 = exact). Writes up to
@@ -54,7 +47,7 @@ int bm_fit_alpha_beta(const double *n, const double *t, int k, double *alpha, do
  * algos[to[i]]. Returns the number found; best_at_lo receives the index of
  * the best algorithm at n_lo. */
 #define BM_CROSSOVER_TOL 0.02
-int bm_crossovers(const char *const *algos, int nalgos, const bm_params *m, int p,
+int bm_crossovers(const ck_algo *const *algos, int nalgos, const bm_params *m, int p,
                   double n_lo, double n_hi, double tol, double *size, int *from, int *to, int max,
                   int *best_at_lo);
 

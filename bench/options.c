@@ -43,7 +43,7 @@ static void usage(FILE *f)
 "      --place P           out, in or both (out-of-place / in-place; default both)\n"
 "  -c, --check 0|1         check each result with the checker's inputs, #wrong column (default 1)\n"
 "      --device D          host or cuda (default host)\n"
-"      --chunk SIZE        pipeline chunk of ring_pipelined and the trees (default: the library's, 256K)\n"
+"      --chunk SIZE        pipeline chunk of the chunked algorithms (default: the library's, 256K)\n"
 "modes\n"
 "      --pingpong          ranks 0 and 1 ping-pong over the sizes; fits alpha and beta, times gamma and memcpy\n"
 "      --extrapolate       print the model for p = 2 .. --pmax (default 4096) and the crossover sizes\n"

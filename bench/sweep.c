@@ -287,7 +287,7 @@ int bm_run_sweep(ck_comm *comm, const bm_opts *o, const bm_params *m)
                 r->bytes = bytes;
                 r->count = count;
                 r->place = place;
-                r->model = m ? bm_predict(a->name, m, p, (double)bytes) : NAN;
+                r->model = m ? bm_predict(a, m, p, (double)bytes) : NAN;
                 if (measure(comm, a, o, count, place, host_in, host_out, dsend, drecv, times, r,
                             o->trace != NULL, labels, &nlabels)) {
                     r->failed = 1;

@@ -5,7 +5,10 @@
  * which element; for min/max the value names the rank and element it came
  * from. On top of the first wrong element, every block of the ck_block
  * partition is classified (right, never written, another block's result...),
- * because most all-reduce bugs are block bugs.
+ * because most all-reduce bugs are block bugs. Where the decoded value names
+ * a rank (a missing or doubled contribution), the algorithm's own diagnose
+ * hook (ck_algo.diagnose) says where in ITS schedule that rank's data meets
+ * the element: the checker itself knows no algorithm.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,8 +41,10 @@ typedef struct {
     cc_scheme s;
     size_t es, count;
     const unsigned char *got, *exp, *own;
-    int fill_byte, rank, ring;
-    int ring_said;   /* the ring step of a missing contribution was already named */
+    int fill_byte, rank;
+    const ck_algo *algo;
+    const ck_config *cfg;
+    int placed;      /* the algorithm's hook has already placed the fault */
 } ctx;
 
 /* The reduction of element i's inputs under another op, if it is exact. */
@@ -74,16 +79,18 @@ static int is_own(ctx *c, size_t i)
     return c->own && c->s.p > 1 && !memcmp(c->got + i * c->es, c->own + i * c->es, c->es);
 }
 
-/* Where block b meets rank q in the ring of ring.c (rank r sends to r+1;
- * reduce-scatter step s: r receives block r-s-1; all-gather step s: r
- * receives block r-s). */
-static void ring_where(sbuf *b, int p, int q, int blk)
+/* Ask the algorithm where element i meets rank `missing` (or, with -1 for
+ * both, where this rank gets element i's result), and append its answer. */
+static void place(sbuf *b, ctx *c, size_t i, int missing, int doubled)
 {
-    int rs = ((q - blk - 1) % p + p) % p, ag = ((q - blk) % p + p) % p;
-    if (rs == p - 1) add(b, "rank %d starts block %d (sends its own input at reduce-scatter step 0)", q, blk);
-    else add(b, "rank %d adds its input to block %d at reduce-scatter step %d", q, blk, rs);
-    if (ag == p - 1) add(b, " and holds the finished block after the last reduce-scatter step");
-    else add(b, " and receives the finished block at all-gather step %d", ag);
+    if (c->placed || !c->algo || !c->algo->diagnose) return;
+    static const ck_config defaults = {.chunk_bytes = 256 * 1024, .timeout_s = 30, .validate = 1};
+    char where[400] = "";
+    const ck_fault f = {.p = c->s.p, .rank = c->rank, .count = c->count, .elem = i, .esize = c->es,
+                        .missing = missing, .doubled = doubled, .cfg = c->cfg ? c->cfg : &defaults};
+    c->algo->diagnose(&f, where, sizeof where);
+    if (where[0]) add(b, " (in %s, %s)", c->algo->name, where);
+    c->placed = 1;
 }
 
 static int block_of(size_t count, int p, size_t i, size_t *off, size_t *len)
@@ -133,20 +140,14 @@ static void explain_mask(sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev)
             if (d != 0) add(b, " of element %lld (%+lld, data shifted)", (long long)i + d, d);
             if (nm == 1) add(b, ": rank %d's contribution is missing", miss[0]);
             else { add(b, ": the contributions of ranks "); add_rank_set(b, miss, nm); add(b, " are missing"); }
-            if (c->ring && d == 0) {
-                size_t off, len;
-                int blk = block_of(c->count, p, i, &off, &len);
-                add(b, " (in the ring, ");
-                ring_where(b, p, miss[0], blk);
-                add(b, ")");
-                c->ring_said = 1;
-            }
+            if (d == 0) place(b, c, i, miss[0], -1);
             return;
         }
     }
     for (int q = 0; q < p; q++)
         if (gv - ev == cc_input(&c->s, q, i)) {
             add(b, ": it is the full sum plus rank %d's input again: rank %d's contribution is counted twice", q, q);
+            place(b, c, i, -1, q);
             return;
         }
     add(b, ": it is not a sum of distinct ranks' inputs of one element (a contribution counted twice, "
@@ -176,6 +177,7 @@ static void explain_minmax(sbuf *b, ctx *c, size_t i, int64_t gv)
                                    : (int)((2 * s->M - 1 - (int64_t)(i % (size_t)s->M)) % s->M);
         add(b, ": it is rank %d's input for this element, but the %s is rank %d's: "
                "rank %d's contribution is missing", q, ck_op_name(s->op), want, want);
+        place(b, c, i, want, -1);
     } else {
         add(b, ": it is one rank's input for this element, not the %s over all ranks", ck_op_name(s->op));
     }
@@ -200,12 +202,14 @@ static void explain_generic(sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev)
         add(b, ": it equals the result without rank %s", nm == 1 ? "" : "(one of) ");
         add_rank_set(b, miss, nm);
         add(b, "'s input: a contribution is missing");
+        if (nm == 1) place(b, c, i, miss[0], -1);
         return;
     }
     if (nt) {
         add(b, ": it equals the result with the input of rank %s", nt == 1 ? "" : "(one of) ");
         add_rank_set(b, twice, nt);
         add(b, " counted twice");
+        if (nt == 1) place(b, c, i, -1, twice[0]);
         return;
     }
     if (s->kind == CC_PROD && gv == -ev) {
@@ -323,8 +327,8 @@ size_t cc_diagnose(char *out, size_t cap, const void *host_got, const void *own_
     c.own = own_input;
     c.fill_byte = fill_byte;
     c.rank = rank;
-    c.ring = algo && strstr(algo->name, "ring");
-    (void)cfg;
+    c.algo = algo;
+    c.cfg = cfg;
     if (!c.es || !count) return count;
 
     unsigned char *exp = malloc(count * c.es);
@@ -352,10 +356,7 @@ size_t cc_diagnose(char *out, size_t cap, const void *host_got, const void *own_
             size_t off, len;
             int blk = block_of(count, p, first, &off, &len);
             add(&b, "; element %zu is in block %d of %d (elements %zu..%zu)", first, blk, p, off, off + len - 1);
-            if (c.ring && !c.ring_said) {
-                add(&b, ": in the ring, ");
-                ring_where(&b, p, rank, blk);
-            }
+            place(&b, &c, first, -1, -1);
             explain_blocks(&b, &c);
         }
     }

@@ -32,6 +32,12 @@
  * The latency term grows with p, so for small messages a tree or recursive
  * doubling wins; for large ones the bandwidth term is what matters and it is
  * optimal: it does not grow with p.
+ *
+ * Cost table (α = 2 µs, β = 0.1 ns/B, γ = 0.05 ns/B, chunk 256 KiB), in µs:
+ *        n         p=2         p=4         p=5        p=16
+ *       1K        4.13       12.19       16.20       60.24
+ *       1M      135.07      208.61      225.72      305.76
+ *      64M     8392.61    12594.91    13437.77    15788.64
  */
 #include "collkit_algo.h"
 
@@ -92,11 +98,54 @@ static uint64_t ring_bytes(int p, int r, size_t count, size_t es, const ck_confi
     return (uint64_t)(2 * count - l1 - l2) * es;
 }
 
+/* One message per step, empty blocks included: 2(p-1). */
+static uint64_t ring_msgs(int p, int r, size_t count, size_t es, const ck_config *cfg)
+{
+    (void)r; (void)es; (void)cfg;
+    return p == 1 || count == 0 ? 0 : 2 * (uint64_t)(p - 1);
+}
+
+static double ring_cost(const ck_cost_params *m, int p, double n)
+{
+    if (p == 1) return 0;
+    const double f = (double)(p - 1) / p;
+    return 2 * (p - 1) * m->alpha + 2 * f * n * m->beta + f * n * m->gamma;
+}
+
+/* Block b meets rank q at reduce-scatter step (q - b - 1) mod p (q adds its
+ * input; step p-1 would be "sends its own input at step 0") and at all-gather
+ * step (q - b) mod p (q receives the finished block; p-1: q finished it). */
+static void ring_diagnose(const ck_fault *f, char *out, size_t cap)
+{
+    const int p = f->p;
+    int blk = 0;
+    for (size_t off, len; blk < p; blk++) {
+        ck_block(f->count, p, blk, &off, &len);
+        if (f->elem >= off && f->elem < off + len) break;
+    }
+    const int q = f->missing >= 0 ? f->missing : f->rank;
+    const int rs = ((q - blk - 1) % p + p) % p, ag = ((f->rank - blk) % p + p) % p;
+    int n = 0;
+    if (f->missing >= 0)
+        n = rs == p - 1 ? snprintf(out, cap, "rank %d starts block %d (sends its own input at reduce-scatter step 0); ", q, blk)
+                        : snprintf(out, cap, "rank %d adds its input to block %d at reduce-scatter step %d; ", q, blk, rs);
+    if (n < 0 || (size_t)n >= cap) return;
+    if (ag == p - 1)
+        snprintf(out + n, cap - (size_t)n, "rank %d finishes block %d at the last reduce-scatter step", f->rank, blk);
+    else
+        snprintf(out + n, cap - (size_t)n, "rank %d receives the finished block %d from rank %d at all-gather step %d",
+                 f->rank, blk, (f->rank - 1 + p) % p, ag);
+}
+
 const ck_algo ck_algo_ring = {
     .name = "ring",
     .summary = "reduce-scatter + all-gather around a ring, 2(p-1) steps",
     .mem = CK_MEM_HOST | CK_MEM_CUDA,
     .bytes_formula = "2(p-1)/p * n",
     .bytes_sent = ring_bytes,
+    .msgs_sent = ring_msgs,
+    .cost_formula = "2(p-1)α + 2(p-1)/p·nβ + (p-1)/p·nγ",
+    .cost = ring_cost,
+    .diagnose = ring_diagnose,
     .run = ring_run,
 };

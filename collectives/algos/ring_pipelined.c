@@ -37,14 +37,27 @@
  *   step 5           D.0 D.1           A.0 A.1           B.0 B.1           C.0 C.1
  *
  * Bytes sent per rank: exactly the ring's, 2(p-1)/p * n: chunking changes
- * the number of messages (2(p-1)·nc), not the bytes.
- * Cost, with c = chunk bytes and nc = n/(p·c) chunks per block:
- *     T ≈ 2(p-1)·(α + c·β) + 2(p-1)/p·n·β + (p-1)/p·n·γ - overlap
- *   the per-step time is max(β, γ)·block instead of (β + γ)·block once nc is
- *   large, at the price of nc·α extra latency per step (2(p-1)·nc messages in
- *   all). Small chunks: more latency; big chunks: less overlap and the scratch
- *   falls out of cache. 256 KiB keeps both slots in a typical L2.
+ * the number of messages (2(p-1)·nc per rank), not the bytes.
+ * Cost, with b = n/p bytes per block in nc = ceil(b/c) chunks of c' = b/nc
+ * bytes (c = chunk bytes):
+ *   reduce-scatter step   nc·α + b·max(β,γ) + c'·min(β,γ)
+ *       chunk k is reduced while chunk k+1 arrives, so per byte only the
+ *       slower of the two counts, plus one chunk of the faster that cannot
+ *       hide (the first arrival, or the last reduction);
+ *   all-gather step       nc·α + b·β
+ *   T = (p-1)·(2·nc·α + b·(β + max(β,γ)) + c'·min(β,γ))
+ * With nc = 1 this is the ring's 2(p-1)·α + (p-1)·b·(2β + γ). Against the
+ * ring, a reduce-scatter step saves (b - c')·min(β,γ) and pays (nc-1)·α more
+ * per step: small chunks cost latency, big chunks lose overlap and the
+ * scratch falls out of cache. 256 KiB keeps both slots in a typical L2.
+ *
+ * Cost table (α = 2 µs, β = 0.1 ns/B, γ = 0.05 ns/B, chunk 256 KiB), in µs:
+ *        n         p=2         p=4         p=5        p=16
+ *       1K        4.13       12.19       16.20       60.24
+ *       1M      125.96      208.61      225.72      305.76
+ *      64M     7235.99    10873.65    11621.04    13739.52
  */
+#include <math.h>
 #include "collkit_algo.h"
 
 enum { RP_SEND_WINDOW = 4 };   /* sends in flight per step */
@@ -154,12 +167,71 @@ static int rp_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
     return CK_SUCCESS;
 }
 
-/* Chunking does not change the bytes: exactly those of the plain ring. */
-extern const ck_algo ck_algo_ring;
-
+/* The ring's bytes: rank r sends every block but (r+1), then every block
+ * but (r+2). */
 static uint64_t rp_bytes(int p, int r, size_t count, size_t es, const ck_config *cfg)
 {
-    return ck_algo_ring.bytes_sent(p, r, count, es, cfg);
+    (void)cfg;
+    if (p == 1) return 0;
+    size_t off, skip_rs, skip_ag;
+    ck_block(count, p, (r + 1) % p, &off, &skip_rs);
+    ck_block(count, p, (r + 2) % p, &off, &skip_ag);
+    return (uint64_t)(2 * count - skip_rs - skip_ag) * es;
+}
+
+/* The number of chunks per block, exactly as rp_run cuts them. */
+static size_t rp_chunks(int p, size_t count, size_t es, const ck_config *cfg)
+{
+    size_t chunk = cfg->chunk_bytes / es, off0, lmax;
+    ck_block(count, p, 0, &off0, &lmax);
+    return ck_num_chunks(lmax, chunk ? chunk : 1);
+}
+
+/* nc chunk messages per step, empty chunks included, 2(p-1) steps. */
+static uint64_t rp_msgs(int p, int r, size_t count, size_t es, const ck_config *cfg)
+{
+    (void)r;
+    if (p == 1 || count == 0) return 0;
+    return 2 * (uint64_t)(p - 1) * rp_chunks(p, count, es, cfg);
+}
+
+static double rp_cost(const ck_cost_params *m, int p, double n)
+{
+    if (p == 1) return 0;
+    const double b = n / p, nc = m->chunk > 0 && b > m->chunk ? ceil(b / m->chunk) : 1, c = b / nc;
+    return (p - 1) * (2 * nc * m->alpha + b * (m->beta + fmax(m->beta, m->gamma)) + c * fmin(m->beta, m->gamma));
+}
+
+/* As in the ring: block b meets rank q at reduce-scatter step (q - b - 1)
+ * mod p and at all-gather step (q - b) mod p; within the block, the element
+ * travels in chunk k of nc. */
+static void rp_diagnose(const ck_fault *f, char *out, size_t cap)
+{
+    const int p = f->p;
+    int blk = 0;
+    size_t off = 0, len = 0, co, cl;
+    for (; blk < p; blk++) {
+        ck_block(f->count, p, blk, &off, &len);
+        if (f->elem >= off && f->elem < off + len) break;
+    }
+    const size_t nc = rp_chunks(p, f->count, f->esize, f->cfg);
+    size_t k = 0;
+    for (; k + 1 < nc; k++) {
+        ck_block(len, nc, k, &co, &cl);
+        if (f->elem - off < co + cl) break;
+    }
+    const int q = f->missing >= 0 ? f->missing : f->rank;
+    const int rs = ((q - blk - 1) % p + p) % p, ag = ((f->rank - blk) % p + p) % p;
+    int n = snprintf(out, cap, "element %zu travels in chunk %zu of %zu of block %d; ", f->elem, k, nc, blk);
+    if (n < 0 || (size_t)n >= cap) return;
+    if (f->missing >= 0) {
+        int m = rs == p - 1 ? snprintf(out + n, cap - (size_t)n, "rank %d sends that chunk of its own input at step 0; ", q)
+                            : snprintf(out + n, cap - (size_t)n, "rank %d adds its input to that chunk at reduce-scatter step %d; ", q, rs);
+        if (m < 0 || (size_t)(n += m) >= cap) return;
+    }
+    if (ag == p - 1) snprintf(out + n, cap - (size_t)n, "rank %d finishes it at the last reduce-scatter step", f->rank);
+    else snprintf(out + n, cap - (size_t)n, "rank %d receives it finished from rank %d at all-gather step %d (step %d overall)",
+                  f->rank, (f->rank - 1 + p) % p, ag, p - 1 + ag);
 }
 
 const ck_algo ck_algo_ring_pipelined = {
@@ -168,5 +240,9 @@ const ck_algo ck_algo_ring_pipelined = {
     .mem = CK_MEM_HOST | CK_MEM_CUDA,
     .bytes_formula = "2(p-1)/p * n",
     .bytes_sent = rp_bytes,
+    .msgs_sent = rp_msgs,
+    .cost_formula = "(p-1)·(2·nc·α + n/p·(β + max(β,γ)) + c'·min(β,γ))",
+    .cost = rp_cost,
+    .diagnose = rp_diagnose,
     .run = rp_run,
 };

@@ -6,6 +6,9 @@
  *   collbench --extrapolate --model params.txt --csv extrap.csv      the model at 2..4096 ranks
  *   mpirun -np 3 collbench --algo NAME -b 4M -e 4M --trace t.json   a Perfetto trace
  *
+ * As a library (collbench_main), so a program that registers its own
+ * algorithms first (a lab, a test) gets the whole benchmark for them.
+ *
  * Exit status: 0 fine, 1 a run failed or a result was wrong, 2 bad
  * arguments, 3 the device asked for is not available (--device cuda on a
  * build without CUDA or a machine without a GPU).
@@ -14,7 +17,7 @@
 #include <string.h>
 #include "collbench.h"
 
-int main(int argc, char **argv)
+int collbench_main(int argc, char **argv)
 {
     bm_opts o;
     int rc = bm_parse_args(argc, argv, &o);

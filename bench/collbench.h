@@ -38,6 +38,10 @@ typedef struct bm_opts {
 
 /* Parse the command line (no MPI needed). Returns 0 to run, 1 when help was
  * printed, 2 on an error (message already printed, on rank 0 only). */
+/* The whole command line (calls MPI_Init/MPI_Finalize itself). Programs that
+ * carry their own algorithms register them with ck_register_algo() first. */
+int collbench_main(int argc, char **argv);
+
 int bm_parse_args(int argc, char **argv, bm_opts *o);
 /* 1 on MPI rank 0 (or outside mpirun): the rank that prints. */
 int bm_is_print_rank(void);

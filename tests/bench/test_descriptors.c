@@ -1,6 +1,7 @@
 /*
- * test_costs.c — every algorithm's cost function against the cost table in
- * its own header comment.
+ * test_descriptors.c — what every registered algorithm's descriptor claims:
+ * its cost function against the cost table in its own header comment, and
+ * its diagnose hook's answers (bounded, and about the rank asked about).
  *
  * Each algorithm file states its α-β-γ cost in words and, below it, a table
  * of that cost evaluated at fixed parameters (the block that starts with
@@ -9,8 +10,8 @@
  * the one collbench uses cannot drift apart. Every registered algorithm that
  * is not a reference must have a cost function and a table.
  *
- *   test_costs              check every registered algorithm
- *   test_costs --print NAME print NAME's table, ready to paste into its header
+ *   test_descriptors              check every registered algorithm
+ *   test_descriptors --print NAME print NAME's cost table, ready to paste into its header
  */
 #include <math.h>
 #include <stdio.h>
@@ -90,19 +91,55 @@ static void check_algo(const ck_algo *a)
         }
     }
     fclose(f);
-    CHECK(rows == NS, "%s: %s has %d rows of a cost table (want %d; print it with test_costs --print %s)",
+    CHECK(rows == NS, "%s: %s has %d rows of a cost table (want %d; print it with test_descriptors --print %s)",
           a->name, path, rows, NS, a->name);
+}
+
+/* A diagnose hook must stay within its buffer whatever it is asked, and when
+ * it names a missing rank, it names the right one. */
+static void check_diagnose(const ck_algo *a)
+{
+    if (!a->diagnose) return;
+    const ck_config cfg = {.chunk_bytes = 64, .timeout_s = 30, .validate = 1};
+    char out[512];
+    int said = 0;
+    for (int p = 2; p <= 9; p++)
+        for (size_t count = 1; count <= 40; count += 13)
+            for (size_t e = 0; e < count; e += 5)
+                for (int q = -1; q < p; q++)
+                    for (int r = 0; r < p; r++) {
+                        ck_fault f = {.p = p, .rank = r, .count = count, .elem = e, .esize = 4,
+                                      .missing = q, .doubled = -1, .cfg = &cfg};
+                        memset(out, 0x7f, sizeof out);
+                        a->diagnose(&f, out, 16);
+                        if (!memchr(out, 0, 16) || out[16] != 0x7f) {
+                            CHECK(0, "%s: diagnose wrote past a 16-byte buffer (p %d, rank %d, missing %d)", a->name, p, r, q);
+                            return;
+                        }
+                        a->diagnose(&f, out, sizeof out);
+                        char rank_q[32];
+                        snprintf(rank_q, sizeof rank_q, "rank %d", q);
+                        if (q >= 0 && out[0] && !strstr(out, rank_q)) {
+                            CHECK(0, "%s: asked about missing rank %d, said: %s", a->name, q, out);
+                            return;
+                        }
+                        said += out[0] != 0;
+                    }
+    CHECK(said > 0, "%s: its diagnose hook never says anything", a->name);
 }
 
 int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "--print")) {
         const ck_algo *a = ck_algo_find(argv[2]);
-        if (!a || !a->cost) { fprintf(stderr, "test_costs: '%s' is unknown or has no cost function\n", argv[2]); return 2; }
+        if (!a || !a->cost) { fprintf(stderr, "test_descriptors: '%s' is unknown or has no cost function\n", argv[2]); return 2; }
         print_table(stdout, a);
         return 0;
     }
-    for (int i = 0; i < ck_algo_count(); i++) check_algo(ck_algo_at(i));
+    for (int i = 0; i < ck_algo_count(); i++) {
+        check_algo(ck_algo_at(i));
+        check_diagnose(ck_algo_at(i));
+    }
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -40,6 +40,7 @@
  *      64M     8392.61    12594.91    13437.77    15788.64
  */
 #include "collkit_algo.h"
+#include "ring_schedule.h"   /* the block formulas above, and the ring's bytes and diagnosis */
 
 static int ring_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
                     size_t count, ck_dtype dt, ck_op op)
@@ -64,7 +65,7 @@ static int ring_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
      * from `in` works both in place and out of place. */
     for (int s = 0; s < p - 1; s++) {
         ck_step(comm, s, "reduce-scatter");
-        int sb = ((r - s) % p + p) % p, rb = ((r - s - 1) % p + p) % p;
+        int sb = ring_rs_send(p, r, s), rb = ring_rs_recv(p, r, s);
         size_t soff, slen, roff, rlen;
         ck_block(count, p, sb, &soff, &slen);
         ck_block(count, p, rb, &roff, &rlen);
@@ -76,7 +77,7 @@ static int ring_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
     /* All-gather: pass the finished blocks around, received straight into out. */
     for (int s = 0; s < p - 1; s++) {
         ck_step(comm, p - 1 + s, "all-gather");
-        int sb = ((r + 1 - s) % p + p) % p, rb = ((r - s) % p + p) % p;
+        int sb = ring_ag_send(p, r, s), rb = ring_ag_recv(p, r, s);
         size_t soff, slen, roff, rlen;
         ck_block(count, p, sb, &soff, &slen);
         ck_block(count, p, rb, &roff, &rlen);
@@ -86,16 +87,10 @@ static int ring_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
     return CK_SUCCESS;
 }
 
-/* Rank r sends every block but (r+1) in reduce-scatter and every block but
- * (r+2) in all-gather. */
 static uint64_t ring_bytes(int p, int r, size_t count, size_t es, const ck_config *cfg)
 {
     (void)cfg;
-    if (p == 1) return 0;
-    size_t off, l1, l2;
-    ck_block(count, p, (r + 1) % p, &off, &l1);
-    ck_block(count, p, (r + 2) % p, &off, &l2);
-    return (uint64_t)(2 * count - l1 - l2) * es;
+    return ring_schedule_bytes(p, r, count, es);
 }
 
 /* One message per step, empty blocks included: 2(p-1). */
@@ -112,29 +107,10 @@ static double ring_cost(const ck_cost_params *m, int p, double n)
     return 2 * (p - 1) * m->alpha + 2 * f * n * m->beta + f * n * m->gamma;
 }
 
-/* Block b meets rank q at reduce-scatter step (q - b - 1) mod p (q adds its
- * input; step p-1 would be "sends its own input at step 0") and at all-gather
- * step (q - b) mod p (q receives the finished block; p-1: q finished it). */
 static void ring_diagnose(const ck_fault *f, char *out, size_t cap)
 {
-    const int p = f->p;
-    int blk = 0;
-    for (size_t off, len; blk < p; blk++) {
-        ck_block(f->count, p, blk, &off, &len);
-        if (f->elem >= off && f->elem < off + len) break;
-    }
-    const int q = f->missing >= 0 ? f->missing : f->rank;
-    const int rs = ((q - blk - 1) % p + p) % p, ag = ((f->rank - blk) % p + p) % p;
-    int n = 0;
-    if (f->missing >= 0)
-        n = rs == p - 1 ? snprintf(out, cap, "rank %d starts block %d (sends its own input at reduce-scatter step 0); ", q, blk)
-                        : snprintf(out, cap, "rank %d adds its input to block %d at reduce-scatter step %d; ", q, blk, rs);
-    if (n < 0 || (size_t)n >= cap) return;
-    if (ag == p - 1)
-        snprintf(out + n, cap - (size_t)n, "rank %d finishes block %d at the last reduce-scatter step", f->rank, blk);
-    else
-        snprintf(out + n, cap - (size_t)n, "rank %d receives the finished block %d from rank %d at all-gather step %d",
-                 f->rank, blk, (f->rank - 1 + p) % p, ag);
+    size_t off, len;
+    ring_schedule_where(f, ring_block_of(f->p, f->count, f->elem, &off, &len), out, cap);
 }
 
 const ck_algo ck_algo_ring = {

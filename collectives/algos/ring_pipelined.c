@@ -59,6 +59,7 @@
  */
 #include <math.h>
 #include "collkit_algo.h"
+#include "ring_schedule.h"   /* the ring's blocks by step, bytes and diagnosis */
 
 enum { RP_SEND_WINDOW = 4 };   /* sends in flight per step */
 
@@ -149,8 +150,8 @@ static int rp_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
                   .nc = nc, .es = es, .slot = {scratch, scratch + cmax * es}};
     for (int t = 0; t < 2 * (p - 1); t++) {
         const int rs = t < p - 1, s = rs ? t : t - (p - 1);
-        const int sb = rs ? ((r - s) % p + p) % p : ((r + 1 - s) % p + p) % p;
-        const int rb = rs ? ((r - s - 1) % p + p) % p : ((r - s) % p + p) % p;
+        const int sb = rs ? ring_rs_send(p, r, s) : ring_ag_send(p, r, s);
+        const int rb = rs ? ring_rs_recv(p, r, s) : ring_ag_recv(p, r, s);
         size_t soff, roff;
         ck_block(count, p, sb, &soff, &st.slen);
         ck_block(count, p, rb, &roff, &st.rlen);
@@ -167,16 +168,11 @@ static int rp_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
     return CK_SUCCESS;
 }
 
-/* The ring's bytes: rank r sends every block but (r+1), then every block
- * but (r+2). */
+/* Chunking does not change the bytes: exactly the ring's. */
 static uint64_t rp_bytes(int p, int r, size_t count, size_t es, const ck_config *cfg)
 {
     (void)cfg;
-    if (p == 1) return 0;
-    size_t off, skip_rs, skip_ag;
-    ck_block(count, p, (r + 1) % p, &off, &skip_rs);
-    ck_block(count, p, (r + 2) % p, &off, &skip_ag);
-    return (uint64_t)(2 * count - skip_rs - skip_ag) * es;
+    return ring_schedule_bytes(p, r, count, es);
 }
 
 /* The number of chunks per block, exactly as rp_run cuts them. */
@@ -202,36 +198,18 @@ static double rp_cost(const ck_cost_params *m, int p, double n)
     return (p - 1) * (2 * nc * m->alpha + b * (m->beta + fmax(m->beta, m->gamma)) + c * fmin(m->beta, m->gamma));
 }
 
-/* As in the ring: block b meets rank q at reduce-scatter step (q - b - 1)
- * mod p and at all-gather step (q - b) mod p; within the block, the element
- * travels in chunk k of nc. */
+/* The ring's schedule, plus which chunk of the block the element rides in. */
 static void rp_diagnose(const ck_fault *f, char *out, size_t cap)
 {
-    const int p = f->p;
-    int blk = 0;
-    size_t off = 0, len = 0, co, cl;
-    for (; blk < p; blk++) {
-        ck_block(f->count, p, blk, &off, &len);
-        if (f->elem >= off && f->elem < off + len) break;
-    }
-    const size_t nc = rp_chunks(p, f->count, f->esize, f->cfg);
-    size_t k = 0;
+    size_t off, len, co, cl, k = 0;
+    const int blk = ring_block_of(f->p, f->count, f->elem, &off, &len);
+    const size_t nc = rp_chunks(f->p, f->count, f->esize, f->cfg);
     for (; k + 1 < nc; k++) {
         ck_block(len, nc, k, &co, &cl);
         if (f->elem - off < co + cl) break;
     }
-    const int q = f->missing >= 0 ? f->missing : f->rank;
-    const int rs = ((q - blk - 1) % p + p) % p, ag = ((f->rank - blk) % p + p) % p;
-    int n = snprintf(out, cap, "element %zu travels in chunk %zu of %zu of block %d; ", f->elem, k, nc, blk);
-    if (n < 0 || (size_t)n >= cap) return;
-    if (f->missing >= 0) {
-        int m = rs == p - 1 ? snprintf(out + n, cap - (size_t)n, "rank %d sends that chunk of its own input at step 0; ", q)
-                            : snprintf(out + n, cap - (size_t)n, "rank %d adds its input to that chunk at reduce-scatter step %d; ", q, rs);
-        if (m < 0 || (size_t)(n += m) >= cap) return;
-    }
-    if (ag == p - 1) snprintf(out + n, cap - (size_t)n, "rank %d finishes it at the last reduce-scatter step", f->rank);
-    else snprintf(out + n, cap - (size_t)n, "rank %d receives it finished from rank %d at all-gather step %d (step %d overall)",
-                  f->rank, (f->rank - 1 + p) % p, ag, p - 1 + ag);
+    int n = snprintf(out, cap, "element %zu rides in chunk %zu of %zu of block %d; ", f->elem, k, nc, blk);
+    if (n >= 0 && (size_t)n < cap) ring_schedule_where(f, blk, out + n, cap - (size_t)n);
 }
 
 const ck_algo ck_algo_ring_pipelined = {

@@ -57,6 +57,21 @@ int bm_run_pingpong(ck_comm *comm, const bm_opts *o);
 int bm_run_sweep(ck_comm *comm, const bm_opts *o, const bm_params *model);
 int bm_run_extrapolate(const bm_opts *o, const bm_params *model);
 
+/* sync.c: collectives among the benchmark's ranks, bounded by the watchdog
+ * (the communicator's timeout_s): past it the job ends with a message naming
+ * `what` the rank was waiting for. Root 0 where there is one. */
+void bm_barrier(ck_comm *comm, const char *what);
+void bm_allreduce(ck_comm *comm, const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, const char *what);
+void bm_reduce(ck_comm *comm, const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, const char *what);
+void bm_bcast(ck_comm *comm, void *buf, int n, MPI_Datatype t, const char *what);
+void bm_gatherv(ck_comm *comm, const void *s, int n, void *r, const int *counts, const int *displs, const char *what);
+/* Print "collbench: <message>; ending the job" and MPI_Abort. */
+void bm_abort(ck_comm *comm, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+/* Result files: open for writing (message on failure), and close with every
+ * write error reported (a full disk is an error, not a short file). */
+FILE *bm_out_open(const char *path);
+int   bm_out_close(FILE *f, const char *path);
+
 /* Trace (trace.c): bm_trace_begin switches recording on for one call,
  * bm_trace_end keeps its events (tagged with the call's index) and switches
  * recording off again, so timed iterations are never recorded.

@@ -32,7 +32,6 @@ static int pp_iters(size_t n, int iters)
 int bm_calibrate(ck_comm *comm, const bm_opts *o, size_t minb, size_t maxb, int factor,
                  int iters, int verbose, bm_params *out)
 {
-    MPI_Comm mc = ck_comm_mpi(comm);
     const int rank = ck_comm_rank(comm), p = ck_comm_size(comm);
     double sizes[MAXPTS], oneway[MAXPTS];
     int npts = 0, status = 0;
@@ -52,7 +51,7 @@ int bm_calibrate(ck_comm *comm, const bm_opts *o, size_t minb, size_t maxb, int 
         fflush(stdout);
     }
 
-    MPI_Barrier(mc);
+    bm_barrier(comm, "the barrier before the ping-pong");
     if (rank < 2) {
         size_t maxbytes = (size_t)sizes[npts - 1];
         void *buf = ck_alloc(comm, maxbytes);
@@ -124,8 +123,8 @@ int bm_calibrate(ck_comm *comm, const bm_opts *o, size_t minb, size_t maxb, int 
         ck_free(comm, buf);
         free(rt);
     }
-    MPI_Bcast(prm, 4, MPI_DOUBLE, 0, mc);
-    MPI_Bcast(&status, 1, MPI_INT, 0, mc);
+    bm_bcast(comm, prm, 4, MPI_DOUBLE, "the ping-pong results (ranks 0 and 1 are timing)");
+    bm_bcast(comm, &status, 1, MPI_INT, "the ping-pong status");
     out->alpha = prm[0];
     out->beta = prm[1];
     out->gamma = prm[2];
@@ -133,8 +132,8 @@ int bm_calibrate(ck_comm *comm, const bm_opts *o, size_t minb, size_t maxb, int 
     out->chunk = (double)ck_comm_config(comm)->chunk_bytes;
 
     if (verbose && rank == 0) {
-        FILE *csv = o->csv ? fopen(o->csv, "w") : NULL;
-        if (o->csv && !csv) fprintf(stderr, "collbench: cannot write %s\n", o->csv);
+        FILE *csv = o->csv ? bm_out_open(o->csv) : NULL;
+        if (o->csv && !csv) status = 1;
         if (csv) fprintf(csv, "bytes,time_us,bw_gbs,fit_us\n");
         for (int i = 0; i < npts; i++) {
             double fit = out->alpha + out->beta * sizes[i];
@@ -142,7 +141,7 @@ int bm_calibrate(ck_comm *comm, const bm_opts *o, size_t minb, size_t maxb, int 
                    oneway[i] * 1e6, sizes[i] / oneway[i] / 1e9, fit * 1e6);
             if (csv) fprintf(csv, "%.0f,%.4f,%.5f,%.4f\n", sizes[i], oneway[i] * 1e6, sizes[i] / oneway[i] / 1e9, fit * 1e6);
         }
-        if (csv) fclose(csv);
+        if (csv && bm_out_close(csv, o->csv)) status = 1;
         printf("#\n");
         bm_params_print(stdout, "# fit: ", out);
         printf("# (gamma and memcpy timed on rank 0 with ck_reduce_local / ck_copy)\n");
@@ -167,6 +166,6 @@ int bm_run_pingpong(ck_comm *comm, const bm_opts *o)
             printf("# parameters written to %s\n", o->save_model);
         }
     }
-    MPI_Bcast(&rc, 1, MPI_INT, 0, ck_comm_mpi(comm));
+    bm_bcast(comm, &rc, 1, MPI_INT, "the parameter file status");
     return rc;
 }

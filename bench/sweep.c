@@ -45,13 +45,23 @@ void bm_stats(double *v, int n, double *med, double *mn, double *mx)
     *med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* A failed call is reported by the rank that saw it. After a watchdog
+ * timeout or a transport error, messages may still be in flight and the
+ * peer may be stalled: nothing later could be trusted, so the job ends. */
+static void report_failure(ck_comm *comm, const ck_algo *a, int rc)
+{
+    fprintf(stderr, "collbench: rank %d: %s: %s (%s)\n", ck_comm_rank(comm), a->name, ck_strerror(rc),
+            ck_comm_errmsg(comm));
+    if (rc == CK_ERR_TIMEOUT || rc == CK_ERR_TRANSPORT)
+        bm_abort(comm, "rank %d: '%s' failed with %s", ck_comm_rank(comm), a->name, ck_strerror(rc));
+}
+
 /* Run one call on every rank and agree on its status. */
 static int call_all(ck_comm *comm, const ck_algo *a, const void *s, void *r, size_t count, const bm_opts *o)
 {
     int rc = ck_allreduce(comm, a, s, r, count, o->dtype, o->op), worst;
-    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, ck_comm_mpi(comm));
-    if (rc) fprintf(stderr, "collbench: rank %d: %s: %s (%s)\n", ck_comm_rank(comm), a->name,
-                    ck_strerror(rc), ck_comm_errmsg(comm));
+    if (rc) report_failure(comm, a, rc);
+    bm_allreduce(comm, &rc, &worst, 1, MPI_INT, MPI_MAX, "the status agreement after a call");
     return worst;
 }
 
@@ -61,7 +71,6 @@ static int measure(ck_comm *comm, const ck_algo *a, const bm_opts *o, size_t cou
                    const void *host_in, void *host_out, void *dsend, void *drecv, double *times,
                    bm_row *row, int trace_call, char (*labels)[64], int *nlabels)
 {
-    MPI_Comm mc = ck_comm_mpi(comm);
     const int rank = ck_comm_rank(comm), p = ck_comm_size(comm);
     const size_t bytes = count * ck_dtype_size(o->dtype);
     const void *send = place == BM_PLACE_IN ? CK_IN_PLACE : dsend;
@@ -78,11 +87,11 @@ static int measure(ck_comm *comm, const ck_algo *a, const bm_opts *o, size_t cou
      * size should take about that long (estimated from one call). */
     int iters = o->iters;
     if (o->time_budget > 0) {
-        MPI_Barrier(mc);
+        bm_barrier(comm, "the barrier before the estimate");
         double t0 = ck_now();
         if ((rc = call_all(comm, a, send, drecv, count, o))) return rc;
         double est = ck_now() - t0, emax;
-        MPI_Allreduce(&est, &emax, 1, MPI_DOUBLE, MPI_MAX, mc);
+        bm_allreduce(comm, &est, &emax, 1, MPI_DOUBLE, MPI_MAX, "the time estimate");
         double fit = o->time_budget / (emax > 1e-9 ? emax : 1e-9);
         if (fit < iters) iters = fit < 3 ? 3 : (int)fit;
         if (iters > o->iters) iters = o->iters;
@@ -91,20 +100,20 @@ static int measure(ck_comm *comm, const ck_algo *a, const bm_opts *o, size_t cou
     cfg->validate = 0;
     int lrc = 0;
     for (int i = 0; i < iters; i++) {
-        MPI_Barrier(mc);
+        bm_barrier(comm, "the barrier before a timed iteration");
         double t0 = ck_now();
         int r1 = ck_allreduce(comm, a, send, drecv, count, o->dtype, o->op);
         times[i] = ck_now() - t0;
         if (r1 && !lrc) {
             lrc = r1;
-            fprintf(stderr, "collbench: rank %d: %s: %s (%s)\n", rank, a->name, ck_strerror(r1), ck_comm_errmsg(comm));
+            report_failure(comm, a, r1);
         }
     }
     cfg->validate = 1;
-    MPI_Allreduce(&lrc, &rc, 1, MPI_INT, MPI_MAX, mc);
+    bm_allreduce(comm, &lrc, &rc, 1, MPI_INT, MPI_MAX, "the status agreement after the timed loop");
     if (rc) return rc;
     double *tmax = rank == 0 ? times + iters : NULL;
-    MPI_Reduce(times, tmax, iters, MPI_DOUBLE, MPI_MAX, 0, mc);
+    bm_reduce(comm, times, tmax, iters, MPI_DOUBLE, MPI_MAX, "the reduction of the times");
     if (rank == 0) bm_stats(tmax, iters, &row->med, &row->mn, &row->mx);
     row->iters = iters;
 
@@ -115,7 +124,7 @@ static int measure(ck_comm *comm, const ck_algo *a, const bm_opts *o, size_t cou
         if ((rc = call_all(comm, a, send, drecv, count, o))) return rc;
         ck_download(comm, host_out, drecv, bytes);
         long long w = (long long)cc_count_wrong(host_out, count, o->dtype, o->op, p), wsum = 0;
-        MPI_Reduce(&w, &wsum, 1, MPI_LONG_LONG, MPI_SUM, 0, mc);
+        bm_reduce(comm, &w, &wsum, 1, MPI_LONG_LONG, MPI_SUM, "the count of wrong elements");
         row->wrong = wsum;
     }
 
@@ -123,7 +132,7 @@ static int measure(ck_comm *comm, const ck_algo *a, const bm_opts *o, size_t cou
     if (trace_call) {
         ck_upload(comm, place == BM_PLACE_IN ? drecv : dsend, host_in, bytes);
         bm_trace_begin(comm);
-        MPI_Barrier(mc);
+        bm_barrier(comm, "the barrier before the traced call");
         rc = call_all(comm, a, send, drecv, count, o);
         bm_trace_end(comm, *nlabels);
         if (rc) return rc;
@@ -177,10 +186,10 @@ static void print_group(const bm_row *r, int p)
     printf("  %9.2f %9.2f %9.2f %7.3f %7.3f %6s", r->med * 1e6, r->mn * 1e6, r->mx * 1e6, alg, alg * busfactor(p), w);
 }
 
-static void write_csv(const char *path, const bm_row *rows, int n, const bm_opts *o, int p)
+static int write_csv(const char *path, const bm_row *rows, int n, const bm_opts *o, int p)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) { fprintf(stderr, "collbench: cannot write %s\n", path); return; }
+    FILE *f = bm_out_open(path);
+    if (!f) return 1;
     fprintf(f, "algo,p,bytes,count,dtype,op,place,iters,time_us,min_us,max_us,algbw_gbs,busbw_gbs,wrong,model_us\n");
     for (int i = 0; i < n; i++) {
         const bm_row *r = &rows[i];
@@ -190,15 +199,15 @@ static void write_csv(const char *path, const bm_row *rows, int n, const bm_opts
                 ck_dtype_name(o->dtype), ck_op_name(o->op), r->place == BM_PLACE_IN ? "in" : "out", r->iters,
                 r->med * 1e6, r->mn * 1e6, r->mx * 1e6, alg, alg * busfactor(p), r->wrong, r->model * 1e6);
     }
-    fclose(f);
+    return bm_out_close(f, path);
 }
 
 static void json_num(FILE *f, double v) { if (isfinite(v)) fprintf(f, "%.6g", v); else fprintf(f, "null"); }
 
-static void write_json(const char *path, const bm_row *rows, int n, const bm_opts *o, int p, const bm_params *m)
+static int write_json(const char *path, const bm_row *rows, int n, const bm_opts *o, int p, const bm_params *m)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) { fprintf(stderr, "collbench: cannot write %s\n", path); return; }
+    FILE *f = bm_out_open(path);
+    if (!f) return 1;
     fprintf(f, "{\n  \"ranks\": %d, \"dtype\": \"%s\", \"op\": \"%s\", \"warmup\": %d, \"iters\": %d,\n",
             p, ck_dtype_name(o->dtype), ck_op_name(o->op), o->warmup, o->iters);
     fprintf(f, "  \"timing\": \"slowest rank per iteration, median over iterations; validation off while timed\",\n");
@@ -230,7 +239,7 @@ static void write_json(const char *path, const bm_row *rows, int n, const bm_opt
         first = 0;
     }
     fprintf(f, "\n  ]\n}\n");
-    fclose(f);
+    return bm_out_close(f, path);
 }
 
 /* ---------------------------------------------------------------- the sweep */
@@ -258,7 +267,7 @@ int bm_run_sweep(ck_comm *comm, const bm_opts *o, const bm_params *m)
     bm_row *rows = calloc((size_t)nrows_max, sizeof *rows);
     char (*labels)[64] = o->trace ? calloc((size_t)nrows_max, 64) : NULL;
     int ok = host_in && host_out && dsend && drecv && times && rows && (!o->trace || labels), all_ok;
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, ck_comm_mpi(comm));
+    bm_allreduce(comm, &ok, &all_ok, 1, MPI_INT, MPI_MIN, "the buffer allocation");
     if (!all_ok) {
         if (rank == 0) fprintf(stderr, "collbench: cannot allocate buffers of %zu bytes\n", maxbytes);
         free(host_in); free(host_out); free(times); free(rows); free(labels);
@@ -318,9 +327,10 @@ int bm_run_sweep(ck_comm *comm, const bm_opts *o, const bm_params *m)
     }
     if (rank == 0) {
         if (o->check) printf("# Out of bounds values : %lld %s\n", wrong_total, wrong_total ? "FAILED" : "OK");
-        if (o->csv) write_csv(o->csv, rows, nrows, o, p);
-        if (o->json) write_json(o->json, rows, nrows, o, p, m);
+        if (o->csv && write_csv(o->csv, rows, nrows, o, p)) status = 1;
+        if (o->json && write_json(o->json, rows, nrows, o, p, m)) status = 1;
     }
+    bm_bcast(comm, &status, 1, MPI_INT, "the final status");
     if (o->trace) {
         int trc = bm_trace_write(comm, o->trace, labels, nlabels);
         if (trc) status = 1;

@@ -159,10 +159,15 @@ int bm_trace_write(ck_comm *comm, const char *path, char (*labels)[64], int nlab
     unsigned long long drop = dropped, drop_total = 0;
     int mybytes = (int)(nstore * sizeof(bm_ev)), status = 0;
 
-    MPI_Barrier(mc);
+    bm_barrier(comm, "the barrier before the trace is gathered");
     clock_offsets(mc, rank, p, off);
-    MPI_Gather(&mybytes, 1, MPI_INT, counts, 1, MPI_INT, 0, mc);
-    MPI_Reduce(&drop, &drop_total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, mc);
+    int one = (int)sizeof mybytes, *ones = calloc((size_t)p, sizeof *ones), *at = calloc((size_t)p, sizeof *at);
+    for (int r = 0; ones && at && r < p; r++) { ones[r] = one; at[r] = r * one; }
+    if (!ones || !at) bm_abort(comm, "rank %d: out of memory gathering the trace", rank);
+    bm_gatherv(comm, &mybytes, one, counts, ones, at, "the gathering of trace sizes");
+    free(ones);
+    free(at);
+    bm_reduce(comm, &drop, &drop_total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, "the count of dropped trace events");
     bm_ev *all = NULL;
     long long total = 0;
     if (rank == 0) {
@@ -171,9 +176,9 @@ int bm_trace_write(ck_comm *comm, const char *path, char (*labels)[64], int nlab
         else all = malloc(total ? (size_t)total : 1);
     }
     int ok = rank != 0 || (total >= 0 && all);
-    MPI_Bcast(&ok, 1, MPI_INT, 0, mc);
+    bm_bcast(comm, &ok, 1, MPI_INT, "the trace buffer check");
     if (!ok) { free(off); free(counts); free(displs); return 1; }
-    MPI_Gatherv(store, mybytes, MPI_BYTE, all, counts, displs, MPI_BYTE, 0, mc);
+    bm_gatherv(comm, store, mybytes, all, counts, displs, "the gathering of trace events");
 
     if (rank == 0) {
         size_t n = (size_t)total / sizeof(bm_ev);
@@ -188,9 +193,8 @@ int bm_trace_write(ck_comm *comm, const char *path, char (*labels)[64], int nlab
             }
         }
         if (!n) base = 0;
-        FILE *f = fopen(path, "w");
+        FILE *f = bm_out_open(path);
         if (!f) {
-            fprintf(stderr, "collbench: cannot write trace %s\n", path);
             status = 1;
         } else {
             int first = 1;
@@ -200,12 +204,12 @@ int bm_trace_write(ck_comm *comm, const char *path, char (*labels)[64], int nlab
                 write_rank(f, r, (bm_ev *)((char *)all + displs[r]), (size_t)counts[r] / sizeof(bm_ev), base,
                            labels, nlabels, &first);
             fprintf(f, "\n]}\n");
-            if (fclose(f)) { fprintf(stderr, "collbench: error writing %s\n", path); status = 1; }
+            if (bm_out_close(f, path)) status = 1;
             if (drop_total)
                 fprintf(stderr, "collbench: trace capacity reached: %llu events dropped (raise --trace-capacity)\n", drop_total);
         }
     }
-    MPI_Bcast(&status, 1, MPI_INT, 0, mc);
+    bm_bcast(comm, &status, 1, MPI_INT, "the trace status");
     free(all); free(off); free(counts); free(displs);
     free(store);
     store = NULL;

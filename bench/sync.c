@@ -1,0 +1,103 @@
+/*
+ * sync.c — collbench's own agreement among ranks, bounded in time, and its
+ * result files, checked.
+ *
+ * Why bounded. The all-reduce under test has the watchdog: a rank that waits
+ * too long for a peer gives up with "rank 2 waited 30 s for rank 3". But the
+ * benchmark around it also synchronises (a barrier before every timed
+ * iteration, the reduction of the times, the status agreement), and a plain
+ * MPI_Barrier waits forever for a rank that is stopped or gone. So every
+ * such collective here is the nonblocking form, polled until it completes or
+ * the communicator's watchdog bound passes; then the rank says what it was
+ * waiting for and ends the job (MPI_Abort): a stalled rank makes collbench
+ * fail within the bound, never hang. The polling never sleeps: the barrier
+ * before a timed iteration must release every rank at once.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "collbench.h"
+
+static void bounded_wait(ck_comm *comm, MPI_Request *rq, const char *what)
+{
+    const double limit = ck_comm_config(comm)->timeout_s, t0 = ck_now();
+    if (!(limit > 0)) { MPI_Wait(rq, MPI_STATUS_IGNORE); return; }
+    for (unsigned long spin = 1;; spin++) {
+        int done = 0;
+        if (MPI_Test(rq, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) break;
+        if (done) return;
+        if ((spin & 1023) == 0 && ck_now() - t0 > limit) break;
+    }
+    bm_abort(comm, "rank %d waited %.0f s for the other ranks in %s: a rank is stalled, stopped or gone",
+             ck_comm_rank(comm), ck_now() - t0, what);
+}
+
+void bm_abort(ck_comm *comm, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "collbench: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "; ending the job\n");
+    va_end(ap);
+    fflush(stdout);
+    fflush(stderr);
+    (void)comm;
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    exit(1);   /* MPI_Abort does not return; this tells the compiler so */
+}
+
+void bm_barrier(ck_comm *comm, const char *what)
+{
+    MPI_Request rq;
+    MPI_Ibarrier(ck_comm_mpi(comm), &rq);
+    bounded_wait(comm, &rq, what);
+}
+
+void bm_allreduce(ck_comm *comm, const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, const char *what)
+{
+    MPI_Request rq;
+    MPI_Iallreduce(s, r, n, t, op, ck_comm_mpi(comm), &rq);
+    bounded_wait(comm, &rq, what);
+}
+
+void bm_reduce(ck_comm *comm, const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, const char *what)
+{
+    MPI_Request rq;
+    MPI_Ireduce(s, r, n, t, op, 0, ck_comm_mpi(comm), &rq);
+    bounded_wait(comm, &rq, what);
+}
+
+void bm_bcast(ck_comm *comm, void *buf, int n, MPI_Datatype t, const char *what)
+{
+    MPI_Request rq;
+    MPI_Ibcast(buf, n, t, 0, ck_comm_mpi(comm), &rq);
+    bounded_wait(comm, &rq, what);
+}
+
+void bm_gatherv(ck_comm *comm, const void *s, int n, void *r, const int *counts, const int *displs,
+                const char *what)
+{
+    MPI_Request rq;
+    MPI_Igatherv(s, n, MPI_BYTE, r, counts, displs, MPI_BYTE, 0, ck_comm_mpi(comm), &rq);
+    bounded_wait(comm, &rq, what);
+}
+
+FILE *bm_out_open(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) fprintf(stderr, "collbench: cannot write %s: %s\n", path, strerror(errno));
+    return f;
+}
+
+int bm_out_close(FILE *f, const char *path)
+{
+    int bad = ferror(f);
+    if (fclose(f) || bad) {
+        fprintf(stderr, "collbench: error writing %s (disk full or not writable?)\n", path);
+        return 1;
+    }
+    return 0;
+}

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <cblas.h>
 #include "collkit.h"
+#include "tagtrain.h"
 #include "mwml.h"
 #include "features.h"
 #include "model.h"
@@ -403,7 +404,7 @@ static void matrix_free(matrix *m) { free(m->ptr); free(m->idx); free(m->val); f
 
 /* ------------------------------------------------------------ main */
 
-int main(int argc, char **argv)
+int tagtrain_main(int argc, char **argv)
 {
     int provided = MPI_THREAD_SINGLE;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);

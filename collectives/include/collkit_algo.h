@@ -95,6 +95,22 @@ void ck_count_traffic(ck_comm *comm, uint64_t bytes_sent, uint64_t msgs_sent,
 void *ck_algo_state(ck_comm *comm, const ck_algo *algo);
 int   ck_algo_state_set(ck_comm *comm, const ck_algo *algo, void *state, void (*destroy)(void *state));
 
+/* ------------------------------------------------------ registration */
+
+/* Register an algorithm written outside the library (a student's file, built
+ * with collkit-cc) when the program starts, before main: one line after its
+ * descriptor,
+ *     const ck_algo my_ring = { .name = "my_ring", ... };
+ *     CK_REGISTER_ALGO(my_ring)
+ * A name that is already taken (a built-in's, or another file's) or an
+ * incomplete descriptor stops the program with a message and exit status 2. */
+#define CK_REGISTER_ALGO(desc)                                                      \
+    __attribute__((constructor)) static void ck_register_##desc(void)               \
+    {                                                                               \
+        ck_register_algo_or_exit(&(desc), __FILE__);                                \
+    }
+void ck_register_algo_or_exit(const ck_algo *algo, const char *file);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,8 +2,9 @@
  * registry.c — all-reduce algorithms by name. The built-in ones come from
  * collectives/algos/algos.def; programs add their own with ck_register_algo.
  */
+#include <stdlib.h>
 #include <string.h>
-#include "collkit.h"
+#include "collkit_algo.h"
 
 #define CK_ALGO(name) extern const ck_algo ck_algo_##name;
 #include "algos.def"
@@ -29,6 +30,20 @@ int ck_register_algo(const ck_algo *a)
     if (ck_algo_find(a->name) || ntable == MAX_ALGOS) return CK_ERR_INVALID_ARG;
     table[ntable++] = a;
     return CK_SUCCESS;
+}
+
+void ck_register_algo_or_exit(const ck_algo *a, const char *file)
+{
+    const ck_algo *old = a && a->name ? ck_algo_find(a->name) : NULL;
+    if (ck_register_algo(a) == CK_SUCCESS) return;
+    if (old)
+        fprintf(stderr, "collkit: %s: cannot register algorithm '%s': an algorithm of that name is already "
+                "registered (%s: %s); give yours another .name\n", file, a->name, old->name,
+                old->summary ? old->summary : "");
+    else
+        fprintf(stderr, "collkit: %s: cannot register algorithm '%s': a descriptor needs .name, .mem and .run%s\n",
+                file, a && a->name ? a->name : "(no name)", ntable == MAX_ALGOS ? " (or the registry is full)" : "");
+    exit(2);
 }
 
 const ck_algo *ck_algo_find(const char *name)

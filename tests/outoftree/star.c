@@ -1,9 +1,11 @@
 /*
  * star.c — an all-reduce written OUTSIDE the library, the way a student or a
  * course writes one: it includes collkit_algo.h only, fills the whole
- * descriptor, and is registered at run time (oot_main.c). The tests prove
- * that filling the descriptor is all it takes: collcheck checks its bytes and
- * messages and prints its own diagnosis, collbench prints its model column.
+ * descriptor, and registers itself with CK_REGISTER_ALGO; it is built into
+ * collcheck + collbench + tagtrain by collkit_add_plugin (what collkit-cc
+ * does for files anywhere). The tests prove that filling the descriptor is
+ * all it takes: collcheck checks its bytes and messages and prints its own
+ * diagnosis, collbench prints its model column.
  *
  * Idea (all-to-all exchange, "star"): every rank sends its whole buffer to
  * every other rank, then adds the p buffers up in rank order. One step, so
@@ -90,5 +92,7 @@ static void star_diagnose(const ck_fault *f, char *out, size_t cap)
 
 const ck_algo oot_star = {.name = "oot_star", .summary = "out-of-tree all-to-all exchange", STAR_FIELDS,
                           .run = star_run};
+CK_REGISTER_ALGO(oot_star)
 const ck_algo oot_star_skip = {.name = "oot_star_skip", .summary = "oot_star that drops the last peer",
                                STAR_FIELDS, .run = star_skip_run};
+CK_REGISTER_ALGO(oot_star_skip)

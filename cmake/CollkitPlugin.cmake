@@ -1,0 +1,19 @@
+# collkit_add_plugin(NAME <program> SOURCES <file.c>...)
+#
+# Builds algorithm files written outside the library (a student's my_ring.c,
+# a test's) into one program that is collcheck, collbench and tagtrain at
+# once:  <program> check|bench|train|list [ARGS].  Each file registers its
+# algorithm with a CK_REGISTER_ALGO(descriptor) line and includes
+# collkit_algo.h only; it has no main. Used by the tests and labs in this
+# tree, and by collkit-cc (a generated project that imports this build's
+# targets) for files anywhere.
+function(collkit_add_plugin)
+  cmake_parse_arguments(P "" "NAME" "SOURCES" ${ARGN})
+  if(NOT P_NAME OR NOT P_SOURCES)
+    message(FATAL_ERROR "collkit_add_plugin: NAME and SOURCES are required")
+  endif()
+  add_executable(${P_NAME} ${P_SOURCES} ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../plugin/main.c)
+  target_link_libraries(${P_NAME} PRIVATE collkit_check collbench_lib tagtrain_lib)
+  # The algorithm files are linked as objects, so their CK_REGISTER_ALGO
+  # constructors run before main.
+endfunction()

@@ -1,0 +1,40 @@
+/*
+ * The program collkit-cc builds around a student's algorithm file: the three
+ * tools in one binary, with the student's algorithm registered (by the
+ * CK_REGISTER_ALGO line in their file) before any of them starts.
+ *
+ *   mpirun -np 4 ./my_ring check --algo my_ring      collcheck
+ *   mpirun -np 4 ./my_ring bench --algo my_ring,ring collbench
+ *   mpirun -np 2 ./my_ring train --algo my_ring      tagtrain
+ *   ./my_ring list                                   the registry, theirs included
+ */
+#include <stdio.h>
+#include <string.h>
+#include "collcheck.h"
+#include "collbench.h"
+#include "tagtrain.h"
+
+static int usage(const char *prog)
+{
+    fprintf(stderr,
+            "usage: %s check|bench|train|list [ARGS]\n"
+            "  check  collcheck with these algorithms registered (collcheck --help)\n"
+            "  bench  collbench (collbench --help)\n"
+            "  train  tagtrain (tagtrain --help)\n"
+            "  list   print the registry\n", prog);
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) return usage(argv[0]);
+    const char *tool = argv[1];
+    argv[1] = argv[0];   /* the tool sees "PROG ARGS..." as its own command line */
+    if (!strcmp(tool, "check")) return collcheck_main(argc - 1, argv + 1);
+    if (!strcmp(tool, "bench")) return collbench_main(argc - 1, argv + 1);
+    if (!strcmp(tool, "train")) return tagtrain_main(argc - 1, argv + 1);
+    if (!strcmp(tool, "list")) { ck_algo_print_table(stdout); return 0; }
+    argv[1] = (char *)tool;
+    fprintf(stderr, "%s: unknown tool '%s'\n", argv[0], tool);
+    return usage(argv[0]);
+}

@@ -68,6 +68,8 @@ int collbench_main(int argc, char **argv)
 
     if (o.mode == BM_MODE_PINGPONG) {
         rc = bm_run_pingpong(comm, &o);
+    } else if (o.mode == BM_MODE_PAIRED) {
+        rc = bm_run_paired(comm, &o);
     } else {
         bm_params auto_model;
         if (model) {

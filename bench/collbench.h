@@ -12,7 +12,7 @@
 #define BM_MAX_ALGOS 64
 
 enum { BM_PLACE_OUT = 1, BM_PLACE_IN = 2 };
-enum { BM_MODE_SWEEP, BM_MODE_PINGPONG, BM_MODE_EXTRAPOLATE, BM_MODE_LIST };
+enum { BM_MODE_SWEEP, BM_MODE_PINGPONG, BM_MODE_EXTRAPOLATE, BM_MODE_LIST, BM_MODE_PAIRED };
 
 typedef struct bm_opts {
     int         mode;
@@ -56,6 +56,8 @@ int bm_calibrate(ck_comm *comm, const bm_opts *o, size_t minb, size_t maxb, int 
 int bm_run_pingpong(ck_comm *comm, const bm_opts *o);
 int bm_run_sweep(ck_comm *comm, const bm_opts *o, const bm_params *model);
 int bm_run_extrapolate(const bm_opts *o, const bm_params *model);
+/* --paired: the two algorithms of --algo against each other (paired.c). */
+int bm_run_paired(ck_comm *comm, const bm_opts *o);
 
 /* sync.c: collectives among the benchmark's ranks, bounded by the watchdog
  * (the communicator's timeout_s): past it the job ends with a message naming

@@ -47,6 +47,8 @@ static void usage(FILE *f)
 "modes\n"
 "      --pingpong          ranks 0 and 1 ping-pong over the sizes; fits alpha and beta, times gamma and memcpy\n"
 "      --extrapolate       print the model for p = 2 .. --pmax (default 4096) and the crossover sizes\n"
+"      --paired            --algo A,B timed against each other: ABBA order, slowest rank per call,\n"
+"                          median speed t(A)/t(B) per size with quartiles (out-of-place)\n"
 "      --pmax N            largest p for --extrapolate\n"
 "model and output\n"
 "      --model M           auto (calibrate first, default), none, or a file written by --save-model\n"
@@ -141,7 +143,7 @@ static int parse_algos(const char *spec, bm_opts *o)
 int bm_parse_args(int argc, char **argv, bm_opts *o)
 {
     enum { O_ALGO = 256, O_PLACE, O_CSV, O_JSON, O_MODEL, O_SAVE, O_TRACE, O_TRACECAP, O_PING, O_EXTRAP,
-           O_PMAX, O_DEVICE, O_BUDGET, O_CHUNK };
+           O_PMAX, O_DEVICE, O_BUDGET, O_CHUNK, O_PAIRED };
     static const struct option lo[] = {
         {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'}, {"stepfactor", 1, 0, 'f'},
         {"iters", 1, 0, 'n'}, {"warmup_iters", 1, 0, 'w'}, {"check", 1, 0, 'c'},
@@ -150,7 +152,7 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
         {"model", 1, 0, O_MODEL}, {"save-model", 1, 0, O_SAVE}, {"trace", 1, 0, O_TRACE},
         {"trace-capacity", 1, 0, O_TRACECAP}, {"pingpong", 0, 0, O_PING}, {"extrapolate", 0, 0, O_EXTRAP},
         {"pmax", 1, 0, O_PMAX}, {"device", 1, 0, O_DEVICE}, {"time-budget", 1, 0, O_BUDGET},
-        {"chunk", 1, 0, O_CHUNK},
+        {"chunk", 1, 0, O_CHUNK}, {"paired", 0, 0, O_PAIRED},
         {0, 0, 0, 0}};
     const char *algo_spec = "all";
     int rc, tmp;
@@ -206,6 +208,7 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
             break;
         case O_PING: o->mode = BM_MODE_PINGPONG; break;
         case O_EXTRAP: o->mode = BM_MODE_EXTRAPOLATE; break;
+        case O_PAIRED: o->mode = BM_MODE_PAIRED; break;
         case O_PMAX: if ((rc = parse_int("--pmax", optarg, 2, 1 << 20, &o->extrap_pmax))) return rc; break;
         case O_DEVICE:
             if (!strcmp(optarg, "host")) o->mem = CK_MEM_HOST;
@@ -236,6 +239,8 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
     if (o->mode == BM_MODE_PINGPONG && o->minbytes == 0)
         return fail("--pingpong needs -b of at least 1 byte");
     if ((rc = parse_algos(algo_spec, o))) return rc;
+    if (o->mode == BM_MODE_PAIRED && o->nalgos != 2)
+        return fail("--paired compares exactly two algorithms: --algo A,B (got %d)", o->nalgos);
     if (o->trace && o->mode != BM_MODE_SWEEP) return fail("--trace works with the all-reduce sweep only");
     if (o->json && o->mode != BM_MODE_SWEEP) return fail("--json works with the all-reduce sweep only (use --csv)");
     return 0;

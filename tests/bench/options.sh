@@ -36,6 +36,8 @@ expect 2 "cannot open model file"                   --model /nonexistent/params.
 expect 2 "--extrapolate needs --model FILE"         --extrapolate
 expect 2 "--device 'tpu'"                           --device tpu
 expect 2 "--chunk must be at least 1 byte"          --chunk 0
+expect 2 "--paired compares exactly two algorithms"  --paired --algo ring
+expect 2 "--json works with the all-reduce sweep"   --paired --algo ring,naive --json x.json
 expect 0 "usage: mpirun"                            --help
 expect 0 "^ring "                                   --algo list
 [ $fails = 0 ] && echo "all option checks passed" || echo "$fails option check(s) failed"

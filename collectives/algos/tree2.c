@@ -24,10 +24,10 @@
  *   p even: mirror, v = p-1-r   (p-1 is odd, so odd r <-> even v);
  *   p odd:  shift,  v = (r+1) mod p (flips parity for every r but p-1).
  * The property relied on: no rank is interior in both trees when p is even,
- * and exactly one (rank p-1, tree 2's root) when p is odd. (Listing both
- * trees for every p up to 1024 confirms it, and that each is a tree: one
- * root, every child's parent lists it as a child.) Tree 1's root is rank 0,
- * tree 2's rank p-1.
+ * and exactly one (rank p-1, tree 2's root) when p is odd. (tests/unit/
+ * test_trees.c checks it for every p up to 1024, and that each is a tree:
+ * one root, every child's parent lists it as a child, every rank reached.)
+ * Tree 1's root is rank 0, tree 2's rank p-1.
  *
  * Worked example, p = 4, halves H1 (tree 1) and H2 (tree 2).
  *   tree 1: 0 -> 2 -> {1, 3}       (0 root; 2 has children 1 and 3)

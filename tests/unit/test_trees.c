@@ -305,6 +305,17 @@ static void test_diagnose(void)
           says("rabenseifner", &f, "rank 3 receives block 1 at all-gather round 1 from rank 1"),
           "rabenseifner: block, owner, rounds");
 
+    /* Short buffers: truncated, terminated, never overrun. */
+    const char *names[] = {"tree", "tree2", "rd", "rabenseifner"};
+    for (int a = 0; a < 4; a++)
+        for (size_t cap = 1; cap < 40; cap += 7) {
+            char buf[64];
+            memset(buf, 'x', sizeof buf);
+            ck_fault g = {.p = 7, .rank = 2, .count = 100, .elem = 77, .esize = 4, .missing = 0, .doubled = -1, .cfg = &cfg};
+            ck_algo_find(names[a])->diagnose(&g, buf, cap);
+            CHECK(memchr(buf, '\0', cap) && buf[cap] == 'x', "%s: diagnosis fits in %zu bytes", names[a], cap);
+        }
+
     f.p = 1;
     CHECK(says("tree", &f, "") && says("tree2", &f, "") && says("rd", &f, "") && says("rabenseifner", &f, ""),
           "p = 1: nothing to say");

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sched.h>
 #include <time.h>
+#include "collkit_util.h"
 #include "internal.h"
 
 double ck_now(void)
@@ -348,12 +349,8 @@ void *ck_scratch(ck_comm *c, size_t bytes)
 
 /* ------------------------------------------------------------ all-reduce */
 
-static long long name_hash(const char *s)
-{
-    unsigned long long h = 1469598103934665603ull;   /* FNV-1a */
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return (long long)(h >> 2);
-}
+/* Non-negative, with room to spare, so that -x in the agreement below cannot overflow. */
+static long long name_hash(const char *s) { return (long long)(ck_fnv1a64(s, strlen(s)) >> 2); }
 
 /* Agree across ranks on (error flag, count, dtype, op, algorithm) with one
  * small MPI_Iallreduce of (x, -x) pairs under MAX: min and max of each value

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 #include "check_internal.h"
+#include "collkit_util.h"
 
 #define GUARD      64      /* guard bytes before and after every buffer */
 #define GUARD_BYTE 0xCB
@@ -62,16 +63,6 @@ typedef struct {
     char msg[1500];
 } case_res;
 
-static int env_rank(void)
-{
-    const char *names[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
-    for (int i = 0; i < 3; i++) {
-        const char *s = getenv(names[i]);
-        if (s) return atoi(s);
-    }
-    return 0;
-}
-
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -96,18 +87,12 @@ static void usage(FILE *f)
         "Exit: 0 all passed, 1 a case failed, 2 bad arguments.\n", PRIME, BIG);
 }
 
+/* Counts and chunks up to 16 Gi: more than any buffer the checker allocates. */
 static int parse_size(const char *s, long long *out)
 {
-    char *end;
-    if (!*s || *s == '-' || *s == '+') return -1;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (end == s) return -1;
-    unsigned long long mul = 1;
-    if (!strcmp(end, "K") || !strcmp(end, "k") || !strcmp(end, "Ki")) mul = 1024;
-    else if (!strcmp(end, "M") || !strcmp(end, "Mi")) mul = 1024 * 1024;
-    else if (*end) return -1;
-    if (v > (1ull << 34) / mul) return -1;
-    *out = (long long)(v * mul);
+    uint64_t v;
+    if (ck_parse_size(s, 1ull << 34, &v, NULL, 0)) return -1;
+    *out = (long long)v;
     return 0;
 }
 
@@ -214,21 +199,9 @@ static int parse_args(int argc, char **argv, options *o, int quiet)
         if (!quiet) ck_algo_print_table(stdout);
         return 0;
     }
-    /* Check the names silently first, so that only rank 0 prints the error. */
-    {
-        char buf[1024];
-        int ok = strlen(algo_spec) < sizeof buf && *algo_spec;
-        if (ok && strcmp(algo_spec, "all")) {
-            strcpy(buf, algo_spec);
-            for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-                const ck_algo *a = ck_algo_find(t);
-                if (!a || !(a->mem & o->mem)) ok = 0;
-            }
-        }
-        if (!ok && quiet) return 2;
-    }
-    if (ck_algo_parse_list(algo_spec, o->mem, o->algos, MAX_ALGOS, &o->nalgos)) return 2;
-    if (!o->nalgos) BAD("no algorithm runs on %s buffers", o->mem == CK_MEM_HOST ? "host" : "cuda");
+    char why[1024];
+    if (ck_algo_parse_list(algo_spec, o->mem, o->algos, MAX_ALGOS, &o->nalgos, why, sizeof why))
+        BAD("--algo: %s", why);
     unsigned valid_ops = o->ops;
     if (!(o->dtypes & ((1u << CK_F32) | (1u << CK_F64) | (1u << CK_BF16)))) valid_ops &= ~(1u << CK_AVG);
     if (!valid_ops) BAD("--op avg is defined for floating types only (f32, f64, bf16)");
@@ -526,10 +499,9 @@ static int setup_comm(ck_comm **comm, const options *o)
 int collcheck_main(int argc, char **argv)
 {
     options o;
-    int er = env_rank();
     /* Parse before MPI_Init: --help and --algo list work without mpirun, and
      * bad arguments end every rank the same way without any communication. */
-    int code = parse_args(argc, argv, &o, er != 0);
+    int code = parse_args(argc, argv, &o, !ck_is_print_rank());
     if (code >= 0) return code;
 
     int was_init = 0;

@@ -37,7 +37,10 @@ static void config_defaults(ck_config *c)
     c->chunk_bytes = 256 * 1024;
     c->timeout_s = 30.0;
     c->validate = 1;
-    if ((s = getenv("COLLKIT_CHUNK")) && atol(s) > 0) c->chunk_bytes = (size_t)atol(s);
+    uint64_t chunk;
+    /* The same sizes the tools take ("64K"); anything unreadable or 0 keeps the default. */
+    if ((s = getenv("COLLKIT_CHUNK")) && ck_parse_size(s, 1ull << 34, &chunk, NULL, 0) == 0 && chunk > 0)
+        c->chunk_bytes = (size_t)chunk;
     if ((s = getenv("COLLKIT_TIMEOUT"))) c->timeout_s = atof(s);
 }
 

@@ -61,8 +61,8 @@ int  cc_parse_args(int argc, char **argv, cc_options *o, int quiet);
  * of memory. */
 int  cc_build_matrix(const cc_options *o, int p, cc_case **out);
 
-/* Run one case on this rank and check it: result, guards, send buffer and
- * traffic. Every rank must call it (it is collective). */
+/* Run one case on this rank and check it: result, guards, send buffer,
+ * traffic and message count. Every rank must call it (it is collective). */
 void cc_run_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, cc_result *res);
 
 #endif /* COLLKIT_CHECK_CLI_H */

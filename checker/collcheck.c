@@ -2,7 +2,7 @@
  * collcheck.c — the checker's driver: runs a matrix of all-reduce cases
  * (count x dtype x op x in-place x alignment; matrix.c) through ck_allreduce
  * for each selected algorithm (options.c) and checks every case (case.c:
- * result, guards, traffic).
+ * result, guards, traffic, messages).
  *
  * Hangs: the communicator's watchdog turns a hang inside an algorithm into
  * CK_ERR_TIMEOUT with "rank R waited for rank Q at step S"; the checker's own

@@ -29,6 +29,7 @@ typedef struct {
     int           nalgos;
     cc_count_spec counts[CC_MAX_COUNTS];
     int           ncounts;        /* 0: the default matrix */
+    const char   *count_text;     /* --count as given (NULL: default), for messages */
     unsigned      dtypes, ops;    /* bit masks */
     int           inplace;        /* bit 0: out-of-place, bit 1: in-place */
     int           misaligned;     /* 0 off, 1 add misaligned cases, 2 only misaligned */
@@ -57,8 +58,8 @@ typedef struct {
  * or --algo list, 2 for a bad argument). */
 int  cc_parse_args(int argc, char **argv, cc_options *o, int quiet);
 
-/* The cases for p ranks in *out (malloc'd). Returns how many, or -1 when out
- * of memory. */
+/* The cases for p ranks in *out (malloc'd). Returns how many (0 is possible:
+ * every --count below zero at this p), or -1 when out of memory. */
 int  cc_build_matrix(const cc_options *o, int p, cc_case **out);
 
 /* Run one case on this rank and check it: result, guards, send buffer,

@@ -10,7 +10,8 @@
  * a bound whatever the algorithm does.
  *
  * Rank 0 prints one line per case and the closing line "N passed, M failed";
- * the exit code is 0 only when nothing failed (2 for bad arguments).
+ * the exit code is 0 only when nothing failed (2 for bad arguments, or for
+ * options that leave no case to run).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,8 +106,17 @@ int collcheck_main(int argc, char **argv)
 
     cc_case *cases = NULL;
     int ncases = cc_build_matrix(&o, p, &cases);
-    if (ncases < 0) {
-        if (rank == 0) fprintf(stderr, "collcheck: out of memory building the case list\n");
+    if (ncases <= 0) {
+        /* "0 passed, 0 failed" would read as success: say what left nothing
+         * (every rank built the same empty matrix, so all stop here alike). */
+        if (rank == 0) {
+            if (ncases < 0) fprintf(stderr, "collcheck: out of memory building the case list\n");
+            else if (o.count_text)
+                fprintf(stderr, "collcheck: no case to run: --count '%s' gives no count >= 0 at p = %d\n",
+                        o.count_text, p);
+            else fprintf(stderr, "collcheck: no case to run at p = %d with these options\n", p);
+        }
+        free(cases);
         ck_comm_destroy(comm);
         MPI_Comm_free(&ctl);
         if (!was_init) MPI_Finalize();

@@ -141,6 +141,7 @@ int cc_parse_args(int argc, char **argv, cc_options *o, int quiet)
         else if (!strcmp(name, "--count")) {
             if (parse_counts(val, o, why, sizeof why))
                 BAD("bad --count '%s'%s%s (want N[,N..] with N >= 0, or p, p-1, p+1)", val, *why ? ": " : "", why);
+            o->count_text = val;
         } else if (!strcmp(name, "--dtype")) { if (parse_mask(val, 1, &o->dtypes)) BAD("bad --dtype '%s' (want f32, f64, i32, i64, bf16 or all)", val); }
         else if (!strcmp(name, "--op")) { if (parse_mask(val, 0, &o->ops)) BAD("bad --op '%s' (want sum, prod, min, max, avg or all)", val); }
         else if (!strcmp(name, "--inplace")) {

@@ -43,8 +43,6 @@ typedef struct bm_opts {
 int collbench_main(int argc, char **argv);
 
 int bm_parse_args(int argc, char **argv, bm_opts *o);
-/* 1 on MPI rank 0 (or outside mpirun): the rank that prints. */
-int bm_is_print_rank(void);
 
 /* Median, min and max of v[0..n) (v is sorted in place). */
 void bm_stats(double *v, int n, double *med, double *mn, double *mx);

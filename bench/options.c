@@ -4,24 +4,13 @@
  * every rank, so a bad option stops every rank with the same exit code 2 and
  * only rank 0 prints the message.
  */
-#include <ctype.h>
-#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "collbench.h"
-
-int bm_is_print_rank(void)
-{
-    const char *vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"};
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-        const char *s = getenv(vars[i]);
-        if (s) return atoi(s) == 0;
-    }
-    return 1;
-}
+#include "collkit_util.h"
 
 static void usage(FILE *f)
 {
@@ -63,7 +52,7 @@ static void usage(FILE *f)
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int fail(const char *fmt, ...)
 {
-    if (bm_is_print_rank()) {
+    if (ck_is_print_rank()) {
         va_list ap;
         va_start(ap, fmt);
         fprintf(stderr, "collbench: error: ");
@@ -74,70 +63,34 @@ static int fail(const char *fmt, ...)
     return 2;
 }
 
-/* "64M" -> 67108864. Binary units, as nccl-tests takes them; an optional
- * trailing B is allowed ("64MB"). */
+/* "64M" -> 67108864: binary units, as nccl-tests takes them, and an optional
+ * trailing B ("64MB"). Up to 1 TiB, far beyond any buffer this can allocate. */
 static int parse_size(const char *opt, const char *s, size_t *out)
 {
-    char *end;
-    errno = 0;
-    if (!isdigit((unsigned char)*s)) return fail("%s '%s': expected a number of bytes, e.g. 8, 64K, 16M", opt, s);
-    unsigned long long v = strtoull(s, &end, 10);
-    unsigned long long mul = 1;
-    switch (toupper((unsigned char)*end)) {
-    case 'K': mul = 1ull << 10; end++; break;
-    case 'M': mul = 1ull << 20; end++; break;
-    case 'G': mul = 1ull << 30; end++; break;
-    default: break;
-    }
-    if (toupper((unsigned char)*end) == 'B') end++;
-    if (*end) return fail("%s '%s': bad size suffix '%s' (use K, M or G)", opt, s, end);
-    if (errno || v > (1ull << 40) / mul) return fail("%s '%s': too large", opt, s);
-    *out = (size_t)(v * mul);
+    char err[128];
+    uint64_t v;
+    if (ck_parse_size(s, 1ull << 40, &v, err, sizeof err)) return fail("%s '%s': %s", opt, s, err);
+    *out = (size_t)v;
     return 0;
 }
 
 static int parse_int(const char *opt, const char *s, int lo, int hi, int *out)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || errno) return fail("%s '%s': expected an integer", opt, s);
-    if (v < lo || v > hi) return fail("%s %ld: must be between %d and %d", opt, v, lo, hi);
+    char err[128];
+    long long v;
+    if (ck_parse_int(s, lo, hi, &v, err, sizeof err)) return fail("%s '%s': %s", opt, s, err);
     *out = (int)v;
     return 0;
 }
 
-/* The registry decides which names exist; only rank 0 speaks. */
+/* The registry decides which names exist and says what is wrong. */
 static int parse_algos(const char *spec, bm_opts *o)
 {
+    char err[1024];
     if (!strcmp(spec, "list")) { o->mode = BM_MODE_LIST; return 0; }
-    o->nalgos = 0;
-    if (!strcmp(spec, "all")) {
-        for (int i = 0; i < ck_algo_count() && o->nalgos < BM_MAX_ALGOS; i++)
-            if (ck_algo_at(i)->mem & o->mem) o->algos[o->nalgos++] = ck_algo_at(i);
-        return o->nalgos ? 0 : fail("--algo all: no algorithm runs on this device");
-    }
-    char buf[1024];
-    if (!*spec || strlen(spec) >= sizeof buf) return fail("--algo '%s': expected a comma-separated list", spec);
-    strcpy(buf, spec);
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        const ck_algo *a = ck_algo_find(t);
-        if (!a || !(a->mem & o->mem)) {
-            if (bm_is_print_rank()) {
-                fprintf(stderr, "collbench: error: --algo: %s '%s'\nknown algorithms:",
-                        a ? "this device cannot run" : "unknown algorithm", t);
-                for (int i = 0; i < ck_algo_count(); i++)
-                    if (ck_algo_at(i)->mem & o->mem) fprintf(stderr, " %s", ck_algo_at(i)->name);
-                fprintf(stderr, "\n");
-            }
-            return 2;
-        }
-        for (int i = 0; i < o->nalgos; i++)
-            if (o->algos[i] == a) return fail("--algo: '%s' given twice", t);
-        if (o->nalgos == BM_MAX_ALGOS) return fail("--algo: too many algorithms");
-        o->algos[o->nalgos++] = a;
-    }
-    return o->nalgos ? 0 : fail("--algo '%s': no algorithm named", spec);
+    if (ck_algo_parse_list(spec, o->mem, o->algos, BM_MAX_ALGOS, &o->nalgos, err, sizeof err))
+        return fail("--algo: %s", err);
+    return 0;
 }
 
 int bm_parse_args(int argc, char **argv, bm_opts *o)
@@ -155,7 +108,7 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
         {"chunk", 1, 0, O_CHUNK}, {"paired", 0, 0, O_PAIRED},
         {0, 0, 0, 0}};
     const char *algo_spec = "all";
-    int rc, tmp;
+    int rc, tmp = 0;
     memset(o, 0, sizeof *o);
     o->mode = BM_MODE_SWEEP;
     o->minbytes = 8;
@@ -189,7 +142,7 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
         case 'o':
             if (ck_op_parse(optarg, &o->op)) return fail("-o '%s': unknown op (sum prod min max avg)", optarg);
             break;
-        case 'h': if (bm_is_print_rank()) usage(stdout); return 1;
+        case 'h': if (ck_is_print_rank()) usage(stdout); return 1;
         case O_ALGO: algo_spec = optarg; break;
         case O_PLACE:
             if (!strcmp(optarg, "out")) o->place = BM_PLACE_OUT;

@@ -15,26 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include "check_internal.h"
+#include "collkit_util.h"
 
-typedef struct { char *buf; size_t cap, len; } sbuf;
-
-static void add(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add(sbuf *b, const char *fmt, ...)
+static void add_rank_set(ck_sbuf *b, const int *ranks, int n)
 {
-    if (b->len + 1 >= b->cap) return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(b->buf + b->len, b->cap - b->len, fmt, ap);
-    va_end(ap);
-    if (n > 0) b->len += (size_t)n;
-    if (b->len >= b->cap) b->len = b->cap - 1;
-}
-
-static void add_rank_set(sbuf *b, const int *ranks, int n)
-{
-    add(b, "{");
-    for (int k = 0; k < n; k++) add(b, k ? ",%d" : "%d", ranks[k]);
-    add(b, "}");
+    ck_sbuf_add(b, "{");
+    for (int k = 0; k < n; k++) ck_sbuf_add(b, k ? ",%d" : "%d", ranks[k]);
+    ck_sbuf_add(b, "}");
 }
 
 typedef struct {
@@ -81,7 +68,7 @@ static int is_own(ctx *c, size_t i)
 
 /* Ask the algorithm where element i meets rank `missing` (or, with -1 for
  * both, where this rank gets element i's result), and append its answer. */
-static void place(sbuf *b, ctx *c, size_t i, int missing, int doubled)
+static void place(ck_sbuf *b, ctx *c, size_t i, int missing, int doubled)
 {
     if (c->placed || !c->algo || !c->algo->diagnose) return;
     static const ck_config defaults = {.chunk_bytes = 256 * 1024, .timeout_s = 30, .validate = 1};
@@ -89,7 +76,7 @@ static void place(sbuf *b, ctx *c, size_t i, int missing, int doubled)
     const ck_fault f = {.p = c->s.p, .rank = c->rank, .count = c->count, .elem = i, .esize = c->es,
                         .missing = missing, .doubled = doubled, .cfg = c->cfg ? c->cfg : &defaults};
     c->algo->diagnose(&f, where, sizeof where);
-    if (where[0]) add(b, " (in %s, %s)", c->algo->name, where);
+    if (where[0]) ck_sbuf_add(b, " (in %s, %s)", c->algo->name, where);
     c->placed = 1;
 }
 
@@ -103,18 +90,18 @@ static int block_of(size_t count, int p, size_t i, size_t *off, size_t *len)
 }
 
 /* A shift of d elements, put in words. */
-static void add_shift(sbuf *b, ctx *c, long long d)
+static void add_shift(ck_sbuf *b, ctx *c, long long d)
 {
-    add(b, "data shifted by %lld", d);
+    ck_sbuf_add(b, "data shifted by %lld", d);
     size_t off, len;
     ck_block(c->count, c->s.p, 0, &off, &len);
     long long ad = d < 0 ? -d : d;
-    if (ad == 1) add(b, " (a block boundary off by one?)");
+    if (ad == 1) ck_sbuf_add(b, " (a block boundary off by one?)");
     else if (c->s.p > 1 && len > 1 && (ad == (long long)len || ad == (long long)len - 1))
-        add(b, " (one whole block: a block index off by one?)");
+        ck_sbuf_add(b, " (one whole block: a block index off by one?)");
 }
 
-static void explain_mask(sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev)
+static void explain_mask(ck_sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev)
 {
     const int p = c->s.p;
     const int64_t E = (int64_t)1 << c->s.ebits, full = ((int64_t)1 << p) - 1;
@@ -131,35 +118,35 @@ static void explain_mask(sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev)
                 else miss[nm++] = r;
             }
             if (low == full && d != 0) {
-                add(b, ": it is the complete sum of element %lld (%+lld): ", (long long)i + d, d);
+                ck_sbuf_add(b, ": it is the complete sum of element %lld (%+lld): ", (long long)i + d, d);
                 add_shift(b, c, d);
                 return;
             }
-            if (nh == 1) add(b, ": it holds only rank %d's input", has[0]);
-            else { add(b, ": it holds the sum of ranks "); add_rank_set(b, has, nh); }
-            if (d != 0) add(b, " of element %lld (%+lld, data shifted)", (long long)i + d, d);
-            if (nm == 1) add(b, ": rank %d's contribution is missing", miss[0]);
-            else { add(b, ": the contributions of ranks "); add_rank_set(b, miss, nm); add(b, " are missing"); }
+            if (nh == 1) ck_sbuf_add(b, ": it holds only rank %d's input", has[0]);
+            else { ck_sbuf_add(b, ": it holds the sum of ranks "); add_rank_set(b, has, nh); }
+            if (d != 0) ck_sbuf_add(b, " of element %lld (%+lld, data shifted)", (long long)i + d, d);
+            if (nm == 1) ck_sbuf_add(b, ": rank %d's contribution is missing", miss[0]);
+            else { ck_sbuf_add(b, ": the contributions of ranks "); add_rank_set(b, miss, nm); ck_sbuf_add(b, " are missing"); }
             if (d == 0) place(b, c, i, miss[0], -1);
             return;
         }
     }
     for (int q = 0; q < p; q++)
         if (gv - ev == cc_input(&c->s, q, i)) {
-            add(b, ": it is the full sum plus rank %d's input again: rank %d's contribution is counted twice", q, q);
+            ck_sbuf_add(b, ": it is the full sum plus rank %d's input again: rank %d's contribution is counted twice", q, q);
             place(b, c, i, -1, q);
             return;
         }
-    add(b, ": it is not a sum of distinct ranks' inputs of one element (a contribution counted twice, "
+    ck_sbuf_add(b, ": it is not a sum of distinct ranks' inputs of one element (a contribution counted twice, "
            "or pieces of different elements mixed)");
 }
 
-static void explain_minmax(sbuf *b, ctx *c, size_t i, int64_t gv)
+static void explain_minmax(ck_sbuf *b, ctx *c, size_t i, int64_t gv)
 {
     const cc_scheme *s = &c->s;
     int64_t u = gv + s->Z;
     if (u < 0 || u >= s->M * s->K) {
-        add(b, ": it is outside the range of the inputs (garbage?)");
+        ck_sbuf_add(b, ": it is outside the range of the inputs (garbage?)");
         return;
     }
     int64_t k = u / s->K, e = u % s->K, ei = (int64_t)(i % (size_t)s->K);
@@ -167,7 +154,7 @@ static void explain_minmax(sbuf *b, ctx *c, size_t i, int64_t gv)
         long long d = (long long)(e - ei);
         if (d > s->K / 2) d -= s->K;
         if (d <= -s->K / 2) d += s->K;
-        add(b, ": it is an input of element %lld (%+lld): ", (long long)i + d, d);
+        ck_sbuf_add(b, ": it is an input of element %lld (%+lld): ", (long long)i + d, d);
         add_shift(b, c, d);
         return;
     }
@@ -175,16 +162,16 @@ static void explain_minmax(sbuf *b, ctx *c, size_t i, int64_t gv)
         int q = (int)(((k - (int64_t)(i % (size_t)s->M)) % s->M + s->M) % s->M);
         int want = s->op == CK_MIN ? (int)((s->M - (int64_t)(i % (size_t)s->M)) % s->M)
                                    : (int)((2 * s->M - 1 - (int64_t)(i % (size_t)s->M)) % s->M);
-        add(b, ": it is rank %d's input for this element, but the %s is rank %d's: "
+        ck_sbuf_add(b, ": it is rank %d's input for this element, but the %s is rank %d's: "
                "rank %d's contribution is missing", q, ck_op_name(s->op), want, want);
         place(b, c, i, want, -1);
     } else {
-        add(b, ": it is one rank's input for this element, not the %s over all ranks", ck_op_name(s->op));
+        ck_sbuf_add(b, ": it is one rank's input for this element, not the %s over all ranks", ck_op_name(s->op));
     }
 }
 
 /* Sums at large p (CC_MOD) and products: try one rank missing or doubled. */
-static void explain_generic(sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev)
+static void explain_generic(ck_sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev)
 {
     const cc_scheme *s = &c->s;
     int miss[64], twice[64], nm = 0, nt = 0;
@@ -199,21 +186,21 @@ static void explain_generic(sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev)
         }
     }
     if (nm) {
-        add(b, ": it equals the result without rank %s", nm == 1 ? "" : "(one of) ");
+        ck_sbuf_add(b, ": it equals the result without rank %s", nm == 1 ? "" : "(one of) ");
         add_rank_set(b, miss, nm);
-        add(b, "'s input: a contribution is missing");
+        ck_sbuf_add(b, "'s input: a contribution is missing");
         if (nm == 1) place(b, c, i, miss[0], -1);
         return;
     }
     if (nt) {
-        add(b, ": it equals the result with the input of rank %s", nt == 1 ? "" : "(one of) ");
+        ck_sbuf_add(b, ": it equals the result with the input of rank %s", nt == 1 ? "" : "(one of) ");
         add_rank_set(b, twice, nt);
-        add(b, " counted twice");
+        ck_sbuf_add(b, " counted twice");
         if (nt == 1) place(b, c, i, -1, twice[0]);
         return;
     }
     if (s->kind == CC_PROD && gv == -ev) {
-        add(b, ": right magnitude, wrong sign: a contribution is missing or counted twice");
+        ck_sbuf_add(b, ": right magnitude, wrong sign: a contribution is missing or counted twice");
         return;
     }
     if (s->kind != CC_PROD && c->exp) {
@@ -221,29 +208,29 @@ static void explain_generic(sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev)
         size_t w = c->count < 4096 ? c->count : 4096;
         for (size_t d = 1; d <= w; d++) {
             if (i + d < c->count && !memcmp(c->got + i * c->es, c->exp + (i + d) * c->es, c->es)) {
-                add(b, ": it is the correct result of element %zu (+%zu): ", i + d, d);
+                ck_sbuf_add(b, ": it is the correct result of element %zu (+%zu): ", i + d, d);
                 add_shift(b, c, (long long)d);
                 return;
             }
             if (d <= i && !memcmp(c->got + i * c->es, c->exp + (i - d) * c->es, c->es)) {
-                add(b, ": it is the correct result of element %zu (-%zu): ", i - d, d);
+                ck_sbuf_add(b, ": it is the correct result of element %zu (-%zu): ", i - d, d);
                 add_shift(b, c, -(long long)d);
                 return;
             }
         }
     }
-    add(b, ": no simple explanation (not the result with one rank missing or doubled)");
+    ck_sbuf_add(b, ": no simple explanation (not the result with one rank missing or doubled)");
 }
 
-static void explain_element(sbuf *b, ctx *c, size_t i)
+static void explain_element(ck_sbuf *b, ctx *c, size_t i)
 {
     const cc_scheme *s = &c->s;
     if (is_fill(c, i)) {
-        add(b, ": never written (it still holds the byte 0x%02x recvbuf was filled with)", c->fill_byte);
+        ck_sbuf_add(b, ": never written (it still holds the byte 0x%02x recvbuf was filled with)", c->fill_byte);
         return;
     }
     if (is_own(c, i) && s->kind != CC_PROD) {
-        add(b, ": it holds this rank's own input unchanged (never reduced or received)");
+        ck_sbuf_add(b, ": it holds this rank's own input unchanged (never reduced or received)");
         return;
     }
     int64_t gv, ev = cc_reduce_value(s, i);
@@ -251,25 +238,25 @@ static void explain_element(sbuf *b, ctx *c, size_t i)
         unsigned char sum[8];
         cc_store(sum, 0, s->dt, ev);
         if (!memcmp(sum, c->got + i * c->es, c->es))
-            add(b, ": it equals the sum: the division by p is missing");
+            ck_sbuf_add(b, ": it equals the sum: the division by p is missing");
         else
-            add(b, " (avg is the exact sum divided once by p: run with --op sum for a finer diagnosis)");
+            ck_sbuf_add(b, " (avg is the exact sum divided once by p: run with --op sum for a finer diagnosis)");
         return;
     }
     if (!cc_load_int(c->got, i, s->dt, &gv)) {
-        add(b, ": not an integer, but every input is one: uninitialised or corrupted data");
+        ck_sbuf_add(b, ": not an integer, but every input is one: uninitialised or corrupted data");
         return;
     }
     static const ck_op others[] = {CK_SUM, CK_PROD, CK_MIN, CK_MAX};
     for (int k = 0; k < 4; k++) {
         int64_t alt;
         if (others[k] == s->op || !fold_as(s, others[k], i, &alt) || alt == ev || alt != gv) continue;
-        add(b, ": it equals the %s over all ranks' inputs: the reduction looks like %s, not %s",
+        ck_sbuf_add(b, ": it equals the %s over all ranks' inputs: the reduction looks like %s, not %s",
             ck_op_name(others[k]), ck_op_name(others[k]), ck_op_name(s->op));
         return;
     }
     if (is_own(c, i)) {
-        add(b, ": it holds this rank's own input unchanged (never reduced or received)");
+        ck_sbuf_add(b, ": it holds this rank's own input unchanged (never reduced or received)");
         return;
     }
     switch (s->kind) {
@@ -280,7 +267,7 @@ static void explain_element(sbuf *b, ctx *c, size_t i)
 }
 
 /* One word on each wrong block of the ck_block partition. */
-static void explain_blocks(sbuf *b, ctx *c)
+static void explain_blocks(ck_sbuf *b, ctx *c)
 {
     const int p = c->s.p;
     int shown = 0;
@@ -294,12 +281,12 @@ static void explain_blocks(sbuf *b, ctx *c)
                 nown += is_own(c, i);
             }
         if (!nw) continue;
-        if (shown == 8) { add(b, ", ..."); break; }
-        add(b, shown ? ", " : "; wrong blocks on this rank: ");
+        if (shown == 8) { ck_sbuf_add(b, ", ..."); break; }
+        ck_sbuf_add(b, shown ? ", " : "; wrong blocks on this rank: ");
         shown++;
-        add(b, "%d [%zu..%zu] ", blk, off, off + len - 1);
-        if (nfill == len) { add(b, "never written"); continue; }
-        if (nown == len) { add(b, "own input unchanged"); continue; }
+        ck_sbuf_add(b, "%d [%zu..%zu] ", blk, off, off + len - 1);
+        if (nfill == len) { ck_sbuf_add(b, "never written"); continue; }
+        if (nown == len) { ck_sbuf_add(b, "own input unchanged"); continue; }
         int other = -1;
         for (int b2 = 0; b2 < p && other < 0; b2++) {
             size_t off2, len2;
@@ -307,8 +294,8 @@ static void explain_blocks(sbuf *b, ctx *c)
             if (b2 != blk && len2 == len && !memcmp(c->got + off * c->es, c->exp + off2 * c->es, len * c->es))
                 other = b2;
         }
-        if (other >= 0) add(b, "holds block %d's result (block index off?)", other);
-        else add(b, "%zu/%zu wrong", nw, len);
+        if (other >= 0) ck_sbuf_add(b, "holds block %d's result (block index off?)", other);
+        else ck_sbuf_add(b, "%zu/%zu wrong", nw, len);
     }
 }
 
@@ -316,8 +303,8 @@ size_t cc_diagnose(char *out, size_t cap, const void *host_got, const void *own_
                    size_t count, ck_dtype dt, ck_op op, int rank, int p, const ck_algo *algo,
                    const ck_config *cfg)
 {
-    sbuf b = {out, cap, 0};
-    if (cap) out[0] = '\0';
+    ck_sbuf b;
+    ck_sbuf_init(&b, out, cap);
     ctx c;
     memset(&c, 0, sizeof c);
     c.s = cc_scheme_of(dt, op, p);
@@ -334,7 +321,7 @@ size_t cc_diagnose(char *out, size_t cap, const void *host_got, const void *own_
     unsigned char *exp = malloc(count * c.es);
     if (!exp) {
         size_t w = cc_count_wrong(host_got, count, dt, op, p);
-        if (w) add(&b, "rank %d: %zu of %zu elements wrong", rank, w, count);
+        if (w) ck_sbuf_add(&b, "rank %d: %zu of %zu elements wrong", rank, w, count);
         return w ? 0 : count;
     }
     cc_expected(exp, count, dt, op, p);
@@ -349,13 +336,13 @@ size_t cc_diagnose(char *out, size_t cap, const void *host_got, const void *own_
         char e[64], g[64];
         cc_format(e, sizeof e, exp, first, dt);
         cc_format(g, sizeof g, host_got, first, dt);
-        add(&b, "rank %d: %zu of %zu elements wrong; first: element %zu: expected %s, got %s",
+        ck_sbuf_add(&b, "rank %d: %zu of %zu elements wrong; first: element %zu: expected %s, got %s",
             rank, nwrong, count, first, e, g);
         explain_element(&b, &c, first);
         if (p > 1) {
             size_t off, len;
             int blk = block_of(count, p, first, &off, &len);
-            add(&b, "; element %zu is in block %d of %d (elements %zu..%zu)", first, blk, p, off, off + len - 1);
+            ck_sbuf_add(&b, "; element %zu is in block %d of %d (elements %zu..%zu)", first, blk, p, off, off + len - 1);
             place(&b, &c, first, -1, -1);
             explain_blocks(&b, &c);
         }

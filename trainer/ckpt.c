@@ -10,16 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "ckpt.h"
+#include "collkit_util.h"
 
 #define HEADER_BYTES 32
 #define VERSION 2u
-
-static uint64_t fnv64(const unsigned char *p, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
-    return h;
-}
 
 /* ------------------------------------------------------------ writer */
 
@@ -114,7 +108,7 @@ int ckpt_save(const char *path, const checkpoint *c, char *err, size_t errlen)
 
     unsigned char hdr[HEADER_BYTES] = {0};
     uint32_t ver = VERSION;
-    uint64_t len = w.len, sum = fnv64(w.buf, w.len);
+    uint64_t len = w.len, sum = ck_fnv1a64(w.buf, w.len);
     memcpy(hdr, CKPT_MAGIC, 8);
     memcpy(hdr + 8, &ver, 4);
     memcpy(hdr + 16, &len, 8);
@@ -248,7 +242,7 @@ int ckpt_load(const char *path, checkpoint *c, char *err, size_t errlen)
         return -1;
     }
     fclose(f);
-    if (fnv64(buf, len) != sum) {
+    if (ck_fnv1a64(buf, len) != sum) {
         free(buf);
         snprintf(err, errlen, "%s: checksum mismatch: the checkpoint is corrupt", path);
         return -1;

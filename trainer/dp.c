@@ -7,6 +7,7 @@
 #include <string.h>
 #include "dp.h"
 #include "rng.h"
+#include "collkit_util.h"
 
 int dp_init(dp_ctx *d, ck_comm *comm, const ck_algo *algo, const mlp *m, int batch, double bucket_mb,
             char *err, size_t errlen)
@@ -299,13 +300,7 @@ int dp_step(dp_ctx *d, mlp *m, optimizer *o, const dp_dataset *ds, const size_t 
     return 0;
 }
 
-uint64_t dp_hash(const float *x, size_t n)
-{
-    const unsigned char *b = (const unsigned char *)x;
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n * sizeof(float); i++) h = (h ^ b[i]) * 1099511628211ull;
-    return h;
-}
+uint64_t dp_hash(const float *x, size_t n) { return ck_fnv1a64(x, n * sizeof *x); }
 
 int dp_check_sync(dp_ctx *d, const float *params, size_t n, const optimizer *o, char *err, size_t errlen)
 {

@@ -58,25 +58,14 @@ uint64_t ck_fold_msgs(const ck_fold *f, int r) { return ck_fold_partner(f, r) >=
 
 int ck_fold_player(const ck_fold *f, int r) { return ck_fold_to_virtual(f, r) < 0 ? r + 1 : r; }
 
-/* Append printf-style to out[len..cap), keeping it terminated. */
-static size_t add(char *out, size_t cap, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static size_t add(char *out, size_t cap, size_t len, const char *fmt, ...)
+void ck_fold_explain(const ck_fold *f, int who, int rank, ck_sbuf *out)
 {
-    if (len + 1 >= cap) return len;
-    va_list ap;
-    va_start(ap, fmt);
-    const int n = vsnprintf(out + len, cap - len, fmt, ap);
-    va_end(ap);
-    if (n < 0) return len;
-    return len + (size_t)n < cap ? len + (size_t)n : cap - 1;
-}
-
-size_t ck_fold_explain(const ck_fold *f, int who, int rank, char *out, size_t cap, size_t len)
-{
-    if (who >= 0 && ck_fold_player(f, who) != who)
-        len = add(out, cap, len, "%srank %d folds its input into rank %d at the fold", len ? "; " : "", who, who + 1);
-    if (rank >= 0 && ck_fold_player(f, rank) != rank)
-        len = add(out, cap, len, "%srank %d gets the result from rank %d at the unfold", len ? "; " : "", rank, rank + 1);
-    return len;
+    if (who >= 0 && ck_fold_player(f, who) != who) {
+        ck_sbuf_sep(out, "; ");
+        ck_sbuf_add(out, "rank %d folds its input into rank %d at the fold", who, who + 1);
+    }
+    if (rank >= 0 && ck_fold_player(f, rank) != rank) {
+        ck_sbuf_sep(out, "; ");
+        ck_sbuf_add(out, "rank %d gets the result from rank %d at the unfold", rank, rank + 1);
+    }
 }

@@ -59,9 +59,8 @@ uint64_t ck_fold_msgs(const ck_fold *f, int r);
 /* For diagnoses: the rank that plays r in the rounds (r, or the odd partner
  * of an even folded r), and the fold's part of a fault's story: appends
  * "; rank W folds its input into rank W+1 at the fold" when `who` is folded
- * and "; rank R gets the result from rank R+1 at the unfold" when `rank` is.
- * Returns the new length of out. */
+ * and "; rank R gets the result from rank R+1 at the unfold" when `rank` is. */
 int    ck_fold_player(const ck_fold *f, int r);
-size_t ck_fold_explain(const ck_fold *f, int who, int rank, char *out, size_t cap, size_t len);
+void   ck_fold_explain(const ck_fold *f, int who, int rank, ck_sbuf *out);
 
 #endif /* COLLKIT_FOLD_H */

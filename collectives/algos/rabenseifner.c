@@ -154,20 +154,6 @@ static double rab_cost(const ck_cost_params *m, int p, double n)
     return 2 * f.rounds * m->alpha + 2 * share * n * m->beta + share * n * m->gamma + fold;
 }
 
-/* Append printf-style to out[len..cap), keeping it terminated. */
-static size_t add(char *out, size_t cap, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static size_t add(char *out, size_t cap, size_t len, const char *fmt, ...)
-{
-    if (len + 1 >= cap) return len;
-    va_list ap;
-    va_start(ap, fmt);
-    const int n = vsnprintf(out + len, cap - len, fmt, ap);
-    va_end(ap);
-    if (n < 0) return len;
-    return len + (size_t)n < cap ? len + (size_t)n : cap - 1;
-}
-
 /* The highest set bit of x > 0: where two virtual ranks differ. */
 static int top_bit(int x)
 {
@@ -190,23 +176,24 @@ static void rab_diagnose(const ck_fault *fl, char *out, size_t cap)
     int b = 0;
     while (b + 1 < f.pp && block_start(fl->count, f.pp, b + 1) <= fl->elem) b++;
     const int dst = ck_fold_player(&f, fl->rank), vd = ck_fold_to_virtual(&f, dst);
-    out[0] = '\0';
-    size_t n = add(out, cap, 0, "element %zu is in block %d of %d (elements %zu..%zu), finished by rank %d",
+    ck_sbuf sb;
+    ck_sbuf_init(&sb, out, cap);
+    ck_sbuf_add(&sb, "element %zu is in block %d of %d (elements %zu..%zu), finished by rank %d",
                    fl->elem, b, f.pp, block_start(fl->count, f.pp, b),
                    block_start(fl->count, f.pp, b + 1) - 1, ck_fold_to_real(&f, b));
     if (who >= 0) {
         const int src = ck_fold_player(&f, who), vs = ck_fold_to_virtual(&f, src), k = top_bit(vs ^ b);
         if (vs == b)
-            n = add(out, cap, n, "; rank %d adds the others' shares to its own", src);
+            ck_sbuf_add(&sb, "; rank %d adds the others' shares to its own", src);
         else
-            n = add(out, cap, n, "; rank %d sends its share of it%s at reduce-scatter round %d (mask %d) to rank %d",
+            ck_sbuf_add(&sb, "; rank %d sends its share of it%s at reduce-scatter round %d (mask %d) to rank %d",
                     src, fl->missing >= 0 ? "" : " (once)", f.rounds - 1 - k, 1 << k,
                     ck_fold_to_real(&f, vs ^ (1 << k)));
     }
     if (vd != b)
-        n = add(out, cap, n, "; rank %d receives block %d at all-gather round %d from rank %d", dst, b,
+        ck_sbuf_add(&sb, "; rank %d receives block %d at all-gather round %d from rank %d", dst, b,
                 top_bit(vd ^ b), ck_fold_to_real(&f, vd ^ (1 << top_bit(vd ^ b))));
-    ck_fold_explain(&f, who, fl->rank, out, cap, n);
+    ck_fold_explain(&f, who, fl->rank, &sb);
 }
 
 const ck_algo ck_algo_rabenseifner = {

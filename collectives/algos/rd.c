@@ -114,17 +114,17 @@ static void rd_diagnose(const ck_fault *fl, char *out, size_t cap)
     if (fl->p < 2 || who < 0 || who >= fl->p || fl->rank < 0 || fl->rank >= fl->p || cap == 0) return;
     const int src = ck_fold_player(&f, who), dst = ck_fold_player(&f, fl->rank);
     const int vs = ck_fold_to_virtual(&f, src), vd = ck_fold_to_virtual(&f, dst);
-    int n = 0, k = 0;
-    out[0] = '\0';
+    int k = 0;
+    ck_sbuf sb;
+    ck_sbuf_init(&sb, out, cap);
     while ((vs ^ vd) >> (k + 1)) k++;
     if (vs != vd)
-        n = snprintf(out, cap, "rank %d's data should reach rank %d %sin round %d (virtual ranks %d and %d "
-                     "differ in bit %d), from rank %d", src, dst, fl->missing >= 0 ? "" : "only once, ",
-                     k, vs, vd, k, ck_fold_to_real(&f, vd ^ (1 << k)));
+        ck_sbuf_add(&sb, "rank %d's data should reach rank %d %sin round %d (virtual ranks %d and %d "
+                    "differ in bit %d), from rank %d", src, dst, fl->missing >= 0 ? "" : "only once, ",
+                    k, vs, vd, k, ck_fold_to_real(&f, vd ^ (1 << k)));
     else if (src == who)
-        n = snprintf(out, cap, "rank %d's own input starts its sum, before round 0", who);
-    if (n < 0) n = 0;
-    ck_fold_explain(&f, who, fl->rank, out, cap, (size_t)n < cap ? (size_t)n : cap - 1);
+        ck_sbuf_add(&sb, "rank %d's own input starts its sum, before round 0", who);
+    ck_fold_explain(&f, who, fl->rank, &sb);
 }
 
 const ck_algo ck_algo_rd = {

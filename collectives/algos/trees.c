@@ -236,28 +236,13 @@ void ck_trees_traffic(const ck_config *cfg, size_t esize, int nt, const ck_tree_
 
 /* ------------------------------------------------------ diagnosis */
 
-static size_t add(char *out, size_t cap, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static size_t add(char *out, size_t cap, size_t len, const char *fmt, ...)
-{
-    if (len + 1 >= cap) return len;
-    va_list ap;
-    va_start(ap, fmt);
-    const int n = vsnprintf(out + len, cap - len, fmt, ap);
-    va_end(ap);
-    if (n < 0) return len;
-    return len + (size_t)n < cap ? len + (size_t)n : cap - 1;
-}
-
 /* The path between r and the root: "r -> parent -> ... -> root" going up,
  * "root -> ... -> parent -> r" going down. */
-static size_t path(char *out, size_t cap, size_t len, ck_tree_kind kind, int p, int r, int down)
+static void path(ck_sbuf *out, ck_tree_kind kind, int p, int r, int down)
 {
     int hops[64], n = 0;
     for (int v = r; v >= 0 && n < 64; v = ck_tree_build(kind, p, v).parent) hops[n++] = v;
-    for (int i = 0; i < n; i++)
-        len = add(out, cap, len, "%s%d", i ? " -> " : "", hops[down ? n - 1 - i : i]);
-    return len;
+    for (int i = 0; i < n; i++) ck_sbuf_add(out, "%s%d", i ? " -> " : "", hops[down ? n - 1 - i : i]);
 }
 
 void ck_tree_diagnose(const ck_fault *f, ck_tree_kind kind, size_t off, size_t len, const char *what,
@@ -268,27 +253,29 @@ void ck_tree_diagnose(const ck_fault *f, ck_tree_kind kind, size_t off, size_t l
     out[0] = '\0';
     if (p < 2 || who >= p || f->rank < 0 || f->rank >= p || f->elem < off || f->elem - off >= len) return;
     const size_t S = ck_num_chunks(len, ck_tree_segment(f->cfg, f->esize));
-    size_t n = add(out, cap, 0, "element %zu is in %ssegment %zu of %zu; ", f->elem, what,
-                   ck_tree_segment_of(len, S, f->elem - off), S);
+    ck_sbuf sb;
+    ck_sbuf_init(&sb, out, cap);
+    ck_sbuf_add(&sb, "element %zu is in %ssegment %zu of %zu; ", f->elem, what,
+                ck_tree_segment_of(len, S, f->elem - off), S);
     if (who >= 0) {
         const int up = ck_tree_build(kind, p, who).parent;
         if (up < 0) {
-            add(out, cap, n, "rank %d is the root: it starts the sum from its own input%s",
+            ck_sbuf_add(&sb, "rank %d is the root: it starts the sum from its own input%s",
                 who, f->missing >= 0 ? "" : " and must not add it again");
             return;
         }
-        n = add(out, cap, n, "rank %d's input %s up ", who, f->missing >= 0 ? "should go" : "goes");
-        n = path(out, cap, n, kind, p, who, 0);
-        add(out, cap, n, f->missing >= 0 ? "; its parent, rank %d (level %d), adds it"
+        ck_sbuf_add(&sb, "rank %d's input %s up ", who, f->missing >= 0 ? "should go" : "goes");
+        path(&sb, kind, p, who, 0);
+        ck_sbuf_add(&sb, f->missing >= 0 ? "; its parent, rank %d (level %d), adds it"
                                          : " and must be added once, by its parent, rank %d (level %d)",
             up, ck_tree_level(kind, p, up));
         return;
     }
     const int up = ck_tree_build(kind, p, f->rank).parent;
     if (up < 0) {
-        add(out, cap, n, "rank %d is the root: it computes the result itself", f->rank);
+        ck_sbuf_add(&sb, "rank %d is the root: it computes the result itself", f->rank);
         return;
     }
-    n = add(out, cap, n, "rank %d gets the result from its parent, rank %d, on the way down ", f->rank, up);
-    path(out, cap, n, kind, p, f->rank, 1);
+    ck_sbuf_add(&sb, "rank %d gets the result from its parent, rank %d, on the way down ", f->rank, up);
+    path(&sb, kind, p, f->rank, 1);
 }

@@ -92,7 +92,7 @@ enum { CK_MEM_HOST = 1u << 0, CK_MEM_CUDA = 1u << 1 };
 typedef struct ck_comm ck_comm;
 
 typedef struct ck_config {
-    size_t chunk_bytes;   /* pipeline chunk/segment for ring_pipelined and tree (default 256 KiB; env COLLKIT_CHUNK) */
+    size_t chunk_bytes;   /* pipeline chunk/segment for ring_pipelined and tree (default 256 KiB; env COLLKIT_CHUNK, e.g. 64K) */
     double timeout_s;     /* watchdog bound for any single wait (default 30 s; env COLLKIT_TIMEOUT; <= 0: off) */
     int    validate;      /* 1: check count/dtype/op/algo agree across ranks on every call (default 1) */
 } ck_config;
@@ -205,10 +205,13 @@ int            ck_algo_count(void);
 const ck_algo *ck_algo_at(int i);
 /* Print the registry as a table (name, memory kinds, bytes formula, summary). */
 void           ck_algo_print_table(FILE *out);
-/* Parse "a,b,c" or "all" into algorithms that support `mem`; prints a clear
- * error (with the list of names) to stderr and returns CK_ERR_INVALID_ARG on an
- * unknown name. *n receives the number found (at most max). */
-int            ck_algo_parse_list(const char *spec, unsigned mem, const ck_algo **out, int max, int *n);
+/* Parse "a,b,c" or "all" into algorithms that support `mem`; *n receives the
+ * number found (at most max). Prints nothing: on an unknown name, a name of
+ * the wrong memory kind, a name given twice, too many, or none, returns
+ * CK_ERR_INVALID_ARG with the whole message in err (for an unknown name it
+ * ends with the names that run on `mem`), for the caller to print once. */
+int            ck_algo_parse_list(const char *spec, unsigned mem, const ck_algo **out, int max, int *n,
+                                  char *err, size_t errlen);
 
 /* ------------------------------------------------------------ all-reduce */
 

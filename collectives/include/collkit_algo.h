@@ -23,6 +23,7 @@
 #define COLLKIT_ALGO_H
 
 #include "collkit.h"
+#include "collkit_util.h"   /* ck_sbuf: the string builder diagnose hooks write with */
 
 #ifdef __cplusplus
 extern "C" {

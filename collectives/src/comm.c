@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sched.h>
 #include <time.h>
+#include "collkit_util.h"
 #include "internal.h"
 
 double ck_now(void)
@@ -36,7 +37,10 @@ static void config_defaults(ck_config *c)
     c->chunk_bytes = 256 * 1024;
     c->timeout_s = 30.0;
     c->validate = 1;
-    if ((s = getenv("COLLKIT_CHUNK")) && atol(s) > 0) c->chunk_bytes = (size_t)atol(s);
+    uint64_t chunk;
+    /* The same sizes the tools take ("64K"); anything unreadable or 0 keeps the default. */
+    if ((s = getenv("COLLKIT_CHUNK")) && ck_parse_size(s, 1ull << 34, &chunk, NULL, 0) == 0 && chunk > 0)
+        c->chunk_bytes = (size_t)chunk;
     if ((s = getenv("COLLKIT_TIMEOUT"))) c->timeout_s = atof(s);
 }
 
@@ -348,12 +352,8 @@ void *ck_scratch(ck_comm *c, size_t bytes)
 
 /* ------------------------------------------------------------ all-reduce */
 
-static long long name_hash(const char *s)
-{
-    unsigned long long h = 1469598103934665603ull;   /* FNV-1a */
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return (long long)(h >> 2);
-}
+/* Non-negative, with room to spare, so that -x in the agreement below cannot overflow. */
+static long long name_hash(const char *s) { return (long long)(ck_fnv1a64(s, strlen(s)) >> 2); }
 
 /* Agree across ranks on (error flag, count, dtype, op, algorithm) with one
  * small MPI_Iallreduce of (x, -x) pairs under MAX: min and max of each value

@@ -12,16 +12,38 @@
  *   broken_ring_wholebuf   a "ring" that passes every whole buffer around:
  *                          right result, (p-1)*n bytes instead of 2(p-1)/p*n
  *   broken_ring_max        reduces with max whatever op was asked
+ *   broken_ring_chatty     the ring's exact bytes, but one message per
+ *                          element instead of one per step
  *   broken_naive_overrun   the broadcast sends count+1 elements: every rank
  *                          writes one element past the end of recvbuf
  *   broken_deadlock        pairs of ranks both receive before they send
  */
+#include <string.h>
 #include "collkit_algo.h"
 
 /* ------------------------------------------------------------------ ring
  * The ring of collectives/algos/ring.c (reduce-scatter, then all-gather;
- * rank r sends to r+1), with one of three bugs switched on. */
-enum { BUG_BLOCK_INDEX = 1, BUG_SKIP_REDUCE, BUG_WRONG_OP };
+ * rank r sends to r+1), with one of four bugs switched on. */
+enum { BUG_BLOCK_INDEX = 1, BUG_SKIP_REDUCE, BUG_WRONG_OP, BUG_CHATTY };
+
+/* One ring step's exchange. BUG_CHATTY sends the block one element per
+ * message: the same bytes, but (block length) times the latency. The block a
+ * rank receives is the one its left neighbour sends, so both sides agree on
+ * the number of pieces. */
+static int exchange(ck_comm *comm, const char *sb, size_t sbytes, int dst, char *rb, size_t rbytes, int src,
+                    int tag, size_t es, int bug)
+{
+    if (bug != BUG_CHATTY) return ck_sendrecv(comm, sb, sbytes, dst, rb, rbytes, src, tag);
+    for (size_t j = 0; j < sbytes / es || j < rbytes / es; j++) {   /* BUG: a message per element */
+        ck_req rq[2];
+        int rc;
+        memset(rq, 0, sizeof rq);
+        if (j < rbytes / es && (rc = ck_irecv(comm, rb + j * es, es, src, tag, &rq[0]))) return rc;
+        if (j < sbytes / es && (rc = ck_isend(comm, sb + j * es, es, dst, tag, &rq[1]))) return rc;
+        if ((rc = ck_waitall(comm, rq, 2))) return rc;
+    }
+    return CK_SUCCESS;
+}
 
 static int ring_with_bug(ck_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
                          ck_dtype dt, ck_op op, int bug)
@@ -43,8 +65,8 @@ static int ring_with_bug(ck_comm *comm, const void *sendbuf, void *recvbuf, size
         size_t soff, slen, roff, rlen;
         ck_block(count, p, sb, &soff, &slen);
         ck_block(count, p, rb, &roff, &rlen);
-        if ((rc = ck_sendrecv(comm, (s == 0 ? in : out) + soff * es, slen * es, (r + 1) % p,
-                              tmp, rlen * es, (r - 1 + p) % p, s))) return rc;
+        if ((rc = exchange(comm, (s == 0 ? in : out) + soff * es, slen * es, (r + 1) % p,
+                           tmp, rlen * es, (r - 1 + p) % p, s, es, bug))) return rc;
         if (bug == BUG_SKIP_REDUCE && s == 1)   /* BUG: forgets to add this rank's input */
             rc = ck_copy(comm, out + roff * es, tmp, rlen * es);
         else                                     /* BUG_WRONG_OP: max, whatever op is */
@@ -60,8 +82,8 @@ static int ring_with_bug(ck_comm *comm, const void *sendbuf, void *recvbuf, size
         size_t soff, slen, roff, rlen;
         ck_block(count, p, sb, &soff, &slen);
         ck_block(count, p, rb, &roff, &rlen);
-        if ((rc = ck_sendrecv(comm, out + soff * es, slen * es, (r + 1) % p,
-                              out + roff * es, rlen * es, (r - 1 + p) % p, p - 1 + s))) return rc;
+        if ((rc = exchange(comm, out + soff * es, slen * es, (r + 1) % p,
+                           out + roff * es, rlen * es, (r - 1 + p) % p, p - 1 + s, es, bug))) return rc;
     }
     return CK_SUCCESS;
 }
@@ -77,12 +99,21 @@ static uint64_t ring_bytes(int p, int r, size_t count, size_t es, const ck_confi
     return (uint64_t)(2 * count - l1 - l2) * es;
 }
 
+/* A correct ring sends one message per step: 2(p-1). */
+static uint64_t ring_msgs(int p, int r, size_t count, size_t es, const ck_config *cfg)
+{
+    (void)r; (void)count; (void)es; (void)cfg;
+    return p == 1 ? 0 : 2 * (uint64_t)(p - 1);
+}
+
 static int ring_index_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
 { return ring_with_bug(c, s, d, n, dt, op, BUG_BLOCK_INDEX); }
 static int ring_skip_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
 { return ring_with_bug(c, s, d, n, dt, op, BUG_SKIP_REDUCE); }
 static int ring_max_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
 { return ring_with_bug(c, s, d, n, dt, op, BUG_WRONG_OP); }
+static int ring_chatty_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{ return ring_with_bug(c, s, d, n, dt, op, BUG_CHATTY); }
 
 /* ------------------------------------------------------------ whole buffer
  * Each rank forwards whole buffers around the ring: at step s it passes on
@@ -177,6 +208,8 @@ const ck_algo broken_algos[] = {
      .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .run = ring_wholebuf_run},
     {.name = "broken_ring_max", .summary = "ring that always reduces with max", .mem = CK_MEM_HOST,
      .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .run = ring_max_run},
+    {.name = "broken_ring_chatty", .summary = "ring that sends each block one element per message", .mem = CK_MEM_HOST,
+     .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_chatty_run},
     {.name = "broken_naive_overrun", .summary = "reduce + broadcast that moves count+1 elements", .mem = CK_MEM_HOST,
      .bytes_formula = "root (p-1)n, others n", .bytes_sent = naive_bytes, .run = naive_overrun_run},
     {.name = "broken_deadlock", .summary = "pairwise exchange where both sides receive first", .mem = CK_MEM_HOST,

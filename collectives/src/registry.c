@@ -37,6 +37,7 @@ void ck_register_algo_or_exit(const ck_algo *a, const char *file)
 {
     const ck_algo *old = a && a->name ? ck_algo_find(a->name) : NULL;
     if (ck_register_algo(a) == CK_SUCCESS) return;
+    if (!ck_is_print_rank()) exit(2);   /* every rank stops; one says why */
     if (old)
         fprintf(stderr, "collkit: %s: cannot register algorithm '%s': an algorithm of that name is already "
                 "registered (%s: %s); give yours another .name\n", file, a->name, old->name,

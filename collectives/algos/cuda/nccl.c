@@ -16,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <nccl.h>
-#include "cuda_internal.h"
+#include "collkit_algo.h"
+#include "collkit_cuda.h"
 
 extern const ck_algo ck_algo_nccl;
 
@@ -30,11 +31,11 @@ static void nccl_free(void *p)
 /* 1 when any two ranks sit on the same device (same answer on every rank). */
 static int shares_gpu(ck_comm *c, char *which, size_t n)
 {
-    const char *pci = ck_cuda_pci_ids(c->tr.self);
-    for (int a = 0; a < c->size; a++)
-        for (int b = a + 1; b < c->size; b++)
-            if (!strncmp(pci + (size_t)a * 32, pci + (size_t)b * 32, 32)) {
-                snprintf(which, n, "ranks %d and %d share GPU %.32s", a, b, pci + (size_t)a * 32);
+    const int p = ck_comm_size(c);
+    for (int a = 0; a < p; a++)
+        for (int b = a + 1; b < p; b++)
+            if (!strcmp(ck_cuda_pci_id(c, a), ck_cuda_pci_id(c, b))) {
+                snprintf(which, n, "ranks %d and %d share GPU %s", a, b, ck_cuda_pci_id(c, a));
                 return 1;
             }
     return 0;
@@ -57,18 +58,18 @@ static int nccl_setup(ck_comm *c)
             return ck_fail(c, CK_ERR_UNSUPPORTED,
                            "nccl: %s; set NCCL_MULTI_RANK_GPU_ENABLE=1 to let NCCL run that way", which);
     }
-    if ((rc = ck_cuda_use(c->tr.self))) return rc;
+    if ((rc = ck_cuda_use(c))) return rc;
     ncclUniqueId id;
     memset(&id, 0, sizeof id);
-    int bad = c->rank == 0 && ncclGetUniqueId(&id) != ncclSuccess, anybad = 0;
-    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, c->mpi);
+    int bad = ck_comm_rank(c) == 0 && ncclGetUniqueId(&id) != ncclSuccess, anybad = 0;
+    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, ck_comm_mpi(c));
     if (anybad) return ck_fail(c, CK_ERR_TRANSPORT, "nccl: ncclGetUniqueId failed on rank 0");
-    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, c->mpi);
+    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, ck_comm_mpi(c));
     ncclComm_t *nc = malloc(sizeof *nc);
     if (!nc) return CK_ERR_NOMEM;
-    ncclResult_t r = ncclCommInitRank(nc, c->size, id, c->rank);
+    ncclResult_t r = ncclCommInitRank(nc, ck_comm_size(c), id, ck_comm_rank(c));
     bad = r != ncclSuccess;
-    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, c->mpi);
+    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, ck_comm_mpi(c));
     if (anybad) {
         if (!bad) ncclCommDestroy(*nc);
         free(nc);
@@ -88,9 +89,9 @@ static int nccl_run(ck_comm *c, const void *sendbuf, void *recvbuf, size_t count
     int rc;
     if ((unsigned)dt >= CK_NUM_DTYPES || (unsigned)op >= CK_AVG) return CK_ERR_INVALID_ARG;
     if (!ck_algo_state(c, &ck_algo_nccl) && (rc = nccl_setup(c))) return rc;
-    if ((rc = ck_cuda_use(c->tr.self))) return rc;
+    if ((rc = ck_cuda_use(c))) return rc;
     ncclResult_t r = ncclAllReduce(sendbuf, recvbuf, count, types[dt], ops[op],
-                                   *(ncclComm_t *)ck_algo_state(c, &ck_algo_nccl), ck_cuda_stream(c->tr.self));
+                                   *(ncclComm_t *)ck_algo_state(c, &ck_algo_nccl), ck_cuda_stream(c));
     if (r != ncclSuccess)
         return ck_fail(c, CK_ERR_TRANSPORT, "nccl: ncclAllReduce failed: %s", ncclGetErrorString(r));
     return CK_SUCCESS;   /* the transport's finish synchronises the stream */

@@ -58,10 +58,12 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "cuda_internal.h"
+#include "transport_cuda.h"
 
-#define SLOT  CK_CUDA_SLOT
-#define NSLOT CK_CUDA_NSLOT
+/* Staging ring, per ordered pair of ranks: NSLOT slots of SLOT bytes in the
+ * receiver's device memory. Messages larger than a slot move in chunks. */
+#define SLOT  ((size_t)1 << 20)
+#define NSLOT 4
 #define ROUND_2M(x) (((x) + ((size_t)2 << 20) - 1) / ((size_t)2 << 20) * ((size_t)2 << 20))
 
 typedef struct op {
@@ -95,7 +97,7 @@ typedef struct peer {
     unsigned          free_mask;        /* my slots of ring[peer] not granted */
 } peer;
 
-struct ck_cuda_tr {
+typedef struct ck_cuda_tr {
     MPI_Comm     comm, grant_comm, fill_comm;
     int          rank, size, dev, tag_ub, broken;
     cudaStream_t stream;
@@ -104,8 +106,8 @@ struct ck_cuda_tr {
     op          *head, *tail;
     ctl_send    *busy, *spare;
     char        *pci;        /* size * 32 chars */
-    ck_cuda_sym  sym;
-};
+    double       timeout_s;  /* the communicator's watchdog bound */
+} ck_cuda_tr;
 
 static int cuda_fail(ck_cuda_tr *t, cudaError_t e, const char *what)
 {
@@ -114,10 +116,14 @@ static int cuda_fail(ck_cuda_tr *t, cudaError_t e, const char *what)
 }
 #define CU(t, call) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) return cuda_fail(t, e_, #call); } while (0)
 
-cudaStream_t ck_cuda_stream(void *self) { return ((ck_cuda_tr *)self)->stream; }
-int ck_cuda_device(void *self) { return ((ck_cuda_tr *)self)->dev; }
-const char *ck_cuda_pci_ids(void *self) { return ((ck_cuda_tr *)self)->pci; }
-int ck_cuda_use(void *self)
+cudaStream_t ck_cuda_tr_stream(void *self) { return ((ck_cuda_tr *)self)->stream; }
+int ck_cuda_tr_device(void *self) { return ((ck_cuda_tr *)self)->dev; }
+const char *ck_cuda_tr_pci_id(void *self, int q)
+{
+    ck_cuda_tr *t = self;
+    return q >= 0 && q < t->size ? t->pci + (size_t)q * 32 : NULL;
+}
+int ck_cuda_tr_use(void *self)
 {
     ck_cuda_tr *t = self;
     CU(t, cudaSetDevice(t->dev));
@@ -442,86 +448,6 @@ static int cu_finish(void *self)
 {
     ck_cuda_tr *t = self;
     CU(t, cudaStreamSynchronize(t->stream));
-    if (t->sym.err && *(volatile int *)t->sym.err) {
-        fprintf(stderr, "collkit cuda-ipc: rank %d: a peer did not reach a oneshot/twoshot barrier in time "
-                "(a rank missed the call or is stuck); the communicator is unusable now\n", t->rank);
-        t->broken = 1;
-        return CK_ERR_TIMEOUT;
-    }
-    return CK_SUCCESS;
-}
-
-/* ------------------------------------------------------------ symmetric buffers (oneshot, twoshot) */
-
-static size_t sym_flags_bytes(int p) { return ((size_t)2 * CK_SYM_MAXB * (size_t)p * 4 + 4095) / 4096 * 4096; }
-
-/* Collective, on first use: allocate, zero the flags, exchange and open handles. */
-static int sym_setup(ck_cuda_tr *t)
-{
-    ck_cuda_sym *s = &t->sym;
-    int p = t->size, rc = CK_SUCCESS, bad = 0, anybad = 0;
-    s->bytes = ROUND_2M(sym_flags_bytes(p) + 2 * CK_SYM_HALF);
-    cudaIpcMemHandle_t mine, *all = calloc((size_t)p, sizeof *all);
-    s->peer_base = calloc((size_t)p, sizeof *s->peer_base);
-    if (!all || !s->peer_base) bad = 1;
-    if (!bad && (cudaMalloc((void **)&s->base, s->bytes) != cudaSuccess ||
-                 cudaMemset(s->base, 0, sym_flags_bytes(p)) != cudaSuccess ||
-                 cudaDeviceSynchronize() != cudaSuccess ||
-                 cudaIpcGetMemHandle(&mine, s->base) != cudaSuccess ||
-                 cudaHostAlloc((void **)&s->err, sizeof(int), cudaHostAllocMapped) != cudaSuccess ||
-                 cudaHostGetDevicePointer((void **)&s->d_err, s->err, 0) != cudaSuccess ||
-                 cudaMalloc((void **)&s->d_peer_base, (size_t)p * sizeof(char *)) != cudaSuccess))
-        bad = 1;
-    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, t->comm);
-    if (anybad) { rc = CK_ERR_TRANSPORT; goto out; }
-    *s->err = 0;
-    MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all, sizeof mine, MPI_BYTE, t->comm);
-    for (int q = 0; q < p && !bad; q++) {
-        if (q == t->rank) s->peer_base[q] = s->base;
-        else if (cudaIpcOpenMemHandle((void **)&s->peer_base[q], all[q], cudaIpcMemLazyEnablePeerAccess) != cudaSuccess) {
-            s->peer_base[q] = NULL;
-            bad = 1;
-        }
-    }
-    if (!bad && cudaMemcpy(s->d_peer_base, s->peer_base, (size_t)p * sizeof(char *), cudaMemcpyHostToDevice) != cudaSuccess)
-        bad = 1;
-    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, t->comm);
-    if (anybad) rc = CK_ERR_TRANSPORT;
-    else s->ready = 1;
-out:
-    if (rc) t->broken = 1;   /* half-made: destroy releases it */
-    if (rc) fprintf(stderr, "collkit cuda-ipc: rank %d: could not set up the symmetric buffers (%s)\n",
-                    t->rank, bad ? cudaGetErrorString(cudaGetLastError()) : "another rank failed");
-    free(all);
-    return rc;   /* on failure the pieces are released by destroy */
-}
-
-/* Both oneshot and twoshot: copy each chunk of the input into my half, then
- * one kernel reads every peer's half (see oneshot.c / twoshot.c). */
-int ck_cuda_peer_allreduce(ck_comm *c, const void *sendbuf, void *recvbuf,
-                           size_t count, ck_dtype dt, ck_op op_, int two_shot)
-{
-    ck_cuda_tr *t = c->tr.self;
-    const size_t es = ck_dtype_size(dt);
-    int rc;
-    if (t->broken) return ck_fail(c, CK_ERR_TRANSPORT, "communicator unusable after an earlier failure");
-    if ((rc = ck_cuda_use(t))) return rc;
-    if (!t->sym.ready && (rc = sym_setup(t))) return ck_fail(c, rc, "symmetric buffer setup failed");
-    const size_t per = CK_SYM_HALF / es;
-    const double to = c->cfg.timeout_s;
-    for (size_t off = 0; off < count; off += per) {
-        size_t n = count - off < per ? count - off : per;
-        ck_peer_launch a = {
-            .peers = (char *const *)t->sym.d_peer_base, .p = t->size, .rank = t->rank,
-            .flags_off = 0, .out = (char *)recvbuf + off * es, .count = n,
-            .dt = (int)dt, .op = (int)op_, .gen = ++t->sym.gen,
-            .timeout_ns = to > 0 ? (unsigned long long)(to * 1e9) : 0, .err = t->sym.d_err,
-        };
-        a.data_off = sym_flags_bytes(t->size) + (a.gen & 1u) * CK_SYM_HALF;
-        CU(t, cudaMemcpyAsync(t->sym.base + a.data_off, (const char *)sendbuf + off * es, n * es,
-                              cudaMemcpyDefault, t->stream));
-        CU(t, ck_cuda_launch_peer(&a, two_shot, t->stream));
-    }
     return CK_SUCCESS;
 }
 
@@ -548,8 +474,6 @@ static void cu_destroy(void *self)
         cudaIpcCloseMemHandle(pe->stage);
         for (int k = 0; k < NSLOT; k++) { cudaEventDestroy(pe->fill[k]); cudaEventDestroy(pe->drain[k]); }
     }
-    for (int q = 0; t->sym.peer_base && q < t->size; q++)
-        if (q != t->rank && t->sym.peer_base[q]) cudaIpcCloseMemHandle(t->sym.peer_base[q]);
     if (t->grant_comm != MPI_COMM_NULL) MPI_Barrier(t->grant_comm);
     for (int q = 0; t->peers && q < t->size; q++)
         for (int k = 0; k < NSLOT; k++) {
@@ -557,10 +481,6 @@ static void cu_destroy(void *self)
             if (t->peers[q].my_drain[k]) cudaEventDestroy(t->peers[q].my_drain[k]);
         }
     if (t->stage) cudaFree(t->stage);
-    if (t->sym.base) cudaFree(t->sym.base);
-    if (t->sym.d_peer_base) cudaFree(t->sym.d_peer_base);
-    if (t->sym.err) cudaFreeHost(t->sym.err);
-    free(t->sym.peer_base);
     if (t->stream) cudaStreamDestroy(t->stream);
     free(t->peers);
     free(t->pci);
@@ -651,13 +571,16 @@ static int exchange(ck_cuda_tr *t)
     return anybad ? CK_ERR_TRANSPORT : CK_SUCCESS;
 }
 
-int ck_transport_cuda_create(MPI_Comm comm, ck_transport *out)
+static void cu_set_timeout(void *self, double timeout_s) { ((ck_cuda_tr *)self)->timeout_s = timeout_s; }
+
+int ck_transport_cuda_create(MPI_Comm comm, double timeout_s, ck_transport *out)
 {
     ck_cuda_tr *t = calloc(1, sizeof *t);
     int rc = CK_SUCCESS, worst = 0, flag = 0, *ub = NULL;
     const char *why = "out of host memory";
     if (t) {
         t->comm = comm;
+        t->timeout_s = timeout_s;
         t->grant_comm = t->fill_comm = MPI_COMM_NULL;
         MPI_Comm_rank(comm, &t->rank);
         MPI_Comm_size(comm, &t->size);
@@ -691,6 +614,7 @@ int ck_transport_cuda_create(MPI_Comm comm, ck_transport *out)
         .reduce = cu_reduce, .divide = cu_divide, .copy = cu_copy,
         .upload = cu_upload, .download = cu_download,
         .alloc = cu_alloc, .free = cu_free, .finish = cu_finish, .destroy = cu_destroy,
+        .set_timeout = cu_set_timeout,
     };
     return CK_SUCCESS;
 }

@@ -1,13 +1,7 @@
 /*
- * kernels.cu — every GPU kernel of collkit, in one file (nvcc is slow):
- *   reduce   dst[i] = a[i] op b[i]        the transport's ck_reduce_local
- *   divide   buf[i] /= divisor            avg's finaliser
- *   oneshot  all-reduce by reading every peer's symmetric buffer
- *   twoshot  reduce-scatter + all-gather by peer loads
- *
- * Arithmetic matches the host kernels in collectives/src/dtype.c bit for bit:
- * the same operators in the same order, bf16 rounded to nearest even after
- * every operation, IEEE division (nvcc's default -prec-div=true).
+ * symmetric_kernels.cu — the oneshot and twoshot kernels: all-reduce by loads
+ * from every peer's symmetric buffer (symmetric.c maps them). The element
+ * arithmetic is collkit_cuda_ops.cuh's, bit for bit the host kernels.
  *
  * Cross-process ordering in oneshot/twoshot. Rank q's symmetric buffer is
  * mapped into every rank (cudaIpcOpenMemHandle). A barrier is, per block b:
@@ -29,35 +23,13 @@
  * A wait longer than the timeout sets *err and the block leaves; the host
  * reports CK_ERR_TIMEOUT after the stream synchronises.
  */
-#include <stdint.h>
-#include "cuda_internal.h"
+#include "collkit_cuda_ops.cuh"
+#include "symmetric.h"
+
+using ck_dev::apply;
+using ck_dev::bf16;
 
 namespace {
-
-/* ------------------------------------------------------------ element types and ops */
-
-struct bf16 { uint16_t bits; };
-
-__device__ __forceinline__ float bf16_to_f32(bf16 x) { return __uint_as_float((uint32_t)x.bits << 16); }
-__device__ __forceinline__ bf16 f32_to_bf16(float f)
-{
-    uint32_t u = __float_as_uint(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return bf16{(uint16_t)((u >> 16) | 0x40)};
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return bf16{(uint16_t)(u >> 16)};
-}
-
-template <int OP, typename T> __device__ __forceinline__ T apply(T x, T y)
-{
-    if (OP == CK_SUM) return x + y;
-    if (OP == CK_PROD) return x * y;
-    if (OP == CK_MIN) return y < x ? y : x;
-    return y > x ? y : x;
-}
-template <int OP> __device__ __forceinline__ bf16 apply(bf16 a, bf16 b)
-{
-    return f32_to_bf16(apply<OP>(bf16_to_f32(a), bf16_to_f32(b)));
-}
 
 /* Loads of symmetric buffers: cached in L2 only (peers write them). */
 template <typename T> __device__ __forceinline__ T load_cg(const T *p)
@@ -77,31 +49,6 @@ template <typename T> __device__ __forceinline__ T load_cg(const T *p)
         memcpy(&v, &x, 8);
     }
     return v;
-}
-
-/* ------------------------------------------------------------ local kernels */
-
-template <typename T, int OP>
-__global__ void reduce_kernel(T *dst, const T *a, const T *b, size_t n)
-{
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        dst[i] = apply<OP>(a[i], b[i]);
-}
-
-template <typename T> __device__ __forceinline__ T div_elem(T x, int d) { return x / (T)d; }
-template <> __device__ __forceinline__ bf16 div_elem(bf16 x, int d) { return f32_to_bf16(bf16_to_f32(x) / (float)d); }
-
-template <typename T>
-__global__ void divide_kernel(T *buf, size_t n, int d)
-{
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        buf[i] = div_elem(buf[i], d);
-}
-
-unsigned grid_for(size_t n, unsigned threads)
-{
-    size_t g = (n + threads - 1) / threads;
-    return (unsigned)(g < 1 ? 1 : g > 1024 ? 1024 : g);
 }
 
 /* ------------------------------------------------------------ peer kernels */
@@ -124,13 +71,13 @@ __device__ __forceinline__ unsigned long long now_ns()
 }
 
 /* Flag of (block b, rank q) in the area `which` (0: start, 1: mid) of a buffer. */
-__device__ __forceinline__ unsigned *flag(char *base, const ck_peer_launch &a, int which, int b, int q)
+__device__ __forceinline__ unsigned *flag(char *base, const ck_sym_launch &a, int which, int b, int q)
 {
     return (unsigned *)(base + a.flags_off) + ((size_t)which * CK_SYM_MAXB + b) * a.p + q;
 }
 
 /* The barrier described at the top. Returns nonzero when it timed out. */
-__device__ int barrier(const ck_peer_launch &a, int which)
+__device__ int barrier(const ck_sym_launch &a, int which)
 {
     __shared__ int abort_;
     if (threadIdx.x == 0) abort_ = 0;
@@ -166,7 +113,7 @@ __device__ __forceinline__ void block_of(size_t n, int p, int i, size_t *off, si
 /* Every rank's buffer, reduced in rank order 0, 1, ..., p-1: the same
  * operations in the same order on every rank, so identical results. */
 template <typename T, int OP>
-__device__ __forceinline__ T fold(const ck_peer_launch &a, size_t i)
+__device__ __forceinline__ T fold(const ck_sym_launch &a, size_t i)
 {
     T acc = load_cg((const T *)(a.peers[0] + a.data_off) + i);
     for (int q = 1; q < a.p; q++) acc = apply<OP>(acc, load_cg((const T *)(a.peers[q] + a.data_off) + i));
@@ -174,7 +121,7 @@ __device__ __forceinline__ T fold(const ck_peer_launch &a, size_t i)
 }
 
 template <typename T, int OP>
-__global__ void __launch_bounds__(CK_SYM_THREADS) oneshot_kernel(ck_peer_launch a)
+__global__ void __launch_bounds__(CK_SYM_THREADS) oneshot_kernel(ck_sym_launch a)
 {
     if (barrier(a, 0)) return;
     T *out = (T *)a.out;
@@ -183,7 +130,7 @@ __global__ void __launch_bounds__(CK_SYM_THREADS) oneshot_kernel(ck_peer_launch 
 }
 
 template <typename T, int OP>
-__global__ void __launch_bounds__(CK_SYM_THREADS) twoshot_kernel(ck_peer_launch a)
+__global__ void __launch_bounds__(CK_SYM_THREADS) twoshot_kernel(ck_sym_launch a)
 {
     const size_t stride = (size_t)gridDim.x * blockDim.x, first = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     T *out = (T *)a.out, *mine = (T *)(a.peers[a.rank] + a.data_off);
@@ -211,85 +158,45 @@ __global__ void __launch_bounds__(CK_SYM_THREADS) twoshot_kernel(ck_peer_launch 
 /* ------------------------------------------------------------ dispatch */
 
 template <typename T, int OP>
-cudaError_t launch_peer(const ck_peer_launch &a, int two_shot, cudaStream_t s)
+cudaError_t launch_peer(const ck_sym_launch &a, int two_shot, cudaStream_t s)
 {
-    unsigned g = (unsigned)ck_cuda_peer_blocks(a.count, a.p, two_shot);
+    unsigned g = (unsigned)ck_sym_blocks(a.count, a.p, two_shot);
     if (two_shot) twoshot_kernel<T, OP><<<g, CK_SYM_THREADS, 0, s>>>(a);
     else          oneshot_kernel<T, OP><<<g, CK_SYM_THREADS, 0, s>>>(a);
     return cudaGetLastError();
 }
 
 template <typename T>
-cudaError_t by_op(int op, void *dst, const void *a, const void *b, size_t n, const ck_peer_launch *pl,
-                  int two_shot, cudaStream_t s)
+cudaError_t by_op(const ck_sym_launch &a, int two_shot, cudaStream_t s)
 {
-    if (pl) {
-        switch (op) {
-        case CK_SUM:  return launch_peer<T, CK_SUM>(*pl, two_shot, s);
-        case CK_PROD: return launch_peer<T, CK_PROD>(*pl, two_shot, s);
-        case CK_MIN:  return launch_peer<T, CK_MIN>(*pl, two_shot, s);
-        case CK_MAX:  return launch_peer<T, CK_MAX>(*pl, two_shot, s);
-        default:      return cudaErrorInvalidValue;
-        }
-    }
-    unsigned g = grid_for(n, 256);
-    T *d = (T *)dst;
-    const T *x = (const T *)a, *y = (const T *)b;
-    switch (op) {
-    case CK_SUM:  reduce_kernel<T, CK_SUM><<<g, 256, 0, s>>>(d, x, y, n); break;
-    case CK_PROD: reduce_kernel<T, CK_PROD><<<g, 256, 0, s>>>(d, x, y, n); break;
-    case CK_MIN:  reduce_kernel<T, CK_MIN><<<g, 256, 0, s>>>(d, x, y, n); break;
-    case CK_MAX:  reduce_kernel<T, CK_MAX><<<g, 256, 0, s>>>(d, x, y, n); break;
-    default:      return cudaErrorInvalidValue;
-    }
-    return cudaGetLastError();
-}
-
-cudaError_t by_type(int dt, int op, void *dst, const void *a, const void *b, size_t n,
-                    const ck_peer_launch *pl, int two_shot, cudaStream_t s)
-{
-    switch (dt) {
-    case CK_F32:  return by_op<float>(op, dst, a, b, n, pl, two_shot, s);
-    case CK_F64:  return by_op<double>(op, dst, a, b, n, pl, two_shot, s);
-    case CK_I32:  return by_op<int32_t>(op, dst, a, b, n, pl, two_shot, s);
-    case CK_I64:  return by_op<int64_t>(op, dst, a, b, n, pl, two_shot, s);
-    case CK_BF16: return by_op<bf16>(op, dst, a, b, n, pl, two_shot, s);
+    switch (a.op) {
+    case CK_SUM:  return launch_peer<T, CK_SUM>(a, two_shot, s);
+    case CK_PROD: return launch_peer<T, CK_PROD>(a, two_shot, s);
+    case CK_MIN:  return launch_peer<T, CK_MIN>(a, two_shot, s);
+    case CK_MAX:  return launch_peer<T, CK_MAX>(a, two_shot, s);
     default:      return cudaErrorInvalidValue;
     }
 }
 
 } // namespace
 
-extern "C" cudaError_t ck_cuda_reduce(void *dst, const void *a, const void *b, size_t count,
-                                      ck_dtype dt, ck_op op, cudaStream_t s)
-{
-    if (!count) return cudaSuccess;
-    return by_type((int)dt, (int)op, dst, a, b, count, nullptr, 0, s);
-}
-
-extern "C" cudaError_t ck_cuda_divide(void *buf, size_t n, ck_dtype dt, int divisor, cudaStream_t s)
-{
-    if (!n) return cudaSuccess;
-    unsigned g = grid_for(n, 256);
-    switch (dt) {
-    case CK_F32:  divide_kernel<float><<<g, 256, 0, s>>>((float *)buf, n, divisor); break;
-    case CK_F64:  divide_kernel<double><<<g, 256, 0, s>>>((double *)buf, n, divisor); break;
-    case CK_BF16: divide_kernel<bf16><<<g, 256, 0, s>>>((bf16 *)buf, n, divisor); break;
-    default:      return cudaErrorInvalidValue;
-    }
-    return cudaGetLastError();
-}
-
 /* The grid depends on count and p only, never on the device, so every rank
  * launches the same blocks (they pair up in the barriers). */
-extern "C" int ck_cuda_peer_blocks(size_t count, int p, int two_shot)
+extern "C" int ck_sym_blocks(size_t count, int p, int two_shot)
 {
     size_t work = two_shot ? (count + (size_t)p - 1) / (size_t)p : count;
     size_t g = (work + CK_SYM_THREADS - 1) / CK_SYM_THREADS;
     return (int)(g < 1 ? 1 : g > CK_SYM_MAXB ? CK_SYM_MAXB : g);
 }
 
-extern "C" cudaError_t ck_cuda_launch_peer(const ck_peer_launch *a, int two_shot, cudaStream_t s)
+extern "C" cudaError_t ck_sym_launch_kernel(const ck_sym_launch *a, int two_shot, cudaStream_t s)
 {
-    return by_type(a->dt, a->op, nullptr, nullptr, nullptr, 0, a, two_shot, s);
+    switch (a->dt) {
+    case CK_F32:  return by_op<float>(*a, two_shot, s);
+    case CK_F64:  return by_op<double>(*a, two_shot, s);
+    case CK_I32:  return by_op<int32_t>(*a, two_shot, s);
+    case CK_I64:  return by_op<int64_t>(*a, two_shot, s);
+    case CK_BF16: return by_op<bf16>(*a, two_shot, s);
+    default:      return cudaErrorInvalidValue;
+    }
 }

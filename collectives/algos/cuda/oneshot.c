@@ -7,7 +7,7 @@
  *   1. copy my input into my symmetric buffer (cudaMalloc'd once, IPC-mapped
  *      into every peer; alternate chunks use alternate halves);
  *   2. one kernel: barrier with every peer (system-scope release/acquire
- *      flags, see kernels.cu), then out[i] = x0[i] op x1[i] op ... op x(p-1)[i],
+ *      flags, see symmetric_kernels.cu), then out[i] = x0[i] op x1[i] op ... op x(p-1)[i],
  *      loading x_q straight from rank q's buffer.
  * The fold runs in rank order on every rank, so all ranks get bitwise
  * identical results (the same as naive's, which folds in the same order).
@@ -26,13 +26,14 @@
  * the latency term does not grow with p, which is why it wins for small n;
  * the traffic grows with p, which is why it loses for large n.
  */
-#include "cuda_internal.h"
+#include "collkit_algo.h"
+#include "symmetric.h"
 
 static int oneshot_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
                        size_t count, ck_dtype dt, ck_op op)
 {
     const int p = ck_comm_size(comm);
-    int rc = ck_cuda_peer_allreduce(comm, sendbuf, recvbuf, count, dt, op, 0);
+    int rc = ck_sym_allreduce(comm, sendbuf, recvbuf, count, dt, op, 0);
     if (rc) return rc;
     /* Peer loads bypass ck_isend, so count them here (see oneshot_bytes). */
     uint64_t b = (uint64_t)(p - 1) * count * ck_dtype_size(dt);

@@ -11,7 +11,7 @@
  *   4. barrier (my reduced block is now visible to the peers);
  *   5. all-gather: load every other block q from rank q's buffer.
  * Ordering: system-scope release/acquire flags with a launch counter, and the
- * same element-to-thread-block map in steps 3 and 5 (see kernels.cu).
+ * same element-to-thread-block map in steps 3 and 5 (see symmetric_kernels.cu).
  *
  * Worked example, p = 4, blocks A B C D, xR = block x of rank R's input:
  *
@@ -26,13 +26,14 @@
  * Cost: T = 3α (copy-in, two barriers) + 2(p-1)/p·n·β + (p-1)/p·n·γ:
  * the ring's bandwidth with a constant number of steps.
  */
-#include "cuda_internal.h"
+#include "collkit_algo.h"
+#include "symmetric.h"
 
 /* Exactly what the kernels do: per 4 MiB chunk, ck_block's partition. */
 static uint64_t twoshot_bytes(int p, int r, size_t count, size_t es, const ck_config *cfg)
 {
     (void)cfg;
-    const size_t per = CK_SYM_HALF / es;
+    const size_t per = ck_sym_launch_elems(es);
     uint64_t total = 0;
     for (size_t off = 0; off < count; off += per) {
         size_t n = count - off < per ? count - off : per, o, len;
@@ -45,11 +46,11 @@ static uint64_t twoshot_bytes(int p, int r, size_t count, size_t es, const ck_co
 static int twoshot_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
                        size_t count, ck_dtype dt, ck_op op)
 {
-    int rc = ck_cuda_peer_allreduce(comm, sendbuf, recvbuf, count, dt, op, 1);
+    int rc = ck_sym_allreduce(comm, sendbuf, recvbuf, count, dt, op, 1);
     if (rc) return rc;
     /* Peer loads bypass ck_isend, so count them here. The formula is
      * symmetric: what my peers load from me equals what I load from them. */
-    uint64_t b = twoshot_bytes(ck_comm_size(comm), ck_comm_rank(comm), count, ck_dtype_size(dt), &comm->cfg);
+    uint64_t b = twoshot_bytes(ck_comm_size(comm), ck_comm_rank(comm), count, ck_dtype_size(dt), ck_comm_config(comm));
     ck_count_traffic(comm, b, 0, b, 0);
     return CK_SUCCESS;
 }

@@ -1,0 +1,122 @@
+/*
+ * test_cuda_logic — the parts of the CUDA IPC transport that are pure logic,
+ * on any machine (no GPU, no MPI communication):
+ *   - the staging-slot ledger (collectives/src/cuda_logic.h): grants never
+ *     exceed a receive's chunks, nor NSLOT outstanding, nor the peer's slots;
+ *     a fill must name the slot its chunk was granted; 0-byte messages;
+ *   - the peer-access matrix: the first pair of ranks that cannot reach
+ *     each other;
+ *   - ck_poll_bounded, the watchdog of a stream wait: ready, timeout, error.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "collkit.h"
+#include "transport.h"
+#include "cuda_logic.h"
+#include "check.h"
+
+#define NS CK_CUDA_NSLOT
+
+static int popcount(unsigned x) { int n = 0; for (; x; x &= x - 1) n++; return n; }
+
+/* One receive of `chunks` chunks: grants stop at NSLOT outstanding and at
+ * the chunk count; fills in grant order free slots again. */
+static void test_one_receive(size_t chunks)
+{
+    ck_slot_pool pool;
+    ck_slot_req r;
+    ck_slot_pool_init(&pool);
+    ck_slot_req_init(&r, chunks * CK_CUDA_SLOT - 1);   /* the last chunk one byte short */
+    CHECK(r.nchunks == chunks, "%zu chunks: nchunks %zu", chunks, r.nchunks);
+    int order[64], k;
+    size_t granted = 0, filled = 0;
+    while (filled < chunks) {
+        while (ck_slot_grant(&pool, &r, &k)) {
+            CHECK(k >= 0 && k < NS, "slot %d in range", k);
+            order[granted++ % 64] = k;
+            CHECK(r.ngrant - r.nfill <= NS, "at most NSLOT outstanding (%zu)", r.ngrant - r.nfill);
+            CHECK(r.ngrant <= r.nchunks, "never more grants than chunks (%zu of %zu)", r.ngrant, r.nchunks);
+            CHECK(popcount(pool.free_mask) + (int)(r.ngrant - r.nfill) == NS, "slots are free or held, once");
+        }
+        CHECK(granted - filled == (chunks - filled < NS ? chunks - filled : NS),
+              "%zu chunks: grants stop at min(chunks left, NSLOT) (%zu outstanding after %zu fills)",
+              chunks, granted - filled, filled);
+        /* A fill naming another slot is refused and changes nothing. */
+        int wrong = (order[filled % 64] + 1) % NS;
+        unsigned mask = pool.free_mask;
+        CHECK(ck_slot_fill(&pool, &r, wrong) == -1 && pool.free_mask == mask && r.nfill == filled,
+              "a fill of the wrong slot is refused");
+        CHECK(ck_slot_fill(&pool, &r, order[filled % 64]) == 0, "fill of chunk %zu in its slot", filled);
+        filled++;
+    }
+    CHECK(!ck_slot_grant(&pool, &r, &k), "no grant past the last chunk");
+    CHECK(ck_slot_fill(&pool, &r, order[(filled - 1) % 64]) == -1, "no fill without a grant");
+    CHECK(pool.free_mask == (1u << NS) - 1, "every slot free at the end");
+}
+
+/* Two receives from one peer share its NSLOT slots; a 0-byte receive takes
+ * its one grant without a slot even when all slots are out. */
+static void test_shared_pool(void)
+{
+    ck_slot_pool pool;
+    ck_slot_req a, b, z;
+    int k;
+    ck_slot_pool_init(&pool);
+    ck_slot_req_init(&a, 10 * CK_CUDA_SLOT);
+    ck_slot_req_init(&b, 10 * CK_CUDA_SLOT);
+    ck_slot_req_init(&z, 0);
+    int ga = 0, gb = 0;
+    for (int round = 0; round < 8; round++) {   /* round-robin, as the transport grants */
+        ga += ck_slot_grant(&pool, &a, &k);
+        gb += ck_slot_grant(&pool, &b, &k);
+    }
+    CHECK(ga + gb == NS && ga == NS / 2, "two receives share the peer's %d slots (%d + %d)", NS, ga, gb);
+    CHECK(pool.free_mask == 0, "all slots out");
+    CHECK(z.nchunks == 1 && ck_slot_grant(&pool, &z, &k) == 1 && k == -1, "0-byte receive: one slot-less grant");
+    CHECK(!ck_slot_grant(&pool, &z, &k), "and only one");
+    CHECK(ck_slot_fill(&pool, &z, 0) == -1, "its fill must name no slot");
+    CHECK(ck_slot_fill(&pool, &z, -1) == 0 && pool.free_mask == 0, "a slot-less fill frees nothing");
+}
+
+static void test_peer_matrix(void)
+{
+    unsigned char ok[16];
+    int a = -1, b = -1;
+    memset(ok, 1, sizeof ok);
+    CHECK(!ck_peer_first_unreachable(ok, 4, &a, &b), "all reachable");
+    ok[2 * 4 + 1] = 0;   /* rank 2 cannot reach rank 1's GPU */
+    CHECK(ck_peer_first_unreachable(ok, 4, &a, &b) && a == 1 && b == 2, "one direction missing: ranks %d, %d", a, b);
+    ok[0 * 4 + 3] = 0;
+    CHECK(ck_peer_first_unreachable(ok, 4, &a, &b) && a == 0 && b == 3, "first pair first: ranks %d, %d", a, b);
+    CHECK(!ck_peer_first_unreachable(ok, 1, &a, &b), "one rank");
+}
+
+/* ------------------------------------------------------------ ck_poll_bounded */
+
+static int after_n(void *arg) { int *n = arg; return --*n <= 0; }
+static int never(void *arg) { (void)arg; return 0; }
+static int broken(void *arg) { (void)arg; return -7; }
+
+static void test_poll(void)
+{
+    double waited = -1;
+    int n = 1000;
+    CHECK(ck_poll_bounded(after_n, &n, 5.0, &waited) == 1 && n == 0, "ready after 1000 polls");
+    n = 50;
+    CHECK(ck_poll_bounded(after_n, &n, 0, NULL) == 1, "no bound: still returns when ready");
+    double t0 = ck_now();
+    CHECK(ck_poll_bounded(never, NULL, 0.05, &waited) == 0, "never ready: times out");
+    double dt = ck_now() - t0;
+    CHECK(waited >= 0.05 && dt < 2.0, "the timeout is kept: waited %.3f s (wall %.3f s)", waited, dt);
+    CHECK(ck_poll_bounded(broken, NULL, 1.0, NULL) == -7, "an error comes back as is");
+}
+
+int main(void)
+{
+    for (size_t c = 1; c <= 11; c++) test_one_receive(c);
+    test_shared_pool();
+    test_peer_matrix();
+    test_poll();
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

@@ -6,7 +6,10 @@
  *     a fill must name the slot its chunk was granted; 0-byte messages;
  *   - the peer-access matrix: the first pair of ranks that cannot reach
  *     each other;
- *   - ck_poll_bounded, the watchdog of a stream wait: ready, timeout, error.
+ *   - ck_poll_bounded, the watchdog of a stream wait: ready, timeout, error;
+ *   - with CUDA built: the oneshot/twoshot launch grid (the same on every
+ *     rank, capped, enough blocks) and the 16-byte split of a range (every
+ *     element once, vectors aligned).
  */
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +17,9 @@
 #include "transport.h"
 #include "cuda_logic.h"
 #include "check.h"
+#ifdef COLLKIT_HAVE_CUDA
+#include "symmetric.h"
+#endif
 
 #define NS CK_CUDA_NSLOT
 
@@ -111,12 +117,75 @@ static void test_poll(void)
     CHECK(ck_poll_bounded(broken, NULL, 1.0, NULL) == -7, "an error comes back as is");
 }
 
+#ifdef COLLKIT_HAVE_CUDA
+/* ------------------------------------------------------------ oneshot/twoshot */
+
+static void test_grid(void)
+{
+    const size_t es[] = {2, 4, 8};
+    for (int t = 0; t < 2; t++)
+        for (int k = 0; k < 3; k++)
+            for (int p = 1; p <= 8; p++) {
+                const size_t counts[] = {1, 7, 4097, 100003, ck_sym_launch_elems(es[k])};
+                for (int c = 0; c < 5; c++) {
+                    size_t n = counts[c];
+                    unsigned g = ck_sym_grid(n, p, es[k], t, 264);
+                    size_t work = t ? (n + (size_t)p - 1) / (size_t)p : n;
+                    size_t vecs = (work * es[k] + CK_SYM_VEC - 1) / CK_SYM_VEC;
+                    CHECK(g >= 1 && g <= 264, "grid %u within 1..max", g);
+                    CHECK(g == 264 || (size_t)g * CK_SYM_THREADS >= vecs,
+                          "%s p=%d n=%zu es=%zu: %u blocks give a thread per vector (%zu vectors)",
+                          t ? "twoshot" : "oneshot", p, n, es[k], g, vecs);
+                    CHECK(g == 1 || (size_t)(g - 1) * CK_SYM_THREADS < vecs, "no block without work (%u)", g);
+                }
+            }
+    /* The largest launch fills the cap: 4 MiB is 262144 vectors, 512 blocks' worth. */
+    CHECK(ck_sym_grid(ck_sym_launch_elems(4), 2, 4, 0, 264) == 264, "a full launch uses every block allowed");
+    CHECK(ck_sym_grid(ck_sym_launch_elems(4), 8, 4, 1, 264) == 64, "twoshot p=8: its slice needs 64 blocks");
+}
+
+/* Simulate the kernels' item map over a range: every element exactly once,
+ * every vector starting on a 16-byte offset. */
+static void test_split(void)
+{
+    static unsigned char seen[4096];
+    const size_t pers[] = {2, 4, 8};
+    int bad_cover = 0, bad_align = 0, bad_sizes = 0;
+    for (int k = 0; k < 3; k++)
+        for (size_t off = 0; off < 40; off++)
+            for (size_t len = 0; len < 70; len++) {
+                size_t per = pers[k], head, nvec, tail;
+                ck_sym_split(off, len, per, &head, &nvec, &tail);
+                memset(seen, 0, off + len + 1);
+                if (head >= per || tail >= per || head + nvec * per + tail != len) bad_sizes++;
+                for (size_t i = 0; i < head + nvec + tail; i++) {
+                    if (i < head) seen[off + i]++;
+                    else if (i < head + nvec) {
+                        size_t e = off + head + (i - head) * per;
+                        if (e % per) bad_align++;
+                        for (size_t j = 0; j < per; j++) seen[e + j]++;
+                    } else seen[off + head + nvec * per + (i - head - nvec)]++;
+                }
+                for (size_t e = 0; e < off + len + 1; e++)
+                    if (seen[e] != (e >= off && e < off + len)) { bad_cover++; break; }
+            }
+    CHECK(!bad_sizes, "head and tail shorter than a vector, parts add up (%d bad)", bad_sizes);
+    CHECK(!bad_align, "vectors start on a 16-byte offset (%d bad)", bad_align);
+    CHECK(!bad_cover, "every element of the range exactly once (%d ranges bad)", bad_cover);
+}
+
+#endif
+
 int main(void)
 {
     for (size_t c = 1; c <= 11; c++) test_one_receive(c);
     test_shared_pool();
     test_peer_matrix();
     test_poll();
+#ifdef COLLKIT_HAVE_CUDA
+    test_grid();
+    test_split();
+#endif
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -8,6 +8,11 @@
  *
  *   [ flags: start barrier [block][rank], mid barrier [block][rank] ][ half 0 ][ half 1 ]
  *
+ * Every rank must use the same layout (a kernel finds rank q's half at the
+ * same offset in q's buffer as in its own) and the same grid (the barriers
+ * pair blocks by index): both follow from max_blocks, CK_SYM_BLOCKS_PER_SM
+ * times the smallest SM count among the ranks' GPUs, agreed on at setup.
+ *
  * One launch reduces at most CK_SYM_HALF bytes: copy my input into a half,
  * then one kernel does barrier -> loads (symmetric_kernels.cu). Launch g uses
  * half g % 2, so the copy of launch g+1 never overwrites what a slow peer may
@@ -38,6 +43,7 @@ typedef struct sym {
     cudaStream_t stream;         /* the transport's */
     char        *base;           /* my buffer */
     size_t       bytes, flags_bytes;
+    unsigned     max_blocks;     /* the grid's cap, the same on every rank */
     char       **peer_base;      /* host: rank q's buffer mapped here (mine for q == rank) */
     char       **d_peer_base;    /* the same table in device memory, for the kernels */
     unsigned     gen;            /* launches so far: the same on every rank */
@@ -51,7 +57,12 @@ typedef struct sym {
  * algorithms find the same state. */
 static const ck_algo sym_key = {.name = "oneshot/twoshot symmetric buffers"};
 
-static size_t flags_bytes(int p) { return ((size_t)2 * CK_SYM_MAXB * (size_t)p * 4 + 4095) / 4096 * 4096; }
+/* Two barrier areas of max_blocks x p flags, rounded to a page: the halves
+ * after it stay 16-byte (indeed page) aligned. */
+static size_t flags_bytes(int p, unsigned max_blocks)
+{
+    return ((size_t)2 * max_blocks * (size_t)p * sizeof(unsigned) + 4095) / 4096 * 4096;
+}
 static size_t round_2m(size_t x) { const size_t m = (size_t)2 << 20; return (x + m - 1) / m * m; }
 
 /* Wait for the stream, at most `bound` seconds (<= 0: no bound). Returns 1
@@ -99,8 +110,22 @@ static void sym_destroy(void *state)
 
 #define TRY(call) do { if (e == cudaSuccess) e = (call); } while (0)
 
-/* Collective: allocate, agree, exchange handles, map, agree again. On
- * failure every rank releases what it made and the next call tries again. */
+/* A failed setup: every rank got here together (after an agreement), so
+ * each releases its own part; `mapped`: some ranks opened peers' buffers,
+ * so the release is collective. */
+static int setup_failed(ck_comm *comm, sym *s, int mapped, const char *name, const char *what,
+                        int mine, cudaError_t e)
+{
+    ck_algo_state_set(comm, &sym_key, NULL, NULL);
+    teardown(s, mapped);
+    return ck_fail(comm, CK_ERR_TRANSPORT, "%s: could not %s the symmetric buffers%s%s", name, what,
+                   !mine ? " (another rank failed)" : ": ",
+                   !mine ? "" : e != cudaSuccess ? cudaGetErrorString(e) : "out of host memory");
+}
+
+/* Collective: agree on the grid cap, allocate, agree, exchange handles, map,
+ * agree again. On failure every rank releases what it made and the next call
+ * tries again. */
 static int setup(ck_comm *comm, const char *name, sym **out)
 {
     const int p = ck_comm_size(comm), rank = ck_comm_rank(comm);
@@ -108,7 +133,7 @@ static int setup(ck_comm *comm, const char *name, sym **out)
     cudaError_t e = cudaSuccess;
     cudaIpcMemHandle_t mine, *all = calloc((size_t)p, sizeof *all);
     sym *s = calloc(1, sizeof *s);
-    int bad = 0, anybad = 0;
+    int bad, anybad = 0, sms = 0;
     memset(&mine, 0, sizeof mine);
     if (s) {
         s->mpi = mc;
@@ -117,49 +142,45 @@ static int setup(ck_comm *comm, const char *name, sym **out)
         s->dev = ck_cuda_device(comm);
         s->stream = ck_cuda_stream(comm);
         s->timeout_s = ck_comm_config(comm)->timeout_s;
-        s->flags_bytes = flags_bytes(p);
-        s->bytes = round_2m(s->flags_bytes + 2 * CK_SYM_HALF);
         s->peer_base = calloc((size_t)p, sizeof *s->peer_base);
+        TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, s->dev));
     }
     /* Take the state slot now (no destructor yet): a failure to do so is
      * then local and agreed on like the others. */
-    bad = !all || !s || !s->peer_base || ck_algo_state_set(comm, &sym_key, s, NULL) != CK_SUCCESS;
-    if (!bad) {
-        TRY(cudaMalloc((void **)&s->base, s->bytes));
-        TRY(cudaMemsetAsync(s->base, 0, s->flags_bytes, s->stream));
-        TRY(cudaStreamSynchronize(s->stream));   /* flags are zero before any peer can write them */
-        TRY(cudaIpcGetMemHandle(&mine, s->base));
-        TRY(cudaHostAlloc((void **)&s->err, sizeof(int), cudaHostAllocMapped));
-        TRY(cudaHostGetDevicePointer((void **)&s->d_err, s->err, 0));
-        TRY(cudaMalloc((void **)&s->d_peer_base, (size_t)p * sizeof(char *)));
-        bad = e != cudaSuccess;
-    }
+    bad = !all || !s || !s->peer_base || e != cudaSuccess || sms < 1 ||
+          ck_algo_state_set(comm, &sym_key, s, NULL) != CK_SUCCESS;
+    /* One reduction for both: any failure, and the smallest SM count. */
+    int in[2] = {bad, bad ? 0 : -sms}, agreed[2];
+    MPI_Allreduce(in, agreed, 2, MPI_INT, MPI_MAX, mc);
+    if (agreed[0]) { free(all); return setup_failed(comm, s, 0, name, "set up", bad, e); }
+    s->max_blocks = (unsigned)(-agreed[1]) * CK_SYM_BLOCKS_PER_SM;
+    s->flags_bytes = flags_bytes(p, s->max_blocks);
+    s->bytes = round_2m(s->flags_bytes + 2 * CK_SYM_HALF);
+
+    TRY(cudaMalloc((void **)&s->base, s->bytes));
+    TRY(cudaMemsetAsync(s->base, 0, s->flags_bytes, s->stream));
+    TRY(cudaStreamSynchronize(s->stream));   /* flags are zero before any peer can write them */
+    TRY(cudaIpcGetMemHandle(&mine, s->base));
+    TRY(cudaHostAlloc((void **)&s->err, sizeof(int), cudaHostAllocMapped));
+    TRY(cudaHostGetDevicePointer((void **)&s->d_err, s->err, 0));
+    TRY(cudaMalloc((void **)&s->d_peer_base, (size_t)p * sizeof(char *)));
+    bad = e != cudaSuccess;
     MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, mc);
-    if (anybad) {
-        ck_algo_state_set(comm, &sym_key, NULL, NULL);
-        teardown(s, 0);   /* nothing is mapped anywhere yet */
-        free(all);
-        return ck_fail(comm, CK_ERR_TRANSPORT, "%s: could not allocate the symmetric buffers%s%s", name,
-                       !bad ? " on another rank" : e != cudaSuccess ? ": " : ": out of host memory",
-                       !bad || e == cudaSuccess ? "" : cudaGetErrorString(e));
-    }
+    if (anybad) { free(all); return setup_failed(comm, s, 0, name, "allocate", bad, e); }
+
     *s->err = 0;
     MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all, sizeof mine, MPI_BYTE, mc);
-    for (int q = 0; q < p; q++) {
+    for (int q = 0; q < p && e == cudaSuccess; q++) {
         if (q == rank) { s->peer_base[q] = s->base; continue; }
         TRY(cudaIpcOpenMemHandle((void **)&s->peer_base[q], all[q], cudaIpcMemLazyEnablePeerAccess));
-        if (e != cudaSuccess) { s->peer_base[q] = NULL; break; }
+        if (e != cudaSuccess) s->peer_base[q] = NULL;
     }
     TRY(cudaMemcpy(s->d_peer_base, s->peer_base, (size_t)p * sizeof(char *), cudaMemcpyHostToDevice));
     free(all);
     bad = e != cudaSuccess;
     MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, mc);
-    if (anybad) {
-        ck_algo_state_set(comm, &sym_key, NULL, NULL);
-        teardown(s, 1);   /* some ranks mapped some buffers */
-        return ck_fail(comm, CK_ERR_TRANSPORT, "%s: could not map the peers' symmetric buffers%s%s", name,
-                       bad ? ": " : " on another rank", bad ? cudaGetErrorString(e) : "");
-    }
+    if (anybad) return setup_failed(comm, s, 1, name, "map", bad, e);
+
     ck_algo_state_set(comm, &sym_key, s, sym_destroy);   /* same state: only the destructor changes */
     *out = s;
     return CK_SUCCESS;
@@ -189,11 +210,12 @@ int ck_sym_allreduce(ck_comm *comm, const void *sendbuf, void *recvbuf,
     for (size_t off = 0; off < count; off += per) {
         ck_sym_launch a = {
             .peers = (char *const *)s->d_peer_base, .p = s->p, .rank = s->rank,
-            .flags_off = 0, .out = (char *)recvbuf + off * es, .count = count - off < per ? count - off : per,
+            .max_blocks = s->max_blocks, .flags_off = 0, .out = (char *)recvbuf + off * es, .count = count - off < per ? count - off : per,
             .dt = (int)dt, .op = (int)op, .gen = ++s->gen,
             .timeout_ns = to > 0 ? (unsigned long long)(to * 1e9) : 0, .err = s->d_err,
         };
         a.data_off = s->flags_bytes + (a.gen & 1u) * CK_SYM_HALF;
+        a.blocks = ck_sym_grid(a.count, s->p, es, two_shot, s->max_blocks);
         cudaError_t e = cudaMemcpyAsync(s->base + a.data_off, (const char *)sendbuf + off * es, a.count * es,
                                         cudaMemcpyDefault, s->stream);
         if (e == cudaSuccess) e = ck_sym_launch_kernel(&a, two_shot, s->stream);

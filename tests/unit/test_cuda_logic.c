@@ -8,8 +8,9 @@
  *     each other;
  *   - ck_poll_bounded, the watchdog of a stream wait: ready, timeout, error;
  *   - with CUDA built: the oneshot/twoshot launch grid (the same on every
- *     rank, capped, enough blocks) and the 16-byte split of a range (every
- *     element once, vectors aligned).
+ *     rank, capped, enough blocks), the 16-byte split of a range (every
+ *     element once, vectors aligned), and their descriptors (bytes, no
+ *     messages, cost).
  */
 #include <stdio.h>
 #include <string.h>
@@ -174,6 +175,39 @@ static void test_split(void)
     CHECK(!bad_cover, "every element of the range exactly once (%d ranges bad)", bad_cover);
 }
 
+static void test_descriptors(void)
+{
+    const char *names[] = {"oneshot", "twoshot"};
+    ck_config cfg = {256 * 1024, 30.0, 1};
+    ck_cost_params m = {5e-6, 1e-11, 1e-11, 256 * 1024};
+    for (int i = 0; i < 2; i++) {
+        const ck_algo *a = ck_algo_find(names[i]);
+        CHECK(a && a->bytes_sent && a->msgs_sent && a->cost && a->cost_formula && a->diagnose,
+              "%s fills its descriptor", names[i]);
+        if (!a || !a->bytes_sent || !a->msgs_sent || !a->cost) continue;
+        for (int p = 1; p <= 8; p++) {
+            const size_t counts[] = {1, 5, 1000003, 3 * ck_sym_launch_elems(4) + 11};
+            for (int c = 0; c < 4; c++) {
+                uint64_t total = 0, n = counts[c];
+                for (int r = 0; r < p; r++) {
+                    total += a->bytes_sent(p, r, n, 4, &cfg);
+                    CHECK(a->msgs_sent(p, r, n, 4, &cfg) == 0, "%s sends no messages", names[i]);
+                }
+                /* oneshot: every buffer read p-1 times; twoshot: every byte twice minus the owner's share */
+                uint64_t want = i == 0 ? (uint64_t)p * (p - 1) * n * 4 : 2 * (uint64_t)(p - 1) * n * 4;
+                CHECK(total == want, "%s p=%d n=%llu: ranks send %llu B in all, expected %llu",
+                      names[i], p, (unsigned long long)n, (unsigned long long)total, (unsigned long long)want);
+            }
+            CHECK(p > 1 || a->cost(&m, p, 1e6) == 0, "%s costs nothing at p = 1", names[i]);
+        }
+        CHECK(a->cost(&m, 4, 64e6) > a->cost(&m, 4, 8e6) && a->cost(&m, 8, 8e6) > a->cost(&m, 4, 8e6),
+              "%s costs more for more bytes and ranks", names[i]);
+    }
+    const ck_algo *o = ck_algo_find("oneshot"), *t = ck_algo_find("twoshot");
+    if (o && t && o->cost && t->cost)
+        CHECK(o->cost(&m, 8, 1024) < t->cost(&m, 8, 1024) && o->cost(&m, 8, 64e6) > t->cost(&m, 8, 64e6),
+              "the model has oneshot ahead for small messages and twoshot for large ones");
+}
 #endif
 
 int main(void)
@@ -185,6 +219,7 @@ int main(void)
 #ifdef COLLKIT_HAVE_CUDA
     test_grid();
     test_split();
+    test_descriptors();
 #endif
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;

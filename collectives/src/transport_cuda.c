@@ -146,15 +146,20 @@ typedef struct ck_cuda_tr {
 
 /* Record a failure: the text goes to ck_comm_errmsg (through error()) and to
  * stderr, where the other ranks' messages land too. */
+static void record(ck_cuda_tr *t, const char *fmt, va_list ap)
+{
+    int n = snprintf(t->err, sizeof t->err, "rank %d: ", t->rank);
+    vsnprintf(t->err + n, sizeof t->err - (size_t)n, fmt, ap);
+    fprintf(stderr, "collkit cuda-ipc: %s\n", t->err);
+}
+
 static int tr_fail(ck_cuda_tr *t, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int tr_fail(ck_cuda_tr *t, int status, const char *fmt, ...)
 {
     va_list ap;
-    int n = snprintf(t->err, sizeof t->err, "rank %d: ", t->rank);
     va_start(ap, fmt);
-    vsnprintf(t->err + n, sizeof t->err - (size_t)n, fmt, ap);
+    record(t, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "collkit cuda-ipc: %s\n", t->err);
     return status;
 }
 
@@ -163,11 +168,9 @@ static int tr_break(ck_cuda_tr *t, int status, const char *fmt, ...) __attribute
 static int tr_break(ck_cuda_tr *t, int status, const char *fmt, ...)
 {
     va_list ap;
-    int n = snprintf(t->err, sizeof t->err, "rank %d: ", t->rank);
     va_start(ap, fmt);
-    vsnprintf(t->err + n, sizeof t->err - (size_t)n, fmt, ap);
+    record(t, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "collkit cuda-ipc: %s\n", t->err);
     if (!t->broken) snprintf(t->first, sizeof t->first, "%s", t->err);
     t->broken = 1;
     return status;

@@ -49,6 +49,7 @@ typedef struct sym {
     unsigned     gen;            /* launches so far: the same on every rank */
     int         *err;            /* pinned host word, mapped: a barrier timed out */
     int         *d_err;          /* its device address */
+    int         *gave_up;        /* device word: a barrier timed out, later launches skip */
     int          broken;
     double       timeout_s;      /* the communicator's, at the last call */
 } sym;
@@ -67,7 +68,7 @@ static size_t round_2m(size_t x) { const size_t m = (size_t)2 << 20; return (x +
 
 /* Wait for the stream, at most `bound` seconds (<= 0: no bound). Returns 1
  * when it drained, 0 on timeout, -1 on a CUDA error. Hot for 1 ms, then
- * yields the core to the other ranks. */
+ * yields, then naps: ranks time-sharing a GPU or a core need it back. */
 static int stream_wait(cudaStream_t st, double bound)
 {
     const double t0 = ck_now();
@@ -77,7 +78,8 @@ static int stream_wait(cudaStream_t st, double bound)
         if (e != cudaErrorNotReady) return -1;
         double w = ck_now() - t0;
         if (bound > 0 && w > bound) return 0;
-        if (w > 1e-3) sched_yield();
+        if (w > 1e-2) nanosleep(&(struct timespec){0, 20000}, NULL);
+        else if (w > 1e-3) sched_yield();
     }
 }
 
@@ -96,6 +98,7 @@ static void teardown(sym *s, int collective)
         if (s->base) cudaFree(s->base);
         if (s->d_peer_base) cudaFree(s->d_peer_base);
         if (s->err) cudaFreeHost(s->err);
+        if (s->gave_up) cudaFree(s->gave_up);
     }
     free(s->peer_base);
     free(s);
@@ -164,6 +167,8 @@ static int setup(ck_comm *comm, const char *name, sym **out)
     TRY(cudaHostAlloc((void **)&s->err, sizeof(int), cudaHostAllocMapped));
     TRY(cudaHostGetDevicePointer((void **)&s->d_err, s->err, 0));
     TRY(cudaMalloc((void **)&s->d_peer_base, (size_t)p * sizeof(char *)));
+    TRY(cudaMalloc((void **)&s->gave_up, sizeof(int)));
+    TRY(cudaMemset(s->gave_up, 0, sizeof(int)));
     bad = e != cudaSuccess;
     MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, mc);
     if (anybad) { free(all); return setup_failed(comm, s, 0, name, "allocate", bad, e); }
@@ -213,6 +218,7 @@ int ck_sym_allreduce(ck_comm *comm, const void *sendbuf, void *recvbuf,
             .max_blocks = s->max_blocks, .flags_off = 0, .out = (char *)recvbuf + off * es, .count = count - off < per ? count - off : per,
             .dt = (int)dt, .op = (int)op, .gen = ++s->gen,
             .timeout_ns = to > 0 ? (unsigned long long)(to * 1e9) : 0, .err = s->d_err,
+            .gave_up = s->gave_up,
         };
         a.data_off = s->flags_bytes + (a.gen & 1u) * CK_SYM_HALF;
         a.blocks = ck_sym_grid(a.count, s->p, es, two_shot, s->max_blocks);
@@ -226,10 +232,12 @@ int ck_sym_allreduce(ck_comm *comm, const void *sendbuf, void *recvbuf,
         }
     }
     /* Wait here rather than in ck_allreduce: a barrier that timed out in the
-     * kernel is reported as such. The kernel gives up after `to` at each
-     * barrier, so the host allows a margin on top before it calls the
-     * stream itself stuck. */
-    const double bound = to > 0 ? 2 * to + 1 : 0;
+     * kernel is reported as such. A block gives up after `to` at a barrier,
+     * and once one has, the later launches of the call return at once; so
+     * the stream drains within `to` per barrier of the call, and only past
+     * that bound (plus a second) is it called stuck. */
+    const size_t launches = (count + per - 1) / per;
+    const double bound = to > 0 ? to * (double)(launches * (two_shot ? 2 : 1)) + 1 : 0;
     int drained = stream_wait(s->stream, bound);
     if (*(volatile int *)s->err) {
         s->broken = 1;

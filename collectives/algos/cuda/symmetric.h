@@ -98,6 +98,7 @@ typedef struct ck_sym_launch {
     unsigned     gen;        /* launch number, the same on every rank: barrier generation */
     unsigned long long timeout_ns;   /* 0: wait forever */
     int         *err;        /* mapped host word: set to 1 when a barrier timed out */
+    int         *gave_up;    /* the same news in device memory, checked by every launch */
 } ck_sym_launch;
 
 cudaError_t ck_sym_launch_kernel(const ck_sym_launch *a, int two_shot, cudaStream_t s);

@@ -40,8 +40,10 @@
  * launch g read only after this rank's launch g+1 passed its start barrier,
  * i.e. after every peer started launch g+1 and so finished launch g (one
  * stream per rank).
- * A wait longer than the timeout sets *err and the block leaves; the host
- * reports CK_ERR_TIMEOUT after the stream drains.
+ * A wait longer than the timeout sets *err (host-mapped, for the host) and
+ * *gave_up (device memory, cheap to read) and the block leaves; a launch
+ * that starts with *gave_up set returns at once (its peers would not come
+ * either), and the host reports CK_ERR_TIMEOUT after the stream drains.
  */
 #include "collkit_cuda_ops.cuh"
 #include "symmetric.h"
@@ -121,8 +123,9 @@ __device__ __forceinline__ unsigned *flag(char *base, const ck_sym_launch &a, in
 __device__ int barrier(const ck_sym_launch &a, int which)
 {
     __shared__ int abort_;
-    if (threadIdx.x == 0) abort_ = 0;
+    if (threadIdx.x == 0) abort_ = which == 0 && *(volatile int *)a.gave_up;   /* an earlier launch timed out */
     __syncthreads();
+    if (abort_) return 1;
     const int b = blockIdx.x;
     for (int q = threadIdx.x; q < a.p; q += blockDim.x) {
         __threadfence_system();
@@ -132,6 +135,7 @@ __device__ int barrier(const ck_sym_launch &a, int which)
         while ((int)(ld_acquire_sys(mine) - a.gen) < 0) {
             if (a.timeout_ns && now_ns() - t0 > a.timeout_ns) {
                 abort_ = 1;
+                *(volatile int *)a.gave_up = 1;
                 *(volatile int *)a.err = 1;
                 __threadfence_system();
                 break;

@@ -7,7 +7,7 @@
  * every call with counters, trace events and the watchdog, and hands the
  * transport what it needs (the private MPI communicator at creation, the
  * watchdog bound before each call that may block). So no transport file
- * includes internal.h or mentions ck_comm.
+ * includes internal.h or sees the communicator's struct.
  */
 #ifndef COLLKIT_TRANSPORT_H
 #define COLLKIT_TRANSPORT_H

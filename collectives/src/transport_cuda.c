@@ -144,7 +144,7 @@ typedef struct ck_cuda_tr {
 
 /* ------------------------------------------------------------ failures */
 
-/* Record a failure: the text goes to ck_comm_errmsg (through error()) and to
+/* Record a failure: the text goes to the communicator's message (through error()) and to
  * stderr, where the other ranks' messages land too. */
 static void record(ck_cuda_tr *t, const char *fmt, va_list ap)
 {

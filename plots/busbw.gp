@@ -2,13 +2,16 @@
 # The dashed line is the local memcpy bandwidth measured in the same run: a
 # shared-memory all-reduce copies every byte at least once, so it is a ceiling.
 # The GPU sweep uses the same script: csv='sweep_gpu.csv', tag='gpu_',
-# ceiling='device copy' (the device-to-device copy bandwidth).
+# ceiling='device copy' (the device-to-device copy bandwidth), and setup, how
+# the ranks sit on the GPUs ("time-shared (4 ranks on 1 GPU)"), for the title.
 load 'plots/common.gp'
 if (!exists("csv")) csv = 'sweep.csv'
 if (!exists("tag")) tag = ''
 if (!exists("ceiling")) ceiling = 'memcpy'
+if (!exists("setup")) setup = ''
 set output sprintf('%s/busbw_%sp%d.%s', dir, tag, p, fmt)
-set title sprintf('All-reduce bus bandwidth%s, p = %d (f32 sum, out-of-place)', tag eq '' ? '' : ' on GPU', p)
+set title sprintf('All-reduce bus bandwidth%s, p = %d%s (f32 sum, out-of-place)', tag eq '' ? '' : ' on GPU', p, \
+                  setup eq '' ? '' : ', '.setup) noenhanced
 set xlabel 'message size'
 set ylabel 'bus bandwidth (GB/s)'
 set logscale x 2

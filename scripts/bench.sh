@@ -70,27 +70,45 @@ say "trace: ring_pipelined, 4 MB, p=$TP"
     say "trace failed (see $OUT/trace_ring_pipelined.txt)"
 
 # 4. GPU sweep, where there is a GPU and collbench was built with CUDA
-#    (collbench exits 3 when --device cuda is unavailable). Ranks share the
-#    GPUs (local rank modulo device count), so p = 2 and 4 run on one GPU too;
-#    nccl joins only where every rank has its own GPU (NCCL < 2.30 refuses a
-#    shared one). The ceiling is the device-to-device copy bandwidth.
+#    (collbench exits 3 when --device cuda is unavailable). p = 1 is the
+#    single-GPU baseline (nccl included). Ranks share the GPUs (local rank
+#    modulo device count), so with more ranks than GPUs the ranks are
+#    TIME-SHARED: their kernels and copies take turns on one device, which
+#    measures the algorithms' overheads, not a multi-GPU interconnect — the
+#    labels say so. nccl joins only where every rank has its own GPU (NCCL
+#    < 2.30 refuses a shared one). The ceiling is the device-to-device copy
+#    bandwidth.
 GPU_NP=""
+# gpu_setup P NGPU: how P ranks sit on NGPU GPUs, for progress lines, the CSV
+# (column gpu_setup), the summary and the plot titles.
+gpu_setup() {
+  local p=$1 g=$2 s=""
+  [ "$g" -gt 1 ] && s=s
+  if [ "$p" -eq 1 ]; then echo "1 rank on 1 GPU"
+  elif [ "$p" -le "$g" ]; then echo "$p ranks on $p GPUs"
+  else echo "time-shared ($p ranks on $g GPU$s)"
+  fi
+}
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q GPU; then
   ngpu=$(nvidia-smi -L | grep -c GPU)
-  if "${MPIRUN[@]}" -np 2 "$BIN/collbench" --device cuda --algo ring -b 8 -e 8 -n 1 -w 0 -c 0 --model none >/dev/null 2>&1; then
-    GPU_NP=${BENCH_GPU_NP:-"2 4"}
-    say "GPU: ping-pong and device copy bandwidth"
+  if "${MPIRUN[@]}" -np 1 "$BIN/collbench" --device cuda --algo ring -b 8 -e 8 -n 1 -w 0 -c 0 --model none >/dev/null 2>&1; then
+    GPU_NP=${BENCH_GPU_NP:-"1 2 4"}
+    say "GPU: ping-pong between 2 ranks, $(gpu_setup 2 "$ngpu"), and device copy bandwidth"
     "${MPIRUN[@]}" -np 2 "$BIN/collbench" --device cuda --pingpong -b 8 -e 64M -f 4 \
         --save-model "$OUT/params_gpu.txt" > "$OUT/pingpong_gpu.txt" || say "GPU ping-pong failed"
     first=1
     for p in $GPU_NP; do
       algos=$("$BIN/collbench" --algo list | awk -v skip="$([ "$ngpu" -lt "$p" ] && echo nccl)" \
               'NR > 1 && $2 ~ /cuda/ && $1 != skip { printf "%s%s", sep, $1; sep = "," }')
-      say "GPU sweep p=$p on $ngpu GPU(s): $algos"
+      setup=$(gpu_setup "$p" "$ngpu")
+      say "GPU sweep p=$p, $setup: $algos"
       "${MPIRUN[@]}" -np "$p" "$BIN/collbench" --device cuda --algo "$algos" "${OPTS[@]}" -c 1 --model none \
           --csv "$OUT/sweep_gpu_p$p.csv" --json "$OUT/sweep_gpu_p$p.json" > "$OUT/sweep_gpu_p$p.txt" ||
           say "GPU sweep p=$p reported a failure or wrong results: see $OUT/sweep_gpu_p$p.txt"
       [ -s "$OUT/sweep_gpu_p$p.csv" ] || continue
+      # The setup as a last column: the plot scripts read columns by number.
+      awk -v s="$setup" 'NR == 1 { print $0 ",gpu_setup"; next } { print $0 "," s }' \
+          "$OUT/sweep_gpu_p$p.csv" > "$OUT/sweep_gpu_p$p.csv.tmp" && mv "$OUT/sweep_gpu_p$p.csv.tmp" "$OUT/sweep_gpu_p$p.csv"
       if [ $first = 1 ]; then cat "$OUT/sweep_gpu_p$p.csv"; first=0; else tail -n +2 "$OUT/sweep_gpu_p$p.csv"; fi >> "$OUT/sweep_gpu.csv"
     done
   else
@@ -132,7 +150,7 @@ if command -v gnuplot >/dev/null 2>&1; then
     GALGOS=$(tail -n +2 "$OUT/sweep_gpu.csv" | cut -d, -f1 | awk '!seen[$0]++' | tr '\n' ' ')
     D2D=$(awk '$1 == "memcpy_gbs" { print $2 }' "$OUT/params_gpu.txt" 2>/dev/null)
     for p in $GPU_NP; do
-      ALGOS=$GALGOS MEMCPY=${D2D:-0} plot busbw "p=$p; csv='sweep_gpu.csv'; tag='gpu_'; ceiling='device copy'"
+      ALGOS=$GALGOS MEMCPY=${D2D:-0} plot busbw "p=$p; csv='sweep_gpu.csv'; tag='gpu_'; ceiling='device copy'; setup='$(gpu_setup "$p" "$ngpu")'"
     done
   fi
   plot pingpong
@@ -149,12 +167,16 @@ fi
 if [ -s "$OUT/sweep_gpu.csv" ]; then
   {
     echo
-    echo "## GPU (CUDA IPC transport, one process per rank, ranks sharing GPUs round-robin)"
+    echo "## GPU (CUDA IPC transport, one process per rank, $ngpu GPU(s))"
+    echo
+    echo "Ranks share the GPUs round-robin. Where there are more ranks than GPUs they are"
+    echo "*time-shared*: their kernels and copies take turns on one device, so those rows"
+    echo "measure the algorithms' overheads, not a multi-GPU interconnect."
     echo
     awk '$1 == "memcpy_gbs" { printf "Device-to-device copy bandwidth (the ceiling line): %s GB/s.\n\n", $2 }' "$OUT/params_gpu.txt" 2>/dev/null
     for p in $GPU_NP; do
       [ -s "$OUT/sweep_gpu_p$p.txt" ] || continue
-      echo "### p = $p"
+      echo "### p = $p: $(gpu_setup "$p" "$ngpu")"
       echo
       [ -f "$OUT/busbw_gpu_p$p.png" ] && echo "![busbw_gpu_p$p](busbw_gpu_p$p.png)" && echo
       echo '```'

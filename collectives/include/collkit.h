@@ -124,8 +124,9 @@ int   ck_download(ck_comm *comm, void *host_dst, const void *src, size_t bytes);
  * a stream synchronisation on CUDA, where "complete" means "queued in stream
  * order". ck_allreduce does this itself; timing code around point-to-point
  * calls (ping-pong, kernels) needs it. Device buffers written by the caller on
- * another CUDA stream must be synchronised before ck_allreduce is called: the
- * transport orders its work on its own stream only. */
+ * another CUDA stream must be synchronised before ck_allreduce or ck_isend is
+ * called: the transport orders its work on its own stream only. The wait is
+ * bounded by config.timeout_s like any other (CK_ERR_TIMEOUT). */
 int   ck_sync(ck_comm *comm);
 
 /* ------------------------------------------------------------ the registry */
@@ -219,7 +220,12 @@ int            ck_algo_parse_list(const char *spec, unsigned mem, const ck_algo 
 
 /* recvbuf[i] = op over ranks r of sendbuf_r[i], on every rank.
  * avg (floating types only) is defined as the exact-order-independent sum
- * followed by one division by p in the element type. */
+ * followed by one division by p in the element type.
+ * Device buffers (CUDA communicator): the call orders its work on the
+ * transport's own stream, so input written on another stream (a compute
+ * stream, a library's) must be complete first — cudaStreamSynchronize it, or
+ * have the host wait on an event recorded after the writes. When the call
+ * returns, the result is in recvbuf and the stream is idle. */
 int ck_allreduce(ck_comm *comm, const ck_algo *algo, const void *sendbuf, void *recvbuf,
                  size_t count, ck_dtype dt, ck_op op);
 

@@ -29,6 +29,28 @@ int ck_fail(ck_comm *comm, int status, const char *fmt, ...)
     return status;
 }
 
+/* ------------------------------------------------------------ the transport */
+
+/* The transport's own account of its last failure, as ": detail" (or ""),
+ * to complete the communicator's message. */
+static const char *tr_sep(const ck_comm *c)
+{
+    const char *d = c->tr.error ? c->tr.error(c->tr.self) : NULL;
+    return d && *d ? ": " : "";
+}
+static const char *tr_detail(const ck_comm *c)
+{
+    const char *d = c->tr.error ? c->tr.error(c->tr.self) : NULL;
+    return d && *d ? d : "";
+}
+
+/* Hand the transport the watchdog bound before a call that may block in it
+ * (ck_config is mutable, so it is passed again every time). */
+static void tr_arm(ck_comm *c)
+{
+    if (c->tr.set_timeout) c->tr.set_timeout(c->tr.self, c->cfg.timeout_s);
+}
+
 /* ------------------------------------------------------------ lifecycle */
 
 static void config_defaults(ck_config *c)
@@ -60,7 +82,7 @@ int ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out)
         rc = ck_transport_mpi_create(c->mpi, &c->tr);
     } else {
 #ifdef COLLKIT_HAVE_CUDA
-        rc = ck_transport_cuda_create(c->mpi, &c->tr);
+        rc = ck_transport_cuda_create(c->mpi, c->cfg.timeout_s, &c->tr);
 #else
         rc = CK_ERR_UNSUPPORTED;
 #endif
@@ -81,6 +103,7 @@ void ck_comm_destroy(ck_comm *c)
     for (int i = c->nslots - 1; i >= 0; i--)
         if (c->slots[i].destroy) c->slots[i].destroy(c->slots[i].state);
     free(c->slots);
+    tr_arm(c);
     if (c->scratch) c->tr.free(c->tr.self, c->scratch);
     free(c->events);
     if (c->tr.destroy) c->tr.destroy(c->tr.self);
@@ -97,9 +120,23 @@ ck_config *ck_comm_config(ck_comm *c) { return &c->cfg; }
 const char *ck_comm_errmsg(const ck_comm *c) { return c ? c->errmsg : ""; }
 
 void *ck_alloc(ck_comm *c, size_t bytes) { return c->tr.alloc(c->tr.self, bytes); }
-void ck_free(ck_comm *c, void *p) { if (p) c->tr.free(c->tr.self, p); }
-int ck_upload(ck_comm *c, void *dst, const void *src, size_t n) { return n ? c->tr.upload(c->tr.self, dst, src, n) : CK_SUCCESS; }
-int ck_download(ck_comm *c, void *dst, const void *src, size_t n) { return n ? c->tr.download(c->tr.self, dst, src, n) : CK_SUCCESS; }
+void ck_free(ck_comm *c, void *p) { if (p) { tr_arm(c); c->tr.free(c->tr.self, p); } }
+
+int ck_upload(ck_comm *c, void *dst, const void *src, size_t n)
+{
+    if (!n) return CK_SUCCESS;
+    tr_arm(c);
+    int rc = c->tr.upload(c->tr.self, dst, src, n);
+    return rc ? ck_fail(c, rc, "upload of %zu B failed in the %s transport%s%s", n, c->tr.name, tr_sep(c), tr_detail(c)) : rc;
+}
+
+int ck_download(ck_comm *c, void *dst, const void *src, size_t n)
+{
+    if (!n) return CK_SUCCESS;
+    tr_arm(c);
+    int rc = c->tr.download(c->tr.self, dst, src, n);
+    return rc ? ck_fail(c, rc, "download of %zu B failed in the %s transport%s%s", n, c->tr.name, tr_sep(c), tr_detail(c)) : rc;
+}
 
 /* ------------------------------------------------------------ trace */
 
@@ -203,8 +240,9 @@ static int post(ck_comm *c, int is_send, void *buf, size_t bytes, int peer, int 
     r->t_post = c->ev_cap ? ck_now() : 0.0;
     rc = is_send ? c->tr.isend(c->tr.self, buf, bytes, peer, tag, r)
                  : c->tr.irecv(c->tr.self, buf, bytes, peer, tag, r);
-    if (rc) return ck_fail(c, rc, "%s of %zu B to/from rank %d failed in the %s transport",
-                           is_send ? "send" : "recv", bytes, peer, c->tr.name);
+    if (rc) return ck_fail(c, rc, "%s of %zu B %s rank %d failed in the %s transport%s%s",
+                           is_send ? "send" : "recv", bytes, is_send ? "to" : "from", peer, c->tr.name,
+                           tr_sep(c), tr_detail(c));
     r->active = 1;
     if (is_send) { c->ctr.bytes_sent += bytes; c->ctr.msgs_sent++; }
     else         { c->ctr.bytes_recv += bytes; c->ctr.msgs_recv++; }
@@ -276,7 +314,8 @@ int ck_waitall(ck_comm *c, ck_req *reqs, int n)
                 int peer = reqs[i].peer;
                 for (int j = 0; j < n; j++)
                     if (reqs[j].active) { c->tr.cancel(c->tr.self, &reqs[j]); reqs[j].active = 0; }
-                return ck_fail(c, rc, "transport %s failed while waiting on rank %d", c->tr.name, peer);
+                return ck_fail(c, rc, "transport %s failed while waiting on rank %d%s%s", c->tr.name, peer,
+                               tr_sep(c), tr_detail(c));
             }
             if (done) { complete(c, &reqs[i], c->ev_cap ? ck_now() : 0.0); pending--; }
         }
@@ -319,7 +358,8 @@ int ck_reduce_local(ck_comm *c, void *dst, const void *a, const void *b, size_t 
     if (!count) return CK_SUCCESS;
     double t0 = c->ev_cap ? ck_now() : 0.0;
     int rc = c->tr.reduce(c->tr.self, dst, a, b, count, dt, op);
-    if (rc) return ck_fail(c, rc, "local reduce of %zu %s (%s) failed", count, ck_dtype_name(dt), ck_op_name(op));
+    if (rc) return ck_fail(c, rc, "local reduce of %zu %s (%s) failed%s%s", count, ck_dtype_name(dt), ck_op_name(op),
+                           tr_sep(c), tr_detail(c));
     c->ctr.elems_reduced += count;
     if (c->ev_cap) ck_trace_add(c, CK_EV_REDUCE, -1, count * ck_dtype_size(dt), t0, ck_now());
     return CK_SUCCESS;
@@ -330,15 +370,18 @@ int ck_copy(ck_comm *c, void *dst, const void *src, size_t bytes)
     if (!bytes || dst == src) return CK_SUCCESS;
     double t0 = c->ev_cap ? ck_now() : 0.0;
     int rc = c->tr.copy(c->tr.self, dst, src, bytes);
-    if (rc) return ck_fail(c, rc, "local copy of %zu B failed", bytes);
+    if (rc) return ck_fail(c, rc, "local copy of %zu B failed%s%s", bytes, tr_sep(c), tr_detail(c));
     if (c->ev_cap) ck_trace_add(c, CK_EV_COPY, -1, bytes, t0, ck_now());
     return CK_SUCCESS;
 }
 
 int ck_sync(ck_comm *c)
 {
-    int rc = c->tr.finish ? c->tr.finish(c->tr.self) : CK_SUCCESS;
-    return rc ? ck_fail(c, rc, "transport %s failed to synchronise", c->tr.name) : CK_SUCCESS;
+    if (!c->tr.finish) return CK_SUCCESS;
+    tr_arm(c);
+    int rc = c->tr.finish(c->tr.self);
+    return rc ? ck_fail(c, rc, "transport %s failed to synchronise%s%s", c->tr.name, tr_sep(c), tr_detail(c))
+              : CK_SUCCESS;
 }
 
 void *ck_scratch(ck_comm *c, size_t bytes)
@@ -425,11 +468,13 @@ int ck_allreduce(ck_comm *c, const ck_algo *algo, const void *sendbuf, void *rec
     if (sendbuf == CK_IN_PLACE) sendbuf = recvbuf;
 
     double t0 = c->ev_cap ? ck_now() : 0.0;
+    tr_arm(c);
     c->algo_name = algo->name;
     ck_step(c, 0, NULL);
     rc = algo->run(c, sendbuf, recvbuf, count, dt, op == CK_AVG ? CK_SUM : op);
     if (!rc) rc = ck_sync(c);
-    if (!rc && op == CK_AVG) rc = c->tr.divide(c->tr.self, recvbuf, count, dt, c->size);
+    if (!rc && op == CK_AVG && (rc = c->tr.divide(c->tr.self, recvbuf, count, dt, c->size)))
+        ck_fail(c, rc, "avg: the division by %d failed%s%s", c->size, tr_sep(c), tr_detail(c));
     if (rc && !c->errmsg[0]) ck_fail(c, rc, "algorithm '%s' failed: %s", algo->name, ck_strerror(rc));
     ck_step(c, 0, NULL);
     if (c->ev_cap) ck_trace_add(c, CK_EV_CALL, -1, count * ck_dtype_size(dt), t0, ck_now());

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <limits.h>
-#include "internal.h"
+#include "transport.h"
 
 typedef struct { MPI_Comm comm; } mpi_tr;
 

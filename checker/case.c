@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "check_cli.h"
-#include "check_internal.h"   /* cc_format */
+#include "encoding.h"   /* cc_format */
 #include "collkit_util.h"
 
 #define GUARD      64      /* guard bytes before and after every buffer */

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "check_internal.h"
+#include "encoding.h"
 #include "collkit_util.h"
 
 static void add_rank_set(ck_sbuf *b, const int *ranks, int n)

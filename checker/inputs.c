@@ -5,7 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "check_internal.h"
+#include "encoding.h"
 
 /* Integers of magnitude up to 2^bits are exact in the type, and so is every
  * partial sum the encodings below can produce. */

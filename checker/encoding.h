@@ -1,9 +1,9 @@
 /*
- * check_internal.h — the input encoding shared by inputs.c (fill, expected)
+ * encoding.h — the input encoding shared by inputs.c (fill, expected)
  * and diagnose.c (which decodes wrong values). Not part of the public API.
  */
-#ifndef COLLKIT_CHECK_INTERNAL_H
-#define COLLKIT_CHECK_INTERNAL_H
+#ifndef COLLKIT_CHECK_ENCODING_H
+#define COLLKIT_CHECK_ENCODING_H
 
 #include <stdint.h>
 #include "collcheck.h"

@@ -23,7 +23,6 @@
 static void bounded_wait(ck_comm *comm, MPI_Request *rq, const char *what)
 {
     const double limit = ck_comm_config(comm)->timeout_s, t0 = ck_now();
-    if (!(limit > 0)) { MPI_Wait(rq, MPI_STATUS_IGNORE); return; }
     for (unsigned long spin = 1;; spin++) {
         int done = 0;
         if (MPI_Test(rq, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) break;
@@ -49,8 +48,14 @@ void bm_abort(ck_comm *comm, const char *fmt, ...)
     exit(1);   /* MPI_Abort does not return; this tells the compiler so */
 }
 
+/* Without a bound (timeout_s <= 0, the default under SimGrid SMPI) the
+ * blocking collective itself: nothing to notice, and SMPI's nonblocking
+ * collectives are naive (its MPI_Iallreduce sends p^2 messages). */
+static int unbounded(ck_comm *comm) { return !(ck_comm_config(comm)->timeout_s > 0); }
+
 void bm_barrier(ck_comm *comm, const char *what)
 {
+    if (unbounded(comm)) { MPI_Barrier(ck_comm_mpi(comm)); return; }
     MPI_Request rq;
     MPI_Ibarrier(ck_comm_mpi(comm), &rq);
     bounded_wait(comm, &rq, what);
@@ -58,6 +63,7 @@ void bm_barrier(ck_comm *comm, const char *what)
 
 void bm_allreduce(ck_comm *comm, const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, const char *what)
 {
+    if (unbounded(comm)) { MPI_Allreduce(s, r, n, t, op, ck_comm_mpi(comm)); return; }
     MPI_Request rq;
     MPI_Iallreduce(s, r, n, t, op, ck_comm_mpi(comm), &rq);
     bounded_wait(comm, &rq, what);
@@ -65,6 +71,7 @@ void bm_allreduce(ck_comm *comm, const void *s, void *r, int n, MPI_Datatype t, 
 
 void bm_reduce(ck_comm *comm, const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, const char *what)
 {
+    if (unbounded(comm)) { MPI_Reduce(s, r, n, t, op, 0, ck_comm_mpi(comm)); return; }
     MPI_Request rq;
     MPI_Ireduce(s, r, n, t, op, 0, ck_comm_mpi(comm), &rq);
     bounded_wait(comm, &rq, what);
@@ -72,6 +79,7 @@ void bm_reduce(ck_comm *comm, const void *s, void *r, int n, MPI_Datatype t, MPI
 
 void bm_bcast(ck_comm *comm, void *buf, int n, MPI_Datatype t, const char *what)
 {
+    if (unbounded(comm)) { MPI_Bcast(buf, n, t, 0, ck_comm_mpi(comm)); return; }
     MPI_Request rq;
     MPI_Ibcast(buf, n, t, 0, ck_comm_mpi(comm), &rq);
     bounded_wait(comm, &rq, what);
@@ -80,6 +88,7 @@ void bm_bcast(ck_comm *comm, void *buf, int n, MPI_Datatype t, const char *what)
 void bm_gatherv(ck_comm *comm, const void *s, int n, void *r, const int *counts, const int *displs,
                 const char *what)
 {
+    if (unbounded(comm)) { MPI_Gatherv(s, n, MPI_BYTE, r, counts, displs, MPI_BYTE, 0, ck_comm_mpi(comm)); return; }
     MPI_Request rq;
     MPI_Igatherv(s, n, MPI_BYTE, r, counts, displs, MPI_BYTE, 0, ck_comm_mpi(comm), &rq);
     bounded_wait(comm, &rq, what);

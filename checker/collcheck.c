@@ -152,12 +152,21 @@ int collcheck_main(int argc, char **argv)
 
             int loc[2] = {res.fail, res.poisoned}, glob[2] = {0, 0};
             MPI_Request rq;
-            int w = MPI_Iallreduce(loc, glob, 2, MPI_INT, MPI_MAX, ctl, &rq) == MPI_SUCCESS ? wait_bounded(&rq, limit) : -1;
-            if (w == 0 && glob[0]) {
-                if (MPI_Igather(&res, (int)sizeof res, MPI_BYTE, all, (int)sizeof res, MPI_BYTE, 0, ctl, &rq) != MPI_SUCCESS)
-                    w = -1;
-                else
-                    w = wait_bounded(&rq, limit);
+            int w;
+            if (!(limit > 0)) {
+                /* No bound: the blocking forms (under SimGrid SMPI, polling
+                 * costs simulated time and MPI_Iallreduce sends p^2 messages). */
+                w = MPI_Allreduce(loc, glob, 2, MPI_INT, MPI_MAX, ctl) == MPI_SUCCESS ? 0 : -1;
+                if (w == 0 && glob[0])
+                    w = MPI_Gather(&res, (int)sizeof res, MPI_BYTE, all, (int)sizeof res, MPI_BYTE, 0, ctl) == MPI_SUCCESS ? 0 : -1;
+            } else {
+                w = MPI_Iallreduce(loc, glob, 2, MPI_INT, MPI_MAX, ctl, &rq) == MPI_SUCCESS ? wait_bounded(&rq, limit) : -1;
+                if (w == 0 && glob[0]) {
+                    if (MPI_Igather(&res, (int)sizeof res, MPI_BYTE, all, (int)sizeof res, MPI_BYTE, 0, ctl, &rq) != MPI_SUCCESS)
+                        w = -1;
+                    else
+                        w = wait_bounded(&rq, limit);
+                }
             }
             if (w != 0) {
                 char why[512];

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Make sure what collkit builds against is there: Open MPI (mpicc, mpirun,
-# mpi.h), OpenBLAS (cblas.h, libopenblas), cmake, gnuplot.
+# mpi.h), OpenBLAS (cblas.h, libopenblas), cmake, gnuplot; and SimGrid
+# (smpicc, smpirun: libsimgrid-dev) for the simulated clusters.
 #
 # Each need is checked by what the build uses — a command on PATH, a header
 # that compiles, a library that links — and only then by the Debian package
@@ -9,7 +10,17 @@
 # apt-get. For what is really missing: as root, apt-get installs the Debian
 # packages; otherwise the exact command is printed and the script exits
 # non-zero, so `make` stops with a clear message.
+#
+# SimGrid is wanted, not required, by `make` and `make test`: with it the
+# suite also runs the checker on simulated clusters (tests/sim, label sim,
+# about a minute); without it those tests are skipped. So as root it is
+# installed with the rest when apt-get runs anyway, or alone when the package
+# lists already know it; a machine that lacks only SimGrid never triggers an
+# apt-get update (an offline box must not stall on every make), and a missing
+# SimGrid never fails the script. COLLKIT_SIMGRID=require (what make
+# sim-bench sets) makes it a need like the others; COLLKIT_SIMGRID=0 skips it.
 set -eu
+SIMGRID=${COLLKIT_SIMGRID:-want}
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -39,6 +50,7 @@ openblas() {
 }
 gnuplot_() { have gnuplot; }
 cmake_()   { have cmake; }
+simgrid()  { have smpicc && have smpirun && smpicc -version >/dev/null 2>&1; }
 
 # need PACKAGE CHECK: the Debian package that provides what CHECK looks for.
 missing=""
@@ -57,8 +69,35 @@ need libopenmpi-dev  mpi_dev
 need libopenblas-dev openblas
 need gnuplot-nox     gnuplot_
 need cmake           cmake_
+[ "$SIMGRID" = require ] && need libsimgrid-dev simgrid
 
-[ -z "$missing" ] && exit 0
+# SimGrid when wanted: a note, never a failure (see the top).
+want_simgrid=0
+if [ "$SIMGRID" = want ] && ! simgrid; then
+  if [ "$(id -u)" -eq 0 ] && have apt-get; then
+    want_simgrid=1
+  else
+    echo "collkit: note: SimGrid is not installed, so the simulated-cluster tests are skipped" \
+         "(sudo apt-get install libsimgrid-dev, or make sim-bench)" >&2
+  fi
+fi
+# Installed alone only when the package lists already know it (no update).
+simgrid_known() { have apt-cache && apt-cache policy libsimgrid-dev 2>/dev/null | grep -q 'Candidate: [0-9]'; }
+install_simgrid() {
+  echo "collkit: installing SimGrid (libsimgrid-dev) for the simulated-cluster tests" >&2
+  apt-get install -y -qq --no-install-recommends libsimgrid-dev >/dev/null ||
+    echo "collkit: note: SimGrid could not be installed; the simulated-cluster tests are skipped" >&2
+}
+
+if [ -z "$missing" ]; then
+  if [ "$want_simgrid" = 1 ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    if simgrid_known; then install_simgrid
+    else echo "collkit: note: SimGrid is not installed (the simulated-cluster tests are skipped); make sim-bench installs it" >&2
+    fi
+  fi
+  exit 0
+fi
 if ! have apt-get; then
   echo "collkit: missing:$missing (Debian package names); install them with your package manager" >&2
   exit 1
@@ -69,8 +108,10 @@ if [ "$(id -u)" -eq 0 ]; then
   apt-get update -qq
   # shellcheck disable=SC2086  # one word per package
   apt-get install -y -qq --no-install-recommends $missing >/dev/null
+  [ "$want_simgrid" = 1 ] && install_simgrid
 else
   echo "collkit: missing Debian packages:$missing" >&2
   echo "collkit: run:  sudo apt-get update && sudo apt-get install -y$missing" >&2
   exit 1
 fi
+exit 0

@@ -412,11 +412,22 @@ int tagtrain_main(int argc, char **argv)
     int prc = parse_args(argc, argv, &o);
     if (prc) { MPI_Finalize(); return prc == 1 ? 0 : 2; }
     train_config *tc = &o.tc;
+#ifdef COLLKIT_SMPI
+#define NO_THREADS_WHY " (SimGrid SMPI runs every simulated rank in one thread: no progress thread can run)"
+#else
+#define NO_THREADS_WHY ""
+#endif
     if (o.bucket_mb > 0 && p > 1 && provided < MPI_THREAD_MULTIPLE) {
-        if (root) fprintf(stderr, "tagtrain: --bucket-mb needs MPI_THREAD_MULTIPLE, which this MPI does not provide\n");
+        if (root) fprintf(stderr, "tagtrain: --bucket-mb needs MPI_THREAD_MULTIPLE, which this MPI does not provide%s\n",
+                          NO_THREADS_WHY);
         MPI_Finalize();
         return 2;
     }
+#ifdef COLLKIT_SMPI
+    if (o.overlap && p > 1 && root)
+        fprintf(stderr, "tagtrain: --overlap needs MPI_THREAD_MULTIPLE%s: the all-reduce runs without overlap\n",
+                NO_THREADS_WHY);
+#endif
     if (o.inject_desync > 0 && p < 2) {
         if (root) fprintf(stderr, "tagtrain: --inject-desync needs at least 2 ranks\n");
         MPI_Finalize();

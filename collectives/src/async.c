@@ -105,6 +105,13 @@ static const char *thread_level_name(int level)
 
 static int engine_start(ck_comm *c)
 {
+#ifdef COLLKIT_SMPI
+    /* SMPI runs every simulated rank in the one simulation thread: a second
+     * thread of a rank cannot call MPI, whatever the thread level asked for. */
+    return ck_fail(c, CK_ERR_UNSUPPORTED,
+                   "ck_allreduce_async needs MPI_THREAD_MULTIPLE, which SimGrid SMPI does not provide "
+                   "(simulated ranks cannot run a progress thread): use the blocking ck_allreduce in a simulated build");
+#endif
     int level = MPI_THREAD_SINGLE;
     MPI_Query_thread(&level);
     if (level < MPI_THREAD_MULTIPLE)

@@ -59,6 +59,12 @@ static void config_defaults(ck_config *c)
     c->chunk_bytes = 256 * 1024;
     c->timeout_s = 30.0;
     c->validate = 1;
+#ifdef COLLKIT_SMPI
+    /* Simulated (SimGrid SMPI): no watchdog by default. Its polling costs
+     * simulated time (every MPI_Test is charged), and SimGrid reports a
+     * deadlock by itself, naming every blocked rank. */
+    c->timeout_s = 0;
+#endif
     uint64_t chunk;
     /* The same sizes the tools take ("64K"); anything unreadable or 0 keeps the default. */
     if ((s = getenv("COLLKIT_CHUNK")) && ck_parse_size(s, 1ull << 34, &chunk, NULL, 0) == 0 && chunk > 0)
@@ -104,7 +110,7 @@ void ck_comm_destroy(ck_comm *c)
         if (c->slots[i].destroy) c->slots[i].destroy(c->slots[i].state);
     free(c->slots);
     tr_arm(c);
-    if (c->scratch) c->tr.free(c->tr.self, c->scratch);
+    if (c->scratch) (c->tr.free)(c->tr.self, c->scratch);
     free(c->events);
     if (c->tr.destroy) c->tr.destroy(c->tr.self);
     MPI_Comm_free(&c->mpi);
@@ -120,7 +126,9 @@ ck_config *ck_comm_config(ck_comm *c) { return &c->cfg; }
 const char *ck_comm_errmsg(const ck_comm *c) { return c ? c->errmsg : ""; }
 
 void *ck_alloc(ck_comm *c, size_t bytes) { return c->tr.alloc(c->tr.self, bytes); }
-void ck_free(ck_comm *c, void *p) { if (p) { tr_arm(c); c->tr.free(c->tr.self, p); } }
+/* (c->tr.free) in parentheses: smpicc defines free(x) as a macro, which would
+ * take the member call for one with the wrong number of arguments. */
+void ck_free(ck_comm *c, void *p) { if (p) { tr_arm(c); (c->tr.free)(c->tr.self, p); } }
 
 int ck_upload(ck_comm *c, void *dst, const void *src, size_t n)
 {
@@ -270,7 +278,8 @@ static void complete(ck_comm *c, ck_req *r, double now)
     }
 }
 
-/* The watchdog. Every wait is a polling loop over transport->test, so a wait
+/* The watchdog. With a bound set (timeout_s > 0, the default outside SMPI),
+ * every wait is a polling loop over transport->test, so a wait
  * that never ends is noticed here, on the rank that is stuck, with the peer
  * and step it was waiting for — which is what you need to debug a deadlock. */
 static int watchdog_fire(ck_comm *c, ck_req *r, double waited)
@@ -304,10 +313,16 @@ int ck_waitall(ck_comm *c, ck_req *reqs, int n)
     int pending = 0;
     for (int i = 0; i < n; i++) pending += reqs[i].active;
     unsigned long spins = 0;
+    /* Without the watchdog there is nothing to notice while waiting: block in
+     * the transport where it can (one pass), rather than poll it. Under SMPI,
+     * where this is the default, every poll would cost simulated time. */
+    const int block = !(c->cfg.timeout_s > 0) && c->tr.wait && !c->polite;
     while (pending) {
         for (int i = 0; i < n; i++) {
             if (!reqs[i].active) continue;
-            int done = 0, rc = c->tr.test(c->tr.self, &reqs[i], &done);
+            int done = 0, rc;
+            if (block) { rc = c->tr.wait(c->tr.self, &reqs[i]); done = 1; }
+            else rc = c->tr.test(c->tr.self, &reqs[i], &done);
             if (rc) {
                 /* Abandon the others too: a request left posted would write
                  * into a buffer the caller is about to free. */
@@ -387,7 +402,7 @@ int ck_sync(ck_comm *c)
 void *ck_scratch(ck_comm *c, size_t bytes)
 {
     if (bytes <= c->scratch_bytes && c->scratch) return c->scratch;
-    if (c->scratch) c->tr.free(c->tr.self, c->scratch);
+    if (c->scratch) (c->tr.free)(c->tr.self, c->scratch);
     c->scratch = c->tr.alloc(c->tr.self, bytes ? bytes : 1);
     c->scratch_bytes = c->scratch ? bytes : 0;
     return c->scratch;
@@ -408,11 +423,17 @@ static int validate_across_ranks(ck_comm *c, int local_err, size_t count, ck_dty
     long long v[NV] = {local_err, (long long)count, dt, op, name_hash(algo ? algo->name : "")};
     long long in[2 * NV], outv[2 * NV];
     for (int i = 0; i < NV; i++) { in[2 * i] = v[i]; in[2 * i + 1] = -v[i]; }
-    MPI_Request rq;
-    if (MPI_Iallreduce(in, outv, 2 * NV, MPI_LONG_LONG, MPI_MAX, c->mpi, &rq) != MPI_SUCCESS)
+    MPI_Request rq = MPI_REQUEST_NULL;
+    if (!(c->cfg.timeout_s > 0)) {
+        /* No watchdog: the blocking form. (Under SMPI polling costs simulated
+         * time, and its MPI_Iallreduce sends p^2 messages.) */
+        if (MPI_Allreduce(in, outv, 2 * NV, MPI_LONG_LONG, MPI_MAX, c->mpi) != MPI_SUCCESS)
+            return ck_fail(c, CK_ERR_TRANSPORT, "MPI_Allreduce failed during argument validation");
+    } else if (MPI_Iallreduce(in, outv, 2 * NV, MPI_LONG_LONG, MPI_MAX, c->mpi, &rq) != MPI_SUCCESS) {
         return ck_fail(c, CK_ERR_TRANSPORT, "MPI_Iallreduce failed during argument validation");
+    }
     double t0 = ck_now();
-    for (int done = 0; !done;) {
+    for (int done = rq == MPI_REQUEST_NULL; !done;) {
         MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
         if (!done && c->cfg.timeout_s > 0 && ck_now() - t0 > c->cfg.timeout_s) {
             ck_fail(c, CK_ERR_TIMEOUT,

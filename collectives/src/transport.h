@@ -27,6 +27,11 @@ typedef struct ck_transport {
      * polls this, so it can time out and say what it was waiting for. On an
      * error the request is finished too (nothing of it is left pending). */
     int   (*test)(void *self, ck_req *req, int *done);
+    /* Blocking completion, used instead of polling test when the watchdog is
+     * off (timeout_s <= 0, the default under SimGrid SMPI, where every poll
+     * costs simulated time). On an error the request is finished too. May be
+     * NULL: the communicator then polls test without a bound. */
+    int   (*wait)(void *self, ck_req *req);
     /* Abandon a request after a timeout or a failure of another request
      * (best effort; the buffer is no longer written once this returns). */
     void  (*cancel)(void *self, ck_req *req);

@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "collkit_util.h"
+#ifdef COLLKIT_SMPI
+#include <simgrid/actor.h>
+#endif
 
 /* ------------------------------------------------------------ string builder */
 
@@ -141,6 +144,15 @@ int ck_parse_int(const char *s, long long lo, long long hi, long long *out, char
 
 int ck_launcher_rank(void)
 {
+#ifdef COLLKIT_SMPI
+    /* SimGrid SMPI: the ranks are simulated processes of one OS process, so
+     * they share one environment and none of the variables below is set;
+     * smpirun gives each its rank as the property "rank" of its actor. */
+    sg_actor_t self = sg_actor_self();
+    const char *sr = self ? sg_actor_get_property_value(self, "rank") : NULL;
+    long long srank;
+    if (ck_parse_int(sr, 0, INT_MAX, &srank, NULL, 0) == 0) return (int)srank;
+#endif
     /* Launcher-specific names first: an mpirun inside a Slurm batch script
      * passes the script's SLURM_PROCID (0) on to every rank it starts. */
     static const char *const vars[] = {

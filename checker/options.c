@@ -18,9 +18,15 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: mpirun -np P collcheck [options]\n"
         "       collcheck --algo list\n"
-        "Checks all-reduce algorithms: exact results on verifiable inputs, guard bytes,\n"
-        "an unchanged send buffer, bytes sent against the declared formula, messages\n"
-        "sent against the declared count (where the algorithm declares one), and hangs.\n"
+        "Checks all-reduce algorithms: exact results on verifiable inputs (a wrong\n"
+        "result is decoded: which ranks' contributions it holds, which element, which\n"
+        "op, the previous call's result), random-float results within the rounding\n"
+        "bound and bitwise identical on every rank, guard bytes, an unchanged send\n"
+        "buffer, requests left posted and send/receive size mismatches, bytes sent\n"
+        "against the declared formula, messages sent against the declared count (where\n"
+        "the algorithm declares one), and hangs. Every case runs --repeat times (other\n"
+        "inputs each call: state kept between calls shows); its line is printed before\n"
+        "it runs, so a crash leaves the case it was in on the screen.\n"
         "  --algo NAME[,NAME..]|all|list  algorithms to check (default all)\n"
         "  --count N[,N..]    element counts; N may be p, p-1, p+1 or use K/M (x1024)\n"
         "                     (default 0,1,p-1,p,p+1,%d,%d)\n"
@@ -29,6 +35,11 @@ static void usage(FILE *f)
         "  --inplace 0|1|both   out-of-place, in-place or both (default both)\n"
         "  --misaligned 0|1|only  add cases with buffers one element past the allocator's\n"
         "                     64-byte alignment (default 1)\n"
+        "  --inputs exact|random|both  exact integer inputs, random floats (sum and avg on\n"
+        "                     f32, f64, bf16: results bitwise equal across ranks and within\n"
+        "                     the rounding bound of the exact sum), or both (default both)\n"
+        "  --repeat N         calls per case, each with other inputs (default 2; a larger N\n"
+        "                     is a stress test for races; a failure names its call)\n"
         "  --timeout SEC      watchdog bound for any wait (default 30; 0 = off)\n"
         "  --chunk BYTES      pipeline chunk for chunked algorithms (default: the library's)\n"
         "  --device host|cuda buffer kind: host memory (MPI) or CUDA device memory (CUDA IPC; default host)\n"
@@ -109,6 +120,8 @@ static void defaults(cc_options *o)
     o->misaligned = 1;
     o->timeout = 30;
     o->mem = CK_MEM_HOST;
+    o->repeat = 2;
+    o->inputs = 3;
 }
 
 int cc_parse_args(int argc, char **argv, cc_options *o, int quiet)
@@ -130,7 +143,8 @@ int cc_parse_args(int argc, char **argv, cc_options *o, int quiet)
         memcpy(name, a, n);
         name[n] = '\0';
         static const char *const known[] = {"--algo", "--count", "--dtype", "--op", "--inplace",
-                                            "--misaligned", "--timeout", "--chunk", "--device"};
+                                            "--misaligned", "--timeout", "--chunk", "--device", "--repeat",
+                                            "--inputs"};
         int found = 0;
         for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) found |= !strcmp(name, known[k]);
         if (!found) BAD("unknown option '%s'", name);
@@ -150,6 +164,15 @@ int cc_parse_args(int argc, char **argv, cc_options *o, int quiet)
         } else if (!strcmp(name, "--misaligned")) {
             static const int v[3] = {0, 1, 2};
             if (parse_choice(val, "only", v, &o->misaligned)) BAD("bad --misaligned '%s' (want 0, 1 or only)", val);
+        } else if (!strcmp(name, "--inputs")) {
+            if (!strcmp(val, "exact")) o->inputs = 1;
+            else if (!strcmp(val, "random")) o->inputs = 2;
+            else if (!strcmp(val, "both")) o->inputs = 3;
+            else BAD("bad --inputs '%s' (want exact, random or both)", val);
+        } else if (!strcmp(name, "--repeat")) {
+            long long v;
+            if (ck_parse_int(val, 1, 1000000, &v, why, sizeof why)) BAD("bad --repeat '%s': %s", val, why);
+            o->repeat = (int)v;
         } else if (!strcmp(name, "--timeout")) {
             char *end;
             o->timeout = strtod(val, &end);

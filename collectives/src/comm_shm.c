@@ -1,0 +1,77 @@
+/*
+ * comm_shm.c — the collkit_shm.h calls: where a buffer lies in the shared
+ * heap, a peer's memory mapped here, and the bounded wait of algorithms that
+ * synchronise through shared flags. They live beside the communicator (like
+ * comm_cuda.c) because the wait needs its watchdog bound, step and trace,
+ * and algorithm files never see ck_comm's fields.
+ */
+#include <sched.h>
+#include <stdio.h>
+#include <time.h>
+#include "internal.h"
+#include "transport_shm.h"
+#include "collkit_shm.h"
+
+static void *shm_self(const ck_comm *c)
+{
+    return c && (c->tr.mem & CK_MEM_SHM) ? c->tr.self : NULL;
+}
+
+int ck_shm_active(const ck_comm *c) { return shm_self(c) != NULL; }
+
+int64_t ck_shm_offset(const ck_comm *c, const void *ptr, size_t bytes)
+{
+    void *t = shm_self(c);
+    return t ? ck_shm_tr_offset(t, ptr, bytes) : -1;
+}
+
+void *ck_shm_peer(const ck_comm *c, int rank, int64_t offset)
+{
+    void *t = shm_self(c);
+    char *b = t ? ck_shm_tr_base(t, rank) : NULL;
+    return b && offset >= 0 ? b + offset : NULL;
+}
+
+static inline void relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+int ck_shm_wait(ck_comm *c, int (*pending)(void *arg), void *arg, const char *what)
+{
+    int who = pending(arg);
+    if (who < 0) return CK_SUCCESS;   /* the common case on an idle node: no clock, no event */
+    void *t = shm_self(c);
+    const int oversub = t ? ck_shm_tr_oversubscribed(t) : 1;
+    const double t0 = ck_now(), bound = c->cfg.timeout_s;
+    int last = who;
+    for (unsigned long polls = 1;; polls++) {
+        if ((who = pending(arg)) < 0) break;
+        last = who;
+        if (c->polite && polls > 256) {
+            struct timespec ts = {0, 20000};
+            nanosleep(&ts, NULL);
+        } else if (oversub || polls > 64) {
+            sched_yield();   /* the rank we wait for may need this very core */
+        } else {
+            relax();
+        }
+        if ((polls & 255) == 0 && bound > 0) {
+            double waited = ck_now() - t0;
+            if (waited > bound) {
+                int rc = ck_fail(c, CK_ERR_TIMEOUT, "watchdog: rank %d waited %.1f s for rank %d (%s) in '%s' step %d%s%s%s",
+                                 c->rank, waited, last, what, c->algo_name ? c->algo_name : "?", c->step,
+                                 c->phase ? " (" : "", c->phase ? c->phase : "", c->phase ? ")" : "");
+                fprintf(stderr, "collkit %s\n", c->errmsg);
+                fflush(stderr);
+                return rc;
+            }
+        }
+    }
+    if (c->ev_cap) ck_trace_add(c, CK_EV_WAIT, last, 0, t0, ck_now());
+    return CK_SUCCESS;
+}

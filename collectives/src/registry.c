@@ -76,7 +76,8 @@ void ck_algo_print_table(FILE *out)
         fprintf(out, "%-16s %-10s %-26s %s\n", a->name, mem_names(a->mem),
                 a->bytes_formula ? a->bytes_formula : "-", a->summary ? a->summary : "");
     }
-    fprintf(out, "(n = message bytes, p = ranks; reference algorithms are not counted)\n");
+    fprintf(out, "(n = message bytes, p = ranks; reference algorithms are not counted; memory host: the mpi and shm\n"
+                 " transports, shm: the shm transport only (--transport shm), cuda: CUDA IPC (--device cuda))\n");
 }
 
 /* "mpi naive ring ...": the names that run on `mem`, after what went wrong. */

@@ -51,6 +51,14 @@ void   *ck_shm_peer(const ck_comm *comm, int rank, int64_t offset);
  * ck_comm_errmsg. Recorded in the trace as a wait on that rank. */
 int     ck_shm_wait(ck_comm *comm, int (*pending)(void *arg), void *arg, const char *what);
 
+/* Copy bytes like ck_copy (no overlap), with stores that bypass the caches
+ * (non-temporal) where the CPU has them: for output nobody reads soon, so a
+ * large result costs one write of memory instead of a read (to own the line)
+ * and a write, and does not push the inputs still to come out of the cache.
+ * The stores are complete and ordered before it returns (a fence), so a
+ * release store after it publishes them. Recorded in the trace as a copy. */
+int     ck_shm_copy_nt(ck_comm *comm, void *dst, const void *src, size_t bytes);
+
 #ifdef __cplusplus
 }
 #endif

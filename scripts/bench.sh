@@ -63,7 +63,7 @@ if "${MPIRUN[@]}" -np 2 "$BIN/collbench" --transport shm --pingpong -b 8 -e 64M 
   grep '^# fit' "$OUT/pingpong_shm.txt" | sed 's/^# fit/             shm fit/'
   # Every algorithm that runs on shm but the references (their time does not
   # depend on the transport: the MPI sweep has them).
-  SHM_ALGOS=$("$BIN/collbench" --algo list | awk 'NR > 1 && $2 ~ /host|shm/ && $3 != "(not" { printf "%s%s", sep, $1; sep = "," }')
+  SHM_ALGOS=$("$BIN/collbench" --algo list | awk 'NR > 1 && /^[A-Za-z0-9_]/ && $2 ~ /host|shm/ && $3 != "(not" { printf "%s%s", sep, $1; sep = "," }')
 else
   say "shm transport not available here: shm sweep skipped (see $OUT/pingpong_shm.txt)"
 fi
@@ -142,7 +142,7 @@ if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q 
     first=1
     for p in $GPU_NP; do
       algos=$("$BIN/collbench" --algo list | awk -v skip="$([ "$ngpu" -lt "$p" ] && echo nccl)" \
-              'NR > 1 && $2 ~ /cuda/ && $1 != skip { printf "%s%s", sep, $1; sep = "," }')
+              'NR > 1 && /^[A-Za-z0-9_]/ && $2 ~ /cuda/ && $1 != skip { printf "%s%s", sep, $1; sep = "," }')
       setup=$(gpu_setup "$p" "$ngpu")
       say "GPU sweep p=$p, $setup: $algos"
       "${MPIRUN[@]}" -np "$p" "$BIN/collbench" --device cuda --algo "$algos" "${OPTS[@]}" -c 1 --model none \

@@ -44,8 +44,8 @@ void   *ck_shm_peer(const ck_comm *comm, int rank, int64_t offset);
 
 /* Wait until pending(arg) returns -1, bounded by the communicator's watchdog
  * (config.timeout_s). pending returns the rank still waited for (>= 0) or -1
- * when the wait is over. Polls hot for a moment, then gives the core away
- * between polls (at once where the node has fewer cores than ranks). On
+ * when the wait is over. Gives the core away between polls (sched_yield):
+ * the rank waited for may need it. On
  * timeout: CK_ERR_TIMEOUT and the watchdog's message, "rank 0 waited 30.0 s
  * for rank 2 (WHAT) in 'ALGO' step S (PHASE)", on stderr and in
  * ck_comm_errmsg. Recorded in the trace as a wait on that rank. */

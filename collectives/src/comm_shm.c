@@ -37,44 +37,34 @@ void *ck_shm_peer(const ck_comm *c, int rank, int64_t offset)
     return b && offset >= 0 ? b + offset : NULL;
 }
 
-static inline void relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
 int ck_shm_wait(ck_comm *c, int (*pending)(void *arg), void *arg, const char *what)
 {
     int who = pending(arg);
     if (who < 0) return CK_SUCCESS;   /* the common case on an idle node: no clock, no event */
     void *t = shm_self(c);
-    const int oversub = t ? ck_shm_tr_oversubscribed(t) : 1;
     const double t0 = ck_now(), bound = c->cfg.timeout_s;
+    double waited = 0;
     int last = who;
+    if (t) ck_shm_tr_here(t);
     for (unsigned long polls = 1;; polls++) {
         if ((who = pending(arg)) < 0) break;
         last = who;
+        if ((polls & 15) == 0) waited = ck_now() - t0;
         if (c->polite && polls > 256) {
             struct timespec ts = {0, 20000};
             nanosleep(&ts, NULL);
-        } else if (oversub || polls > 64) {
-            sched_yield();   /* the rank we wait for may need this very core */
+        } else if (t) {
+            ck_shm_tr_pause(t, who, waited);   /* yield, or spin while the peer runs elsewhere */
         } else {
-            relax();
+            sched_yield();
         }
-        if ((polls & 255) == 0 && bound > 0) {
-            double waited = ck_now() - t0;
-            if (waited > bound) {
-                int rc = ck_fail(c, CK_ERR_TIMEOUT, "watchdog: rank %d waited %.1f s for rank %d (%s) in '%s' step %d%s%s%s",
-                                 c->rank, waited, last, what, c->algo_name ? c->algo_name : "?", c->step,
-                                 c->phase ? " (" : "", c->phase ? c->phase : "", c->phase ? ")" : "");
-                fprintf(stderr, "collkit %s\n", c->errmsg);
-                fflush(stderr);
-                return rc;
-            }
+        if ((polls & 255) == 0 && bound > 0 && waited > bound) {
+            int rc = ck_fail(c, CK_ERR_TIMEOUT, "watchdog: rank %d waited %.1f s for rank %d (%s) in '%s' step %d%s%s%s",
+                             c->rank, waited, last, what, c->algo_name ? c->algo_name : "?", c->step,
+                             c->phase ? " (" : "", c->phase ? c->phase : "", c->phase ? ")" : "");
+            fprintf(stderr, "collkit %s\n", c->errmsg);
+            fflush(stderr);
+            return rc;
         }
     }
     if (c->ev_cap) ck_trace_add(c, CK_EV_WAIT, last, 0, t0, ck_now());

@@ -46,9 +46,11 @@
  *
  * Waiting. Nothing here blocks: the communicator's watchdog polls test()
  * like on every transport, so a stalled peer ends in CK_ERR_TIMEOUT with
- * "rank 2 waited for rank 1 at step 3". A test that finds nothing new gives
- * the core away (sched_yield) after a short spin: on a node with fewer
- * cores than ranks the peer that must act may be waiting for this very core.
+ * "rank 2 waited for rank 1 at step 3". How a test that finds nothing new
+ * waits is ck_shm_tr_pause's rule: give the core away at once when the peer
+ * last ran on this very core (it cannot act while we spin), else spin a few
+ * tens of microseconds first (a yield hands the core to whatever else is
+ * runnable, another job included, for a whole time slice), then yield.
  *
  * The heap. A first-fit free list over the heap area, 64-byte aligned
  * blocks with a 64-byte header. Memory is committed (fallocate) when a block
@@ -78,7 +80,6 @@
 #define NSLOT     4
 #define SLOT      ((size_t)256 << 10)     /* chunk size: small enough to stay in cache between the copies */
 #define QCAP      256                     /* control queue entries per ordered pair */
-#define SPIN      64                      /* empty polls before a waiting test gives its core away */
 #define HDR       ((size_t)4096)
 #define BLOCK_HDR ((size_t)64)
 #define HEAP_DEFAULT ((uint64_t)8 << 30)  /* virtual: pages are committed as buffers are handed out */
@@ -94,14 +95,17 @@ typedef struct {
     _Alignas(64) ctl_msg q[QCAP];
 } ctl_queue;
 
-typedef struct { uint64_t magic; uint64_t size; } seg_header;   /* at offset 0; the layout is the same everywhere */
+typedef struct {                                  /* at offset 0; the layout is the same everywhere */
+    uint64_t magic, size;
+    _Alignas(64) _Atomic int32_t cpu;              /* the CPU the owner last ran on when it waited */
+} seg_header;
 
 typedef struct { ctl_msg *v; size_t n, cap; } msgvec;
 
 typedef struct extent { size_t off, len; struct extent *next; } extent;
 
 typedef struct shm_tr {
-    int        rank, size, oversub;
+    int        rank, size;
     size_t     seg_bytes, q_off, slot_off, heap_off;
     char     **base;          /* [size]: every rank's segment, mapped here */
     int        fd;            /* my segment (commit, punch) */
@@ -109,6 +113,7 @@ typedef struct shm_tr {
     msgvec    *inbox;         /* [size]: control messages taken off queue q, not yet matched */
     msgvec    *outbox;        /* [size]: control messages for q waiting for room in its queue */
     unsigned long seen, misses;
+    double     since, waited; /* when the current run of empty tests began, and how long ago (updated now and then) */
     pthread_mutex_t mu;       /* the heap: ck_alloc may come from any thread */
     size_t     top;           /* heap: end of the part ever handed out (offset from heap_off) */
     extent    *free_list;     /* heap: free extents below top, by offset */
@@ -234,6 +239,29 @@ static int shm_irecv(void *self, void *buf, size_t bytes, int peer, int tag, ck_
     return ck_proto_post(&((shm_tr *)self)->pr, 0, buf, bytes, peer, tag, r);
 }
 
+/* ------------------------------------------------------------ waiting */
+
+void ck_shm_tr_here(void *self)
+{
+    shm_tr *t = self;
+    atomic_store_explicit(&((seg_header *)t->base[t->rank])->cpu, (int32_t)sched_getcpu(), memory_order_relaxed);
+}
+
+void ck_shm_tr_pause(void *self, int peer, double waited)
+{
+    shm_tr *t = self;
+    int cpu = sched_getcpu();
+    int theirs = peer >= 0 && peer < t->size
+                     ? atomic_load_explicit(&((seg_header *)t->base[peer])->cpu, memory_order_relaxed) : -1;
+    if (cpu == theirs || waited > CK_SHM_SPIN_S) {
+        sched_yield();
+        return;
+    }
+#if defined(__x86_64__) || defined(__i386__)
+    for (int i = 0; i < 16; i++) __builtin_ia32_pause();
+#endif
+}
+
 static int shm_test(void *self, ck_req *r, int *done)
 {
     shm_tr *t = self;
@@ -241,8 +269,11 @@ static int shm_test(void *self, ck_req *r, int *done)
     if (rc || *done || t->pr.progressed != t->seen) {
         t->seen = t->pr.progressed;
         t->misses = 0;
-    } else if (++t->misses > (t->oversub ? 1u : SPIN)) {
-        sched_yield();   /* nothing came: let the rank we wait for have the core */
+    } else {
+        /* nothing came: wait by the rule above, from the first empty test on */
+        if (t->misses++ == 0) { ck_shm_tr_here(t); t->since = ck_now(); t->waited = 0; }
+        else if ((t->misses & 15) == 0) t->waited = ck_now() - t->since;
+        ck_shm_tr_pause(t, r->peer, t->waited);
     }
     return rc;
 }
@@ -398,8 +429,6 @@ int64_t ck_shm_tr_offset(void *self, const void *p, size_t bytes)
     return (int64_t)(c - t->base[t->rank]);
 }
 
-int ck_shm_tr_oversubscribed(void *self) { return ((shm_tr *)self)->oversub; }
-
 static const char *shm_error(void *self) { return ((shm_tr *)self)->pr.err; }
 
 /* ------------------------------------------------------------ lifecycle */
@@ -422,15 +451,6 @@ static void shm_destroy(void *self)
     free(t->inbox);
     free(t->outbox);
     free(t);
-}
-
-/* Cores this process may run on. */
-static int cores(void)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
 }
 
 /* The heap's size: COLLKIT_SHM_HEAP ("16G"), else 8 GiB. Virtual only. */
@@ -525,7 +545,6 @@ int ck_transport_shm_create(MPI_Comm comm, ck_transport *out, char *why, size_t 
         t->rank = rank;
         t->size = size;
         t->fd = -1;
-        t->oversub = size > cores();
         pthread_mutex_init(&t->mu, NULL);
         t->q_off = HDR;
         t->slot_off = round_up(t->q_off + (size_t)size * sizeof(ctl_queue), 4096);

@@ -185,7 +185,7 @@ int collcheck_main(int argc, char **argv)
     if (rc) {
         if (rank == 0)
             fprintf(stderr, "collcheck: cannot create a communicator for %s buffers: %s\n",
-                    o.mem == CK_MEM_HOST ? "host" : "cuda", ck_strerror(rc));
+                    o.mem == CK_MEM_CUDA ? "cuda" : "host", ck_strerror(rc));
         MPI_Comm_free(&ctl);
         if (!was_init) MPI_Finalize();
         return 2;
@@ -215,7 +215,7 @@ int collcheck_main(int argc, char **argv)
         if ((int)strlen(o.algos[a]->name) > width) width = (int)strlen(o.algos[a]->name);
     if (rank == 0) {
         printf("collcheck: %d rank%s, %s buffers (%s transport), %d cases per algorithm, "
-               "timeout %g s, chunk %zu B\n", p, p == 1 ? "" : "s", o.mem == CK_MEM_HOST ? "host" : "cuda",
+               "timeout %g s, chunk %zu B\n", p, p == 1 ? "" : "s", o.mem == CK_MEM_CUDA ? "cuda" : "host",
                ck_comm_transport_name(comm), ncases, cfg->timeout_s, cfg->chunk_bytes);
         fflush(stdout);
     }

@@ -43,6 +43,9 @@ static void usage(FILE *f)
         "  --timeout SEC      watchdog bound for any wait (default 30; 0 = off)\n"
         "  --chunk BYTES      pipeline chunk for chunked algorithms (default: the library's)\n"
         "  --device host|cuda buffer kind: host memory (MPI) or CUDA device memory (CUDA IPC; default host)\n"
+        "  --transport mpi|shm|cuda-ipc  how bytes move: mpi (host, default), shm (host buffers in\n"
+        "                     memory the ranks of one node share; adds oneshot and twoshot), cuda-ipc\n"
+        "                     (device buffers, the same as --device cuda)\n"
         "  --quick            a smaller matrix (what the test suite runs)\n"
         "  -v, --verbose      print every failing rank's diagnosis, not only the first\n"
         "  -h, --help         this text\n"
@@ -127,7 +130,7 @@ static void defaults(cc_options *o)
 int cc_parse_args(int argc, char **argv, cc_options *o, int quiet)
 {
     FILE *err = quiet ? NULL : stderr;
-    const char *algo_spec = "all";
+    const char *algo_spec = "all", *transport = NULL;
     char why[1024];
     defaults(o);
 #define BAD(...) do { if (err) { fprintf(err, "collcheck: " __VA_ARGS__); fprintf(err, "\n(collcheck --help for the options)\n"); } return 2; } while (0)
@@ -144,7 +147,7 @@ int cc_parse_args(int argc, char **argv, cc_options *o, int quiet)
         name[n] = '\0';
         static const char *const known[] = {"--algo", "--count", "--dtype", "--op", "--inplace",
                                             "--misaligned", "--timeout", "--chunk", "--device", "--repeat",
-                                            "--inputs"};
+                                            "--inputs", "--transport"};
         int found = 0;
         for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) found |= !strcmp(name, known[k]);
         if (!found) BAD("unknown option '%s'", name);
@@ -186,7 +189,18 @@ int cc_parse_args(int argc, char **argv, cc_options *o, int quiet)
             if (!strcmp(val, "host")) o->mem = CK_MEM_HOST;
             else if (!strcmp(val, "cuda")) o->mem = CK_MEM_CUDA;
             else BAD("bad --device '%s' (want host or cuda)", val);
+        } else if (!strcmp(name, "--transport")) {
+            if (strcmp(val, "mpi") && strcmp(val, "shm") && strcmp(val, "cuda-ipc") && strcmp(val, "cuda"))
+                BAD("bad --transport '%s' (want mpi, shm or cuda-ipc)", val);
+            transport = val;
         } else BAD("unknown option '%s'", name);
+    }
+    if (transport) {
+        /* The transport and the buffer kind go together: shm and mpi move
+         * host buffers, cuda-ipc device buffers. */
+        int dev = !strcmp(transport, "cuda-ipc") || !strcmp(transport, "cuda");
+        if (o->mem == CK_MEM_CUDA && !dev) BAD("--transport %s moves host buffers, not --device cuda", transport);
+        o->mem = dev ? CK_MEM_CUDA : !strcmp(transport, "shm") ? CK_MEM_HOST | CK_MEM_SHM : CK_MEM_HOST;
     }
     if (!strcmp(algo_spec, "list")) {
         if (!quiet) ck_algo_print_table(stdout);

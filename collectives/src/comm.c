@@ -71,14 +71,28 @@ int ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out)
     int rc;
     if (!out) return CK_ERR_INVALID_ARG;
     *out = NULL;
-    if (mem != CK_MEM_HOST && mem != CK_MEM_CUDA) return CK_ERR_INVALID_ARG;
+    if (mem != CK_MEM_HOST && mem != CK_MEM_CUDA && mem != CK_MEM_SHM && mem != (CK_MEM_HOST | CK_MEM_SHM))
+        return CK_ERR_INVALID_ARG;
     ck_comm *c = calloc(1, sizeof *c);
     if (!c) return CK_ERR_NOMEM;
     if (MPI_Comm_dup(mpi_comm, &c->mpi) != MPI_SUCCESS) { free(c); return CK_ERR_TRANSPORT; }
     MPI_Comm_rank(c->mpi, &c->rank);
     MPI_Comm_size(c->mpi, &c->size);
     config_defaults(&c->cfg);
-    if (mem == CK_MEM_HOST) {
+    if (mem & CK_MEM_SHM) {
+        char why[256] = "";
+        rc = ck_transport_shm_create(c->mpi, &c->tr, why, sizeof why);
+        if (rc == CK_ERR_UNSUPPORTED) {
+            /* Every rank got the same answer (the transport agrees before it
+             * says no); one line per process is enough. */
+            static int said;
+            if (c->rank == 0 && !said++) {
+                fprintf(stderr, "collkit: the shm transport is not available (%s): using the mpi transport\n", why);
+                fflush(stderr);
+            }
+            rc = ck_transport_mpi_create(c->mpi, &c->tr);
+        }
+    } else if (mem == CK_MEM_HOST) {
         rc = ck_transport_mpi_create(c->mpi, &c->tr);
     } else {
 #ifdef COLLKIT_HAVE_CUDA

@@ -24,9 +24,9 @@
  *                          starting from its own: exact on integers, but
  *                          ranks end with different last bits on floats
  *                          (random-float inputs, compared across ranks)
- *   broken_ring_leak       the all-gather's sends are posted and never
- *                          waited for: right result, requests left behind
- *                          (the p2p layer's request accounting)
+ *   broken_ring_leak       every step's send is posted and never waited
+ *                          for: right result, right traffic, requests left
+ *                          behind (the p2p layer's request accounting)
  *   broken_ring_recvsize   receives each block with the size of the block it
  *                          sends: with uneven blocks, truncated on one rank and
  *                          short on another (the MPI transport's size check)
@@ -425,7 +425,7 @@ const ck_algo broken_algos[] = {
     {.name = "broken_gather_order", .summary = "all-gather, then each rank adds the inputs starting from its own",
      .mem = CK_MEM_HOST, .bytes_formula = "(p-1) n", .bytes_sent = gather_bytes, .msgs_sent = gather_msgs,
      .run = gather_order_run},
-    {.name = "broken_ring_leak", .summary = "ring whose all-gather never waits for its sends", .mem = CK_MEM_HOST,
+    {.name = "broken_ring_leak", .summary = "ring that never waits for its sends", .mem = CK_MEM_HOST,
      .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_leak_run},
     {.name = "broken_ring_recvsize", .summary = "ring that receives with the size of the block it sends",
      .mem = CK_MEM_HOST, .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs,

@@ -39,6 +39,7 @@ typedef struct {
     int           quick, verbose;
     unsigned      mem;
     int           repeat;         /* calls per case (default 2) */
+    int           repeat_given;   /* --repeat was given: every failure names its call */
     int           inputs;         /* bit 0: exact integer inputs, bit 1: random floats */
 } cc_options;
 
@@ -74,5 +75,8 @@ int  cc_build_matrix(const cc_options *o, int p, cc_case **out);
  * copied there for the driver's cross-rank comparison. */
 void cc_run_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, unsigned call, cc_result *res,
                  void *keep);
+/* cc_run_case keeps its buffers from call to call: free them, before the
+ * communicator they were allocated on is destroyed. */
+void cc_release_buffers(void);
 
 #endif /* COLLKIT_CHECK_CLI_H */

@@ -106,21 +106,25 @@ static int compare_across_ranks(MPI_Comm ctl, double limit, const cc_case *cs, c
             if (first == cs->count) first = i;
             ndiff++;
         }
-    int agree[64], differ[64], na = 0, nd = 0;
-    for (int q = 0; q < p; q++) {
-        if (hashes[q] == hashes[ref]) { if (na < 64) agree[na++] = q; }
-        else if (nd < 64) differ[nd++] = q;
-    }
     ck_sbuf m;
     ck_sbuf_init(&m, res->msg, sizeof res->msg);
     m.len = strlen(res->msg);
     ck_sbuf_sep(&m, "; ");
     ck_sbuf_add(&m, "rank %d's result differs from rank %d's in %zu of %zu elements (random float inputs): ranks must "
-                    "end with bitwise identical results, but ", rank, ref, ndiff, cs->count);
-    for (int k = 0; k < na; k++) ck_sbuf_add(&m, k ? ",%d" : "ranks {%d", agree[k]);
-    ck_sbuf_add(&m, "} agree and ");
-    for (int k = 0; k < nd; k++) ck_sbuf_add(&m, k ? ",%d" : "ranks {%d", differ[k]);
-    ck_sbuf_add(&m, "} differ");
+                    "end with bitwise identical results, but the ranks' results fall into groups", rank, ref, ndiff,
+                cs->count);
+    /* The groups of equal results, each named by its ranks (in rank order). */
+    int groups = 0;
+    for (int q = 0; q < p && groups < 16; q++) {
+        int seen = 0;
+        for (int k = 0; k < q; k++) seen |= hashes[k] == hashes[q];
+        if (seen) continue;
+        ck_sbuf_add(&m, " {");
+        for (int k = q, n = 0; k < p; k++)
+            if (hashes[k] == hashes[q]) ck_sbuf_add(&m, n++ ? ",%d" : "%d", k);
+        ck_sbuf_add(&m, "}");
+        groups++;
+    }
     if (first < cs->count) {
         char a[64], b[64];
         cc_format(a, sizeof a, theirs, first, cs->dt);
@@ -205,6 +209,7 @@ int collcheck_main(int argc, char **argv)
             else fprintf(stderr, "collcheck: no case to run at p = %d with these options\n", p);
         }
         free(cases);
+        cc_release_buffers();
         ck_comm_destroy(comm);
         MPI_Comm_free(&ctl);
         if (!was_init) MPI_Finalize();
@@ -246,7 +251,9 @@ int collcheck_main(int argc, char **argv)
             /* Announced before it runs: if a rank crashes, this is the case. */
             if (rank == 0) { printf("%s  ", label); fflush(stdout); }
             int glob[2] = {0, 0};
-            for (int call = 0; call < o.repeat && !glob[0]; call++) {
+            /* No elements, no inputs to vary: one call says it all. */
+            const int calls = cs->count ? o.repeat : 1;
+            for (int call = 0; call < calls && !glob[0]; call++) {
                 cc_run_case(comm, algo, cs, (unsigned)call, &res, cs->random ? mine : NULL);
                 int loc[2] = {res.fail, res.poisoned};
                 MPI_Request rq;
@@ -287,8 +294,12 @@ int collcheck_main(int argc, char **argv)
                         nf++;
                         if (who < 0 || speaks_first(&all[q]) > speaks_first(&all[who])) who = q;
                     }
+                /* A watchdog printed to stderr after the label: start afresh. */
+                int stderr_spoke = 0;
+                for (int q = 0; q < p; q++) stderr_spoke |= all[q].fail && all[q].status == CK_ERR_TIMEOUT;
+                if (stderr_spoke) printf("\n%s  ", label);
                 printf("FAIL  ");
-                if (o.repeat > 1 && who >= 0 && all[who].call > 0)
+                if (who >= 0 && (all[who].call > 0 || (o.repeat_given && o.repeat > 1)))
                     printf("call %u of %d: ", all[who].call + 1, o.repeat);
                 printf("%s", who >= 0 ? all[who].msg : "?");
                 if (nf > 1) {
@@ -309,6 +320,7 @@ int collcheck_main(int argc, char **argv)
                              "flight, so later cases could not be trusted");
             /* A failed algorithm may have left unmatched messages behind:
              * start the next case on a fresh communicator. */
+            cc_release_buffers();
             ck_comm_destroy(comm);
             if (setup_comm(&comm, &o)) finish_abort(rank, passed, failed, "cannot recreate the communicator");
             cfg = ck_comm_config(comm);
@@ -323,6 +335,7 @@ int collcheck_main(int argc, char **argv)
     free(mine);
     free(theirs);
     free(cases);
+    cc_release_buffers();
     ck_comm_destroy(comm);
     MPI_Comm_free(&ctl);
     if (!was_init) MPI_Finalize();

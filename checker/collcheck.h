@@ -86,7 +86,10 @@ size_t cc_check_random(char *out, size_t cap, const void *host_got, size_t count
 /* Explain a wrong result in words: the first wrong element, expected vs got,
  * and what the value decodes to (which ranks' contributions it holds, whether
  * it is another element's or block's value, another op's result, the recvbuf
- * fill, ...). `own_input` is this rank's cc_fill input (may be NULL);
+ * fill, 0 where 0 is no input, ...); then what up to 64 wrong elements show
+ * together — a claim about the algorithm ("looks like max", "data shifted by
+ * d", "rank q's contribution is missing") only when most of them, and at
+ * least two, agree, the counts otherwise. `own_input` is this rank's cc_fill input (may be NULL);
  * `fill_byte` >= 0 is the byte recvbuf was filled with before the call (out of
  * place), < 0 when none; `algo` (may be NULL) is the algorithm that ran: its
  * diagnose hook places the wrong element in its schedule (step, block, peer).

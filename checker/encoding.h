@@ -48,6 +48,9 @@ int64_t   cc_input(const cc_scheme *s, int r, size_t i);
 int64_t   cc_reduce_value(const cc_scheme *s, size_t i);
 /* Store an integer in element i of a buffer of type dt (exact by design). */
 void      cc_store(void *buf, size_t i, ck_dtype dt, int64_t v);
+/* The expected elements 0..count-1 of s (avg division applied) into buf. A
+ * copy of s with off increased by k gives elements k, k+1, ... of s. */
+void      cc_expected_view(const cc_scheme *s, void *buf, size_t count);
 /* Write the expected element i (avg division applied) to the one element at dst. */
 void      cc_expected_at(const cc_scheme *s, size_t i, void *dst);
 /* Element i as an exact integer: returns 1 and sets *v when it is one. */

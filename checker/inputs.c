@@ -207,17 +207,42 @@ void cc_format(char *out, size_t cap, const void *buf, size_t i, ck_dtype dt)
     else snprintf(out, cap, dt == CK_F64 ? "%.17g" : "%.9g", x);
 }
 
+/* Store VALUE(i) for i < count as element type dt, with the type's switch
+ * outside the loop (the checker fills and checks million-element buffers on
+ * every call). */
+#define STORE_ALL(buf, count, dt, VALUE)                                                              \
+    do {                                                                                              \
+        char *d_ = (char *)(buf);                                                                     \
+        switch (dt) {                                                                                 \
+        case CK_F32:  for (size_t i = 0; i < (count); i++) { float x = (float)(VALUE); memcpy(d_ + 4 * i, &x, 4); } break;   \
+        case CK_F64:  for (size_t i = 0; i < (count); i++) { double x = (double)(VALUE); memcpy(d_ + 8 * i, &x, 8); } break; \
+        case CK_I32:  for (size_t i = 0; i < (count); i++) { int32_t x = (int32_t)(VALUE); memcpy(d_ + 4 * i, &x, 4); } break; \
+        case CK_I64:  for (size_t i = 0; i < (count); i++) { int64_t x = (VALUE); memcpy(d_ + 8 * i, &x, 8); } break;        \
+        case CK_BF16: for (size_t i = 0; i < (count); i++) { uint16_t x = ck_f32_to_bf16((float)(VALUE)); memcpy(d_ + 2 * i, &x, 2); } break; \
+        default: break;                                                                               \
+        }                                                                                             \
+    } while (0)
+
 void cc_fill_salted(void *buf, size_t count, ck_dtype dt, ck_op op, int rank, int p, unsigned salt)
 {
     cc_scheme s = cc_scheme_salted(dt, op, p, salt);
-    for (size_t i = 0; i < count; i++) cc_store(buf, i, dt, cc_input(&s, rank, i));
+    STORE_ALL(buf, count, dt, cc_input(&s, rank, i));
+}
+
+void cc_expected_view(const cc_scheme *s, void *buf, size_t count)
+{
+    const size_t es = ck_dtype_size(s->dt);
+    if (s->op == CK_AVG) {
+        for (size_t i = 0; i < count; i++) cc_expected_at(s, i, (char *)buf + i * es);
+        return;
+    }
+    STORE_ALL(buf, count, s->dt, cc_reduce_value(s, i));
 }
 
 void cc_expected_salted(void *buf, size_t count, ck_dtype dt, ck_op op, int p, unsigned salt)
 {
     cc_scheme s = cc_scheme_salted(dt, op, p, salt);
-    const size_t es = ck_dtype_size(dt);
-    for (size_t i = 0; i < count; i++) cc_expected_at(&s, i, (char *)buf + i * es);
+    cc_expected_view(&s, buf, count);
 }
 
 size_t cc_count_wrong_salted(const void *got, size_t count, ck_dtype dt, ck_op op, int p, unsigned salt)

@@ -176,6 +176,7 @@ int cc_parse_args(int argc, char **argv, cc_options *o, int quiet)
             long long v;
             if (ck_parse_int(val, 1, 1000000, &v, why, sizeof why)) BAD("bad --repeat '%s': %s", val, why);
             o->repeat = (int)v;
+            o->repeat_given = 1;
         } else if (!strcmp(name, "--timeout")) {
             char *end;
             o->timeout = strtod(val, &end);

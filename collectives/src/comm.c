@@ -263,6 +263,14 @@ static void track_post(ck_comm *c, const ck_req *r)
     c->pending[c->npending++] = (struct ck_pending){r, *r, c->phase};
 }
 
+/* The phase (ck_step) a pending request was posted in, or NULL. */
+static const char *posted_phase(const ck_comm *c, const ck_req *r)
+{
+    for (int i = c->npending - 1; i >= 0; i--)
+        if (c->pending[i].where == r) return c->pending[i].phase;
+    return NULL;
+}
+
 /* A request is finished: completed (with or without an error) or cancelled. */
 static void track_done(ck_comm *c, const ck_req *r, int cancelled)
 {
@@ -292,19 +300,19 @@ static int check_leaks(ck_comm *c, const ck_algo *algo, int rc, uint64_t posted,
         char list[320] = "";
         ck_sbuf b;
         ck_sbuf_init(&b, list, sizeof list);
-        for (int i = 0; i < c->npending && i < 3; i++) {
+        for (int i = 0; i < c->npending && i < 2; i++) {
             const struct ck_pending *e = &c->pending[i];
             const ck_req *q = &e->snap;
             ck_sbuf_add(&b, "%sa %s of %zu B %s rank %d (tag %d) posted at step %d%s%s%s%s", i ? "; " : ": ",
                         q->kind == CK_EV_SEND ? "send" : "receive", q->bytes, q->kind == CK_EV_SEND ? "to" : "from",
                         q->peer, q->tag, q->step, e->phase ? " (" : "", e->phase ? e->phase : "", e->phase ? ")" : "",
-                        e->where ? "" : ", its ck_req then reused for another post");
+                        e->where ? "" : ", its ck_req reused for a later post");
         }
-        if (c->npending > 3) ck_sbuf_add(&b, "; ...");
+        if (c->npending > 2) ck_sbuf_add(&b, "; and %d more", c->npending - 2);
         rc = ck_fail(c, CK_ERR_PROTOCOL,
-                     "'%s' returned on rank %d with %llu request%s never completed (this call posted %llu, completed "
-                     "%llu, cancelled %llu)%s: every ck_isend/ck_irecv must be finished by ck_wait or ck_waitall "
-                     "before the algorithm returns", algo->name, c->rank, (unsigned long long)open, open == 1 ? "" : "s",
+                     "'%s' returned on rank %d with %llu request%s never completed (this call: %llu posted, %llu "
+                     "completed, %llu cancelled)%s; every ck_isend/ck_irecv must be finished by ck_wait or "
+                     "ck_waitall before the algorithm returns", algo->name, c->rank, (unsigned long long)open, open == 1 ? "" : "s",
                      (unsigned long long)(c->nposted - posted), (unsigned long long)(c->ncompleted - completed),
                      (unsigned long long)(c->ncancelled - cancelled), list);
     }
@@ -402,6 +410,17 @@ int ck_waitall(ck_comm *c, ck_req *reqs, int n)
         for (int i = 0; i < n; i++) {
             if (!reqs[i].active) continue;
             int done = 0, rc = c->tr.test(c->tr.self, &reqs[i], &done);
+            if (rc == CK_ERR_PROTOCOL && done && c->algo_name) {
+                /* A receive of the wrong size, inside ck_allreduce: it is over
+                 * (MPI delivered what fit), so the ranks carry on and no one
+                 * is left waiting; the call then fails with the first one. */
+                const char *ph = posted_phase(c, &reqs[i]);
+                if (!c->protocol[0])
+                    snprintf(c->protocol, sizeof c->protocol, "%s (in '%s', rank %d's receive posted at step %d%s%s%s)",
+                             tr_detail(c), c->algo_name, c->rank, reqs[i].step, ph ? " (" : "", ph ? ph : "",
+                             ph ? ")" : "");
+                rc = CK_SUCCESS;
+            }
             if (rc) {
                 /* Abandon the others too: a request left posted would write
                  * into a buffer the caller is about to free. */
@@ -411,9 +430,7 @@ int ck_waitall(ck_comm *c, ck_req *reqs, int n)
                 for (int j = 0; j < n; j++)
                     if (reqs[j].active) { c->tr.cancel(c->tr.self, &reqs[j]); reqs[j].active = 0; track_done(c, &reqs[j], 1); }
                 if (rc == CK_ERR_PROTOCOL)   /* the transport names both sides; this adds where */
-                    return ck_fail(c, rc, "%s (in '%s', rank %d's request posted at step %d%s%s%s)", tr_detail(c),
-                                   c->algo_name ? c->algo_name : "?", c->rank, step, c->phase ? " (" : "",
-                                   c->phase ? c->phase : "", c->phase ? ")" : "");
+                    return ck_fail(c, rc, "%s (rank %d's request posted at step %d)", tr_detail(c), c->rank, step);
                 return ck_fail(c, rc, "transport %s failed while waiting on rank %d%s%s", c->tr.name, peer,
                                tr_sep(c), tr_detail(c));
             }
@@ -572,8 +589,10 @@ int ck_allreduce(ck_comm *c, const ck_algo *algo, const void *sendbuf, void *rec
     c->algo_name = algo->name;
     ck_step(c, 0, NULL);
     c->npending = 0;   /* requests posted outside a call are the caller's business */
+    c->protocol[0] = '\0';
     const uint64_t posted = c->nposted, completed = c->ncompleted, cancelled = c->ncancelled;
     rc = algo->run(c, sendbuf, recvbuf, count, dt, op == CK_AVG ? CK_SUM : op);
+    if (!rc && c->protocol[0]) rc = ck_fail(c, CK_ERR_PROTOCOL, "%s", c->protocol);
     rc = check_leaks(c, algo, rc, posted, completed, cancelled);
     if (!rc) rc = ck_sync(c);
     if (!rc && op == CK_AVG && (rc = c->tr.divide(c->tr.self, recvbuf, count, dt, c->size)))

@@ -33,6 +33,9 @@ struct ck_comm {
         const char   *phase;
     } *pending;
     int          npending, cap_pending;
+    /* The first size mismatch of the call in progress: the receive completes
+     * (so the ranks go on, no one hangs) and ck_allreduce reports it. */
+    char         protocol[400];
 
     ck_event    *events;
     size_t       ev_cap, ev_n, ev_dropped;

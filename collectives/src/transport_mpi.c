@@ -51,9 +51,9 @@ static int mpi_irecv(void *self, void *buf, size_t bytes, int peer, int tag, ck_
 /* A completed receive must have got exactly the bytes it posted: a longer
  * message is MPI_ERR_TRUNCATE, a shorter one completes without complaint, and
  * either way the two sides disagree about the schedule. Both become
- * CK_ERR_PROTOCOL, naming both ranks and both sizes. (Open MPI's status counts
- * the message's full size on a truncation; where an MPI counts only what fit,
- * the message says "more than".) */
+ * CK_ERR_PROTOCOL with the request finished (*done = 1), naming both ranks and
+ * both sizes. (Open MPI's status counts the message's full size on a
+ * truncation; where an MPI counts only what fit, the message says "more than".) */
 static int mpi_test(void *self, ck_req *r, int *done)
 {
     mpi_tr *t = self;

@@ -286,6 +286,17 @@ static void test_diagnosis(void)
         cc_diagnose(msg, sizeof msg, po, NULL, -1, 64, CK_F64, CK_PROD, 0, p, NULL, NULL);
         CHECK(contains(msg, "64 of 64 wrong elements examined lack the contribution of rank 2") &&
               contains(msg, "(or with it replaced by 1)"), "prod without rank 2");
+        /* Block by block: each block lacks another rank (a ring step skipped). */
+        for (int i = 0; i < 64; i++) {
+            const int skip = i / 16;
+            po[i] = 1;
+            for (int r = 0; r < p; r++)
+                if (r != skip) po[i] *= pin[r][i];
+        }
+        cc_diagnose(msg, sizeof msg, po, NULL, -1, 64, CK_F64, CK_PROD, 0, p, NULL, NULL);
+        CHECK(contains(msg, "0 [0..15] 16/16 wrong, all lack rank 0's contribution") &&
+              contains(msg, "3 [48..63] 16/16 wrong, all lack rank 3's contribution") &&
+              contains(msg, "not the same rank's in most of them"), "prod: a rank missing per block");
     }
 
     /* All right: empty message, returns count. */

@@ -17,8 +17,11 @@ start=$(date +%s)
 COLLKIT_TIMEOUT=4 "$@" -np 4 "$B" --transport shm --algo "$ALGO" -b 1M -e 1M -n 1000000 -w 1 -c 0 --model none \
     --time-budget 0 > "$dir/stall.out" 2>&1 &
 job=$!
-for _ in $(seq 1 100); do   # wait until the sweep runs, then stop the newest rank
-  if grep -q "^  $ALGO" "$dir/stall.out" 2>/dev/null || [ "$(pgrep -f -- "$B --transport shm --algo $ALGO" | wc -l)" -ge 4 ]; then
+# Wait until the sweep runs (rank 0 prints the table's header once the
+# communicator exists: setting it up is collective and unbounded, so a rank
+# stopped before that would hang the others in MPI), then stop the newest rank.
+for _ in $(seq 1 600); do
+  if grep -q "^# algorithm" "$dir/stall.out" 2>/dev/null; then
     victim=$(pgrep -n -f -- "$B --transport shm --algo $ALGO -b 1M"); break
   fi
   sleep 0.1

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench.sh BUILD — what `make bench` runs.
 #
-#   make bench                 quick sweep (about 2 minutes on 2 cores)
+#   make bench                 quick sweep (about 6 minutes on 2 cores: both transports, the trainer)
 #   make bench BENCH=full      more iterations, in-place too, p = 1 2 3 4
 #   BENCH_NP="2 4 8" make bench     choose the rank counts
 #

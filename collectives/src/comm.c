@@ -320,10 +320,13 @@ static int check_leaks(ck_comm *c, const ck_algo *algo, int rc, uint64_t posted,
     do {
         for (int i = c->npending - 1; i >= 0; i--) {
             int fin = 0;
-            if (c->tr.test(c->tr.self, &c->pending[i].snap, &fin) || fin) c->pending[i] = c->pending[--c->npending];
+            if (c->tr.test(c->tr.self, &c->pending[i].snap, &fin) || fin) {
+                c->pending[i] = c->pending[--c->npending];
+                c->ncompleted++;
+            }
         }
     } while (c->npending && ck_now() - t0 < bound);
-    while (c->npending) c->tr.cancel(c->tr.self, &c->pending[--c->npending].snap);
+    for (; c->npending; c->ncancelled++) c->tr.cancel(c->tr.self, &c->pending[--c->npending].snap);
     return rc;
 }
 

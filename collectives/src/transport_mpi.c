@@ -59,6 +59,7 @@ static int mpi_test(void *self, ck_req *r, int *done)
     mpi_tr *t = self;
     MPI_Status st[MAX_REQS];
     int rc = MPI_Testall(MAX_REQS, reqs_of(r), done, st);
+    t->err[0] = '\0';
     if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) return CK_ERR_TRANSPORT;
     if (!*done && rc == MPI_SUCCESS) return CK_SUCCESS;
     size_t got = 0;

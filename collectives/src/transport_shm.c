@@ -47,10 +47,11 @@
  * Waiting. Nothing here blocks: the communicator's watchdog polls test()
  * like on every transport, so a stalled peer ends in CK_ERR_TIMEOUT with
  * "rank 2 waited for rank 1 at step 3". How a test that finds nothing new
- * waits is ck_shm_tr_pause's rule: give the core away at once when the peer
- * last ran on this very core (it cannot act while we spin), else spin a few
- * tens of microseconds first (a yield hands the core to whatever else is
- * runnable, another job included, for a whole time slice), then yield.
+ * waits is ck_shm_tr_pause's rule: give the core away at once when the node
+ * has more ranks than cores, or the peer last ran on this very core (it
+ * cannot act while we spin), else spin a few tens of microseconds first (a
+ * yield hands the core to whatever else is runnable, another job included,
+ * for a whole time slice), then yield.
  *
  * The heap. A first-fit free list over the heap area, 64-byte aligned
  * blocks with a 64-byte header. Memory is committed (fallocate) when a block
@@ -106,6 +107,7 @@ typedef struct extent { size_t off, len; struct extent *next; } extent;
 
 typedef struct shm_tr {
     int        rank, size;
+    int        oversub;       /* more ranks than cores: a waiting rank always gives its core away */
     size_t     seg_bytes, q_off, slot_off, heap_off;
     char     **base;          /* [size]: every rank's segment, mapped here */
     int        fd;            /* my segment (commit, punch) */
@@ -253,7 +255,7 @@ void ck_shm_tr_pause(void *self, int peer, double waited)
     int cpu = sched_getcpu();
     int theirs = peer >= 0 && peer < t->size
                      ? atomic_load_explicit(&((seg_header *)t->base[peer])->cpu, memory_order_relaxed) : -1;
-    if (cpu == theirs || waited > CK_SHM_SPIN_S) {
+    if (t->oversub || cpu == theirs || waited > CK_SHM_SPIN_S) {
         sched_yield();
         return;
     }
@@ -453,6 +455,13 @@ static void shm_destroy(void *self)
     free(t);
 }
 
+/* The node's cores (all ranks of the communicator are on this node). */
+static int cores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
 /* The heap's size: COLLKIT_SHM_HEAP ("16G"), else 8 GiB. Virtual only. */
 static size_t heap_size(void)
 {
@@ -545,6 +554,7 @@ int ck_transport_shm_create(MPI_Comm comm, ck_transport *out, char *why, size_t 
         t->rank = rank;
         t->size = size;
         t->fd = -1;
+        t->oversub = size > cores();
         pthread_mutex_init(&t->mu, NULL);
         t->q_off = HDR;
         t->slot_off = round_up(t->q_off + (size_t)size * sizeof(ctl_queue), 4096);

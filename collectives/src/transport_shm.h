@@ -21,8 +21,8 @@ int64_t ck_shm_tr_offset(void *self, const void *p, size_t bytes);
 /* Waiting for a peer. here: note the CPU this rank runs on (in its segment
  * header), at the start of a wait. pause: one pause of a wait on `peer`
  * (-1: unknown) that has lasted `waited` seconds so far — a yield when the
- * peer last ran on this very CPU (it cannot act while we spin) or after
- * CK_SHM_SPIN_S, else a short spin. */
+ * ranks outnumber the cores, when the peer last ran on this very CPU (it
+ * cannot act while we spin) or after CK_SHM_SPIN_S, else a short spin. */
 #define CK_SHM_SPIN_S 50e-6
 void    ck_shm_tr_here(void *self);
 void    ck_shm_tr_pause(void *self, int peer, double waited);

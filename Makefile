@@ -7,6 +7,7 @@
 #   make bench        build, then run the benchmark sweep (BENCH=full for more)
 #   make lab01        start/continue lab 01: your labs/01-ring/my_ring.c, built and graded
 #   make student-kit  the folder + tarball a course hands out (KIT=student-kit)
+#   make slides       one PDF deck per lab from slides/*.md (build/slides/)
 #   make clean        remove the build folders
 
 SANITIZE ?= 0
@@ -21,7 +22,7 @@ CTEST_FLAGS ?= --output-on-failure
 
 KIT ?= student-kit
 
-.PHONY: all deps configure build test bench clean student-kit
+.PHONY: all deps configure build test bench clean student-kit slides
 
 all: build
 
@@ -47,6 +48,9 @@ lab%: build
 
 student-kit: build
 	@scripts/student-kit.sh $(BUILD) $(KIT)
+
+slides: build
+	@scripts/slides.sh $(BUILD)
 
 clean:
 	rm -rf build build-sanitize

@@ -24,7 +24,7 @@ typedef struct bm_opts {
     ck_dtype    dtype;
     ck_op       op;
     int         place;                /* BM_PLACE_* bits */
-    unsigned    mem;                  /* CK_MEM_HOST or CK_MEM_CUDA (--device) */
+    unsigned    mem;                  /* CK_MEM_HOST, CK_MEM_HOST | CK_MEM_SHM or CK_MEM_CUDA (--device, --transport) */
     const ck_algo *algos[BM_MAX_ALGOS];
     int         nalgos;
     const char *csv, *json;           /* result files, NULL = none */

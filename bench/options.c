@@ -32,6 +32,8 @@ static void usage(FILE *f)
 "      --place P           out, in or both (out-of-place / in-place; default both)\n"
 "  -c, --check 0|1         check each result with the checker's inputs, #wrong column (default 1)\n"
 "      --device D          host or cuda (default host)\n"
+"      --transport T       mpi (host, default), shm (host buffers the ranks of one node share;\n"
+"                          adds oneshot and twoshot) or cuda-ipc (the same as --device cuda)\n"
 "      --chunk SIZE        pipeline chunk of the chunked algorithms (default: the library's, 256K)\n"
 "modes\n"
 "      --pingpong          ranks 0 and 1 ping-pong over the sizes; fits alpha and beta, times gamma and memcpy\n"
@@ -96,7 +98,7 @@ static int parse_algos(const char *spec, bm_opts *o)
 int bm_parse_args(int argc, char **argv, bm_opts *o)
 {
     enum { O_ALGO = 256, O_PLACE, O_CSV, O_JSON, O_MODEL, O_SAVE, O_TRACE, O_TRACECAP, O_PING, O_EXTRAP,
-           O_PMAX, O_DEVICE, O_BUDGET, O_CHUNK, O_PAIRED };
+           O_PMAX, O_DEVICE, O_BUDGET, O_CHUNK, O_PAIRED, O_TRANSPORT };
     static const struct option lo[] = {
         {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'}, {"stepfactor", 1, 0, 'f'},
         {"iters", 1, 0, 'n'}, {"warmup_iters", 1, 0, 'w'}, {"check", 1, 0, 'c'},
@@ -105,9 +107,9 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
         {"model", 1, 0, O_MODEL}, {"save-model", 1, 0, O_SAVE}, {"trace", 1, 0, O_TRACE},
         {"trace-capacity", 1, 0, O_TRACECAP}, {"pingpong", 0, 0, O_PING}, {"extrapolate", 0, 0, O_EXTRAP},
         {"pmax", 1, 0, O_PMAX}, {"device", 1, 0, O_DEVICE}, {"time-budget", 1, 0, O_BUDGET},
-        {"chunk", 1, 0, O_CHUNK}, {"paired", 0, 0, O_PAIRED},
+        {"chunk", 1, 0, O_CHUNK}, {"paired", 0, 0, O_PAIRED}, {"transport", 1, 0, O_TRANSPORT},
         {0, 0, 0, 0}};
-    const char *algo_spec = "all";
+    const char *algo_spec = "all", *transport = NULL;
     int rc, tmp = 0;
     memset(o, 0, sizeof *o);
     o->mode = BM_MODE_SWEEP;
@@ -168,6 +170,11 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
             else if (!strcmp(optarg, "cuda")) o->mem = CK_MEM_CUDA;
             else return fail("--device '%s': expected host or cuda", optarg);
             break;
+        case O_TRANSPORT:
+            if (strcmp(optarg, "mpi") && strcmp(optarg, "shm") && strcmp(optarg, "cuda-ipc") && strcmp(optarg, "cuda"))
+                return fail("--transport '%s': expected mpi, shm or cuda-ipc", optarg);
+            transport = optarg;
+            break;
         case O_CHUNK:
             if ((rc = parse_size("--chunk", optarg, &o->chunk))) return rc;
             if (o->chunk == 0) return fail("--chunk must be at least 1 byte");
@@ -185,6 +192,12 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
         }
     }
     if (optind < argc) return fail("unexpected argument '%s'", argv[optind]);
+    if (transport) {
+        /* shm and mpi move host buffers, cuda-ipc device buffers */
+        int dev = !strcmp(transport, "cuda-ipc") || !strcmp(transport, "cuda");
+        if (o->mem == CK_MEM_CUDA && !dev) return fail("--transport %s moves host buffers, not --device cuda", transport);
+        o->mem = dev ? CK_MEM_CUDA : !strcmp(transport, "shm") ? CK_MEM_HOST | CK_MEM_SHM : CK_MEM_HOST;
+    }
     if (o->minbytes > o->maxbytes)
         return fail("-b %zu is larger than -e %zu: the smallest size must not exceed the largest", o->minbytes, o->maxbytes);
     if (o->op == CK_AVG && !ck_dtype_is_float(o->dtype))

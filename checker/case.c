@@ -1,10 +1,20 @@
 /*
- * case.c — one collcheck case on this rank: buffers with guard bytes, the
- * ck_allreduce call, and its checks:
+ * case.c — one call of one collcheck case on this rank: buffers with guard
+ * bytes, the ck_allreduce call, and its checks:
  *
- *   result    bit-exact against cc_expected, with a diagnosis when wrong;
+ *   result    exact inputs: bit-exact against cc_expected_salted (the call's
+ *             own inputs: call k of a case has other inputs than call k-1),
+ *             with a diagnosis when wrong; random-float inputs: within the
+ *             rounding bound of the exact sum (random.c; the driver then
+ *             compares the ranks' results bit for bit);
  *   guards    64 bytes before and after every buffer (recv and send) must be
- *             untouched, and an out-of-place send buffer must be unchanged;
+ *             untouched, and an out-of-place send buffer must be unchanged.
+ *             The guard bytes follow a pattern that depends on the position
+ *             and differs between the send and the receive buffer, so an
+ *             overrun that copies one buffer's guard into the other's (or
+ *             shifts a guard) changes it;
+ *   protocol  a request left posted or a send/receive size mismatch comes
+ *             back from ck_allreduce as CK_ERR_PROTOCOL with the detail;
  *   traffic   bytes sent by this rank (counted by the point-to-point layer)
  *             must equal the algorithm's declared bytes_sent, exactly;
  *   messages  when the algorithm declares msgs_sent, the number of messages
@@ -20,34 +30,82 @@
 #include "collkit_util.h"
 
 #define GUARD      64      /* guard bytes before and after every buffer */
-#define GUARD_BYTE 0xCB
 #define FILL_BYTE  0xA5    /* out-of-place recvbuf before the call: "never written" is recognisable */
+
+enum { RECV_GUARD = 0, SEND_GUARD = 1 };
+
+/* Guard byte at position t relative to the start of the data (negative
+ * before it, >= the data's size after it): a hash of the position, XORed
+ * with a different constant for each buffer, so the two never agree at the
+ * same position and a copied or shifted guard shows. */
+static unsigned char guard_byte(int which, long long t)
+{
+    uint32_t h = (uint32_t)(t * 2654435761ll) ^ (uint32_t)(t >> 5);
+    h ^= h >> 15;
+    h *= 0x2C1B3C6Du;
+    h ^= h >> 12;
+    return (unsigned char)((h >> 8) ^ (which == RECV_GUARD ? 0x3C : 0xC3));
+}
 
 /* A buffer under test: host image (guards + data) and the device copy. */
 typedef struct {
-    size_t total, data_off;
+    size_t total, data_off, bytes;
+    int which;                    /* RECV_GUARD or SEND_GUARD */
     unsigned char *host, *back;   /* before the call / read back after */
     void *dev;
 } gbuf;
 
-static int gbuf_alloc(ck_comm *comm, gbuf *g, size_t bytes, size_t shift)
+/* The buffers are kept from one call to the next (one set for recv, one for
+ * send) and grown when a case needs more: a million-element case would
+ * otherwise spend its time in page faults. cc_release_buffers gives them
+ * back before the communicator goes. */
+static struct pool {
+    ck_comm *comm;
+    size_t cap;
+    unsigned char *host, *back;
+    void *dev;
+} pools[2];
+
+static void pool_drop(struct pool *q)
+{
+    free(q->host);
+    free(q->back);
+    if (q->dev) ck_free(q->comm, q->dev);
+    memset(q, 0, sizeof *q);
+}
+
+void cc_release_buffers(void)
+{
+    pool_drop(&pools[RECV_GUARD]);
+    pool_drop(&pools[SEND_GUARD]);
+}
+
+static int gbuf_alloc(ck_comm *comm, gbuf *g, size_t bytes, size_t shift, int which)
 {
     memset(g, 0, sizeof *g);
     g->data_off = GUARD + shift;
+    g->bytes = bytes;
+    g->which = which;
     g->total = g->data_off + bytes + GUARD;
-    g->host = malloc(g->total);
-    g->back = malloc(g->total);
-    g->dev = ck_alloc(comm, g->total);
-    if (!g->host || !g->back || !g->dev) return -1;
-    memset(g->host, GUARD_BYTE, g->total);
+    struct pool *q = &pools[which];
+    if (q->comm != comm || q->cap < g->total || !q->host || !q->back || !q->dev) {
+        if (q->comm == comm) pool_drop(q);
+        else memset(q, 0, sizeof *q);   /* a communicator of the past: cc_release_buffers freed it */
+        q->comm = comm;
+        q->cap = g->total;
+        q->host = malloc(q->cap);
+        q->back = malloc(q->cap);
+        q->dev = ck_alloc(comm, q->cap);
+        if (!q->host || !q->back || !q->dev) return -1;
+    }
+    g->host = q->host;
+    g->back = q->back;
+    g->dev = q->dev;
+    /* The guards; the data between them is filled by the caller. */
+    for (size_t k = 0; k < g->data_off; k++) g->host[k] = guard_byte(which, (long long)k - (long long)g->data_off);
+    for (size_t k = g->data_off + bytes; k < g->total; k++)
+        g->host[k] = guard_byte(which, (long long)k - (long long)g->data_off);
     return 0;
-}
-
-static void gbuf_free(ck_comm *comm, gbuf *g)
-{
-    free(g->host);
-    free(g->back);
-    ck_free(comm, g->dev);
 }
 
 static void add_guard(ck_sbuf *m, const char *where, const char *what, size_t bytes, size_t es, const char *side)
@@ -64,15 +122,16 @@ static void check_guards(const gbuf *g, size_t bytes, size_t es, const char *wha
     const unsigned char *b = g->back;
     size_t last = 0, first = 0;
     for (size_t k = g->data_off + bytes; k < g->total; k++)
-        if (b[k] != GUARD_BYTE) last = k - (g->data_off + bytes) + 1;
+        if (b[k] != g->host[k]) last = k - (g->data_off + bytes) + 1;
     for (size_t k = 0; k < g->data_off; k++)
-        if (b[k] != GUARD_BYTE) { first = g->data_off - k; break; }
+        if (b[k] != g->host[k]) { first = g->data_off - k; break; }
     if (last) add_guard(m, "after", what, last, es, "past the end");
     if (first) add_guard(m, "before", what, first, es, "before the start");
 }
 
 static void check_sendbuf(const gbuf *s, const cc_case *cs, size_t es, ck_sbuf *m)
 {
+    if (!memcmp(s->back + s->data_off, s->host + s->data_off, cs->count * es)) return;
     for (size_t i = 0; i < cs->count; i++)
         if (memcmp(s->back + s->data_off + i * es, s->host + s->data_off + i * es, es)) {
             char was[64], now[64];
@@ -137,7 +196,8 @@ static void check_traffic(const ck_algo *algo, const ck_counters *ctr, int p, in
         ck_sbuf_add(m, " (the bytes are right: the data goes out in more, smaller messages than the schedule says)");
 }
 
-void cc_run_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, cc_result *res)
+void cc_run_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, unsigned call, cc_result *res,
+                 void *keep)
 {
     const int p = ck_comm_size(comm), rank = ck_comm_rank(comm);
     const size_t es = ck_dtype_size(cs->dt), bytes = cs->count * es;
@@ -149,21 +209,21 @@ void cc_run_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, cc_resul
     gbuf r, s;
     ck_sbuf m;
     memset(res, 0, sizeof *res);
+    res->call = call;
     ck_sbuf_init(&m, res->msg, sizeof res->msg);
     memset(&s, 0, sizeof s);
-    int ok = gbuf_alloc(comm, &r, bytes, rshift) == 0;
-    if (!cs->inplace) ok &= gbuf_alloc(comm, &s, bytes, sshift) == 0;
+    int ok = gbuf_alloc(comm, &r, bytes, rshift, RECV_GUARD) == 0;
+    if (!cs->inplace) ok &= gbuf_alloc(comm, &s, bytes, sshift, SEND_GUARD) == 0;
     void *rdev = NULL;
     const void *sdev = CK_IN_PLACE;
     const unsigned char *own = NULL;
     if (ok) {
-        if (cs->inplace) {
-            cc_fill(r.host + r.data_off, cs->count, cs->dt, cs->op, rank, p);
-            own = r.host + r.data_off;
-        } else {
+        unsigned char *in = cs->inplace ? r.host + r.data_off : s.host + s.data_off;
+        if (cs->random) cc_fill_random(in, cs->count, cs->dt, rank, call);
+        else cc_fill_salted(in, cs->count, cs->dt, cs->op, rank, p, call);
+        own = in;
+        if (!cs->inplace) {
             memset(r.host + r.data_off, FILL_BYTE, bytes);
-            cc_fill(s.host + s.data_off, cs->count, cs->dt, cs->op, rank, p);
-            own = s.host + s.data_off;
             ok &= ck_upload(comm, s.dev, s.host, s.total) == CK_SUCCESS;
             sdev = (char *)s.dev + s.data_off;
         }
@@ -193,6 +253,10 @@ void cc_run_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, cc_resul
     }
 
     ck_download(comm, r.back, r.dev, r.total);
+    if (keep) {
+        memcpy(keep, r.back + r.data_off, bytes);
+        res->hash = ck_fnv1a64(r.back + r.data_off, bytes);
+    }
     check_guards(&r, bytes, es, "recvbuf", &m);
     if (!cs->inplace) {
         ck_download(comm, s.back, s.dev, s.total);
@@ -201,8 +265,10 @@ void cc_run_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, cc_resul
     }
     {
         char diag[1200];
-        size_t first = cc_diagnose(diag, sizeof diag, r.back + r.data_off, own, cs->inplace ? -1 : FILL_BYTE,
-                                   cs->count, cs->dt, cs->op, rank, p, algo, ck_comm_config(comm));
+        size_t first = cs->random
+            ? cc_check_random(diag, sizeof diag, r.back + r.data_off, cs->count, cs->dt, cs->op, rank, p, call)
+            : cc_diagnose_salted(diag, sizeof diag, r.back + r.data_off, own, cs->inplace ? -1 : FILL_BYTE,
+                                 cs->count, cs->dt, cs->op, rank, p, algo, ck_comm_config(comm), call);
         if (first < cs->count) {
             ck_sbuf_sep(&m, "; ");
             ck_sbuf_add(&m, "%s", diag);
@@ -210,7 +276,5 @@ void cc_run_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, cc_resul
     }
     check_traffic(algo, &ctr, p, rank, cs, ck_comm_config(comm), &m);
     res->fail = m.len > 0;
-out:
-    gbuf_free(comm, &r);
-    if (!cs->inplace) gbuf_free(comm, &s);
+out:;
 }

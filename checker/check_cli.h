@@ -11,6 +11,7 @@
 #define COLLKIT_CHECK_CLI_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "collcheck.h"
 
 #define CC_MAX_ALGOS  64
@@ -37,6 +38,9 @@ typedef struct {
     size_t        chunk;
     int           quick, verbose;
     unsigned      mem;
+    int           repeat;         /* calls per case (default 2) */
+    int           repeat_given;   /* --repeat was given: every failure names its call */
+    int           inputs;         /* bit 0: exact integer inputs, bit 1: random floats */
 } cc_options;
 
 typedef struct {
@@ -44,13 +48,16 @@ typedef struct {
     ck_dtype dt;
     ck_op    op;
     int      inplace, misaligned;
+    int      random;              /* random-float inputs (sum/avg on f32, f64, bf16) */
 } cc_case;
 
-/* What one rank reports about one case (gathered to rank 0 on failure, so a
- * plain struct of fixed size). */
+/* What one rank reports about one call of one case (gathered to rank 0 on
+ * failure, so a plain struct of fixed size). */
 typedef struct {
-    int  fail, status, poisoned;
-    char msg[1500];
+    int      fail, status, poisoned;
+    unsigned call;                /* 0-based call of the case (the inputs' salt or seed) */
+    uint64_t hash;                /* of the result (FNV-1a), for the cross-rank comparison */
+    char     msg[1500];
 } cc_result;
 
 /* Every rank parses the same argv; with quiet set (not the print rank)
@@ -62,8 +69,14 @@ int  cc_parse_args(int argc, char **argv, cc_options *o, int quiet);
  * every --count below zero at this p), or -1 when out of memory. */
 int  cc_build_matrix(const cc_options *o, int p, cc_case **out);
 
-/* Run one case on this rank and check it: result, guards, send buffer,
- * traffic and message count. Every rank must call it (it is collective). */
-void cc_run_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, cc_result *res);
+/* Run call `call` (0, 1, ...) of one case on this rank and check it: result,
+ * guards, send buffer, protocol, traffic and message count. Every rank must
+ * call it (it is collective). With keep (count elements), the result is
+ * copied there for the driver's cross-rank comparison. */
+void cc_run_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, unsigned call, cc_result *res,
+                 void *keep);
+/* cc_run_case keeps its buffers from call to call: free them, before the
+ * communicator they were allocated on is destroyed. */
+void cc_release_buffers(void);
 
 #endif /* COLLKIT_CHECK_CLI_H */

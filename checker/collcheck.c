@@ -1,8 +1,26 @@
 /*
  * collcheck.c — the checker's driver: runs a matrix of all-reduce cases
- * (count x dtype x op x in-place x alignment; matrix.c) through ck_allreduce
- * for each selected algorithm (options.c) and checks every case (case.c:
- * result, guards, traffic, messages).
+ * (count x dtype x op x in-place x alignment x inputs; matrix.c) through
+ * ck_allreduce for each selected algorithm (options.c) and checks every call
+ * (case.c: result, guards, protocol, traffic, messages).
+ *
+ * Every case is called --repeat times (default 2), each call with other
+ * inputs (the salt of the encoding, or the seed of the random floats), so
+ * state kept from one call to the next fails the next; a large --repeat is a
+ * stress test for nondeterministic bugs (races), and a failure says which
+ * call it was. The ranks agree after every call, so the calls stop together
+ * at the first failure.
+ *
+ * Random-float cases (sum and avg on f32, f64, bf16): each rank checks its
+ * result against the exact sum within the rounding bound of any summation
+ * order (random.c), and here the ranks compare hashes of their results: ranks
+ * whose result differs in any bit from the majority's are named, with the
+ * first element that differs — a data-parallel job whose replicas end with
+ * different numbers drifts apart.
+ *
+ * The case's label is printed (and flushed) before it runs and its result
+ * after, on the same line: a crash mid-matrix leaves the case it was in on
+ * the screen.
  *
  * Hangs: the communicator's watchdog turns a hang inside an algorithm into
  * CK_ERR_TIMEOUT with "rank R waited for rank Q at step S"; the checker's own
@@ -18,6 +36,7 @@
 #include <string.h>
 #include <time.h>
 #include "check_cli.h"
+#include "encoding.h"   /* cc_format */
 #include "collkit_util.h"
 
 /* ------------------------------------------------------------ agreement */
@@ -38,10 +57,112 @@ static int wait_bounded(MPI_Request *rq, double limit)
     }
 }
 
+/* The control collectives: nonblocking and polled when there is a deadline;
+ * without one (--timeout 0, the default under SimGrid SMPI) the blocking form,
+ * since under SMPI every poll costs simulated time and its nonblocking
+ * collectives are naive (MPI_Iallreduce sends p^2 messages). */
+static int ctl_allreduce_max(const int *in, int *out, int n, MPI_Comm ctl, double limit)
+{
+    MPI_Request rq;
+    if (!(limit > 0)) return MPI_Allreduce(in, out, n, MPI_INT, MPI_MAX, ctl) == MPI_SUCCESS ? 0 : -1;
+    return MPI_Iallreduce(in, out, n, MPI_INT, MPI_MAX, ctl, &rq) == MPI_SUCCESS ? wait_bounded(&rq, limit) : -1;
+}
+
+static int ctl_gather(const void *s, int bytes, void *r, MPI_Comm ctl, double limit)
+{
+    MPI_Request rq;
+    if (!(limit > 0)) return MPI_Gather(s, bytes, MPI_BYTE, r, bytes, MPI_BYTE, 0, ctl) == MPI_SUCCESS ? 0 : -1;
+    return MPI_Igather(s, bytes, MPI_BYTE, r, bytes, MPI_BYTE, 0, ctl, &rq) == MPI_SUCCESS ? wait_bounded(&rq, limit) : -1;
+}
+
+static int ctl_allgather_u64(const uint64_t *s, uint64_t *r, MPI_Comm ctl, double limit)
+{
+    MPI_Request rq;
+    if (!(limit > 0)) return MPI_Allgather(s, 1, MPI_UINT64_T, r, 1, MPI_UINT64_T, ctl) == MPI_SUCCESS ? 0 : -1;
+    return MPI_Iallgather(s, 1, MPI_UINT64_T, r, 1, MPI_UINT64_T, ctl, &rq) == MPI_SUCCESS ? wait_bounded(&rq, limit) : -1;
+}
+
+static int ctl_bcast(void *buf, int bytes, int root, MPI_Comm ctl, double limit)
+{
+    MPI_Request rq;
+    if (!(limit > 0)) return MPI_Bcast(buf, bytes, MPI_BYTE, root, ctl) == MPI_SUCCESS ? 0 : -1;
+    return MPI_Ibcast(buf, bytes, MPI_BYTE, root, ctl, &rq) == MPI_SUCCESS ? wait_bounded(&rq, limit) : -1;
+}
+
 static void case_label(char *out, size_t cap, const cc_case *c, const ck_algo *a, int width)
 {
-    snprintf(out, cap, "%-*s n=%-8zu %-4s %-4s %-12s%s", width, a->name, c->count, ck_dtype_name(c->dt),
-             ck_op_name(c->op), c->inplace ? "in-place" : "out-of-place", c->misaligned ? " misaligned" : "");
+    snprintf(out, cap, "%-*s n=%-8zu %-4s %-4s %-12s%s%s", width, a->name, c->count, ck_dtype_name(c->dt),
+             ck_op_name(c->op), c->inplace ? "in-place" : "out-of-place", c->misaligned ? " misaligned" : "",
+             c->random ? " random" : "");
+}
+
+/* A failing rank's status, ranked for who speaks: a protocol error names the
+ * cause (a receive of the wrong size, a request left behind), a watchdog
+ * timeout the step where a rank got stuck, anything else comes after. */
+static int speaks_first(const cc_result *r)
+{
+    return r->status == CK_ERR_PROTOCOL ? 3 : r->status == CK_ERR_TIMEOUT ? 2 : 1;
+}
+
+/* Random-float cases: the ranks' results must be identical, bit for bit.
+ * Hashes are gathered; on a difference the lowest rank of the largest group
+ * of equal results sends its result to all, and every rank outside that group
+ * fails, naming the ranks on each side and its first differing element.
+ * Returns 0, or nonzero when the other ranks did not answer in time. */
+static int compare_across_ranks(MPI_Comm ctl, double limit, const cc_case *cs, const void *mine, void *theirs,
+                                cc_result *res, uint64_t *hashes, int *any_differ)
+{
+    int rank, p;
+    MPI_Comm_rank(ctl, &rank);
+    MPI_Comm_size(ctl, &p);
+    *any_differ = 0;
+    if (ctl_allgather_u64(&res->hash, hashes, ctl, limit)) return -1;
+    int ref = 0, best = 0;
+    for (int q = 0; q < p; q++) {
+        int same = 0;
+        for (int k = 0; k < p; k++) same += hashes[k] == hashes[q];
+        if (same > best) { best = same; ref = q; }   /* ties: the lowest rank's group */
+    }
+    if (best == p) return 0;
+    *any_differ = 1;
+    const size_t es = ck_dtype_size(cs->dt), bytes = cs->count * es;
+    if (rank == ref) memcpy(theirs, mine, bytes);
+    if (ctl_bcast(theirs, (int)bytes, ref, ctl, limit)) return -1;
+    if (hashes[rank] == hashes[ref]) return 0;
+    size_t first = cs->count, ndiff = 0;
+    for (size_t i = 0; i < cs->count; i++)
+        if (memcmp((const char *)mine + i * es, (const char *)theirs + i * es, es)) {
+            if (first == cs->count) first = i;
+            ndiff++;
+        }
+    ck_sbuf m;
+    ck_sbuf_init(&m, res->msg, sizeof res->msg);
+    m.len = strlen(res->msg);
+    ck_sbuf_sep(&m, "; ");
+    ck_sbuf_add(&m, "rank %d's result differs from rank %d's in %zu of %zu elements (random float inputs): ranks must "
+                    "end with bitwise identical results, but the ranks' results fall into groups", rank, ref, ndiff,
+                cs->count);
+    /* The groups of equal results, each named by its ranks (in rank order). */
+    int groups = 0;
+    for (int q = 0; q < p && groups < 16; q++) {
+        int seen = 0;
+        for (int k = 0; k < q; k++) seen |= hashes[k] == hashes[q];
+        if (seen) continue;
+        ck_sbuf_add(&m, " {");
+        for (int k = q, n = 0; k < p; k++)
+            if (hashes[k] == hashes[q]) ck_sbuf_add(&m, n++ ? ",%d" : "%d", k);
+        ck_sbuf_add(&m, "}");
+        groups++;
+    }
+    if (first < cs->count) {
+        char a[64], b[64];
+        cc_format(a, sizeof a, theirs, first, cs->dt);
+        cc_format(b, sizeof b, mine, first, cs->dt);
+        ck_sbuf_add(&m, "; first: element %zu: rank %d has %s, rank %d has %s", first, ref, a, rank, b);
+    }
+    ck_sbuf_add(&m, " (the ranks add the same inputs in different orders: a summation order that depends on the rank)");
+    res->fail = 1;
+    return 0;
 }
 
 static void finish_abort(int rank, int passed, int failed, const char *why)
@@ -97,7 +218,7 @@ int collcheck_main(int argc, char **argv)
     if (rc) {
         if (rank == 0)
             fprintf(stderr, "collcheck: cannot create a communicator for %s buffers: %s\n",
-                    o.mem == CK_MEM_HOST ? "host" : "cuda", ck_strerror(rc));
+                    o.mem == CK_MEM_CUDA ? "cuda" : "host", ck_strerror(rc));
         MPI_Comm_free(&ctl);
         if (!was_init) MPI_Finalize();
         return 2;
@@ -117,6 +238,7 @@ int collcheck_main(int argc, char **argv)
             else fprintf(stderr, "collcheck: no case to run at p = %d with these options\n", p);
         }
         free(cases);
+        cc_release_buffers();
         ck_comm_destroy(comm);
         MPI_Comm_free(&ctl);
         if (!was_init) MPI_Finalize();
@@ -127,7 +249,7 @@ int collcheck_main(int argc, char **argv)
         if ((int)strlen(o.algos[a]->name) > width) width = (int)strlen(o.algos[a]->name);
     if (rank == 0) {
         printf("collcheck: %d rank%s, %s buffers (%s transport), %d cases per algorithm, "
-               "timeout %g s, chunk %zu B\n", p, p == 1 ? "" : "s", o.mem == CK_MEM_HOST ? "host" : "cuda",
+               "timeout %g s, chunk %zu B\n", p, p == 1 ? "" : "s", o.mem == CK_MEM_CUDA ? "cuda" : "host",
                ck_comm_transport_name(comm), ncases, cfg->timeout_s, cfg->chunk_bytes);
         fflush(stdout);
     }
@@ -137,6 +259,13 @@ int collcheck_main(int argc, char **argv)
     const double limit = o.timeout > 0 ? 2 * o.timeout + 10 : 0;
     int passed = 0, failed = 0;
     cc_result *all = rank == 0 ? malloc((size_t)p * sizeof *all) : NULL;
+    uint64_t *hashes = malloc((size_t)p * sizeof *hashes);
+    size_t max_bytes = 0;
+    for (int k = 0; k < ncases; k++)
+        if (cases[k].random && cases[k].count * ck_dtype_size(cases[k].dt) > max_bytes)
+            max_bytes = cases[k].count * ck_dtype_size(cases[k].dt);
+    unsigned char *mine = max_bytes ? malloc(max_bytes) : NULL, *theirs = max_bytes ? malloc(max_bytes) : NULL;
+    if (!hashes || (max_bytes && (!mine || !theirs))) finish_abort(rank, 0, 0, "out of memory");
     cc_result res;
     for (int a = 0; a < o.nalgos; a++) {
         const ck_algo *algo = o.algos[a];
@@ -148,50 +277,54 @@ int collcheck_main(int argc, char **argv)
             const cc_case *cs = &cases[k];
             char label[160];
             case_label(label, sizeof label, cs, algo, width);
-            cc_run_case(comm, algo, cs, &res);
-
-            int loc[2] = {res.fail, res.poisoned}, glob[2] = {0, 0};
-            MPI_Request rq;
-            int w;
-            if (!(limit > 0)) {
-                /* No bound: the blocking forms (under SimGrid SMPI, polling
-                 * costs simulated time and MPI_Iallreduce sends p^2 messages). */
-                w = MPI_Allreduce(loc, glob, 2, MPI_INT, MPI_MAX, ctl) == MPI_SUCCESS ? 0 : -1;
-                if (w == 0 && glob[0])
-                    w = MPI_Gather(&res, (int)sizeof res, MPI_BYTE, all, (int)sizeof res, MPI_BYTE, 0, ctl) == MPI_SUCCESS ? 0 : -1;
-            } else {
-                w = MPI_Iallreduce(loc, glob, 2, MPI_INT, MPI_MAX, ctl, &rq) == MPI_SUCCESS ? wait_bounded(&rq, limit) : -1;
-                if (w == 0 && glob[0]) {
-                    if (MPI_Igather(&res, (int)sizeof res, MPI_BYTE, all, (int)sizeof res, MPI_BYTE, 0, ctl, &rq) != MPI_SUCCESS)
-                        w = -1;
-                    else
-                        w = wait_bounded(&rq, limit);
+            /* Announced before it runs: if a rank crashes, this is the case. */
+            if (rank == 0) { printf("%s  ", label); fflush(stdout); }
+            int glob[2] = {0, 0};
+            /* No elements, no inputs to vary: one call says it all. */
+            const int calls = cs->count ? o.repeat : 1;
+            for (int call = 0; call < calls && !glob[0]; call++) {
+                cc_run_case(comm, algo, cs, (unsigned)call, &res, cs->random ? mine : NULL);
+                int loc[2] = {res.fail, res.poisoned};
+                int w = ctl_allreduce_max(loc, glob, 2, ctl, limit);
+                if (w == 0 && !glob[0] && cs->random) {
+                    int differ = 0;
+                    w = compare_across_ranks(ctl, limit, cs, mine, theirs, &res, hashes, &differ);
+                    glob[0] = differ;
                 }
-            }
-            if (w != 0) {
-                char why[512];
-                snprintf(why, sizeof why, "rank %d gave up after %.0f s waiting for the other ranks to finish "
-                         "'%s' (a rank is stuck where no watchdog reaches)", rank, limit, label);
-                if (rank != 0) fprintf(stderr, "collcheck: %s\n", why);
-                else printf("%s  FAIL  %s\n", label, res.fail ? res.msg : "(no result from the other ranks)");
-                finish_abort(rank, passed, failed + 1, why);
+                if (w == 0 && glob[0]) w = ctl_gather(&res, (int)sizeof res, all, ctl, limit);
+                if (w != 0) {
+                    char why[512];
+                    snprintf(why, sizeof why, "rank %d gave up after %.0f s waiting for the other ranks to finish "
+                             "'%s' (a rank is stuck where no watchdog reaches)", rank, limit, label);
+                    if (rank != 0) fprintf(stderr, "collcheck: %s\n", why);
+                    else printf("FAIL  %s\n", res.fail ? res.msg : "(no result from the other ranks)");
+                    finish_abort(rank, passed, failed + 1, why);
+                }
             }
             if (!glob[0]) {
                 passed++;
-                if (rank == 0) { printf("%s  PASS\n", label); fflush(stdout); }
+                if (rank == 0) { printf("PASS\n"); fflush(stdout); }
                 continue;
             }
             failed++;
             if (rank == 0) {
-                /* The first failing rank speaks; a rank whose watchdog fired
-                 * goes first, since its message names the stuck step. */
+                /* The first failing rank speaks; a rank with a protocol error
+                 * (its message names the cause) or whose watchdog fired (its
+                 * message names the stuck step) goes first. */
                 int who = -1, nf = 0;
                 for (int q = 0; q < p; q++)
                     if (all[q].fail) {
                         nf++;
-                        if (who < 0 || (all[q].status == CK_ERR_TIMEOUT && all[who].status != CK_ERR_TIMEOUT)) who = q;
+                        if (who < 0 || speaks_first(&all[q]) > speaks_first(&all[who])) who = q;
                     }
-                printf("%s  FAIL  %s", label, who >= 0 ? all[who].msg : "?");
+                /* A watchdog printed to stderr after the label: start afresh. */
+                int stderr_spoke = 0;
+                for (int q = 0; q < p; q++) stderr_spoke |= all[q].fail && all[q].status == CK_ERR_TIMEOUT;
+                if (stderr_spoke) printf("\n%s  ", label);
+                printf("FAIL  ");
+                if (who >= 0 && (all[who].call > 0 || (o.repeat_given && o.repeat > 1)))
+                    printf("call %u of %d: ", all[who].call + 1, o.repeat);
+                printf("%s", who >= 0 ? all[who].msg : "?");
                 if (nf > 1) {
                     printf(" [failed on %d of %d ranks:", nf, p);
                     for (int q = 0; q < p; q++)
@@ -210,6 +343,7 @@ int collcheck_main(int argc, char **argv)
                              "flight, so later cases could not be trusted");
             /* A failed algorithm may have left unmatched messages behind:
              * start the next case on a fresh communicator. */
+            cc_release_buffers();
             ck_comm_destroy(comm);
             if (setup_comm(&comm, &o)) finish_abort(rank, passed, failed, "cannot recreate the communicator");
             cfg = ck_comm_config(comm);
@@ -220,7 +354,11 @@ int collcheck_main(int argc, char **argv)
         fflush(stdout);
     }
     free(all);
+    free(hashes);
+    free(mine);
+    free(theirs);
     free(cases);
+    cc_release_buffers();
     ck_comm_destroy(comm);
     MPI_Comm_free(&ctl);
     if (!was_init) MPI_Finalize();

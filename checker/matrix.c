@@ -1,6 +1,7 @@
 /*
  * matrix.c — which cases collcheck runs at p ranks: counts x dtypes x ops x
- * in-place, plus misaligned buffers and (with --quick) one large count.
+ * in-place, plus misaligned buffers, (with --quick) one large count, and the
+ * random-float cases (sum and avg on f32, f64, bf16).
  */
 #include <stdlib.h>
 #include "check_cli.h"
@@ -42,19 +43,19 @@ int cc_build_matrix(const cc_options *o, int p, cc_case **out)
     }
     qsort(counts, (size_t)nc, sizeof counts[0], cmp_size);
 
-    int cap = nc * CK_NUM_DTYPES * CK_NUM_OPS * 2 * 2 + 4, n = 0;
+    int cap = nc * CK_NUM_DTYPES * CK_NUM_OPS * 2 * 3 + 4, n = 0;
     cc_case *c = malloc((size_t)cap * sizeof *c);
     *out = c;
     if (!c) return -1;
     int first_dt = -1, first_op = -1;
-    for (int dt = 0; dt < CK_NUM_DTYPES; dt++)
+    for (int dt = 0; dt < CK_NUM_DTYPES && (o->inputs & 1); dt++)
         for (int op = 0; op < CK_NUM_OPS; op++) {
             if (!selected(o, dt, op)) continue;
             if (first_dt < 0 || (dt == CK_F32 && first_dt != CK_F32)) { first_dt = dt; first_op = op; }
             for (int k = 0; k < nc; k++)
                 for (int ip = 0; ip < 2; ip++) {
                     if (!(o->inplace >> ip & 1)) continue;
-                    if (o->misaligned < 2) c[n++] = (cc_case){counts[k], (ck_dtype)dt, (ck_op)op, ip, 0};
+                    if (o->misaligned < 2) c[n++] = (cc_case){counts[k], (ck_dtype)dt, (ck_op)op, ip, 0, 0};
                 }
         }
     /* Misaligned buffers: one per (dtype, op) at the prime count (the largest
@@ -63,19 +64,33 @@ int cc_build_matrix(const cc_options *o, int p, cc_case **out)
     size_t best = 0;
     for (int j = 0; j < nc; j++)
         if (counts[j] <= CC_PRIME && counts[j] > best) best = counts[j];
-    for (int dt = 0; dt < CK_NUM_DTYPES && o->misaligned; dt++)
+    for (int dt = 0; dt < CK_NUM_DTYPES && o->misaligned && (o->inputs & 1); dt++)
         for (int op = 0; op < CK_NUM_OPS; op++) {
             if (!selected(o, dt, op)) continue;
             for (int k = 0; k < nc; k++) {
                 if (o->misaligned != 2 && !(counts[k] == best && best > 0)) continue;
                 for (int ip = 0; ip < 2; ip++)
-                    if (o->inplace >> ip & 1) c[n++] = (cc_case){counts[k], (ck_dtype)dt, (ck_op)op, ip, 1};
+                    if (o->inplace >> ip & 1) c[n++] = (cc_case){counts[k], (ck_dtype)dt, (ck_op)op, ip, 1, 0};
             }
             if (o->quick && o->misaligned < 2) break;
         }
     /* --quick keeps the >= 1 Mi count to one case: it is the one that crosses
      * the pipelining and eager/rendezvous thresholds. */
     if (o->quick && !o->ncounts && first_dt >= 0 && (o->inplace & 1) && o->misaligned < 2)
-        c[n++] = (cc_case){CC_BIG, (ck_dtype)first_dt, (ck_op)first_op, 0, 0};
+        c[n++] = (cc_case){CC_BIG, (ck_dtype)first_dt, (ck_op)first_op, 0, 0, 0};
+    /* Random floats: sum and avg on the floating types, at every count >= 1
+     * (--quick: above p only, out of place, unless only in-place is asked). */
+    for (int dt = 0; dt < CK_NUM_DTYPES && (o->inputs & 2) && o->misaligned < 2; dt++)
+        for (int op = 0; op < CK_NUM_OPS; op++) {
+            if ((op != CK_SUM && op != CK_AVG) || !ck_dtype_is_float((ck_dtype)dt) || !selected(o, dt, op)) continue;
+            for (int k = 0; k < nc; k++) {
+                if (counts[k] == 0 || (o->quick && !o->ncounts && counts[k] <= (size_t)p)) continue;
+                for (int ip = 0; ip < 2; ip++) {
+                    if (!(o->inplace >> ip & 1)) continue;
+                    if (o->quick && ip == 1 && (o->inplace & 1)) continue;
+                    c[n++] = (cc_case){counts[k], (ck_dtype)dt, (ck_op)op, ip, 0, 1};
+                }
+            }
+        }
     return n;
 }

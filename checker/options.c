@@ -18,9 +18,15 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: mpirun -np P collcheck [options]\n"
         "       collcheck --algo list\n"
-        "Checks all-reduce algorithms: exact results on verifiable inputs, guard bytes,\n"
-        "an unchanged send buffer, bytes sent against the declared formula, messages\n"
-        "sent against the declared count (where the algorithm declares one), and hangs.\n"
+        "Checks all-reduce algorithms: exact results on verifiable inputs (a wrong\n"
+        "result is decoded: which ranks' contributions it holds, which element, which\n"
+        "op, the previous call's result), random-float results within the rounding\n"
+        "bound and bitwise identical on every rank, guard bytes, an unchanged send\n"
+        "buffer, requests left posted and send/receive size mismatches, bytes sent\n"
+        "against the declared formula, messages sent against the declared count (where\n"
+        "the algorithm declares one), and hangs. Every case runs --repeat times (other\n"
+        "inputs each call: state kept between calls shows); its line is printed before\n"
+        "it runs, so a crash leaves the case it was in on the screen.\n"
         "  --algo NAME[,NAME..]|all|list  algorithms to check (default all)\n"
         "  --count N[,N..]    element counts; N may be p, p-1, p+1 or use K/M (x1024)\n"
         "                     (default 0,1,p-1,p,p+1,%d,%d)\n"
@@ -29,9 +35,17 @@ static void usage(FILE *f)
         "  --inplace 0|1|both   out-of-place, in-place or both (default both)\n"
         "  --misaligned 0|1|only  add cases with buffers one element past the allocator's\n"
         "                     64-byte alignment (default 1)\n"
+        "  --inputs exact|random|both  exact integer inputs, random floats (sum and avg on\n"
+        "                     f32, f64, bf16: results bitwise equal across ranks and within\n"
+        "                     the rounding bound of the exact sum), or both (default both)\n"
+        "  --repeat N         calls per case, each with other inputs (default 2; a larger N\n"
+        "                     is a stress test for races; a failure names its call)\n"
         "  --timeout SEC      watchdog bound for any wait (default 30; 0 = off)\n"
         "  --chunk BYTES      pipeline chunk for chunked algorithms (default: the library's)\n"
         "  --device host|cuda buffer kind: host memory (MPI) or CUDA device memory (CUDA IPC; default host)\n"
+        "  --transport mpi|shm|cuda-ipc  how bytes move: mpi (host, default), shm (host buffers in\n"
+        "                     memory the ranks of one node share; adds oneshot and twoshot), cuda-ipc\n"
+        "                     (device buffers, the same as --device cuda)\n"
         "  --quick            a smaller matrix (what the test suite runs)\n"
         "  -v, --verbose      print every failing rank's diagnosis, not only the first\n"
         "  -h, --help         this text\n"
@@ -109,12 +123,14 @@ static void defaults(cc_options *o)
     o->misaligned = 1;
     o->timeout = 30;
     o->mem = CK_MEM_HOST;
+    o->repeat = 2;
+    o->inputs = 3;
 }
 
 int cc_parse_args(int argc, char **argv, cc_options *o, int quiet)
 {
     FILE *err = quiet ? NULL : stderr;
-    const char *algo_spec = "all";
+    const char *algo_spec = "all", *transport = NULL;
     char why[1024];
     defaults(o);
 #define BAD(...) do { if (err) { fprintf(err, "collcheck: " __VA_ARGS__); fprintf(err, "\n(collcheck --help for the options)\n"); } return 2; } while (0)
@@ -130,7 +146,8 @@ int cc_parse_args(int argc, char **argv, cc_options *o, int quiet)
         memcpy(name, a, n);
         name[n] = '\0';
         static const char *const known[] = {"--algo", "--count", "--dtype", "--op", "--inplace",
-                                            "--misaligned", "--timeout", "--chunk", "--device"};
+                                            "--misaligned", "--timeout", "--chunk", "--device", "--repeat",
+                                            "--inputs", "--transport"};
         int found = 0;
         for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) found |= !strcmp(name, known[k]);
         if (!found) BAD("unknown option '%s'", name);
@@ -150,6 +167,16 @@ int cc_parse_args(int argc, char **argv, cc_options *o, int quiet)
         } else if (!strcmp(name, "--misaligned")) {
             static const int v[3] = {0, 1, 2};
             if (parse_choice(val, "only", v, &o->misaligned)) BAD("bad --misaligned '%s' (want 0, 1 or only)", val);
+        } else if (!strcmp(name, "--inputs")) {
+            if (!strcmp(val, "exact")) o->inputs = 1;
+            else if (!strcmp(val, "random")) o->inputs = 2;
+            else if (!strcmp(val, "both")) o->inputs = 3;
+            else BAD("bad --inputs '%s' (want exact, random or both)", val);
+        } else if (!strcmp(name, "--repeat")) {
+            long long v;
+            if (ck_parse_int(val, 1, 1000000, &v, why, sizeof why)) BAD("bad --repeat '%s': %s", val, why);
+            o->repeat = (int)v;
+            o->repeat_given = 1;
         } else if (!strcmp(name, "--timeout")) {
             char *end;
             o->timeout = strtod(val, &end);
@@ -163,7 +190,18 @@ int cc_parse_args(int argc, char **argv, cc_options *o, int quiet)
             if (!strcmp(val, "host")) o->mem = CK_MEM_HOST;
             else if (!strcmp(val, "cuda")) o->mem = CK_MEM_CUDA;
             else BAD("bad --device '%s' (want host or cuda)", val);
+        } else if (!strcmp(name, "--transport")) {
+            if (strcmp(val, "mpi") && strcmp(val, "shm") && strcmp(val, "cuda-ipc") && strcmp(val, "cuda"))
+                BAD("bad --transport '%s' (want mpi, shm or cuda-ipc)", val);
+            transport = val;
         } else BAD("unknown option '%s'", name);
+    }
+    if (transport) {
+        /* The transport and the buffer kind go together: shm and mpi move
+         * host buffers, cuda-ipc device buffers. */
+        int dev = !strcmp(transport, "cuda-ipc") || !strcmp(transport, "cuda");
+        if (o->mem == CK_MEM_CUDA && !dev) BAD("--transport %s moves host buffers, not --device cuda", transport);
+        o->mem = dev ? CK_MEM_CUDA : !strcmp(transport, "shm") ? CK_MEM_HOST | CK_MEM_SHM : CK_MEM_HOST;
     }
     if (!strcmp(algo_spec, "list")) {
         if (!quiet) ck_algo_print_table(stdout);

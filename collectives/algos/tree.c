@@ -139,8 +139,8 @@ static uint64_t tree_msgs(int p, int r, size_t count, size_t es, const ck_config
 
 static double tree_cost(const ck_cost_params *m, int p, double n)
 {
-    int d = 0;                                  /* floor(log2 p) */
-    while (2 << d <= p) d++;
+    int d = 0;
+    while (2 << d <= p) d++;                    /* d = floor(log2 p) */
     const double S = m->chunk > 0 && n > m->chunk ? ceil(n / m->chunk) : 1, s = n / S, w = p == 2 ? 1 : 2;
     return p == 1 ? 0 : (d + S - 1) * (2 * m->alpha + 2 * w * s * m->beta + w * s * m->gamma);
 }
@@ -152,14 +152,9 @@ static void tree_diagnose(const ck_fault *f, char *out, size_t cap)
 }
 
 const ck_algo ck_algo_tree = {
-    .name = "tree",
-    .summary = "binary-tree reduce to rank 0 + broadcast, pipelined in segments",
+    .name = "tree", .summary = "binary-tree reduce to rank 0 + broadcast, pipelined in segments",
     .mem = CK_MEM_HOST | CK_MEM_CUDA,
-    .bytes_formula = "n x links (leaf n, <= 3n)",
-    .bytes_sent = tree_bytes,
-    .msgs_sent = tree_msgs,
+    .bytes_formula = "n x links (leaf n, <= 3n)", .bytes_sent = tree_bytes, .msgs_sent = tree_msgs,
     .cost_formula = "(d+S-1)(2α + 2w·sβ + w·sγ), d = floor(log2 p), S = ceil(n/c), s = n/S, w = min(2,p-1)",
-    .cost = tree_cost,
-    .diagnose = tree_diagnose,
-    .run = tree_run,
+    .cost = tree_cost, .diagnose = tree_diagnose, .run = tree_run,
 };

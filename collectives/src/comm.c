@@ -77,14 +77,28 @@ int ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out)
     int rc;
     if (!out) return CK_ERR_INVALID_ARG;
     *out = NULL;
-    if (mem != CK_MEM_HOST && mem != CK_MEM_CUDA) return CK_ERR_INVALID_ARG;
+    if (mem != CK_MEM_HOST && mem != CK_MEM_CUDA && mem != CK_MEM_SHM && mem != (CK_MEM_HOST | CK_MEM_SHM))
+        return CK_ERR_INVALID_ARG;
     ck_comm *c = calloc(1, sizeof *c);
     if (!c) return CK_ERR_NOMEM;
     if (MPI_Comm_dup(mpi_comm, &c->mpi) != MPI_SUCCESS) { free(c); return CK_ERR_TRANSPORT; }
     MPI_Comm_rank(c->mpi, &c->rank);
     MPI_Comm_size(c->mpi, &c->size);
     config_defaults(&c->cfg);
-    if (mem == CK_MEM_HOST) {
+    if (mem & CK_MEM_SHM) {
+        char why[256] = "";
+        rc = ck_transport_shm_create(c->mpi, &c->tr, why, sizeof why);
+        if (rc == CK_ERR_UNSUPPORTED) {
+            /* Every rank got the same answer (the transport agrees before it
+             * says no); one line per process is enough. */
+            static int said;
+            if (c->rank == 0 && !said++) {
+                fprintf(stderr, "collkit: the shm transport is not available (%s): using the mpi transport\n", why);
+                fflush(stderr);
+            }
+            rc = ck_transport_mpi_create(c->mpi, &c->tr);
+        }
+    } else if (mem == CK_MEM_HOST) {
         rc = ck_transport_mpi_create(c->mpi, &c->tr);
     } else {
 #ifdef COLLKIT_HAVE_CUDA
@@ -112,6 +126,7 @@ void ck_comm_destroy(ck_comm *c)
     tr_arm(c);
     if (c->scratch) (c->tr.free)(c->tr.self, c->scratch);
     free(c->events);
+    free(c->pending);
     if (c->tr.destroy) c->tr.destroy(c->tr.self);
     MPI_Comm_free(&c->mpi);
     free(c);
@@ -235,6 +250,94 @@ static int check_peer(ck_comm *c, int peer, const char *what)
     return CK_SUCCESS;
 }
 
+/* ------------------------------------------------------------ request accounting
+ * Posts, completions and cancels are counted, and the posted requests kept
+ * until they complete, so that ck_allreduce can name a request an algorithm
+ * left behind. Requests are found by the address of the caller's ck_req, or
+ * (a request copied before its wait) by what it is: kind, peer, tag, size. */
+
+static void track_post(ck_comm *c, const ck_req *r)
+{
+    c->nposted++;
+    for (int i = 0; i < c->npending; i++)
+        if (c->pending[i].where == r) c->pending[i].where = NULL;   /* reused while still posted */
+    if (c->npending == c->cap_pending) {
+        int cap = c->cap_pending ? 2 * c->cap_pending : 16;
+        struct ck_pending *n = realloc(c->pending, (size_t)cap * sizeof *n);
+        if (!n) return;   /* no detail for this one; the counts still say it */
+        c->pending = n;
+        c->cap_pending = cap;
+    }
+    c->pending[c->npending++] = (struct ck_pending){r, *r, c->phase};
+}
+
+/* The phase (ck_step) a pending request was posted in, or NULL. */
+static const char *posted_phase(const ck_comm *c, const ck_req *r)
+{
+    for (int i = c->npending - 1; i >= 0; i--)
+        if (c->pending[i].where == r) return c->pending[i].phase;
+    return NULL;
+}
+
+/* A request is finished: completed (with or without an error) or cancelled. */
+static void track_done(ck_comm *c, const ck_req *r, int cancelled)
+{
+    if (cancelled) c->ncancelled++;
+    else c->ncompleted++;
+    int k = -1;
+    for (int i = c->npending - 1; i >= 0 && k < 0; i--)
+        if (c->pending[i].where == r) k = i;
+    for (int i = 0; i < c->npending && k < 0; i++) {
+        const ck_req *s = &c->pending[i].snap;
+        if (s->kind == r->kind && s->peer == r->peer && s->tag == r->tag && s->bytes == r->bytes) k = i;
+    }
+    if (k >= 0) c->pending[k] = c->pending[--c->npending];
+}
+
+/* After an algorithm's body: requests still posted are a protocol error
+ * (status 0 becomes CK_ERR_PROTOCOL, named in the message); after another
+ * error they are only cleaned up. Either way each one is given a moment to
+ * finish (a send the peer has received, a receive whose message is there),
+ * then cancelled, so nothing writes a buffer the caller frees. */
+static int check_leaks(ck_comm *c, const ck_algo *algo, int rc, uint64_t posted, uint64_t completed,
+                       uint64_t cancelled)
+{
+    const uint64_t open = (c->nposted - posted) - (c->ncompleted - completed) - (c->ncancelled - cancelled);
+    if (!open && !c->npending) return rc;
+    if (!rc && open) {
+        char list[320] = "";
+        ck_sbuf b;
+        ck_sbuf_init(&b, list, sizeof list);
+        for (int i = 0; i < c->npending && i < 2; i++) {
+            const struct ck_pending *e = &c->pending[i];
+            const ck_req *q = &e->snap;
+            ck_sbuf_add(&b, "%sa %s of %zu B %s rank %d (tag %d) posted at step %d%s%s%s%s", i ? "; " : ": ",
+                        q->kind == CK_EV_SEND ? "send" : "receive", q->bytes, q->kind == CK_EV_SEND ? "to" : "from",
+                        q->peer, q->tag, q->step, e->phase ? " (" : "", e->phase ? e->phase : "", e->phase ? ")" : "",
+                        e->where ? "" : ", its ck_req reused for a later post");
+        }
+        if (c->npending > 2) ck_sbuf_add(&b, "; and %d more", c->npending - 2);
+        rc = ck_fail(c, CK_ERR_PROTOCOL,
+                     "'%s' returned on rank %d with %llu request%s never completed (this call: %llu posted, %llu "
+                     "completed, %llu cancelled)%s; every ck_isend/ck_irecv must be finished by ck_wait or "
+                     "ck_waitall before the algorithm returns", algo->name, c->rank, (unsigned long long)open, open == 1 ? "" : "s",
+                     (unsigned long long)(c->nposted - posted), (unsigned long long)(c->ncompleted - completed),
+                     (unsigned long long)(c->ncancelled - cancelled), list);
+    }
+    const double t0 = ck_now(), bound = rc == CK_ERR_PROTOCOL ? 1.0 : 0.0;
+    do {
+        for (int i = c->npending - 1; i >= 0; i--) {
+            int fin = 0;
+            if (c->tr.test(c->tr.self, &c->pending[i].snap, &fin) || fin) {
+                c->pending[i] = c->pending[--c->npending];
+                c->ncompleted++;
+            }
+        }
+    } while (c->npending && ck_now() - t0 < bound);
+    for (; c->npending; c->ncancelled++) c->tr.cancel(c->tr.self, &c->pending[--c->npending].snap);
+    return rc;
+}
+
 static int post(ck_comm *c, int is_send, void *buf, size_t bytes, int peer, int tag, ck_req *r)
 {
     int rc = check_peer(c, peer, is_send ? "ck_isend" : "ck_irecv");
@@ -252,6 +355,7 @@ static int post(ck_comm *c, int is_send, void *buf, size_t bytes, int peer, int 
                            is_send ? "send" : "recv", bytes, is_send ? "to" : "from", peer, c->tr.name,
                            tr_sep(c), tr_detail(c));
     r->active = 1;
+    track_post(c, r);
     if (is_send) { c->ctr.bytes_sent += bytes; c->ctr.msgs_sent++; }
     else         { c->ctr.bytes_recv += bytes; c->ctr.msgs_recv++; }
     return CK_SUCCESS;
@@ -270,6 +374,7 @@ int ck_irecv(ck_comm *c, void *buf, size_t bytes, int peer, int tag, ck_req *r)
 static void complete(ck_comm *c, ck_req *r, double now)
 {
     r->active = 0;
+    track_done(c, r, 0);
     if (c->ev_cap) {
         int step = c->step;
         c->step = r->step;   /* the event belongs to the step that posted it */
@@ -323,12 +428,27 @@ int ck_waitall(ck_comm *c, ck_req *reqs, int n)
             int done = 0, rc;
             if (block) { rc = c->tr.wait(c->tr.self, &reqs[i]); done = 1; }
             else rc = c->tr.test(c->tr.self, &reqs[i], &done);
+            if (rc == CK_ERR_PROTOCOL && done && c->algo_name) {
+                /* A receive of the wrong size, inside ck_allreduce: it is over
+                 * (MPI delivered what fit), so the ranks carry on and no one
+                 * is left waiting; the call then fails with the first one. */
+                const char *ph = posted_phase(c, &reqs[i]);
+                if (!c->protocol[0])
+                    snprintf(c->protocol, sizeof c->protocol, "%s (in '%s', rank %d's receive posted at step %d%s%s%s)",
+                             tr_detail(c), c->algo_name, c->rank, reqs[i].step, ph ? " (" : "", ph ? ph : "",
+                             ph ? ")" : "");
+                rc = CK_SUCCESS;
+            }
             if (rc) {
                 /* Abandon the others too: a request left posted would write
                  * into a buffer the caller is about to free. */
-                int peer = reqs[i].peer;
+                int peer = reqs[i].peer, step = reqs[i].step;
+                reqs[i].active = 0;
+                track_done(c, &reqs[i], 0);
                 for (int j = 0; j < n; j++)
-                    if (reqs[j].active) { c->tr.cancel(c->tr.self, &reqs[j]); reqs[j].active = 0; }
+                    if (reqs[j].active) { c->tr.cancel(c->tr.self, &reqs[j]); reqs[j].active = 0; track_done(c, &reqs[j], 1); }
+                if (rc == CK_ERR_PROTOCOL)   /* the transport names both sides; this adds where */
+                    return ck_fail(c, rc, "%s (rank %d's request posted at step %d)", tr_detail(c), c->rank, step);
                 return ck_fail(c, rc, "transport %s failed while waiting on rank %d%s%s", c->tr.name, peer,
                                tr_sep(c), tr_detail(c));
             }
@@ -345,7 +465,7 @@ int ck_waitall(ck_comm *c, ck_req *reqs, int n)
                     if (reqs[i].active) {
                         int rc = watchdog_fire(c, &reqs[i], now - t0);
                         for (int j = 0; j < n; j++)
-                            if (reqs[j].active) { c->tr.cancel(c->tr.self, &reqs[j]); reqs[j].active = 0; }
+                            if (reqs[j].active) { c->tr.cancel(c->tr.self, &reqs[j]); reqs[j].active = 0; track_done(c, &reqs[j], 1); }
                         return rc;
                     }
             }
@@ -492,7 +612,12 @@ int ck_allreduce(ck_comm *c, const ck_algo *algo, const void *sendbuf, void *rec
     tr_arm(c);
     c->algo_name = algo->name;
     ck_step(c, 0, NULL);
+    c->npending = 0;   /* requests posted outside a call are the caller's business */
+    c->protocol[0] = '\0';
+    const uint64_t posted = c->nposted, completed = c->ncompleted, cancelled = c->ncancelled;
     rc = algo->run(c, sendbuf, recvbuf, count, dt, op == CK_AVG ? CK_SUM : op);
+    if (!rc && c->protocol[0]) rc = ck_fail(c, CK_ERR_PROTOCOL, "%s", c->protocol);
+    rc = check_leaks(c, algo, rc, posted, completed, cancelled);
     if (!rc) rc = ck_sync(c);
     if (!rc && op == CK_AVG && (rc = c->tr.divide(c->tr.self, recvbuf, count, dt, c->size)))
         ck_fail(c, rc, "avg: the division by %d failed%s%s", c->size, tr_sep(c), tr_detail(c));

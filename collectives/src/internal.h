@@ -21,6 +21,22 @@ struct ck_comm {
 
     ck_counters  ctr;
 
+    /* Request accounting: every post, completion and cancel is counted, and
+     * the requests posted but not yet completed are kept (where the caller's
+     * ck_req is, and a copy of it taken at the post), so ck_allreduce can
+     * tell an algorithm that returned with a request still posted which one
+     * it was, and finish or cancel it. */
+    uint64_t     nposted, ncompleted, ncancelled;
+    struct ck_pending {
+        const ck_req *where;     /* the caller's request; NULL once reused for another post */
+        ck_req        snap;      /* the request as posted (the transport's handles included) */
+        const char   *phase;
+    } *pending;
+    int          npending, cap_pending;
+    /* The first size mismatch of the call in progress: the receive completes
+     * (so the ranks go on, no one hangs) and ck_allreduce reports it. */
+    char         protocol[400];
+
     ck_event    *events;
     size_t       ev_cap, ev_n, ev_dropped;
 

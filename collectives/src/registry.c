@@ -59,14 +59,12 @@ const ck_algo *ck_algo_find(const char *name)
 int ck_algo_count(void) { init_builtin(); return ntable; }
 const ck_algo *ck_algo_at(int i) { init_builtin(); return (i >= 0 && i < ntable) ? table[i] : NULL; }
 
+/* "host", "shm,cuda", ...: the memory kinds of a mask, in a fixed order. */
 static const char *mem_names(unsigned mem)
 {
-    switch (mem & (CK_MEM_HOST | CK_MEM_CUDA)) {
-    case CK_MEM_HOST: return "host";
-    case CK_MEM_CUDA: return "cuda";
-    case CK_MEM_HOST | CK_MEM_CUDA: return "host,cuda";
-    default: return "-";
-    }
+    static const char *const names[8] = {"-", "host", "cuda", "host,cuda", "shm", "host,shm", "shm,cuda",
+                                         "host,shm,cuda"};
+    return names[mem & (CK_MEM_HOST | CK_MEM_CUDA | CK_MEM_SHM)];
 }
 
 void ck_algo_print_table(FILE *out)
@@ -78,7 +76,8 @@ void ck_algo_print_table(FILE *out)
         fprintf(out, "%-16s %-10s %-26s %s\n", a->name, mem_names(a->mem),
                 a->bytes_formula ? a->bytes_formula : "-", a->summary ? a->summary : "");
     }
-    fprintf(out, "(n = message bytes, p = ranks; reference algorithms are not counted)\n");
+    fprintf(out, "(n = message bytes, p = ranks; reference algorithms are not counted; memory host: the mpi and shm\n"
+                 " transports, shm: the shm transport only (--transport shm), cuda: CUDA IPC (--device cuda))\n");
 }
 
 /* "mpi naive ring ...": the names that run on `mem`, after what went wrong. */

@@ -1,7 +1,9 @@
 /*
  * transport.h — the private seam between the communicator and the code that
- * moves bytes for one memory kind (transport_mpi.c for host buffers,
- * transport_cuda.c for device buffers). Private to collectives/src/.
+ * moves bytes for one memory kind (transport_mpi.c and transport_shm.c for
+ * host buffers, transport_cuda.c for device buffers). Private to
+ * collectives/src/. The shm and CUDA IPC transports share their
+ * point-to-point protocol (protocol.h).
  *
  * A transport knows MPI and its device, never the communicator: comm.c wraps
  * every call with counters, trace events and the watchdog, and hands the
@@ -17,8 +19,8 @@
 /* A transport moves bytes between ranks and reduces locally, for one memory
  * kind. All functions return a CK_* status; `self` is the transport's state. */
 typedef struct ck_transport {
-    const char *name;          /* "mpi", "cuda-ipc" */
-    unsigned    mem;           /* CK_MEM_HOST or CK_MEM_CUDA */
+    const char *name;          /* "mpi", "shm", "cuda-ipc" */
+    unsigned    mem;           /* CK_MEM_HOST, CK_MEM_HOST | CK_MEM_SHM, or CK_MEM_CUDA */
     void       *self;
 
     int   (*isend)(void *self, const void *buf, size_t bytes, int peer, int tag, ck_req *req);
@@ -57,6 +59,9 @@ typedef struct ck_transport {
 
 /* Constructors; collective over mpi_comm, the communicator's private duplicate. */
 int ck_transport_mpi_create(MPI_Comm mpi_comm, ck_transport *out);
+/* CK_ERR_UNSUPPORTED, with the reason in why, when the ranks are not all on
+ * one node or shared memory is not available: the caller falls back to MPI. */
+int ck_transport_shm_create(MPI_Comm mpi_comm, ck_transport *out, char *why, size_t whylen);
 #ifdef COLLKIT_HAVE_CUDA
 int ck_transport_cuda_create(MPI_Comm mpi_comm, double timeout_s, ck_transport *out);
 #endif

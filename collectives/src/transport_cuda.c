@@ -20,22 +20,24 @@
  *       GRANT  d -> s  {slot, receive size}          "slot k is yours for your next chunk"
  *       FILL   s -> d  {slot, chunk size, send size} "the chunk is in slot k"
  *
- * One message of n bytes from s to d, tag t (chunks of at most SLOT bytes;
- * a 0-byte message is one empty chunk that uses no slot):
+ * The protocol (matching, grants, fills, their checks and the failure rules)
+ * is protocol.h's engine, shared with the shm transport; this file plugs in
+ * the CUDA parts. One message of n bytes from s to d, tag t (chunks of at
+ * most SLOT bytes; a 0-byte message is one empty chunk that uses no slot):
  *
  *   rank s (sender)                          rank d (receiver)
  *   isend: queue op                          irecv: queue op
  *                                    <-----  GRANT{k}   (k free; for each chunk)
- *   stream: wait drain[k]                    (the last copy-out of slot k)
- *   stream: copy chunk -> d.slot[s][k]
- *   stream: record fill[k]
+ *   put:  stream: wait drain[k]              (the last copy-out of slot k)
+ *         stream: copy chunk -> d.slot[s][k]
+ *         stream: record fill[k]
  *   FILL{k, len} ----------------------->
- *                                            stream: wait fill[k]
- *                                            stream: copy d.slot[s][k] -> buf
- *                                            stream: record drain[k]; k is free again
+ *                                            get:  stream: wait fill[k]
+ *                                                  stream: copy d.slot[s][k] -> buf
+ *                                                  stream: record drain[k]; k is free again
  *   send done when every chunk is queued     recv done when every chunk is queued
  *
- * Why it is correct
+ * Why it is correct (the CUDA part; protocol.h has the matching and the caps)
  *   - Each event is recorded by its owner before the control message that
  *     names it is sent, and waited on by the other side after that message
  *     arrives; the owner records it again only after the other side's answer
@@ -45,19 +47,10 @@
  *   - "done" means queued on the transport's stream. ck_reduce_local, ck_copy
  *     and the next send run on that same stream, so they see the data; finish
  *     (after each all-reduce), download and free wait for the stream.
- *   - Matching: MPI keeps messages of one (source, tag) in order, so requests
- *     with equal (peer, tag) pair up in posting order as in MPI. Only the
- *     oldest such request may have a control receive posted or take grants,
- *     which keeps the k-th GRANT/FILL of a tag with the k-th chunk.
- *   - Grants are speculative (sent before the sender has posted) and capped
- *     (cuda_logic.h): never more than a receive has chunks, never more than
- *     NSLOT outstanding, and a FILL must name the slot its chunk was granted.
- *   - Progress: every test() drives every pending request (a wait on a recv
- *     also moves the sends that the peer needs first), and never blocks.
- *   - Slots are granted round-robin over the posted receives from a peer, so a
- *     receive posted early cannot starve a later one with another tag (with
- *     more than NSLOT such receives outstanding at once the order matters).
- *   - Sizes must match exactly; a mismatch is reported on both sides.
+ *   - Control messages travel as MPI messages of 3 words on two private
+ *     duplicates of the communicator (one for GRANTs, one for FILLs), with
+ *     the user's tag as MPI tag: MPI keeps messages of one (source, tag) in
+ *     order, which is the order the engine needs.
  *
  * Streams. Everything is ordered on the transport's own stream only. Device
  * buffers that the program wrote on another stream (its compute stream, a
@@ -66,13 +59,12 @@
  * the program waits on; likewise results are read after ck_allreduce returns
  * (or after ck_sync), not by work queued on another stream before that.
  *
- * Failures. A control message, once sent, commits both sides to the rest of
- * the exchange. So any failure after that point (a CUDA error, an MPI error,
- * a size mismatch, a request abandoned after a timeout) marks the transport
- * broken: every later call fails at once with the first failure's text
- * instead of waiting on a peer that is out of step. A request is never freed
- * while its control receive is posted: it is cancelled and completed first,
- * since MPI would otherwise write into freed memory.
+ * Failures. As protocol.h says: any failure after a control message was
+ * sent (a CUDA error, an MPI error, a size mismatch, a request abandoned after
+ * a timeout) marks the transport broken, and every later call fails at once
+ * with the first failure's text. A request is never freed while its control
+ * receive is posted: it is cancelled and completed first (ctl_forget), since
+ * MPI would otherwise write into freed memory.
  *
  * Watchdog. Waiting for the stream (finish, download, free, destroy) polls
  * cudaStreamQuery against the communicator's timeout (handed in at creation
@@ -90,23 +82,19 @@
 #include <string.h>
 #include "transport_cuda.h"
 #include "cuda_logic.h"
+#include "protocol.h"
 
 #define SLOT  CK_CUDA_SLOT
 #define NSLOT CK_CUDA_NSLOT
 #define ROUND_2M(x) (((x) + ((size_t)2 << 20) - 1) / ((size_t)2 << 20) * ((size_t)2 << 20))
 
-typedef struct op {
-    struct op  *next, *prev;
-    int         is_send, peer, tag;
-    char       *buf;
-    size_t      bytes, nchunks;
-    size_t      nsent;         /* send: chunks queued (one per grant taken) */
-    ck_slot_req slots;         /* recv: grants handed out and fills taken */
-    int         posted;        /* an MPI_Irecv for the next control message is out, into msg */
+/* The engine's per-request state for this transport: the posted control receive. */
+typedef struct {
     MPI_Request rq;
-    int64_t     msg[3];
-    int         failed;
-} op;
+    int         posted;        /* an MPI_Irecv for the next control message is out, into o->msg */
+} ctl_recv;
+_Static_assert(sizeof(ctl_recv) <= sizeof(((ck_proto_op *)0)->be), "ck_proto_op.be too small");
+static ctl_recv *ctl_of(ck_proto_op *o) { return (ctl_recv *)(void *)&o->be; }
 
 typedef struct ctl_send {      /* an in-flight control message */
     struct ctl_send *next;
@@ -123,66 +111,30 @@ typedef struct peer {
     cudaIpcEventHandle_t fill_h[NSLOT], drain_h[NSLOT];
     cudaEvent_t          my_fill[NSLOT];   /* me -> peer, mine */
     cudaEvent_t          my_drain[NSLOT];  /* peer -> me, mine */
-    ck_slot_pool         pool;             /* my slots of ring[peer] */
 } peer;
 
 typedef struct ck_cuda_tr {
     MPI_Comm     comm, grant_comm, fill_comm;
-    int          rank, size, dev, tag_ub;
-    int          broken;          /* out of step with the peers: every call fails */
+    int          rank, size, dev;
     double       timeout_s;       /* the communicator's watchdog bound (<= 0: none) */
     cudaStream_t stream;
     char        *stage;           /* mine: ring s at s * NSLOT * SLOT */
     peer        *peers;
-    op          *head, *tail;
+    ck_proto     pr;              /* the engine: requests, grants, fills, failures */
     ctl_send    *busy, *spare;
     char        *pci;             /* size * 32 chars */
     cudaError_t  last;            /* the CUDA error a stream poll saw */
-    char         err[384];        /* the last failure (ck_transport.error) */
-    char         first[384];      /* the failure that broke the transport */
 } ck_cuda_tr;
 
 /* ------------------------------------------------------------ failures */
 
-/* Record a failure: the text goes to the communicator's message (through error()) and to
- * stderr, where the other ranks' messages land too. */
-static void record(ck_cuda_tr *t, const char *fmt, va_list ap)
-{
-    int n = snprintf(t->err, sizeof t->err, "rank %d: ", t->rank);
-    vsnprintf(t->err + n, sizeof t->err - (size_t)n, fmt, ap);
-    fprintf(stderr, "collkit cuda-ipc: %s\n", t->err);
-}
-
-static int tr_fail(ck_cuda_tr *t, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int tr_fail(ck_cuda_tr *t, int status, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    record(t, fmt, ap);
-    va_end(ap);
-    return status;
-}
-
+/* Failures are the engine's (protocol.c): the text goes to the communicator's
+ * message (through error()) and to stderr, where the other ranks' messages land too. */
+#define tr_fail(t, ...)  ck_proto_fail(&(t)->pr, __VA_ARGS__)
 /* The same, and the transport is out of step with its peers from now on. */
-static int tr_break(ck_cuda_tr *t, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int tr_break(ck_cuda_tr *t, int status, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    record(t, fmt, ap);
-    va_end(ap);
-    if (!t->broken) snprintf(t->first, sizeof t->first, "%s", t->err);
-    t->broken = 1;
-    return status;
-}
-
+#define tr_break(t, ...) ck_proto_break(&(t)->pr, __VA_ARGS__)
 /* Fail fast once broken. */
-static int dead(ck_cuda_tr *t)
-{
-    snprintf(t->err, sizeof t->err, "rank %d: the transport is unusable after an earlier failure (%.300s)",
-             t->rank, t->first);
-    return CK_ERR_TRANSPORT;
-}
+static int dead(ck_cuda_tr *t) { return ck_proto_dead(&t->pr); }
 
 static int cuda_fail(ck_cuda_tr *t, cudaError_t e, const char *what)
 {
@@ -264,8 +216,10 @@ static char *peer_slot(ck_cuda_tr *t, int d, int k) { return t->peers[d].stage +
 
 /* ------------------------------------------------------------ control messages */
 
-static int send_ctl(ck_cuda_tr *t, MPI_Comm comm, int peer_rank, int tag, int64_t a, int64_t b, int64_t c)
+static int send_ctl(void *self, int kind, int peer_rank, int tag, int64_t a, int64_t b, int64_t c)
 {
+    ck_cuda_tr *t = self;
+    MPI_Comm comm = kind == CK_CTL_GRANT ? t->grant_comm : t->fill_comm;
     ctl_send *m = t->spare;
     if (m) t->spare = m->next;
     else if (!(m = malloc(sizeof *m))) return tr_break(t, CK_ERR_NOMEM, "out of host memory for a control message");
@@ -279,8 +233,9 @@ static int send_ctl(ck_cuda_tr *t, MPI_Comm comm, int peer_rank, int tag, int64_
     return CK_SUCCESS;
 }
 
-static int reap_ctl(ck_cuda_tr *t)
+static int reap_ctl(void *self)
 {
+    ck_cuda_tr *t = self;
     for (ctl_send **pp = &t->busy; *pp;) {
         int done = 0;
         if (MPI_Test(&(*pp)->rq, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return mpi_fail(t, "MPI_Test of a control message");
@@ -290,229 +245,89 @@ static int reap_ctl(ck_cuda_tr *t)
     return CK_SUCCESS;
 }
 
-/* ------------------------------------------------------------ requests */
-
-static size_t chunk_len(const op *o, size_t j) { size_t off = j * SLOT; return o->bytes - off < SLOT ? o->bytes - off : SLOT; }
-/* Control messages o has taken: grants (send) or fills (recv). */
-static size_t ctl_done(const op *o) { return o->is_send ? o->nsent : o->slots.nfill; }
-
-/* Is o the oldest request of its (direction, peer, tag) still expecting
- * control messages (by_grants = 0) or, for receives, grants (1)? */
-static int oldest(const op *o, int by_grants)
+/* The next GRANT (for a send) or FILL (for a receive) of o's (peer, tag):
+ * one MPI receive posted at a time, into o->msg. */
+static int take_ctl(void *self, int kind, ck_proto_op *o)
 {
-    for (const op *e = o->prev; e; e = e->prev)
-        if (e->is_send == o->is_send && e->peer == o->peer && e->tag == o->tag &&
-            (by_grants ? e->slots.ngrant : ctl_done(e)) < e->nchunks) return 0;
+    ck_cuda_tr *t = self;
+    ctl_recv *c = ctl_of(o);
+    if (!c->posted) {
+        MPI_Comm comm = kind == CK_CTL_GRANT ? t->grant_comm : t->fill_comm;
+        if (MPI_Irecv(o->msg, 3, MPI_INT64_T, o->peer, o->tag, comm, &c->rq) != MPI_SUCCESS)
+            return -mpi_fail(t, "MPI_Irecv of a control message");
+        c->posted = 1;
+    }
+    int done = 0;
+    if (MPI_Test(&c->rq, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return -mpi_fail(t, "MPI_Test of a control message");
+    if (!done) return 0;
+    c->posted = 0;
     return 1;
 }
 
-static op *op_of(const ck_req *r) { op *o; memcpy(&o, r->impl, sizeof o); return o; }
-static void set_op(ck_req *r, op *o) { memcpy(r->impl, &o, sizeof o); }
-
-static void unlink_op(ck_cuda_tr *t, op *o)
+/* Before o is freed: its control receive (if posted) is cancelled and
+ * completed, so MPI no longer writes into o->msg. */
+static void forget_ctl(void *self, ck_proto_op *o)
 {
-    if (o->prev) o->prev->next = o->next; else t->head = o->next;
-    if (o->next) o->next->prev = o->prev; else t->tail = o->prev;
+    (void)self;
+    ctl_recv *c = ctl_of(o);
+    if (c->posted) {
+        MPI_Cancel(&c->rq);
+        MPI_Wait(&c->rq, MPI_STATUS_IGNORE);   /* returns at once: cancelled, or it had already arrived */
+        c->posted = 0;
+    }
 }
 
-/* Let go of a request: its control receive (if posted) is cancelled and
- * completed first, so MPI no longer writes into o->msg, then o is freed. */
-static void drop(ck_cuda_tr *t, op *o)
+/* A GRANT for slot k of the peer's ring for me: queue the copy of the chunk into it. */
+static int put_chunk(void *self, int peer_rank, int k, const void *src, size_t len)
 {
-    if (o->posted) {
-        MPI_Cancel(&o->rq);
-        MPI_Wait(&o->rq, MPI_STATUS_IGNORE);   /* returns at once: cancelled, or it had already arrived */
-        o->posted = 0;
-    }
-    unlink_op(t, o);
-    free(o);
-}
-
-static int op_fail(ck_cuda_tr *t, op *o, const char *what, long long a, long long b)
-{
-    char detail[160];
-    snprintf(detail, sizeof detail, what, a, b);
-    o->failed = 1;
-    /* the control streams are out of step from here on */
-    return tr_break(t, CK_SUCCESS, "%s (%s rank %d, tag %d)", detail, o->is_send ? "send to" : "recv from",
-                    o->peer, o->tag);
-}
-
-/* ------------------------------------------------------------ progress */
-
-/* A GRANT arrived for the send's next chunk: queue the copy into the peer. */
-static int on_grant(ck_cuda_tr *t, op *o)
-{
-    const size_t j = o->nsent;
-    const int k = (int)o->msg[0];
-    if (o->msg[1] != (int64_t)o->bytes) {
-        /* Tell the receiver too (its check is on the size in a FILL). */
-        send_ctl(t, t->fill_comm, o->peer, o->tag, -1, 0, (int64_t)o->bytes);
-        return op_fail(t, o, "message size mismatch: sending %lld B, the receive is %lld B",
-                       (long long)o->bytes, (long long)o->msg[1]);
-    }
-    const size_t len = o->bytes ? chunk_len(o, j) : 0;
-    if (len ? (k < 0 || k >= NSLOT) : k != -1)
-        return op_fail(t, o, "bad slot %lld in the grant for chunk %lld", (long long)k, (long long)j);
-    if (len) {
-        int rc = open_peer(t, o->peer);   /* also selects the device: any thread may drive progress */
-        if (rc) return rc;
-        CU(t, cudaStreamWaitEvent(t->stream, t->peers[o->peer].drain[k], 0));
-        CU(t, cudaMemcpyAsync(peer_slot(t, o->peer, k), o->buf + j * SLOT, len, cudaMemcpyDefault, t->stream));
-        CU(t, cudaEventRecord(t->peers[o->peer].my_fill[k], t->stream));
-    }
-    o->nsent++;
-    return send_ctl(t, t->fill_comm, o->peer, o->tag, k, (int64_t)len, (int64_t)o->bytes);
-}
-
-/* A FILL arrived for the receive's next chunk: queue the copy out of my slot. */
-static int on_fill(ck_cuda_tr *t, op *o)
-{
-    const size_t j = o->slots.nfill;
-    const int k = (int)o->msg[0];
-    const size_t len = o->bytes ? chunk_len(o, j) : 0;
-    peer *pe = &t->peers[o->peer];
-    if (o->msg[2] != (int64_t)o->bytes)
-        return op_fail(t, o, "message size mismatch: receiving %lld B, the sender sent %lld B",
-                       (long long)o->bytes, (long long)o->msg[2]);
-    if (o->msg[1] != (int64_t)len)
-        return op_fail(t, o, "chunk out of step: expected %lld B, got %lld B", (long long)len, (long long)o->msg[1]);
-    if (ck_slot_fill(&pe->pool, &o->slots, k))
-        return op_fail(t, o, "a fill names slot %lld, which chunk %lld was not granted", (long long)k, (long long)j);
-    if (len) {
-        int rc = open_peer(t, o->peer);
-        if (rc) return rc;
-        /* Slot k is free in the ledger now; the sender's next copy into it
-         * waits on my_drain[k], recorded here before any new grant of k goes out. */
-        CU(t, cudaStreamWaitEvent(t->stream, pe->fill[k], 0));
-        CU(t, cudaMemcpyAsync(o->buf + j * SLOT, my_slot(t, o->peer, k), len, cudaMemcpyDefault, t->stream));
-        CU(t, cudaEventRecord(pe->my_drain[k], t->stream));
-    }
+    ck_cuda_tr *t = self;
+    int rc = open_peer(t, peer_rank);   /* also selects the device: any thread may drive progress */
+    if (rc) return rc;
+    CU(t, cudaStreamWaitEvent(t->stream, t->peers[peer_rank].drain[k], 0));
+    CU(t, cudaMemcpyAsync(peer_slot(t, peer_rank, k), src, len, cudaMemcpyDefault, t->stream));
+    CU(t, cudaEventRecord(t->peers[peer_rank].my_fill[k], t->stream));
     return CK_SUCCESS;
 }
 
-/* Take control messages for o while they are there. */
-static int pump(ck_cuda_tr *t, op *o)
+/* A FILL for my slot k of the peer's ring: queue the copy out of it. */
+static int get_chunk(void *self, int peer_rank, int k, void *dst, size_t len)
 {
-    while (!o->failed && ctl_done(o) < o->nchunks && oldest(o, 0)) {
-        if (!o->posted) {
-            MPI_Comm c = o->is_send ? t->grant_comm : t->fill_comm;
-            if (MPI_Irecv(o->msg, 3, MPI_INT64_T, o->peer, o->tag, c, &o->rq) != MPI_SUCCESS)
-                return mpi_fail(t, "MPI_Irecv of a control message");
-            o->posted = 1;
-        }
-        int done = 0;
-        if (MPI_Test(&o->rq, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return mpi_fail(t, "MPI_Test of a control message");
-        if (!done) break;
-        o->posted = 0;
-        int rc = o->is_send ? on_grant(t, o) : on_fill(t, o);
-        if (rc) return rc;
-    }
+    ck_cuda_tr *t = self;
+    peer *pe = &t->peers[peer_rank];
+    int rc = open_peer(t, peer_rank);
+    if (rc) return rc;
+    /* Slot k is free in the ledger now; the sender's next copy into it
+     * waits on my_drain[k], recorded here before any new grant of k goes out. */
+    CU(t, cudaStreamWaitEvent(t->stream, pe->fill[k], 0));
+    CU(t, cudaMemcpyAsync(dst, my_slot(t, peer_rank, k), len, cudaMemcpyDefault, t->stream));
+    CU(t, cudaEventRecord(pe->my_drain[k], t->stream));
     return CK_SUCCESS;
 }
 
-/* Hand out grants, one per eligible receive per round, oldest first, within
- * the caps of cuda_logic.h. */
-static int grant(ck_cuda_tr *t)
-{
-    for (int any = 1; any;) {
-        any = 0;
-        for (op *o = t->head; o; o = o->next) {
-            int k;
-            if (o->is_send || o->failed || !oldest(o, 1)) continue;
-            if (!ck_slot_grant(&t->peers[o->peer].pool, &o->slots, &k)) continue;
-            int rc = send_ctl(t, t->grant_comm, o->peer, o->tag, k, (int64_t)o->bytes, 0);
-            if (rc) return rc;
-            any = 1;
-        }
-    }
-    return CK_SUCCESS;
-}
-
-static int progress(ck_cuda_tr *t)
-{
-    int rc = reap_ctl(t);
-    if (!rc) rc = grant(t);
-    for (op *o = t->head; o && !rc; o = o->next) rc = pump(t, o);
-    if (!rc) rc = grant(t);   /* slots freed by fills just handled */
-    return rc;
-}
-
-static int post(ck_cuda_tr *t, void *buf, size_t bytes, int peer_rank, int tag, ck_req *r, int is_send)
-{
-    if (t->broken) return dead(t);
-    if (tag < 0 || tag > t->tag_ub)
-        return tr_fail(t, CK_ERR_INVALID_ARG, "tag %d is outside 0..%d (MPI_TAG_UB)", tag, t->tag_ub);
-    op *o = calloc(1, sizeof *o);
-    if (!o) return tr_fail(t, CK_ERR_NOMEM, "out of host memory for a request");
-    o->is_send = is_send; o->peer = peer_rank; o->tag = tag;
-    o->buf = buf; o->bytes = bytes;
-    o->nchunks = ck_slot_nchunks(bytes);
-    ck_slot_req_init(&o->slots, bytes);
-    o->prev = t->tail;
-    if (t->tail) t->tail->next = o; else t->head = o;
-    t->tail = o;
-    int rc = progress(t);
-    if (rc) { drop(t, o); return rc; }
-    set_op(r, o);
-    return CK_SUCCESS;
-}
+static const ck_proto_ops cuda_ops = {
+    .ctl_send = send_ctl, .ctl_take = take_ctl, .ctl_forget = forget_ctl, .ctl_progress = reap_ctl,
+    .put = put_chunk, .get = get_chunk,
+};
 
 static int cu_isend(void *self, const void *buf, size_t bytes, int peer_rank, int tag, ck_req *r)
 {
-    return post(self, (void *)buf, bytes, peer_rank, tag, r, 1);
+    return ck_proto_post(&((ck_cuda_tr *)self)->pr, 1, (void *)buf, bytes, peer_rank, tag, r);
 }
 
 static int cu_irecv(void *self, void *buf, size_t bytes, int peer_rank, int tag, ck_req *r)
 {
-    return post(self, buf, bytes, peer_rank, tag, r, 0);
+    return ck_proto_post(&((ck_cuda_tr *)self)->pr, 0, buf, bytes, peer_rank, tag, r);
 }
 
-/* On failure (this request's, another's, or an earlier one) the request is
- * dropped here, control receive cancelled first, and r forgets it, so a
- * cancel that follows finds nothing to free twice. */
-static int cu_test(void *self, ck_req *r, int *done)
-{
-    ck_cuda_tr *t = self;
-    op *o = op_of(r);
-    *done = 0;
-    if (!o) return dead(t);
-    int rc = t->broken ? dead(t) : progress(t);
-    if (!rc && o->failed) rc = CK_ERR_TRANSPORT;   /* t->err has the detail (op_fail) */
-    if (rc) {
-        drop(t, o);
-        set_op(r, NULL);
-        return rc;
-    }
-    if (ctl_done(o) == o->nchunks) {
-        drop(t, o);
-        set_op(r, NULL);
-        *done = 1;
-    }
-    return CK_SUCCESS;
-}
-
-/* After a watchdog timeout, or a failure of another request in the same
- * wait: drop the request. Its grants and fills may still be in flight, so
- * the transport refuses further messages. */
-static void cu_cancel(void *self, ck_req *r)
-{
-    ck_cuda_tr *t = self;
-    op *o = op_of(r);
-    if (!o) return;
-    drop(t, o);
-    set_op(r, NULL);
-    if (!t->broken) tr_break(t, CK_SUCCESS, "a %s %s rank %d (tag %d) was abandoned half-way",
-                             r->kind == CK_EV_SEND ? "send" : "receive", r->kind == CK_EV_SEND ? "to" : "from",
-                             r->peer, r->tag);
-}
+static int cu_test(void *self, ck_req *r, int *done) { return ck_proto_test(&((ck_cuda_tr *)self)->pr, r, done); }
+static void cu_cancel(void *self, ck_req *r) { ck_proto_cancel(&((ck_cuda_tr *)self)->pr, r); }
 
 /* ------------------------------------------------------------ local work */
 
 static int cu_reduce(void *self, void *dst, const void *a, const void *b, size_t n, ck_dtype dt, ck_op op_)
 {
     ck_cuda_tr *t = self;
-    if (t->broken) return dead(t);
+    if (t->pr.broken) return dead(t);
     if ((unsigned)dt >= CK_NUM_DTYPES || (unsigned)op_ >= CK_AVG)
         return tr_fail(t, CK_ERR_INVALID_ARG, "reduce: bad dtype %d or op %d", (int)dt, (int)op_);
     CU(t, cudaSetDevice(t->dev));   /* a kernel launches on the current device */
@@ -524,7 +339,7 @@ static int cu_reduce(void *self, void *dst, const void *a, const void *b, size_t
 static int cu_divide(void *self, void *buf, size_t n, ck_dtype dt, int divisor)
 {
     ck_cuda_tr *t = self;
-    if (t->broken) return dead(t);
+    if (t->pr.broken) return dead(t);
     if (divisor <= 0 || !ck_dtype_is_float(dt))
         return tr_fail(t, CK_ERR_INVALID_ARG, "divide: by %d in %s", divisor, ck_dtype_name(dt));
     CU(t, cudaSetDevice(t->dev));
@@ -535,7 +350,7 @@ static int cu_divide(void *self, void *buf, size_t n, ck_dtype dt, int divisor)
 static int cu_copy(void *self, void *dst, const void *src, size_t bytes)
 {
     ck_cuda_tr *t = self;
-    if (t->broken) return dead(t);
+    if (t->pr.broken) return dead(t);
     if (!bytes || dst == src) return CK_SUCCESS;
     CU(t, cudaSetDevice(t->dev));
     const char *d = dst, *s = src;
@@ -593,13 +408,13 @@ static void cu_free(void *self, void *p)
 static int cu_finish(void *self)
 {
     ck_cuda_tr *t = self;
-    if (t->broken) return dead(t);
+    if (t->pr.broken) return dead(t);
     CU(t, cudaSetDevice(t->dev));
     return drain(t, "waiting for the queued copies and kernels");
 }
 
 static void cu_set_timeout(void *self, double timeout_s) { ((ck_cuda_tr *)self)->timeout_s = timeout_s; }
-static const char *cu_error(void *self) { return ((ck_cuda_tr *)self)->err; }
+static const char *cu_error(void *self) { return ((ck_cuda_tr *)self)->pr.err; }
 
 /* ------------------------------------------------------------ lifecycle */
 
@@ -611,10 +426,10 @@ static void cu_destroy(void *self)
     /* A copy still queued may write into a peer's staging area or read from
      * one: only if the stream drains are the mappings closed and memory freed. */
     int idle = !t->stream || drain(t, "destroying the communicator") == CK_SUCCESS;
-    while (t->head) drop(t, t->head);
+    ck_proto_fini(&t->pr);   /* drops the requests, control receives cancelled first */
     for (ctl_send *m = t->busy, *n; m; m = n) {
         n = m->next;
-        if (!t->broken) { MPI_Wait(&m->rq, MPI_STATUS_IGNORE); free(m); continue; }
+        if (!t->pr.broken) { MPI_Wait(&m->rq, MPI_STATUS_IGNORE); free(m); continue; }
         /* The peer may never receive it, and a send cannot be reliably
          * cancelled: let MPI finish it whenever, and leave the 40 bytes. */
         MPI_Request_free(&m->rq);
@@ -677,7 +492,6 @@ static int local_setup(ck_cuda_tr *t, const char **why)
     }
     for (int q = 0; q < t->size; q++) {
         if (q == t->rank) continue;
-        ck_slot_pool_init(&t->peers[q].pool);
         for (int k = 0; k < NSLOT; k++)
             if (cudaEventCreateWithFlags(&t->peers[q].my_fill[k], cudaEventInterprocess | cudaEventDisableTiming) != cudaSuccess ||
                 cudaEventCreateWithFlags(&t->peers[q].my_drain[k], cudaEventInterprocess | cudaEventDisableTiming) != cudaSuccess) {
@@ -715,10 +529,10 @@ static int check_peer_access(ck_cuda_tr *t)
     int rc = CK_SUCCESS;
     if (ck_peer_first_unreachable(ok, p, &a, &b)) {
         rc = CK_ERR_UNSUPPORTED;
-        snprintf(t->err, sizeof t->err, "rank %d: ranks %d and %d are on GPUs %.32s and %.32s, which cannot access "
+        snprintf(t->pr.err, sizeof t->pr.err, "rank %d: ranks %d and %d are on GPUs %.32s and %.32s, which cannot access "
                  "each other's memory (cudaDeviceCanAccessPeer is 0): CUDA IPC needs peer access between the GPUs "
                  "of every pair of ranks", t->rank, a, b, t->pci + (size_t)a * 32, t->pci + (size_t)b * 32);
-        if (t->rank == a) fprintf(stderr, "collkit cuda-ipc: %s\n", t->err);
+        if (t->rank == a) fprintf(stderr, "collkit cuda-ipc: %s\n", t->pr.err);
     }
     free(row); free(ok);
     return rc;
@@ -774,7 +588,9 @@ int ck_transport_cuda_create(MPI_Comm comm, double timeout_s, ck_transport *out)
         MPI_Comm_size(comm, &t->size);
         t->peers = calloc((size_t)t->size, sizeof *t->peers);
         t->pci = calloc((size_t)t->size, 32);
-        rc = (t->peers && t->pci) ? local_setup(t, &why) : CK_ERR_NOMEM;
+        /* The engine first: it holds the failure text every later step may write. */
+        rc = ck_proto_init(&t->pr, &cuda_ops, t, "cuda-ipc", rank, t->size, 32767, CK_CUDA_SLOT, CK_CUDA_NSLOT);
+        if (!rc) rc = (t->peers && t->pci) ? local_setup(t, &why) : CK_ERR_NOMEM;
     } else {
         rc = CK_ERR_NOMEM;
     }
@@ -796,7 +612,7 @@ int ck_transport_cuda_create(MPI_Comm comm, double timeout_s, ck_transport *out)
         return rc;
     }
     MPI_Comm_get_attr(comm, MPI_TAG_UB, &ub, &flag);
-    t->tag_ub = flag && ub ? *ub : 32767;
+    t->pr.tag_ub = flag && ub ? *ub : 32767;
     *out = (ck_transport){
         .name = "cuda-ipc", .mem = CK_MEM_CUDA, .self = t,
         .isend = cu_isend, .irecv = cu_irecv, .test = cu_test, .cancel = cu_cancel,

@@ -9,15 +9,15 @@
 #define COLLKIT_SYMMETRIC_H
 
 #include "collkit_cuda.h"
+#include "../single_copy.h"   /* CK_SYM_HALF, ck_sym_launch_elems, ck_sym_allreduce: shared with the host version */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Each rank's symmetric buffer: a flags area, then two halves of SYM_HALF
- * bytes (alternate launches use alternate halves). An all-reduce moves in
- * launches of at most SYM_HALF bytes. */
-#define CK_SYM_HALF          ((size_t)4 << 20)
+/* Each rank's symmetric buffer: a flags area, then two halves of CK_SYM_HALF
+ * bytes (single_copy.h; alternate launches use alternate halves). An
+ * all-reduce moves in launches of at most CK_SYM_HALF bytes. */
 #define CK_SYM_THREADS       512
 /* Blocks per SM at most: with 512 threads that is 1024 resident threads per
  * SM on every GPU since Volta (the kernels are compiled for it with
@@ -26,16 +26,6 @@ extern "C" {
  * that has yet to start off the GPU. */
 #define CK_SYM_BLOCKS_PER_SM 2
 #define CK_SYM_VEC           16    /* bytes per load and store: one uint4 */
-
-/* Elements one launch reduces: the input is cut into launches of this many. */
-static inline size_t ck_sym_launch_elems(size_t esize) { return CK_SYM_HALF / esize; }
-
-/* All-reduce through the symmetric buffers, as oneshot (two_shot = 0) or
- * twoshot (1). Collective; sets the buffers up on the first call on a
- * communicator (kept in ck_algo_state, freed by ck_comm_destroy). Returns
- * once the result is in recvbuf (it waits for the stream). */
-int ck_sym_allreduce(ck_comm *comm, const void *sendbuf, void *recvbuf,
-                     size_t count, ck_dtype dt, ck_op op, int two_shot);
 
 /* ---- the pure parts, shared with the kernels (and tests/unit) */
 

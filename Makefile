@@ -5,6 +5,8 @@
 #   make test         build, then run the CTest suite
 #   make test SANITIZE=1   the same with ASan + UBSan, in build-sanitize/
 #   make bench        build, then run the benchmark sweep (BENCH=full for more)
+#   make sim-bench    the algorithms on simulated clusters of 16 to 1024 hosts
+#                     (SimGrid SMPI, installed if missing; SIM=full for more)
 #   make lab01        start/continue lab 01: your labs/01-ring/my_ring.c, built and graded
 #   make student-kit  the folder + tarball a course hands out (KIT=student-kit)
 #   make slides       one PDF deck per lab from slides/*.md (build/slides/)
@@ -22,7 +24,7 @@ CTEST_FLAGS ?= --output-on-failure
 
 KIT ?= student-kit
 
-.PHONY: all deps configure build test bench clean student-kit slides
+.PHONY: all deps configure build test bench sim-bench clean student-kit slides
 
 all: build
 
@@ -43,6 +45,9 @@ test: build
 bench: build
 	@scripts/bench.sh $(BUILD)
 
+sim-bench: build
+	@scripts/sim-bench.sh $(BUILD)
+
 lab%: build
 	@scripts/lab.sh $(BUILD) $*
 
@@ -53,4 +58,4 @@ slides: build
 	@scripts/slides.sh $(BUILD)
 
 clean:
-	rm -rf build build-sanitize
+	rm -rf build build-sanitize build-smpi

@@ -17,6 +17,15 @@
  * crossover sizes up to 4096 ranks (each algorithm's own cost function), and
  * links to the plots. No algorithm is named here: everything comes from the
  * registry and the CSV.
+ *
+ * --sim: the same folder layout from `make sim-bench` (scripts/sim-bench.sh,
+ * SimGrid SMPI): DIR/platform.txt describes the simulated cluster, the
+ * targets of a shared-memory machine give way to the checks the script names
+ * (--fastest, --near-link, --model-algos at --check-p ranks, each a PASS or
+ * FAIL line with its figures), and the summary adds the fastest algorithm by
+ * size at each p as simulated, the model's error per algorithm and p, and,
+ * from DIR/topology.csv (collbench CSVs with a last column "platform"), the
+ * same algorithms on a non-blocking and an oversubscribed fat tree.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -30,10 +39,12 @@
 #define MAXALG 32
 #define MAXP 16
 
-typedef struct { char algo[32], place[8]; int p; double bytes, time_us, busbw, model_us; } row;
+typedef struct { char algo[32], place[8], plat[32]; int p; double bytes, time_us, busbw, model_us; } row;
 
 static row rows[MAXROWS];
 static int nrows;
+static row trows[MAXROWS];   /* --sim: DIR/topology.csv */
+static int ntrows;
 static char algos[MAXALG][32];
 static int nalg, ps[MAXP], np;
 static const char *REF = "";   /* the reference every ratio is taken against ("" when the sweep has none) */
@@ -67,7 +78,9 @@ static int col(char **hdr, int n, const char *name)
     return -1;
 }
 
-static int load_sweep(const char *path)
+/* Reads a collbench CSV into dst (rows, or trows); only the main sweep
+ * (dst == rows) lists its algorithms and rank counts. */
+static int load_csv(const char *path, row *dst, int *ndst)
 {
     FILE *f = fopen(path, "r");
     if (!f) { fprintf(stderr, "benchreport: cannot open %s\n", path); return -1; }
@@ -75,23 +88,26 @@ static int load_sweep(const char *path)
     if (!fgets(hline, sizeof hline, f)) { fclose(f); return -1; }
     int nh = split(hline, h, 32);
     int ca = col(h, nh, "algo"), cp = col(h, nh, "p"), cb = col(h, nh, "bytes"), cpl = col(h, nh, "place"),
-        ct = col(h, nh, "time_us"), cbw = col(h, nh, "busbw_gbs"), cm = col(h, nh, "model_us");
+        ct = col(h, nh, "time_us"), cbw = col(h, nh, "busbw_gbs"), cm = col(h, nh, "model_us"),
+        cpf = col(h, nh, "platform");
     if (ca < 0 || cp < 0 || cb < 0 || cpl < 0 || ct < 0 || cbw < 0 || cm < 0) {
         fprintf(stderr, "benchreport: %s: not a collbench CSV\n", path);
         fclose(f);
         return -1;
     }
-    while (fgets(line, sizeof line, f) && nrows < MAXROWS) {
+    while (fgets(line, sizeof line, f) && *ndst < MAXROWS) {
         int n = split(line, v, 32);
         if (n < nh || !strcmp(v[ca], "algo")) continue;   /* a repeated header */
-        row *r = &rows[nrows++];
+        row *r = &dst[(*ndst)++];
         snprintf(r->algo, sizeof r->algo, "%s", v[ca]);
         snprintf(r->place, sizeof r->place, "%s", v[cpl]);
+        snprintf(r->plat, sizeof r->plat, "%s", cpf >= 0 ? v[cpf] : "");
         r->p = atoi(v[cp]);
         r->bytes = atof(v[cb]);
         r->time_us = atof(v[ct]);
         r->busbw = atof(v[cbw]);
         r->model_us = atof(v[cm]);   /* "nan" reads as NaN */
+        if (dst != rows) continue;
         int k;
         for (k = 0; k < nalg && strcmp(algos[k], r->algo); k++) {}
         if (k == nalg && nalg < MAXALG) snprintf(algos[nalg++], 32, "%s", r->algo);
@@ -182,18 +198,296 @@ static void csv_as_table(FILE *md, const char *path)
     fclose(f);
 }
 
+/* ------------------------------------------------------------ --sim */
+
+/* DIR/platform.txt ("key value" lines, written by scripts/sim-bench.sh): the
+ * simulated cluster the crossbar sweeps ran on. */
+typedef struct { char name[64], desc[512]; double alpha_us, bw_gbs, speed_gf; } sim_platform;
+
+static int load_platform(const char *path, sim_platform *pl)
+{
+    memset(pl, 0, sizeof *pl);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    char line[1024];
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = 0;
+        char *v = strchr(line, ' ');
+        if (!v || line[0] == '#') continue;
+        *v++ = 0;
+        if (!strcmp(line, "name")) snprintf(pl->name, sizeof pl->name, "%s", v);
+        else if (!strcmp(line, "desc")) snprintf(pl->desc, sizeof pl->desc, "%s", v);
+        else if (!strcmp(line, "alpha_us")) pl->alpha_us = atof(v);
+        else if (!strcmp(line, "bw_gbs")) pl->bw_gbs = atof(v);
+        else if (!strcmp(line, "speed_gflops")) pl->speed_gf = atof(v);
+    }
+    fclose(f);
+    return pl->alpha_us > 0 && pl->bw_gbs > 0 ? 0 : -1;
+}
+
+/* "1K:rd" -> 1024 and "rd"; 0 on success. */
+static int size_and_names(const char *arg, double *bytes, char *names, size_t cap)
+{
+    const char *c = strchr(arg, ':');
+    if (!c || c == arg || !c[1]) return -1;
+    char num[32];
+    snprintf(num, sizeof num, "%.*s", (int)(c - arg), arg);
+    char *end;
+    double v = strtod(num, &end);
+    if (*end == 'K' || *end == 'k') v *= 1024, end++;
+    else if (*end == 'M' || *end == 'm') v *= 1024 * 1024, end++;
+    else if (*end == 'G' || *end == 'g') v *= 1024.0 * 1024 * 1024, end++;
+    if (*end || !(v > 0)) return -1;
+    *bytes = v;
+    snprintf(names, cap, "%s", c + 1);
+    return 0;
+}
+
+static void check_line(FILE *md, int pass, const char *what, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void check_line(FILE *md, int pass, const char *what, const char *fmt, ...)
+{
+    fprintf(md, "- **%s** %s  \n  ", pass ? "PASS" : "FAIL", what);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(md, fmt, ap);
+    va_end(ap);
+    fprintf(md, "\n");
+}
+
+typedef struct {
+    int p;                  /* the rank count the checks are made at */
+    const char *fastest;    /* SIZE:ALGO  this algorithm is the fastest hand-written one at SIZE */
+    const char *near_link;  /* SIZE:A,B   their busbw within 15 % of the link bandwidth at SIZE */
+    const char *model;      /* A,B,..     the model within 25 % of the simulation at every size */
+    const char *ref_label;  /* what the reference is ("SMPI model, reductions free") */
+} sim_checks;
+
+/* The checks, one PASS/FAIL line each with the figures. Returns the failures. */
+static int sim_acceptance(FILE *md, const sim_checks *ck, const sim_platform *pl, const bm_params *m, int have_m)
+{
+    int fails = 0;
+    char buf[4096], names[512];
+    fprintf(md, "## Acceptance checks (p = %d, %s)\n\n", ck->p, pl->name);
+    /* The platform means what its file says: the ping-pong recovers it. */
+    if (have_m) {
+        double ea = fabs(m->alpha * 1e6 / pl->alpha_us - 1), bw = m->beta > 0 ? 1e-9 / m->beta : 0,
+               eb = fabs(bw / pl->bw_gbs - 1);
+        int ok = ea <= 0.05 && eb <= 0.05;
+        fails += !ok;
+        check_line(md, ok, "ping-pong recovers the platform's α and β (within 5 %)",
+                   "α = %.3f µs (platform %.3f µs), 1/β = %.3f GB/s (platform %.3f GB/s)", m->alpha * 1e6,
+                   pl->alpha_us, bw, pl->bw_gbs);
+    }
+    double b;
+    if (ck->fastest && size_and_names(ck->fastest, &b, names, sizeof names) == 0) {
+        const row *best = best_hand(ck->p, b), *want = find(names, ck->p, b), *ref = find(REF, ck->p, b);
+        int ok = best && want && want->time_us <= best->time_us;
+        fails += !ok;
+        size_t l = 0;
+        buf[0] = 0;
+        for (int a = 0; a < nalg; a++) {
+            const row *r = find(algos[a], ck->p, b);
+            if (!r || is_reference(algos[a])) continue;
+            l += (size_t)snprintf(buf + l, l < sizeof buf ? sizeof buf - l : 0, "%s%s %.2f µs", l ? ", " : "",
+                                  algos[a], r->time_us);
+            if (l >= sizeof buf) break;
+        }
+        char what[640];
+        snprintf(what, sizeof what, "%s is the fastest algorithm at %s", names, sz(b));
+        check_line(md, ok, what, "%s; fastest: %s", buf[0] ? buf : "no results at this size", best ? best->algo : "-");
+        if (ref) fprintf(md, "  (reference %s%s%s: %.2f µs)\n", REF, ck->ref_label ? ", " : "",
+                         ck->ref_label ? ck->ref_label : "", ref->time_us);
+    }
+    if (ck->near_link && size_and_names(ck->near_link, &b, names, sizeof names) == 0) {
+        size_t l = 0;
+        int ok = 1;
+        buf[0] = 0;
+        for (char *save = NULL, *n = strtok_r(names, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
+            const row *r = find(n, ck->p, b);
+            double ratio = r ? r->busbw / pl->bw_gbs : 0;
+            if (!r || ratio < 0.85 || ratio > 1.15) ok = 0;
+            l += (size_t)snprintf(buf + l, l < sizeof buf ? sizeof buf - l : 0, "%s%s %.3f GB/s = %.1f %%",
+                                  l ? ", " : "", n, r ? r->busbw : 0, 100 * ratio);
+            if (l >= sizeof buf) break;
+        }
+        fails += !ok;
+        char what[640];
+        snprintf(what, sizeof what, "busbw within 15 %% of the link bandwidth (%.3f GB/s) at %s", pl->bw_gbs, sz(b));
+        check_line(md, ok, what, "%s", buf);
+    }
+    if (ck->model) {
+        snprintf(names, sizeof names, "%s", ck->model);
+        size_t l = 0;
+        int ok = 1;
+        buf[0] = 0;
+        for (char *save = NULL, *n = strtok_r(names, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
+            double worst = -1, wb = 0, ws = 0, wm = 0;
+            for (int i = 0; i < nrows; i++) {
+                const row *x = &rows[i];
+                if (strcmp(x->algo, n) || x->p != ck->p || strcmp(x->place, "out") || !(x->model_us > 0)) continue;
+                double e = fabs(x->time_us / x->model_us - 1);
+                if (e > worst) { worst = e; wb = x->bytes; ws = x->time_us; wm = x->model_us; }
+            }
+            if (worst < 0 || worst > 0.25) ok = 0;
+            if (worst < 0)
+                l += (size_t)snprintf(buf + l, l < sizeof buf ? sizeof buf - l : 0, "%s%s: no modelled results",
+                                      l ? "; " : "", n);
+            else
+                l += (size_t)snprintf(buf + l, l < sizeof buf ? sizeof buf - l : 0,
+                                      "%s%s worst %.1f %% (at %s: simulated %.2f µs, model %.2f µs)", l ? "; " : "", n,
+                                      100 * worst, sz(wb), ws, wm);
+            if (l >= sizeof buf) break;
+        }
+        fails += !ok;
+        check_line(md, ok, "the model (each algorithm's cost function) within 25 % of the simulation at every size",
+                   "%s", buf);
+    }
+    fprintf(md, "\n");
+    return fails;
+}
+
+/* The fastest hand-written algorithm at each size, as simulated: where it changes, per p. */
+static void sim_crossovers(FILE *md)
+{
+    fprintf(md, "## The fastest algorithm by message size and p (simulated)\n\n"
+                "Among the hand-written algorithms; each row: the fastest at the smallest size, then where "
+                "another takes over. (The model's prediction of the same is further down.)\n\n"
+                "| p | fastest algorithm by message size |\n|---|---|\n");
+    for (int k = 0; k < np; k++) {
+        double s[256];
+        int n = sizes_at(ps[k], s, 256);
+        const char *cur = NULL;
+        fprintf(md, "| %d |", ps[k]);
+        for (int i = 0; i < n; i++) {
+            const row *b = best_hand(ps[k], s[i]);
+            if (!b) continue;
+            if (!cur) fprintf(md, " %s (from %s)", b->algo, sz(s[i]));
+            else if (strcmp(cur, b->algo)) fprintf(md, " → %s from %s", b->algo, sz(s[i]));
+            cur = b->algo;
+        }
+        fprintf(md, " |\n");
+    }
+    fprintf(md, "\n");
+}
+
+/* Per algorithm and p: the largest |simulated / model - 1| over the sizes. */
+static void sim_model_table(FILE *md)
+{
+    fprintf(md, "## Model vs simulation\n\nThe largest deviation |simulated / model − 1| over all sizes, per "
+                "algorithm and p (the model: each algorithm's cost function with the α, β, γ above; model_pN.png "
+                "draws it by size).\n\n| algorithm |");
+    for (int k = 0; k < np; k++) fprintf(md, " p = %d |", ps[k]);
+    fprintf(md, "\n|---|");
+    for (int k = 0; k < np; k++) fprintf(md, "---|");
+    fprintf(md, "\n");
+    for (int a = 0; a < nalg; a++) {
+        if (is_reference(algos[a])) continue;
+        fprintf(md, "| %s |", algos[a]);
+        for (int k = 0; k < np; k++) {
+            double worst = -1;
+            for (int i = 0; i < nrows; i++) {
+                const row *x = &rows[i];
+                if (strcmp(x->algo, algos[a]) || x->p != ps[k] || strcmp(x->place, "out") || !(x->model_us > 0)) continue;
+                double e = fabs(x->time_us / x->model_us - 1);
+                if (e > worst) worst = e;
+            }
+            if (worst < 0) fprintf(md, " - |");
+            else fprintf(md, " %.1f %% |", 100 * worst);
+        }
+        fprintf(md, "\n");
+    }
+    fprintf(md, "\n");
+}
+
+/* DIR/topology.csv: the same algorithms on the fat trees, against the crossbar. */
+static void sim_topology(FILE *md, const char *crossbar)
+{
+    if (!ntrows) return;
+    char plats[8][32];
+    int nplat = 0, tp = trows[0].p;
+    for (int i = 0; i < ntrows; i++) {
+        int k;
+        for (k = 0; k < nplat && strcmp(plats[k], trows[i].plat); k++) {}
+        if (k == nplat && nplat < 8) snprintf(plats[nplat++], 32, "%s", trows[i].plat);
+    }
+    static const double at[] = {1024, 65536, 1 << 20, 16 << 20};
+    fprintf(md, "## Topology: the crossbar and the fat trees (p = %d)\n\n"
+                "busbw (GB/s) of each algorithm on each platform (topology_p%d.png draws it by size). A "
+                "non-blocking fat tree has as much bandwidth up to the spine as its hosts have; the 4:1 "
+                "oversubscribed one a quarter, so traffic that leaves a leaf switch shares its uplinks.\n\n",
+            tp, tp);
+    for (int j = 0; j < 4; j++) {
+        fprintf(md, "### %s\n\n| algorithm | %s |", sz(at[j]), crossbar);
+        for (int k = 0; k < nplat; k++) fprintf(md, " %s |", plats[k]);
+        if (nplat >= 2) fprintf(md, " %s / %s |", plats[nplat - 1], plats[0]);
+        fprintf(md, "\n|---|---|");
+        for (int k = 0; k < nplat + (nplat >= 2); k++) fprintf(md, "---|");
+        fprintf(md, "\n");
+        for (int a = 0; a < nalg; a++) {
+            int any = 0;
+            for (int i = 0; i < ntrows && !any; i++) any = !strcmp(trows[i].algo, algos[a]);
+            if (!any) continue;
+            const row *x = find(algos[a], tp, at[j]);
+            fprintf(md, "| %s |", algos[a]);
+            if (x) fprintf(md, " %.3f |", x->busbw); else fprintf(md, " - |");
+            double first = NAN, last = NAN;
+            for (int k = 0; k < nplat; k++) {
+                const row *r = NULL;
+                for (int i = 0; i < ntrows && !r; i++)
+                    if (!strcmp(trows[i].algo, algos[a]) && !strcmp(trows[i].plat, plats[k]) &&
+                        trows[i].bytes == at[j] && !strcmp(trows[i].place, "out"))
+                        r = &trows[i];
+                if (r) fprintf(md, " %.3f |", r->busbw); else fprintf(md, " - |");
+                if (k == 0 && r) first = r->busbw;
+                if (k == nplat - 1 && r) last = r->busbw;
+            }
+            if (nplat >= 2) {
+                if (first > 0 && last == last) fprintf(md, " %.2f |", last / first); else fprintf(md, " - |");
+            }
+            fprintf(md, "\n");
+        }
+        fprintf(md, "\n");
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = NULL, *info = "";
+    int sim = 0;
+    sim_checks ck = {64, NULL, NULL, NULL, NULL};
+    static const char usage[] =
+        "usage: benchreport --dir DIR [--info TEXT]\n"
+        "       benchreport --sim --dir DIR [--info TEXT] [--check-p P] [--fastest SIZE:ALGO]\n"
+        "                   [--near-link SIZE:ALGO[,ALGO..]] [--model-algos ALGO[,ALGO..]] [--ref-label TEXT]\n";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--dir") && i + 1 < argc) dir = argv[++i];
         else if (!strcmp(argv[i], "--info") && i + 1 < argc) info = argv[++i];
-        else { fprintf(stderr, "usage: benchreport --dir DIR [--info TEXT]\n"); return 2; }
+        else if (!strcmp(argv[i], "--sim")) sim = 1;
+        else if (!strcmp(argv[i], "--check-p") && i + 1 < argc && atoi(argv[i + 1]) > 0) ck.p = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--fastest") && i + 1 < argc) ck.fastest = argv[++i];
+        else if (!strcmp(argv[i], "--near-link") && i + 1 < argc) ck.near_link = argv[++i];
+        else if (!strcmp(argv[i], "--model-algos") && i + 1 < argc) ck.model = argv[++i];
+        else if (!strcmp(argv[i], "--ref-label") && i + 1 < argc) ck.ref_label = argv[++i];
+        else { fprintf(stderr, "%s", usage); return 2; }
     }
-    if (!dir) { fprintf(stderr, "usage: benchreport --dir DIR [--info TEXT]\n"); return 2; }
+    if (!dir) { fprintf(stderr, "%s", usage); return 2; }
+    double b_;
+    char n_[64];
+    if ((ck.fastest && size_and_names(ck.fastest, &b_, n_, sizeof n_)) ||
+        (ck.near_link && size_and_names(ck.near_link, &b_, n_, sizeof n_))) {
+        fprintf(stderr, "benchreport: --fastest and --near-link take SIZE:ALGO (e.g. 1K:rd, 16M:ring,rabenseifner)\n");
+        return 2;
+    }
     char path[4096], err[256];
     snprintf(path, sizeof path, "%s/sweep.csv", dir);
-    if (load_sweep(path) || !nrows) { fprintf(stderr, "benchreport: no results in %s\n", path); return 1; }
+    if (load_csv(path, rows, &nrows) || !nrows) { fprintf(stderr, "benchreport: no results in %s\n", path); return 1; }
+    sim_platform pl;
+    if (sim) {
+        snprintf(path, sizeof path, "%s/platform.txt", dir);
+        if (load_platform(path, &pl)) { fprintf(stderr, "benchreport: --sim needs %s (alpha_us, bw_gbs)\n", path); return 1; }
+        snprintf(path, sizeof path, "%s/topology.csv", dir);
+        if (!access(path, R_OK)) load_csv(path, trows, &ntrows);
+    }
     for (int a = nalg - 1; a >= 0; a--)
         if (is_reference(algos[a])) REF = algos[a];
     bm_params m;
@@ -239,11 +533,31 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s/summary.md", dir);
     FILE *md = fopen(path, "w");
     if (!md) { fprintf(stderr, "benchreport: cannot write %s\n", path); return 1; }
-    fprintf(md, "# collkit benchmark summary\n\n%s\n\n", info);
-    fprintf(md, "Every figure below comes from this one run (files in this folder). Times are the slowest "
-                "rank's per iteration, median over iterations; out-of-place; f32 sum. On a shared or "
-                "oversubscribed machine the numbers are noisy: compare algorithms within the run, not across runs.\n\n");
-    if (have_m) {
+    if (sim) {
+        fprintf(md, "# collkit simulated-cluster benchmark summary (SimGrid SMPI)\n\n%s\n\n", info);
+        fprintf(md, "Every figure below comes from this one run (files in this folder) and is SIMULATED time: "
+                    "the unmodified programs ran under SimGrid's SMPI, their messages moved over the simulated "
+                    "platform, one rank per simulated host. Local reductions are charged as one flop per element "
+                    "at the host's speed (%.0f Gflop/s), so runs are deterministic: the same command gives the same "
+                    "figures on any machine. Times are the slowest rank's; out-of-place; f32 sum. "
+                    "The reference %s is SMPI's own MPI_Allreduce (Open MPI's selection of algorithms)%s%s%s.\n\n",
+                pl.speed_gf, REF[0] ? REF : "(none)", ck.ref_label ? ": " : "", ck.ref_label ? ck.ref_label : "",
+                ck.ref_label ? "" : "");
+        fprintf(md, "## The simulated platform\n\n%s: %s\n\n", pl.name, pl.desc);
+    } else {
+        fprintf(md, "# collkit benchmark summary\n\n%s\n\n", info);
+        fprintf(md, "Every figure below comes from this one run (files in this folder). Times are the slowest "
+                    "rank's per iteration, median over iterations; out-of-place; f32 sum. On a shared or "
+                    "oversubscribed machine the numbers are noisy: compare algorithms within the run, not across runs.\n\n");
+    }
+    if (have_m && sim) {
+        fprintf(md, "Ping-pong between 2 simulated hosts, and the reduce rate the simulation charges:\n\n"
+                    "| α (latency) | β (per byte) | point-to-point bandwidth | γ (reduce, per byte) |\n"
+                    "|---|---|---|---|\n| %.3f µs | %.4f ns/B | %.3f GB/s | %.4f ns/B (%.2f GB/s) |\n\n"
+                    "The platform's own: α = %.3f µs, bandwidth %.3f GB/s.\n\n",
+                m.alpha * 1e6, m.beta * 1e9, m.beta > 0 ? 1e-9 / m.beta : 0, m.gamma * 1e9,
+                m.gamma > 0 ? 1e-9 / m.gamma : 0, pl.alpha_us, pl.bw_gbs);
+    } else if (have_m) {
         fprintf(md, "## Machine parameters (ping-pong between 2 ranks)\n\n");
         fprintf(md, "| α (latency) | β (per byte) | point-to-point bandwidth | γ (reduce, per byte) | memcpy bandwidth |\n"
                     "|---|---|---|---|---|\n| %.2f µs | %.4f ns/B | %.2f GB/s | %.4f ns/B (%.2f GB/s) | %.2f GB/s |\n\n",
@@ -296,9 +610,17 @@ int main(int argc, char **argv)
         }
     }
 
+    /* ---- simulated clusters: the checks the script names, crossovers, model, topology */
+    if (sim) {
+        sim_acceptance(md, &ck, &pl, &m, have_m);
+        sim_crossovers(md);
+        sim_model_table(md);
+        sim_topology(md, pl.name);
+    }
+
     /* ---- the targets */
-    fprintf(md, "## Performance targets\n\n");
-    {
+    if (!sim) {
+        fprintf(md, "## Performance targets\n\n");
         /* 1. busbw >= 1.5x the reference at 16-64 MB, >= 1.0x from 64 KB, p = 2, 4 */
         char figs[4096] = "", figs2[4096] = "";
         int known = 0, met1 = 1, met2 = 1;
@@ -401,9 +723,11 @@ int main(int argc, char **argv)
             if (a && a->cost && !(a->flags & CK_ALGO_REFERENCE)) names[nn++] = a;
         }
         fprintf(md, "## Extrapolation: the fastest algorithm by size (model)\n\n"
-                    "The α, β, γ above kept fixed while p grows (as if every link were this machine's shared "
-                    "memory); see extrapolation.png. Each row: the winner from 8 B, then where it changes.\n\n"
-                    "| p | fastest algorithm by message size |\n|---|---|\n");
+                    "The α, β, γ above kept fixed while p grows (%s); see extrapolation.png. Each row: the "
+                    "winner from 8 B, then where it changes.\n\n"
+                    "| p | fastest algorithm by message size |\n|---|---|\n",
+                sim ? "every link like the platform's, no contention: a crossbar of any size"
+                    : "as if every link were this machine's shared memory");
         static const int pe[] = {2, 4, 16, 64, 256, 1024, 4096};
         for (int i = 0; i < 7 && nn; i++) {
             double s[32];
@@ -419,7 +743,7 @@ int main(int argc, char **argv)
     /* ---- plots */
     fprintf(md, "## Plots\n\n(PNG; an SVG of each sits beside it. plots/README.md says how each is made.)\n\n");
     static const char *const plots[][2] = {
-        {"busbw_p%d", "bus bandwidth vs size, per algorithm, memcpy ceiling"},
+        {"busbw_p%d", "bus bandwidth vs size, per algorithm, with the ceiling (memcpy; the link when simulated)"},
         {"latency_p%d", "time vs size (log-log)"},
         {"model_p%d", "measured / model vs size"},
     };
@@ -435,14 +759,22 @@ int main(int argc, char **argv)
         {"scaling", "speedup and efficiency vs ranks"},
         {"extrapolation", "model extrapolated to 1024 and 4096 ranks"},
         {"trainer_scaling", "trainer samples/s and scaling efficiency"},
+        {"topology", "busbw on the crossbar and the fat trees"},
     };
-    for (int j = 0; j < 4; j++) {
+    for (int j = 0; j < 5; j++) {
         snprintf(path, sizeof path, "%s/%s.png", dir, others[j][0]);
         if (!access(path, R_OK)) fprintf(md, "- %s: ![%s](%s.png)\n", others[j][1], others[j][0], others[j][0]);
     }
     snprintf(path, sizeof path, "%s/trainer.csv", dir);
     if (!access(path, R_OK)) {
-        fprintf(md, "\n## Trainer (data-parallel tagging)\n\n![trainer scaling](trainer_scaling.png)\n\n");
+        fprintf(md, "\n## Trainer (data-parallel tagging)\n\n");
+        if (sim)
+            fprintf(md, "Simulated: tagtrain on p hosts of the platform, weak scaling (the same local batch per "
+                        "rank), the whole gradient all-reduced each step (--dense-allreduce). The forward and "
+                        "backward passes are charged as 6 flops per parameter per sample and the optimizer as 10 "
+                        "per parameter, at the host's speed (trainer/dp.c); efficiency = samples/s(p) / (p x "
+                        "samples/s(1)), and what it loses is the all-reduce.\n\n");
+        fprintf(md, "![trainer scaling](trainer_scaling.png)\n\n");
         csv_as_table(md, path);
     }
     fclose(md);

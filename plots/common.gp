@@ -12,6 +12,11 @@ if (fmt eq 'svg') {
 } else {
     set terminal @pngterm size 960,600 font 'Sans,11'
 }
+# label(a): the legend of algorithm a; refname/reflabel rename one (make
+# sim-bench: mpi is SMPI's own MPI_Allreduce, "SMPI model, reductions free").
+if (!exists("refname")) refname = ''
+if (!exists("reflabel")) reflabel = ''
+label(a) = (refname ne '' && a eq refname) ? sprintf('%s (%s)', a, reflabel) : a
 set datafile separator ','
 set datafile missing NaN
 set grid

@@ -12,7 +12,9 @@ s1 = STATS_min
 set multiplot layout 1,2 title 'tagtrain data-parallel scaling (weak: fixed local batch)'
 set xlabel 'ranks p'
 set logscale x 2
-set xtics (1, 2, 4, 8)
+stats f using 2 every ::1 nooutput
+set xtics 2
+set xrange [0.8:STATS_max * 1.25]
 set format x '%g'
 set key inside left top
 set ylabel 'samples/s'

@@ -9,6 +9,24 @@
 #include "rng.h"
 #include "collkit_util.h"
 
+/* Under SimGrid SMPI (make sim-bench) the host's time of the step's compute
+ * is not simulated (smpi/simulate-computation off, so runs are deterministic):
+ * it is charged as modelled flops instead, at the simulated host's speed.
+ * Forward and backward: 6 flops per parameter per sample (2 forward, 4
+ * backward), as if the input layer were dense; the optimizer: 10 per
+ * parameter (AdamW). A model, stated as one: what it shows is how the
+ * all-reduce's share of a step grows with p, not this machine's speed. */
+#ifdef COLLKIT_SMPI
+static void sim_charge(double flops)
+{
+    smpi_bench_end();
+    smpi_execute_flops(flops);
+    smpi_bench_begin();
+}
+#else
+static void sim_charge(double flops) { (void)flops; }
+#endif
+
 int dp_init(dp_ctx *d, ck_comm *comm, const ck_algo *algo, const mlp *m, int batch, double bucket_mb,
             char *err, size_t errlen)
 {
@@ -199,6 +217,7 @@ static int compact_step(dp_ctx *d, mlp *m, optimizer *o, const dp_dataset *ds, c
         memcpy(m->grads + m->b_off[0], q, rest * sizeof(float));
         *tc += ck_now() - t0;
     }
+    sim_charge(10.0 * (double)m->nparams);
     if (d->p == 1 || !d->overlap) update_untouched(d, m, o, &k);
     /* Mean over the samples of the whole step on all ranks. */
     const float scale = 1.0f / (float)len;
@@ -247,6 +266,7 @@ int dp_step(dp_ctx *d, mlp *m, optimizer *o, const dp_dataset *ds, const size_t 
             *loss_sum += mlp_forward(m, d->xb, d->yb, b, 1, dropout_rng);
         }
         *count += b;
+        sim_charge(6.0 * (double)b * (double)m->nparams);
         if (last && d->nbuckets > 0 && d->p > 1)
             mlp_backward(m, d->yb, b, on_ready, &rctx, d->bucket_elems);
         else
@@ -292,6 +312,7 @@ int dp_step(dp_ctx *d, mlp *m, optimizer *o, const dp_dataset *ds, const size_t 
     }
     /* Mean over the samples of the whole step on all ranks (len: no counting needed). */
     const float scale = 1.0f / (float)len;
+    sim_charge(10.0 * (double)m->nparams);
     opt_step_fused(o, m->params, m->grads, scale);
     m->grads_zero = 1;
     d->t_comm += tc;

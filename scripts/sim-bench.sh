@@ -1,0 +1,252 @@
+#!/usr/bin/env bash
+# sim-bench.sh BUILD — what `make sim-bench` runs: collkit's algorithms on
+# clusters this machine cannot be, simulated by SimGrid's SMPI (sim/README.md).
+#
+#   make sim-bench              the default run (under 15 minutes on 2 cores)
+#   make sim-bench SIM=full     finer size steps, p = 256 on every algorithm at
+#                               every size, the fat trees at 256 too, the
+#                               trainer with every host algorithm
+#   SIM_JOBS=4 make sim-bench   simulations run side by side (default: the cores)
+#
+# The programs are the unmodified collbench and tagtrain, compiled with smpicc
+# in build-smpi/ (cmake/smpi.cmake) and run by sim/simrun on the platforms in
+# sim/platforms/. Time is SIMULATED: the same run gives the same figures on
+# any machine; how long it takes here depends only on the messages simulated.
+#
+# Everything goes into ONE new folder, bench-results/sim-<date-time>/ (the
+# same layout as `make bench`; bench-results/sim-latest points at it):
+#   summary.md                  acceptance checks (PASS/FAIL with the figures),
+#                               ratios to SMPI's MPI_Allreduce, the fastest
+#                               algorithm by size and p, model vs simulation,
+#                               the fat trees, the trainer
+#   platform.txt                the simulated cluster of the sweeps
+#   pingpong.csv/.txt, params.txt   ping-pong on it: alpha and beta recovered
+#   sweep.csv, sweep_pN_ALGO.{csv,txt}   collbench per rank count and algorithm
+#   topology.csv                the same algorithms on the fat trees (column platform)
+#   trainer.csv                 simulated tagtrain: samples/s and efficiency, p = 1 .. 64
+#   extrap.csv, scaling.csv     the model to 4096 ranks; speedup/efficiency
+#   *.png, *.svg                busbw, latency, model per p; topology; trainer; ...
+set -euo pipefail
+BUILD=${1:-build}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+SBUILD=${SIM_BUILD:-build-smpi}
+MODE=${SIM:-quick}
+JOBS=${SIM_JOBS:-$(nproc 2>/dev/null || echo 2)}
+case "$MODE" in quick|full) ;; *) echo "sim-bench: SIM must be quick or full (got '$MODE')" >&2; exit 2 ;; esac
+case "$JOBS" in ''|*[!0-9]*|0) echo "sim-bench: SIM_JOBS must be a number >= 1" >&2; exit 2 ;; esac
+
+T0=$(date +%s)
+say() { printf '[sim-bench %4ds] %s\n' $(( $(date +%s) - T0 )) "$*"; }
+
+# 1. SimGrid (installed like the rest of the dependencies; as a non-root user
+#    the exact apt command is printed), then the simulated build. benchreport
+#    and the model's extrapolation run natively, from BUILD.
+COLLKIT_SIMGRID=require scripts/deps.sh
+[ -x "$BUILD/bin/benchreport" ] || { echo "sim-bench: $BUILD/bin/benchreport not found: run make first" >&2; exit 1; }
+if [ ! -f "$SBUILD/CMakeCache.txt" ]; then
+  say "configuring the simulated build in $SBUILD (smpicc)"
+  cmake -S . -B "$SBUILD" -DCOLLKIT_SMPI=ON > /dev/null
+fi
+say "building collbench and tagtrain with smpicc in $SBUILD"
+cmake --build "$SBUILD" -j "$JOBS" --target collbench tagtrain > "$SBUILD/sim-bench-build.log" 2>&1 ||
+  { cat "$SBUILD/sim-bench-build.log" >&2; echo "sim-bench: the simulated build failed" >&2; exit 1; }
+SBIN=$SBUILD/bin
+SIMRUN=sim/simrun
+
+# What runs. Sizes: 16 B .. 16 MB by 4 (1 KB and 16 MB are measured);
+# coarser (by 16) at p = 256 and 1024, where one call of a ring is 130,000
+# and 2 million simulated messages. The log-p algorithms go to p = 1024.
+SIZES=(-b 16 -e 16M -f 4)
+if [ "$MODE" = quick ]; then
+  BIG_SIZES=(-b 16 -e 16M -f 16)      # p = 256
+  HUGE_SIZES=(-b 16 -e 1M -f 16)      # p = 1024
+  HUGE_ALGOS="rd rabenseifner"
+  TOPO_P="64"
+  TRAIN_ALGOS="ring rabenseifner rd"
+else
+  SIZES=(-b 16 -e 16M -f 2)
+  BIG_SIZES=(-b 16 -e 16M -f 4)
+  HUGE_SIZES=(-b 16 -e 16M -f 16)
+  HUGE_ALGOS="rd rabenseifner tree tree2"
+  TOPO_P="64 256"
+  TRAIN_ALGOS=""                      # every host algorithm
+fi
+NP="16 64 256"
+TOPO_ALGOS="ring rd rabenseifner tree2 mpi"
+TRAIN_NP="1 2 4 8 16 32 64"
+LINK_GBS=3.125 ALPHA_US=1   # sim/platforms/: 25 Gb/s links, 1 us host to host
+ALGOS=$("$BUILD/bin/collbench" --algo list | awk 'NR > 1 && /^[A-Za-z0-9_]/ && $2 ~ /host/ { print $1 }')
+[ -n "$TRAIN_ALGOS" ] || TRAIN_ALGOS=$ALGOS
+
+STAMP=$(date +%Y%m%d-%H%M%S)
+OUT=bench-results/sim-$STAMP
+n=1
+while [ -e "$OUT" ]; do OUT=bench-results/sim-$STAMP-$n; n=$((n + 1)); done   # never reuse a folder
+mkdir -p "$OUT"
+ln -sfn "$(basename "$OUT")" bench-results/sim-latest
+say "mode $MODE, $JOBS simulations at a time; results in $OUT (bench-results/sim-latest)"
+{
+  echo "name crossbar"
+  echo "desc every host has its own full-duplex link (25 Gb/s = $LINK_GBS GB/s, 0.5 us) to one non-blocking switch: host to host $ALPHA_US us; hosts of 10 Gflop/s; one rank per host; sim/platforms/crossbar-N.xml with the fewest hosts N >= p; SMPI's TCP correction factors off (sim/gen-platform.sh says why)"
+  echo "alpha_us $ALPHA_US"
+  echo "bw_gbs $LINK_GBS"
+  echo "speed_gflops 10"
+} > "$OUT/platform.txt"
+
+# A small job queue: up to JOBS simulations at once, each in a process group
+# of its own so that an interrupt stops them all (smpirun leaves its
+# simulation running when only the script is killed).
+PIDS=()
+cleanup() { for pg in "${PIDS[@]}"; do kill -- "-$pg" 2>/dev/null || true; done; }
+trap 'cleanup; exit 130' INT TERM
+trap cleanup EXIT
+job() {   # job LABEL OUTFILE COMMAND...: runs in the background; a line when done
+  local label=$1 out=$2; shift 2
+  while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
+  setsid bash -c '
+    label=$1 out=$2 t0=$(date +%s); shift 2
+    if "$@" > "$out" 2>&1; then s=done; else s="FAILED (see $out)"; echo "$label: $out" >> "$FAILS"; fi
+    printf "[sim-bench %4ds] %-44s %s in %ds\n" $(( $(date +%s) - T0 )) "$label" "$s" $(( $(date +%s) - t0 ))' \
+    _ "$label" "$out" "$@" &
+  PIDS+=($!)
+}
+FAILS=$OUT/failed.txt
+export T0 FAILS
+drain() { wait; }
+
+# 2. Ping-pong between two hosts of the crossbar: alpha and beta recovered.
+say "ping-pong on the crossbar (2 hosts): alpha, beta; gamma = the host's charged reduce rate"
+$SIMRUN -np 2 "$SBIN/collbench" --pingpong -b 8 -e 64M -f 4 --csv "$OUT/pingpong.csv" \
+    --save-model "$OUT/params.txt" > "$OUT/pingpong.txt" 2>&1 ||
+  { cat "$OUT/pingpong.txt" >&2; echo "sim-bench: the ping-pong failed" >&2; exit 1; }
+grep '^# fit' "$OUT/pingpong.txt" | sed 's/^# /             /'
+
+# 3. The sweeps on the crossbar, one simulation per (p, algorithm): timing
+#    runs on folded buffers (sim/simrun -fold; the data are not checked:
+#    sim.check.* in the test suite checks them).
+COMMON=(-n 1 -w 0 --place out -c 0 --model "$OUT/params.txt")
+say "sweeps on the crossbar: p = $NP (every host algorithm and SMPI's MPI_Allreduce), p = 1024 ($HUGE_ALGOS)"
+for p in 1024 $(echo $NP | tr ' ' '\n' | sort -rn); do   # the longest first: the queue ends together
+  case $p in 256) sizes=("${BIG_SIZES[@]}") ;; 1024) sizes=("${HUGE_SIZES[@]}") ;; *) sizes=("${SIZES[@]}") ;; esac
+  list=$ALGOS; [ "$p" = 1024 ] && list=$HUGE_ALGOS
+  for a in $list; do
+    job "sweep p=$p $a" "$OUT/sweep_p${p}_$a.txt" $SIMRUN -np "$p" -fold "$SBIN/collbench" --algo "$a" \
+        "${sizes[@]}" "${COMMON[@]}" --csv "$OUT/sweep_p${p}_$a.csv"
+  done
+done
+
+# 4. The fat trees at the same p: non-blocking and 4:1 oversubscribed.
+for p in $TOPO_P; do
+  sizes=("${SIZES[@]}"); [ "$p" -ge 256 ] && sizes=("${BIG_SIZES[@]}")
+  for plat in fattree fattree-os4; do
+    for a in $TOPO_ALGOS; do
+      job "$plat p=$p $a" "$OUT/topo_${plat}_p${p}_$a.txt" $SIMRUN -np "$p" -platform "$plat" -fold \
+          "$SBIN/collbench" --algo "$a" "${sizes[@]}" "${COMMON[@]}" --csv "$OUT/topo_${plat}_p${p}_$a.csv"
+    done
+  done
+done
+
+# 5. The trainer, weak scaling: LOCAL rows per rank per step, the whole
+#    gradient all-reduced (--dense-allreduce), compute charged as modelled
+#    flops (trainer/dp.c). A synthetic dataset large enough for 4 steps per
+#    epoch at p = 64; a model small enough for 64 copies in one process.
+LOCAL=16
+ROWS=$((64 * LOCAL * 4 * 5 / 4))   # 4 steps at p = 64 after the 20 % validation split
+"$BUILD/bin/tagsynth" --rows "$ROWS" --out "$OUT/trainer_data.csv" --force > /dev/null
+HOLDOUT=""
+for d in datasets/madewithml ../shared/datasets/madewithml /work/shared/datasets/madewithml; do
+  [ -f "$d/holdout.csv" ] && { HOLDOUT=$d/holdout.csv; break; }
+done
+[ -n "$HOLDOUT" ] || HOLDOUT=$OUT/trainer_data.csv
+TRAIN=(--data "$OUT/trainer_data.csv" --holdout "$HOLDOUT" --features 4096 --char-ngrams off --hidden 64
+       --epochs 2 --dense-allreduce --no-save --quiet)
+for p in $TRAIN_NP; do
+  for a in $TRAIN_ALGOS; do
+    [ "$p" = 1 ] && [ "$a" != "${TRAIN_ALGOS%% *}" ] && continue   # p = 1: no all-reduce to choose
+    job "trainer p=$p $a" "$OUT/trainer_${a}_p$p.txt" $SIMRUN -np "$p" "$SBIN/tagtrain" --algo "$a" \
+        --batch $((LOCAL * p)) "${TRAIN[@]}" --log "$OUT/trainer_${a}_p$p.jsonl"
+  done
+done
+drain
+[ -s "$FAILS" ] && say "$(wc -l < "$FAILS") simulations failed (listed in $FAILS; the rest of the report is written)"
+
+# 6. Collect: sweep.csv (every p, every algorithm), topology.csv, trainer.csv.
+collect() {   # collect OUTFILE FILES...: one header, then the rows
+  local out=$1 first=1; shift
+  : > "$out"
+  for f in "$@"; do
+    [ -s "$f" ] || continue
+    if [ $first = 1 ]; then cat "$f"; first=0; else tail -n +2 "$f"; fi >> "$out"
+  done
+}
+files=()
+for p in $NP 1024; do
+  list=$ALGOS; [ "$p" = 1024 ] && list=$HUGE_ALGOS
+  for a in $list; do files+=("$OUT/sweep_p${p}_$a.csv"); done
+done
+collect "$OUT/sweep.csv" "${files[@]}"
+: > "$OUT/topology.csv"
+for p in $TOPO_P; do
+  for plat in fattree fattree-os4; do
+    for a in $TOPO_ALGOS; do
+      f=$OUT/topo_${plat}_p${p}_$a.csv
+      [ -s "$f" ] || continue
+      if [ -s "$OUT/topology.csv" ]; then tail -n +2 "$f"; else head -1 "$f"; tail -n +2 "$f"; fi |
+        awk -v pl="$plat" 'NR == 1 && /^algo,/ { print $0 ",platform"; next } { print $0 "," pl }' >> "$OUT/topology.csv"
+    done
+  done
+done
+summary_of() { grep -h '"type":"summary"' "$1" 2>/dev/null | sed 's/.*"samples_per_s":\([0-9.e+-]*\),"comm_fraction":\([0-9.e+-]*\).*/\1 \2/'; }
+first_algo=${TRAIN_ALGOS%% *}
+read -r s1 c1 < <(summary_of "$OUT/trainer_${first_algo}_p1.jsonl" || true) || true
+echo "algo,p,samples_per_s,efficiency,comm_fraction" > "$OUT/trainer.csv"
+for a in $TRAIN_ALGOS; do
+  [ -n "${s1:-}" ] && echo "$a,1,$s1,1.000,$c1" >> "$OUT/trainer.csv"
+  for p in $TRAIN_NP; do
+    [ "$p" = 1 ] && continue
+    read -r s c < <(summary_of "$OUT/trainer_${a}_p$p.jsonl" || true) || continue
+    eff=$(awk -v s="$s" -v s1="${s1:-0}" -v p="$p" 'BEGIN { printf "%.3f", (s1 > 0 ? s / (p * s1) : 0) }')
+    echo "$a,$p,$s,$eff,$c" >> "$OUT/trainer.csv"
+  done
+done
+rm -f "$OUT/trainer_data.csv"   # regenerated from its seed; not a result
+say "trainer (p = 1 .. 64, efficiency at p = 64): $(awk -F, '$2 == 64 { printf "%s%s %s", sep, $1, $4; sep = ", " }' "$OUT/trainer.csv")"
+
+# 7. The model to 4096 ranks with the recovered parameters (arithmetic only: native).
+"$BUILD/bin/collbench" --extrapolate --model "$OUT/params.txt" --csv "$OUT/extrap.csv" > "$OUT/extrap.txt" 2>&1 ||
+  say "extrapolation failed (see $OUT/extrap.txt)"
+
+# 8. Summary and plots.
+INFO="Simulated with $(smpirun -version 2>/dev/null | head -1 || echo SimGrid) on $(hostname), mode $MODE; run $STAMP."
+REPORT=("$BUILD/bin/benchreport" --sim --dir "$OUT" --info "$INFO" --check-p 64 --fastest 1K:rd
+        --near-link 16M:ring,rabenseifner --model-algos ring,rd,rabenseifner --ref-label "SMPI model, reductions free")
+"${REPORT[@]}"
+if command -v gnuplot > /dev/null 2>&1; then
+  say "plots"
+  PNGTERM=png
+  gnuplot -e 'set terminal' 2>&1 | grep -qw pngcairo && PNGTERM=pngcairo
+  PALGOS=$(tail -n +2 "$OUT/sweep.csv" | cut -d, -f1 | awk '!seen[$0]++' | tr '\n' ' ')
+  XALGOS=$(tail -n +2 "$OUT/extrap.csv" 2>/dev/null | cut -d, -f1 | awk '!seen[$0]++' | tr '\n' ' ')
+  ALPHA=$(awk '$1 == "alpha_us" { print $2 }' "$OUT/params.txt")
+  BETA=$(awk '$1 == "beta_ns_per_byte" { print $2 }' "$OUT/params.txt")
+  plot() {   # plot SCRIPT [extra -e]
+    for fmt in png svg; do
+      gnuplot -e "dir='$OUT'; fmt='$fmt'; pngterm='$PNGTERM'; algos='$PALGOS'; memcpy=$LINK_GBS; ceiling='link';" \
+              -e "link=$LINK_GBS; alpha_us=$ALPHA; beta_ns=$BETA; refname='mpi'; reflabel='SMPI model, reductions free'" \
+              ${2:+-e "$2"} "plots/$1.gp" 2>> "$OUT/gnuplot.log" || say "plot $1 failed (see $OUT/gnuplot.log)"
+    done
+  }
+  for p in $NP 1024; do plot busbw "p=$p"; plot latency "p=$p"; plot model "p=$p"; done
+  for p in $TOPO_P; do PALGOS=$TOPO_ALGOS plot topology "p=$p; ft='fattree'; ftos='fattree-os4'"; done
+  plot pingpong
+  plot scaling
+  [ -n "$XALGOS" ] && PALGOS=$XALGOS plot extrapolation
+  PALGOS=$TRAIN_ALGOS plot trainer_scaling
+  "${REPORT[@]}"   # again: it links the plots that now exist
+  [ -s "$OUT/gnuplot.log" ] || rm -f "$OUT/gnuplot.log"
+else
+  say "gnuplot not found: CSV and summary only (scripts/deps.sh installs gnuplot-nox)"
+fi
+say "done: $OUT/summary.md"
+sed -n '/^## Acceptance checks/,/^## The fastest/p' "$OUT/summary.md" | grep '^- \|^  ' || true

@@ -400,13 +400,13 @@ static void sim_model_table(FILE *md)
 }
 
 /* DIR/topology.csv: the same algorithms on the fat trees, against the crossbar. */
-static void sim_topology(FILE *md, const char *crossbar)
+static void sim_topology_at(FILE *md, const char *crossbar, int tp)
 {
-    if (!ntrows) return;
     char plats[8][32];
-    int nplat = 0, tp = trows[0].p;
+    int nplat = 0;
     for (int i = 0; i < ntrows; i++) {
         int k;
+        if (trows[i].p != tp) continue;
         for (k = 0; k < nplat && strcmp(plats[k], trows[i].plat); k++) {}
         if (k == nplat && nplat < 8) snprintf(plats[nplat++], 32, "%s", trows[i].plat);
     }
@@ -425,7 +425,7 @@ static void sim_topology(FILE *md, const char *crossbar)
         fprintf(md, "\n");
         for (int a = 0; a < nalg; a++) {
             int any = 0;
-            for (int i = 0; i < ntrows && !any; i++) any = !strcmp(trows[i].algo, algos[a]);
+            for (int i = 0; i < ntrows && !any; i++) any = trows[i].p == tp && !strcmp(trows[i].algo, algos[a]);
             if (!any) continue;
             const row *x = find(algos[a], tp, at[j]);
             fprintf(md, "| %s |", algos[a]);
@@ -434,7 +434,7 @@ static void sim_topology(FILE *md, const char *crossbar)
             for (int k = 0; k < nplat; k++) {
                 const row *r = NULL;
                 for (int i = 0; i < ntrows && !r; i++)
-                    if (!strcmp(trows[i].algo, algos[a]) && !strcmp(trows[i].plat, plats[k]) &&
+                    if (trows[i].p == tp && !strcmp(trows[i].algo, algos[a]) && !strcmp(trows[i].plat, plats[k]) &&
                         trows[i].bytes == at[j] && !strcmp(trows[i].place, "out"))
                         r = &trows[i];
                 if (r) fprintf(md, " %.3f |", r->busbw); else fprintf(md, " - |");
@@ -447,6 +447,18 @@ static void sim_topology(FILE *md, const char *crossbar)
             fprintf(md, "\n");
         }
         fprintf(md, "\n");
+    }
+}
+
+static void sim_topology(FILE *md, const char *crossbar)
+{
+    int done[MAXP], nd = 0;
+    for (int i = 0; i < ntrows; i++) {
+        int k;
+        for (k = 0; k < nd && done[k] != trows[i].p; k++) {}
+        if (k < nd || nd == MAXP) continue;
+        done[nd++] = trows[i].p;
+        sim_topology_at(md, crossbar, trows[i].p);
     }
 }
 
@@ -746,9 +758,10 @@ int main(int argc, char **argv)
         {"busbw_p%d", "bus bandwidth vs size, per algorithm, with the ceiling (memcpy; the link when simulated)"},
         {"latency_p%d", "time vs size (log-log)"},
         {"model_p%d", "measured / model vs size"},
+        {"topology_p%d", "busbw on the crossbar and the fat trees (simulated)"},
     };
     for (int k = 0; k < np; k++)
-        for (int j = 0; j < 3; j++) {
+        for (int j = 0; j < 4; j++) {
             char name[64];
             snprintf(name, sizeof name, plots[j][0], ps[k]);
             snprintf(path, sizeof path, "%s/%s.png", dir, name);
@@ -759,9 +772,8 @@ int main(int argc, char **argv)
         {"scaling", "speedup and efficiency vs ranks"},
         {"extrapolation", "model extrapolated to 1024 and 4096 ranks"},
         {"trainer_scaling", "trainer samples/s and scaling efficiency"},
-        {"topology", "busbw on the crossbar and the fat trees"},
     };
-    for (int j = 0; j < 5; j++) {
+    for (int j = 0; j < 4; j++) {
         snprintf(path, sizeof path, "%s/%s.png", dir, others[j][0]);
         if (!access(path, R_OK)) fprintf(md, "- %s: ![%s](%s.png)\n", others[j][1], others[j][0], others[j][0]);
     }

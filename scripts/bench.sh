@@ -4,6 +4,8 @@
 #   make bench                 quick sweep (about 6 minutes on 2 cores: both transports, the trainer)
 #   make bench BENCH=full      more iterations, in-place too, p = 1 2 3 4
 #   BENCH_NP="2 4 8" make bench     choose the rank counts
+#   MPIRUN="mpirun --hostfile hosts" BENCH_NP="16 64" make bench    another launcher
+#                              (default: mpirun with the one-machine flags below)
 #
 # Everything goes into ONE new folder, bench-results/<date-time>/, and
 # bench-results/latest points at it; earlier results are never touched.
@@ -26,9 +28,16 @@ BIN=$BUILD/bin
 
 # Open MPI refuses to run as root unless told; the settings stay in this script.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# The same flags as the tests (cmake/CollkitTest.cmake): more ranks than cores
-# is fine, ranks waiting give the core back, shared memory only.
-MPIRUN=(mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 --mca btl self,vader)
+# The launcher: $MPIRUN when set (a cluster: MPIRUN="mpirun --hostfile hosts",
+# or plain MPIRUN=mpirun inside a Slurm allocation; it must take -np N), else the flags of the tests
+# for one machine (cmake/CollkitTest.cmake): more ranks than cores is fine,
+# ranks waiting give the core back, shared memory only.
+if [ -n "${MPIRUN:-}" ]; then
+  # shellcheck disable=SC2206  # one word per option, as typed
+  LAUNCH=($MPIRUN)
+else
+  LAUNCH=(mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 --mca btl self,vader)
+fi
 
 MODE=${BENCH:-quick}
 case "$MODE" in
@@ -49,14 +58,14 @@ say "mode $MODE, ranks: $NP; results in $OUT (bench-results/latest)"
 
 # 1. Ping-pong: alpha, beta, gamma and the memcpy ceiling.
 say "ping-pong between 2 ranks (alpha, beta), local reduce (gamma), memcpy"
-"${MPIRUN[@]}" -np 2 "$BIN/collbench" --pingpong -b 8 -e 64M -f 4 \
+"${LAUNCH[@]}" -np 2 "$BIN/collbench" --pingpong -b 8 -e 64M -f 4 \
     --csv "$OUT/pingpong.csv" --save-model "$OUT/params.txt" > "$OUT/pingpong.txt"
 grep '^# fit' "$OUT/pingpong.txt" | sed 's/^# /             /'
 
 # 1b. The same through the shm transport (its own alpha and beta: the model
 #     column of the shm sweep). collbench exits 3 where it is not available.
 SHM=0
-if "${MPIRUN[@]}" -np 2 "$BIN/collbench" --transport shm --pingpong -b 8 -e 64M -f 4 \
+if "${LAUNCH[@]}" -np 2 "$BIN/collbench" --transport shm --pingpong -b 8 -e 64M -f 4 \
       --save-model "$OUT/params_shm.txt" > "$OUT/pingpong_shm.txt" 2>&1 &&
    grep -q "transport shm" "$OUT/pingpong_shm.txt"; then
   SHM=1
@@ -75,7 +84,7 @@ fi
 first=1
 for p in $NP; do
   say "sweep p=$p: all algorithms, 8 B .. 64 MB"
-  if ! "${MPIRUN[@]}" -np "$p" "$BIN/collbench" --algo all "${OPTS[@]}" -c 1 --model "$OUT/params.txt" \
+  if ! "${LAUNCH[@]}" -np "$p" "$BIN/collbench" --algo all "${OPTS[@]}" -c 1 --model "$OUT/params.txt" \
         --csv "$OUT/sweep_p$p.csv" --json "$OUT/sweep_p$p.json" | tee "$OUT/sweep_p$p.txt" |
         awk '/^# Avg bus bandwidth/ { printf "             %s\n", substr($0, 3); fflush() }'; then
     say "sweep p=$p reported a failure or wrong results: see $OUT/sweep_p$p.txt"
@@ -85,7 +94,7 @@ for p in $NP; do
   fi
   [ $SHM = 1 ] || continue
   say "sweep p=$p on the shm transport: $SHM_ALGOS"
-  if ! "${MPIRUN[@]}" -np "$p" "$BIN/collbench" --transport shm --algo "$SHM_ALGOS" "${OPTS[@]}" -c 1 \
+  if ! "${LAUNCH[@]}" -np "$p" "$BIN/collbench" --transport shm --algo "$SHM_ALGOS" "${OPTS[@]}" -c 1 \
         --model "$OUT/params_shm.txt" --csv "$OUT/sweep_shm_p$p.csv" --json "$OUT/sweep_shm_p$p.json" |
         tee "$OUT/sweep_shm_p$p.txt" |
         awk '/^# Avg bus bandwidth/ { printf "             shm: %s\n", substr($0, 3); fflush() }'; then
@@ -102,12 +111,12 @@ done
 #    reduce-scatter, all-gather.
 TP=$(echo $NP | tr ' ' '\n' | sort -n | tail -1); [ "$TP" -lt 2 ] && TP=2
 say "trace: ring_pipelined, 4 MB, p=$TP"
-"${MPIRUN[@]}" -np "$TP" "$BIN/collbench" --algo ring_pipelined -b 4M -e 4M -n 3 -w 1 -c 0 --place out \
+"${LAUNCH[@]}" -np "$TP" "$BIN/collbench" --algo ring_pipelined -b 4M -e 4M -n 3 -w 1 -c 0 --place out \
     --model none --trace "$OUT/trace_ring_pipelined.json" > "$OUT/trace_ring_pipelined.txt" ||
     say "trace failed (see $OUT/trace_ring_pipelined.txt)"
 if [ $SHM = 1 ]; then
   say "trace: twoshot on shm, 4 MB, p=$TP"
-  "${MPIRUN[@]}" -np "$TP" "$BIN/collbench" --transport shm --algo twoshot -b 4M -e 4M -n 3 -w 1 -c 0 --place both \
+  "${LAUNCH[@]}" -np "$TP" "$BIN/collbench" --transport shm --algo twoshot -b 4M -e 4M -n 3 -w 1 -c 0 --place both \
       --model none --trace "$OUT/trace_twoshot_shm.json" > "$OUT/trace_twoshot_shm.txt" ||
       say "trace failed (see $OUT/trace_twoshot_shm.txt)"
 fi
@@ -134,10 +143,10 @@ gpu_setup() {
 }
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q GPU; then
   ngpu=$(nvidia-smi -L | grep -c GPU)
-  if "${MPIRUN[@]}" -np 1 "$BIN/collbench" --device cuda --algo ring -b 8 -e 8 -n 1 -w 0 -c 0 --model none >/dev/null 2>&1; then
+  if "${LAUNCH[@]}" -np 1 "$BIN/collbench" --device cuda --algo ring -b 8 -e 8 -n 1 -w 0 -c 0 --model none >/dev/null 2>&1; then
     GPU_NP=${BENCH_GPU_NP:-"1 2 4"}
     say "GPU: ping-pong between 2 ranks, $(gpu_setup 2 "$ngpu"), and device copy bandwidth"
-    "${MPIRUN[@]}" -np 2 "$BIN/collbench" --device cuda --pingpong -b 8 -e 64M -f 4 \
+    "${LAUNCH[@]}" -np 2 "$BIN/collbench" --device cuda --pingpong -b 8 -e 64M -f 4 \
         --save-model "$OUT/params_gpu.txt" > "$OUT/pingpong_gpu.txt" || say "GPU ping-pong failed"
     first=1
     for p in $GPU_NP; do
@@ -145,7 +154,7 @@ if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q 
               'NR > 1 && /^[A-Za-z0-9_]/ && $2 ~ /cuda/ && $1 != skip { printf "%s%s", sep, $1; sep = "," }')
       setup=$(gpu_setup "$p" "$ngpu")
       say "GPU sweep p=$p, $setup: $algos"
-      "${MPIRUN[@]}" -np "$p" "$BIN/collbench" --device cuda --algo "$algos" "${OPTS[@]}" -c 1 --model none \
+      "${LAUNCH[@]}" -np "$p" "$BIN/collbench" --device cuda --algo "$algos" "${OPTS[@]}" -c 1 --model none \
           --csv "$OUT/sweep_gpu_p$p.csv" --json "$OUT/sweep_gpu_p$p.json" > "$OUT/sweep_gpu_p$p.txt" ||
           say "GPU sweep p=$p reported a failure or wrong results: see $OUT/sweep_gpu_p$p.txt"
       [ -s "$OUT/sweep_gpu_p$p.csv" ] || continue

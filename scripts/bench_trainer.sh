@@ -31,7 +31,13 @@ BIN=$BUILD/bin
 mkdir -p "$OUT"
 rm -f "$OUT/trainer_ceiling.txt" "$OUT"/trainer_indep_p*.jsonl
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-MPIRUN=(mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 --mca btl self,vader)
+# The launcher: $MPIRUN when set (scripts/bench.sh says how), else one machine's.
+if [ -n "${MPIRUN:-}" ]; then
+  # shellcheck disable=SC2206  # one word per option, as typed
+  LAUNCH=($MPIRUN)
+else
+  LAUNCH=(mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 --mca btl self,vader)
+fi
 LOCAL_BATCH=${TRAINER_LOCAL_BATCH:-16}
 EPOCHS=${TRAINER_EPOCHS:-3}
 NPS=${TRAINER_NP:-"2 4"}
@@ -42,7 +48,7 @@ say() { printf '[trainer %4ds] %s\n' $(( $(date +%s) - T0 )) "$*"; }
 run() {
   local p=$1 algo=$2
   local log="$OUT/trainer_${algo}_p$p.jsonl"
-  "${MPIRUN[@]}" -np "$p" "$BIN/tagtrain" --algo "$algo" --batch $((LOCAL_BATCH * p)) --epochs "$EPOCHS" \
+  "${LAUNCH[@]}" -np "$p" "$BIN/tagtrain" --algo "$algo" --batch $((LOCAL_BATCH * p)) --epochs "$EPOCHS" \
       --threads 1 --no-save --quiet --log "$log" > "$OUT/trainer_${algo}_p$p.txt" 2>&1 || { echo "NaN NaN"; return; }
   grep '"type":"summary"' "$log" |
     sed 's/.*"samples_per_s":\([0-9.e+-]*\),"comm_fraction":\([0-9.e+-]*\).*/\1 \2/'

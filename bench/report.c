@@ -585,12 +585,18 @@ int main(int argc, char **argv)
     fprintf(md, "## Speed relative to the reference (%s)\n\nt(%s) / t(algorithm) at each size: above 1 is faster than "
                 "the reference, below 1 slower (\"-\": size not measured).\n\n", REF[0] ? REF : "none in this run", REF);
     for (int k = 0; k < np; k++) {
+        int has_ref = 0;
+        for (int i = 0; i < nrows && !has_ref; i++) has_ref = rows[i].p == ps[k] && !strcmp(rows[i].algo, REF);
+        if (!has_ref) continue;   /* (make sim-bench: p = 1024 runs without the reference) */
         fprintf(md, "### p = %d\n\n| algorithm |", ps[k]);
         for (int j = 0; j < 5; j++) fprintf(md, " %s |", sz(at[j]));
         fprintf(md, "\n|---|");
         for (int j = 0; j < 5; j++) fprintf(md, "---|");
         fprintf(md, "\n");
         for (int a = 0; a < nalg; a++) {
+            int any = 0;
+            for (int i = 0; i < nrows && !any; i++) any = rows[i].p == ps[k] && !strcmp(rows[i].algo, algos[a]);
+            if (!any) continue;
             fprintf(md, "| %s |", algos[a]);
             for (int j = 0; j < 5; j++) {
                 const row *r = find(algos[a], ps[k], at[j]), *ref = find(REF, ps[k], at[j]);

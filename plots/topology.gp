@@ -5,7 +5,7 @@
 # others, traffic leaving a leaf switch is sharing its uplinks.
 load 'plots/common.gp'
 set output sprintf('%s/topology_p%d.%s', dir, p, fmt)
-set title sprintf('All-reduce bus bandwidth, p = %d: crossbar (solid), fat tree (dashed), 4:1 oversubscribed fat tree (dotted)', p) noenhanced
+set title sprintf("Bus bandwidth, p = %d (simulated)\ncrossbar solid, fat tree dashed, 4:1 oversubscribed fat tree dotted", p) noenhanced
 set xlabel 'message size'
 set ylabel 'bus bandwidth (GB/s)'
 set logscale x 2

@@ -237,7 +237,11 @@ if command -v gnuplot > /dev/null 2>&1; then
               ${2:+-e "$2"} "plots/$1.gp" 2>> "$OUT/gnuplot.log" || say "plot $1 failed (see $OUT/gnuplot.log)"
     done
   }
-  for p in $NP 1024; do plot busbw "p=$p"; plot latency "p=$p"; plot model "p=$p"; done
+  for p in $NP 1024; do   # each p with the algorithms that ran at it
+    at=$(awk -F, -v p="$p" 'NR > 1 && $2 == p && !seen[$1]++ { printf "%s ", $1 }' "$OUT/sweep.csv")
+    [ -n "$at" ] || continue
+    PALGOS=$at plot busbw "p=$p"; PALGOS=$at plot latency "p=$p"; PALGOS=$at plot model "p=$p"
+  done
   for p in $TOPO_P; do PALGOS=$TOPO_ALGOS plot topology "p=$p; ft='fattree'; ftos='fattree-os4'"; done
   plot pingpong
   plot scaling

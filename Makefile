@@ -4,6 +4,7 @@
 #   make              build into build/ (binaries in build/bin/)
 #   make test         build, then run the CTest suite
 #   make test SANITIZE=1   the same with ASan + UBSan, in build-sanitize/
+#   make test SANITIZE=thread   the threaded and shared-memory tests under TSan, in build-tsan/
 #   make bench        build, then run the benchmark sweep (BENCH=full for more)
 #   make sim-bench    the algorithms on simulated clusters of 16 to 1024 hosts
 #                     (SimGrid SMPI, installed if missing; SIM=full for more)
@@ -16,6 +17,12 @@ SANITIZE ?= 0
 ifeq ($(SANITIZE),1)
   BUILD ?= build-sanitize
   CMAKE_FLAGS += -DCOLLKIT_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+else ifeq ($(SANITIZE),thread)
+  # ThreadSanitizer: the tests where threads share memory (the shm transport and
+  # its protocol engine, the async engine, the trainer's overlapped buckets).
+  BUILD ?= build-tsan
+  CMAKE_FLAGS += -DCOLLKIT_SANITIZE=thread -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  CTEST_FLAGS += -L tsan
 else
   BUILD ?= build
 endif

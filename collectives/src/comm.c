@@ -417,6 +417,9 @@ int ck_waitall(ck_comm *c, ck_req *reqs, int n)
     double t0 = ck_now(), deadline = c->cfg.timeout_s > 0 ? t0 + c->cfg.timeout_s : 0;
     int pending = 0;
     for (int i = 0; i < n; i++) pending += reqs[i].active;
+    /* The trace's peer: read now, and only from a posted request (an
+     * inactive one, e.g. a send-window slot not used yet, may hold nothing). */
+    const int trace_peer = n == 1 && reqs[0].active ? reqs[0].peer : -1;
     unsigned long spins = 0;
     /* Without the watchdog there is nothing to notice while waiting: block in
      * the transport where it can (one pass), rather than poll it. Under SMPI,
@@ -471,7 +474,7 @@ int ck_waitall(ck_comm *c, ck_req *reqs, int n)
             }
         }
     }
-    if (c->ev_cap) ck_trace_add(c, CK_EV_WAIT, n == 1 ? reqs[0].peer : -1, 0, t0, ck_now());
+    if (c->ev_cap) ck_trace_add(c, CK_EV_WAIT, trace_peer, 0, t0, ck_now());
     return CK_SUCCESS;
 }
 

@@ -20,7 +20,7 @@ K=$dir/kit
 "$SRC/scripts/student-kit.sh" "$B" "$K" > "$dir/again.log" 2>&1; rc=$?
 [ $rc -ne 0 ] && grep -q "already exists" "$dir/again.log" && ok || bad "an existing kit folder was not refused"
 [ -z "$(find "$K" -path '*solution*' -o -path '*instructor*')" ] && ok || bad "solutions or instructor notes in the kit"
-leaked=$(grep -rlE "static int (ring|rp|naive|tree|tree2|rd|rab)_run|ck_trees_allreduce|ring_schedule_bytes" "$K" \
+leaked=$(grep -rlE "static int (ring|rp|naive|tree|tree2|rd|rab|oneshot|twoshot)_run|ck_trees_allreduce|ring_schedule_bytes|memory_order_acquire\) < w->k" "$K" \
          --include='*.c' --include='*.h' --include='*.md' 2>/dev/null)
 [ -z "$leaked" ] && ok || bad "algorithm code in the kit: $leaked"
 [ -f "$K/docs/algorithms/ring.md" ] && grep -q "reduce-scatter" "$K/docs/algorithms/ring.md" && ok || bad "no algorithm docs"

@@ -77,9 +77,12 @@ what each one does is in `docs/algorithms/`).
 
 ```sh
 make lab01                      # build your labs/01-ring/my_ring.c and grade it (collgrade)
-bin/ckrun -np 4 build/01-ring/lab check --algo my_ring --quick      # the checker alone
-bin/ckrun -np 4 build/01-ring/lab bench --algo ring,my_ring         # the benchmark
+build/bin/ckrun -np 4 build/labs/01-ring/lab check --algo my_ring --quick   # the checker alone
+build/bin/ckrun -np 4 build/labs/01-ring/lab bench --algo ring,my_ring      # the benchmark
 ```
+
+The paths are those of the full repository (`build/bin` is a link to `bin`): every command in the
+handouts works here as written.
 
 `bin/collkit-cc FILE.c -o PROGRAM` builds any algorithm file into one program that is collcheck,
 collbench and tagtrain (`PROGRAM check|bench|train|list`). `bin/ckrun` is `mpirun` with the flags
@@ -93,6 +96,11 @@ lab%:
 	@bin/collgrade $*
 .PHONY: lab%
 MK
+# The same paths as in a built repository: build/bin/ckrun, build/labs/NN-*/lab
+# (collgrade puts each lab's program there), so every handout command works
+# as written in the kit too.
+mkdir -p "$OUT/build/labs"
+ln -s ../bin "$OUT/build/bin"
 touch "$OUT/.collkit-student-kit"
 tar -czf "$OUT.tar.gz" -C "$(dirname "$OUT")" "$(basename "$OUT")"
 echo "student-kit: $OUT ($(du -sh "$OUT" | cut -f1)) and $OUT.tar.gz"

@@ -6,8 +6,9 @@
  * side.
  *
  * Symmetric region. On the first call (collective) each rank takes one
- * region from its shared heap (ck_alloc) and the ranks all-gather where it
- * lies; the region is freed with the communicator. Layout:
+ * region from its shared heap, every peer's mapped here
+ * (ck_shm_region_create, the call any algorithm file can make); the region
+ * is freed with the communicator. Layout:
  *
  *   [ flags[p] (a cache line each) ][ desc[2] ][ half 0 ][ half 1 ][ staging 0 ][ staging 1 ]
  *
@@ -60,6 +61,7 @@
  * cache (the partial result of a block is read again p-2 times).
  */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "collkit_shm.h"
@@ -87,13 +89,13 @@ typedef struct {
 } desc_line;
 
 typedef struct shm_sym {
-    ck_comm  *comm;
-    MPI_Comm  mpi;
+    ck_comm       *comm;
+    ck_shm_region *region;  /* every rank's region, mapped here (ck_shm_region_create) */
     int       p, rank, broken;
     size_t    ctl_bytes, bytes;
-    char     *mine;        /* my region (ck_alloc) */
+    char     *mine;        /* my region */
     char    **peer;        /* [p]: each rank's region, mapped here */
-    int64_t  *off;         /* [p]: its offset in that rank's shared memory */
+    int64_t   mine_off;    /* my region's offset in my shared memory */
     uint64_t  gen;         /* launches so far: the same on every rank */
     uint64_t  seq;         /* barriers so far: the same on every rank */
     uint64_t  round;       /* twoshot rounds so far: which staging buffer */
@@ -117,54 +119,30 @@ static void sym_destroy(void *state)
 {
     shm_sym *s = state;
     /* A peer may still be loading from my region (a call without an end
-     * barrier): every rank is past its last call once all are here. */
-    MPI_Barrier(s->mpi);
-    ck_free(s->comm, s->mine);
-    free(s->peer);
-    free(s->off);
+     * barrier): the region's destroy waits until every rank is here. */
+    ck_shm_region_destroy(s->region);
     free(s);
 }
 
-/* Collective: take a region from the shared heap, zero its flags, agree,
- * all-gather where the regions are. On failure every rank releases its part
- * and the next call tries again. */
+/* Collective: take the regions (zeroed, every peer's mapped here). On
+ * failure every rank gets the error and the next call tries again. */
 static int setup(ck_comm *comm, const char *name, shm_sym **out)
 {
-    const int p = ck_comm_size(comm), rank = ck_comm_rank(comm);
+    const int p = ck_comm_size(comm);
+    const size_t ctl = ((size_t)p * sizeof(flag_line) + 2 * sizeof(desc_line) + 4095) / 4096 * 4096;
+    const size_t want = ctl + 2 * CK_SYM_HALF + 2 * CK_SHM_SUB;
+    ck_shm_region *g = NULL;
+    int rc = ck_shm_region_create(comm, want, &g);
+    if (rc) {
+        char why[256];
+        snprintf(why, sizeof why, "%s", ck_comm_errmsg(comm));
+        return ck_fail(comm, rc, "%s: %s", name, why);
+    }
     shm_sym *s = calloc(1, sizeof *s);
-    int bad = !s, anybad = 0;
-    int64_t mine_off = -1;
-    size_t want = 0;
-    if (s) {
-        s->comm = comm;
-        s->mpi = ck_comm_mpi(comm);
-        s->p = p;
-        s->rank = rank;
-        s->ctl_bytes = ((size_t)p * sizeof(flag_line) + 2 * sizeof(desc_line) + 4095) / 4096 * 4096;
-        s->bytes = want = s->ctl_bytes + 2 * CK_SYM_HALF + 2 * CK_SHM_SUB;
-        s->peer = calloc((size_t)p, sizeof *s->peer);
-        s->off = calloc((size_t)p, sizeof *s->off);
-        s->mine = ck_alloc(comm, s->bytes);
-        mine_off = s->mine ? ck_shm_offset(comm, s->mine, s->bytes) : -1;
-        bad = !s->peer || !s->off || !s->mine || mine_off < 0;
-        /* Zeroed before any peer can write a flag: the agreement below orders it. */
-        if (!bad) memset(s->mine, 0, s->ctl_bytes);
-    }
-    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, ck_comm_mpi(comm));
-    if (anybad) {
-        if (s) {
-            if (s->mine) ck_free(comm, s->mine);
-            free(s->peer);
-            free(s->off);
-            free(s);
-        }
-        return ck_fail(comm, CK_ERR_NOMEM, "%s: could not take its region of %zu B from the shared heap%s", name,
-                       want, bad ? "" : " (on another rank)");
-    }
-    MPI_Allgather(&mine_off, 1, MPI_INT64_T, s->off, 1, MPI_INT64_T, s->mpi);
-    for (int q = 0; q < p; q++) s->peer[q] = q == rank ? s->mine : ck_shm_peer(comm, q, s->off[q]);
-    int rc = ck_algo_state_set(comm, &sym_key, s, sym_destroy);
-    if (rc) { sym_destroy(s); return rc; }
+    if (!s) { ck_shm_region_destroy(g); return ck_fail(comm, CK_ERR_NOMEM, "%s: out of memory", name); }
+    *s = (shm_sym){.comm = comm, .region = g, .p = p, .rank = ck_comm_rank(comm), .ctl_bytes = ctl, .bytes = want,
+                   .mine = g->mine, .peer = g->peer, .mine_off = ck_shm_offset(comm, g->mine, want)};
+    if ((rc = ck_algo_state_set(comm, &sym_key, s, sym_destroy))) { sym_destroy(s); return rc; }
     *out = s;
     return CK_SUCCESS;
 }
@@ -260,7 +238,7 @@ int ck_shm_sym_allreduce(ck_comm *comm, const void *sendbuf, void *recvbuf,
         ck_step(comm, step, "copy-in");
         if (soff < 0 && (rc = ck_copy(comm, s->mine + half_off(s, h), in + off * es, n * es))) break;
         d->gen = g;
-        d->src_off = soff >= 0 ? soff + (int64_t)(off * es) : s->off[r] + (int64_t)half_off(s, h);
+        d->src_off = soff >= 0 ? soff + (int64_t)(off * es) : s->mine_off + (int64_t)half_off(s, h);
         d->exposed = soff >= 0;
         ck_step(comm, step, "barrier");
         if ((rc = barrier(s, "its input of the launch"))) break;

@@ -8,7 +8,8 @@
  * heap, which every peer has mapped. A buffer is named across ranks by its
  * offset: rank r computes ck_shm_offset(comm, buf, bytes), tells its peers
  * (through shared flags, say), and a peer loads from ck_shm_peer(comm, r,
- * offset). Buffers that are not in the heap (malloc'd by the program, or
+ * offset); ck_shm_region_create does this for a region every rank takes
+ * at once. Buffers that are not in the heap (malloc'd by the program, or
  * handed out after the heap was full) have no offset: copy them into a
  * buffer of your own from ck_alloc first.
  *
@@ -41,6 +42,36 @@ int64_t ck_shm_offset(const ck_comm *comm, const void *ptr, size_t bytes);
 /* Rank `rank`'s shared memory at `offset`, mapped into this process (its own
  * for rank == ck_comm_rank); NULL on a bad rank or a non-shm communicator. */
 void   *ck_shm_peer(const ck_comm *comm, int rank, int64_t offset);
+
+/* A symmetric region: the same number of bytes in every rank's shared heap,
+ * each mapped into every peer: where an algorithm keeps its flags and the
+ * buffers its peers load from (what vLLM's and TensorRT-LLM's custom
+ * all-reduces call the IPC buffers).
+ *
+ *   ck_shm_region_create   collective. Every rank takes `bytes` from its
+ *       shared heap, zeroed, and learns where each peer's region is:
+ *       region->peer[q] is rank q's, mapped into this process (peer[rank] ==
+ *       mine). When any rank cannot (the heap is full, not a shm
+ *       communicator) every rank gets the error and *out = NULL.
+ *   ck_shm_region_destroy  collective. Waits until every rank has reached it
+ *       (a peer may still be loading from this rank's region), then frees.
+ *       It fits ck_algo_state_set's destructor: keep the region in your
+ *       algorithm's state and free it from your state's destructor, which
+ *       ck_comm_destroy calls on every rank.
+ *
+ * Create it on the first call on a communicator (ck_algo_state returns NULL
+ * until then): every rank makes that first call, so all ranks take part.
+ * The zeroing is complete on every rank before any rank returns from create,
+ * so flags in the region start at 0 everywhere. */
+typedef struct ck_shm_region {
+    ck_comm *comm;
+    int      p, rank;
+    size_t   bytes;
+    char    *mine;      /* this rank's region: peer[rank] */
+    char   **peer;      /* [p]: rank q's region, mapped here */
+} ck_shm_region;
+int  ck_shm_region_create(ck_comm *comm, size_t bytes, ck_shm_region **out);
+void ck_shm_region_destroy(void *region);
 
 /* Wait until pending(arg) returns -1, bounded by the communicator's watchdog
  * (config.timeout_s). pending returns the rank still waited for (>= 0) or -1

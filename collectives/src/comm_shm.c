@@ -7,6 +7,7 @@
  */
 #include <sched.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -35,6 +36,61 @@ void *ck_shm_peer(const ck_comm *c, int rank, int64_t offset)
     void *t = shm_self(c);
     char *b = t ? ck_shm_tr_base(t, rank) : NULL;
     return b && offset >= 0 ? b + offset : NULL;
+}
+
+/* ------------------------------------------------------------ symmetric regions */
+
+static void region_free(ck_shm_region *g)
+{
+    if (!g) return;
+    if (g->mine) ck_free(g->comm, g->mine);
+    free(g->peer);
+    free(g);
+}
+
+int ck_shm_region_create(ck_comm *c, size_t bytes, ck_shm_region **out)
+{
+    if (!c || !out) return CK_ERR_INVALID_ARG;
+    *out = NULL;
+    const size_t take = bytes ? bytes : 64;
+    ck_shm_region *g = calloc(1, sizeof *g);
+    int64_t off = -1, *offs = malloc((size_t)c->size * sizeof *offs);
+    int bad = 1, anybad = 1;
+    if (g) {
+        g->comm = c;
+        g->p = c->size;
+        g->rank = c->rank;
+        g->bytes = bytes;
+        g->peer = calloc((size_t)c->size, sizeof *g->peer);
+        g->mine = ck_shm_active(c) ? ck_alloc(c, take) : NULL;
+        off = g->mine ? ck_shm_offset(c, g->mine, take) : -1;
+        bad = !offs || !g->peer || off < 0;
+        /* zeroed before any peer can see it: the agreement below orders it */
+        if (!bad) memset(g->mine, 0, take);
+    }
+    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, c->mpi);
+    if (anybad) {
+        region_free(g);
+        free(offs);
+        if (!ck_shm_active(c))
+            return ck_fail(c, CK_ERR_UNSUPPORTED, "a shared region needs the shm transport (this communicator is %s)",
+                           ck_comm_transport_name(c));
+        return ck_fail(c, CK_ERR_NOMEM, "could not take a shared region of %zu B from the shared heap%s", take,
+                       bad ? "" : " (on another rank)");
+    }
+    MPI_Allgather(&off, 1, MPI_INT64_T, offs, 1, MPI_INT64_T, c->mpi);
+    for (int q = 0; q < g->p; q++) g->peer[q] = q == g->rank ? g->mine : ck_shm_peer(c, q, offs[q]);
+    free(offs);
+    *out = g;
+    return CK_SUCCESS;
+}
+
+void ck_shm_region_destroy(void *region)
+{
+    ck_shm_region *g = region;
+    if (!g) return;
+    MPI_Barrier(g->comm->mpi);   /* nobody frees while a peer may still load from it */
+    region_free(g);
 }
 
 int ck_shm_wait(ck_comm *c, int (*pending)(void *arg), void *arg, const char *what)

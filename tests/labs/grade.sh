@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # grade.sh COLLGRADE LABDIR FILE CODES REGEX... — run the autograder on FILE
 # (a skeleton, a solution, a cheat) and require its exit code to be one of
-# CODES (comma-separated) and its report to match every REGEX.
+# CODES (comma-separated) and its report to match every REGEX. GRADE_NP_MAX,
+# when set, is passed as --np-max (a skeleton that fails every case is slow to
+# check: each failed case starts on a fresh communicator).
 set -u
 G=$1 LAB=$2 FILE=$3 CODES=$4; shift 4
 export COLLGRADE_WORK
 COLLGRADE_WORK=$(mktemp -d)
 trap 'rm -rf "$COLLGRADE_WORK"' EXIT
-out=$("$G" "$LAB" --file "$FILE" --json "$COLLGRADE_WORK/r.json" --junit "$COLLGRADE_WORK/r.xml" 2>&1); rc=$?
+out=$("$G" "$LAB" --file "$FILE" ${GRADE_NP_MAX:+--np-max "$GRADE_NP_MAX"} --json "$COLLGRADE_WORK/r.json" --junit "$COLLGRADE_WORK/r.xml" 2>&1); rc=$?
 echo "$out"
 pass=0; fail=0
 case ",$CODES," in *",$rc,"*) pass=$((pass + 1)) ;; *) echo "FAIL: exit $rc, expected one of $CODES"; fail=$((fail + 1)) ;; esac

@@ -5,6 +5,7 @@
 #   - no reference solution, no instructor notes, no algorithm source code
 #     (the built-in algorithms are in lib/libcollkit.a; docs/ has their slides);
 #   - the skeletons are the students' files; the untouched skeleton grades low;
+#   - the handouts' paths (build/bin, build/labs/NN-*/lab) work in the kit;
 #   - lab 01 solved inside the kit (the reference solution copied in, as a
 #     student's file would be) gets full correctness and integrity marks.
 set -u
@@ -20,14 +21,19 @@ K=$dir/kit
 "$SRC/scripts/student-kit.sh" "$B" "$K" > "$dir/again.log" 2>&1; rc=$?
 [ $rc -ne 0 ] && grep -q "already exists" "$dir/again.log" && ok || bad "an existing kit folder was not refused"
 [ -z "$(find "$K" -path '*solution*' -o -path '*instructor*')" ] && ok || bad "solutions or instructor notes in the kit"
-leaked=$(grep -rlE "static int (ring|rp|naive|tree|tree2|rd|rab)_run|ck_trees_allreduce|ring_schedule_bytes" "$K" \
+leaked=$(grep -rlE "static int (ring|rp|naive|tree|tree2|rd|rab|oneshot|twoshot)_run|ck_trees_allreduce|ring_schedule_bytes|memory_order_acquire\) < w->k" "$K" \
          --include='*.c' --include='*.h' --include='*.md' 2>/dev/null)
 [ -z "$leaked" ] && ok || bad "algorithm code in the kit: $leaked"
 [ -f "$K/docs/algorithms/ring.md" ] && grep -q "reduce-scatter" "$K/docs/algorithms/ring.md" && ok || bad "no algorithm docs"
 cmp -s "$SRC/labs/01-ring/skeleton/my_ring.c" "$K/labs/01-ring/my_ring.c" && ok || bad "lab 01's file is not the skeleton"
 (cd "$K" && bin/collgrade 01 --np-max 3 > "$dir/skel.txt" 2>&1); rc=$?
 [ $rc -eq 1 ] && grep -q "own input unchanged" "$dir/skel.txt" && ok || { bad "skeleton in the kit (rc $rc)"; cat "$dir/skel.txt"; }
+# The handouts' paths work in the kit as written: build/bin/..., build/labs/NN-*/lab.
+[ -x "$K/build/bin/ckrun" ] && [ -x "$K/build/labs/01-ring/lab" ] && ok || bad "build/bin or build/labs/01-ring/lab missing in the kit"
 cp "$SRC/labs/01-ring/solution/my_ring.c" "$K/labs/01-ring/my_ring.c"
+(cd "$K" && build/bin/collkit-cc labs/01-ring/my_ring.c -o build/labs/01-ring/lab > "$dir/cc.txt" 2>&1 &&
+  build/bin/ckrun -np 2 build/labs/01-ring/lab check --algo my_ring --quick --dtype f32 > "$dir/chk.txt" 2>&1) && ok \
+  || { bad "the handout's rebuild and check commands in the kit"; cat "$dir/cc.txt" "$dir/chk.txt"; }
 (cd "$K" && make lab01 > "$dir/sol.txt" 2>&1)
 grep -Eq "correctness +60.0 / 60" "$dir/sol.txt" && grep -Eq "integrity +20.0 / 20" "$dir/sol.txt" && ok \
   || { bad "lab 01 solved in the kit"; cat "$dir/sol.txt"; }

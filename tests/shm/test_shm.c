@@ -12,7 +12,11 @@
  *     next communicator works;
  *   - oneshot and twoshot on buffers outside the heap (copy-in) and inside
  *     it (zero copy), in place and not; refused on the mpi transport;
- *   - the async engine runs them on its own clone of a shm communicator.
+ *   - the async engine runs them on its own clone of a shm communicator;
+ *   - ck_shm_region_create: a zeroed region per rank, every peer's mapped
+ *     (what one rank writes into a peer's region that peer reads), freed
+ *     collectively; a region larger than the heap is an error on every
+ *     rank; refused on the mpi transport.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -229,6 +233,42 @@ static void test_async(void)
     ck_comm_destroy(c);
 }
 
+static void test_region(void)
+{
+    ck_comm *c = NULL;
+    if (ck_comm_create(MPI_COMM_WORLD, CK_MEM_SHM, &c)) { CHECK(0, "create"); return; }
+    ck_shm_region *g = NULL;
+    const size_t bytes = (size_t)p * 64 + 4096;
+    int rc = ck_shm_region_create(c, bytes, &g);
+    CHECK(rc == CK_SUCCESS && g && g->p == p && g->rank == rank && g->bytes == bytes && g->mine == g->peer[rank],
+          "a region on every rank (%s)", ck_comm_errmsg(c));
+    if (g) {
+        int zero = 1;
+        for (size_t i = 0; i < bytes; i++) zero &= g->mine[i] == 0;
+        CHECK(zero, "the region starts zeroed");
+        MPI_Barrier(MPI_COMM_WORLD);   /* every rank has looked before any writes */
+        /* Each rank writes its byte into every peer's region, at its own place. */
+        for (int q = 0; q < p; q++) g->peer[q][(size_t)rank * 64] = (char)(rank + 1);
+        MPI_Barrier(MPI_COMM_WORLD);
+        int bad = 0;
+        for (int q = 0; q < p; q++) bad += g->mine[(size_t)q * 64] != (char)(q + 1);
+        CHECK(!bad, "what each peer wrote into this rank's region is there (%d not)", bad);
+        ck_shm_region_destroy(g);
+    }
+    ck_shm_region *big = (ck_shm_region *)&rc;
+    rc = ck_shm_region_create(c, (size_t)1 << 40, &big);
+    CHECK(rc == CK_ERR_NOMEM && big == NULL && strstr(ck_comm_errmsg(c), "shared heap"),
+          "a region larger than the heap: an error on every rank (%d: %s)", rc, ck_comm_errmsg(c));
+    ck_comm_destroy(c);
+
+    ck_comm *m = NULL;
+    if (ck_comm_create(MPI_COMM_WORLD, CK_MEM_HOST, &m)) { CHECK(0, "create mpi"); return; }
+    rc = ck_shm_region_create(m, 64, &g);
+    CHECK(rc == CK_ERR_UNSUPPORTED && g == NULL && strstr(ck_comm_errmsg(m), "needs the shm transport"),
+          "no region on the mpi transport (%d: %s)", rc, ck_comm_errmsg(m));
+    ck_comm_destroy(m);
+}
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -243,6 +283,7 @@ int main(int argc, char **argv)
     test_mismatch();
     test_single_copy();
     test_async();
+    test_region();
     int f = failed, anyf = 0;
     MPI_Allreduce(&f, &anyf, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) printf("%d passed, %d failed\n", passed, anyf);

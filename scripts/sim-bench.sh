@@ -46,7 +46,7 @@ COLLKIT_SIMGRID=require scripts/deps.sh
 [ -x "$BUILD/bin/benchreport" ] || { echo "sim-bench: $BUILD/bin/benchreport not found: run make first" >&2; exit 1; }
 if [ ! -f "$SBUILD/CMakeCache.txt" ]; then
   say "configuring the simulated build in $SBUILD (smpicc)"
-  cmake -S . -B "$SBUILD" -DCOLLKIT_SMPI=ON > /dev/null
+  cmake -S . -B "$SBUILD" -DCOLLKIT_SMPI=ON -DCMAKE_C_COMPILER="$(command -v smpicc)" > /dev/null
 fi
 say "building collbench and tagtrain with smpicc in $SBUILD"
 cmake --build "$SBUILD" -j "$JOBS" --target collbench tagtrain > "$SBUILD/sim-bench-build.log" 2>&1 ||
@@ -149,17 +149,14 @@ done
 
 # 5. The trainer, weak scaling: LOCAL rows per rank per step, the whole
 #    gradient all-reduced (--dense-allreduce), compute charged as modelled
-#    flops (trainer/dp.c). A synthetic dataset large enough for 4 steps per
-#    epoch at p = 64; a model small enough for 64 copies in one process.
+#    flops (trainer/dp.c). Synthetic data (tagsynth: the same on every
+#    machine), large enough for 4 steps per epoch at p = 64; a model small
+#    enough for 64 copies in one process.
 LOCAL=16
 ROWS=$((64 * LOCAL * 4 * 5 / 4))   # 4 steps at p = 64 after the 20 % validation split
 "$BUILD/bin/tagsynth" --rows "$ROWS" --out "$OUT/trainer_data.csv" --force > /dev/null
-HOLDOUT=""
-for d in datasets/madewithml ../shared/datasets/madewithml /work/shared/datasets/madewithml; do
-  [ -f "$d/holdout.csv" ] && { HOLDOUT=$d/holdout.csv; break; }
-done
-[ -n "$HOLDOUT" ] || HOLDOUT=$OUT/trainer_data.csv
-TRAIN=(--data "$OUT/trainer_data.csv" --holdout "$HOLDOUT" --features 4096 --char-ngrams off --hidden 64
+"$BUILD/bin/tagsynth" --rows 512 --seed 2 --out "$OUT/trainer_holdout.csv" --force > /dev/null
+TRAIN=(--data "$OUT/trainer_data.csv" --holdout "$OUT/trainer_holdout.csv" --features 4096 --char-ngrams off --hidden 64
        --epochs 2 --dense-allreduce --no-save --quiet)
 for p in $TRAIN_NP; do
   for a in $TRAIN_ALGOS; do
@@ -210,7 +207,7 @@ for a in $TRAIN_ALGOS; do
     echo "$a,$p,$s,$eff,$c" >> "$OUT/trainer.csv"
   done
 done
-rm -f "$OUT/trainer_data.csv"   # regenerated from its seed; not a result
+rm -f "$OUT/trainer_data.csv" "$OUT/trainer_holdout.csv"   # regenerated from their seeds; not results
 say "trainer (p = 1 .. 64, efficiency at p = 64): $(awk -F, '$2 == 64 { printf "%s%s %s", sep, $1, $4; sep = ", " }' "$OUT/trainer.csv")"
 
 # 7. The model to 4096 ranks with the recovered parameters (arithmetic only: native).

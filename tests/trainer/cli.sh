@@ -7,7 +7,9 @@ set -u
 TEST=$1 BIN=$2 MPIRUN=$3
 W=$(mktemp -d /tmp/collkit_trainer_cli.XXXXXX)
 trap 'rm -rf "$W"' EXIT
-SMALL="--features 1024 --hidden 32 --batch 32 --epochs 4"
+# --val-frac 0.2: a validation split, so that best.ckpt is the best epoch by val
+# loss (the default trains on all rows, and best.ckpt is the last epoch).
+SMALL="--features 1024 --hidden 32 --batch 32 --epochs 4 --val-frac 0.2"
 pass=0 fail=0
 ok()  { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
@@ -138,6 +140,13 @@ predict)
         "--json output: $(cat "$W/j")"
   "$BIN/tagpredict" --checkpoint "$W/r/last.ckpt" --title "YOLO object detection" --json > "$W/j" 2>&1
   check '[ $? -eq 0 ] && grep -q "\"tag\":" "$W/j"' "tagpredict on last.ckpt: $(cat "$W/j")"
+  # Without a validation split (the default), best.ckpt is the last epoch's model.
+  train 2 $SMALL --val-frac 0 --save "$W/nv" > "$W/o" 2>&1
+  check '[ $? -eq 0 ] && grep -q "764 train / 0 val" "$W/o" && grep -q "the model of the last epoch, 4" "$W/o" && ! grep -q "warning" "$W/o"' \
+        "--val-frac 0: $(cat "$W/o")"
+  "$BIN/tagpredict" --checkpoint "$W/nv/best.ckpt" --title "YOLO object detection" --json > "$W/j1" 2>&1
+  "$BIN/tagpredict" --checkpoint "$W/nv/last.ckpt" --title "YOLO object detection" --json > "$W/j2" 2>&1
+  check 'cmp -s "$W/j1" "$W/j2"' "--val-frac 0: best.ckpt and last.ckpt predict differently"
   ;;
 bucketed)
   # Buckets of 8 KiB: many all-reduces in flight during backward; all ranks in

@@ -5,6 +5,9 @@
 #   make test         build, then run the CTest suite
 #   make test SANITIZE=1   the same with ASan + UBSan, in build-sanitize/
 #   make bench        build, then run the benchmark sweep (BENCH=full for more)
+#   make lab01        start/continue lab 01: your labs/01-ring/my_ring.c, built and graded
+#   make student-kit  the folder + tarball a course hands out (KIT=student-kit)
+#   make slides       one PDF deck per lab from slides/*.md (build/slides/)
 #   make clean        remove the build folders
 
 SANITIZE ?= 0
@@ -17,7 +20,9 @@ endif
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CTEST_FLAGS ?= --output-on-failure
 
-.PHONY: all deps configure build test bench clean
+KIT ?= student-kit
+
+.PHONY: all deps configure build test bench clean student-kit slides
 
 all: build
 
@@ -37,6 +42,15 @@ test: build
 
 bench: build
 	@scripts/bench.sh $(BUILD)
+
+lab%: build
+	@scripts/lab.sh $(BUILD) $*
+
+student-kit: build
+	@scripts/student-kit.sh $(BUILD) $(KIT)
+
+slides: build
+	@scripts/slides.sh $(BUILD)
 
 clean:
 	rm -rf build build-sanitize

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "collbench.h"
+#include "collkit_util.h"
 
 int collbench_main(int argc, char **argv)
 {
@@ -24,7 +25,7 @@ int collbench_main(int argc, char **argv)
     if (rc == 1) return 0;
     if (rc) return 2;
     if (o.mode == BM_MODE_LIST) {
-        if (bm_is_print_rank()) ck_algo_print_table(stdout);
+        if (ck_is_print_rank()) ck_algo_print_table(stdout);
         return 0;
     }
 
@@ -32,14 +33,14 @@ int collbench_main(int argc, char **argv)
     if (strcmp(o.model, "auto") && strcmp(o.model, "none")) {
         char err[256];
         if (bm_params_load(o.model, &file_model, err, sizeof err)) {
-            if (bm_is_print_rank()) fprintf(stderr, "collbench: error: --model: %s\n", err);
+            if (ck_is_print_rank()) fprintf(stderr, "collbench: error: --model: %s\n", err);
             return 2;
         }
         model = &file_model;
     }
     if (o.mode == BM_MODE_EXTRAPOLATE) {
         if (!model) {
-            if (bm_is_print_rank())
+            if (ck_is_print_rank())
                 fprintf(stderr, "collbench: error: --extrapolate needs --model FILE "
                                 "(write one with: mpirun -np 2 collbench --pingpong --save-model FILE)\n");
             return 2;
@@ -68,6 +69,8 @@ int collbench_main(int argc, char **argv)
 
     if (o.mode == BM_MODE_PINGPONG) {
         rc = bm_run_pingpong(comm, &o);
+    } else if (o.mode == BM_MODE_PAIRED) {
+        rc = bm_run_paired(comm, &o);
     } else {
         bm_params auto_model;
         if (model) {

@@ -12,7 +12,7 @@
 #define BM_MAX_ALGOS 64
 
 enum { BM_PLACE_OUT = 1, BM_PLACE_IN = 2 };
-enum { BM_MODE_SWEEP, BM_MODE_PINGPONG, BM_MODE_EXTRAPOLATE, BM_MODE_LIST };
+enum { BM_MODE_SWEEP, BM_MODE_PINGPONG, BM_MODE_EXTRAPOLATE, BM_MODE_LIST, BM_MODE_PAIRED };
 
 typedef struct bm_opts {
     int         mode;
@@ -24,7 +24,7 @@ typedef struct bm_opts {
     ck_dtype    dtype;
     ck_op       op;
     int         place;                /* BM_PLACE_* bits */
-    unsigned    mem;                  /* CK_MEM_HOST or CK_MEM_CUDA (--device) */
+    unsigned    mem;                  /* CK_MEM_HOST, CK_MEM_HOST | CK_MEM_SHM or CK_MEM_CUDA (--device, --transport) */
     const ck_algo *algos[BM_MAX_ALGOS];
     int         nalgos;
     const char *csv, *json;           /* result files, NULL = none */
@@ -43,8 +43,6 @@ typedef struct bm_opts {
 int collbench_main(int argc, char **argv);
 
 int bm_parse_args(int argc, char **argv, bm_opts *o);
-/* 1 on MPI rank 0 (or outside mpirun): the rank that prints. */
-int bm_is_print_rank(void);
 
 /* Median, min and max of v[0..n) (v is sorted in place). */
 void bm_stats(double *v, int n, double *med, double *mn, double *mx);
@@ -56,6 +54,8 @@ int bm_calibrate(ck_comm *comm, const bm_opts *o, size_t minb, size_t maxb, int 
 int bm_run_pingpong(ck_comm *comm, const bm_opts *o);
 int bm_run_sweep(ck_comm *comm, const bm_opts *o, const bm_params *model);
 int bm_run_extrapolate(const bm_opts *o, const bm_params *model);
+/* --paired: the two algorithms of --algo against each other (paired.c). */
+int bm_run_paired(ck_comm *comm, const bm_opts *o);
 
 /* sync.c: collectives among the benchmark's ranks, bounded by the watchdog
  * (the communicator's timeout_s): past it the job ends with a message naming

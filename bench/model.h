@@ -41,8 +41,8 @@ int bm_fit_alpha_beta(const double *n, const double *t, int k, double *alpha, do
 /* Crossovers: where the fastest algorithm among `algos` changes, for p ranks,
  * by their cost functions (algorithms without one are never the fastest),
  * between n_lo and n_hi bytes. The leader changes only when another algorithm
- * is faster by more than `tol` (0.02 = 2 %: near-ties, such as ring and
- * ring_pipelined below one chunk, do not flicker; 0 = exact). Writes up to
+ * is faster by more than `tol` (0.02 = 2 %: near-ties, such as a pipelined
+ * algorithm and its plain form below one chunk, do not flicker; 0 = exact). Writes up to
  * max entries: below size[i] the best is algos[from[i]], from size[i] on it is
  * algos[to[i]]. Returns the number found; best_at_lo receives the index of
  * the best algorithm at n_lo. */

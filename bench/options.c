@@ -4,24 +4,13 @@
  * every rank, so a bad option stops every rank with the same exit code 2 and
  * only rank 0 prints the message.
  */
-#include <ctype.h>
-#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "collbench.h"
-
-int bm_is_print_rank(void)
-{
-    const char *vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"};
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-        const char *s = getenv(vars[i]);
-        if (s) return atoi(s) == 0;
-    }
-    return 1;
-}
+#include "collkit_util.h"
 
 static void usage(FILE *f)
 {
@@ -43,10 +32,14 @@ static void usage(FILE *f)
 "      --place P           out, in or both (out-of-place / in-place; default both)\n"
 "  -c, --check 0|1         check each result with the checker's inputs, #wrong column (default 1)\n"
 "      --device D          host or cuda (default host)\n"
+"      --transport T       mpi (host, default), shm (host buffers the ranks of one node share;\n"
+"                          adds oneshot and twoshot) or cuda-ipc (the same as --device cuda)\n"
 "      --chunk SIZE        pipeline chunk of the chunked algorithms (default: the library's, 256K)\n"
 "modes\n"
 "      --pingpong          ranks 0 and 1 ping-pong over the sizes; fits alpha and beta, times gamma and memcpy\n"
 "      --extrapolate       print the model for p = 2 .. --pmax (default 4096) and the crossover sizes\n"
+"      --paired            --algo A,B timed against each other: ABBA order, slowest rank per call,\n"
+"                          median speed t(A)/t(B) per size with quartiles (out-of-place)\n"
 "      --pmax N            largest p for --extrapolate\n"
 "model and output\n"
 "      --model M           auto (calibrate first, default), none, or a file written by --save-model\n"
@@ -61,7 +54,7 @@ static void usage(FILE *f)
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int fail(const char *fmt, ...)
 {
-    if (bm_is_print_rank()) {
+    if (ck_is_print_rank()) {
         va_list ap;
         va_start(ap, fmt);
         fprintf(stderr, "collbench: error: ");
@@ -72,76 +65,40 @@ static int fail(const char *fmt, ...)
     return 2;
 }
 
-/* "64M" -> 67108864. Binary units, as nccl-tests takes them; an optional
- * trailing B is allowed ("64MB"). */
+/* "64M" -> 67108864: binary units, as nccl-tests takes them, and an optional
+ * trailing B ("64MB"). Up to 1 TiB, far beyond any buffer this can allocate. */
 static int parse_size(const char *opt, const char *s, size_t *out)
 {
-    char *end;
-    errno = 0;
-    if (!isdigit((unsigned char)*s)) return fail("%s '%s': expected a number of bytes, e.g. 8, 64K, 16M", opt, s);
-    unsigned long long v = strtoull(s, &end, 10);
-    unsigned long long mul = 1;
-    switch (toupper((unsigned char)*end)) {
-    case 'K': mul = 1ull << 10; end++; break;
-    case 'M': mul = 1ull << 20; end++; break;
-    case 'G': mul = 1ull << 30; end++; break;
-    default: break;
-    }
-    if (toupper((unsigned char)*end) == 'B') end++;
-    if (*end) return fail("%s '%s': bad size suffix '%s' (use K, M or G)", opt, s, end);
-    if (errno || v > (1ull << 40) / mul) return fail("%s '%s': too large", opt, s);
-    *out = (size_t)(v * mul);
+    char err[128];
+    uint64_t v;
+    if (ck_parse_size(s, 1ull << 40, &v, err, sizeof err)) return fail("%s '%s': %s", opt, s, err);
+    *out = (size_t)v;
     return 0;
 }
 
 static int parse_int(const char *opt, const char *s, int lo, int hi, int *out)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || errno) return fail("%s '%s': expected an integer", opt, s);
-    if (v < lo || v > hi) return fail("%s %ld: must be between %d and %d", opt, v, lo, hi);
+    char err[128];
+    long long v;
+    if (ck_parse_int(s, lo, hi, &v, err, sizeof err)) return fail("%s '%s': %s", opt, s, err);
     *out = (int)v;
     return 0;
 }
 
-/* The registry decides which names exist; only rank 0 speaks. */
+/* The registry decides which names exist and says what is wrong. */
 static int parse_algos(const char *spec, bm_opts *o)
 {
+    char err[1024];
     if (!strcmp(spec, "list")) { o->mode = BM_MODE_LIST; return 0; }
-    o->nalgos = 0;
-    if (!strcmp(spec, "all")) {
-        for (int i = 0; i < ck_algo_count() && o->nalgos < BM_MAX_ALGOS; i++)
-            if (ck_algo_at(i)->mem & o->mem) o->algos[o->nalgos++] = ck_algo_at(i);
-        return o->nalgos ? 0 : fail("--algo all: no algorithm runs on this device");
-    }
-    char buf[1024];
-    if (!*spec || strlen(spec) >= sizeof buf) return fail("--algo '%s': expected a comma-separated list", spec);
-    strcpy(buf, spec);
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        const ck_algo *a = ck_algo_find(t);
-        if (!a || !(a->mem & o->mem)) {
-            if (bm_is_print_rank()) {
-                fprintf(stderr, "collbench: error: --algo: %s '%s'\nknown algorithms:",
-                        a ? "this device cannot run" : "unknown algorithm", t);
-                for (int i = 0; i < ck_algo_count(); i++)
-                    if (ck_algo_at(i)->mem & o->mem) fprintf(stderr, " %s", ck_algo_at(i)->name);
-                fprintf(stderr, "\n");
-            }
-            return 2;
-        }
-        for (int i = 0; i < o->nalgos; i++)
-            if (o->algos[i] == a) return fail("--algo: '%s' given twice", t);
-        if (o->nalgos == BM_MAX_ALGOS) return fail("--algo: too many algorithms");
-        o->algos[o->nalgos++] = a;
-    }
-    return o->nalgos ? 0 : fail("--algo '%s': no algorithm named", spec);
+    if (ck_algo_parse_list(spec, o->mem, o->algos, BM_MAX_ALGOS, &o->nalgos, err, sizeof err))
+        return fail("--algo: %s", err);
+    return 0;
 }
 
 int bm_parse_args(int argc, char **argv, bm_opts *o)
 {
     enum { O_ALGO = 256, O_PLACE, O_CSV, O_JSON, O_MODEL, O_SAVE, O_TRACE, O_TRACECAP, O_PING, O_EXTRAP,
-           O_PMAX, O_DEVICE, O_BUDGET, O_CHUNK };
+           O_PMAX, O_DEVICE, O_BUDGET, O_CHUNK, O_PAIRED, O_TRANSPORT };
     static const struct option lo[] = {
         {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'}, {"stepfactor", 1, 0, 'f'},
         {"iters", 1, 0, 'n'}, {"warmup_iters", 1, 0, 'w'}, {"check", 1, 0, 'c'},
@@ -150,10 +107,10 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
         {"model", 1, 0, O_MODEL}, {"save-model", 1, 0, O_SAVE}, {"trace", 1, 0, O_TRACE},
         {"trace-capacity", 1, 0, O_TRACECAP}, {"pingpong", 0, 0, O_PING}, {"extrapolate", 0, 0, O_EXTRAP},
         {"pmax", 1, 0, O_PMAX}, {"device", 1, 0, O_DEVICE}, {"time-budget", 1, 0, O_BUDGET},
-        {"chunk", 1, 0, O_CHUNK},
+        {"chunk", 1, 0, O_CHUNK}, {"paired", 0, 0, O_PAIRED}, {"transport", 1, 0, O_TRANSPORT},
         {0, 0, 0, 0}};
-    const char *algo_spec = "all";
-    int rc, tmp;
+    const char *algo_spec = "all", *transport = NULL;
+    int rc, tmp = 0;
     memset(o, 0, sizeof *o);
     o->mode = BM_MODE_SWEEP;
     o->minbytes = 8;
@@ -187,7 +144,7 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
         case 'o':
             if (ck_op_parse(optarg, &o->op)) return fail("-o '%s': unknown op (sum prod min max avg)", optarg);
             break;
-        case 'h': if (bm_is_print_rank()) usage(stdout); return 1;
+        case 'h': if (ck_is_print_rank()) usage(stdout); return 1;
         case O_ALGO: algo_spec = optarg; break;
         case O_PLACE:
             if (!strcmp(optarg, "out")) o->place = BM_PLACE_OUT;
@@ -206,11 +163,17 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
             break;
         case O_PING: o->mode = BM_MODE_PINGPONG; break;
         case O_EXTRAP: o->mode = BM_MODE_EXTRAPOLATE; break;
+        case O_PAIRED: o->mode = BM_MODE_PAIRED; break;
         case O_PMAX: if ((rc = parse_int("--pmax", optarg, 2, 1 << 20, &o->extrap_pmax))) return rc; break;
         case O_DEVICE:
             if (!strcmp(optarg, "host")) o->mem = CK_MEM_HOST;
             else if (!strcmp(optarg, "cuda")) o->mem = CK_MEM_CUDA;
             else return fail("--device '%s': expected host or cuda", optarg);
+            break;
+        case O_TRANSPORT:
+            if (strcmp(optarg, "mpi") && strcmp(optarg, "shm") && strcmp(optarg, "cuda-ipc") && strcmp(optarg, "cuda"))
+                return fail("--transport '%s': expected mpi, shm or cuda-ipc", optarg);
+            transport = optarg;
             break;
         case O_CHUNK:
             if ((rc = parse_size("--chunk", optarg, &o->chunk))) return rc;
@@ -229,6 +192,12 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
         }
     }
     if (optind < argc) return fail("unexpected argument '%s'", argv[optind]);
+    if (transport) {
+        /* shm and mpi move host buffers, cuda-ipc device buffers */
+        int dev = !strcmp(transport, "cuda-ipc") || !strcmp(transport, "cuda");
+        if (o->mem == CK_MEM_CUDA && !dev) return fail("--transport %s moves host buffers, not --device cuda", transport);
+        o->mem = dev ? CK_MEM_CUDA : !strcmp(transport, "shm") ? CK_MEM_HOST | CK_MEM_SHM : CK_MEM_HOST;
+    }
     if (o->minbytes > o->maxbytes)
         return fail("-b %zu is larger than -e %zu: the smallest size must not exceed the largest", o->minbytes, o->maxbytes);
     if (o->op == CK_AVG && !ck_dtype_is_float(o->dtype))
@@ -236,6 +205,8 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
     if (o->mode == BM_MODE_PINGPONG && o->minbytes == 0)
         return fail("--pingpong needs -b of at least 1 byte");
     if ((rc = parse_algos(algo_spec, o))) return rc;
+    if (o->mode == BM_MODE_PAIRED && o->nalgos != 2)
+        return fail("--paired compares exactly two algorithms: --algo A,B (got %d)", o->nalgos);
     if (o->trace && o->mode != BM_MODE_SWEEP) return fail("--trace works with the all-reduce sweep only");
     if (o->json && o->mode != BM_MODE_SWEEP) return fail("--json works with the all-reduce sweep only (use --csv)");
     return 0;

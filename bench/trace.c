@@ -3,7 +3,7 @@
  * https://ui.perfetto.dev or chrome://tracing).
  *
  * Layout: one process per rank ("rank N"). Thread 0 holds the calls
- * ("allreduce ring 4 MB out-of-place") with the waits, reductions and copies
+ * ("allreduce NAME 4 MB out-of-place") with the waits, reductions and copies
  * that happen inside them — the calling thread, so they nest. Sends and
  * receives are in flight concurrently, so each gets its own lanes, one per
  * direction and peer ("send to 1", "recv from 3"); a pipelined algorithm with

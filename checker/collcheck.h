@@ -6,25 +6,30 @@
  * The inputs (cc_fill) are small integers held in the element type, different
  * for every rank AND every element, chosen so that the all-reduce of them is
  * exact in every summation order: the expected result is computed locally on
- * every rank and compared bit for bit. The encoding depends on (dtype, op, p):
+ * every rank and compared bit for bit. The encoding depends on (dtype, op, p),
+ * and on the call (the salt, below):
  *
- *   sum, avg   "rank mask": rank r contributes 2^r + (e(i) << p), where
- *              e(i) = i mod 2^E. The low p bits of a result say WHICH ranks'
+ *   sum, avg   "rank mask": rank r contributes 2^r + (e(j) << p), where
+ *              e(j) = j mod 2^E. The low p bits of a result say WHICH ranks'
  *              inputs it contains, the high bits say which ELEMENT (and how
  *              many contributions). Used while p + bits(p) + 4 <= B, the exact
  *              integer bits of the type (f32 24, f64 52, i32 30, i64 62,
  *              bf16 8): up to p = 15 for f32, 21 for i32, 42 for f64, 52 for
- *              i64, 2 for bf16. Beyond that: (i*(1 + r%2) + r*S) mod M with p*M <= 2^B
+ *              i64, 2 for bf16. Beyond that: (j*(1 + r%2) + r*S) mod M with p*M <= 2^B
  *              (distinct per rank while M >= p; bf16 at large p has only a
  *              few distinct values, so its detection is weaker there).
- *   prod       +-1 or +-2: the magnitude is 2 when (i + r) % 8 == 0, so an
- *              element has at most ceil(p/8) factors of 2 (2^8 at p = 64,
- *              exact even in bf16); the sign is a hash of (r, i), so a shifted
- *              or missing contribution flips the sign of about half the
- *              elements. Rule: the exact product of the p integers.
- *   min, max   ((r + i) mod p) * K + (i mod K) - Z: distinct per rank, the
- *              rank holding the min/max rotates with the element, half the
- *              values are negative.
+ *   prod       +-2 or +-4 (the magnitude and the sign a hash of (r, j)):
+ *              no input is the identity 1, so a contribution left out or
+ *              replaced by 1 changes the product, and the ranks it can have
+ *              been narrow down element by element. Exact: a product of
+ *              powers of two, at most 2^62 (floats, i64) or 2^29 (i32); at
+ *              larger p magnitudes 2 only, and past that budget of factors 2
+ *              the remaining ranks give +-1 (only their sign shows).
+ *   min, max   ((r + j) mod p) * K + (j mod K) + shift(j): distinct per rank,
+ *              the rank holding the min/max rotates with the element, and by
+ *              j mod 3 every value of an element is positive, every value is
+ *              negative, or they straddle zero — so 0 used as the identity of
+ *              min or max (or a rank's value replaced by 0) shows.
  *   avg        the exact sum S (as above), then ONE IEEE division by p in the
  *              element type: (float)S / (float)p for f32, (double)S / p for
  *              f64, bf16(float(S) / p) for bf16 — exactly what ck_allreduce
@@ -32,6 +37,17 @@
  *
  * All partial results of sum/prod/min/max are integers within the type's exact
  * range, so any association order gives the same bits.
+ *
+ * The salt: call k of a case (collcheck runs every case twice by default, and
+ * N times with --repeat N) uses element j = i + k * 2654435761 of the
+ * encoding in place of i, so every call has other inputs and another result:
+ * an algorithm that keeps a result, a partial sum or a posted receive from one
+ * call to the next is caught by the next, and its result decoded.
+ *
+ * Random floats (cc_fill_random): exact integers hide a summation order that
+ * depends on the rank. These inputs are random non-integer floats for sum and
+ * avg; a result is checked against the exact sum within the rounding bound of
+ * any summation order, and (by the driver) bit for bit across ranks.
  */
 #ifndef COLLKIT_COLLCHECK_H
 #define COLLKIT_COLLCHECK_H
@@ -50,10 +66,30 @@ void   cc_expected(void *host_buf, size_t count, ck_dtype dt, ck_op op, int p);
 /* Number of elements that differ from cc_expected (exact, bitwise comparison). */
 size_t cc_count_wrong(const void *host_got, size_t count, ck_dtype dt, ck_op op, int p);
 
+/* The same for call `salt` of a case (salt 0 is the functions above). */
+void   cc_fill_salted(void *host_buf, size_t count, ck_dtype dt, ck_op op, int rank, int p, unsigned salt);
+void   cc_expected_salted(void *host_buf, size_t count, ck_dtype dt, ck_op op, int p, unsigned salt);
+size_t cc_count_wrong_salted(const void *host_got, size_t count, ck_dtype dt, ck_op op, int p, unsigned salt);
+
+/* Random-float inputs for sum and avg on f32, f64 and bf16: element i of rank
+ * r for `seed`, deterministic in (rank, element, seed), non-integer, with
+ * exponents spread over 2^-7 .. 2^0 (2^-3 .. 2^0 for f64) so that partial
+ * sums round and their order shows in the last bits. */
+void   cc_fill_random(void *host_buf, size_t count, ck_dtype dt, int rank, unsigned seed);
+/* Check a sum or avg over p ranks of cc_fill_random inputs: every element
+ * within the rounding bound of the exact sum (see random.c for the bound).
+ * Returns the number of elements outside it; when there are any, `out` says
+ * which element, by how much, and what the error looks like. */
+size_t cc_check_random(char *out, size_t cap, const void *host_got, size_t count, ck_dtype dt, ck_op op,
+                       int rank, int p, unsigned seed);
+
 /* Explain a wrong result in words: the first wrong element, expected vs got,
  * and what the value decodes to (which ranks' contributions it holds, whether
  * it is another element's or block's value, another op's result, the recvbuf
- * fill, ...). `own_input` is this rank's cc_fill input (may be NULL);
+ * fill, 0 where 0 is no input, ...); then what up to 64 wrong elements show
+ * together — a claim about the algorithm ("looks like max", "data shifted by
+ * d", "rank q's contribution is missing") only when most of them, and at
+ * least two, agree, the counts otherwise. `own_input` is this rank's cc_fill input (may be NULL);
  * `fill_byte` >= 0 is the byte recvbuf was filled with before the call (out of
  * place), < 0 when none; `algo` (may be NULL) is the algorithm that ran: its
  * diagnose hook places the wrong element in its schedule (step, block, peer).
@@ -63,6 +99,12 @@ size_t cc_count_wrong(const void *host_got, size_t count, ck_dtype dt, ck_op op,
 size_t cc_diagnose(char *out, size_t cap, const void *host_got, const void *own_input, int fill_byte,
                    size_t count, ck_dtype dt, ck_op op, int rank, int p, const ck_algo *algo,
                    const ck_config *cfg);
+/* The same for call `salt` of a case; with salt > 0 a value that is the
+ * previous call's result (or that result combined with this call's) is
+ * recognised as state kept between calls. */
+size_t cc_diagnose_salted(char *out, size_t cap, const void *host_got, const void *own_input, int fill_byte,
+                          size_t count, ck_dtype dt, ck_op op, int rank, int p, const ck_algo *algo,
+                          const ck_config *cfg, unsigned salt);
 
 /* The whole CLI (calls MPI_Init/MPI_Finalize itself unless MPI is already
  * initialised). Tests and labs register their own algorithms with

@@ -3,42 +3,43 @@
  * on. The inputs (inputs.c) are built so that a wrong value can be decoded:
  * for sum, the low p bits say which ranks' inputs it holds and the high bits
  * which element; for min/max the value names the rank and element it came
- * from. On top of the first wrong element, every block of the ck_block
- * partition is classified (right, never written, another block's result...),
- * because most all-reduce bugs are block bugs. Where the decoded value names
- * a rank (a missing or doubled contribution), the algorithm's own diagnose
- * hook (ck_algo.diagnose) says where in ITS schedule that rank's data meets
- * the element: the checker itself knows no algorithm.
+ * from; for prod the factors narrow down which ranks' contributions it lacks.
+ *
+ * One wrong element proves little: a value that happens to equal the max of
+ * the inputs, or another element's result, can be a coincidence. So every
+ * wrong element examined (up to CC_EXAMINE, spread over all the wrong ones)
+ * gets a verdict, and a claim about the ALGORITHM ("the reduction looks like
+ * max", "data shifted by 3", "rank 2's contribution is missing", "state kept
+ * between calls") is made only when several of them agree and they are the
+ * majority; otherwise the summary says what the majority shows, with counts.
+ * The first wrong element is described in full, as facts about that element.
+ *
+ * On top of that, every block of the ck_block partition is classified (right,
+ * never written, another block's result...), because most all-reduce bugs are
+ * block bugs. Where the decoded value names a rank (a missing or doubled
+ * contribution), the algorithm's own diagnose hook (ck_algo.diagnose) says
+ * where in ITS schedule that rank's data meets the element: the checker itself
+ * knows no algorithm.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "check_internal.h"
+#include "encoding.h"
+#include "collkit_util.h"
 
-typedef struct { char *buf; size_t cap, len; } sbuf;
+#define CC_EXAMINE 64   /* wrong elements examined for the summary */
 
-static void add(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add(sbuf *b, const char *fmt, ...)
+static void add_rank_set(ck_sbuf *b, const int *ranks, int n)
 {
-    if (b->len + 1 >= b->cap) return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(b->buf + b->len, b->cap - b->len, fmt, ap);
-    va_end(ap);
-    if (n > 0) b->len += (size_t)n;
-    if (b->len >= b->cap) b->len = b->cap - 1;
-}
-
-static void add_rank_set(sbuf *b, const int *ranks, int n)
-{
-    add(b, "{");
-    for (int k = 0; k < n; k++) add(b, k ? ",%d" : "%d", ranks[k]);
-    add(b, "}");
+    ck_sbuf_add(b, "{");
+    for (int k = 0; k < n; k++) ck_sbuf_add(b, k ? ",%d" : "%d", ranks[k]);
+    ck_sbuf_add(b, "}");
 }
 
 typedef struct {
-    cc_scheme s;
+    cc_scheme s, prev;   /* this call's encoding; the previous call's (has_prev) */
+    int has_prev;
     size_t es, count;
     const unsigned char *got, *exp, *own;
     int fill_byte, rank;
@@ -46,6 +47,39 @@ typedef struct {
     const ck_config *cfg;
     int placed;      /* the algorithm's hook has already placed the fault */
 } ctx;
+
+/* What one wrong element shows. `ranks` is a set of candidate ranks (bit r):
+ * for K_MISSING / K_DOUBLED, the ranks whose contribution it can lack / hold
+ * twice — exactly those when `exact`, one of them otherwise. */
+enum {
+    K_UNEXPLAINED, K_FILL, K_OWN, K_PREV, K_PREV_OP, K_OTHER_OP, K_NODIV, K_ZERO_ID,
+    K_SHIFT, K_MISSING, K_DOUBLED, K_SIGN, K_NOT_INT, K_RANGE, K_NKINDS
+};
+typedef struct {
+    int       kind;
+    long long param;   /* K_OTHER_OP: the op; K_SHIFT: the distance */
+    uint64_t  ranks;
+    int       exact;
+} verdict;
+
+static const char *const kind_names[K_NKINDS] = {
+    [K_UNEXPLAINED] = "unexplained",
+    [K_FILL]        = "never written",
+    [K_OWN]         = "this rank's own input unchanged",
+    [K_PREV]        = "the previous call's result",
+    [K_PREV_OP]     = "the previous call's result combined with this call's",
+    [K_OTHER_OP]    = "another op's result over the inputs",
+    [K_NODIV]       = "the sum (no division by p)",
+    [K_ZERO_ID]     = "0, which is no rank's input",
+    [K_SHIFT]       = "another element's value",
+    [K_MISSING]     = "lacking a rank's contribution",
+    [K_DOUBLED]     = "holding a rank's contribution twice",
+    [K_SIGN]        = "right magnitude, wrong sign",
+    [K_NOT_INT]     = "not integers (garbage)",
+    [K_RANGE]       = "outside the range of the inputs",
+};
+
+static uint64_t bit(int r) { return r < 64 ? 1ull << r : 0; }
 
 /* The reduction of element i's inputs under another op, if it is exact. */
 static int fold_as(const cc_scheme *s, ck_op op2, size_t i, int64_t *out)
@@ -66,7 +100,20 @@ static int fold_as(const cc_scheme *s, ck_op op2, size_t i, int64_t *out)
     return 1;
 }
 
-static int is_fill(ctx *c, size_t i)
+/* a op b in exact integers, if it fits the type. */
+static int combine(const cc_scheme *s, int64_t a, int64_t b, int64_t *out)
+{
+    switch (s->op) {
+    case CK_SUM:  if (__builtin_add_overflow(a, b, out)) return 0; break;
+    case CK_PROD: if (__builtin_mul_overflow(a, b, out)) return 0; break;
+    case CK_MIN:  *out = a < b ? a : b; break;
+    case CK_MAX:  *out = a > b ? a : b; break;
+    default:      return 0;
+    }
+    return 1;
+}
+
+static int is_fill(const ctx *c, size_t i)
 {
     if (c->fill_byte < 0) return 0;
     for (size_t k = 0; k < c->es; k++)
@@ -74,22 +121,22 @@ static int is_fill(ctx *c, size_t i)
     return 1;
 }
 
-static int is_own(ctx *c, size_t i)
+static int is_own(const ctx *c, size_t i)
 {
     return c->own && c->s.p > 1 && !memcmp(c->got + i * c->es, c->own + i * c->es, c->es);
 }
 
 /* Ask the algorithm where element i meets rank `missing` (or, with -1 for
  * both, where this rank gets element i's result), and append its answer. */
-static void place(sbuf *b, ctx *c, size_t i, int missing, int doubled)
+static void place(ck_sbuf *b, ctx *c, size_t i, int missing, int doubled)
 {
-    if (c->placed || !c->algo || !c->algo->diagnose) return;
+    if (!b || c->placed || !c->algo || !c->algo->diagnose) return;
     static const ck_config defaults = {.chunk_bytes = 256 * 1024, .timeout_s = 30, .validate = 1};
     char where[400] = "";
     const ck_fault f = {.p = c->s.p, .rank = c->rank, .count = c->count, .elem = i, .esize = c->es,
                         .missing = missing, .doubled = doubled, .cfg = c->cfg ? c->cfg : &defaults};
     c->algo->diagnose(&f, where, sizeof where);
-    if (where[0]) add(b, " (in %s, %s)", c->algo->name, where);
+    if (where[0]) ck_sbuf_add(b, " (in %s, %s)", c->algo->name, where);
     c->placed = 1;
 }
 
@@ -102,27 +149,27 @@ static int block_of(size_t count, int p, size_t i, size_t *off, size_t *len)
     return -1;
 }
 
-/* A shift of d elements, put in words. */
-static void add_shift(sbuf *b, ctx *c, long long d)
+/* Appends go to b when describing the first element, nowhere otherwise. */
+static void say(ck_sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(ck_sbuf *b, const char *fmt, ...)
 {
-    add(b, "data shifted by %lld", d);
-    size_t off, len;
-    ck_block(c->count, c->s.p, 0, &off, &len);
-    long long ad = d < 0 ? -d : d;
-    if (ad == 1) add(b, " (a block boundary off by one?)");
-    else if (c->s.p > 1 && len > 1 && (ad == (long long)len || ad == (long long)len - 1))
-        add(b, " (one whole block: a block index off by one?)");
+    if (!b) return;
+    va_list ap;
+    va_start(ap, fmt);
+    ck_sbuf_vadd(b, fmt, ap);
+    va_end(ap);
 }
 
-static void explain_mask(sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev)
+static void explain_mask(ck_sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev, verdict *v)
 {
     const int p = c->s.p;
     const int64_t E = (int64_t)1 << c->s.ebits, full = ((int64_t)1 << p) - 1;
+    const size_t j = cc_key(&c->s, i);
     if (gv > 0) {
         int64_t low = gv & full, high = gv >> p;
         int n = __builtin_popcountll((unsigned long long)low);
         if (n > 0 && high % n == 0 && high / n < E) {
-            long long d = (long long)(high / n) - (long long)(i & (size_t)(E - 1));
+            long long d = (long long)(high / n) - (long long)(j & (size_t)(E - 1));
             if (d > E / 2) d -= E;
             if (d <= -E / 2) d += E;
             int has[64], miss[64], nh = 0, nm = 0;
@@ -131,156 +178,376 @@ static void explain_mask(sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev)
                 else miss[nm++] = r;
             }
             if (low == full && d != 0) {
-                add(b, ": it is the complete sum of element %lld (%+lld): ", (long long)i + d, d);
-                add_shift(b, c, d);
+                say(b, ": it is the complete sum of element %lld (%+lld)", (long long)i + d, d);
+                *v = (verdict){K_SHIFT, d, 0, 1};
                 return;
             }
-            if (nh == 1) add(b, ": it holds only rank %d's input", has[0]);
-            else { add(b, ": it holds the sum of ranks "); add_rank_set(b, has, nh); }
-            if (d != 0) add(b, " of element %lld (%+lld, data shifted)", (long long)i + d, d);
-            if (nm == 1) add(b, ": rank %d's contribution is missing", miss[0]);
-            else { add(b, ": the contributions of ranks "); add_rank_set(b, miss, nm); add(b, " are missing"); }
+            if (nh == 1) say(b, ": it holds only rank %d's input", has[0]);
+            else { say(b, ": it holds the sum of ranks "); if (b) add_rank_set(b, has, nh); }
+            if (d != 0) say(b, " of element %lld (%+lld, data shifted)", (long long)i + d, d);
+            if (nm == 1) say(b, ": rank %d's contribution is missing", miss[0]);
+            else { say(b, ": the contributions of ranks "); if (b) add_rank_set(b, miss, nm); say(b, " are missing"); }
+            *v = (verdict){K_MISSING, d, (uint64_t)(full & ~low), 1};
             if (d == 0) place(b, c, i, miss[0], -1);
             return;
         }
     }
     for (int q = 0; q < p; q++)
         if (gv - ev == cc_input(&c->s, q, i)) {
-            add(b, ": it is the full sum plus rank %d's input again: rank %d's contribution is counted twice", q, q);
+            say(b, ": it is the full sum plus rank %d's input again: rank %d's contribution is counted twice", q, q);
+            *v = (verdict){K_DOUBLED, 0, bit(q), 1};
             place(b, c, i, -1, q);
             return;
         }
-    add(b, ": it is not a sum of distinct ranks' inputs of one element (a contribution counted twice, "
+    say(b, ": it is not a sum of distinct ranks' inputs of one element (a contribution counted twice, "
            "or pieces of different elements mixed)");
 }
 
-static void explain_minmax(sbuf *b, ctx *c, size_t i, int64_t gv)
+static void explain_minmax(ck_sbuf *b, ctx *c, size_t i, int64_t gv, verdict *v)
 {
     const cc_scheme *s = &c->s;
-    int64_t u = gv + s->Z;
+    const size_t j = cc_key(s, i);
+    int64_t u = gv - cc_minmax_shift(s, j, NULL);
     if (u < 0 || u >= s->M * s->K) {
-        add(b, ": it is outside the range of the inputs (garbage?)");
+        say(b, ": it is outside the range of this element's inputs");
+        *v = (verdict){K_RANGE, 0, 0, 0};
         return;
     }
-    int64_t k = u / s->K, e = u % s->K, ei = (int64_t)(i % (size_t)s->K);
-    if (e != ei) {
-        long long d = (long long)(e - ei);
+    int64_t k = u / s->K, e = u % s->K, ej = (int64_t)(j % (size_t)s->K);
+    if (e != ej) {
+        long long d = (long long)(e - ej);
         if (d > s->K / 2) d -= s->K;
         if (d <= -s->K / 2) d += s->K;
-        add(b, ": it is an input of element %lld (%+lld): ", (long long)i + d, d);
-        add_shift(b, c, d);
+        say(b, ": it is an input of element %lld (%+lld)", (long long)i + d, d);
+        *v = (verdict){K_SHIFT, d, 0, 1};
         return;
     }
     if (s->M == s->p) {
-        int q = (int)(((k - (int64_t)(i % (size_t)s->M)) % s->M + s->M) % s->M);
-        int want = s->op == CK_MIN ? (int)((s->M - (int64_t)(i % (size_t)s->M)) % s->M)
-                                   : (int)((2 * s->M - 1 - (int64_t)(i % (size_t)s->M)) % s->M);
-        add(b, ": it is rank %d's input for this element, but the %s is rank %d's: "
+        int q = (int)(((k - (int64_t)(j % (size_t)s->M)) % s->M + s->M) % s->M);
+        int want = s->op == CK_MIN ? (int)((s->M - (int64_t)(j % (size_t)s->M)) % s->M)
+                                   : (int)((2 * s->M - 1 - (int64_t)(j % (size_t)s->M)) % s->M);
+        say(b, ": it is rank %d's input for this element, but the %s is rank %d's: "
                "rank %d's contribution is missing", q, ck_op_name(s->op), want, want);
+        *v = (verdict){K_MISSING, 0, bit(want), 1};
         place(b, c, i, want, -1);
     } else {
-        add(b, ": it is one rank's input for this element, not the %s over all ranks", ck_op_name(s->op));
+        say(b, ": it is one rank's input for this element, not the %s over all ranks", ck_op_name(s->op));
     }
 }
 
-/* Sums at large p (CC_MOD) and products: try one rank missing or doubled. */
-static void explain_generic(sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev)
+/* Sums at large p (CC_MOD) and products: one rank missing or doubled. */
+static void explain_generic(ck_sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev, verdict *v)
 {
     const cc_scheme *s = &c->s;
     int miss[64], twice[64], nm = 0, nt = 0;
-    for (int q = 0; q < s->p && (nm < 64 && nt < 64); q++) {
-        int64_t v = cc_input(s, q, i);
+    uint64_t mm = 0, mt = 0;
+    for (int q = 0; q < s->p && q < 64; q++) {
+        int64_t x = cc_input(s, q, i), t;
         if (s->kind == CC_PROD) {
-            if (v != 0 && ev / v == gv) miss[nm++] = q;
-            if (ev * v == gv) twice[nt++] = q;
+            if (x != 0 && ev % x == 0 && ev / x == gv) { miss[nm++] = q; mm |= bit(q); }
+            if (!__builtin_mul_overflow(ev, x, &t) && t == gv) { twice[nt++] = q; mt |= bit(q); }
         } else {
-            if (v != 0 && ev - v == gv) miss[nm++] = q;
-            if (v != 0 && ev + v == gv) twice[nt++] = q;
+            if (x != 0 && ev - x == gv) { miss[nm++] = q; mm |= bit(q); }
+            if (x != 0 && ev + x == gv) { twice[nt++] = q; mt |= bit(q); }
         }
     }
     if (nm) {
-        add(b, ": it equals the result without rank %s", nm == 1 ? "" : "(one of) ");
-        add_rank_set(b, miss, nm);
-        add(b, "'s input: a contribution is missing");
+        say(b, ": it equals the result without %srank%s ", nm == 1 ? "" : "one of the ", nm == 1 ? "" : "s");
+        if (b) add_rank_set(b, miss, nm);
+        say(b, "'s input%s: a contribution is missing", s->kind == CC_PROD ? " (or with it replaced by 1)" : "");
+        *v = (verdict){K_MISSING, 0, mm, nm == 1};
         if (nm == 1) place(b, c, i, miss[0], -1);
         return;
     }
     if (nt) {
-        add(b, ": it equals the result with the input of rank %s", nt == 1 ? "" : "(one of) ");
-        add_rank_set(b, twice, nt);
-        add(b, " counted twice");
+        say(b, ": it equals the result with the input of %srank%s ", nt == 1 ? "" : "one of the ", nt == 1 ? "" : "s");
+        if (b) add_rank_set(b, twice, nt);
+        say(b, " counted twice");
+        *v = (verdict){K_DOUBLED, 0, mt, nt == 1};
         if (nt == 1) place(b, c, i, -1, twice[0]);
         return;
     }
     if (s->kind == CC_PROD && gv == -ev) {
-        add(b, ": right magnitude, wrong sign: a contribution is missing or counted twice");
+        say(b, ": right magnitude, wrong sign: a contribution is missing or counted twice");
+        *v = (verdict){K_SIGN, 0, 0, 0};
         return;
     }
     if (s->kind != CC_PROD && c->exp) {
         /* The nearest element whose correct result this is. */
         size_t w = c->count < 4096 ? c->count : 4096;
         for (size_t d = 1; d <= w; d++) {
-            if (i + d < c->count && !memcmp(c->got + i * c->es, c->exp + (i + d) * c->es, c->es)) {
-                add(b, ": it is the correct result of element %zu (+%zu): ", i + d, d);
-                add_shift(b, c, (long long)d);
-                return;
-            }
-            if (d <= i && !memcmp(c->got + i * c->es, c->exp + (i - d) * c->es, c->es)) {
-                add(b, ": it is the correct result of element %zu (-%zu): ", i - d, d);
-                add_shift(b, c, -(long long)d);
+            long long sd = 0;
+            if (i + d < c->count && !memcmp(c->got + i * c->es, c->exp + (i + d) * c->es, c->es)) sd = (long long)d;
+            else if (d <= i && !memcmp(c->got + i * c->es, c->exp + (i - d) * c->es, c->es)) sd = -(long long)d;
+            if (sd) {
+                say(b, ": it is the correct result of element %lld (%+lld)", (long long)i + sd, sd);
+                *v = (verdict){K_SHIFT, sd, 0, 1};
                 return;
             }
         }
     }
-    add(b, ": no simple explanation (not the result with one rank missing or doubled)");
+    say(b, ": no simple explanation (not the result with one rank missing or doubled)");
 }
 
-static void explain_element(sbuf *b, ctx *c, size_t i)
+/* 0 is no rank's input for element i, but the result is 0: a wrong identity. */
+static int zero_identity(ck_sbuf *b, ctx *c, size_t i, int64_t gv, verdict *v)
 {
     const cc_scheme *s = &c->s;
+    if (gv != 0 || (s->kind != CC_MINMAX && s->kind != CC_PROD)) return 0;
+    for (int q = 0; q < s->p; q++)
+        if (cc_input(s, q, i) == 0) return 0;
+    if (s->kind == CC_PROD) {
+        say(b, ": it is 0, which no product of these inputs is: 0 used as prod's identity (1), or a rank's "
+               "contribution replaced by 0");
+    } else {
+        int sign;
+        cc_minmax_shift(s, cc_key(s, i), &sign);
+        say(b, ": it is 0, which is no rank's input for this element%s: 0 used as the identity of %s "
+               "(start from the first input, or from %s)",
+            sign > 0 ? " (all of them are positive)" : sign < 0 ? " (all of them are negative)" : "",
+            ck_op_name(s->op), s->op == CK_MIN ? "+inf / the type's largest value" : "-inf / the type's lowest value");
+    }
+    *v = (verdict){K_ZERO_ID, 0, 0, 1};
+    return 1;
+}
+
+static const char *op_word(ck_op op)
+{
+    switch (op) {
+    case CK_SUM:  return "plus";
+    case CK_PROD: return "times";
+    case CK_MIN:  return "min";
+    default:      return "max";
+    }
+}
+
+/* The previous call's result, or that result combined with this call's. */
+static int previous_call(ck_sbuf *b, ctx *c, size_t i, verdict *v)
+{
+    if (!c->has_prev) return 0;
+    unsigned char pe[8];
+    cc_expected_at(&c->prev, i, pe);
+    if (!memcmp(pe, c->got + i * c->es, c->es) && memcmp(pe, c->exp + i * c->es, c->es)) {
+        say(b, ": it is the previous call's result for this element (call %u; this is call %u)", c->prev.salt + 1,
+            c->s.salt + 1);
+        *v = (verdict){K_PREV, 0, 0, 1};
+        return 1;
+    }
+    int64_t gv, both, pv = cc_reduce_value(&c->prev, i), ev = cc_reduce_value(&c->s, i);
+    if (c->s.op == CK_AVG || !cc_load_int(c->got, i, c->s.dt, &gv) || !combine(&c->s, pv, ev, &both) ||
+        both != gv || both == ev || both == pv)
+        return 0;
+    if (c->s.op == CK_SUM || c->s.op == CK_PROD)
+        say(b, ": it is the previous call's result %s this call's", op_word(c->s.op));
+    else
+        say(b, ": it is the %s of the previous call's result and this call's", op_word(c->s.op));
+    *v = (verdict){K_PREV_OP, 0, 0, 1};
+    return 1;
+}
+
+/* The verdict on wrong element i; with b, the facts about it in words. */
+static void explain_element(ck_sbuf *b, ctx *c, size_t i, verdict *v)
+{
+    const cc_scheme *s = &c->s;
+    *v = (verdict){K_UNEXPLAINED, 0, 0, 0};
     if (is_fill(c, i)) {
-        add(b, ": never written (it still holds the byte 0x%02x recvbuf was filled with)", c->fill_byte);
+        say(b, ": never written (it still holds the byte 0x%02x recvbuf was filled with)", c->fill_byte);
+        *v = (verdict){K_FILL, 0, 0, 1};
         return;
     }
     if (is_own(c, i) && s->kind != CC_PROD) {
-        add(b, ": it holds this rank's own input unchanged (never reduced or received)");
+        say(b, ": it holds this rank's own input unchanged (never reduced or received)");
+        *v = (verdict){K_OWN, 0, 0, 1};
         return;
     }
+    if (previous_call(b, c, i, v)) return;
     int64_t gv, ev = cc_reduce_value(s, i);
     if (s->op == CK_AVG) {
         unsigned char sum[8];
         cc_store(sum, 0, s->dt, ev);
-        if (!memcmp(sum, c->got + i * c->es, c->es))
-            add(b, ": it equals the sum: the division by p is missing");
-        else
-            add(b, " (avg is the exact sum divided once by p: run with --op sum for a finer diagnosis)");
+        if (!memcmp(sum, c->got + i * c->es, c->es)) {
+            say(b, ": it equals the sum: the division by p is missing");
+            *v = (verdict){K_NODIV, 0, 0, 1};
+        } else {
+            say(b, " (avg is the exact sum divided once by p: run with --op sum for a finer diagnosis)");
+        }
         return;
     }
     if (!cc_load_int(c->got, i, s->dt, &gv)) {
-        add(b, ": not an integer, but every input is one: uninitialised or corrupted data");
+        say(b, ": not an integer, but every input is one: uninitialised or corrupted data");
+        *v = (verdict){K_NOT_INT, 0, 0, 1};
         return;
     }
+    if (zero_identity(b, c, i, gv, v)) return;
     static const ck_op others[] = {CK_SUM, CK_PROD, CK_MIN, CK_MAX};
     for (int k = 0; k < 4; k++) {
         int64_t alt;
         if (others[k] == s->op || !fold_as(s, others[k], i, &alt) || alt == ev || alt != gv) continue;
-        add(b, ": it equals the %s over all ranks' inputs: the reduction looks like %s, not %s",
-            ck_op_name(others[k]), ck_op_name(others[k]), ck_op_name(s->op));
+        say(b, ": it equals the %s over all ranks' inputs", ck_op_name(others[k]));
+        *v = (verdict){K_OTHER_OP, others[k], 0, 1};
         return;
     }
     if (is_own(c, i)) {
-        add(b, ": it holds this rank's own input unchanged (never reduced or received)");
+        say(b, ": it holds this rank's own input unchanged (never reduced or received)");
+        *v = (verdict){K_OWN, 0, 0, 1};
         return;
     }
     switch (s->kind) {
-    case CC_MASK:   explain_mask(b, c, i, gv, ev); break;
-    case CC_MINMAX: explain_minmax(b, c, i, gv); break;
-    default:        explain_generic(b, c, i, gv, ev); break;
+    case CC_MASK:   explain_mask(b, c, i, gv, ev, v); break;
+    case CC_MINMAX: explain_minmax(b, c, i, gv, v); break;
+    default:        explain_generic(b, c, i, gv, ev, v); break;
     }
 }
 
+/* A shift of d elements, put in words. */
+static void add_shift(ck_sbuf *b, const ctx *c, long long d)
+{
+    ck_sbuf_add(b, "data shifted by %lld", d);
+    size_t off, len;
+    ck_block(c->count, c->s.p, 0, &off, &len);
+    long long ad = d < 0 ? -d : d;
+    if (ad == 1) ck_sbuf_add(b, " (a block boundary off by one?)");
+    else if (c->s.p > 1 && len > 1 && (ad == (long long)len || ad == (long long)len - 1))
+        ck_sbuf_add(b, " (one whole block: a block index off by one?)");
+}
+
+/* Ranks named by at least `need` of the n verdicts' sets, most-named first. */
+static int ranks_named(const verdict *v, int n, int p, int need, int *out, int *counts)
+{
+    int cnt[64] = {0}, k = 0;
+    for (int e = 0; e < n; e++)
+        for (int r = 0; r < p && r < 64; r++) cnt[r] += (int)(v[e].ranks >> r & 1u);
+    int top = 0;
+    for (int r = 0; r < p && r < 64; r++) top = cnt[r] > top ? cnt[r] : top;
+    if (top < need) return 0;
+    for (int r = 0; r < p && r < 64; r++)
+        if (cnt[r] == top) { out[k] = r; counts[k++] = cnt[r]; }
+    return k;
+}
+
+/* The verdicts of the examined wrong elements, summed up: a claim when the
+ * majority (and at least two) agree, the counts otherwise. */
+static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, int n, const verdict *first)
+{
+    static const int claims[] = {K_PREV, K_PREV_OP, K_OTHER_OP, K_SHIFT, K_ZERO_ID, K_NODIV};
+    if (n < 2) {
+        for (size_t k = 0; k < sizeof claims / sizeof claims[0]; k++)
+            if (first->kind == claims[k]) {
+                ck_sbuf_add(b, "; only this element is wrong: too few to say what the algorithm does");
+                break;
+            }
+        return;
+    }
+    int cnt[K_NKINDS] = {0}, top = 0;
+    for (int e = 0; e < n; e++) cnt[v[e].kind]++;
+    for (int k = 1; k < K_NKINDS; k++)
+        if (cnt[k] > cnt[top]) top = k;
+    const int c_top = cnt[top];
+    char of[96];
+    snprintf(of, sizeof of, "%d of %d wrong elements examined", c_top, n);
+    if (c_top >= 2 && 2 * c_top > n) {
+        /* The majority's parameter must agree too (which op, which distance). */
+        long long par = 0;
+        int c_par = 0;
+        if (top == K_OTHER_OP || top == K_SHIFT) {
+            for (int e = 0; e < n; e++) {
+                if (v[e].kind != top) continue;
+                int same = 0;
+                for (int f = 0; f < n; f++) same += v[f].kind == top && v[f].param == v[e].param;
+                if (same > c_par) { c_par = same; par = v[e].param; }
+            }
+        }
+        switch (top) {
+        case K_OTHER_OP:
+            if (c_par >= 2 && 2 * c_par > n) {
+                ck_sbuf_add(b, "; the reduction looks like %s, not %s (%d of %d wrong elements examined equal the %s "
+                               "over the inputs)", ck_op_name((ck_op)par), ck_op_name(c->s.op), c_par, n,
+                            ck_op_name((ck_op)par));
+                return;
+            }
+            break;
+        case K_SHIFT:
+            if (c_par >= 2 && 2 * c_par > n) {
+                ck_sbuf_add(b, "; ");
+                add_shift(b, c, par);
+                ck_sbuf_add(b, " (%d of %d wrong elements examined hold the value of the element %lld away)", c_par, n,
+                            par);
+                return;
+            }
+            ck_sbuf_add(b, "; %s hold other elements' values, at different distances", of);
+            return;
+        case K_MISSING:
+        case K_DOUBLED: {
+            verdict sub[CC_EXAMINE];
+            int m = 0;
+            for (int e = 0; e < n; e++)
+                if (v[e].kind == top) sub[m++] = v[e];
+            int rs[64], rc[64], exact = 1;
+            for (int e = 0; e < m; e++) exact &= sub[e].exact;
+            int k = ranks_named(sub, m, c->s.p, 2, rs, rc);
+            /* Exact sets: most elements lack that rank. Candidate sets (one of
+             * several ranks could be missing, prod and large-p sums): a rank
+             * that is only a candidate must be one in nearly all of them. */
+            if (k > 0 && k <= 8 && (exact ? 2 * rc[0] > n : rc[0] >= n - n / 8)) {
+                ck_sbuf_add(b, "; %d of %d wrong elements examined %s ", rc[0], n,
+                            top == K_MISSING ? "lack the contribution of" : "hold twice the contribution of");
+                if (k == 1) ck_sbuf_add(b, "rank %d", rs[0]);
+                else { ck_sbuf_add(b, "ranks "); add_rank_set(b, rs, k); }
+                return;
+            }
+            ck_sbuf_add(b, "; %s are %s, but not the same rank's in most of them (", of, kind_names[top]);
+            /* Which ranks, how often (a rank counts where it is one of the candidates). */
+            int cnt[64] = {0}, shown = 0;
+            for (int e = 0; e < m; e++)
+                for (int r = 0; r < c->s.p && r < 64; r++) cnt[r] += (int)(sub[e].ranks >> r & 1u);
+            for (; shown < 4; shown++) {
+                int best = -1;
+                for (int r = 0; r < c->s.p && r < 64; r++)
+                    if (cnt[r] > 0 && (best < 0 || cnt[r] > cnt[best])) best = r;
+                if (best < 0) break;
+                ck_sbuf_add(b, "%srank %d in %d", shown ? ", " : "", best, cnt[best]);
+                cnt[best] = 0;
+            }
+            int more = 0;
+            for (int r = 0; r < c->s.p && r < 64; r++) more |= cnt[r] > 0;
+            ck_sbuf_add(b, "%s)", more ? ", ..." : "");
+            return;
+        }
+        case K_PREV:
+            ck_sbuf_add(b, "; %s hold the previous call's result: state kept between calls (a result, buffer or "
+                           "request kept from one call to the next)", of);
+            return;
+        case K_PREV_OP:
+            ck_sbuf_add(b, "; %s hold the previous call's result %s this call's: an accumulator kept between calls "
+                           "and never reset", of, c->s.op == CK_SUM || c->s.op == CK_PROD ? op_word(c->s.op) : "combined with");
+            return;
+        case K_ZERO_ID:
+            ck_sbuf_add(b, "; %s are 0, which is no rank's input there: 0 is not the identity of %s", of,
+                        ck_op_name(c->s.op));
+            return;
+        default:
+            ck_sbuf_add(b, "; %s are %s", of, kind_names[top]);
+            return;
+        }
+    }
+    /* No majority: what the wrong elements show, most frequent first. */
+    ck_sbuf_add(b, "; no single explanation fits most wrong elements: of %d examined,", n);
+    int shown = 0;
+    for (int round = 0; round < 4; round++) {
+        int best = -1;
+        for (int k = 0; k < K_NKINDS; k++)
+            if (cnt[k] > 0 && (best < 0 || cnt[k] > cnt[best])) best = k;
+        if (best < 0) break;
+        ck_sbuf_add(b, "%s %d %s", shown++ ? "," : "", cnt[best], kind_names[best]);
+        cnt[best] = 0;
+    }
+    int rest = 0;
+    for (int k = 0; k < K_NKINDS; k++) rest += cnt[k];
+    if (rest) ck_sbuf_add(b, ", %d other", rest);
+}
+
 /* One word on each wrong block of the ck_block partition. */
-static void explain_blocks(sbuf *b, ctx *c)
+static void explain_blocks(ck_sbuf *b, ctx *c)
 {
     const int p = c->s.p;
     int shown = 0;
@@ -294,12 +561,12 @@ static void explain_blocks(sbuf *b, ctx *c)
                 nown += is_own(c, i);
             }
         if (!nw) continue;
-        if (shown == 8) { add(b, ", ..."); break; }
-        add(b, shown ? ", " : "; wrong blocks on this rank: ");
+        if (shown == 8) { ck_sbuf_add(b, ", ..."); break; }
+        ck_sbuf_add(b, shown ? ", " : "; wrong blocks on this rank: ");
         shown++;
-        add(b, "%d [%zu..%zu] ", blk, off, off + len - 1);
-        if (nfill == len) { add(b, "never written"); continue; }
-        if (nown == len) { add(b, "own input unchanged"); continue; }
+        ck_sbuf_add(b, "%d [%zu..%zu] ", blk, off, off + len - 1);
+        if (nfill == len) { ck_sbuf_add(b, "never written"); continue; }
+        if (nown == len) { ck_sbuf_add(b, "own input unchanged"); continue; }
         int other = -1;
         for (int b2 = 0; b2 < p && other < 0; b2++) {
             size_t off2, len2;
@@ -307,20 +574,48 @@ static void explain_blocks(sbuf *b, ctx *c)
             if (b2 != blk && len2 == len && !memcmp(c->got + off * c->es, c->exp + off2 * c->es, len * c->es))
                 other = b2;
         }
-        if (other >= 0) add(b, "holds block %d's result (block index off?)", other);
-        else add(b, "%zu/%zu wrong", nw, len);
+        if (other >= 0) { ck_sbuf_add(b, "holds block %d's result (block index off?)", other); continue; }
+        ck_sbuf_add(b, "%zu/%zu wrong", nw, len);
+        /* The wrong elements of one block often lack the same ranks (a step
+         * of the schedule): the ranks every examined one can lack. */
+        uint64_t common = ~0ull;
+        int kind = -1, exact = 1;
+        const size_t m = nw < CC_EXAMINE ? nw : CC_EXAMINE;
+        size_t seen = 0, taken = 0;
+        for (size_t i = off; i < off + len && kind != K_UNEXPLAINED && taken < m; i++) {
+            if (!memcmp(c->got + i * c->es, c->exp + i * c->es, c->es)) continue;
+            if (seen++ != taken * nw / m) continue;   /* up to CC_EXAMINE, spread over the block */
+            taken++;
+            verdict v;
+            explain_element(NULL, c, i, &v);
+            if ((v.kind != K_MISSING && v.kind != K_DOUBLED) || (kind >= 0 && v.kind != kind)) kind = K_UNEXPLAINED;
+            else { kind = v.kind; common &= v.ranks; exact &= v.exact; }
+        }
+        if (kind == K_MISSING || kind == K_DOUBLED) {
+            int rs[64], k = 0;
+            for (int r = 0; r < p && r < 64; r++)
+                if (common >> r & 1u) rs[k++] = r;
+            const char *what = kind == K_MISSING ? "lack" : "hold twice";
+            if (k == 1) ck_sbuf_add(b, ", all %s rank %d's contribution", what, rs[0]);
+            else if (k > 1 && k < p && exact) {
+                ck_sbuf_add(b, ", all %s the contributions of ranks ", what);
+                add_rank_set(b, rs, k);
+            }
+        }
     }
 }
 
-size_t cc_diagnose(char *out, size_t cap, const void *host_got, const void *own_input, int fill_byte,
-                   size_t count, ck_dtype dt, ck_op op, int rank, int p, const ck_algo *algo,
-                   const ck_config *cfg)
+size_t cc_diagnose_salted(char *out, size_t cap, const void *host_got, const void *own_input, int fill_byte,
+                          size_t count, ck_dtype dt, ck_op op, int rank, int p, const ck_algo *algo,
+                          const ck_config *cfg, unsigned salt)
 {
-    sbuf b = {out, cap, 0};
-    if (cap) out[0] = '\0';
+    ck_sbuf b;
+    ck_sbuf_init(&b, out, cap);
     ctx c;
     memset(&c, 0, sizeof c);
-    c.s = cc_scheme_of(dt, op, p);
+    c.s = cc_scheme_salted(dt, op, p, salt);
+    c.has_prev = salt > 0;
+    if (c.has_prev) c.prev = cc_scheme_salted(dt, op, p, salt - 1);
     c.es = ck_dtype_size(dt);
     c.count = count;
     c.got = host_got;
@@ -331,13 +626,28 @@ size_t cc_diagnose(char *out, size_t cap, const void *host_got, const void *own_
     c.cfg = cfg;
     if (!c.es || !count) return count;
 
+    /* Right results are the common case: compare in slices, and build the
+     * whole expected buffer only for a wrong one. */
+    {
+        enum { SLICE = 4096 };
+        unsigned char part[SLICE * 8];
+        cc_scheme s = c.s;
+        int right = 1;
+        for (size_t i0 = 0; i0 < count && right; i0 += SLICE) {
+            size_t n = count - i0 < SLICE ? count - i0 : SLICE;
+            s.off = c.s.off + i0;   /* element i0 + k of the call is element k of this view */
+            cc_expected_view(&s, part, n);
+            right = !memcmp(part, (const unsigned char *)host_got + i0 * c.es, n * c.es);
+        }
+        if (right) return count;
+    }
     unsigned char *exp = malloc(count * c.es);
     if (!exp) {
-        size_t w = cc_count_wrong(host_got, count, dt, op, p);
-        if (w) add(&b, "rank %d: %zu of %zu elements wrong", rank, w, count);
+        size_t w = cc_count_wrong_salted(host_got, count, dt, op, p, salt);
+        if (w) ck_sbuf_add(&b, "rank %d: %zu of %zu elements wrong", rank, w, count);
         return w ? 0 : count;
     }
-    cc_expected(exp, count, dt, op, p);
+    cc_expected_salted(exp, count, dt, op, p, salt);
     c.exp = exp;
     size_t first = count, nwrong = 0;
     for (size_t i = 0; i < count; i++)
@@ -349,17 +659,34 @@ size_t cc_diagnose(char *out, size_t cap, const void *host_got, const void *own_
         char e[64], g[64];
         cc_format(e, sizeof e, exp, first, dt);
         cc_format(g, sizeof g, host_got, first, dt);
-        add(&b, "rank %d: %zu of %zu elements wrong; first: element %zu: expected %s, got %s",
+        ck_sbuf_add(&b, "rank %d: %zu of %zu elements wrong; first: element %zu: expected %s, got %s",
             rank, nwrong, count, first, e, g);
-        explain_element(&b, &c, first);
+        verdict v1, vs[CC_EXAMINE];
+        explain_element(&b, &c, first, &v1);
+        /* Up to CC_EXAMINE wrong elements, spread evenly over all of them. */
+        const int n = nwrong < CC_EXAMINE ? (int)nwrong : CC_EXAMINE;
+        size_t seen = 0;
+        int taken = 0;
+        for (size_t i = 0; i < count && taken < n; i++) {
+            if (!memcmp(exp + i * c.es, c.got + i * c.es, c.es)) continue;
+            if (seen++ == (size_t)taken * nwrong / (size_t)n) explain_element(NULL, &c, i, &vs[taken++]);
+        }
+        summarise(&b, &c, vs, taken, &v1);
         if (p > 1) {
             size_t off, len;
             int blk = block_of(count, p, first, &off, &len);
-            add(&b, "; element %zu is in block %d of %d (elements %zu..%zu)", first, blk, p, off, off + len - 1);
+            ck_sbuf_add(&b, "; element %zu is in block %d of %d (elements %zu..%zu)", first, blk, p, off, off + len - 1);
             place(&b, &c, first, -1, -1);
             explain_blocks(&b, &c);
         }
     }
     free(exp);
     return first;
+}
+
+size_t cc_diagnose(char *out, size_t cap, const void *host_got, const void *own_input, int fill_byte,
+                   size_t count, ck_dtype dt, ck_op op, int rank, int p, const ck_algo *algo,
+                   const ck_config *cfg)
+{
+    return cc_diagnose_salted(out, cap, host_got, own_input, fill_byte, count, dt, op, rank, p, algo, cfg, 0);
 }

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "check_internal.h"
+#include "encoding.h"
 
 /* Integers of magnitude up to 2^bits are exact in the type, and so is every
  * partial sum the encodings below can produce. */
@@ -28,7 +28,7 @@ static int bitlen(int64_t x)
     return n;
 }
 
-cc_scheme cc_scheme_of(ck_dtype dt, ck_op op, int p)
+cc_scheme cc_scheme_salted(ck_dtype dt, ck_op op, int p, unsigned salt)
 {
     cc_scheme s;
     memset(&s, 0, sizeof s);
@@ -36,6 +36,8 @@ cc_scheme cc_scheme_of(ck_dtype dt, ck_op op, int p)
     s.op = op;
     s.p = p < 1 ? 1 : p;
     s.bits = exact_bits(dt);
+    s.salt = salt;
+    s.off = (size_t)salt * CC_SALT_STEP;
     const int64_t range = (int64_t)1 << s.bits;
     switch (op) {
     case CK_SUM:
@@ -53,7 +55,12 @@ cc_scheme cc_scheme_of(ck_dtype dt, ck_op op, int p)
         }
         break;
     case CK_PROD:
+        /* Powers of two are exact in every float type far beyond the
+         * mantissa, so the limit is the int64 the expected value is computed
+         * in (2^62), or the integer type's own range. */
         s.kind = CC_PROD;
+        s.budget = ck_dtype_is_float(dt) ? 62 : s.bits - 1;
+        s.pexp = s.p <= s.budget / 2 ? 2 : 1;
         break;
     default:   /* min, max */
         s.kind = CC_MINMAX;
@@ -67,38 +74,56 @@ cc_scheme cc_scheme_of(ck_dtype dt, ck_op op, int p)
     return s;
 }
 
-/* A small integer hash of (rank, element): the sign pattern of prod. */
-static unsigned sign_bit(int r, size_t i)
+cc_scheme cc_scheme_of(ck_dtype dt, ck_op op, int p) { return cc_scheme_salted(dt, op, p, 0); }
+
+/* A 64-bit hash of (rank, element): prod's signs and magnitudes. */
+static uint64_t mix(int r, size_t j)
 {
-    uint64_t h = (uint64_t)(r + 1) * 0x9E3779B97F4A7C15ull ^ ((uint64_t)i * 0xC2B2AE3D27D4EB4Full);
+    uint64_t h = (uint64_t)(r + 1) * 0x9E3779B97F4A7C15ull ^ ((uint64_t)j * 0xC2B2AE3D27D4EB4Full);
     h ^= h >> 31;
     h *= 0xBF58476D1CE4E5B9ull;
     h ^= h >> 29;
-    return (unsigned)(h & 1u);
+    return h;
+}
+
+int64_t cc_minmax_shift(const cc_scheme *s, size_t j, int *sign)
+{
+    switch (j % 3) {
+    case 0:  if (sign) *sign = 1;  return 1;               /* values 1 .. M*K: 0 is below them all */
+    case 1:  if (sign) *sign = -1; return -s->M * s->K;    /* values -M*K .. -1: 0 is above them all */
+    default: if (sign) *sign = 0;  return -s->Z;           /* both signs */
+    }
 }
 
 int64_t cc_input(const cc_scheme *s, int r, size_t i)
 {
+    const size_t j = cc_key(s, i);
     switch (s->kind) {
     case CC_MASK:
-        return ((int64_t)1 << r) + ((int64_t)(i & (((size_t)1 << s->ebits) - 1)) << s->p);
+        return ((int64_t)1 << r) + ((int64_t)(j & (((size_t)1 << s->ebits) - 1)) << s->p);
     case CC_MOD:
-        return (int64_t)((i * (size_t)(1 + (r & 1)) + (size_t)r * (size_t)s->S) % (size_t)s->M);
+        return (int64_t)((j * (size_t)(1 + (r & 1)) + (size_t)r * (size_t)s->S) % (size_t)s->M);
     case CC_PROD: {
-        /* Integer types cap the number of factors 2 so the product fits. */
-        int two = (i + (size_t)r) % 8 == 0 && (ck_dtype_is_float(s->dt) || r < 8 * (s->bits - 1));
-        int64_t v = two ? 2 : 1;
-        return sign_bit(r, i) ? -v : v;
+        /* No input is +-1 while the type has room, so every rank's factor
+         * shows in the product: a rank left out, or replaced by the identity
+         * 1, changes it. Magnitude 2 or 4 by a hash (the product's magnitude
+         * varies from element to element too), then only 2 at larger p, and
+         * past the budget of factors 2 the remaining ranks give +-1. */
+        const uint64_t h = mix(r, j);
+        const int a = s->pexp == 2 ? 1 + (int)(h >> 1 & 1u) : r < s->budget;
+        const int64_t v = (int64_t)1 << a;
+        return (h & 1u) ? -v : v;
     }
     default:
-        return (int64_t)(((size_t)r + i) % (size_t)s->M) * s->K + (int64_t)(i % (size_t)s->K) - s->Z;
+        return (int64_t)(((size_t)r + j) % (size_t)s->M) * s->K + (int64_t)(j % (size_t)s->K) +
+               cc_minmax_shift(s, j, NULL);
     }
 }
 
 int64_t cc_reduce_value(const cc_scheme *s, size_t i)
 {
-    if (s->kind == CC_MASK) {   /* closed form: every rank's bit once, p copies of e(i) */
-        int64_t e = (int64_t)(i & (((size_t)1 << s->ebits) - 1));
+    if (s->kind == CC_MASK) {   /* closed form: every rank's bit once, p copies of e(j) */
+        int64_t e = (int64_t)(cc_key(s, i) & (((size_t)1 << s->ebits) - 1));
         return (((int64_t)1 << s->p) - 1) + (((int64_t)s->p * e) << s->p);
     }
     int64_t acc = cc_input(s, 0, i);
@@ -182,22 +207,47 @@ void cc_format(char *out, size_t cap, const void *buf, size_t i, ck_dtype dt)
     else snprintf(out, cap, dt == CK_F64 ? "%.17g" : "%.9g", x);
 }
 
-void cc_fill(void *buf, size_t count, ck_dtype dt, ck_op op, int rank, int p)
+/* Store VALUE(i) for i < count as element type dt, with the type's switch
+ * outside the loop (the checker fills and checks million-element buffers on
+ * every call). */
+#define STORE_ALL(buf, count, dt, VALUE)                                                              \
+    do {                                                                                              \
+        char *d_ = (char *)(buf);                                                                     \
+        switch (dt) {                                                                                 \
+        case CK_F32:  for (size_t i = 0; i < (count); i++) { float x = (float)(VALUE); memcpy(d_ + 4 * i, &x, 4); } break;   \
+        case CK_F64:  for (size_t i = 0; i < (count); i++) { double x = (double)(VALUE); memcpy(d_ + 8 * i, &x, 8); } break; \
+        case CK_I32:  for (size_t i = 0; i < (count); i++) { int32_t x = (int32_t)(VALUE); memcpy(d_ + 4 * i, &x, 4); } break; \
+        case CK_I64:  for (size_t i = 0; i < (count); i++) { int64_t x = (VALUE); memcpy(d_ + 8 * i, &x, 8); } break;        \
+        case CK_BF16: for (size_t i = 0; i < (count); i++) { uint16_t x = ck_f32_to_bf16((float)(VALUE)); memcpy(d_ + 2 * i, &x, 2); } break; \
+        default: break;                                                                               \
+        }                                                                                             \
+    } while (0)
+
+void cc_fill_salted(void *buf, size_t count, ck_dtype dt, ck_op op, int rank, int p, unsigned salt)
 {
-    cc_scheme s = cc_scheme_of(dt, op, p);
-    for (size_t i = 0; i < count; i++) cc_store(buf, i, dt, cc_input(&s, rank, i));
+    cc_scheme s = cc_scheme_salted(dt, op, p, salt);
+    STORE_ALL(buf, count, dt, cc_input(&s, rank, i));
 }
 
-void cc_expected(void *buf, size_t count, ck_dtype dt, ck_op op, int p)
+void cc_expected_view(const cc_scheme *s, void *buf, size_t count)
 {
-    cc_scheme s = cc_scheme_of(dt, op, p);
-    const size_t es = ck_dtype_size(dt);
-    for (size_t i = 0; i < count; i++) cc_expected_at(&s, i, (char *)buf + i * es);
+    const size_t es = ck_dtype_size(s->dt);
+    if (s->op == CK_AVG) {
+        for (size_t i = 0; i < count; i++) cc_expected_at(s, i, (char *)buf + i * es);
+        return;
+    }
+    STORE_ALL(buf, count, s->dt, cc_reduce_value(s, i));
 }
 
-size_t cc_count_wrong(const void *got, size_t count, ck_dtype dt, ck_op op, int p)
+void cc_expected_salted(void *buf, size_t count, ck_dtype dt, ck_op op, int p, unsigned salt)
 {
-    cc_scheme s = cc_scheme_of(dt, op, p);
+    cc_scheme s = cc_scheme_salted(dt, op, p, salt);
+    cc_expected_view(&s, buf, count);
+}
+
+size_t cc_count_wrong_salted(const void *got, size_t count, ck_dtype dt, ck_op op, int p, unsigned salt)
+{
+    cc_scheme s = cc_scheme_salted(dt, op, p, salt);
     const size_t es = ck_dtype_size(dt);
     const unsigned char *g = got;
     unsigned char want[8];
@@ -207,4 +257,19 @@ size_t cc_count_wrong(const void *got, size_t count, ck_dtype dt, ck_op op, int 
         wrong += memcmp(want, g + i * es, es) != 0;
     }
     return wrong;
+}
+
+void cc_fill(void *buf, size_t count, ck_dtype dt, ck_op op, int rank, int p)
+{
+    cc_fill_salted(buf, count, dt, op, rank, p, 0);
+}
+
+void cc_expected(void *buf, size_t count, ck_dtype dt, ck_op op, int p)
+{
+    cc_expected_salted(buf, count, dt, op, p, 0);
+}
+
+size_t cc_count_wrong(const void *got, size_t count, ck_dtype dt, ck_op op, int p)
+{
+    return cc_count_wrong_salted(got, count, dt, op, p, 0);
 }

@@ -5,7 +5,7 @@
 #   COLLKIT_CUDA=OFF             never use it
 #
 # Sets COLLKIT_HAVE_CUDA and COLLKIT_HAVE_NCCL (TRUE/FALSE) for the rest of the
-# build; collectives/cuda/ turns them into compile definitions on `collkit`.
+# build; collectives/CMakeLists.txt turns them into compile definitions on `collkit`.
 # The GPU code compiles and links wherever the toolkit is installed, with or
 # without a GPU: the GPU tests decide at run time whether to skip.
 

@@ -23,6 +23,7 @@
  * the trainer's default of 2^16 buckets keeps most of them apart.
  */
 #include "features.h"
+#include "collkit_util.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -109,19 +110,9 @@ char *text_clean(const char *title, const char *description)
 
 /* ------------------------------------------------------------ features */
 
-static uint64_t fnv1a(uint64_t h, const char *s, size_t len)
-{
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 0x100000001b3ULL;
-    }
-    return h;
-}
-#define FNV_OFFSET 0xcbf29ce484222325ULL
-
 uint32_t feat_bucket(const char *s, size_t len, int dim)
 {
-    return dim > 0 ? (uint32_t)(fnv1a(FNV_OFFSET, s, len) % (uint64_t)dim) : 0;
+    return dim > 0 ? (uint32_t)(ck_fnv1a64(s, len) % (uint64_t)dim) : 0;
 }
 
 /* Hash namespace of character n-grams: their FNV-1a state starts from the
@@ -164,14 +155,14 @@ static void ngrams(const feat_opts *o, int dim, const char *clean, int times, bu
             while (*p && *p != ' ') p++;
             size_t n = (size_t)(p - t);
             if (!n) break;
-            uint64_t h = fnv1a(FNV_OFFSET, t, n);
+            uint64_t h = ck_fnv1a64(t, n);
             push(l, h, dim);
-            if (have_prev) push(l, fnv1a(fnv1a(prev, " ", 1), t, n), dim);
+            if (have_prev) push(l, ck_fnv1a64_update(ck_fnv1a64_update(prev, " ", 1), t, n), dim);
             prev = h;
             have_prev = 1;
             if (o->char_min > 0) {
                 char ns = CHAR_NS;
-                const uint64_t h0 = fnv1a(FNV_OFFSET, &ns, 1);
+                const uint64_t h0 = ck_fnv1a64(&ns, 1);
                 /* padded[i] = ' ' for i = 0 and i = n + 1, else t[i - 1] */
                 for (int k = o->char_min; k <= o->char_max; k++) {
                     if ((size_t)k > n + 2) break;
@@ -179,7 +170,7 @@ static void ngrams(const feat_opts *o, int dim, const char *clean, int times, bu
                         uint64_t g = h0;
                         for (size_t j = i; j < i + (size_t)k; j++) {
                             char c = (j == 0 || j == n + 1) ? ' ' : t[j - 1];
-                            g = fnv1a(g, &c, 1);
+                            g = ck_fnv1a64_update(g, &c, 1);
                         }
                         push(l, g, dim);
                     }

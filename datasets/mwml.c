@@ -22,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include "mwml.h"
+#include "collkit_util.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -444,18 +445,14 @@ int mwml_load(const char *path, mwml_data *out, char *err, size_t errlen)
 /* A row's key (its id, or its title and description) and where it comes from. */
 typedef struct { uint64_t h; size_t row; int hold; } audit_key;
 
-static uint64_t fnv_str(uint64_t h, const char *s)
-{
-    for (; *s; s++) { h ^= (unsigned char)*s; h *= 0x100000001b3ULL; }
-    return h;
-}
+static uint64_t fnv_str(uint64_t h, const char *s) { return ck_fnv1a64_update(h, s, strlen(s)); }
 
 static uint64_t key_hash(const mwml_row *r, int text)
 {
-    uint64_t h = 0xcbf29ce484222325ULL;
+    uint64_t h = CK_FNV1A64_INIT;
     if (!text) return fnv_str(h, r->id);
     h = fnv_str(h, r->title);
-    h ^= 0x1f; h *= 0x100000001b3ULL;   /* a separator no field holds as its end */
+    h = ck_fnv1a64_update(h, "\x1f", 1);   /* a separator no field holds as its end */
     return fnv_str(h, r->description);
 }
 

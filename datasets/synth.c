@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "collkit_util.h"
 #include "mwml.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -189,22 +190,11 @@ static void usage(FILE *f)
         "(header id,created_on,title,description,tag; tags computer-vision, mlops,\n"
         "natural-language-processing, other in the real class proportions).\n"
         "\n"
-        "  --rows N     number of data rows, 1 .. 1000000000\n"
+        "  --rows N     number of data rows, 1 .. 1000000000 (K, M: x1024)\n"
         "  --out FILE   where to write; an existing FILE is refused unless --force\n"
         "  --seed S     random seed (default 1); the same seed gives the same file\n"
         "  --force      replace FILE if it exists\n"
         "  --help       this text\n");
-}
-
-static int parse_u64(const char *s, uint64_t *out)
-{
-    if (!s || !*s || *s == '-' || *s == '+') return -1;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end) return -1;
-    *out = v;
-    return 0;
 }
 
 int main(int argc, char **argv)
@@ -224,8 +214,9 @@ int main(int argc, char **argv)
             const char *v = argv[++i];
             if (!strcmp(a, "--out")) { out = v; continue; }
             uint64_t x;
-            if (parse_u64(v, &x)) {
-                fprintf(stderr, "tagsynth: %s: not a non-negative integer: \"%s\"\n", a, v);
+            char err[128];
+            if (ck_parse_size(v, UINT64_MAX, &x, err, sizeof err)) {
+                fprintf(stderr, "tagsynth: %s \"%s\": %s\n", a, v, err);
                 return 2;
             }
             if (!strcmp(a, "--rows")) { rows = x; have_rows = 1; }

@@ -10,4 +10,6 @@ set logscale x 2
 set logscale y 10
 set format y '10^{%T}'
 sel(a) = strcol(1) eq a && $2 == p && strcol(7) eq 'out'
-plot for [a in algos] dir.'/sweep.csv' using (sel(a) ? $3 : NaN):9 with linespoints pt 7 ps 0.6 title a noenhanced
+shm(a) = strstrt(a, '@shm') > 0   # the shm transport's rows: dashed, open points
+plot for [i=1:words(algos)] dir.'/sweep.csv' using (sel(word(algos, i)) ? $3 : NaN):9 with linespoints \
+         pt 7 - shm(word(algos, i)) ps 0.6 dt 1 + shm(word(algos, i)) lc i title word(algos, i) noenhanced

@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # bench.sh BUILD — what `make bench` runs.
 #
-#   make bench                 quick sweep (about 2 minutes on 2 cores)
+#   make bench                 quick sweep (about 6 minutes on 2 cores: both transports, the trainer)
 #   make bench BENCH=full      more iterations, in-place too, p = 1 2 3 4
 #   BENCH_NP="2 4 8" make bench     choose the rank counts
 #
 # Everything goes into ONE new folder, bench-results/<date-time>/, and
 # bench-results/latest points at it; earlier results are never touched.
-#   summary.md              ratios to MPI_Allreduce, the four targets, crossovers
-#   sweep.csv / sweep_pN.json / sweep_pN.txt    collbench results per rank count
+#   summary.md              ratios to MPI_Allreduce, the targets, crossovers
+#   sweep.csv / sweep_pN.json / sweep_pN.txt    collbench results per rank count (both transports)
+#   sweep_shm_pN.{csv,json,txt}                 the same on the shm transport; in sweep.csv
+#                                               its algorithms are named NAME@shm
 #   pingpong.csv, params.txt                    ping-pong and the fitted alpha, beta, gamma
+#   pingpong_shm.txt, params_shm.txt            the same through the shm transport
 #   extrap.csv, scaling.csv                     model to 4096 ranks; speedup/efficiency
 #   trace_ring_pipelined.json                   a Chrome trace (https://ui.perfetto.dev)
+#   trace_twoshot_shm.json                      twoshot on shm: copy-in, barriers, reduce-scatter, all-gather
 #   *.png, *.svg                                the plots (plots/README.md)
 set -euo pipefail
 BUILD=${1:-build}
@@ -49,7 +53,25 @@ say "ping-pong between 2 ranks (alpha, beta), local reduce (gamma), memcpy"
     --csv "$OUT/pingpong.csv" --save-model "$OUT/params.txt" > "$OUT/pingpong.txt"
 grep '^# fit' "$OUT/pingpong.txt" | sed 's/^# /             /'
 
-# 2. The sweep at each rank count: every algorithm in the registry (mpi included).
+# 1b. The same through the shm transport (its own alpha and beta: the model
+#     column of the shm sweep). collbench exits 3 where it is not available.
+SHM=0
+if "${MPIRUN[@]}" -np 2 "$BIN/collbench" --transport shm --pingpong -b 8 -e 64M -f 4 \
+      --save-model "$OUT/params_shm.txt" > "$OUT/pingpong_shm.txt" 2>&1 &&
+   grep -q "transport shm" "$OUT/pingpong_shm.txt"; then
+  SHM=1
+  grep '^# fit' "$OUT/pingpong_shm.txt" | sed 's/^# fit/             shm fit/'
+  # Every algorithm that runs on shm but the references (their time does not
+  # depend on the transport: the MPI sweep has them).
+  SHM_ALGOS=$("$BIN/collbench" --algo list | awk 'NR > 1 && /^[A-Za-z0-9_]/ && $2 ~ /host|shm/ && $3 != "(not" { printf "%s%s", sep, $1; sep = "," }')
+else
+  say "shm transport not available here: shm sweep skipped (see $OUT/pingpong_shm.txt)"
+fi
+
+# 2. The sweep at each rank count: every algorithm in the registry (mpi
+#    included), then, on the shm transport, every algorithm that runs there.
+#    In sweep.csv the shm rows are named NAME@shm, so the summary and the
+#    plots show both transports side by side.
 first=1
 for p in $NP; do
   say "sweep p=$p: all algorithms, 8 B .. 64 MB"
@@ -58,39 +80,78 @@ for p in $NP; do
         awk '/^# Avg bus bandwidth/ { printf "             %s\n", substr($0, 3); fflush() }'; then
     say "sweep p=$p reported a failure or wrong results: see $OUT/sweep_p$p.txt"
   fi
-  [ -s "$OUT/sweep_p$p.csv" ] || continue
-  if [ $first = 1 ]; then cat "$OUT/sweep_p$p.csv"; first=0; else tail -n +2 "$OUT/sweep_p$p.csv"; fi >> "$OUT/sweep.csv"
+  if [ -s "$OUT/sweep_p$p.csv" ]; then
+    if [ $first = 1 ]; then cat "$OUT/sweep_p$p.csv"; first=0; else tail -n +2 "$OUT/sweep_p$p.csv"; fi >> "$OUT/sweep.csv"
+  fi
+  [ $SHM = 1 ] || continue
+  say "sweep p=$p on the shm transport: $SHM_ALGOS"
+  if ! "${MPIRUN[@]}" -np "$p" "$BIN/collbench" --transport shm --algo "$SHM_ALGOS" "${OPTS[@]}" -c 1 \
+        --model "$OUT/params_shm.txt" --csv "$OUT/sweep_shm_p$p.csv" --json "$OUT/sweep_shm_p$p.json" |
+        tee "$OUT/sweep_shm_p$p.txt" |
+        awk '/^# Avg bus bandwidth/ { printf "             shm: %s\n", substr($0, 3); fflush() }'; then
+    say "shm sweep p=$p reported a failure or wrong results: see $OUT/sweep_shm_p$p.txt"
+  fi
+  [ -s "$OUT/sweep_shm_p$p.csv" ] || continue
+  awk -F, -v OFS=, -v hdr=$first 'NR == 1 { if (hdr) print; next } { $1 = $1 "@shm"; print }' \
+      "$OUT/sweep_shm_p$p.csv" >> "$OUT/sweep.csv"
+  first=0
 done
 
-# 3. A trace of the pipelined ring: the overlap of receive and reduce is visible.
+# 3. A trace of the pipelined ring: the overlap of receive and reduce is
+#    visible; and one of twoshot on shm: copy-in, barrier waits,
+#    reduce-scatter, all-gather.
 TP=$(echo $NP | tr ' ' '\n' | sort -n | tail -1); [ "$TP" -lt 2 ] && TP=2
 say "trace: ring_pipelined, 4 MB, p=$TP"
 "${MPIRUN[@]}" -np "$TP" "$BIN/collbench" --algo ring_pipelined -b 4M -e 4M -n 3 -w 1 -c 0 --place out \
     --model none --trace "$OUT/trace_ring_pipelined.json" > "$OUT/trace_ring_pipelined.txt" ||
     say "trace failed (see $OUT/trace_ring_pipelined.txt)"
+if [ $SHM = 1 ]; then
+  say "trace: twoshot on shm, 4 MB, p=$TP"
+  "${MPIRUN[@]}" -np "$TP" "$BIN/collbench" --transport shm --algo twoshot -b 4M -e 4M -n 3 -w 1 -c 0 --place both \
+      --model none --trace "$OUT/trace_twoshot_shm.json" > "$OUT/trace_twoshot_shm.txt" ||
+      say "trace failed (see $OUT/trace_twoshot_shm.txt)"
+fi
 
 # 4. GPU sweep, where there is a GPU and collbench was built with CUDA
-#    (collbench exits 3 when --device cuda is unavailable). Ranks share the
-#    GPUs (local rank modulo device count), so p = 2 and 4 run on one GPU too;
-#    nccl joins only where every rank has its own GPU (NCCL < 2.30 refuses a
-#    shared one). The ceiling is the device-to-device copy bandwidth.
+#    (collbench exits 3 when --device cuda is unavailable). p = 1 is the
+#    single-GPU baseline (nccl included). Ranks share the GPUs (local rank
+#    modulo device count), so with more ranks than GPUs the ranks are
+#    TIME-SHARED: their kernels and copies take turns on one device, which
+#    measures the algorithms' overheads, not a multi-GPU interconnect — the
+#    labels say so. nccl joins only where every rank has its own GPU (NCCL
+#    < 2.30 refuses a shared one). The ceiling is the device-to-device copy
+#    bandwidth.
 GPU_NP=""
+# gpu_setup P NGPU: how P ranks sit on NGPU GPUs, for progress lines, the CSV
+# (column gpu_setup), the summary and the plot titles.
+gpu_setup() {
+  local p=$1 g=$2 s=""
+  [ "$g" -gt 1 ] && s=s
+  if [ "$p" -eq 1 ]; then echo "1 rank on 1 GPU"
+  elif [ "$p" -le "$g" ]; then echo "$p ranks on $p GPUs"
+  else echo "time-shared ($p ranks on $g GPU$s)"
+  fi
+}
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q GPU; then
   ngpu=$(nvidia-smi -L | grep -c GPU)
-  if "${MPIRUN[@]}" -np 2 "$BIN/collbench" --device cuda --algo ring -b 8 -e 8 -n 1 -w 0 -c 0 --model none >/dev/null 2>&1; then
-    GPU_NP=${BENCH_GPU_NP:-"2 4"}
-    say "GPU: ping-pong and device copy bandwidth"
+  if "${MPIRUN[@]}" -np 1 "$BIN/collbench" --device cuda --algo ring -b 8 -e 8 -n 1 -w 0 -c 0 --model none >/dev/null 2>&1; then
+    GPU_NP=${BENCH_GPU_NP:-"1 2 4"}
+    say "GPU: ping-pong between 2 ranks, $(gpu_setup 2 "$ngpu"), and device copy bandwidth"
     "${MPIRUN[@]}" -np 2 "$BIN/collbench" --device cuda --pingpong -b 8 -e 64M -f 4 \
         --save-model "$OUT/params_gpu.txt" > "$OUT/pingpong_gpu.txt" || say "GPU ping-pong failed"
     first=1
     for p in $GPU_NP; do
       algos=$("$BIN/collbench" --algo list | awk -v skip="$([ "$ngpu" -lt "$p" ] && echo nccl)" \
-              'NR > 1 && $2 ~ /cuda/ && $1 != skip { printf "%s%s", sep, $1; sep = "," }')
-      say "GPU sweep p=$p on $ngpu GPU(s): $algos"
+              'NR > 1 && /^[A-Za-z0-9_]/ && $2 ~ /cuda/ && $1 != skip { printf "%s%s", sep, $1; sep = "," }')
+      setup=$(gpu_setup "$p" "$ngpu")
+      say "GPU sweep p=$p, $setup: $algos"
       "${MPIRUN[@]}" -np "$p" "$BIN/collbench" --device cuda --algo "$algos" "${OPTS[@]}" -c 1 --model none \
           --csv "$OUT/sweep_gpu_p$p.csv" --json "$OUT/sweep_gpu_p$p.json" > "$OUT/sweep_gpu_p$p.txt" ||
           say "GPU sweep p=$p reported a failure or wrong results: see $OUT/sweep_gpu_p$p.txt"
       [ -s "$OUT/sweep_gpu_p$p.csv" ] || continue
+      # The setup as a last column: the plot scripts read columns by number.
+      awk -v s="$setup" 'NR == 1 { print $0 ",gpu_setup"; next } { print $0 "," s }' \
+          "$OUT/sweep_gpu_p$p.csv" > "$OUT/sweep_gpu_p$p.csv.tmp" && mv "$OUT/sweep_gpu_p$p.csv.tmp" "$OUT/sweep_gpu_p$p.csv"
       if [ $first = 1 ]; then cat "$OUT/sweep_gpu_p$p.csv"; first=0; else tail -n +2 "$OUT/sweep_gpu_p$p.csv"; fi >> "$OUT/sweep_gpu.csv"
     done
   else
@@ -132,7 +193,7 @@ if command -v gnuplot >/dev/null 2>&1; then
     GALGOS=$(tail -n +2 "$OUT/sweep_gpu.csv" | cut -d, -f1 | awk '!seen[$0]++' | tr '\n' ' ')
     D2D=$(awk '$1 == "memcpy_gbs" { print $2 }' "$OUT/params_gpu.txt" 2>/dev/null)
     for p in $GPU_NP; do
-      ALGOS=$GALGOS MEMCPY=${D2D:-0} plot busbw "p=$p; csv='sweep_gpu.csv'; tag='gpu_'; ceiling='device copy'"
+      ALGOS=$GALGOS MEMCPY=${D2D:-0} plot busbw "p=$p; csv='sweep_gpu.csv'; tag='gpu_'; ceiling='device copy'; setup='$(gpu_setup "$p" "$ngpu")'"
     done
   fi
   plot pingpong
@@ -149,12 +210,16 @@ fi
 if [ -s "$OUT/sweep_gpu.csv" ]; then
   {
     echo
-    echo "## GPU (CUDA IPC transport, one process per rank, ranks sharing GPUs round-robin)"
+    echo "## GPU (CUDA IPC transport, one process per rank, $ngpu GPU(s))"
+    echo
+    echo "Ranks share the GPUs round-robin. Where there are more ranks than GPUs they are"
+    echo "*time-shared*: their kernels and copies take turns on one device, so those rows"
+    echo "measure the algorithms' overheads, not a multi-GPU interconnect."
     echo
     awk '$1 == "memcpy_gbs" { printf "Device-to-device copy bandwidth (the ceiling line): %s GB/s.\n\n", $2 }' "$OUT/params_gpu.txt" 2>/dev/null
     for p in $GPU_NP; do
       [ -s "$OUT/sweep_gpu_p$p.txt" ] || continue
-      echo "### p = $p"
+      echo "### p = $p: $(gpu_setup "$p" "$ngpu")"
       echo
       [ -f "$OUT/busbw_gpu_p$p.png" ] && echo "![busbw_gpu_p$p](busbw_gpu_p$p.png)" && echo
       echo '```'

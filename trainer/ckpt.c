@@ -16,18 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "ckpt.h"
+#include "collkit_util.h"
 
 #define HEADER_BYTES 32
 #define VERSION 3u
-
-/* FNV-1a 64, continued over consecutive pieces of the payload. */
-#define FNV_OFFSET 1469598103934665603ull
-static uint64_t fnv64(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
-    return h;
-}
 
 /* ------------------------------------------------------------ test hook */
 
@@ -263,8 +255,8 @@ int ckpt_save(const char *path, const checkpoint *c, char *err, size_t errlen)
     const void *ptr[5];
     size_t len[5];
     const int na = arrays_of(c, ptr, len);
-    uint64_t plen = nfront, sum = fnv64(FNV_OFFSET, front, nfront);
-    for (int i = 0; i < na; i++) { sum = fnv64(sum, ptr[i], len[i]); plen += len[i]; }
+    uint64_t plen = nfront, sum = ck_fnv1a64(front, nfront);
+    for (int i = 0; i < na; i++) { sum = ck_fnv1a64_update(sum, ptr[i], len[i]); plen += len[i]; }
     unsigned char hdr[HEADER_BYTES] = {0};
     uint32_t ver = VERSION, kind = (uint32_t)c->kind;
     memcpy(hdr, CKPT_MAGIC, 8);
@@ -379,7 +371,7 @@ int ckpt_load(const char *path, checkpoint *c, char *err, size_t errlen)
         return -1;
     }
     fclose(f);
-    if (fnv64(FNV_OFFSET, buf, len) != sum) {
+    if (ck_fnv1a64(buf, len) != sum) {
         free(buf);
         snprintf(err, errlen, "%s: checksum mismatch: the checkpoint is corrupt", path);
         return -1;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "dp.h"
 #include "rng.h"
+#include "collkit_util.h"
 
 int dp_init(dp_ctx *d, ck_comm *comm, const ck_algo *algo, const mlp *m, double bucket_mb, int sparse_grads,
             char *err, size_t errlen)
@@ -191,13 +192,7 @@ int dp_allreduce_grads(dp_ctx *d, const csr_rows *x, const size_t *step_rows, si
     return rc;
 }
 
-uint64_t dp_hash(const float *x, size_t n)
-{
-    const unsigned char *b = (const unsigned char *)x;
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n * sizeof(float); i++) h = (h ^ b[i]) * 1099511628211ull;
-    return h;
-}
+uint64_t dp_hash(const float *x, size_t n) { return ck_fnv1a64(x, n * sizeof *x); }
 
 int dp_check_sync(dp_ctx *d, const float *params, const float *m, const float *v, size_t n, char *err,
                   size_t errlen)

@@ -7,17 +7,27 @@
 #include <string.h>
 #include <cblas.h>
 #include "model.h"
+#include "collkit_util.h"
 
 int mlp_parse_hidden(const char *s, mlp_config *cfg, char *err, size_t errlen)
 {
     int n = 0;
-    const char *p = s;
     if (!s || !*s) { snprintf(err, errlen, "--hidden: empty list (want e.g. 256,128)"); return -1; }
-    while (*p) {
-        char *end;
-        long v = strtol(p, &end, 10);
-        if (end == p || v < 1 || v > 65536 || (*end && *end != ',')) {
-            snprintf(err, errlen, "--hidden '%s': want comma-separated widths in 1..65536, e.g. 256,128", s);
+    /* Split by hand rather than with strtok, which would skip the empty
+     * entry of "12,,3" or "12," instead of refusing it. */
+    for (const char *p = s;; ) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char tok[24], why[96];
+        long long v = 0;
+        if (len >= sizeof tok) snprintf(why, sizeof why, "too long");
+        else {
+            memcpy(tok, p, len);
+            tok[len] = '\0';
+        }
+        if (len >= sizeof tok || ck_parse_int(tok, 1, 65536, &v, why, sizeof why)) {
+            snprintf(err, errlen, "--hidden '%s': entry %d: %s (want comma-separated widths in 1..65536, e.g. 256,128)",
+                     s, n + 1, why);
             return -1;
         }
         if (n == MLP_MAX_HIDDEN) {
@@ -25,8 +35,8 @@ int mlp_parse_hidden(const char *s, mlp_config *cfg, char *err, size_t errlen)
             return -1;
         }
         cfg->hidden[n++] = (int)v;
-        p = *end ? end + 1 : end;
-        if (*end && !*p) { snprintf(err, errlen, "--hidden '%s': trailing comma", s); return -1; }
+        if (!comma) break;
+        p = comma + 1;
     }
     cfg->nhidden = n;
     return 0;

@@ -35,6 +35,7 @@
 #include <unistd.h>
 #include <cblas.h>
 #include "collkit.h"
+#include "collkit_util.h"
 #include "tagtrain.h"
 #include "mwml.h"
 #include "features.h"
@@ -165,17 +166,15 @@ static int bad_arg(const char *fmt, const char *a, const char *b)
 
 static int parse_long(const char *opt, const char *s, long lo, long hi, long *out)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || errno || v < lo || v > hi) {
-        char range[64];
-        snprintf(range, sizeof range, "%ld..%ld", lo, hi);
-        bad_arg("%s: want an integer in %s", opt, range);
-        if (g_rank == 0) fprintf(stderr, "  got '%s'\n", s);
+    char err[128];
+    long long v;
+    if (ck_parse_int(s, lo, hi, &v, err, sizeof err)) {
+        char got[160];
+        snprintf(got, sizeof got, "'%s': %s", s, err);
+        bad_arg("%s %s", opt, got);
         return -1;
     }
-    *out = v;
+    *out = (long)v;
     return 0;
 }
 
@@ -361,17 +360,12 @@ static int parse_args(int argc, char **argv, options *o)
     /* The default decay is AdamW's; coupled into SGD it would be far too strong. */
     if (!set_wd && t->opt.kind == OPT_SGD) t->opt.weight_decay = 0.0f;
     if (!strcmp(o->algo_name, "list")) { if (g_rank == 0) ck_algo_print_table(stdout); return 1; }
-    const ck_algo *algo = ck_algo_find(o->algo_name);
-    if (!algo || !(algo->mem & CK_MEM_HOST)) {
-        if (g_rank == 0) {
-            fprintf(stderr, "tagtrain: --algo: %s algorithm '%s'\nhost algorithms:", algo ? "not a host" : "unknown",
-                    o->algo_name);
-            for (int i = 0; i < ck_algo_count(); i++)
-                if (ck_algo_at(i)->mem & CK_MEM_HOST) fprintf(stderr, " %s", ck_algo_at(i)->name);
-            fprintf(stderr, "\n");
-        }
-        return 2;
-    }
+    /* One algorithm for the gradients: a list (or "all") is refused as too many. */
+    const ck_algo *algo;
+    int nalgo;
+    char aerr[1024];
+    if (ck_algo_parse_list(o->algo_name, CK_MEM_HOST, &algo, 1, &nalgo, aerr, sizeof aerr))
+        return bad_arg("--algo: %s%s", aerr, "");
     t->model.in_dim = t->feat_dim;
     return 0;
 }

@@ -79,15 +79,14 @@ static double naive_cost(const ck_cost_params *m, int p, double n)
  * broadcast step p-1+r. */
 static void naive_diagnose(const ck_fault *f, char *out, size_t cap)
 {
-    int n = 0;
+    ck_sbuf sb;
+    ck_sbuf_init(&sb, out, cap);
     if (f->missing > 0)
-        n = snprintf(out, cap, "rank 0 receives rank %d's buffer and adds it at reduce step %d; ", f->missing, f->missing);
+        ck_sbuf_add(&sb, "rank 0 receives rank %d's buffer and adds it at reduce step %d; ", f->missing, f->missing);
     else if (f->missing == 0)
-        n = snprintf(out, cap, "rank 0 starts the sum from its own input before reduce step 1; ");
-    if (n < 0 || (size_t)n >= cap) return;
-    if (f->rank == 0) snprintf(out + n, cap - (size_t)n, "rank 0 holds the result after reduce step %d", f->p - 1);
-    else snprintf(out + n, cap - (size_t)n, "rank %d receives the result from rank 0 at broadcast step %d",
-                  f->rank, f->p - 1 + f->rank);
+        ck_sbuf_add(&sb, "rank 0 starts the sum from its own input before reduce step 1; ");
+    if (f->rank == 0) ck_sbuf_add(&sb, "rank 0 holds the result after reduce step %d", f->p - 1);
+    else ck_sbuf_add(&sb, "rank %d receives the result from rank 0 at broadcast step %d", f->rank, f->p - 1 + f->rank);
 }
 
 const ck_algo ck_algo_naive = {

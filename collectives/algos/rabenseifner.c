@@ -2,7 +2,7 @@
  * rabenseifner — recursive-halving reduce-scatter, then recursive-doubling
  * all-gather (Rabenseifner 2004; Thakur, Rabenseifner & Gropp 2005; Open MPI's
  * allreduce_intra_redscat_allgather), with the same fold as rd.c for rank
- * counts that are not a power of two.
+ * counts that are not a power of two (fold.h).
  *
  * Idea. Like rd, log2 rounds of pairwise exchange, but each round moves only
  * half of what the rank is still responsible for, so the bytes add up to the
@@ -41,17 +41,25 @@
  *
  * Bytes sent per rank (p a power of two): (p-1)/p·n in each phase, 2(p-1)/p·n
  * in all (exactly: the blocks given away, then the blocks held, summed per
- * round). Folded: the even rank sends n, the odd one its share + n.
+ * round), in 2·log2(p') messages (0-byte ones too when count < p').
+ * Folded: the even rank sends n in 1 message, the odd one its share + n in
+ * 2·log2(p') + 1.
  * Cost: T = 2·log2(p')·α + 2(p'-1)/p'·n·β + (p'-1)/p'·n·γ,
  *   plus 2(α + n·β) + n·γ for the fold when p is not a power of two.
+ *   The table at p = 4: 4 rounds (4α), 3/4·n sent in each phase.
  *   The ring's bandwidth with rd's log p latency; the fold is its weak spot.
+ *
+ * Cost table (α = 2 µs, β = 0.1 ns/B, γ = 0.05 ns/B, chunk 256 KiB), in µs:
+ *        n         p=2         p=4         p=5        p=16
+ *       1K        4.13        8.19       12.45       16.24
+ *       1M      135.07      204.61      470.75      261.76
+ *      64M     8392.61    12590.91    29372.13    15744.64
  */
-#include "collkit_algo.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include "fold.h"
 
-static int to_virtual(int r, int rem) { return r < 2 * rem ? (r % 2 ? r / 2 : -1) : r - rem; }
-static int to_real(int v, int rem) { return v < rem ? 2 * v + 1 : v + rem; }
-
-/* First element of block b (b = p' gives count). */
+/* First element of block b of p' (b = p' gives count). */
 static size_t block_start(size_t count, int pp, int b)
 {
     size_t off, len;
@@ -65,44 +73,33 @@ static int rab_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
 {
     const int p = ck_comm_size(comm), r = ck_comm_rank(comm);
     const size_t es = ck_dtype_size(dt), bytes = count * es;
-    const char *in = sendbuf;
+    const ck_fold f = ck_fold_make(p);
+    const int pp = f.pp, rounds = f.rounds, v = ck_fold_to_virtual(&f, r);
     char *out = recvbuf;
-    int pp = 1, rounds = 0, rc;
-    while (2 * pp <= p) { pp *= 2; rounds++; }
-    const int rem = p - pp, v = to_virtual(r, rem);
+    int rc;
 
-    if (p == 1) return ck_copy(comm, out, in, bytes);
-    /* The biggest message received is the first kept half: the lower one. */
-    size_t tmp_elems = block_start(count, pp, pp / 2);
-    if (r < 2 * rem) tmp_elems = count;   /* the fold receives a whole buffer */
+    if (p == 1) return ck_copy(comm, out, sendbuf, bytes);
+    /* The biggest message received is the first kept half: the lower one;
+     * the fold receives a whole buffer. */
+    const size_t tmp_elems = ck_fold_partner(&f, r) >= 0 ? count : block_start(count, pp, pp / 2);
     char *tmp = ck_scratch(comm, tmp_elems * es);
     if (!tmp) return CK_ERR_NOMEM;
 
     /* Steps: 0 fold, 1..rounds reduce-scatter, rounds+1..2·rounds all-gather,
-     * 2·rounds+1 unfold. Tags: fold 0, unfold 1, then 2 + step. */
-    ck_step(comm, 0, "fold");
-    if (v < 0) {
-        if ((rc = ck_sendrecv(comm, in, bytes, r + 1, NULL, 0, -1, 0))) return rc;
-        ck_step(comm, 2 * rounds + 1, "unfold");
-        return ck_sendrecv(comm, NULL, 0, -1, out, bytes, r + 1, 1);
-    }
-    const char *src = in;   /* where the data we still reduce lives */
-    if (r < 2 * rem) {
-        if ((rc = ck_sendrecv(comm, NULL, 0, -1, tmp, bytes, r - 1, 0))) return rc;
-        if ((rc = ck_reduce_local(comm, out, tmp, in, count, dt, op))) return rc;
-        src = out;
-    }
+     * 2·rounds+1 unfold. Tags: CK_FOLD_TAGS + step. */
+    const void *data;   /* where the data we still reduce lives */
+    if ((rc = ck_fold_in(comm, &f, sendbuf, recvbuf, tmp, count, dt, op, &data))) return rc;
+    const char *src = data;
 
-    /* Reduce-scatter by recursive halving over the run [lo, hi) of blocks. */
-    int lo = 0;
-    for (int k = 0; k < rounds; k++) {
-        const int m = pp >> (k + 1), mid = lo + m, vpeer = v ^ m, peer = to_real(vpeer, rem);
+    /* Reduce-scatter by recursive halving over the run [lo, lo + 2m) of blocks. */
+    for (int k = 0, lo = 0; v >= 0 && k < rounds; k++) {
+        const int m = pp >> (k + 1), mid = lo + m, vpeer = v ^ m, peer = ck_fold_to_real(&f, vpeer);
         const int keep_lo = (v & m) ? mid : lo, give_lo = (v & m) ? lo : mid;
         const size_t ks = block_start(count, pp, keep_lo), ke = block_start(count, pp, keep_lo + m);
         const size_t gs = block_start(count, pp, give_lo), ge = block_start(count, pp, give_lo + m);
         ck_step(comm, 1 + k, "reduce-scatter");
         if ((rc = ck_sendrecv(comm, src + gs * es, (ge - gs) * es, peer,
-                              tmp, (ke - ks) * es, peer, 2 + (1 + k)))) return rc;
+                              tmp, (ke - ks) * es, peer, CK_FOLD_TAGS + 1 + k))) return rc;
         rc = vpeer < v ? ck_reduce_local(comm, out + ks * es, tmp, src + ks * es, ke - ks, dt, op)
                        : ck_reduce_local(comm, out + ks * es, src + ks * es, tmp, ke - ks, dt, op);
         if (rc) return rc;
@@ -111,43 +108,92 @@ static int rab_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
     }
 
     /* All-gather by recursive doubling: swap runs of m blocks with the sibling. */
-    for (int k = 0; k < rounds; k++) {
-        const int m = 1 << k, own = (v / m) * m, sib = own ^ m, peer = to_real(v ^ m, rem);
+    for (int k = 0; v >= 0 && k < rounds; k++) {
+        const int m = 1 << k, own = (v / m) * m, sib = own ^ m, peer = ck_fold_to_real(&f, v ^ m);
         const size_t os = block_start(count, pp, own), oe = block_start(count, pp, own + m);
         const size_t ss = block_start(count, pp, sib), se = block_start(count, pp, sib + m);
         ck_step(comm, 1 + rounds + k, "all-gather");
         if ((rc = ck_sendrecv(comm, out + os * es, (oe - os) * es, peer,
-                              out + ss * es, (se - ss) * es, peer, 2 + (1 + rounds + k)))) return rc;
+                              out + ss * es, (se - ss) * es, peer, CK_FOLD_TAGS + 1 + rounds + k))) return rc;
     }
-
-    if (r < 2 * rem) {
-        ck_step(comm, 2 * rounds + 1, "unfold");
-        if ((rc = ck_sendrecv(comm, out, bytes, r - 1, NULL, 0, -1, 1))) return rc;
-    }
-    return CK_SUCCESS;
+    return ck_fold_out(comm, &f, out, bytes, 2 * rounds + 1);
 }
 
 static uint64_t rab_bytes(int p, int r, size_t count, size_t es, const ck_config *cfg)
 {
     (void)cfg;
-    int pp = 1, rounds = 0;
-    while (2 * pp <= p) { pp *= 2; rounds++; }
-    const int rem = p - pp, v = to_virtual(r, rem);
-    const uint64_t n = (uint64_t)count * es;
-    if (p == 1) return 0;
-    if (v < 0) return n;
+    const ck_fold f = ck_fold_make(p);
+    const int pp = f.pp, v = ck_fold_to_virtual(&f, r);
     uint64_t elems = 0;
-    int lo = 0;
-    for (int k = 0; k < rounds; k++) {          /* the half given away */
+    for (int k = 0, lo = 0; v >= 0 && k < f.rounds; k++) {   /* the half given away */
         const int m = pp >> (k + 1), give_lo = (v & m) ? lo : lo + m;
         elems += block_start(count, pp, give_lo + m) - block_start(count, pp, give_lo);
         lo = (v & m) ? lo + m : lo;
     }
-    for (int k = 0; k < rounds; k++) {          /* the run held */
+    for (int k = 0; v >= 0 && k < f.rounds; k++) {           /* the run held */
         const int m = 1 << k, own = (v / m) * m;
         elems += block_start(count, pp, own + m) - block_start(count, pp, own);
     }
-    return elems * es + (r < 2 * rem ? n : 0);
+    return elems * es + ck_fold_bytes(&f, r, (uint64_t)count * es);
+}
+
+/* One message per round per phase, even when its run of blocks is empty. */
+static uint64_t rab_msgs(int p, int r, size_t count, size_t es, const ck_config *cfg)
+{
+    (void)es, (void)cfg;
+    const ck_fold f = ck_fold_make(p);
+    if (count == 0) return 0;
+    return (ck_fold_to_virtual(&f, r) >= 0 ? 2 * (uint64_t)f.rounds : 0) + ck_fold_msgs(&f, r);
+}
+
+static double rab_cost(const ck_cost_params *m, int p, double n)
+{
+    const ck_fold f = ck_fold_make(p);
+    const double share = (double)(f.pp - 1) / f.pp;
+    const double fold = f.rem ? 2 * (m->alpha + n * m->beta) + n * m->gamma : 0;
+    return 2 * f.rounds * m->alpha + 2 * share * n * m->beta + share * n * m->gamma + fold;
+}
+
+/* The highest set bit of x > 0: where two virtual ranks differ. */
+static int top_bit(int x)
+{
+    int k = 0;
+    while (x >> (k + 1)) k++;
+    return k;
+}
+
+/* The element's block, the rank that finishes it, the reduce-scatter round in
+ * which the missing (or doubled) rank's share of it leaves that rank, and the
+ * all-gather round that brings the block to f->rank. Data moves between
+ * virtual ranks across the highest bit where they differ: the first such
+ * reduce-scatter round (masks p'/2 down to 1) and the last such all-gather
+ * round (masks 1 up to p'/2). */
+static void rab_diagnose(const ck_fault *fl, char *out, size_t cap)
+{
+    const ck_fold f = ck_fold_make(fl->p);
+    const int who = fl->missing >= 0 ? fl->missing : fl->doubled;
+    if (fl->p < 2 || fl->elem >= fl->count || who >= fl->p || fl->rank < 0 || fl->rank >= fl->p || cap == 0) return;
+    int b = 0;
+    while (b + 1 < f.pp && block_start(fl->count, f.pp, b + 1) <= fl->elem) b++;
+    const int dst = ck_fold_player(&f, fl->rank), vd = ck_fold_to_virtual(&f, dst);
+    ck_sbuf sb;
+    ck_sbuf_init(&sb, out, cap);
+    ck_sbuf_add(&sb, "element %zu is in block %d of %d (elements %zu..%zu), finished by rank %d",
+                   fl->elem, b, f.pp, block_start(fl->count, f.pp, b),
+                   block_start(fl->count, f.pp, b + 1) - 1, ck_fold_to_real(&f, b));
+    if (who >= 0) {
+        const int src = ck_fold_player(&f, who), vs = ck_fold_to_virtual(&f, src), k = top_bit(vs ^ b);
+        if (vs == b)
+            ck_sbuf_add(&sb, "; rank %d adds the others' shares to its own", src);
+        else
+            ck_sbuf_add(&sb, "; rank %d sends its share of it%s at reduce-scatter round %d (mask %d) to rank %d",
+                    src, fl->missing >= 0 ? "" : " (once)", f.rounds - 1 - k, 1 << k,
+                    ck_fold_to_real(&f, vs ^ (1 << k)));
+    }
+    if (vd != b)
+        ck_sbuf_add(&sb, "; rank %d receives block %d at all-gather round %d from rank %d", dst, b,
+                top_bit(vd ^ b), ck_fold_to_real(&f, vd ^ (1 << top_bit(vd ^ b))));
+    ck_fold_explain(&f, who, fl->rank, &sb);
 }
 
 const ck_algo ck_algo_rabenseifner = {
@@ -156,5 +202,9 @@ const ck_algo ck_algo_rabenseifner = {
     .mem = CK_MEM_HOST | CK_MEM_CUDA,
     .bytes_formula = "2(p'-1)/p' * n (+n fold)",
     .bytes_sent = rab_bytes,
+    .msgs_sent = rab_msgs,
+    .cost_formula = "2log2(p')α + 2(p'-1)/p'·nβ + (p'-1)/p'·nγ [+ 2(α + nβ) + nγ fold, p not a power of two]",
+    .cost = rab_cost,
+    .diagnose = rab_diagnose,
     .run = rab_run,
 };

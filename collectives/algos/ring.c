@@ -110,7 +110,9 @@ static double ring_cost(const ck_cost_params *m, int p, double n)
 static void ring_diagnose(const ck_fault *f, char *out, size_t cap)
 {
     size_t off, len;
-    ring_schedule_where(f, ring_block_of(f->p, f->count, f->elem, &off, &len), out, cap);
+    ck_sbuf sb;
+    ck_sbuf_init(&sb, out, cap);
+    ring_schedule_where(f, ring_block_of(f->p, f->count, f->elem, &off, &len), &sb);
 }
 
 const ck_algo ck_algo_ring = {

@@ -208,8 +208,10 @@ static void rp_diagnose(const ck_fault *f, char *out, size_t cap)
         ck_block(len, nc, k, &co, &cl);
         if (f->elem - off < co + cl) break;
     }
-    int n = snprintf(out, cap, "element %zu rides in chunk %zu of %zu of block %d; ", f->elem, k, nc, blk);
-    if (n >= 0 && (size_t)n < cap) ring_schedule_where(f, blk, out + n, cap - (size_t)n);
+    ck_sbuf sb;
+    ck_sbuf_init(&sb, out, cap);
+    ck_sbuf_add(&sb, "element %zu rides in chunk %zu of %zu of block %d; ", f->elem, k, nc, blk);
+    ring_schedule_where(f, blk, &sb);
 }
 
 const ck_algo ck_algo_ring_pipelined = {

@@ -15,7 +15,6 @@
 #ifndef COLLKIT_RING_SCHEDULE_H
 #define COLLKIT_RING_SCHEDULE_H
 
-#include <stdio.h>
 #include "collkit_algo.h"
 
 static inline int ring_mod(int a, int p) { return (a % p + p) % p; }
@@ -47,21 +46,18 @@ static inline int ring_block_of(int p, size_t count, size_t e, size_t *off, size
 
 /* Where a fault in block blk points: the step where the missing rank adds
  * its input (when one is missing), then where f->rank gets the block. */
-static inline void ring_schedule_where(const ck_fault *f, int blk, char *out, size_t cap)
+static inline void ring_schedule_where(const ck_fault *f, int blk, ck_sbuf *out)
 {
     const int p = f->p, rs = ring_mod(f->missing - blk - 1, p), ag = ring_mod(f->rank - blk, p);
-    int n = 0;
-    if (f->missing >= 0)
-        n = rs == p - 1 ? snprintf(out, cap, "rank %d starts block %d (sends its own input at reduce-scatter step 0); ",
-                                   f->missing, blk)
-                        : snprintf(out, cap, "rank %d adds its input to block %d at reduce-scatter step %d; ",
-                                   f->missing, blk, rs);
-    if (n < 0 || (size_t)n >= cap) return;
+    if (f->missing >= 0 && rs == p - 1)
+        ck_sbuf_add(out, "rank %d starts block %d (sends its own input at reduce-scatter step 0); ", f->missing, blk);
+    else if (f->missing >= 0)
+        ck_sbuf_add(out, "rank %d adds its input to block %d at reduce-scatter step %d; ", f->missing, blk, rs);
     if (ag == p - 1)
-        snprintf(out + n, cap - (size_t)n, "rank %d finishes block %d at the last reduce-scatter step", f->rank, blk);
+        ck_sbuf_add(out, "rank %d finishes block %d at the last reduce-scatter step", f->rank, blk);
     else
-        snprintf(out + n, cap - (size_t)n, "rank %d receives the finished block %d from rank %d at all-gather step %d",
-                 f->rank, blk, ring_mod(f->rank - 1, p), ag);
+        ck_sbuf_add(out, "rank %d receives the finished block %d from rank %d at all-gather step %d",
+                    f->rank, blk, ring_mod(f->rank - 1, p), ag);
 }
 
 #endif

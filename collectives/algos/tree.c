@@ -2,16 +2,18 @@
  * tree — binary-tree reduce to the root, then broadcast back down, both
  * pipelined in segments.
  *
- * Idea. Arrange the ranks as a binary heap: rank i has children 2i+1 and
- * 2i+2 (those < p) and parent (i-1)/2; rank 0 is the root. Cut the buffer
- * into segments of chunk_bytes (ck_comm_config()->chunk_bytes, default
- * 256 KiB). Reduce: a rank waits for segment k from each child, adds them to
- * its own input, and sends the partial sum of segment k to its parent while
- * the children are already sending segment k+1 (receives are double-buffered,
- * sends nonblocking). Broadcast: the root sends segment k of the result to its
- * children; a rank forwards segment k down as soon as it has it, while k+1 is
- * on its way from above. With many segments the whole tree works at once, so
- * the time is one segment per level plus one buffer, not one buffer per level.
+ * Idea. Arrange the ranks as a binary heap (ck_tree_heap in trees.h): rank r
+ * has children 2r+1 and 2r+2 (those < p) and parent (r-1)/2; rank 0 is the
+ * root. Cut the buffer into S segments of at most chunk_bytes
+ * (ck_comm_config()->chunk_bytes, default 256 KiB; ck_block cuts them evenly).
+ *   Reduce, for each segment k: receive segment k from each child, add it to
+ *     our own input, send the partial sum to the parent. The receive of k+1
+ *     is already posted while we add k, and the send is nonblocking, so the
+ *     level below is busy with k+1 while we work on k.
+ *   Broadcast, for each segment k: receive the result's segment k from the
+ *     parent (straight into recvbuf), send it on to each child.
+ * With many segments every level works at once: the time is one segment per
+ * level plus the whole buffer once, not the whole buffer once per level.
  *
  * Worked example, p = 4 (rank 0 root, children 1 and 2; rank 1's child is 3),
  * buffer in 2 segments s0 s1, xR.k = rank R's input segment k. Each cell:
@@ -27,205 +29,132 @@
  *   slot 4       s1 -> 1, 2    s0 -> 3
  *   slot 5                     s1 -> 3
  *
- * Each rank reduces in a fixed order (own input, then child 2i+1, then 2i+2)
- * and everyone receives the root's result, so all ranks hold identical bits.
+ * Each rank adds in a fixed order (own input, child 2r+1, child 2r+2) and
+ * everyone receives the root's result, so all ranks hold identical bits.
  *
  * Bytes sent per rank: n to its parent (every rank but the root) plus n to
  * each child: a leaf sends n, an interior rank with two children 3n, the root
- * 2n (one child when p = 2: n). The interior ranks' links carry 3n: this is
- * what the double binary tree (tree2.c) evens out.
- * Cost, with d = floor(log2 p) levels, S segments of s = n/S bytes:
- *     T ≈ 2(d + S - 1)·(α + 2·s·β) + (d + S - 1)·2·s·γ
- *   (2·s·β: an interior rank's link serialises its two children's segments).
- *   For large n this tends to 4·n·β + 2·n·γ, independent of p; for small n
- *   (S = 1) it is 2d·(α + 2nβ): logarithmic latency, unlike the ring's 2(p-1)α.
+ * 2n (n when p = 2). Messages: S per link. The interior ranks' links carry
+ * 3n: this is what the double binary tree (tree2.c) evens out.
+ * Cost, with d = floor(log2 p) levels below the root, S segments of s = n/S
+ * bytes and w = min(2, p-1) children on the busiest rank: a stage moves one
+ * segment one level; the reduce takes d + S - 1 stages of α + w·s·β + w·s·γ
+ * (w segments arrive on one link and are added), the broadcast as many of
+ * α + w·s·β (w segments leave on one link):
+ *     T = (d + S - 1)·(2α + 2w·s·β + w·s·γ)
+ * The table above is p = 4, S = 2: d = 2, 3 stages each way, slots 0..5.
+ * For large n this tends to 2S·α + 4n·β + 2n·γ, independent of p; for small n
+ * (S = 1) it is 2d·α + ...: logarithmic latency, unlike the ring's 2(p-1)α.
+ *
+ * Cost table (α = 2 µs, β = 0.1 ns/B, γ = 0.05 ns/B, chunk 256 KiB), in µs:
+ *        n         p=2         p=4         p=5        p=16
+ *       1K        4.26        9.02        9.02       18.05
+ *       1M      278.14      675.36      675.36      945.50
+ *      64M    17801.22    34713.50    34713.50    34983.65
  */
-#include "collkit_algo.h"
+#include <math.h>
+#include "trees.h"
 
-enum { TREE_SEND_WINDOW = 4,   /* segments in flight per link */
-       TREE_MAX = 2 };         /* tree2 runs two trees at once */
-
-/* This rank's neighbours in one tree ( -1 = none ), and the slice of the
- * buffer that tree reduces. */
-typedef struct { int parent, child[2]; size_t off, len; } ck_tree_view;
-
-static void seg_of(const ck_tree_view *v, size_t seg, size_t k, size_t *off, size_t *n)
-{
-    *off = v->off + k * seg;
-    *n = v->len - k * seg < seg ? v->len - k * seg : seg;
-}
-
-/* Reduce up then broadcast down `nt` trees at once, each over its own slice,
- * segment by segment. Slices must not overlap. Tags: tree t uses 2t going up
- * and 2t+1 going down, so two trees sharing an edge never mix their messages. */
-static int trees_run(ck_comm *comm, const void *sendbuf, void *recvbuf, ck_dtype dt, ck_op op,
-                     int nt, const ck_tree_view *tv)
-{
-    const size_t es = ck_dtype_size(dt);
-    const char *in = sendbuf;
-    char *out = recvbuf;
-    const size_t W = TREE_SEND_WINDOW;
-    int rc;
-
-    if (nt < 1 || nt > TREE_MAX) return CK_ERR_INTERNAL;
-    size_t seg = ck_comm_config(comm)->chunk_bytes / es, maxlen = 0, nseg[TREE_MAX], maxseg = 0;
-    if (seg == 0) seg = 1;
-    for (int t = 0; t < nt; t++) maxlen = tv[t].len > maxlen ? tv[t].len : maxlen;
-    if (seg > maxlen) seg = maxlen ? maxlen : 1;
-    for (int t = 0; t < nt; t++) {
-        nseg[t] = ck_num_chunks(tv[t].len, seg);
-        maxseg = nseg[t] > maxseg ? nseg[t] : maxseg;
-    }
-
-    /* Scratch: tree t, child c, slot b (double buffer) -> one segment each. */
-    char *scratch = ck_scratch(comm, (size_t)nt * 4 * seg * es);
-    if (!scratch) return CK_ERR_NOMEM;
-#define SLOT(t, c, b) (scratch + ((size_t)(t) * 4 + (size_t)(c) * 2 + (size_t)(b)) * seg * es)
-
-    ck_req rq[TREE_MAX][2][2], sq[TREE_MAX][2][TREE_SEND_WINDOW];
-    for (int t = 0; t < TREE_MAX; t++)
-        for (int c = 0; c < 2; c++) {
-            rq[t][c][0].active = rq[t][c][1].active = 0;
-            for (size_t w = 0; w < W; w++) sq[t][c][w].active = 0;
-        }
-
-    /* ---- reduce: children -> parent. sq[t][0] holds the sends to the parent. */
-    for (int t = 0; t < nt; t++)
-        for (int c = 0; c < 2; c++)
-            for (size_t k = 0; k < 2 && k < nseg[t] && tv[t].child[c] >= 0; k++) {
-                size_t so, sl;
-                seg_of(&tv[t], seg, k, &so, &sl);
-                if ((rc = ck_irecv(comm, SLOT(t, c, k), sl * es, tv[t].child[c], 2 * t, &rq[t][c][k]))) return rc;
-            }
-    /* Within a segment, serve first the trees where this rank waits for
-     * nobody (leaf going up, root going down): its messages then leave before
-     * it blocks on another tree, so with two trees both run at once instead
-     * of taking turns. */
-    int up_order[TREE_MAX], down_order[TREE_MAX], nu = 0, nd = 0;
-    for (int pass = 0; pass < 2; pass++)
-        for (int t = 0; t < nt; t++) {
-            int leaf = tv[t].child[0] < 0 && tv[t].child[1] < 0, root = tv[t].parent < 0;
-            if (leaf == !pass) up_order[nu++] = t;
-            if (root == !pass) down_order[nd++] = t;
-        }
-
-    for (size_t k = 0; k < maxseg; k++) {
-        ck_step(comm, (int)k, "reduce");
-        for (int i = 0; i < nt; i++) {
-            const int t = up_order[i];
-            if (k >= nseg[t]) continue;
-            const ck_tree_view *v = &tv[t];
-            size_t so, sl;
-            seg_of(v, seg, k, &so, &sl);
-            const char *acc = in + so * es;   /* a leaf forwards its input as is */
-            for (int c = 0; c < 2; c++) {
-                if (v->child[c] < 0) continue;
-                if ((rc = ck_wait(comm, &rq[t][c][k % 2]))) return rc;
-                if ((rc = ck_reduce_local(comm, out + so * es, acc, SLOT(t, c, k % 2), sl, dt, op))) return rc;
-                acc = out + so * es;
-                if (k + 2 < nseg[t]) {
-                    size_t no, nl;
-                    seg_of(v, seg, k + 2, &no, &nl);
-                    if ((rc = ck_irecv(comm, SLOT(t, c, k % 2), nl * es, v->child[c], 2 * t, &rq[t][c][k % 2]))) return rc;
-                }
-            }
-            if (v->parent >= 0) {
-                ck_req *q = &sq[t][0][k % W];
-                if ((rc = ck_wait(comm, q))) return rc;
-                if ((rc = ck_isend(comm, acc, sl * es, v->parent, 2 * t, q))) return rc;
-            } else if (acc != out + so * es) {
-                if ((rc = ck_copy(comm, out + so * es, acc, sl * es))) return rc;   /* a root alone */
-            }
-        }
-    }
-    /* The broadcast overwrites recvbuf: the partial sums sent up must be out. */
-    for (int t = 0; t < nt; t++)
-        if ((rc = ck_waitall(comm, sq[t][0], TREE_SEND_WINDOW))) return rc;
-
-    /* ---- broadcast: parent -> children, received straight into recvbuf. */
-    for (int t = 0; t < nt; t++)
-        for (size_t k = 0; k < 2 && k < nseg[t] && tv[t].parent >= 0; k++) {
-            size_t so, sl;
-            seg_of(&tv[t], seg, k, &so, &sl);
-            if ((rc = ck_irecv(comm, out + so * es, sl * es, tv[t].parent, 2 * t + 1, &rq[t][0][k]))) return rc;
-        }
-    for (size_t k = 0; k < maxseg; k++) {
-        ck_step(comm, (int)(maxseg + k), "broadcast");
-        for (int i = 0; i < nt; i++) {
-            const int t = down_order[i];
-            if (k >= nseg[t]) continue;
-            const ck_tree_view *v = &tv[t];
-            size_t so, sl;
-            seg_of(v, seg, k, &so, &sl);
-            if (v->parent >= 0) {
-                if ((rc = ck_wait(comm, &rq[t][0][k % 2]))) return rc;
-                if (k + 2 < nseg[t]) {
-                    size_t no, nl;
-                    seg_of(v, seg, k + 2, &no, &nl);
-                    if ((rc = ck_irecv(comm, out + no * es, nl * es, v->parent, 2 * t + 1, &rq[t][0][k % 2]))) return rc;
-                }
-            }
-            for (int c = 0; c < 2; c++) {
-                if (v->child[c] < 0) continue;
-                ck_req *q = &sq[t][c][k % W];
-                if ((rc = ck_wait(comm, q))) return rc;
-                if ((rc = ck_isend(comm, out + so * es, sl * es, v->child[c], 2 * t + 1, q))) return rc;
-            }
-        }
-    }
-    for (int t = 0; t < nt; t++)
-        for (int c = 0; c < 2; c++)
-            if ((rc = ck_waitall(comm, sq[t][c], TREE_SEND_WINDOW))) return rc;
-#undef SLOT
-    return CK_SUCCESS;
-}
-
-/* The engine's entry point for tree2.c, in plain arrays: for tree t,
- * nbr[t] = {parent, child, child} of this rank (-1 = none) and the slice
- * [off[t], off[t] + len[t]) of the buffer that tree reduces. */
-int ck_trees_allreduce(ck_comm *comm, const void *sendbuf, void *recvbuf, ck_dtype dt, ck_op op,
-                       int nt, const int nbr[][3], const size_t *off, const size_t *len)
-{
-    ck_tree_view tv[TREE_MAX];
-    if (nt < 1 || nt > TREE_MAX) return CK_ERR_INTERNAL;
-    for (int t = 0; t < nt; t++)
-        tv[t] = (ck_tree_view){nbr[t][0], {nbr[t][1], nbr[t][2]}, off[t], len[t]};
-    return trees_run(comm, sendbuf, recvbuf, dt, op, nt, tv);
-}
-
-static ck_tree_view heap_view(int p, int r, size_t count)
-{
-    ck_tree_view v = {.parent = r == 0 ? -1 : (r - 1) / 2, .off = 0, .len = count};
-    for (int c = 0; c < 2; c++) {
-        long kid = 2L * r + 1 + c;
-        v.child[c] = kid < p ? (int)kid : -1;
-    }
-    return v;
-}
+enum { TAG_UP = 0, TAG_DOWN = 1 };
 
 static int tree_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
                     size_t count, ck_dtype dt, ck_op op)
 {
     const int p = ck_comm_size(comm), r = ck_comm_rank(comm);
-    if (p == 1) return ck_copy(comm, recvbuf, sendbuf, count * ck_dtype_size(dt));
-    ck_tree_view v = heap_view(p, r, count);
-    return trees_run(comm, sendbuf, recvbuf, dt, op, 1, &v);
+    const size_t es = ck_dtype_size(dt);
+    const size_t S = ck_num_chunks(count, ck_tree_segment(ck_comm_config(comm), es));
+    const ck_tree me = ck_tree_heap(p, r);
+    const int kids = ck_tree_children(me);      /* child[0], then child[1] */
+    const char *in = sendbuf;
+    char *out = recvbuf;
+    size_t off, len, big;
+    int rc;
+
+    if (p == 1) return ck_copy(comm, out, in, count * es);
+    ck_block(count, S, 0, &off, &big);          /* segment 0 is the longest */
+    char *scratch = ck_scratch(comm, 4 * big * es);
+    if (!scratch) return CK_ERR_NOMEM;
+    char *slot[2][2];                           /* [child][k % 2]: double-buffered receives */
+    for (int i = 0; i < 4; i++) slot[i / 2][i % 2] = scratch + i * big * es;
+    ck_req kid_rx[2][2] = {0}, up_tx[2] = {0}, down_rx[2] = {0}, kid_tx[2][2] = {0};   /* [..][k % 2] */
+
+    /* ---- reduce: children -> reduce -> parent, segment by segment. */
+    for (int c = 0; c < kids; c++)
+        if ((rc = ck_irecv(comm, slot[c][0], big * es, me.child[c], TAG_UP, &kid_rx[c][0]))) return rc;
+    for (size_t k = 0; k < S; k++) {
+        ck_step(comm, (int)k, "reduce");
+        if (k + 1 < S) {                        /* segment k+1 lands in the other buffer meanwhile */
+            ck_block(count, S, k + 1, &off, &len);
+            for (int c = 0; c < kids; c++)
+                if ((rc = ck_irecv(comm, slot[c][(k + 1) % 2], len * es, me.child[c], TAG_UP,
+                                   &kid_rx[c][(k + 1) % 2]))) return rc;
+        }
+        ck_block(count, S, k, &off, &len);
+        const char *acc = in + off * es;        /* a leaf sends its input as it is */
+        for (int c = 0; c < kids; c++) {
+            if ((rc = ck_wait(comm, &kid_rx[c][k % 2]))) return rc;
+            if ((rc = ck_reduce_local(comm, out + off * es, acc, slot[c][k % 2], len, dt, op))) return rc;
+            acc = out + off * es;
+        }
+        if (me.parent >= 0) {
+            if ((rc = ck_wait(comm, &up_tx[k % 2]))) return rc;   /* segment k-2 has left */
+            if ((rc = ck_isend(comm, acc, len * es, me.parent, TAG_UP, &up_tx[k % 2]))) return rc;
+        }
+    }
+    /* The broadcast overwrites recvbuf, which the sends up may still read. */
+    if ((rc = ck_waitall(comm, up_tx, 2))) return rc;
+
+    /* ---- broadcast: parent -> children, received straight into recvbuf. */
+    if (me.parent >= 0 && (rc = ck_irecv(comm, out, big * es, me.parent, TAG_DOWN, &down_rx[0]))) return rc;
+    for (size_t k = 0; k < S; k++) {
+        ck_step(comm, (int)(S + k), "broadcast");
+        if (me.parent >= 0) {
+            if (k + 1 < S) {
+                ck_block(count, S, k + 1, &off, &len);
+                if ((rc = ck_irecv(comm, out + off * es, len * es, me.parent, TAG_DOWN,
+                                   &down_rx[(k + 1) % 2]))) return rc;
+            }
+            if ((rc = ck_wait(comm, &down_rx[k % 2]))) return rc;
+        }
+        ck_block(count, S, k, &off, &len);
+        for (int c = 0; c < kids; c++) {
+            if ((rc = ck_wait(comm, &kid_tx[c][k % 2]))) return rc;
+            if ((rc = ck_isend(comm, out + off * es, len * es, me.child[c], TAG_DOWN, &kid_tx[c][k % 2]))) return rc;
+        }
+    }
+    return ck_waitall(comm, &kid_tx[0][0], 4);
 }
 
+/* n per link (to the parent, to each child), in S messages: one per segment. */
 static uint64_t tree_bytes(int p, int r, size_t count, size_t es, const ck_config *cfg)
 {
     (void)cfg;
-    if (p == 1) return 0;
-    ck_tree_view v = heap_view(p, r, count);
-    int links = (v.parent >= 0) + (v.child[0] >= 0) + (v.child[1] >= 0);
-    return (uint64_t)count * es * (uint64_t)links;
+    return p > 1 ? (uint64_t)ck_tree_links(ck_tree_heap(p, r)) * count * es : 0;
+}
+
+static uint64_t tree_msgs(int p, int r, size_t count, size_t es, const ck_config *cfg)
+{
+    return p > 1 ? (uint64_t)ck_tree_links(ck_tree_heap(p, r)) * ck_num_chunks(count, ck_tree_segment(cfg, es)) : 0;
+}
+
+static double tree_cost(const ck_cost_params *m, int p, double n)
+{
+    int d = 0;
+    while (2 << d <= p) d++;                    /* d = floor(log2 p) */
+    const double S = m->chunk > 0 && n > m->chunk ? ceil(n / m->chunk) : 1, s = n / S, w = p == 2 ? 1 : 2;
+    return p == 1 ? 0 : (d + S - 1) * (2 * m->alpha + 2 * w * s * m->beta + w * s * m->gamma);
+}
+
+/* The segment, and the missing rank's path up to rank 0 (trees.c). */
+static void tree_diagnose(const ck_fault *f, char *out, size_t cap)
+{
+    ck_tree_diagnose(f, CK_TREE_HEAP, 0, f->count, "", out, cap);
 }
 
 const ck_algo ck_algo_tree = {
-    .name = "tree",
-    .summary = "binary-tree reduce to rank 0 + broadcast, pipelined in segments",
+    .name = "tree", .summary = "binary-tree reduce to rank 0 + broadcast, pipelined in segments",
     .mem = CK_MEM_HOST | CK_MEM_CUDA,
-    .bytes_formula = "n x links (leaf n, <= 3n)",
-    .bytes_sent = tree_bytes,
-    .run = tree_run,
+    .bytes_formula = "n x links (leaf n, <= 3n)", .bytes_sent = tree_bytes, .msgs_sent = tree_msgs,
+    .cost_formula = "(d+S-1)(2α + 2w·sβ + w·sγ), d = floor(log2 p), S = ceil(n/c), s = n/S, w = min(2,p-1)",
+    .cost = tree_cost, .diagnose = tree_diagnose, .run = tree_run,
 };

@@ -24,10 +24,10 @@
  *   p even: mirror, v = p-1-r   (p-1 is odd, so odd r <-> even v);
  *   p odd:  shift,  v = (r+1) mod p (flips parity for every r but p-1).
  * The property relied on: no rank is interior in both trees when p is even,
- * and exactly one (rank p-1, tree 2's root) when p is odd. (Listing both
- * trees for every p up to 1024 confirms it, and that each is a tree: one
- * root, every child's parent lists it as a child.) Tree 1's root is rank 0,
- * tree 2's rank p-1.
+ * and exactly one (rank p-1, tree 2's root) when p is odd. (tests/unit/
+ * test_trees.c checks it for every p up to 1024, and that each is a tree:
+ * one root, every child's parent lists it as a child, every rank reached.)
+ * Tree 1's root is rank 0, tree 2's rank p-1.
  *
  * Worked example, p = 4, halves H1 (tree 1) and H2 (tree 2).
  *   tree 1: 0 -> 2 -> {1, 3}       (0 root; 2 has children 1 and 3)
@@ -42,48 +42,40 @@
  *   slot 2     H1: sum -> 2                                        H2: sum -> 1
  *   slot 3                     H2: sum -> 2, 0   H1: sum -> 1, 3
  *
+ * The topologies (ck_tree_inorder, ck_tree_double) and the engine that runs
+ * both trees at once, segment by segment like tree.c, live in trees.c.
+ *
  * Bytes sent per rank: over both trees, n/2 to each parent and each child:
- * here rank 0 and rank 3 send n, ranks 1 and 2 send 2n. Never more than 2n.
- * Cost, d = ceil(log2 p) levels, S segments of s bytes per half:
- *     T ≈ 2(d + S - 1)·(α + 2·s·β) + ... → 2·n·β + n·γ for large n (half the
- *   single tree's), and 2d·α latency for small n.
+ * here rank 0 and rank 3 send n, ranks 1 and 2 send 2n. Never more than 2n
+ * (give or take an element: the first half is one element longer when the
+ * count is odd). Messages: S per link per tree, S = segments of a half.
+ * Cost: tree.c's stages on n/2 bytes. d = ceil(log2 p) levels (the in-order
+ * tree is that deep), S = ceil(n/2c) segments of s = n/2S bytes per half,
+ * w = min(2, p-1): in a stage a rank receives at most w segments (it has at
+ * most 2 children over both trees) and sends at most w:
+ *     T = (d + S - 1)·(2α + 2w·s·β + w·s·γ)
+ * The table above is p = 4, S = 1: d = 2, 2 stages each way, slots 0..3.
+ * For large n this tends to 2S·α + 2n·β + n·γ: half the single tree's
+ * bandwidth term, about the ring's, with 2d·α latency for small n.
+ *
+ * Cost table (α = 2 µs, β = 0.1 ns/B, γ = 0.05 ns/B, chunk 256 KiB), in µs:
+ *        n         p=2         p=4         p=5        p=16
+ *       1K        4.13        8.51       12.77       17.02
+ *       1M      139.07      405.22      540.29      675.36
+ *      64M     8900.61    17424.29    17559.36    17694.43
  */
-#include "collkit_algo.h"
+#include <math.h>
+#include <stdio.h>
+#include "trees.h"
 
-/* The pipelined tree engine, in tree.c. */
-int ck_trees_allreduce(ck_comm *comm, const void *sendbuf, void *recvbuf, ck_dtype dt, ck_op op,
-                       int nt, const int nbr[][3], const size_t *off, const size_t *len);
-
-/* Neighbours {parent, child, child} (-1 = none) of rank v in the in-order
- * binary tree over 0..p-1 described above. */
-static void inorder_tree(int p, int v, int nbr[3])
+/* This rank's place in the two trees: tree 1 reduces the first half of the
+ * buffer (ck_block: the longer one), tree 2 the second. */
+static void tree2_parts(int p, int r, size_t count, ck_tree_part parts[2])
 {
-    nbr[0] = nbr[1] = nbr[2] = -1;
-    if (p == 1) return;
-    if (v == 0) {
-        int h = 1;
-        while (2 * h < p) h *= 2;
-        nbr[2] = h;
-        return;
+    for (int t = 0; t < 2; t++) {
+        parts[t].node = ck_tree_double(p, r, t);
+        ck_block(count, 2, t, &parts[t].off, &parts[t].len);
     }
-    int b = v & -v;
-    int up = (v & 2 * b) ? v - b : v + b;
-    nbr[0] = up < p ? up : v - b;
-    if (b > 1) {
-        nbr[1] = v - b / 2;
-        for (int h = b / 2; h >= 1; h /= 2)
-            if (v + h < p) { nbr[2] = v + h; break; }
-    }
-}
-
-/* Rank r's neighbours in tree t (0 or 1), as real ranks. */
-static void dtree(int p, int r, int t, int nbr[3])
-{
-    if (t == 0) { inorder_tree(p, r, nbr); return; }
-    int v = p % 2 == 0 ? p - 1 - r : (r + 1) % p;
-    inorder_tree(p, v, nbr);
-    for (int i = 0; i < 3; i++)
-        if (nbr[i] >= 0) nbr[i] = p % 2 == 0 ? p - 1 - nbr[i] : (nbr[i] - 1 + p) % p;
 }
 
 static int tree2_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
@@ -91,28 +83,53 @@ static int tree2_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
 {
     const int p = ck_comm_size(comm), r = ck_comm_rank(comm);
     if (p == 1) return ck_copy(comm, recvbuf, sendbuf, count * ck_dtype_size(dt));
-    int nbr[2][3];
-    size_t off[2], len[2];
-    for (int t = 0; t < 2; t++) {
-        dtree(p, r, t, nbr[t]);
-        ck_block(count, 2, t, &off[t], &len[t]);   /* tree 1 gets the (larger) first half */
-    }
-    return ck_trees_allreduce(comm, sendbuf, recvbuf, dt, op, 2, (const int (*)[3])nbr, off, len);
+    ck_tree_part parts[2];
+    tree2_parts(p, r, count, parts);
+    return ck_trees_allreduce(comm, sendbuf, recvbuf, dt, op, 2, parts);
 }
 
 static uint64_t tree2_bytes(int p, int r, size_t count, size_t es, const ck_config *cfg)
 {
-    (void)cfg;
-    uint64_t total = 0;
+    uint64_t bytes = 0, msgs = 0;
+    ck_tree_part parts[2];
     if (p == 1) return 0;
-    for (int t = 0; t < 2; t++) {
-        int nbr[3];
-        size_t off, len;
-        dtree(p, r, t, nbr);
-        ck_block(count, 2, t, &off, &len);
-        total += (uint64_t)len * es * (uint64_t)((nbr[0] >= 0) + (nbr[1] >= 0) + (nbr[2] >= 0));
-    }
-    return total;
+    tree2_parts(p, r, count, parts);
+    ck_trees_traffic(cfg, es, 2, parts, &bytes, &msgs);
+    return bytes;
+}
+
+static uint64_t tree2_msgs(int p, int r, size_t count, size_t es, const ck_config *cfg)
+{
+    uint64_t bytes = 0, msgs = 0;
+    ck_tree_part parts[2];
+    if (p == 1) return 0;
+    tree2_parts(p, r, count, parts);
+    ck_trees_traffic(cfg, es, 2, parts, &bytes, &msgs);
+    return msgs;
+}
+
+static double tree2_cost(const ck_cost_params *m, int p, double n)
+{
+    if (p == 1) return 0;
+    int d = 0;
+    while (1 << d < p) d++;
+    const double h = n / 2, S = m->chunk > 0 && h > m->chunk ? ceil(h / m->chunk) : 1, s = h / S;
+    const double w = p == 2 ? 1 : 2;
+    return (d + S - 1) * (2 * m->alpha + 2 * w * s * m->beta + w * s * m->gamma);
+}
+
+/* Which tree's half holds the element, which of its segments, and the path
+ * up that tree. */
+static void tree2_diagnose(const ck_fault *f, char *out, size_t cap)
+{
+    if (f->p < 2 || f->elem >= f->count) return;
+    ck_tree_part parts[2];
+    char what[96];
+    tree2_parts(f->p, f->rank, f->count, parts);
+    const int t = f->elem >= parts[1].off;
+    snprintf(what, sizeof what, "tree %d's half (elements %zu..%zu, root rank %d), ", t + 1, parts[t].off,
+             parts[t].off + parts[t].len - 1, t ? f->p - 1 : 0);
+    ck_tree_diagnose(f, t ? CK_TREE_INORDER_FLIPPED : CK_TREE_INORDER, parts[t].off, parts[t].len, what, out, cap);
 }
 
 const ck_algo ck_algo_tree2 = {
@@ -121,5 +138,9 @@ const ck_algo ck_algo_tree2 = {
     .mem = CK_MEM_HOST | CK_MEM_CUDA,
     .bytes_formula = "<= 2n (n/2 per tree link)",
     .bytes_sent = tree2_bytes,
+    .msgs_sent = tree2_msgs,
+    .cost_formula = "(d+S-1)(2α + 2w·sβ + w·sγ), d = ceil(log2 p), S = ceil(n/2c), s = n/2S, w = min(2,p-1)",
+    .cost = tree2_cost,
+    .diagnose = tree2_diagnose,
     .run = tree2_run,
 };

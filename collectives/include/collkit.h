@@ -3,7 +3,8 @@
  * programs that USE all-reduce: the checker, the benchmark, the trainer, labs.
  *
  *   ck_comm        a communicator over an MPI communicator, with a transport
- *                  (MPI for host buffers, CUDA IPC for device buffers)
+ *                  (MPI or shared memory for host buffers, CUDA IPC for
+ *                  device buffers)
  *   ck_algo        the registry: every algorithm by name, with everything
  *                  collkit knows about it (bytes and messages it sends, its
  *                  alpha-beta-gamma cost, how to read a wrong result)
@@ -13,7 +14,7 @@
  * algorithm may call: the point-to-point layer (ck_isend, ck_irecv, ck_wait,
  * ck_sendrecv, ck_reduce_local, ck_copy, ck_scratch, ck_step) and per-
  * communicator state. An algorithm never calls MPI or CUDA for data movement,
- * which is what lets one ring.c run on both transports, with byte counting,
+ * which is what lets one ring.c run on every transport, with byte counting,
  * tracing and the hang watchdog for free.
  *
  * Conventions
@@ -46,6 +47,8 @@ enum {
     CK_ERR_TRANSPORT,     /* the transport (MPI, CUDA) reported an error */
     CK_ERR_NOMEM,         /* allocation failed */
     CK_ERR_INTERNAL,      /* a collkit bug: please report it */
+    CK_ERR_PROTOCOL,      /* the algorithm broke the point-to-point rules: a request left posted
+                             when it returned, a receive whose size differs from the message's */
     CK_NUM_ERRORS
 };
 const char *ck_strerror(int status);
@@ -85,20 +88,34 @@ size_t ck_num_chunks(size_t len, size_t chunk);
 
 /* ------------------------------------------------------------ memory kinds */
 
-enum { CK_MEM_HOST = 1u << 0, CK_MEM_CUDA = 1u << 1 };
+/* CK_MEM_HOST  host memory, moved by MPI (the mpi transport).
+ * CK_MEM_CUDA  device memory, moved by CUDA IPC copies (the cuda-ipc transport).
+ * CK_MEM_SHM   host memory that the ranks of one node map into each other
+ *              (the shm transport): ck_alloc returns memory every peer can
+ *              load from, and point-to-point messages are copied through
+ *              shared staging slots instead of going through MPI. Buffers are
+ *              still host buffers, so a shm communicator's memory is
+ *              CK_MEM_HOST | CK_MEM_SHM: every host algorithm runs on it
+ *              unchanged, and so do the algorithms that load straight from
+ *              their peers' memory (oneshot, twoshot: memory "shm"). */
+enum { CK_MEM_HOST = 1u << 0, CK_MEM_CUDA = 1u << 1, CK_MEM_SHM = 1u << 2 };
 
 /* ------------------------------------------------------------ communicator */
 
 typedef struct ck_comm ck_comm;
 
 typedef struct ck_config {
-    size_t chunk_bytes;   /* pipeline chunk/segment for ring_pipelined and tree (default 256 KiB; env COLLKIT_CHUNK) */
+    size_t chunk_bytes;   /* pipeline chunk/segment for ring_pipelined and tree (default 256 KiB; env COLLKIT_CHUNK, e.g. 64K) */
     double timeout_s;     /* watchdog bound for any single wait (default 30 s; env COLLKIT_TIMEOUT; <= 0: off) */
     int    validate;      /* 1: check count/dtype/op/algo agree across ranks on every call (default 1) */
 } ck_config;
 
 /* Create a communicator over the ranks of `mpi_comm` (which is duplicated).
  * mem selects the transport: CK_MEM_HOST -> MPI transport (host buffers),
+ * CK_MEM_SHM (or CK_MEM_HOST | CK_MEM_SHM) -> shared-memory transport (host
+ * buffers, every rank on one node; ranks on several nodes, or a /dev/shm too
+ * small for the staging slots, fall back to the MPI transport with a message
+ * on stderr: ck_comm_transport_name says which one you got),
  * CK_MEM_CUDA -> CUDA IPC transport (device buffers; CK_ERR_UNSUPPORTED when
  * collkit was built without CUDA or no device is present). Collective. */
 int  ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out);
@@ -106,15 +123,17 @@ void ck_comm_destroy(ck_comm *comm);           /* collective; NULL is fine */
 
 int         ck_comm_rank(const ck_comm *comm);
 int         ck_comm_size(const ck_comm *comm);
-unsigned    ck_comm_mem(const ck_comm *comm);              /* CK_MEM_HOST or CK_MEM_CUDA */
-const char *ck_comm_transport_name(const ck_comm *comm);   /* "mpi", "cuda-ipc" */
+unsigned    ck_comm_mem(const ck_comm *comm);              /* CK_MEM_HOST, CK_MEM_HOST | CK_MEM_SHM, or CK_MEM_CUDA */
+const char *ck_comm_transport_name(const ck_comm *comm);   /* "mpi", "shm", "cuda-ipc" */
 MPI_Comm    ck_comm_mpi(const ck_comm *comm);              /* the private duplicate; for reference algorithms and tools */
 ck_config  *ck_comm_config(ck_comm *comm);                 /* mutable; change it collectively (same values on every rank) */
 const char *ck_comm_errmsg(const ck_comm *comm);           /* detail of the last failure, "" if none */
 
 /* Buffers of the communicator's memory kind (host: 64-byte aligned malloc;
- * cuda: cudaMalloc). Data moves between them and host memory with
- * ck_upload/ck_download (plain memcpy on the host transport). */
+ * shm: 64-byte aligned, from this rank's shared heap, which the peers map —
+ * plain host memory when the heap is full; cuda: cudaMalloc). Data moves
+ * between them and host memory with ck_upload/ck_download (plain memcpy on
+ * the host transports). */
 void *ck_alloc(ck_comm *comm, size_t bytes);
 void  ck_free(ck_comm *comm, void *ptr);
 int   ck_upload(ck_comm *comm, void *dst, const void *host_src, size_t bytes);
@@ -124,8 +143,9 @@ int   ck_download(ck_comm *comm, void *host_dst, const void *src, size_t bytes);
  * a stream synchronisation on CUDA, where "complete" means "queued in stream
  * order". ck_allreduce does this itself; timing code around point-to-point
  * calls (ping-pong, kernels) needs it. Device buffers written by the caller on
- * another CUDA stream must be synchronised before ck_allreduce is called: the
- * transport orders its work on its own stream only. */
+ * another CUDA stream must be synchronised before ck_allreduce or ck_isend is
+ * called: the transport orders its work on its own stream only. The wait is
+ * bounded by config.timeout_s like any other (CK_ERR_TIMEOUT). */
 int   ck_sync(ck_comm *comm);
 
 /* ------------------------------------------------------------ the registry */
@@ -205,10 +225,13 @@ int            ck_algo_count(void);
 const ck_algo *ck_algo_at(int i);
 /* Print the registry as a table (name, memory kinds, bytes formula, summary). */
 void           ck_algo_print_table(FILE *out);
-/* Parse "a,b,c" or "all" into algorithms that support `mem`; prints a clear
- * error (with the list of names) to stderr and returns CK_ERR_INVALID_ARG on an
- * unknown name. *n receives the number found (at most max). */
-int            ck_algo_parse_list(const char *spec, unsigned mem, const ck_algo **out, int max, int *n);
+/* Parse "a,b,c" or "all" into algorithms that support `mem`; *n receives the
+ * number found (at most max). Prints nothing: on an unknown name, a name of
+ * the wrong memory kind, a name given twice, too many, or none, returns
+ * CK_ERR_INVALID_ARG with the whole message in err (for an unknown name it
+ * ends with the names that run on `mem`), for the caller to print once. */
+int            ck_algo_parse_list(const char *spec, unsigned mem, const ck_algo **out, int max, int *n,
+                                  char *err, size_t errlen);
 
 /* ------------------------------------------------------------ all-reduce */
 
@@ -216,7 +239,12 @@ int            ck_algo_parse_list(const char *spec, unsigned mem, const ck_algo 
 
 /* recvbuf[i] = op over ranks r of sendbuf_r[i], on every rank.
  * avg (floating types only) is defined as the exact-order-independent sum
- * followed by one division by p in the element type. */
+ * followed by one division by p in the element type.
+ * Device buffers (CUDA communicator): the call orders its work on the
+ * transport's own stream, so input written on another stream (a compute
+ * stream, a library's) must be complete first — cudaStreamSynchronize it, or
+ * have the host wait on an event recorded after the writes. When the call
+ * returns, the result is in recvbuf and the stream is idle. */
 int ck_allreduce(ck_comm *comm, const ck_algo *algo, const void *sendbuf, void *recvbuf,
                  size_t count, ck_dtype dt, ck_op op);
 

@@ -17,12 +17,15 @@
  * gets the checker's traffic check, collbench's traces and "rank 2 waited for
  * rank 1 at step 3" for free. An algorithm never calls MPI or CUDA to move
  * its data (reference algorithms such as MPI_Allreduce are the exception, and
- * say so with CK_ALGO_REFERENCE).
+ * say so with CK_ALGO_REFERENCE). Device-only algorithms with CUDA work of
+ * their own (oneshot, twoshot, nccl) add collkit_cuda.h: the communicator's
+ * device and stream.
  */
 #ifndef COLLKIT_ALGO_H
 #define COLLKIT_ALGO_H
 
 #include "collkit.h"
+#include "collkit_util.h"   /* ck_sbuf: the string builder diagnose hooks write with */
 
 #ifdef __cplusplus
 extern "C" {

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sched.h>
 #include <time.h>
+#include "collkit_util.h"
 #include "internal.h"
 
 double ck_now(void)
@@ -28,6 +29,28 @@ int ck_fail(ck_comm *comm, int status, const char *fmt, ...)
     return status;
 }
 
+/* ------------------------------------------------------------ the transport */
+
+/* The transport's own account of its last failure, as ": detail" (or ""),
+ * to complete the communicator's message. */
+static const char *tr_sep(const ck_comm *c)
+{
+    const char *d = c->tr.error ? c->tr.error(c->tr.self) : NULL;
+    return d && *d ? ": " : "";
+}
+static const char *tr_detail(const ck_comm *c)
+{
+    const char *d = c->tr.error ? c->tr.error(c->tr.self) : NULL;
+    return d && *d ? d : "";
+}
+
+/* Hand the transport the watchdog bound before a call that may block in it
+ * (ck_config is mutable, so it is passed again every time). */
+static void tr_arm(ck_comm *c)
+{
+    if (c->tr.set_timeout) c->tr.set_timeout(c->tr.self, c->cfg.timeout_s);
+}
+
 /* ------------------------------------------------------------ lifecycle */
 
 static void config_defaults(ck_config *c)
@@ -36,7 +59,10 @@ static void config_defaults(ck_config *c)
     c->chunk_bytes = 256 * 1024;
     c->timeout_s = 30.0;
     c->validate = 1;
-    if ((s = getenv("COLLKIT_CHUNK")) && atol(s) > 0) c->chunk_bytes = (size_t)atol(s);
+    uint64_t chunk;
+    /* The same sizes the tools take ("64K"); anything unreadable or 0 keeps the default. */
+    if ((s = getenv("COLLKIT_CHUNK")) && ck_parse_size(s, 1ull << 34, &chunk, NULL, 0) == 0 && chunk > 0)
+        c->chunk_bytes = (size_t)chunk;
     if ((s = getenv("COLLKIT_TIMEOUT"))) c->timeout_s = atof(s);
 }
 
@@ -45,18 +71,32 @@ int ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out)
     int rc;
     if (!out) return CK_ERR_INVALID_ARG;
     *out = NULL;
-    if (mem != CK_MEM_HOST && mem != CK_MEM_CUDA) return CK_ERR_INVALID_ARG;
+    if (mem != CK_MEM_HOST && mem != CK_MEM_CUDA && mem != CK_MEM_SHM && mem != (CK_MEM_HOST | CK_MEM_SHM))
+        return CK_ERR_INVALID_ARG;
     ck_comm *c = calloc(1, sizeof *c);
     if (!c) return CK_ERR_NOMEM;
     if (MPI_Comm_dup(mpi_comm, &c->mpi) != MPI_SUCCESS) { free(c); return CK_ERR_TRANSPORT; }
     MPI_Comm_rank(c->mpi, &c->rank);
     MPI_Comm_size(c->mpi, &c->size);
     config_defaults(&c->cfg);
-    if (mem == CK_MEM_HOST) {
+    if (mem & CK_MEM_SHM) {
+        char why[256] = "";
+        rc = ck_transport_shm_create(c->mpi, &c->tr, why, sizeof why);
+        if (rc == CK_ERR_UNSUPPORTED) {
+            /* Every rank got the same answer (the transport agrees before it
+             * says no); one line per process is enough. */
+            static int said;
+            if (c->rank == 0 && !said++) {
+                fprintf(stderr, "collkit: the shm transport is not available (%s): using the mpi transport\n", why);
+                fflush(stderr);
+            }
+            rc = ck_transport_mpi_create(c->mpi, &c->tr);
+        }
+    } else if (mem == CK_MEM_HOST) {
         rc = ck_transport_mpi_create(c->mpi, &c->tr);
     } else {
 #ifdef COLLKIT_HAVE_CUDA
-        rc = ck_transport_cuda_create(c->mpi, &c->tr);
+        rc = ck_transport_cuda_create(c->mpi, c->cfg.timeout_s, &c->tr);
 #else
         rc = CK_ERR_UNSUPPORTED;
 #endif
@@ -77,8 +117,10 @@ void ck_comm_destroy(ck_comm *c)
     for (int i = c->nslots - 1; i >= 0; i--)
         if (c->slots[i].destroy) c->slots[i].destroy(c->slots[i].state);
     free(c->slots);
+    tr_arm(c);
     if (c->scratch) c->tr.free(c->tr.self, c->scratch);
     free(c->events);
+    free(c->pending);
     if (c->tr.destroy) c->tr.destroy(c->tr.self);
     MPI_Comm_free(&c->mpi);
     free(c);
@@ -93,9 +135,23 @@ ck_config *ck_comm_config(ck_comm *c) { return &c->cfg; }
 const char *ck_comm_errmsg(const ck_comm *c) { return c ? c->errmsg : ""; }
 
 void *ck_alloc(ck_comm *c, size_t bytes) { return c->tr.alloc(c->tr.self, bytes); }
-void ck_free(ck_comm *c, void *p) { if (p) c->tr.free(c->tr.self, p); }
-int ck_upload(ck_comm *c, void *dst, const void *src, size_t n) { return n ? c->tr.upload(c->tr.self, dst, src, n) : CK_SUCCESS; }
-int ck_download(ck_comm *c, void *dst, const void *src, size_t n) { return n ? c->tr.download(c->tr.self, dst, src, n) : CK_SUCCESS; }
+void ck_free(ck_comm *c, void *p) { if (p) { tr_arm(c); c->tr.free(c->tr.self, p); } }
+
+int ck_upload(ck_comm *c, void *dst, const void *src, size_t n)
+{
+    if (!n) return CK_SUCCESS;
+    tr_arm(c);
+    int rc = c->tr.upload(c->tr.self, dst, src, n);
+    return rc ? ck_fail(c, rc, "upload of %zu B failed in the %s transport%s%s", n, c->tr.name, tr_sep(c), tr_detail(c)) : rc;
+}
+
+int ck_download(ck_comm *c, void *dst, const void *src, size_t n)
+{
+    if (!n) return CK_SUCCESS;
+    tr_arm(c);
+    int rc = c->tr.download(c->tr.self, dst, src, n);
+    return rc ? ck_fail(c, rc, "download of %zu B failed in the %s transport%s%s", n, c->tr.name, tr_sep(c), tr_detail(c)) : rc;
+}
 
 /* ------------------------------------------------------------ trace */
 
@@ -186,6 +242,94 @@ static int check_peer(ck_comm *c, int peer, const char *what)
     return CK_SUCCESS;
 }
 
+/* ------------------------------------------------------------ request accounting
+ * Posts, completions and cancels are counted, and the posted requests kept
+ * until they complete, so that ck_allreduce can name a request an algorithm
+ * left behind. Requests are found by the address of the caller's ck_req, or
+ * (a request copied before its wait) by what it is: kind, peer, tag, size. */
+
+static void track_post(ck_comm *c, const ck_req *r)
+{
+    c->nposted++;
+    for (int i = 0; i < c->npending; i++)
+        if (c->pending[i].where == r) c->pending[i].where = NULL;   /* reused while still posted */
+    if (c->npending == c->cap_pending) {
+        int cap = c->cap_pending ? 2 * c->cap_pending : 16;
+        struct ck_pending *n = realloc(c->pending, (size_t)cap * sizeof *n);
+        if (!n) return;   /* no detail for this one; the counts still say it */
+        c->pending = n;
+        c->cap_pending = cap;
+    }
+    c->pending[c->npending++] = (struct ck_pending){r, *r, c->phase};
+}
+
+/* The phase (ck_step) a pending request was posted in, or NULL. */
+static const char *posted_phase(const ck_comm *c, const ck_req *r)
+{
+    for (int i = c->npending - 1; i >= 0; i--)
+        if (c->pending[i].where == r) return c->pending[i].phase;
+    return NULL;
+}
+
+/* A request is finished: completed (with or without an error) or cancelled. */
+static void track_done(ck_comm *c, const ck_req *r, int cancelled)
+{
+    if (cancelled) c->ncancelled++;
+    else c->ncompleted++;
+    int k = -1;
+    for (int i = c->npending - 1; i >= 0 && k < 0; i--)
+        if (c->pending[i].where == r) k = i;
+    for (int i = 0; i < c->npending && k < 0; i++) {
+        const ck_req *s = &c->pending[i].snap;
+        if (s->kind == r->kind && s->peer == r->peer && s->tag == r->tag && s->bytes == r->bytes) k = i;
+    }
+    if (k >= 0) c->pending[k] = c->pending[--c->npending];
+}
+
+/* After an algorithm's body: requests still posted are a protocol error
+ * (status 0 becomes CK_ERR_PROTOCOL, named in the message); after another
+ * error they are only cleaned up. Either way each one is given a moment to
+ * finish (a send the peer has received, a receive whose message is there),
+ * then cancelled, so nothing writes a buffer the caller frees. */
+static int check_leaks(ck_comm *c, const ck_algo *algo, int rc, uint64_t posted, uint64_t completed,
+                       uint64_t cancelled)
+{
+    const uint64_t open = (c->nposted - posted) - (c->ncompleted - completed) - (c->ncancelled - cancelled);
+    if (!open && !c->npending) return rc;
+    if (!rc && open) {
+        char list[320] = "";
+        ck_sbuf b;
+        ck_sbuf_init(&b, list, sizeof list);
+        for (int i = 0; i < c->npending && i < 2; i++) {
+            const struct ck_pending *e = &c->pending[i];
+            const ck_req *q = &e->snap;
+            ck_sbuf_add(&b, "%sa %s of %zu B %s rank %d (tag %d) posted at step %d%s%s%s%s", i ? "; " : ": ",
+                        q->kind == CK_EV_SEND ? "send" : "receive", q->bytes, q->kind == CK_EV_SEND ? "to" : "from",
+                        q->peer, q->tag, q->step, e->phase ? " (" : "", e->phase ? e->phase : "", e->phase ? ")" : "",
+                        e->where ? "" : ", its ck_req reused for a later post");
+        }
+        if (c->npending > 2) ck_sbuf_add(&b, "; and %d more", c->npending - 2);
+        rc = ck_fail(c, CK_ERR_PROTOCOL,
+                     "'%s' returned on rank %d with %llu request%s never completed (this call: %llu posted, %llu "
+                     "completed, %llu cancelled)%s; every ck_isend/ck_irecv must be finished by ck_wait or "
+                     "ck_waitall before the algorithm returns", algo->name, c->rank, (unsigned long long)open, open == 1 ? "" : "s",
+                     (unsigned long long)(c->nposted - posted), (unsigned long long)(c->ncompleted - completed),
+                     (unsigned long long)(c->ncancelled - cancelled), list);
+    }
+    const double t0 = ck_now(), bound = rc == CK_ERR_PROTOCOL ? 1.0 : 0.0;
+    do {
+        for (int i = c->npending - 1; i >= 0; i--) {
+            int fin = 0;
+            if (c->tr.test(c->tr.self, &c->pending[i].snap, &fin) || fin) {
+                c->pending[i] = c->pending[--c->npending];
+                c->ncompleted++;
+            }
+        }
+    } while (c->npending && ck_now() - t0 < bound);
+    for (; c->npending; c->ncancelled++) c->tr.cancel(c->tr.self, &c->pending[--c->npending].snap);
+    return rc;
+}
+
 static int post(ck_comm *c, int is_send, void *buf, size_t bytes, int peer, int tag, ck_req *r)
 {
     int rc = check_peer(c, peer, is_send ? "ck_isend" : "ck_irecv");
@@ -199,9 +343,11 @@ static int post(ck_comm *c, int is_send, void *buf, size_t bytes, int peer, int 
     r->t_post = c->ev_cap ? ck_now() : 0.0;
     rc = is_send ? c->tr.isend(c->tr.self, buf, bytes, peer, tag, r)
                  : c->tr.irecv(c->tr.self, buf, bytes, peer, tag, r);
-    if (rc) return ck_fail(c, rc, "%s of %zu B to/from rank %d failed in the %s transport",
-                           is_send ? "send" : "recv", bytes, peer, c->tr.name);
+    if (rc) return ck_fail(c, rc, "%s of %zu B %s rank %d failed in the %s transport%s%s",
+                           is_send ? "send" : "recv", bytes, is_send ? "to" : "from", peer, c->tr.name,
+                           tr_sep(c), tr_detail(c));
     r->active = 1;
+    track_post(c, r);
     if (is_send) { c->ctr.bytes_sent += bytes; c->ctr.msgs_sent++; }
     else         { c->ctr.bytes_recv += bytes; c->ctr.msgs_recv++; }
     return CK_SUCCESS;
@@ -220,6 +366,7 @@ int ck_irecv(ck_comm *c, void *buf, size_t bytes, int peer, int tag, ck_req *r)
 static void complete(ck_comm *c, ck_req *r, double now)
 {
     r->active = 0;
+    track_done(c, r, 0);
     if (c->ev_cap) {
         int step = c->step;
         c->step = r->step;   /* the event belongs to the step that posted it */
@@ -266,13 +413,29 @@ int ck_waitall(ck_comm *c, ck_req *reqs, int n)
         for (int i = 0; i < n; i++) {
             if (!reqs[i].active) continue;
             int done = 0, rc = c->tr.test(c->tr.self, &reqs[i], &done);
+            if (rc == CK_ERR_PROTOCOL && done && c->algo_name) {
+                /* A receive of the wrong size, inside ck_allreduce: it is over
+                 * (MPI delivered what fit), so the ranks carry on and no one
+                 * is left waiting; the call then fails with the first one. */
+                const char *ph = posted_phase(c, &reqs[i]);
+                if (!c->protocol[0])
+                    snprintf(c->protocol, sizeof c->protocol, "%s (in '%s', rank %d's receive posted at step %d%s%s%s)",
+                             tr_detail(c), c->algo_name, c->rank, reqs[i].step, ph ? " (" : "", ph ? ph : "",
+                             ph ? ")" : "");
+                rc = CK_SUCCESS;
+            }
             if (rc) {
                 /* Abandon the others too: a request left posted would write
                  * into a buffer the caller is about to free. */
-                int peer = reqs[i].peer;
+                int peer = reqs[i].peer, step = reqs[i].step;
+                reqs[i].active = 0;
+                track_done(c, &reqs[i], 0);
                 for (int j = 0; j < n; j++)
-                    if (reqs[j].active) { c->tr.cancel(c->tr.self, &reqs[j]); reqs[j].active = 0; }
-                return ck_fail(c, rc, "transport %s failed while waiting on rank %d", c->tr.name, peer);
+                    if (reqs[j].active) { c->tr.cancel(c->tr.self, &reqs[j]); reqs[j].active = 0; track_done(c, &reqs[j], 1); }
+                if (rc == CK_ERR_PROTOCOL)   /* the transport names both sides; this adds where */
+                    return ck_fail(c, rc, "%s (rank %d's request posted at step %d)", tr_detail(c), c->rank, step);
+                return ck_fail(c, rc, "transport %s failed while waiting on rank %d%s%s", c->tr.name, peer,
+                               tr_sep(c), tr_detail(c));
             }
             if (done) { complete(c, &reqs[i], c->ev_cap ? ck_now() : 0.0); pending--; }
         }
@@ -287,7 +450,7 @@ int ck_waitall(ck_comm *c, ck_req *reqs, int n)
                     if (reqs[i].active) {
                         int rc = watchdog_fire(c, &reqs[i], now - t0);
                         for (int j = 0; j < n; j++)
-                            if (reqs[j].active) { c->tr.cancel(c->tr.self, &reqs[j]); reqs[j].active = 0; }
+                            if (reqs[j].active) { c->tr.cancel(c->tr.self, &reqs[j]); reqs[j].active = 0; track_done(c, &reqs[j], 1); }
                         return rc;
                     }
             }
@@ -315,7 +478,8 @@ int ck_reduce_local(ck_comm *c, void *dst, const void *a, const void *b, size_t 
     if (!count) return CK_SUCCESS;
     double t0 = c->ev_cap ? ck_now() : 0.0;
     int rc = c->tr.reduce(c->tr.self, dst, a, b, count, dt, op);
-    if (rc) return ck_fail(c, rc, "local reduce of %zu %s (%s) failed", count, ck_dtype_name(dt), ck_op_name(op));
+    if (rc) return ck_fail(c, rc, "local reduce of %zu %s (%s) failed%s%s", count, ck_dtype_name(dt), ck_op_name(op),
+                           tr_sep(c), tr_detail(c));
     c->ctr.elems_reduced += count;
     if (c->ev_cap) ck_trace_add(c, CK_EV_REDUCE, -1, count * ck_dtype_size(dt), t0, ck_now());
     return CK_SUCCESS;
@@ -326,15 +490,18 @@ int ck_copy(ck_comm *c, void *dst, const void *src, size_t bytes)
     if (!bytes || dst == src) return CK_SUCCESS;
     double t0 = c->ev_cap ? ck_now() : 0.0;
     int rc = c->tr.copy(c->tr.self, dst, src, bytes);
-    if (rc) return ck_fail(c, rc, "local copy of %zu B failed", bytes);
+    if (rc) return ck_fail(c, rc, "local copy of %zu B failed%s%s", bytes, tr_sep(c), tr_detail(c));
     if (c->ev_cap) ck_trace_add(c, CK_EV_COPY, -1, bytes, t0, ck_now());
     return CK_SUCCESS;
 }
 
 int ck_sync(ck_comm *c)
 {
-    int rc = c->tr.finish ? c->tr.finish(c->tr.self) : CK_SUCCESS;
-    return rc ? ck_fail(c, rc, "transport %s failed to synchronise", c->tr.name) : CK_SUCCESS;
+    if (!c->tr.finish) return CK_SUCCESS;
+    tr_arm(c);
+    int rc = c->tr.finish(c->tr.self);
+    return rc ? ck_fail(c, rc, "transport %s failed to synchronise%s%s", c->tr.name, tr_sep(c), tr_detail(c))
+              : CK_SUCCESS;
 }
 
 void *ck_scratch(ck_comm *c, size_t bytes)
@@ -348,12 +515,8 @@ void *ck_scratch(ck_comm *c, size_t bytes)
 
 /* ------------------------------------------------------------ all-reduce */
 
-static long long name_hash(const char *s)
-{
-    unsigned long long h = 1469598103934665603ull;   /* FNV-1a */
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return (long long)(h >> 2);
-}
+/* Non-negative, with room to spare, so that -x in the agreement below cannot overflow. */
+static long long name_hash(const char *s) { return (long long)(ck_fnv1a64(s, strlen(s)) >> 2); }
 
 /* Agree across ranks on (error flag, count, dtype, op, algorithm) with one
  * small MPI_Iallreduce of (x, -x) pairs under MAX: min and max of each value
@@ -425,11 +588,18 @@ int ck_allreduce(ck_comm *c, const ck_algo *algo, const void *sendbuf, void *rec
     if (sendbuf == CK_IN_PLACE) sendbuf = recvbuf;
 
     double t0 = c->ev_cap ? ck_now() : 0.0;
+    tr_arm(c);
     c->algo_name = algo->name;
     ck_step(c, 0, NULL);
+    c->npending = 0;   /* requests posted outside a call are the caller's business */
+    c->protocol[0] = '\0';
+    const uint64_t posted = c->nposted, completed = c->ncompleted, cancelled = c->ncancelled;
     rc = algo->run(c, sendbuf, recvbuf, count, dt, op == CK_AVG ? CK_SUM : op);
+    if (!rc && c->protocol[0]) rc = ck_fail(c, CK_ERR_PROTOCOL, "%s", c->protocol);
+    rc = check_leaks(c, algo, rc, posted, completed, cancelled);
     if (!rc) rc = ck_sync(c);
-    if (!rc && op == CK_AVG) rc = c->tr.divide(c->tr.self, recvbuf, count, dt, c->size);
+    if (!rc && op == CK_AVG && (rc = c->tr.divide(c->tr.self, recvbuf, count, dt, c->size)))
+        ck_fail(c, rc, "avg: the division by %d failed%s%s", c->size, tr_sep(c), tr_detail(c));
     if (rc && !c->errmsg[0]) ck_fail(c, rc, "algorithm '%s' failed: %s", algo->name, ck_strerror(rc));
     ck_step(c, 0, NULL);
     if (c->ev_cap) ck_trace_add(c, CK_EV_CALL, -1, count * ck_dtype_size(dt), t0, ck_now());

@@ -1,46 +1,12 @@
 /*
- * internal.h — what a transport implements, and the communicator behind ck_comm.
- * Private to collectives/src/: algorithm files use collkit_algo.h, programs
- * collkit.h.
+ * internal.h — the communicator behind ck_comm. Private to collectives/src/:
+ * algorithm files use collkit_algo.h (and collkit_cuda.h), programs
+ * collkit.h, transports transport.h.
  */
 #ifndef COLLKIT_INTERNAL_H
 #define COLLKIT_INTERNAL_H
 
-#include "collkit_algo.h"
-
-/* A transport moves bytes between ranks and reduces locally, for one memory
- * kind. The communicator wraps every call with counters, trace events and the
- * watchdog, so a transport only does the data movement.
- * All functions return a CK_* status; `self` is the transport's own state. */
-typedef struct ck_transport {
-    const char *name;          /* "mpi", "cuda-ipc" */
-    unsigned    mem;           /* CK_MEM_HOST or CK_MEM_CUDA */
-    void       *self;
-
-    int   (*isend)(void *self, const void *buf, size_t bytes, int peer, int tag, ck_req *req);
-    int   (*irecv)(void *self, void *buf, size_t bytes, int peer, int tag, ck_req *req);
-    /* Non-blocking completion test: *done = 1 when finished. The communicator
-     * polls this, so it can time out and say what it was waiting for. */
-    int   (*test)(void *self, ck_req *req, int *done);
-    /* Abandon a request after a timeout (best effort). */
-    void  (*cancel)(void *self, ck_req *req);
-    int   (*reduce)(void *self, void *dst, const void *a, const void *b, size_t count, ck_dtype dt, ck_op op);
-    int   (*divide)(void *self, void *buf, size_t count, ck_dtype dt, int divisor);
-    int   (*copy)(void *self, void *dst, const void *src, size_t bytes);
-    int   (*upload)(void *self, void *dst, const void *host_src, size_t bytes);
-    int   (*download)(void *self, void *host_dst, const void *src, size_t bytes);
-    void *(*alloc)(void *self, size_t bytes);
-    void  (*free)(void *self, void *ptr);
-    /* Called after an algorithm body finishes (e.g. a device sync); may be NULL. */
-    int   (*finish)(void *self);
-    void  (*destroy)(void *self);
-} ck_transport;
-
-/* Transport constructors. `mpi_comm` is the communicator's private duplicate. */
-int ck_transport_mpi_create(MPI_Comm mpi_comm, ck_transport *out);
-#ifdef COLLKIT_HAVE_CUDA
-int ck_transport_cuda_create(MPI_Comm mpi_comm, ck_transport *out);
-#endif
+#include "transport.h"
 
 struct ck_comm {
     int          rank, size;
@@ -54,6 +20,22 @@ struct ck_comm {
     const char  *phase;
 
     ck_counters  ctr;
+
+    /* Request accounting: every post, completion and cancel is counted, and
+     * the requests posted but not yet completed are kept (where the caller's
+     * ck_req is, and a copy of it taken at the post), so ck_allreduce can
+     * tell an algorithm that returned with a request still posted which one
+     * it was, and finish or cancel it. */
+    uint64_t     nposted, ncompleted, ncancelled;
+    struct ck_pending {
+        const ck_req *where;     /* the caller's request; NULL once reused for another post */
+        ck_req        snap;      /* the request as posted (the transport's handles included) */
+        const char   *phase;
+    } *pending;
+    int          npending, cap_pending;
+    /* The first size mismatch of the call in progress: the receive completes
+     * (so the ranks go on, no one hangs) and ck_allreduce reports it. */
+    char         protocol[400];
 
     ck_event    *events;
     size_t       ev_cap, ev_n, ev_dropped;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "collkit_algo.h"
+#include "collkit_util.h"
 
 #define CK_ALGO(name) extern const ck_algo ck_algo_##name;
 #include "algos.def"
@@ -36,6 +37,7 @@ void ck_register_algo_or_exit(const ck_algo *a, const char *file)
 {
     const ck_algo *old = a && a->name ? ck_algo_find(a->name) : NULL;
     if (ck_register_algo(a) == CK_SUCCESS) return;
+    if (!ck_is_print_rank()) exit(2);   /* every rank stops; one says why */
     if (old)
         fprintf(stderr, "collkit: %s: cannot register algorithm '%s': an algorithm of that name is already "
                 "registered (%s: %s); give yours another .name\n", file, a->name, old->name,
@@ -57,14 +59,12 @@ const ck_algo *ck_algo_find(const char *name)
 int ck_algo_count(void) { init_builtin(); return ntable; }
 const ck_algo *ck_algo_at(int i) { init_builtin(); return (i >= 0 && i < ntable) ? table[i] : NULL; }
 
+/* "host", "shm,cuda", ...: the memory kinds of a mask, in a fixed order. */
 static const char *mem_names(unsigned mem)
 {
-    switch (mem & (CK_MEM_HOST | CK_MEM_CUDA)) {
-    case CK_MEM_HOST: return "host";
-    case CK_MEM_CUDA: return "cuda";
-    case CK_MEM_HOST | CK_MEM_CUDA: return "host,cuda";
-    default: return "-";
-    }
+    static const char *const names[8] = {"-", "host", "cuda", "host,cuda", "shm", "host,shm", "shm,cuda",
+                                         "host,shm,cuda"};
+    return names[mem & (CK_MEM_HOST | CK_MEM_CUDA | CK_MEM_SHM)];
 }
 
 void ck_algo_print_table(FILE *out)
@@ -76,44 +76,69 @@ void ck_algo_print_table(FILE *out)
         fprintf(out, "%-16s %-10s %-26s %s\n", a->name, mem_names(a->mem),
                 a->bytes_formula ? a->bytes_formula : "-", a->summary ? a->summary : "");
     }
-    fprintf(out, "(n = message bytes, p = ranks; reference algorithms are not counted)\n");
+    fprintf(out, "(n = message bytes, p = ranks; reference algorithms are not counted; memory host: the mpi and shm\n"
+                 " transports, shm: the shm transport only (--transport shm), cuda: CUDA IPC (--device cuda))\n");
 }
 
-static void print_names(FILE *out, unsigned mem)
+/* "mpi naive ring ...": the names that run on `mem`, after what went wrong. */
+static int list_error(ck_sbuf *e, unsigned mem)
 {
-    fprintf(out, "known algorithms:");
+    ck_sbuf_add(e, " (known algorithms:");
     for (int i = 0; i < ntable; i++)
-        if (table[i]->mem & mem) fprintf(out, " %s", table[i]->name);
-    fprintf(out, "\n");
+        if (table[i]->mem & mem) ck_sbuf_add(e, " %s", table[i]->name);
+    ck_sbuf_add(e, ")");
+    return CK_ERR_INVALID_ARG;
 }
 
-int ck_algo_parse_list(const char *spec, unsigned mem, const ck_algo **out, int max, int *n)
+int ck_algo_parse_list(const char *spec, unsigned mem, const ck_algo **out, int max, int *n,
+                       char *err, size_t errlen)
 {
+    ck_sbuf e;
+    ck_sbuf_init(&e, err, errlen);
     init_builtin();
     *n = 0;
-    if (!spec || !*spec) { fprintf(stderr, "error: empty --algo\n"); print_names(stderr, mem); return CK_ERR_INVALID_ARG; }
+    if (!spec || !*spec) {
+        ck_sbuf_add(&e, "empty algorithm list");
+        return list_error(&e, mem);
+    }
     if (!strcmp(spec, "all")) {
-        for (int i = 0; i < ntable && *n < max; i++)
-            if (table[i]->mem & mem) out[(*n)++] = table[i];
-        return CK_SUCCESS;
+        for (int i = 0; i < ntable; i++) {
+            if (!(table[i]->mem & mem)) continue;
+            if (*n == max) goto too_many;
+            out[(*n)++] = table[i];
+        }
+        if (!*n) ck_sbuf_add(&e, "no algorithm runs on %s buffers", mem_names(mem));
+        return *n ? CK_SUCCESS : CK_ERR_INVALID_ARG;
     }
     char buf[1024];
-    if (strlen(spec) >= sizeof buf) { fprintf(stderr, "error: --algo list too long\n"); return CK_ERR_INVALID_ARG; }
+    if (strlen(spec) >= sizeof buf) {
+        ck_sbuf_add(&e, "algorithm list too long (at most %zu characters)", sizeof buf - 1);
+        return CK_ERR_INVALID_ARG;
+    }
     strcpy(buf, spec);
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         const ck_algo *a = ck_algo_find(tok);
         if (!a) {
-            fprintf(stderr, "error: unknown algorithm '%s'\n", tok);
-            print_names(stderr, mem);
-            return CK_ERR_INVALID_ARG;
+            ck_sbuf_add(&e, "unknown algorithm '%s'", tok);
+            return list_error(&e, mem);
         }
         if (!(a->mem & mem)) {
-            fprintf(stderr, "error: algorithm '%s' does not run on %s buffers\n", tok, mem_names(mem));
-            print_names(stderr, mem);
-            return CK_ERR_INVALID_ARG;
+            ck_sbuf_add(&e, "algorithm '%s' runs on %s buffers, not %s", tok, mem_names(a->mem), mem_names(mem));
+            return list_error(&e, mem);
         }
-        if (*n == max) { fprintf(stderr, "error: too many algorithms in --algo (max %d)\n", max); return CK_ERR_INVALID_ARG; }
+        for (int i = 0; i < *n; i++)
+            if (out[i] == a) {
+                ck_sbuf_add(&e, "algorithm '%s' given twice", tok);
+                return CK_ERR_INVALID_ARG;
+            }
+        if (*n == max) goto too_many;
         out[(*n)++] = a;
     }
-    return CK_SUCCESS;
+    if (*n) return CK_SUCCESS;
+    ck_sbuf_add(&e, "no algorithm named in '%s'", spec);   /* only commas */
+    return list_error(&e, mem);
+too_many:
+    ck_sbuf_add(&e, "too many algorithms (at most %d)", max);
+    *n = 0;
+    return CK_ERR_INVALID_ARG;
 }

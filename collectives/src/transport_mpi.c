@@ -5,9 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <limits.h>
-#include "internal.h"
+#include <stdio.h>
+#include "transport.h"
 
-typedef struct { MPI_Comm comm; } mpi_tr;
+typedef struct {
+    MPI_Comm comm;
+    int      rank;
+    char     err[256];   /* the detail of the last failure (a size mismatch) */
+} mpi_tr;
 
 /* ck_req.impl holds up to 4 MPI requests: messages larger than INT_MAX bytes
  * are split, since MPI counts are int. */
@@ -43,12 +48,48 @@ static int mpi_irecv(void *self, void *buf, size_t bytes, int peer, int tag, ck_
     return post(self, buf, bytes, peer, tag, r, 0);
 }
 
+/* A completed receive must have got exactly the bytes it posted: a longer
+ * message is MPI_ERR_TRUNCATE, a shorter one completes without complaint, and
+ * either way the two sides disagree about the schedule. Both become
+ * CK_ERR_PROTOCOL with the request finished (*done = 1), naming both ranks and
+ * both sizes. (Open MPI's status counts the message's full size on a
+ * truncation; where an MPI counts only what fit, the message says "more than".) */
 static int mpi_test(void *self, ck_req *r, int *done)
 {
-    (void)self;
-    if (MPI_Testall(MAX_REQS, reqs_of(r), done, MPI_STATUSES_IGNORE) != MPI_SUCCESS) return CK_ERR_TRANSPORT;
-    return CK_SUCCESS;
+    mpi_tr *t = self;
+    MPI_Status st[MAX_REQS];
+    int rc = MPI_Testall(MAX_REQS, reqs_of(r), done, st);
+    t->err[0] = '\0';
+    if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) return CK_ERR_TRANSPORT;
+    if (!*done && rc == MPI_SUCCESS) return CK_SUCCESS;
+    size_t got = 0;
+    int truncated = 0, failed = 0;
+    for (int i = 0; i < MAX_REQS; i++) {
+        int ec = MPI_SUCCESS, n = 0;
+        if (rc == MPI_ERR_IN_STATUS && st[i].MPI_ERROR != MPI_SUCCESS && st[i].MPI_ERROR != MPI_ERR_PENDING)
+            MPI_Error_class(st[i].MPI_ERROR, &ec);
+        truncated |= ec == MPI_ERR_TRUNCATE;
+        failed |= ec != MPI_SUCCESS && ec != MPI_ERR_TRUNCATE;
+        if (r->kind == CK_EV_RECV && MPI_Get_count(&st[i], MPI_BYTE, &n) == MPI_SUCCESS && n > 0) got += (size_t)n;
+    }
+    if (failed) return CK_ERR_TRANSPORT;
+    if (r->kind != CK_EV_RECV || (!truncated && got == r->bytes)) return CK_SUCCESS;
+    if (rc == MPI_ERR_IN_STATUS) {   /* parts still pending: drop them, the request is over */
+        MPI_Request *q = reqs_of(r);
+        for (int i = 0; i < MAX_REQS; i++)
+            if (q[i] != MPI_REQUEST_NULL) { MPI_Cancel(&q[i]); MPI_Request_free(&q[i]); }
+    }
+    *done = 1;
+    if (truncated && got <= r->bytes)
+        snprintf(t->err, sizeof t->err, "size mismatch: rank %d sent more than the %zu B rank %d expected (tag %d)",
+                 r->peer, r->bytes, t->rank, r->tag);
+    else
+        snprintf(t->err, sizeof t->err, "size mismatch: rank %d sent %zu B to rank %d (tag %d) where rank %d expected %zu B",
+                 r->peer, got, t->rank, r->tag, t->rank, r->bytes);
+    return CK_ERR_PROTOCOL;
 }
+
+static const char *mpi_error(void *self) { return ((mpi_tr *)self)->err; }
 
 static void mpi_cancel(void *self, ck_req *r)
 {
@@ -94,12 +135,15 @@ int ck_transport_mpi_create(MPI_Comm comm, ck_transport *out)
     mpi_tr *t = calloc(1, sizeof *t);
     if (!t) return CK_ERR_NOMEM;
     t->comm = comm;
+    MPI_Comm_rank(comm, &t->rank);
+    /* A truncated receive is reported by mpi_test, not fatal inside MPI. */
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     *out = (ck_transport){
         .name = "mpi", .mem = CK_MEM_HOST, .self = t,
         .isend = mpi_isend, .irecv = mpi_irecv, .test = mpi_test, .cancel = mpi_cancel,
         .reduce = mpi_reduce, .divide = mpi_divide, .copy = mpi_copy,
         .upload = mpi_copy, .download = mpi_copy,
-        .alloc = mpi_alloc, .free = mpi_free, .finish = NULL, .destroy = mpi_destroy,
+        .alloc = mpi_alloc, .free = mpi_free, .finish = NULL, .destroy = mpi_destroy, .error = mpi_error,
     };
     return CK_SUCCESS;
 }

@@ -30,6 +30,12 @@ fi
     > "$dir/chunk.txt" || { cat "$dir/chunk.txt"; fail "sweep with --chunk"; }
 grep -q 'pipeline chunk 1024 B' "$dir/chunk.txt" || fail "--chunk 1K not applied"
 grep -q '^# Out of bounds values : 0 OK' "$dir/chunk.txt" || fail "wrong results with --chunk 1K"
+# --paired: one row per size, both algorithms checked, the speed column a positive number.
+"$@" -np 2 "$B" --paired --algo ring,naive -b 1K -e 64K -f 8 -n 6 -w 1 --model none --csv "$dir/pair.csv" \
+    > "$dir/pair.txt" || { cat "$dir/pair.txt"; fail "--paired"; }
+[ "$(tail -n +2 "$dir/pair.csv" | wc -l)" = 3 ] || fail "--paired: expected 3 sizes"
+awk -F, 'NR > 1 && (!($7 > 0) || $11 != 0 || $12 != 0 || $10 != 6) { bad = 1 } END { exit bad }' "$dir/pair.csv" \
+    || fail "--paired: bad row in $(cat "$dir/pair.csv")"
 "$B" --extrapolate --model "$dir/params.txt" --csv "$dir/x.csv" > "$dir/x.txt" || fail "extrapolate"
 grep -q 'p =  4096' "$dir/x.txt" || fail "extrapolation stops before 4096 ranks"
 grep -q '^ring,4096,1073741824,' "$dir/x.csv" || fail "extrap.csv lacks ring at p = 4096, 1 GB"

@@ -12,16 +12,92 @@
  *   broken_ring_wholebuf   a "ring" that passes every whole buffer around:
  *                          right result, (p-1)*n bytes instead of 2(p-1)/p*n
  *   broken_ring_max        reduces with max whatever op was asked
+ *   broken_ring_chatty     the ring's exact bytes, but one message per
+ *                          element instead of one per step
  *   broken_naive_overrun   the broadcast sends count+1 elements: every rank
  *                          writes one element past the end of recvbuf
  *   broken_deadlock        pairs of ranks both receive before they send
+ *
+ * and one for each check that only it catches:
+ *
+ *   broken_gather_order    every rank gathers all inputs and adds them
+ *                          starting from its own: exact on integers, but
+ *                          ranks end with different last bits on floats
+ *                          (random-float inputs, compared across ranks)
+ *   broken_ring_leak       every step's send is posted and never waited
+ *                          for: right result, right traffic, requests left
+ *                          behind (the p2p layer's request accounting)
+ *   broken_ring_recvsize   receives each block with the size of the block it
+ *                          sends: with uneven blocks, truncated on one rank and
+ *                          short on another (the MPI transport's size check)
+ *   broken_ring_maxrecv    receives every block with the largest block's size:
+ *                          MPI takes the shorter message silently, the result
+ *                          is right (the size check only)
+ *   broken_naive_identity  reduces into an accumulator started at 0 for min
+ *                          and max (1 for prod, 0 for sum): invisible while
+ *                          an element's inputs straddle zero (inputs that are
+ *                          all positive or all negative)
+ *   broken_ring_stale      keeps its accumulator from one call to the next:
+ *                          the first call is right (each case's second call)
+ *   broken_ring_race       with probability 1/64 per call and rank, reduces
+ *                          a block before its receive completed (a race,
+ *                          simulated so its probability is known: --repeat)
+ *   broken_naive_copyover  out of place, copies sendbuf to recvbuf one
+ *                          element too long: sendbuf's guard lands in
+ *                          recvbuf's (guard patterns that differ per buffer)
+ *   broken_crash           crashes (SIGSEGV) on rank 1 for i64: the case it
+ *                          was in is on the screen (announced before it runs)
  */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include "collkit_algo.h"
 
 /* ------------------------------------------------------------------ ring
  * The ring of collectives/algos/ring.c (reduce-scatter, then all-gather;
- * rank r sends to r+1), with one of three bugs switched on. */
-enum { BUG_BLOCK_INDEX = 1, BUG_SKIP_REDUCE, BUG_WRONG_OP };
+ * rank r sends to r+1), with one of four bugs switched on. */
+enum { BUG_BLOCK_INDEX = 1, BUG_SKIP_REDUCE, BUG_WRONG_OP, BUG_CHATTY, BUG_LEAK, BUG_RECV_SIZE, BUG_MAX_RECV,
+       BUG_RACE };
+
+/* A random number, different on every rank, call and run: a xorshift
+ * generator seeded once from the clock, the pid and the rank. */
+static uint64_t draw(int rank)
+{
+    static uint64_t x;
+    if (!x) x = ((uint64_t)time(NULL) << 20) ^ ((uint64_t)getpid() << 8) ^ (uint64_t)rank ^ 0x9E3779B97F4A7C15ull;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x >> 11;
+}
+
+/* One ring step's exchange. BUG_CHATTY sends the block one element per
+ * message: the same bytes, but (block length) times the latency. The block a
+ * rank receives is the one its left neighbour sends, so both sides agree on
+ * the number of pieces. BUG_LEAK posts the send and never waits for it. */
+static int exchange(ck_comm *comm, const char *sb, size_t sbytes, int dst, char *rb, size_t rbytes, int src,
+                    int tag, size_t es, int bug)
+{
+    if (bug == BUG_LEAK) {
+        ck_req rq[2];
+        int rc;
+        if ((rc = ck_irecv(comm, rb, rbytes, src, tag, &rq[0]))) return rc;
+        if ((rc = ck_isend(comm, sb, sbytes, dst, tag, &rq[1]))) return rc;
+        return ck_wait(comm, &rq[0]);   /* BUG: rq[1], the send, is never completed */
+    }
+    if (bug != BUG_CHATTY) return ck_sendrecv(comm, sb, sbytes, dst, rb, rbytes, src, tag);
+    for (size_t j = 0; j < sbytes / es || j < rbytes / es; j++) {   /* BUG: a message per element */
+        ck_req rq[2];
+        int rc;
+        memset(rq, 0, sizeof rq);
+        if (j < rbytes / es && (rc = ck_irecv(comm, rb + j * es, es, src, tag, &rq[0]))) return rc;
+        if (j < sbytes / es && (rc = ck_isend(comm, sb + j * es, es, dst, tag, &rq[1]))) return rc;
+        if ((rc = ck_waitall(comm, rq, 2))) return rc;
+    }
+    return CK_SUCCESS;
+}
 
 static int ring_with_bug(ck_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
                          ck_dtype dt, ck_op op, int bug)
@@ -37,14 +113,22 @@ static int ring_with_bug(ck_comm *comm, const void *sendbuf, void *recvbuf, size
     char *tmp = ck_scratch(comm, max_len * es);
     if (!tmp) return CK_ERR_NOMEM;
 
+    /* BUG_RECV_SIZE: every receive posted with the size of the block sent in
+     * the same step; BUG_MAX_RECV: with the largest block's size. */
+#define RECV_LEN(slen, rlen) (bug == BUG_RECV_SIZE ? (slen) : bug == BUG_MAX_RECV ? max_len : (rlen))
+    const uint64_t luck = bug == BUG_RACE ? draw(r) : 1;
+    const int race_step = luck % 64 == 0 ? (int)(luck / 64 % (uint64_t)(p - 1)) : -1;   /* probability 1/64 */
     for (int s = 0; s < p - 1; s++) {
         ck_step(comm, s, "reduce-scatter");
         int sb = ((r - s) % p + p) % p, rb = ((r - s - 1) % p + p) % p;
         size_t soff, slen, roff, rlen;
         ck_block(count, p, sb, &soff, &slen);
         ck_block(count, p, rb, &roff, &rlen);
-        if ((rc = ck_sendrecv(comm, (s == 0 ? in : out) + soff * es, slen * es, (r + 1) % p,
-                              tmp, rlen * es, (r - 1 + p) % p, s))) return rc;
+        if (s == race_step &&   /* BUG: reduces what tmp held before this step's receive arrived */
+            (rc = ck_reduce_local(comm, out + roff * es, in + roff * es, tmp, rlen, dt, op))) return rc;
+        if ((rc = exchange(comm, (s == 0 ? in : out) + soff * es, slen * es, (r + 1) % p,
+                           tmp, RECV_LEN(slen, rlen) * es, (r - 1 + p) % p, s, es, bug))) return rc;
+        if (s == race_step) continue;
         if (bug == BUG_SKIP_REDUCE && s == 1)   /* BUG: forgets to add this rank's input */
             rc = ck_copy(comm, out + roff * es, tmp, rlen * es);
         else                                     /* BUG_WRONG_OP: max, whatever op is */
@@ -60,9 +144,10 @@ static int ring_with_bug(ck_comm *comm, const void *sendbuf, void *recvbuf, size
         size_t soff, slen, roff, rlen;
         ck_block(count, p, sb, &soff, &slen);
         ck_block(count, p, rb, &roff, &rlen);
-        if ((rc = ck_sendrecv(comm, out + soff * es, slen * es, (r + 1) % p,
-                              out + roff * es, rlen * es, (r - 1 + p) % p, p - 1 + s))) return rc;
+        if ((rc = exchange(comm, out + soff * es, slen * es, (r + 1) % p,
+                           out + roff * es, RECV_LEN(slen, rlen) * es, (r - 1 + p) % p, p - 1 + s, es, bug))) return rc;
     }
+#undef RECV_LEN
     return CK_SUCCESS;
 }
 
@@ -77,12 +162,65 @@ static uint64_t ring_bytes(int p, int r, size_t count, size_t es, const ck_confi
     return (uint64_t)(2 * count - l1 - l2) * es;
 }
 
+/* A correct ring sends one message per step: 2(p-1). */
+static uint64_t ring_msgs(int p, int r, size_t count, size_t es, const ck_config *cfg)
+{
+    (void)r; (void)count; (void)es; (void)cfg;
+    return p == 1 ? 0 : 2 * (uint64_t)(p - 1);
+}
+
 static int ring_index_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
 { return ring_with_bug(c, s, d, n, dt, op, BUG_BLOCK_INDEX); }
 static int ring_skip_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
 { return ring_with_bug(c, s, d, n, dt, op, BUG_SKIP_REDUCE); }
 static int ring_max_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
 { return ring_with_bug(c, s, d, n, dt, op, BUG_WRONG_OP); }
+static int ring_chatty_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{ return ring_with_bug(c, s, d, n, dt, op, BUG_CHATTY); }
+static int ring_leak_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{ return ring_with_bug(c, s, d, n, dt, op, BUG_LEAK); }
+static int ring_recvsize_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{ return ring_with_bug(c, s, d, n, dt, op, BUG_RECV_SIZE); }
+static int ring_maxrecv_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{ return ring_with_bug(c, s, d, n, dt, op, BUG_MAX_RECV); }
+
+/* The race: with probability 1/64 per call on each rank, one reduce-scatter
+ * step reduces its scratch block before the receive into it (instead of
+ * after): the result then holds the previous step's (or call's) block. On a
+ * real machine this shows only when the message is late; here it is forced,
+ * so the probability is known: at p = 4 a call goes wrong with probability
+ * 1 - (63/64)^4 = 0.061, the default two calls of one case miss it with
+ * probability 0.94^2 = 0.88, and --repeat 400 on one case misses it with
+ * probability (63/64)^1600 < 1e-10. */
+static int ring_race_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{ return ring_with_bug(c, s, d, n, dt, op, BUG_RACE); }
+
+/* ------------------------------------------------------------ stale state
+ * The ring, run on an accumulator that lives with the communicator: made
+ * from the input on the first call, and on later calls (BUG) combined with
+ * the new input instead of replaced by it. The first call of a case is right;
+ * the second returns (previous result) op (this result). */
+static const ck_algo stale_key = {.name = "broken_ring_stale's accumulator"};
+typedef struct { size_t bytes; unsigned char *acc; } stale_state;
+static void stale_free(void *p) { stale_state *st = p; if (st) { free(st->acc); free(st); } }
+
+static int ring_stale_run(ck_comm *comm, const void *sendbuf, void *recvbuf, size_t count, ck_dtype dt, ck_op op)
+{
+    const size_t n = count * ck_dtype_size(dt);
+    stale_state *st = ck_algo_state(comm, &stale_key);
+    int rc;
+    if (!st || st->bytes != n) {
+        stale_state *fresh = calloc(1, sizeof *fresh);
+        if (!fresh || !(fresh->acc = ck_alloc(comm, n ? n : 1))) { free(fresh); return CK_ERR_NOMEM; }
+        fresh->bytes = n;
+        if ((rc = ck_algo_state_set(comm, &stale_key, fresh, stale_free))) return rc;
+        if ((rc = ck_copy(comm, fresh->acc, sendbuf, n))) return rc;
+        st = fresh;
+    } else if ((rc = ck_reduce_local(comm, st->acc, st->acc, sendbuf, count, dt, op))) {   /* BUG: never reset */
+        return rc;
+    }
+    return ring_with_bug(comm, st->acc, recvbuf, count, dt, op, 0);
+}
 
 /* ------------------------------------------------------------ whole buffer
  * Each rank forwards whole buffers around the ring: at step s it passes on
@@ -143,6 +281,107 @@ static uint64_t naive_bytes(int p, int r, size_t count, size_t es, const ck_conf
     return (uint64_t)count * es * (r == 0 ? (uint64_t)(p - 1) : 1);
 }
 
+/* ------------------------------------------------------- naive variants
+ * Reduce to rank 0 into an accumulator, then broadcast; `bug` picks the
+ * mistake. BUG_IDENTITY starts the accumulator from the op's "identity" out
+ * of a wrong table (0 for min and max) and reduces every rank's input into
+ * it; BUG_COPYOVER copies sendbuf to recvbuf one element too long first;
+ * BUG_CRASH dies on rank 1 when the dtype is i64. */
+enum { BUG_IDENTITY = 1, BUG_COPYOVER, BUG_CRASH };
+
+static int naive_with_bug(ck_comm *comm, const void *sendbuf, void *recvbuf, size_t count, ck_dtype dt, ck_op op,
+                          int bug)
+{
+    const int p = ck_comm_size(comm), r = ck_comm_rank(comm);
+    const size_t es = ck_dtype_size(dt), n = count * es;
+    int rc;
+    if (bug == BUG_CRASH && r == 1 && dt == CK_I64) raise(SIGSEGV);   /* BUG: a crash, mid-matrix */
+    if (bug == BUG_COPYOVER && (rc = ck_copy(comm, recvbuf, sendbuf, n + es))) return rc;   /* BUG: n + es */
+    if (r != 0) {
+        ck_step(comm, 0, "reduce");
+        if ((rc = ck_sendrecv(comm, sendbuf, n, 0, NULL, 0, -1, 0))) return rc;
+        ck_step(comm, 1, "broadcast");
+        return ck_sendrecv(comm, NULL, 0, -1, recvbuf, n, 0, 1);
+    }
+    char *tmp = ck_scratch(comm, n);
+    if (!tmp) return CK_ERR_NOMEM;
+    if (bug == BUG_IDENTITY) {
+        /* BUG: the "identity" is 0 for sum, min and max, 1 for prod: right only for sum and prod */
+        unsigned char id[8] = {0};
+        if (op == CK_PROD) {
+            const float f = 1;
+            const double d = 1;
+            const int32_t i = 1;
+            const int64_t l = 1;
+            const uint16_t b = ck_f32_to_bf16(1);
+            const void *one[] = {[CK_F32] = &f, [CK_F64] = &d, [CK_I32] = &i, [CK_I64] = &l, [CK_BF16] = &b};
+            memcpy(id, one[dt], es);
+        }
+        char *init = ck_scratch(comm, 2 * n);
+        if (!init) return CK_ERR_NOMEM;
+        tmp = init + n;
+        for (size_t i = 0; i < count; i++) memcpy(init + i * es, id, es);
+        if ((rc = ck_copy(comm, recvbuf, init, n))) return rc;
+        if ((rc = ck_reduce_local(comm, recvbuf, recvbuf, sendbuf, count, dt, op))) return rc;
+    } else if ((rc = ck_copy(comm, recvbuf, sendbuf, n))) {
+        return rc;
+    }
+    for (int src = 1; src < p; src++) {
+        ck_step(comm, 0, "reduce");
+        if ((rc = ck_sendrecv(comm, NULL, 0, -1, tmp, n, src, 0))) return rc;
+        if ((rc = ck_reduce_local(comm, recvbuf, recvbuf, tmp, count, dt, op))) return rc;
+    }
+    ck_step(comm, 1, "broadcast");
+    for (int dst = 1; dst < p; dst++)
+        if ((rc = ck_sendrecv(comm, recvbuf, n, dst, NULL, 0, -1, 1))) return rc;
+    return CK_SUCCESS;
+}
+
+static int naive_identity_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{ return naive_with_bug(c, s, d, n, dt, op, BUG_IDENTITY); }
+static int naive_copyover_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{ return naive_with_bug(c, s, d, n, dt, op, BUG_COPYOVER); }
+static int crash_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{ return naive_with_bug(c, s, d, n, dt, op, BUG_CRASH); }
+
+/* ---------------------------------------------------------- gather order
+ * Every rank sends its input to every other rank, then adds the p inputs in
+ * the order r, r+1, ..., r-1: its own first. Every order gives the same exact
+ * integers, but on floats the ranks' results differ in the last bits — what
+ * data-parallel replicas must never do. */
+static int gather_order_run(ck_comm *comm, const void *sendbuf, void *recvbuf, size_t count, ck_dtype dt,
+                            ck_op op)
+{
+    const int p = ck_comm_size(comm), r = ck_comm_rank(comm);
+    const size_t n = count * ck_dtype_size(dt);
+    char *all = ck_scratch(comm, (size_t)p * n);
+    int rc;
+    if (!all) return CK_ERR_NOMEM;
+    if ((rc = ck_copy(comm, all + (size_t)r * n, sendbuf, n))) return rc;
+    for (int s = 1; s < p; s++) {
+        ck_step(comm, s - 1, "all-gather");
+        const int to = (r + s) % p, from = (r - s + p) % p;
+        if ((rc = ck_sendrecv(comm, sendbuf, n, to, all + (size_t)from * n, n, from, s))) return rc;
+    }
+    ck_step(comm, p - 1, "add");
+    if ((rc = ck_copy(comm, recvbuf, all + (size_t)r * n, n))) return rc;
+    for (int s = 1; s < p; s++)   /* BUG: the order depends on the rank */
+        if ((rc = ck_reduce_local(comm, recvbuf, recvbuf, all + (size_t)((r + s) % p) * n, count, dt, op))) return rc;
+    return CK_SUCCESS;
+}
+
+static uint64_t gather_bytes(int p, int r, size_t count, size_t es, const ck_config *cfg)
+{
+    (void)r; (void)cfg;
+    return (uint64_t)(p - 1) * count * es;
+}
+
+static uint64_t gather_msgs(int p, int r, size_t count, size_t es, const ck_config *cfg)
+{
+    (void)r; (void)count; (void)es; (void)cfg;
+    return (uint64_t)(p - 1);
+}
+
 /* --------------------------------------------------------------- deadlock
  * Ranks 2k and 2k+1 swap buffers, but both post the receive and wait for it
  * before sending: neither send is ever posted. */
@@ -177,9 +416,35 @@ const ck_algo broken_algos[] = {
      .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .run = ring_wholebuf_run},
     {.name = "broken_ring_max", .summary = "ring that always reduces with max", .mem = CK_MEM_HOST,
      .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .run = ring_max_run},
+    {.name = "broken_ring_chatty", .summary = "ring that sends each block one element per message", .mem = CK_MEM_HOST,
+     .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_chatty_run},
     {.name = "broken_naive_overrun", .summary = "reduce + broadcast that moves count+1 elements", .mem = CK_MEM_HOST,
      .bytes_formula = "root (p-1)n, others n", .bytes_sent = naive_bytes, .run = naive_overrun_run},
     {.name = "broken_deadlock", .summary = "pairwise exchange where both sides receive first", .mem = CK_MEM_HOST,
      .bytes_formula = "n (paired ranks)", .bytes_sent = deadlock_bytes, .run = deadlock_run},
+    {.name = "broken_gather_order", .summary = "all-gather, then each rank adds the inputs starting from its own",
+     .mem = CK_MEM_HOST, .bytes_formula = "(p-1) n", .bytes_sent = gather_bytes, .msgs_sent = gather_msgs,
+     .run = gather_order_run},
+    {.name = "broken_ring_leak", .summary = "ring that never waits for its sends", .mem = CK_MEM_HOST,
+     .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_leak_run},
+    {.name = "broken_ring_recvsize", .summary = "ring that receives with the size of the block it sends",
+     .mem = CK_MEM_HOST, .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs,
+     .run = ring_recvsize_run},
+    {.name = "broken_ring_maxrecv", .summary = "ring that receives every block with the largest block's size",
+     .mem = CK_MEM_HOST, .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs,
+     .run = ring_maxrecv_run},
+    {.name = "broken_naive_identity", .summary = "reduce + broadcast from an accumulator started at 0 for min/max",
+     .mem = CK_MEM_HOST, .bytes_formula = "root (p-1)n, others n", .bytes_sent = naive_bytes,
+     .run = naive_identity_run},
+    {.name = "broken_ring_stale", .summary = "ring on an accumulator kept from the previous call", .mem = CK_MEM_HOST,
+     .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_stale_run},
+    {.name = "broken_ring_race", .summary = "ring that sometimes reduces a block before it has arrived",
+     .mem = CK_MEM_HOST, .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs,
+     .run = ring_race_run},
+    {.name = "broken_naive_copyover", .summary = "reduce + broadcast that copies sendbuf one element too long",
+     .mem = CK_MEM_HOST, .bytes_formula = "root (p-1)n, others n", .bytes_sent = naive_bytes,
+     .run = naive_copyover_run},
+    {.name = "broken_crash", .summary = "reduce + broadcast whose rank 1 crashes on i64", .mem = CK_MEM_HOST,
+     .bytes_formula = "root (p-1)n, others n", .bytes_sent = naive_bytes, .run = crash_run},
 };
 const int broken_algos_count = (int)(sizeof broken_algos / sizeof broken_algos[0]);

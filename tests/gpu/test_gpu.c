@@ -12,7 +12,13 @@
  *      generations and the double-buffered halves), counts that span several
  *      4 MiB chunks, results bitwise identical on every rank;
  *   3. nccl, or its clear refusal when ranks share a GPU on NCCL < 2.30;
- *   4. a send/recv size mismatch is an error on both sides, not a hang.
+ *   4. a send/recv size mismatch is an error on both sides, not a hang; it
+ *      ends a wait on several requests at once (the others, control receive
+ *      posted, are cancelled before they are freed: run it under the
+ *      sanitizer build), and the transport refuses later messages at once,
+ *      naming the first failure;
+ *   5. a rank alone in a oneshot: its barrier gives up after the timeout
+ *      (CK_ERR_TIMEOUT saying so), and the buffers refuse later calls.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,19 +156,71 @@ static void test_nccl(ck_comm *c, int ndev)
     free(h);
 }
 
-/* 4. Rank 0 sends 100 B to rank 1, which expects 200 B: both report it. */
+/* 4. Rank 0 sends 100 B to rank 1, which expects 200 B and also waits, in
+ * the same ck_waitall, for a message that never comes. */
 static void test_mismatch(void)
 {
     ck_comm *c;
     if (size < 2 || ck_comm_create(MPI_COMM_WORLD, CK_MEM_CUDA, &c)) return;
-    ck_comm_config(c)->timeout_s = 10;
+    ck_comm_config(c)->timeout_s = 20;
     void *buf = ck_alloc(c, 256);
     int rc = CK_SUCCESS;
+    double t0 = ck_now();
     if (rank == 0) rc = ck_sendrecv(c, buf, 100, 1, NULL, 0, -1, 3);
-    if (rank == 1) rc = ck_sendrecv(c, NULL, 0, -1, buf, 200, 0, 3);
-    if (rank < 2) CHECK(rc == CK_ERR_TRANSPORT, "size mismatch: expected a transport error, got %s", ck_strerror(rc));
+    if (rank == 1) {
+        ck_req r[2];
+        r[0].active = r[1].active = 0;
+        CHECK(!ck_irecv(c, (char *)buf + 200, 8, 0, 9, &r[0]), "irecv that nobody sends");
+        CHECK(!ck_irecv(c, buf, 200, 0, 3, &r[1]), "irecv of the wrong size");
+        rc = ck_waitall(c, r, 2);
+    }
+    if (rank < 2) {
+        double dt = ck_now() - t0;
+        CHECK(rc == CK_ERR_TRANSPORT && dt < 10, "size mismatch: expected a transport error at once, got %s after %.1f s",
+              ck_strerror(rc), dt);
+        CHECK(strstr(ck_comm_errmsg(c), "mismatch") != NULL, "the error names the mismatch: %s", ck_comm_errmsg(c));
+        ck_req s;
+        int rc2 = ck_isend(c, buf, 4, 1 - rank, 5, &s);
+        CHECK(rc2 == CK_ERR_TRANSPORT && strstr(ck_comm_errmsg(c), "unusable") && strstr(ck_comm_errmsg(c), "mismatch"),
+              "a later send fails at once, naming the first failure: %s (%s)", ck_strerror(rc2), ck_comm_errmsg(c));
+    }
     ck_free(c, buf);
     MPI_Barrier(MPI_COMM_WORLD);
+    ck_comm_destroy(c);
+}
+
+/* 5. Every rank sets the symmetric buffers up with one oneshot, then rank 0
+ * calls it alone (validation off, so nothing stops it before the kernel). */
+static void test_lonely_barrier(void)
+{
+    ck_comm *c;
+    const ck_algo *a = ck_algo_find("oneshot");
+    if (size < 2 || !a || ck_comm_create(MPI_COMM_WORLD, CK_MEM_CUDA, &c)) return;
+    const size_t n = 1024;
+    float *h = calloc(n, sizeof *h);
+    void *buf = ck_alloc(c, n * sizeof *h);
+    CHECK(h && buf, "allocation");
+    if (h && buf) {
+        ck_upload(c, buf, h, n * sizeof *h);
+        int rc = ck_allreduce(c, a, CK_IN_PLACE, buf, n, CK_F32, CK_SUM);
+        CHECK(rc == CK_SUCCESS, "oneshot on every rank: %s (%s)", ck_strerror(rc), ck_comm_errmsg(c));
+        ck_comm_config(c)->timeout_s = 2;
+        ck_comm_config(c)->validate = 0;
+        if (rank == 0) {
+            double t0 = ck_now();
+            rc = ck_allreduce(c, a, CK_IN_PLACE, buf, n, CK_F32, CK_SUM);
+            double dt = ck_now() - t0;
+            CHECK(rc == CK_ERR_TIMEOUT && strstr(ck_comm_errmsg(c), "barrier"),
+                  "alone in oneshot: expected a barrier timeout, got %s (%s)", ck_strerror(rc), ck_comm_errmsg(c));
+            CHECK(dt >= 1.5 && dt < 30, "the timeout is the communicator's (2 s): %.1f s", dt);
+            rc = ck_allreduce(c, a, CK_IN_PLACE, buf, n, CK_F32, CK_SUM);
+            CHECK(rc != CK_SUCCESS && strstr(ck_comm_errmsg(c), "unusable"),
+                  "after that, oneshot refuses at once: %s (%s)", ck_strerror(rc), ck_comm_errmsg(c));
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    ck_free(c, buf);
+    free(h);
     ck_comm_destroy(c);
 }
 
@@ -188,6 +246,7 @@ int main(int argc, char **argv)
         test_nccl(c, ndev);
         ck_comm_destroy(c);
         test_mismatch();
+        test_lonely_barrier();
     }
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -238,15 +238,38 @@ static void test_registry(void)
 
     const ck_algo *list[64];
     int n = -1;
-    CHECK(ck_algo_parse_list("ring,naive", CK_MEM_HOST, list, 64, &n) == CK_SUCCESS && n == 2 &&
+    char err[1024];
+    CHECK(ck_algo_parse_list("ring,naive", CK_MEM_HOST, list, 64, &n, err, sizeof err) == CK_SUCCESS && n == 2 &&
           list[0] == ck_algo_find("ring") && list[1] == ck_algo_find("naive"), "parse 'ring,naive'");
     int nhost = 0;
     for (int i = 0; i < ck_algo_count(); i++) nhost += (ck_algo_at(i)->mem & CK_MEM_HOST) != 0;
-    CHECK(ck_algo_parse_list("all", CK_MEM_HOST, list, 64, &n) == CK_SUCCESS && n == nhost,
+    CHECK(ck_algo_parse_list("all", CK_MEM_HOST, list, 64, &n, err, sizeof err) == CK_SUCCESS && n == nhost,
           "'all' on host lists every host algorithm (%d of %d)", n, nhost);
-    fprintf(stderr, "(the next two error messages are expected)\n");
-    CHECK(ck_algo_parse_list("ring,bogus", CK_MEM_HOST, list, 64, &n) == CK_ERR_INVALID_ARG, "unknown name in list");
-    CHECK(ck_algo_parse_list("", CK_MEM_HOST, list, 64, &n) == CK_ERR_INVALID_ARG, "empty list");
+    /* Errors come back as one message (nothing printed): what is wrong, and
+     * for a bad name the names that run on that memory kind. */
+    CHECK(ck_algo_parse_list("ring,bogus", CK_MEM_HOST, list, 64, &n, err, sizeof err) == CK_ERR_INVALID_ARG &&
+          strstr(err, "unknown algorithm 'bogus' (known algorithms: ") == err && strstr(err, " ring") &&
+          strstr(err, " unit_test_algo") && strstr(err, " mpi"), "unknown name in list: [%s]", err);
+    CHECK(ck_algo_parse_list("naive,mpi", CK_MEM_CUDA, list, 64, &n, err, sizeof err) == CK_ERR_INVALID_ARG &&
+          strstr(err, "algorithm 'mpi' runs on host buffers, not cuda") == err && strstr(err, " naive") &&
+          !strstr(err, " unit_test_algo") && !strstr(err, " mpi ") && !strstr(err, " mpi)"),
+          "wrong memory kind, listing only the cuda names: [%s]", err);
+    CHECK(ck_algo_parse_list("", CK_MEM_HOST, list, 64, &n, err, sizeof err) == CK_ERR_INVALID_ARG &&
+          strstr(err, "empty algorithm list") == err && n == 0, "empty list: [%s]", err);
+    CHECK(ck_algo_parse_list(",,", CK_MEM_HOST, list, 64, &n, err, sizeof err) == CK_ERR_INVALID_ARG &&
+          strstr(err, "no algorithm named") == err, "only commas: [%s]", err);
+    CHECK(ck_algo_parse_list("ring,naive,ring", CK_MEM_HOST, list, 64, &n, err, sizeof err) == CK_ERR_INVALID_ARG &&
+          !strcmp(err, "algorithm 'ring' given twice"), "a name given twice: [%s]", err);
+    CHECK(ck_algo_parse_list("ring,naive", CK_MEM_HOST, list, 1, &n, err, sizeof err) == CK_ERR_INVALID_ARG &&
+          !strcmp(err, "too many algorithms (at most 1)") && n == 0, "more than max: [%s]", err);
+    CHECK(ck_algo_parse_list("all", CK_MEM_HOST, list, 2, &n, err, sizeof err) == CK_ERR_INVALID_ARG &&
+          !strcmp(err, "too many algorithms (at most 2)"), "'all' beyond max: [%s]", err);
+    CHECK(ck_algo_parse_list("all", 0, list, 64, &n, err, sizeof err) == CK_ERR_INVALID_ARG &&
+          strstr(err, "no algorithm runs on") == err, "'all' with no algorithm for the memory kind: [%s]", err);
+    CHECK(ck_algo_parse_list("bogus", CK_MEM_HOST, list, 64, &n, err, 16) == CK_ERR_INVALID_ARG &&
+          strlen(err) == 15, "a short message buffer is filled, not overrun");
+    CHECK(ck_algo_parse_list("bogus", CK_MEM_HOST, list, 64, &n, NULL, 0) == CK_ERR_INVALID_ARG,
+          "no message buffer at all");
 
     FILE *f = tmpfile();
     if (f) {

@@ -1,0 +1,280 @@
+/*
+ * case.c — one call of one collcheck case on this rank: buffers with guard
+ * bytes, the ck_allreduce call, and its checks:
+ *
+ *   result    exact inputs: bit-exact against cc_expected_salted (the call's
+ *             own inputs: call k of a case has other inputs than call k-1),
+ *             with a diagnosis when wrong; random-float inputs: within the
+ *             rounding bound of the exact sum (random.c; the driver then
+ *             compares the ranks' results bit for bit);
+ *   guards    64 bytes before and after every buffer (recv and send) must be
+ *             untouched, and an out-of-place send buffer must be unchanged.
+ *             The guard bytes follow a pattern that depends on the position
+ *             and differs between the send and the receive buffer, so an
+ *             overrun that copies one buffer's guard into the other's (or
+ *             shifts a guard) changes it;
+ *   protocol  a request left posted or a send/receive size mismatch comes
+ *             back from ck_allreduce as CK_ERR_PROTOCOL with the detail;
+ *   traffic   bytes sent by this rank (counted by the point-to-point layer)
+ *             must equal the algorithm's declared bytes_sent, exactly;
+ *   messages  when the algorithm declares msgs_sent, the number of messages
+ *             must equal it exactly too: the right bytes in many small
+ *             messages pay the latency term many times over.
+ *
+ * Every problem found becomes a clause of one message, joined with "; ".
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "check_cli.h"
+#include "encoding.h"   /* cc_format */
+#include "collkit_util.h"
+
+#define GUARD      64      /* guard bytes before and after every buffer */
+#define FILL_BYTE  0xA5    /* out-of-place recvbuf before the call: "never written" is recognisable */
+
+enum { RECV_GUARD = 0, SEND_GUARD = 1 };
+
+/* Guard byte at position t relative to the start of the data (negative
+ * before it, >= the data's size after it): a hash of the position, XORed
+ * with a different constant for each buffer, so the two never agree at the
+ * same position and a copied or shifted guard shows. */
+static unsigned char guard_byte(int which, long long t)
+{
+    uint32_t h = (uint32_t)(t * 2654435761ll) ^ (uint32_t)(t >> 5);
+    h ^= h >> 15;
+    h *= 0x2C1B3C6Du;
+    h ^= h >> 12;
+    return (unsigned char)((h >> 8) ^ (which == RECV_GUARD ? 0x3C : 0xC3));
+}
+
+/* A buffer under test: host image (guards + data) and the device copy. */
+typedef struct {
+    size_t total, data_off, bytes;
+    int which;                    /* RECV_GUARD or SEND_GUARD */
+    unsigned char *host, *back;   /* before the call / read back after */
+    void *dev;
+} gbuf;
+
+/* The buffers are kept from one call to the next (one set for recv, one for
+ * send) and grown when a case needs more: a million-element case would
+ * otherwise spend its time in page faults. cc_release_buffers gives them
+ * back before the communicator goes. */
+static struct pool {
+    ck_comm *comm;
+    size_t cap;
+    unsigned char *host, *back;
+    void *dev;
+} pools[2];
+
+static void pool_drop(struct pool *q)
+{
+    free(q->host);
+    free(q->back);
+    if (q->dev) ck_free(q->comm, q->dev);
+    memset(q, 0, sizeof *q);
+}
+
+void cc_release_buffers(void)
+{
+    pool_drop(&pools[RECV_GUARD]);
+    pool_drop(&pools[SEND_GUARD]);
+}
+
+static int gbuf_alloc(ck_comm *comm, gbuf *g, size_t bytes, size_t shift, int which)
+{
+    memset(g, 0, sizeof *g);
+    g->data_off = GUARD + shift;
+    g->bytes = bytes;
+    g->which = which;
+    g->total = g->data_off + bytes + GUARD;
+    struct pool *q = &pools[which];
+    if (q->comm != comm || q->cap < g->total || !q->host || !q->back || !q->dev) {
+        if (q->comm == comm) pool_drop(q);
+        else memset(q, 0, sizeof *q);   /* a communicator of the past: cc_release_buffers freed it */
+        q->comm = comm;
+        q->cap = g->total;
+        q->host = malloc(q->cap);
+        q->back = malloc(q->cap);
+        q->dev = ck_alloc(comm, q->cap);
+        if (!q->host || !q->back || !q->dev) return -1;
+    }
+    g->host = q->host;
+    g->back = q->back;
+    g->dev = q->dev;
+    /* The guards; the data between them is filled by the caller. */
+    for (size_t k = 0; k < g->data_off; k++) g->host[k] = guard_byte(which, (long long)k - (long long)g->data_off);
+    for (size_t k = g->data_off + bytes; k < g->total; k++)
+        g->host[k] = guard_byte(which, (long long)k - (long long)g->data_off);
+    return 0;
+}
+
+static void add_guard(ck_sbuf *m, const char *where, const char *what, size_t bytes, size_t es, const char *side)
+{
+    size_t n = (bytes + es - 1) / es;
+    ck_sbuf_sep(m, "; ");
+    ck_sbuf_add(m, "guard %s %s overwritten: wrote %zu element%s %s", where, what, n, n == 1 ? "" : "s", side);
+}
+
+/* Bytes written outside the data: report the farthest one after the end and
+ * the farthest one before the start, in elements. */
+static void check_guards(const gbuf *g, size_t bytes, size_t es, const char *what, ck_sbuf *m)
+{
+    const unsigned char *b = g->back;
+    size_t last = 0, first = 0;
+    for (size_t k = g->data_off + bytes; k < g->total; k++)
+        if (b[k] != g->host[k]) last = k - (g->data_off + bytes) + 1;
+    for (size_t k = 0; k < g->data_off; k++)
+        if (b[k] != g->host[k]) { first = g->data_off - k; break; }
+    if (last) add_guard(m, "after", what, last, es, "past the end");
+    if (first) add_guard(m, "before", what, first, es, "before the start");
+}
+
+static void check_sendbuf(const gbuf *s, const cc_case *cs, size_t es, ck_sbuf *m)
+{
+    if (!memcmp(s->back + s->data_off, s->host + s->data_off, cs->count * es)) return;
+    for (size_t i = 0; i < cs->count; i++)
+        if (memcmp(s->back + s->data_off + i * es, s->host + s->data_off + i * es, es)) {
+            char was[64], now[64];
+            cc_format(was, sizeof was, s->host + s->data_off, i, cs->dt);
+            cc_format(now, sizeof now, s->back + s->data_off, i, cs->dt);
+            ck_sbuf_sep(m, "; ");
+            ck_sbuf_add(m, "send buffer modified: element %zu changed from %s to %s "
+                           "(an out-of-place all-reduce must not write sendbuf)", i, was, now);
+            return;
+        }
+}
+
+/* ": 6124 B more than declared, 2x the declared volume". The ratio gets as
+ * many digits as it takes not to read as 1 when the counts differ (a
+ * shortfall of 4 B in 6128 is 0.9993x, not "1.00x"). */
+static void add_difference(ck_sbuf *m, uint64_t got, uint64_t want, const char *unit, const char *less,
+                           const char *what)
+{
+    ck_sbuf_add(m, ": %llu%s %s than declared", (unsigned long long)(got > want ? got - want : want - got), unit,
+                got > want ? "more" : less);
+    if (!want || !got) return;   /* 0x and infinity say nothing the counts do not */
+    const double r = (double)got / (double)want;
+    char t[32];
+    for (int digits = 3; digits <= 17; digits++) {
+        snprintf(t, sizeof t, "%.*g", digits, r);
+        if (strtod(t, NULL) != 1.0) break;
+    }
+    ck_sbuf_add(m, ", %sx the declared %s", t, what);
+}
+
+/* Bytes and messages this rank sent against what the descriptor declares.
+ * Reference algorithms (a library's own collective) bypass the counters. */
+static void check_traffic(const ck_algo *algo, const ck_counters *ctr, int p, int rank, const cc_case *cs,
+                          const ck_config *cfg, ck_sbuf *m)
+{
+    if (algo->flags & CK_ALGO_REFERENCE) return;
+    const size_t es = ck_dtype_size(cs->dt);
+    int bytes_right = 0;
+    if (!algo->bytes_sent) {
+        ck_sbuf_sep(m, "; ");
+        ck_sbuf_add(m, "traffic: '%s' declares no bytes_sent formula", algo->name);
+    } else {
+        uint64_t want = algo->bytes_sent(p, rank, cs->count, es, cfg);
+        bytes_right = want == ctr->bytes_sent;
+        if (!bytes_right) {
+            ck_sbuf_sep(m, "; ");
+            ck_sbuf_add(m, "traffic: rank %d sent %llu B in %llu messages, but '%s' declares %llu B (%s)", rank,
+                        (unsigned long long)ctr->bytes_sent, (unsigned long long)ctr->msgs_sent, algo->name,
+                        (unsigned long long)want, algo->bytes_formula ? algo->bytes_formula : "no formula text");
+            add_difference(m, ctr->bytes_sent, want, " B", "less", "volume");
+        }
+    }
+    if (!algo->msgs_sent) return;   /* not declared: not checked */
+    uint64_t want = algo->msgs_sent(p, rank, cs->count, es, cfg);
+    if (want == ctr->msgs_sent) return;
+    ck_sbuf_sep(m, "; ");
+    ck_sbuf_add(m, "messages: rank %d sent %llu message%s, but '%s' declares %llu (p = %d, n = %zu B)", rank,
+                (unsigned long long)ctr->msgs_sent, ctr->msgs_sent == 1 ? "" : "s", algo->name,
+                (unsigned long long)want, p, cs->count * es);
+    add_difference(m, ctr->msgs_sent, want, "", "fewer", "count");
+    if (bytes_right && ctr->msgs_sent > want)
+        ck_sbuf_add(m, " (the bytes are right: the data goes out in more, smaller messages than the schedule says)");
+}
+
+void cc_run_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, unsigned call, cc_result *res,
+                 void *keep)
+{
+    const int p = ck_comm_size(comm), rank = ck_comm_rank(comm);
+    const size_t es = ck_dtype_size(cs->dt), bytes = cs->count * es;
+    /* Misaligned: one element past 64-byte alignment for recv, three for send,
+     * so the two buffers are also misaligned relative to each other. Offsets
+     * stay whole elements: a double at a 4-byte address is undefined
+     * behaviour in C (and UBSan says so), not a case an algorithm must handle. */
+    const size_t rshift = cs->misaligned ? es : 0, sshift = cs->misaligned ? 3 * es : 0;
+    gbuf r, s;
+    ck_sbuf m;
+    memset(res, 0, sizeof *res);
+    res->call = call;
+    ck_sbuf_init(&m, res->msg, sizeof res->msg);
+    memset(&s, 0, sizeof s);
+    int ok = gbuf_alloc(comm, &r, bytes, rshift, RECV_GUARD) == 0;
+    if (!cs->inplace) ok &= gbuf_alloc(comm, &s, bytes, sshift, SEND_GUARD) == 0;
+    void *rdev = NULL;
+    const void *sdev = CK_IN_PLACE;
+    const unsigned char *own = NULL;
+    if (ok) {
+        unsigned char *in = cs->inplace ? r.host + r.data_off : s.host + s.data_off;
+        if (cs->random) cc_fill_random(in, cs->count, cs->dt, rank, call);
+        else cc_fill_salted(in, cs->count, cs->dt, cs->op, rank, p, call);
+        own = in;
+        if (!cs->inplace) {
+            memset(r.host + r.data_off, FILL_BYTE, bytes);
+            ok &= ck_upload(comm, s.dev, s.host, s.total) == CK_SUCCESS;
+            sdev = (char *)s.dev + s.data_off;
+        }
+        ok &= ck_upload(comm, r.dev, r.host, r.total) == CK_SUCCESS;
+        rdev = (char *)r.dev + r.data_off;
+    }
+    if (!ok) {
+        /* A NULL buffer makes ck_allreduce reject the call on this rank and
+         * tell the others, so no rank is left waiting. */
+        ck_sbuf_add(&m, "rank %d: could not allocate or upload %zu B buffers", rank, bytes);
+        res->fail = 1;
+        rdev = NULL;
+        sdev = NULL;
+    }
+
+    ck_counters_reset(comm);
+    int rc = ck_allreduce(comm, algo, sdev, rdev, cs->count, cs->dt, cs->op);
+    ck_counters ctr;
+    ck_counters_get(comm, &ctr);
+    res->status = rc;
+    if (rc == CK_ERR_TIMEOUT || rc == CK_ERR_TRANSPORT) res->poisoned = 1;
+    if (!ok) goto out;
+    if (rc != CK_SUCCESS) {
+        res->fail = 1;
+        ck_sbuf_add(&m, "rank %d: ck_allreduce returned '%s': %s", rank, ck_strerror(rc), ck_comm_errmsg(comm));
+        goto out;
+    }
+
+    ck_download(comm, r.back, r.dev, r.total);
+    if (keep) {
+        memcpy(keep, r.back + r.data_off, bytes);
+        res->hash = ck_fnv1a64(r.back + r.data_off, bytes);
+    }
+    check_guards(&r, bytes, es, "recvbuf", &m);
+    if (!cs->inplace) {
+        ck_download(comm, s.back, s.dev, s.total);
+        check_guards(&s, bytes, es, "sendbuf", &m);
+        check_sendbuf(&s, cs, es, &m);
+    }
+    {
+        char diag[1200];
+        size_t first = cs->random
+            ? cc_check_random(diag, sizeof diag, r.back + r.data_off, cs->count, cs->dt, cs->op, rank, p, call)
+            : cc_diagnose_salted(diag, sizeof diag, r.back + r.data_off, own, cs->inplace ? -1 : FILL_BYTE,
+                                 cs->count, cs->dt, cs->op, rank, p, algo, ck_comm_config(comm), call);
+        if (first < cs->count) {
+            ck_sbuf_sep(&m, "; ");
+            ck_sbuf_add(&m, "%s", diag);
+        }
+    }
+    check_traffic(algo, &ctr, p, rank, cs, ck_comm_config(comm), &m);
+    res->fail = m.len > 0;
+out:;
+}

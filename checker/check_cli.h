@@ -1,0 +1,82 @@
+/*
+ * check_cli.h — the pieces of the collcheck command line, private to checker/:
+ *
+ *   options.c    the arguments and --help (parsed before MPI_Init)
+ *   matrix.c     the list of cases for p ranks
+ *   case.c       one case: guarded buffers, the call, the checks
+ *   collcheck.c  the driver: algorithms x cases, agreement among ranks, the
+ *                report and the exit code
+ */
+#ifndef COLLKIT_CHECK_CLI_H
+#define COLLKIT_CHECK_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "collcheck.h"
+
+#define CC_MAX_ALGOS  64
+#define CC_MAX_COUNTS 32
+#define CC_PRIME      1021
+#define CC_BIG        1048577  /* >= 1 Mi, odd: uneven blocks for every p > 1 */
+
+/* One --count entry: an absolute count, or p + v (v may be negative). */
+typedef struct {
+    int       rel;
+    long long v;
+} cc_count_spec;
+
+typedef struct {
+    const ck_algo *algos[CC_MAX_ALGOS];
+    int           nalgos;
+    cc_count_spec counts[CC_MAX_COUNTS];
+    int           ncounts;        /* 0: the default matrix */
+    const char   *count_text;     /* --count as given (NULL: default), for messages */
+    unsigned      dtypes, ops;    /* bit masks */
+    int           inplace;        /* bit 0: out-of-place, bit 1: in-place */
+    int           misaligned;     /* 0 off, 1 add misaligned cases, 2 only misaligned */
+    double        timeout;
+    size_t        chunk;
+    int           quick, verbose;
+    unsigned      mem;
+    int           repeat;         /* calls per case (default 2) */
+    int           repeat_given;   /* --repeat was given: every failure names its call */
+    int           inputs;         /* bit 0: exact integer inputs, bit 1: random floats */
+} cc_options;
+
+typedef struct {
+    size_t   count;
+    ck_dtype dt;
+    ck_op    op;
+    int      inplace, misaligned;
+    int      random;              /* random-float inputs (sum/avg on f32, f64, bf16) */
+} cc_case;
+
+/* What one rank reports about one call of one case (gathered to rank 0 on
+ * failure, so a plain struct of fixed size). */
+typedef struct {
+    int      fail, status, poisoned;
+    unsigned call;                /* 0-based call of the case (the inputs' salt or seed) */
+    uint64_t hash;                /* of the result (FNV-1a), for the cross-rank comparison */
+    char     msg[1500];
+} cc_result;
+
+/* Every rank parses the same argv; with quiet set (not the print rank)
+ * nothing is printed. Returns -1 to go on, or the exit code (0 after --help
+ * or --algo list, 2 for a bad argument). */
+int  cc_parse_args(int argc, char **argv, cc_options *o, int quiet);
+
+/* The cases for p ranks in *out (malloc'd). Returns how many (0 is possible:
+ * every --count below zero at this p), or -1 when out of memory. */
+int  cc_build_matrix(const cc_options *o, int p, cc_case **out);
+
+/* Run call `call` (0, 1, ...) of one case on this rank and check it: result,
+ * guards, send buffer, protocol, traffic and message count. Every rank must
+ * call it (it is collective). With keep (count elements), the result is
+ * copied there for the driver's cross-rank comparison. */
+void cc_run_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, unsigned call, cc_result *res,
+                 void *keep);
+/* cc_run_case keeps its buffers from call to call: free them, before the
+ * communicator they were allocated on is destroyed. */
+void cc_release_buffers(void);
+
+#endif /* COLLKIT_CHECK_CLI_H */

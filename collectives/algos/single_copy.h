@@ -1,0 +1,55 @@
+/*
+ * single_copy.h — what the two implementations of the single-copy
+ * algorithms (oneshot, twoshot) share: each rank reduces straight out of its
+ * peers' memory instead of receiving copies of it.
+ *
+ *   host    symmetric_shm.c: buffers in the shm transport's shared heap,
+ *           flags with C11 release/acquire atomics (CK_MEM_SHM)
+ *   device  cuda/symmetric.c + cuda/symmetric_kernels.cu: IPC-mapped device
+ *           buffers, flags with system-scope release/acquire (CK_MEM_CUDA)
+ *
+ * Both cut an all-reduce into launches of at most CK_SYM_HALF bytes (a launch
+ * is one barrier round: a kernel on the GPU, a loop on the host), and within
+ * a launch twoshot cuts the elements into p slices with ck_block: so one
+ * descriptor counts the bytes of either exactly. No CUDA or MPI here.
+ */
+#ifndef COLLKIT_SINGLE_COPY_H
+#define COLLKIT_SINGLE_COPY_H
+
+#include "collkit_algo.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bytes of one launch: each rank's symmetric buffer holds two halves of this
+ * size (alternate launches use alternate halves). */
+#define CK_SYM_HALF ((size_t)4 << 20)
+
+/* The memory kinds oneshot and twoshot run on in this build. */
+#ifdef COLLKIT_HAVE_CUDA
+#define CK_SYM_MEM (CK_MEM_SHM | CK_MEM_CUDA)
+#else
+#define CK_SYM_MEM CK_MEM_SHM
+#endif
+
+/* Elements one launch reduces: the input is cut into launches of this many. */
+static inline size_t ck_sym_launch_elems(size_t esize) { return CK_SYM_HALF / esize; }
+
+/* All-reduce as oneshot (two_shot = 0) or twoshot (1). Collective; the
+ * buffers are set up on the first call on a communicator (ck_algo_state,
+ * freed by ck_comm_destroy). Both return once the result is in recvbuf. */
+#ifdef COLLKIT_HAVE_CUDA
+/* Device buffers (cuda/symmetric.c). Counts no traffic: the caller does. */
+int ck_sym_allreduce(ck_comm *comm, const void *sendbuf, void *recvbuf,
+                     size_t count, ck_dtype dt, ck_op op, int two_shot);
+#endif
+/* Host buffers on the shm transport (symmetric_shm.c). Counts the bytes it
+ * loads from peers with ck_count_traffic, as sent and as received. */
+int ck_shm_sym_allreduce(ck_comm *comm, const void *sendbuf, void *recvbuf,
+                         size_t count, ck_dtype dt, ck_op op, int two_shot);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

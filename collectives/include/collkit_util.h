@@ -1,0 +1,77 @@
+/*
+ * collkit_util.h — the small things every collkit tool needs the same way:
+ *
+ *   ck_is_print_rank   which rank prints, before (or without) MPI_Init
+ *   ck_parse_size      "64M", "4K", "1G", "12" -> a number, with the reason
+ *   ck_parse_int         when it is rejected (negative, empty, junk, too large)
+ *   ck_fnv1a64         FNV-1a 64-bit hash (checkpoints, feature buckets,
+ *                      cross-rank agreement on names)
+ *   ck_sbuf            printf-style appends into a fixed buffer that never
+ *                      overflows (diagnosis and error messages)
+ *
+ * No MPI, no allocation: the dataset tools link it without MPI. Parsers never
+ * print; they fill `err` so the caller can say it once, from one rank.
+ */
+#ifndef COLLKIT_UTIL_H
+#define COLLKIT_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------ print rank */
+
+/* This process's rank in the job as the launcher put it in the environment
+ * (Open MPI, PMIx, MPICH/Hydra and Intel MPI, MVAPICH, Cray PALS, Slurm), or -1
+ * outside any launcher. Valid before MPI_Init, which is when the tools parse
+ * their arguments. */
+int ck_launcher_rank(void);
+/* 1 on the rank that speaks for the job: rank 0, or a process started
+ * without a launcher. */
+int ck_is_print_rank(void);
+
+/* ------------------------------------------------------------ numbers */
+
+/* A non-negative integer with an optional binary suffix: K, M or G (x1024,
+ * either case, optionally followed by i), then an optional B: "8", "64K",
+ * "16MiB", "1G". Rejects empty strings, signs, white space, anything after
+ * the suffix, and values above max (or above 2^64 - 1). Returns 0, or -1 with
+ * the reason in err ("bad size suffix 'X' (use K, M or G)"). */
+int ck_parse_size(const char *s, uint64_t max, uint64_t *out, char *err, size_t errlen);
+/* A plain decimal integer (optional sign, no suffix) in [lo, hi]. Returns 0,
+ * or -1 with the reason in err ("expected an integer", "must be between ..."). */
+int ck_parse_int(const char *s, long long lo, long long hi, long long *out, char *err, size_t errlen);
+
+/* ------------------------------------------------------------ hash */
+
+/* FNV-1a, 64 bits (Fowler, Noll, Vo): fast, good enough to bucket features
+ * and to notice that two ranks hold different bytes; not cryptographic. Chain
+ * pieces with ck_fnv1a64_update, starting from CK_FNV1A64_INIT. */
+#define CK_FNV1A64_INIT 0xcbf29ce484222325ull
+uint64_t ck_fnv1a64_update(uint64_t h, const void *data, size_t n);
+uint64_t ck_fnv1a64(const void *data, size_t n);
+
+/* ------------------------------------------------------------ string builder */
+
+/* Appends into buf[cap]: always NUL-terminated, never past cap; what does not
+ * fit is dropped and `truncated` says so. len is the length written. */
+typedef struct ck_sbuf {
+    char  *buf;
+    size_t cap, len;
+    int    truncated;
+} ck_sbuf;
+
+void ck_sbuf_init(ck_sbuf *b, char *buf, size_t cap);
+void ck_sbuf_add(ck_sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ck_sbuf_vadd(ck_sbuf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+/* Append sep unless the buffer is still empty: joins clauses with "; ". */
+void ck_sbuf_sep(ck_sbuf *b, const char *sep);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* COLLKIT_UTIL_H */

@@ -1,0 +1,43 @@
+/*
+ * comm_cuda.c — the collkit_cuda.h accessors: a communicator's device,
+ * stream and PCI ids, for algorithm files with CUDA work of their own. They
+ * live here, beside the communicator, so that algorithm files never see
+ * ck_comm's fields and the transport never sees ck_comm at all.
+ */
+#include "internal.h"
+#include "transport_cuda.h"
+#include "collkit_cuda.h"
+
+static void *cuda_self(const ck_comm *c)
+{
+    return c && c->tr.mem == CK_MEM_CUDA ? c->tr.self : NULL;
+}
+
+cudaStream_t ck_cuda_stream(const ck_comm *c)
+{
+    void *t = cuda_self(c);
+    return t ? ck_cuda_tr_stream(t) : NULL;
+}
+
+int ck_cuda_device(const ck_comm *c)
+{
+    void *t = cuda_self(c);
+    return t ? ck_cuda_tr_device(t) : -1;
+}
+
+const char *ck_cuda_pci_id(const ck_comm *c, int rank)
+{
+    void *t = cuda_self(c);
+    return t ? ck_cuda_tr_pci_id(t, rank) : NULL;
+}
+
+int ck_cuda_use(ck_comm *c)
+{
+    void *t = cuda_self(c);
+    if (!t) return ck_fail(c, CK_ERR_UNSUPPORTED, "not a CUDA communicator (transport %s)",
+                           c ? c->tr.name : "none");
+    int rc = ck_cuda_tr_use(t);
+    if (rc) return ck_fail(c, rc, "cannot select device %d on this thread%s%s", ck_cuda_tr_device(t),
+                           c->tr.error ? ": " : "", c->tr.error ? c->tr.error(t) : "");
+    return CK_SUCCESS;
+}

@@ -1,0 +1,102 @@
+/*
+ * comm_shm.c — the collkit_shm.h calls: where a buffer lies in the shared
+ * heap, a peer's memory mapped here, and the bounded wait of algorithms that
+ * synchronise through shared flags. They live beside the communicator (like
+ * comm_cuda.c) because the wait needs its watchdog bound, step and trace,
+ * and algorithm files never see ck_comm's fields.
+ */
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
+#include "internal.h"
+#include "transport_shm.h"
+#include "collkit_shm.h"
+
+static void *shm_self(const ck_comm *c)
+{
+    return c && (c->tr.mem & CK_MEM_SHM) ? c->tr.self : NULL;
+}
+
+int ck_shm_active(const ck_comm *c) { return shm_self(c) != NULL; }
+
+int64_t ck_shm_offset(const ck_comm *c, const void *ptr, size_t bytes)
+{
+    void *t = shm_self(c);
+    return t ? ck_shm_tr_offset(t, ptr, bytes) : -1;
+}
+
+void *ck_shm_peer(const ck_comm *c, int rank, int64_t offset)
+{
+    void *t = shm_self(c);
+    char *b = t ? ck_shm_tr_base(t, rank) : NULL;
+    return b && offset >= 0 ? b + offset : NULL;
+}
+
+int ck_shm_wait(ck_comm *c, int (*pending)(void *arg), void *arg, const char *what)
+{
+    int who = pending(arg);
+    if (who < 0) return CK_SUCCESS;   /* the common case on an idle node: no clock, no event */
+    void *t = shm_self(c);
+    const double t0 = ck_now(), bound = c->cfg.timeout_s;
+    double waited = 0;
+    int last = who;
+    if (t) ck_shm_tr_here(t);
+    for (unsigned long polls = 1;; polls++) {
+        if ((who = pending(arg)) < 0) break;
+        last = who;
+        if ((polls & 15) == 0) waited = ck_now() - t0;
+        if (c->polite && polls > 256) {
+            struct timespec ts = {0, 20000};
+            nanosleep(&ts, NULL);
+        } else if (t) {
+            ck_shm_tr_pause(t, who, waited);   /* yield, or spin while the peer runs elsewhere */
+        } else {
+            sched_yield();
+        }
+        if ((polls & 255) == 0 && bound > 0 && waited > bound) {
+            int rc = ck_fail(c, CK_ERR_TIMEOUT, "watchdog: rank %d waited %.1f s for rank %d (%s) in '%s' step %d%s%s%s",
+                             c->rank, waited, last, what, c->algo_name ? c->algo_name : "?", c->step,
+                             c->phase ? " (" : "", c->phase ? c->phase : "", c->phase ? ")" : "");
+            fprintf(stderr, "collkit %s\n", c->errmsg);
+            fflush(stderr);
+            return rc;
+        }
+    }
+    if (c->ev_cap) ck_trace_add(c, CK_EV_WAIT, last, 0, t0, ck_now());
+    return CK_SUCCESS;
+}
+
+int ck_shm_copy_nt(ck_comm *c, void *dst, const void *src, size_t bytes)
+{
+    if (!bytes || dst == src) return CK_SUCCESS;
+    const size_t total = bytes;
+    double t0 = c->ev_cap ? ck_now() : 0.0;
+#if defined(__x86_64__)
+    char *d = dst;
+    const char *s = src;
+    /* up to a 16-byte boundary of dst, then 64 bytes a round in streaming stores */
+    size_t head = (16 - ((uintptr_t)d & 15)) & 15;
+    if (head > bytes) head = bytes;
+    memcpy(d, s, head);
+    d += head; s += head; bytes -= head;
+    for (; bytes >= 64; d += 64, s += 64, bytes -= 64) {
+        __m128i a = _mm_loadu_si128((const __m128i *)s), b = _mm_loadu_si128((const __m128i *)(s + 16));
+        __m128i e = _mm_loadu_si128((const __m128i *)(s + 32)), f = _mm_loadu_si128((const __m128i *)(s + 48));
+        _mm_stream_si128((__m128i *)d, a);
+        _mm_stream_si128((__m128i *)(d + 16), b);
+        _mm_stream_si128((__m128i *)(d + 32), e);
+        _mm_stream_si128((__m128i *)(d + 48), f);
+    }
+    memcpy(d, s, bytes);
+    _mm_sfence();   /* streaming stores are weakly ordered: done before any later (release) store */
+#else
+    memcpy(dst, src, bytes);
+#endif
+    if (c->ev_cap) ck_trace_add(c, CK_EV_COPY, -1, (uint64_t)total, t0, ck_now());
+    return CK_SUCCESS;
+}

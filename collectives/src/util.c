@@ -1,0 +1,172 @@
+/*
+ * util.c — see collkit_util.h: the print-rank detector, the number parsers,
+ * FNV-1a and the string builder, shared by the library and every tool.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "collkit_util.h"
+
+/* ------------------------------------------------------------ string builder */
+
+void ck_sbuf_init(ck_sbuf *b, char *buf, size_t cap)
+{
+    b->buf = buf;
+    b->cap = buf ? cap : 0;
+    b->len = 0;
+    b->truncated = 0;
+    if (b->cap) buf[0] = '\0';
+}
+
+void ck_sbuf_vadd(ck_sbuf *b, const char *fmt, va_list ap)
+{
+    /* Invariant: len < cap whenever cap > 0, so buf[len] is the terminator. */
+    size_t room = b->cap - b->len;
+    int n = vsnprintf(b->cap ? b->buf + b->len : NULL, b->cap ? room : 0, fmt, ap);
+    if (n < 0) {
+        b->truncated = 1;
+        if (b->cap) b->buf[b->len] = '\0';
+        return;
+    }
+    if (b->cap && (size_t)n < room) {
+        b->len += (size_t)n;
+        return;
+    }
+    /* vsnprintf kept what fitted (room - 1 characters and the terminator). */
+    if (n > 0) b->truncated = 1;
+    if (b->cap) b->len = b->cap - 1;
+}
+
+void ck_sbuf_add(ck_sbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ck_sbuf_vadd(b, fmt, ap);
+    va_end(ap);
+}
+
+void ck_sbuf_sep(ck_sbuf *b, const char *sep)
+{
+    if (b->len) ck_sbuf_add(b, "%s", sep);
+}
+
+/* ------------------------------------------------------------ numbers */
+
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* Decimal digits from s (at least one, the caller checked) into *v; *over is
+ * set when the value does not fit in 64 bits. Returns the first non-digit.
+ * Written out rather than strtoull, which would accept leading white space
+ * and a sign, and wrap "-1" to 2^64 - 1. */
+static const char *scan_digits(const char *s, uint64_t *v, int *over)
+{
+    *v = 0;
+    *over = 0;
+    for (; is_digit(*s); s++) {
+        unsigned d = (unsigned)(*s - '0');
+        if (*v > (UINT64_MAX - d) / 10) *over = 1;
+        else *v = *v * 10 + d;
+    }
+    return s;
+}
+
+/* "16G" when max is a whole number of a unit, else the plain number. */
+static void add_size(ck_sbuf *e, uint64_t v)
+{
+    static const char units[] = "KMG";
+    int u = -1;
+    while (u < 2 && v && v % 1024 == 0) { v /= 1024; u++; }
+    if (u < 0) ck_sbuf_add(e, "%llu", (unsigned long long)v);
+    else ck_sbuf_add(e, "%llu%c", (unsigned long long)v, units[u]);
+}
+
+int ck_parse_size(const char *s, uint64_t max, uint64_t *out, char *err, size_t errlen)
+{
+    ck_sbuf e;
+    ck_sbuf_init(&e, err, errlen);
+    if (!s || !*s) { ck_sbuf_add(&e, "expected a number, got an empty string"); return -1; }
+    if (*s == '-' && is_digit(s[1])) { ck_sbuf_add(&e, "a negative value is not allowed"); return -1; }
+    if (!is_digit(*s)) {
+        ck_sbuf_add(&e, "expected a number with an optional K, M or G suffix (x1024), e.g. 64K");
+        return -1;
+    }
+    uint64_t v, mul = 1;
+    int over;
+    const char *end = scan_digits(s, &v, &over), *suffix = end;
+    switch (*end) {
+    case 'K': case 'k': mul = 1ull << 10; end++; break;
+    case 'M': case 'm': mul = 1ull << 20; end++; break;
+    case 'G': case 'g': mul = 1ull << 30; end++; break;
+    default: break;
+    }
+    if (mul > 1 && (*end == 'i' || *end == 'I')) end++;   /* KiB, MiB, GiB */
+    if (*end == 'B' || *end == 'b') end++;
+    if (*end) { ck_sbuf_add(&e, "bad size suffix '%s' (use K, M or G)", suffix); return -1; }
+    if (over || v > max / mul) {
+        ck_sbuf_add(&e, "too large (at most ");
+        add_size(&e, max);
+        ck_sbuf_add(&e, ")");
+        return -1;
+    }
+    *out = v * mul;
+    return 0;
+}
+
+int ck_parse_int(const char *s, long long lo, long long hi, long long *out, char *err, size_t errlen)
+{
+    ck_sbuf e;
+    ck_sbuf_init(&e, err, errlen);
+    if (!s || !*s) { ck_sbuf_add(&e, "expected an integer, got an empty string"); return -1; }
+    const char *d = s + (*s == '-' || *s == '+');
+    if (!is_digit(*d)) { ck_sbuf_add(&e, "expected an integer"); return -1; }
+    uint64_t u;
+    int over;
+    const char *end = scan_digits(d, &u, &over);
+    if (*end) { ck_sbuf_add(&e, "expected an integer, not '%s' after it", end); return -1; }
+    long long v = 0;
+    /* The magnitude of LLONG_MIN is one more than LLONG_MAX. */
+    if (*s == '-') {
+        if (u > (uint64_t)LLONG_MAX + 1) over = 1;
+        else v = u == (uint64_t)LLONG_MAX + 1 ? LLONG_MIN : -(long long)u;
+    } else {
+        if (u > (uint64_t)LLONG_MAX) over = 1;
+        else v = (long long)u;
+    }
+    if (over || v < lo || v > hi) { ck_sbuf_add(&e, "must be between %lld and %lld", lo, hi); return -1; }
+    *out = v;
+    return 0;
+}
+
+/* ------------------------------------------------------------ print rank */
+
+int ck_launcher_rank(void)
+{
+    /* Launcher-specific names first: an mpirun inside a Slurm batch script
+     * passes the script's SLURM_PROCID (0) on to every rank it starts. */
+    static const char *const vars[] = {
+        "OMPI_COMM_WORLD_RANK",   /* Open MPI */
+        "PMIX_RANK",              /* PMIx launchers (prterun, srun --mpi=pmix) */
+        "PMI_RANK",               /* MPICH / Hydra, Intel MPI */
+        "MV2_COMM_WORLD_RANK",    /* MVAPICH */
+        "PALS_RANKID",            /* Cray PALS (aprun's successor) */
+        "SLURM_PROCID",           /* srun without an MPI plugin */
+    };
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        long long r;
+        if (ck_parse_int(getenv(vars[i]), 0, INT_MAX, &r, NULL, 0) == 0) return (int)r;
+    }
+    return -1;
+}
+
+int ck_is_print_rank(void) { return ck_launcher_rank() <= 0; }
+
+/* ------------------------------------------------------------ hash */
+
+uint64_t ck_fnv1a64_update(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;   /* the 64-bit FNV prime */
+    return h;
+}
+
+uint64_t ck_fnv1a64(const void *data, size_t n) { return ck_fnv1a64_update(CK_FNV1A64_INIT, data, n); }

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# student_kit.sh SRC BUILD — `make student-kit` gives a kit a student can
+# finish a lab in, and that does not give the answers away:
+#   - the kit and its tarball are made; an existing folder is never overwritten;
+#   - no reference solution, no instructor notes, no algorithm source code
+#     (the built-in algorithms are in lib/libcollkit.a; docs/ has their slides);
+#   - the skeletons are the students' files; the untouched skeleton grades low;
+#   - lab 01 solved inside the kit (the reference solution copied in, as a
+#     student's file would be) gets full correctness and integrity marks.
+set -u
+SRC=$1 B=$2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+pass=0; fail=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+K=$dir/kit
+"$SRC/scripts/student-kit.sh" "$B" "$K" > "$dir/make.log" 2>&1 && ok || { bad "student-kit.sh failed"; cat "$dir/make.log"; }
+[ -s "$K.tar.gz" ] && tar -tzf "$K.tar.gz" | grep -q "kit/labs/01-ring/my_ring.c" && ok || bad "no tarball, or it lacks the lab 01 file"
+"$SRC/scripts/student-kit.sh" "$B" "$K" > "$dir/again.log" 2>&1; rc=$?
+[ $rc -ne 0 ] && grep -q "already exists" "$dir/again.log" && ok || bad "an existing kit folder was not refused"
+[ -z "$(find "$K" -path '*solution*' -o -path '*instructor*')" ] && ok || bad "solutions or instructor notes in the kit"
+leaked=$(grep -rlE "static int (ring|rp|naive|tree|tree2|rd|rab)_run|ck_trees_allreduce|ring_schedule_bytes" "$K" \
+         --include='*.c' --include='*.h' --include='*.md' 2>/dev/null)
+[ -z "$leaked" ] && ok || bad "algorithm code in the kit: $leaked"
+[ -f "$K/docs/algorithms/ring.md" ] && grep -q "reduce-scatter" "$K/docs/algorithms/ring.md" && ok || bad "no algorithm docs"
+cmp -s "$SRC/labs/01-ring/skeleton/my_ring.c" "$K/labs/01-ring/my_ring.c" && ok || bad "lab 01's file is not the skeleton"
+(cd "$K" && bin/collgrade 01 --np-max 3 > "$dir/skel.txt" 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "own input unchanged" "$dir/skel.txt" && ok || { bad "skeleton in the kit (rc $rc)"; cat "$dir/skel.txt"; }
+cp "$SRC/labs/01-ring/solution/my_ring.c" "$K/labs/01-ring/my_ring.c"
+(cd "$K" && make lab01 > "$dir/sol.txt" 2>&1)
+grep -Eq "correctness +60.0 / 60" "$dir/sol.txt" && grep -Eq "integrity +20.0 / 20" "$dir/sol.txt" && ok \
+  || { bad "lab 01 solved in the kit"; cat "$dir/sol.txt"; }
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]

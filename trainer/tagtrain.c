@@ -916,7 +916,11 @@ int tagtrain_main(int argc, char **argv)
             }
             if (status) fprintf(stderr, "tagtrain: %s\n", err);
         }
-        fflush(stdout);
+        /* The report on stdout is a result too: a full disk or a closed pipe is an error. */
+        if (!output_ok(stdout, "stdout", "(the report)", err, sizeof err) && !status) {
+            fprintf(stderr, "tagtrain: %s\n", err);
+            status = 1;
+        }
     }
     if (logf) {
         if (!output_ok(logf, "--log", o.log, err, sizeof err) && !status) {

@@ -59,6 +59,14 @@ resume)
     train 2 $SMALL --dropout 0.5 --save "$W/b" --stop-after 2 $mode > "$W/outb" 2>&1
     check '[ $? -eq 0 ]' "first half $mode failed: $(cat "$W/outb")"
     check '! cmp -s "$W/a/last.ckpt" "$W/b/last.ckpt"' "after 2 epochs the checkpoint already equals the 4-epoch one"
+    if [ -z "$mode" ]; then
+      # A missing best.ckpt (deleted, or lost in a crash) is rebuilt from the
+      # best recorded in last.ckpt, byte-equal to the one that was written.
+      rm -rf "$W/c" && cp -r "$W/b" "$W/c" && rm "$W/c/best.ckpt"
+      train 2 --resume "$W/c/last.ckpt" --save "$W/c" --epochs 2 > "$W/outr" 2>&1
+      check '[ $? -eq 0 ] && grep -q "repaired .*best.ckpt was missing" "$W/outr"' "missing best.ckpt not repaired: $(cat "$W/outr")"
+      check 'cmp "$W/b/best.ckpt" "$W/c/best.ckpt"' "the repaired best.ckpt differs from the one written at epoch 2"
+    fi
     train 2 --resume "$W/b/last.ckpt" --save "$W/b" $mode > "$W/outc" 2>&1
     check '[ $? -eq 0 ] && grep -q "resumed from" "$W/outc"' "resume $mode failed: $(cat "$W/outc")"
     check 'cmp "$W/a/last.ckpt" "$W/b/last.ckpt"' "resumed final checkpoint differs from the uninterrupted one $mode"
@@ -191,6 +199,8 @@ guards)
         "NaN loss: rc $rc $(cat "$W/o")"
   "$BIN/tagpredict" --checkpoint "$W/n/last.ckpt" --title "image segmentation" --json > "$W/j" 2>&1
   check '[ $? -eq 0 ] && ! grep -qi nan "$W/j"' "the checkpoint kept after a NaN: $(cat "$W/j")"
+  "$BIN/tagpredict" --checkpoint "$W/n/last.ckpt" --title "image segmentation" --json > /dev/full 2> "$W/o"; rc=$?
+  check '[ $rc -eq 1 ] && grep -q "tagpredict" "$W/o"' "tagpredict to a full disk: rc $rc $(cat "$W/o")"
   train 2 --resume "$W/n/last.ckpt" --save "$W/n" --stop-after 1 > "$W/o" 2>&1
   check '[ $? -eq 0 ] && grep -q "after epoch 2" "$W/o"' "resume after the NaN stop: $(cat "$W/o")"
   # Outputs: a failed write is an error; a FIFO nobody reads is refused, not
@@ -199,6 +209,9 @@ guards)
   check '[ $rc -eq 1 ] && grep -q "\-\-log /dev/full: write failed" "$W/o"' "--log to a full disk: rc $rc $(cat "$W/o")"
   train 2 $SMALL --epochs 1 --no-save --metrics /dev/full > "$W/o" 2>&1; rc=$?
   check '[ $rc -eq 1 ] && grep -q "\-\-metrics /dev/full: write failed" "$W/o"' "--metrics to a full disk: rc $rc $(cat "$W/o")"
+  # (one rank without mpirun: under mpirun, rank 0's stdout is mpirun's pipe, not the file)
+  train1 $SMALL --epochs 1 --no-save > /dev/full 2> "$W/o"; rc=$?
+  check '[ $rc -eq 1 ] && grep -q "stdout (the report): write failed" "$W/o"' "report to a full disk: rc $rc $(cat "$W/o")"
   mkfifo "$W/fifo"
   timeout 30 $MPIRUN -np 2 "$BIN/tagtrain" $SMALL --epochs 1 --no-save --log "$W/fifo" > "$W/o" 2>&1; rc=$?
   check '[ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "nobody reads" "$W/o"' "--log FIFO: rc $rc (124: it hung) $(cat "$W/o")"

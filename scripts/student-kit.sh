@@ -61,6 +61,8 @@ for lab in "$SRC"/labs/[0-9][0-9]-*/; do
   [ -d "$lab/skeleton" ] && cp "$lab"/skeleton/* "$OUT/labs/$name/"
 done
 cp "$SRC/labs/README.md" "$OUT/labs/"
+# How the trainer's step works (lab 04): its README, which has no algorithm code.
+cp "$SRC/trainer/README.md" "$OUT/docs/trainer.md"
 
 # What each built-in algorithm does, without its code: the comment above the
 # first #include of its file.

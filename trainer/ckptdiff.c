@@ -31,6 +31,7 @@
 #include <string.h>
 #include "model.h"
 #include "ckpt.h"
+#include "optim.h"
 
 static void usage(FILE *f)
 {
@@ -117,8 +118,12 @@ int main(int argc, char **argv)
     NOTE(ta->seed != tb->seed, " seed %llu vs %llu;", (unsigned long long)ta->seed, (unsigned long long)tb->seed);
     NOTE(ta->batch != tb->batch, " global batch %d vs %d;", ta->batch, tb->batch);
     NOTE(ta->accum != tb->accum, " accum %d vs %d;", ta->accum, tb->accum);
-    NOTE(ck[0].opt_steps != ck[1].opt_steps, " optimizer steps %lld vs %lld;", (long long)ck[0].opt_steps,
-         (long long)ck[1].opt_steps);
+    NOTE(ta->opt.kind != tb->opt.kind, " optimizer %s vs %s;", opt_kind_name(ta->opt.kind), opt_kind_name(tb->opt.kind));
+    NOTE(ta->opt.lr != tb->opt.lr, " lr %g vs %g;", ta->opt.lr, tb->opt.lr);
+    NOTE(ck[0].kind != ck[1].kind, " %s vs %s;", ck[0].kind == CKPT_MODEL ? "a model (best.ckpt)" : "a training state (last.ckpt)",
+         ck[1].kind == CKPT_MODEL ? "a model (best.ckpt)" : "a training state (last.ckpt)");
+    NOTE(ck[0].kind == CKPT_STATE && ck[1].kind == CKPT_STATE && ck[0].opt_steps != ck[1].opt_steps,
+         " optimizer steps %lld vs %lld;", (long long)ck[0].opt_steps, (long long)ck[1].opt_steps);
     NOTE(ck[0].epochs_done != ck[1].epochs_done, " epoch %d vs %d;", ck[0].epochs_done, ck[1].epochs_done);
 #undef NOTE
     const int dropout = ta->model.dropout > 0 || tb->model.dropout > 0;

@@ -272,29 +272,42 @@ int feat_load(featurizer *f, int dim, const float *idf)
     return feat_load_opts(f, dim, &feat_words_only, idf);
 }
 
-/* Counts -> (sublinear) tf times idf -> unit L2 norm. */
-static void weigh(const featurizer *f, const bucket_list *l, float *out)
+/* Counts -> (sublinear) tf times idf -> unit L2 norm, over the buckets of one
+ * row. `w` is a [dim] scratch array that is all zeros on entry and on exit
+ * except at the row's buckets, where it is left holding the final weights.
+ * Every bucket is weighted once, the first time the list meets it, so the
+ * squared norm is summed in first-occurrence order: the dense and the CSR
+ * form of a row hold bit-identical values. Returns the number of distinct
+ * buckets, which are written to uniq[] (first-occurrence order; room for l->n). */
+static size_t weigh_buckets(const featurizer *f, const bucket_list *l, float *w, uint32_t *uniq)
 {
-    const int dim = f->dim;
-    memset(out, 0, (size_t)dim * sizeof *out);
     /* Term counts first, then weight and norm: a float count is exact up to 2^24. */
-    for (size_t k = 0; k < l->n; k++) out[l->b[k]] += 1.0f;
+    for (size_t k = 0; k < l->n; k++) w[l->b[k]] += 1.0f;
     double ss = 0;
+    size_t nu = 0;
     for (size_t k = 0; k < l->n; k++) {
-        /* Each bucket is weighted once: the first time it is met (count > 0
-         * marks "not yet"; the weighted value is stored negated until the end). */
+        /* count > 0 marks "not weighted yet"; the weight is stored negated until the end. */
         uint32_t b = l->b[k];
-        if (out[b] <= 0.0f) continue;
-        float tf = f->opt.sublinear ? 1.0f + logf(out[b]) : out[b];
-        float w = tf * f->idf[b];
-        ss += (double)w * w;
-        out[b] = -w;
+        if (w[b] <= 0.0f) continue;
+        float tf = f->opt.sublinear ? 1.0f + logf(w[b]) : w[b];
+        float x = tf * f->idf[b];
+        ss += (double)x * x;
+        w[b] = -x;
+        uniq[nu++] = b;
     }
     const float inv = ss > 0 ? (float)(1.0 / sqrt(ss)) : 0.0f;
-    for (size_t k = 0; k < l->n; k++) {
-        uint32_t b = l->b[k];
-        if (out[b] < 0.0f) out[b] = -out[b] * inv;
-    }
+    for (size_t k = 0; k < nu; k++) w[uniq[k]] = -w[uniq[k]] * inv;
+    return nu;
+}
+
+/* The dense form: out[0..dim) zeroed, then the row's weights. */
+static void weigh(const featurizer *f, const bucket_list *l, float *out)
+{
+    memset(out, 0, (size_t)f->dim * sizeof *out);
+    uint32_t *uniq = malloc((l->n ? l->n : 1) * sizeof *uniq);
+    if (!uniq) return;   /* out of memory: an all-zero row, as for an empty text */
+    weigh_buckets(f, l, out, uniq);
+    free(uniq);
 }
 
 void feat_transform_clean(const featurizer *f, const char *clean, float *out)
@@ -337,6 +350,81 @@ void feat_free(featurizer *f)
     free(f->idf);
     f->idf = NULL;
     f->dim = 0;
+}
+
+/* ------------------------------------------------------------ CSR form */
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+void feat_csr_free(feat_csr *m)
+{
+    if (!m) return;
+    free(m->ptr);
+    free(m->idx);
+    free(m->val);
+    free(m->y);
+    memset(m, 0, sizeof *m);
+}
+
+int feat_transform_csr(const featurizer *f, const mwml_data *d, const size_t *rows, size_t nrows, feat_csr *out)
+{
+    if (!out) return -1;
+    memset(out, 0, sizeof *out);
+    if (!f || !f->idf || !d || (d->n && !d->rows)) return -1;
+    if (!rows) nrows = d->n;
+    for (size_t i = 0; rows && i < nrows; i++)
+        if (rows[i] >= d->n) return -1;
+    out->n = nrows;
+    out->dim = f->dim;
+    out->ptr = malloc((nrows + 1) * sizeof *out->ptr);
+    out->y = malloc((nrows ? nrows : 1) * sizeof *out->y);
+    /* One [dim] scratch row for the whole matrix: weigh_buckets leaves it
+     * non-zero only at the row's buckets, which are cleared after each row. */
+    float *w = calloc((size_t)f->dim, sizeof *w);
+    bucket_list l = {0};
+    uint32_t *uniq = NULL;
+    size_t cap = 0, nnz = 0, ucap = 0;
+    int ok = out->ptr && out->y && w;
+    if (ok) out->ptr[0] = 0;
+    for (size_t i = 0; ok && i < nrows; i++) {
+        const mwml_row *r = &d->rows[rows ? rows[i] : i];
+        if (row_ngrams(&f->opt, f->dim, r->title, r->description, &l)) { ok = 0; break; }
+        if (l.n > ucap) {
+            uint32_t *nu = realloc(uniq, l.n * sizeof *nu);
+            if (!nu) { ok = 0; break; }
+            uniq = nu;
+            ucap = l.n;
+        }
+        size_t nu = weigh_buckets(f, &l, w, uniq);
+        if (nnz + nu > cap) {
+            size_t ncap = cap ? cap : 4096;
+            while (ncap < nnz + nu) ncap *= 2;
+            int *ni = realloc(out->idx, ncap * sizeof *ni);
+            if (ni) out->idx = ni;
+            float *nv = realloc(out->val, ncap * sizeof *nv);
+            if (nv) out->val = nv;
+            if (!ni || !nv) { ok = 0; break; }
+            cap = ncap;
+        }
+        /* Ascending bucket ids: the order a scan of the dense row would meet them. */
+        qsort(uniq, nu, sizeof *uniq, cmp_u32);
+        for (size_t k = 0; k < nu; k++) {
+            out->idx[nnz] = (int)uniq[k];
+            out->val[nnz++] = w[uniq[k]];
+            w[uniq[k]] = 0.0f;
+        }
+        out->ptr[i + 1] = nnz;
+        out->y[i] = r->tag;
+    }
+    free(w);
+    free(uniq);
+    free(l.b);
+    if (!ok) { feat_csr_free(out); return -1; }
+    return 0;
 }
 
 /* -------------------------------------------------------------- split */
@@ -396,6 +484,54 @@ int stratified_split(const mwml_data *d, double val_frac, uint64_t seed,
         if (k > m) k = m;
         for (size_t i = 0; i < k; i++) va[nv++] = g[i];
         for (size_t i = k; i < m; i++) tr[nt++] = g[i];
+    }
+    free(by);
+    qsort(tr, nt, sizeof *tr, cmp_size);
+    qsort(va, nv, sizeof *va, cmp_size);
+    *train = tr; *ntrain = nt;
+    *val = va; *nval = nv;
+    return 0;
+}
+
+int stratified_kfold(const mwml_data *d, int k, int fold, uint64_t seed,
+                     size_t **train, size_t *ntrain, size_t **val, size_t *nval)
+{
+    if (!train || !ntrain || !val || !nval) return -1;
+    *train = *val = NULL;
+    *ntrain = *nval = 0;
+    if (!d || (d->n && !d->rows) || k < 2 || fold < 0 || fold >= k) return -1;
+    const size_t n = d->n;
+    size_t count[MWML_NTAGS] = { 0 };
+    for (size_t i = 0; i < n; i++) {
+        if (d->rows[i].tag < 0 || d->rows[i].tag >= MWML_NTAGS) return -1;
+        count[d->rows[i].tag]++;
+    }
+    size_t *by = malloc((n ? n : 1) * sizeof *by);
+    size_t *tr = malloc((n ? n : 1) * sizeof *tr);
+    size_t *va = malloc((n ? n : 1) * sizeof *va);
+    if (!by || !tr || !va) { free(by); free(tr); free(va); return -1; }
+    size_t start[MWML_NTAGS], fill[MWML_NTAGS];
+    for (int t = 0; t < MWML_NTAGS; t++) {
+        start[t] = t ? start[t - 1] + count[t - 1] : 0;
+        fill[t] = start[t];
+    }
+    for (size_t i = 0; i < n; i++) by[fill[d->rows[i].tag]++] = i;
+    /* Per class: the same seeded shuffle as stratified_split, then deal the
+     * rows out to the folds like cards. The deal continues from class to
+     * class (position j overall goes to fold j mod k), so fold sizes differ
+     * by at most one and every class is spread as evenly as it can be. */
+    uint64_t rng = seed;
+    size_t nt = 0, nv = 0, j = 0;
+    for (int t = 0; t < MWML_NTAGS; t++) {
+        size_t *g = by + start[t], m = count[t];
+        for (size_t i = m; i > 1; i--) {
+            size_t s = (size_t)(splitmix64(&rng) % i);
+            size_t tmp = g[i - 1]; g[i - 1] = g[s]; g[s] = tmp;
+        }
+        for (size_t i = 0; i < m; i++, j++) {
+            if ((int)(j % (size_t)k) == fold) va[nv++] = g[i];
+            else tr[nt++] = g[i];
+        }
     }
     free(by);
     qsort(tr, nt, sizeof *tr, cmp_size);

@@ -87,6 +87,26 @@ int  feat_transform_rows(const featurizer *f, const mwml_data *d, const size_t *
                          size_t nrows, float *out);
 void feat_free(featurizer *f);
 
+/* Featurised rows in CSR (compressed sparse row) form: row i's non-zeros are
+ * idx[ptr[i] .. ptr[i+1]) (bucket ids, ascending) with values val[same
+ * range], and y[i] is its tag. A TF-IDF row has tens to hundreds of non-zeros
+ * out of tens of thousands of buckets, so this is what the trainer keeps and
+ * what its input layer reads. */
+typedef struct {
+    size_t *ptr;   /* [n + 1] */
+    int    *idx;   /* [nnz] */
+    float  *val;   /* [nnz] */
+    int    *y;     /* [n] */
+    size_t  n;
+    int     dim;
+} feat_csr;
+
+/* CSR matrix of rows[0..nrows) of d (all of d when rows is NULL): the same
+ * values as feat_transform_rows, bit for bit, without a [dim] row per sample.
+ * 0, or -1 on a bad row index or no memory (*out is then empty). */
+int  feat_transform_csr(const featurizer *f, const mwml_data *d, const size_t *rows, size_t nrows, feat_csr *out);
+void feat_csr_free(feat_csr *m);
+
 /* Bucket of a token or of a bigram "a b": FNV-1a 64 of the bytes, mod dim. */
 uint32_t feat_bucket(const char *s, size_t len, int dim);
 
@@ -95,6 +115,15 @@ uint32_t feat_bucket(const char *s, size_t len, int dim);
  * to train. Both index lists come back sorted ascending in malloc'd arrays
  * (free them). val_frac must be in [0, 1]. 0, or -1 on a bad argument. */
 int stratified_split(const mwml_data *d, double val_frac, uint64_t seed,
+                     size_t **train, size_t *ntrain, size_t **val, size_t *nval);
+
+/* Stratified k-fold: the rows of d dealt into k folds (2 <= k), every class
+ * spread evenly; fold `fold` (0-based) is returned as val and the other k-1
+ * as train, both sorted ascending in malloc'd arrays. The same seed gives the
+ * same folds, and the k val sets partition the rows. 0, or -1 on a bad
+ * argument. This is what model selection uses (tagtrain --folds K --fold I):
+ * every row of dataset.csv is validated on once, and holdout.csv is never read. */
+int stratified_kfold(const mwml_data *d, int k, int fold, uint64_t seed,
                      size_t **train, size_t *ntrain, size_t **val, size_t *nval);
 
 #ifdef __cplusplus

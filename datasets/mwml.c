@@ -22,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include "mwml.h"
+#include "collkit_util.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -437,6 +438,112 @@ bad:
 int mwml_load(const char *path, mwml_data *out, char *err, size_t errlen)
 {
     return mwml_load_capped(path, 0, 0, out, err, errlen);
+}
+
+/* --------------------------------------------------------------- audit */
+
+/* A row's key (its id, or its title and description) and where it comes from. */
+typedef struct { uint64_t h; size_t row; int hold; } audit_key;
+
+static uint64_t fnv_str(uint64_t h, const char *s) { return ck_fnv1a64_update(h, s, strlen(s)); }
+
+static uint64_t key_hash(const mwml_row *r, int text)
+{
+    uint64_t h = CK_FNV1A64_INIT;
+    if (!text) return fnv_str(h, r->id);
+    h = fnv_str(h, r->title);
+    h = ck_fnv1a64_update(h, "\x1f", 1);   /* a separator no field holds as its end */
+    return fnv_str(h, r->description);
+}
+
+static int key_equal(const mwml_row *a, const mwml_row *b, int text)
+{
+    if (!text) return strcmp(a->id, b->id) == 0;
+    return strcmp(a->title, b->title) == 0 && strcmp(a->description, b->description) == 0;
+}
+
+/* Sort by hash, then train rows before holdout rows, then by row: within a
+ * run of equal keys the first train row is the "earlier row". */
+static int cmp_key(const void *pa, const void *pb)
+{
+    const audit_key *a = pa, *b = pb;
+    if (a->h != b->h) return a->h < b->h ? -1 : 1;
+    if (a->hold != b->hold) return a->hold - b->hold;
+    return (a->row > b->row) - (a->row < b->row);
+}
+
+static void clip(char *out, size_t len, const char *s)
+{
+    snprintf(out, len, "%.60s%s", s, strlen(s) > 60 ? "..." : "");
+    for (char *p = out; *p; p++)
+        if (*p == '\n' || *p == '\r') *p = ' ';
+}
+
+int mwml_audit_rows(const mwml_data *train, const mwml_data *hold, mwml_audit *out)
+{
+    if (!out) return -1;
+    memset(out, 0, sizeof *out);
+    if (!train) return 0;
+    const size_t nh = hold ? hold->n : 0, n = train->n + nh;
+    audit_key *k = malloc((n ? n : 1) * sizeof *k);
+    if (!k) return -1;
+    for (int text = 0; text < 2; text++) {
+        for (size_t i = 0; i < train->n; i++) k[i] = (audit_key){key_hash(&train->rows[i], text), i, 0};
+        for (size_t i = 0; i < nh; i++) k[train->n + i] = (audit_key){key_hash(&hold->rows[i], text), i, 1};
+        qsort(k, n, sizeof *k, cmp_key);
+        for (size_t s = 0; s < n;) {
+            size_t e = s + 1;
+            while (e < n && k[e].h == k[s].h) e++;
+            /* Within a run of equal hashes, compare every row with every
+             * earlier one (runs are one row long unless keys repeat). */
+            for (size_t j = s; j < e; j++) {
+                if (k[j].hold) continue;
+                const mwml_row *r = &train->rows[k[j].row];
+                int dup = 0, leak = 0;
+                const mwml_row *first = NULL;
+                size_t first_row = 0;
+                for (size_t i = s; i < e; i++) {
+                    if (i == j) continue;
+                    const mwml_row *q = k[i].hold ? &hold->rows[k[i].row] : &train->rows[k[i].row];
+                    if (!key_equal(r, q, text)) continue;
+                    if (k[i].hold) leak = 1;
+                    else if (k[i].row < k[j].row && !first) { first = q; first_row = k[i].row; dup = 1; }
+                }
+                /* A text repeat under the same id is already counted as a repeated id. */
+                if (dup && text && strcmp(first->id, r->id) == 0) dup = 0;
+                char a[80], b[80];
+                if (dup) {
+                    size_t *cnt = text ? &out->dup_text : &out->dup_ids;
+                    char *ex = out->example[text ? 1 : 0];
+                    if ((*cnt)++ == 0) {
+                        clip(a, sizeof a, text ? r->title : r->id);
+                        snprintf(ex, sizeof out->example[0], "%s \"%s\" on rows %zu and %zu", text ? "title" : "id", a,
+                                 first_row + 1, k[j].row + 1);
+                    }
+                    if (first->tag != r->tag && out->conflicting++ == 0) {
+                        clip(a, sizeof a, text ? r->title : r->id);
+                        snprintf(out->example[2], sizeof out->example[2], "%s \"%s\": row %zu says %s, row %zu says %s",
+                                 text ? "title" : "id", a, first_row + 1, mwml_tags[first->tag], k[j].row + 1,
+                                 mwml_tags[r->tag]);
+                    }
+                }
+                if (leak) {
+                    /* A row whose id AND text are both in the holdout counts once. */
+                    int counted = 0;
+                    if (text)
+                        for (size_t i = 0; i < nh && !counted; i++) counted = strcmp(hold->rows[i].id, r->id) == 0;
+                    if (!counted && out->in_holdout++ == 0) {
+                        clip(b, sizeof b, text ? r->title : r->id);
+                        snprintf(out->example[3], sizeof out->example[3], "row %zu (%s \"%s\")", k[j].row + 1,
+                                 text ? "title" : "id", b);
+                    }
+                }
+            }
+            s = e;
+        }
+    }
+    free(k);
+    return 0;
 }
 
 /* -------------------------------------------------------------- lookup */

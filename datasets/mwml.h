@@ -74,6 +74,27 @@ void mwml_class_counts(const mwml_data *d, size_t counts[MWML_NTAGS]);
 int  mwml_find(const char *explicit_path, const char *file,
                char *path_out, size_t len, char *err, size_t errlen);
 
+/* Problems a file can have that parse fine but make training or its
+ * evaluation quietly wrong. Counts over the rows of `train` (data rows
+ * numbered from 1 in the examples):
+ *   dup_ids      rows whose id an earlier row already has;
+ *   dup_text     rows whose title and description (byte for byte) an earlier
+ *                row with another id already has;
+ *   conflicting  rows among those two whose tag differs from the earlier row's
+ *                (the same project labelled twice, differently);
+ *   in_holdout   rows whose id, or title and description, is also a row of
+ *                `hold` (the holdout score would then be measured on training
+ *                rows); 0 when hold is NULL.
+ * example[i] describes the first case of each kind ("" when none), in the
+ * order above. */
+typedef struct {
+    size_t dup_ids, dup_text, conflicting, in_holdout;
+    char   example[4][256];
+} mwml_audit;
+
+/* Fill *out. 0, or -1 when out of memory (*out then says nothing). */
+int  mwml_audit_rows(const mwml_data *train, const mwml_data *hold, mwml_audit *out);
+
 #ifdef __cplusplus
 }
 #endif

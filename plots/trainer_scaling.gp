@@ -1,6 +1,8 @@
 # trainer_scaling.gp — data-parallel training throughput of tagtrain against
 # the number of ranks, one line per all-reduce algorithm (trainer.csv, written
-# by scripts/bench_trainer.sh). WEAK scaling: the local batch per rank is fixed.
+# by scripts/bench_trainer.sh; every algorithm all-reduces the whole gradient
+# buffer, ring-sparse is ring with --sparse-grads). WEAK scaling: the local
+# batch per rank is fixed.
 #   left:  samples/s (all ranks together); ideal (dashed): p x samples/s at p = 1
 #   right: efficiency = samples/s(p) / (p x samples/s(1)), and the share of
 #          step time spent waiting for the gradient all-reduce

@@ -2,8 +2,11 @@
 # bench_trainer.sh BUILD OUTDIR — trainer scaling for `make bench` (called by scripts/bench.sh).
 #
 # Runs tagtrain on the real data at p = 1, 2, 4 with every host algorithm in the
-# registry (p = 1 runs once: there is no all-reduce to choose) and writes
-#   OUTDIR/trainer.csv              algo,p,samples_per_s,efficiency,comm_fraction
+# registry, all-reducing the whole gradient buffer every step (tagtrain's
+# default), and once more with ring and --sparse-grads (the touched-rows
+# optimisation, labelled ring-sparse); p = 1 runs once: there is no all-reduce
+# to choose. Writes
+#   OUTDIR/trainer.csv              algo,p,samples_per_s,efficiency,comm_fraction,allreduce_bytes_per_step
 #   OUTDIR/trainer_ceiling.txt      the same efficiency for p independent 1-rank runs
 #   OUTDIR/trainer_scaling.png/.svg samples/s and efficiency against p
 #
@@ -44,27 +47,30 @@ NPS=${TRAINER_NP:-"2 4"}
 T0=$(date +%s)
 say() { printf '[trainer %4ds] %s\n' $(( $(date +%s) - T0 )) "$*"; }
 
-# One run; prints "samples_per_s comm_fraction" from the JSON-lines summary.
+# One run; prints "samples_per_s comm_fraction bytes_per_step" from the JSON-lines summary.
+# The label ring-sparse is ring with --sparse-grads.
 run() {
-  local p=$1 algo=$2
-  local log="$OUT/trainer_${algo}_p$p.jsonl"
-  "${LAUNCH[@]}" -np "$p" "$BIN/tagtrain" --algo "$algo" --batch $((LOCAL_BATCH * p)) --epochs "$EPOCHS" \
-      --threads 1 --no-save --quiet --log "$log" > "$OUT/trainer_${algo}_p$p.txt" 2>&1 || { echo "NaN NaN"; return; }
+  local p=$1 label=$2 algo=${2%-sparse} extra=
+  [ "$label" != "$algo" ] && extra=--sparse-grads
+  local log="$OUT/trainer_${label}_p$p.jsonl"
+  rm -f "$log"
+  "${LAUNCH[@]}" -np "$p" "$BIN/tagtrain" --algo "$algo" $extra --batch $((LOCAL_BATCH * p)) --epochs "$EPOCHS" \
+      --threads 1 --no-save --quiet --log "$log" > "$OUT/trainer_${label}_p$p.txt" 2>&1 || { echo "NaN NaN NaN"; return; }
   grep '"type":"summary"' "$log" |
-    sed 's/.*"samples_per_s":\([0-9.e+-]*\),"comm_fraction":\([0-9.e+-]*\).*/\1 \2/'
+    sed 's/.*"samples_per_s":\([0-9.e+-]*\),"comm_fraction":\([0-9.e+-]*\).*"allreduce_bytes_per_step":\([0-9.e+-]*\).*/\1 \2 \3/'
 }
 
-algos=$("$BIN/tagtrain" --algo list | awk 'NR > 1 && $2 ~ /host/ { print $1 }')
+algos="$("$BIN/tagtrain" --algo list | awk 'NR > 1 && $2 ~ /host/ { print $1 }') ring-sparse"
 say "p=1 (no all-reduce), local batch $LOCAL_BATCH, $EPOCHS epochs"
-read -r s1 c1 < <(run 1 ring)
-echo "algo,p,samples_per_s,efficiency,comm_fraction" > "$OUT/trainer.csv"
-for a in $algos; do echo "$a,1,$s1,1.000,$c1" >> "$OUT/trainer.csv"; done
+read -r s1 c1 b1 < <(run 1 ring)
+echo "algo,p,samples_per_s,efficiency,comm_fraction,allreduce_bytes_per_step" > "$OUT/trainer.csv"
+for a in $algos; do echo "$a,1,$s1,1.000,$c1,$b1" >> "$OUT/trainer.csv"; done
 for p in $NPS; do
   for a in $algos; do
-    read -r s c < <(run "$p" "$a")
+    read -r s c b < <(run "$p" "$a")
     eff=$(awk -v s="$s" -v s1="$s1" -v p="$p" 'BEGIN { printf "%.3f", (s1 > 0 ? s / (p * s1) : 0) }')
-    echo "$a,$p,$s,$eff,$c" >> "$OUT/trainer.csv"
-    say "p=$p $a: $s samples/s, efficiency $eff, comm fraction $c"
+    echo "$a,$p,$s,$eff,$c,$b" >> "$OUT/trainer.csv"
+    say "p=$p $a: $s samples/s, efficiency $eff, comm fraction $c, $b bytes all-reduced a step"
   done
 done
 

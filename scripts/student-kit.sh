@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # student-kit.sh BUILD_DIR OUT_DIR — the folder (and OUT_DIR.tar.gz) a course
 # hands to its students: the handouts and skeletons, the tools (collcheck,
-# collbench, tagtrain, collgrade, collkit-cc, ckrun), and the library with
+# collbench, tagtrain, tagpredict, ckptdiff, tagsynth, collgrade, collkit-cc,
+# ckrun), and the library with
 # the reference algorithms as compiled code only. Students compare their
 # algorithm with the library's (--algo ring,my_ring), they cannot read it;
 # what each algorithm does is in docs/algorithms/ (the slide at the top of
@@ -16,7 +17,8 @@ if [ -e "$OUT" ]; then
   echo "student-kit: $OUT already exists; remove it or choose another folder (KIT=...)" >&2
   exit 2
 fi
-for f in bin/collcheck bin/collbench bin/tagtrain bin/collkit-cc bin/collgrade bin/ckrun collkit-targets.cmake; do
+for f in bin/collcheck bin/collbench bin/tagtrain bin/tagpredict bin/ckptdiff bin/tagsynth bin/collkit-cc bin/collgrade \
+         bin/ckrun collkit-targets.cmake; do
   [ -e "$B/$f" ] || { echo "student-kit: $B/$f is missing: build first (make)" >&2; exit 2; }
 done
 mkdir -p "$OUT"
@@ -24,7 +26,8 @@ OUT=$(cd "$OUT" && pwd)
 mkdir -p "$OUT"/{bin,lib,include,cmake,plugin,labs,docs/algorithms}
 
 # Tools and libraries (compiled; the algorithms' code is inside libcollkit.a).
-cp "$B"/bin/{collcheck,collbench,tagtrain,tagpredict,collgrade,ckrun} "$OUT/bin/"
+# (ckptdiff and tagsynth: lab 04's equivalence part compares checkpoints of runs on synthetic data.)
+cp "$B"/bin/{collcheck,collbench,tagtrain,tagpredict,ckptdiff,tagsynth,collgrade,ckrun} "$OUT/bin/"
 cp "$B"/lib/*.a "$OUT/lib/"
 # Headers of the public interfaces the plug-in program is built against.
 cp "$SRC"/collectives/include/*.h "$SRC"/checker/collcheck.h "$SRC"/bench/collbench.h "$SRC"/bench/model.h \
@@ -58,6 +61,8 @@ for lab in "$SRC"/labs/[0-9][0-9]-*/; do
   [ -d "$lab/skeleton" ] && cp "$lab"/skeleton/* "$OUT/labs/$name/"
 done
 cp "$SRC/labs/README.md" "$OUT/labs/"
+# How the trainer's step works (lab 04): its README, which has no algorithm code.
+cp "$SRC/trainer/README.md" "$OUT/docs/trainer.md"
 
 # What each built-in algorithm does, without its code: the comment above the
 # first #include of its file.

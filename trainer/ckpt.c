@@ -1,150 +1,88 @@
 /*
- * ckpt.c — checkpoint serialisation, atomic write, verified read.
+ * ckpt.c — checkpoint serialisation, atomic write, verified read, and the
+ * save directory's policy (lock, stale temporary files, best.ckpt repair).
  */
+#define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "ckpt.h"
 #include "collkit_util.h"
 
 #define HEADER_BYTES 32
-#define VERSION 2u
+#define VERSION 3u
 
-/* ------------------------------------------------------------ writer */
+/* ------------------------------------------------------------ test hook */
 
-typedef struct { unsigned char *buf; size_t len, cap; int oom; } wbuf;
-
-static void put(wbuf *w, const void *p, size_t n)
+void ckpt_test_point(const char *name)
 {
-    if (w->oom) return;
-    if (w->len + n > w->cap) {
-        size_t cap = w->cap ? w->cap : 4096;
-        while (cap < w->len + n) cap *= 2;
-        unsigned char *nb = realloc(w->buf, cap);
-        if (!nb) { w->oom = 1; return; }
-        w->buf = nb;
-        w->cap = cap;
-    }
-    memcpy(w->buf + w->len, p, n);
-    w->len += n;
-}
-static void put_u32(wbuf *w, uint32_t v) { put(w, &v, 4); }
-static void put_u64(wbuf *w, uint64_t v) { put(w, &v, 8); }
-static void put_i64(wbuf *w, int64_t v) { put(w, &v, 8); }
-static void put_f32(wbuf *w, float v) { put(w, &v, 4); }
-static void put_f64(wbuf *w, double v) { put(w, &v, 8); }
-
-static void put_config(wbuf *w, const train_config *c)
-{
-    put_u32(w, (uint32_t)c->model.in_dim);
-    put_u32(w, (uint32_t)c->model.nhidden);
-    for (int i = 0; i < MLP_MAX_HIDDEN; i++) put_u32(w, (uint32_t)c->model.hidden[i]);
-    put_f32(w, c->model.dropout);
-    put_u32(w, (uint32_t)c->opt.kind);
-    put_f32(w, c->opt.lr); put_f32(w, c->opt.beta1); put_f32(w, c->opt.beta2);
-    put_f32(w, c->opt.eps); put_f32(w, c->opt.weight_decay);
-    put_u32(w, (uint32_t)c->opt.sched);
-    put_i64(w, c->opt.warmup); put_i64(w, c->opt.total_steps);
-    put_f32(w, c->opt.min_frac);
-    put_i64(w, c->opt.step_every); put_f32(w, c->opt.step_gamma);
-    put_u32(w, (uint32_t)c->feat_dim);
-    put_u32(w, (uint32_t)c->epochs);
-    put_u32(w, (uint32_t)c->batch);
-    put_u32(w, (uint32_t)c->accum);
-    put_u64(w, c->seed);
-    put_f64(w, c->val_frac);
-    put_u64(w, c->split_seed);
-    put_u32(w, (uint32_t)c->feat.char_min);
-    put_u32(w, (uint32_t)c->feat.char_max);
-    put_u32(w, (uint32_t)c->feat.sublinear);
-    put_u32(w, (uint32_t)c->feat.title_weight);
-    put_f32(w, c->model.label_smoothing);
+    const char *spec = getenv("TAGTRAIN_TEST_KILL");
+    if (!spec || !*spec) return;
+    size_t n = strcspn(spec, ":");
+    if (strlen(name) != n || strncmp(spec, name, n)) return;
+    static int seen;   /* one point per process: the variable names one */
+    int want = spec[n] == ':' ? atoi(spec + n + 1) : 1;
+    if (++seen == want) raise(SIGKILL);
 }
 
-static int write_all(int fd, const void *p, size_t n)
+/* ------------------------------------------------------------ configuration */
+
+static void put(unsigned char **w, const void *p, size_t n) { memcpy(*w, p, n); *w += n; }
+static void put_u32(unsigned char **w, uint32_t v) { put(w, &v, 4); }
+static void put_u64(unsigned char **w, uint64_t v) { put(w, &v, 8); }
+static void put_i64(unsigned char **w, int64_t v) { put(w, &v, 8); }
+static void put_f32(unsigned char **w, float v) { put(w, &v, 4); }
+static void put_f64(unsigned char **w, double v) { put(w, &v, 8); }
+
+/* Configuration + progress: the fixed-size front of the payload. */
+enum { FRONT_MAX = 512 };
+
+static size_t put_front(unsigned char *buf, const checkpoint *ck)
 {
-    const char *c = p;
-    while (n) {
-        ssize_t k = write(fd, c, n);
-        if (k < 0) { if (errno == EINTR) continue; return -1; }
-        c += k;
-        n -= (size_t)k;
-    }
-    return 0;
+    unsigned char *w = buf;
+    const train_config *c = &ck->cfg;
+    put_u32(&w, (uint32_t)c->model.in_dim);
+    put_u32(&w, (uint32_t)c->model.nhidden);
+    for (int i = 0; i < MLP_MAX_HIDDEN; i++) put_u32(&w, (uint32_t)c->model.hidden[i]);
+    put_f32(&w, c->model.dropout);
+    put_f32(&w, c->model.label_smoothing);
+    for (int i = 0; i < MLP_CLASSES; i++) put_f32(&w, c->model.class_weight[i]);
+    put_u32(&w, (uint32_t)c->opt.kind);
+    put_f32(&w, c->opt.lr); put_f32(&w, c->opt.beta1); put_f32(&w, c->opt.beta2);
+    put_f32(&w, c->opt.eps); put_f32(&w, c->opt.weight_decay);
+    put_u32(&w, (uint32_t)c->opt.sched);
+    put_i64(&w, c->opt.warmup); put_i64(&w, c->opt.total_steps);
+    put_f32(&w, c->opt.min_frac);
+    put_i64(&w, c->opt.step_every); put_f32(&w, c->opt.step_gamma);
+    put_u32(&w, (uint32_t)c->feat_dim);
+    put_u32(&w, (uint32_t)c->epochs);
+    put_u32(&w, (uint32_t)c->batch);
+    put_u32(&w, (uint32_t)c->accum);
+    put_u64(&w, c->seed);
+    put_f64(&w, c->val_frac);
+    put_u64(&w, c->split_seed);
+    put_u32(&w, (uint32_t)c->folds);
+    put_u32(&w, (uint32_t)c->fold);
+    put_u32(&w, (uint32_t)c->feat.char_min);
+    put_u32(&w, (uint32_t)c->feat.char_max);
+    put_u32(&w, (uint32_t)c->feat.sublinear);
+    put_u32(&w, (uint32_t)c->feat.title_weight);
+    put_u32(&w, (uint32_t)ck->epochs_done);
+    put_i64(&w, ck->opt_steps);
+    put_f64(&w, ck->best_val_loss);
+    put_u32(&w, (uint32_t)ck->best_epoch);
+    put_u64(&w, (uint64_t)ck->nparams);
+    return (size_t)(w - buf);
 }
-
-int ckpt_probe(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return errno == ENOENT ? 0 : -1;
-    char magic[8] = {0};
-    size_t k = fread(magic, 1, 8, f);
-    fclose(f);
-    return k == 8 && !memcmp(magic, CKPT_MAGIC, 8) ? 1 : -1;
-}
-
-int ckpt_save(const char *path, const checkpoint *c, char *err, size_t errlen)
-{
-    if (ckpt_probe(path) < 0) {
-        snprintf(err, errlen, "%s exists and is not a tagtrain checkpoint: refusing to overwrite it", path);
-        return -1;
-    }
-    wbuf w = {0};
-    put_config(&w, &c->cfg);
-    put_u32(&w, (uint32_t)c->epochs_done);
-    put_i64(&w, c->opt_steps);
-    put_f64(&w, c->best_val_loss);
-    put_u64(&w, (uint64_t)c->nparams);
-    put(&w, c->params, c->nparams * sizeof(float));
-    put(&w, c->m, c->nparams * sizeof(float));
-    put(&w, c->v, c->nparams * sizeof(float));
-    put(&w, c->idf, (size_t)c->cfg.feat_dim * sizeof(float));
-    if (w.oom) { free(w.buf); snprintf(err, errlen, "out of memory serialising the checkpoint"); return -1; }
-
-    unsigned char hdr[HEADER_BYTES] = {0};
-    uint32_t ver = VERSION;
-    uint64_t len = w.len, sum = ck_fnv1a64(w.buf, w.len);
-    memcpy(hdr, CKPT_MAGIC, 8);
-    memcpy(hdr + 8, &ver, 4);
-    memcpy(hdr + 16, &len, 8);
-    memcpy(hdr + 24, &sum, 8);
-
-    /* The temporary file lives beside the target so rename() is atomic. */
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 32), *dircopy = strdup(path);
-    if (!tmp || !dircopy) { free(tmp); free(dircopy); free(w.buf); snprintf(err, errlen, "out of memory"); return -1; }
-    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644), rc = -1;
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
-    } else if (write_all(fd, hdr, sizeof hdr) || write_all(fd, w.buf, w.len) || fsync(fd)) {
-        snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-        close(fd);
-        unlink(tmp);
-    } else if (close(fd)) {
-        snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-        unlink(tmp);
-    } else if (rename(tmp, path)) {
-        snprintf(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-        unlink(tmp);
-    } else {
-        /* Make the rename itself durable. */
-        int dfd = open(dirname(dircopy), O_RDONLY | O_DIRECTORY);
-        if (dfd >= 0) { fsync(dfd); close(dfd); }
-        rc = 0;
-    }
-    free(tmp);
-    free(dircopy);
-    free(w.buf);
-    return rc;
-}
-
-/* ------------------------------------------------------------ reader */
 
 typedef struct { const unsigned char *p; size_t len, pos; int short_read; } rbuf;
 
@@ -160,44 +98,240 @@ static int64_t get_i64(rbuf *r) { int64_t v; get(r, &v, 8); return v; }
 static float get_f32(rbuf *r) { float v; get(r, &v, 4); return v; }
 static double get_f64(rbuf *r) { double v; get(r, &v, 8); return v; }
 
-static void get_config(rbuf *r, train_config *c)
+/* A u32 field as an int, or -1 when it does not fit (the range checks that
+ * follow then refuse it): a huge value cannot wrap into a plausible one. */
+static int narrow(uint32_t v) { return v > INT_MAX ? -1 : (int)v; }
+
+/* The reverse of put_front; returns the parameter count. */
+static uint64_t get_front(rbuf *r, checkpoint *ck)
 {
-    c->model.in_dim = (int)get_u32(r);
-    c->model.nhidden = (int)get_u32(r);
-    for (int i = 0; i < MLP_MAX_HIDDEN; i++) c->model.hidden[i] = (int)get_u32(r);
+    train_config *c = &ck->cfg;
+    c->model.in_dim = narrow(get_u32(r));
+    c->model.nhidden = narrow(get_u32(r));
+    for (int i = 0; i < MLP_MAX_HIDDEN; i++) c->model.hidden[i] = narrow(get_u32(r));
     c->model.dropout = get_f32(r);
-    c->opt.kind = (opt_kind)get_u32(r);
+    c->model.label_smoothing = get_f32(r);
+    for (int i = 0; i < MLP_CLASSES; i++) c->model.class_weight[i] = get_f32(r);
+    c->opt.kind = (opt_kind)narrow(get_u32(r));
     c->opt.lr = get_f32(r); c->opt.beta1 = get_f32(r); c->opt.beta2 = get_f32(r);
     c->opt.eps = get_f32(r); c->opt.weight_decay = get_f32(r);
-    c->opt.sched = (sched_kind)get_u32(r);
+    c->opt.sched = (sched_kind)narrow(get_u32(r));
     c->opt.warmup = get_i64(r); c->opt.total_steps = get_i64(r);
     c->opt.min_frac = get_f32(r);
     c->opt.step_every = get_i64(r); c->opt.step_gamma = get_f32(r);
-    c->feat_dim = (int)get_u32(r);
-    c->epochs = (int)get_u32(r);
-    c->batch = (int)get_u32(r);
-    c->accum = (int)get_u32(r);
+    c->feat_dim = narrow(get_u32(r));
+    c->epochs = narrow(get_u32(r));
+    c->batch = narrow(get_u32(r));
+    c->accum = narrow(get_u32(r));
     c->seed = get_u64(r);
     c->val_frac = get_f64(r);
     c->split_seed = get_u64(r);
-    c->feat.char_min = (int)get_u32(r);
-    c->feat.char_max = (int)get_u32(r);
-    c->feat.sublinear = (int)get_u32(r);
-    c->feat.title_weight = (int)get_u32(r);
-    c->model.label_smoothing = get_f32(r);
+    c->folds = narrow(get_u32(r));
+    c->fold = narrow(get_u32(r));
+    c->feat.char_min = narrow(get_u32(r));
+    c->feat.char_max = narrow(get_u32(r));
+    c->feat.sublinear = narrow(get_u32(r));
+    c->feat.title_weight = narrow(get_u32(r));
+    ck->epochs_done = narrow(get_u32(r));
+    ck->opt_steps = get_i64(r);
+    ck->best_val_loss = get_f64(r);
+    ck->best_epoch = narrow(get_u32(r));
+    return get_u64(r);
 }
+
+/* Range checks, one field at a time, named as on the command line. */
+#define WANT(cond, ...) do { if (!(cond)) { snprintf(err, errlen, __VA_ARGS__); return -1; } } while (0)
+#define FINITE_IN(x, lo, hi) (isfinite(x) && (x) >= (lo) && (x) <= (hi))
+
+int ckpt_check_config(const train_config *c, char *err, size_t errlen)
+{
+    const mlp_config *m = &c->model;
+    const opt_config *o = &c->opt;
+    WANT(c->feat_dim >= 1 && c->feat_dim <= FEAT_MAX_DIM, "features = %d (want 1..%d)", c->feat_dim, FEAT_MAX_DIM);
+    WANT(m->in_dim == c->feat_dim, "model input width %d differs from features = %d", m->in_dim, c->feat_dim);
+    WANT(m->nhidden >= 1 && m->nhidden <= MLP_MAX_HIDDEN, "hidden layer count = %d (want 1..%d)", m->nhidden,
+         MLP_MAX_HIDDEN);
+    for (int i = 0; i < MLP_MAX_HIDDEN; i++) {
+        if (i < m->nhidden)
+            WANT(m->hidden[i] >= 1 && m->hidden[i] <= CFG_MAX_WIDTH, "hidden width %d = %d (want 1..%d)", i + 1,
+                 m->hidden[i], CFG_MAX_WIDTH);
+        else
+            WANT(m->hidden[i] == 0, "hidden width %d = %d past the %d layers (want 0)", i + 1, m->hidden[i], m->nhidden);
+    }
+    WANT(m->dropout >= 0.0f && m->dropout < 1.0f, "dropout = %g (want 0 <= P < 1)", m->dropout);
+    WANT(m->label_smoothing >= 0.0f && m->label_smoothing < 1.0f, "label smoothing = %g (want 0 <= E < 1)",
+         m->label_smoothing);
+    for (int i = 0; i < MLP_CLASSES; i++)
+        WANT(m->class_weight[i] > 0.0f && FINITE_IN(m->class_weight[i], 0.0f, CFG_MAX_CLASS_WEIGHT),
+             "class weight %d = %g (want 0 < W <= %g)", i, m->class_weight[i], CFG_MAX_CLASS_WEIGHT);
+    WANT(o->kind == OPT_ADAM || o->kind == OPT_SGD, "optimizer = %d (want 0 adam or 1 sgd)", (int)o->kind);
+    WANT(FINITE_IN(o->lr, 0.0f, CFG_MAX_LR), "lr = %g (want 0..%g)", o->lr, CFG_MAX_LR);
+    WANT(o->beta1 >= 0.0f && o->beta1 < 1.0f, "momentum (beta1) = %g (want 0 <= M < 1)", o->beta1);
+    WANT(o->beta2 >= 0.0f && o->beta2 < 1.0f, "beta2 = %g (want 0 <= B < 1)", o->beta2);
+    WANT(o->eps > 0.0f && FINITE_IN(o->eps, 0.0f, 1.0f), "eps = %g (want 0 < EPS <= 1)", o->eps);
+    WANT(FINITE_IN(o->weight_decay, 0.0f, 1.0f), "weight decay = %g (want 0..1)", o->weight_decay);
+    WANT(o->sched == SCHED_CONST || o->sched == SCHED_COSINE || o->sched == SCHED_STEP,
+         "schedule = %d (want 0 const, 1 cosine or 2 step)", (int)o->sched);
+    WANT(o->warmup >= 0 && o->warmup <= CFG_MAX_WARMUP, "warmup = %lld (want 0..%d)", (long long)o->warmup,
+         CFG_MAX_WARMUP);
+    WANT(o->total_steps >= 0, "total steps = %lld (want >= 0)", (long long)o->total_steps);
+    WANT(FINITE_IN(o->min_frac, 0.0f, 1.0f), "final lr fraction = %g (want 0..1)", o->min_frac);
+    WANT(o->step_every >= 0, "step schedule period = %lld (want >= 0)", (long long)o->step_every);
+    WANT(o->step_gamma > 0.0f && FINITE_IN(o->step_gamma, 0.0f, 1.0f), "step schedule factor = %g (want 0 < G <= 1)",
+         o->step_gamma);
+    WANT(c->epochs >= 1 && c->epochs <= CFG_MAX_EPOCHS, "epochs = %d (want 1..%d)", c->epochs, CFG_MAX_EPOCHS);
+    WANT(c->batch >= 1 && c->batch <= CFG_MAX_BATCH, "batch = %d (want 1..%d)", c->batch, CFG_MAX_BATCH);
+    WANT(c->accum >= 1 && c->accum <= CFG_MAX_ACCUM, "accum = %d (want 1..%d)", c->accum, CFG_MAX_ACCUM);
+    WANT(FINITE_IN(c->val_frac, 0.0, CFG_MAX_VAL_FRAC), "val-frac = %g (want 0..%g)", c->val_frac, CFG_MAX_VAL_FRAC);
+    WANT(c->folds == 0 || (c->folds >= 2 && c->folds <= CFG_MAX_FOLDS), "folds = %d (want 0, or 2..%d)", c->folds,
+         CFG_MAX_FOLDS);
+    WANT(c->folds ? c->fold >= 0 && c->fold < c->folds : c->fold == 0, "fold = %d (want 1..folds, or none)",
+         c->fold + 1);
+    WANT(feat_opts_valid(&c->feat), "feature options (char n-grams %d,%d, sublinear-tf %d, title-weight %d) out of range",
+         c->feat.char_min, c->feat.char_max, c->feat.sublinear, c->feat.title_weight);
+    return 0;
+}
+
+/* Every value finite (and, for v, never negative): a checkpoint is written
+ * only from a run whose loss stayed finite, so anything else is damage. */
+static const char *bad_array(const float *x, size_t n, int nonneg)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i]) || (nonneg && x[i] < 0.0f)) return "non-finite";
+    return NULL;
+}
+
+/* ------------------------------------------------------------ writer */
+
+static int write_all(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n) {
+        ssize_t k = write(fd, c, n);
+        if (k < 0) { if (errno == EINTR) continue; return -1; }
+        c += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+int ckpt_probe(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st)) return errno == ENOENT ? 0 : -1;
+    if (!S_ISREG(st.st_mode)) return -1;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return -1;
+    char magic[8] = {0};
+    ssize_t k = read(fd, magic, 8);
+    close(fd);
+    return k == 8 && !memcmp(magic, CKPT_MAGIC, 8) ? 1 : -1;
+}
+
+/* The payload's arrays, in file order. */
+static int arrays_of(const checkpoint *c, const void *ptr[5], size_t len[5])
+{
+    int n = 0;
+    ptr[n] = c->params; len[n++] = c->nparams * sizeof(float);
+    if (c->kind == CKPT_STATE) {
+        ptr[n] = c->m; len[n++] = c->nparams * sizeof(float);
+        ptr[n] = c->v; len[n++] = c->nparams * sizeof(float);
+        ptr[n] = c->best; len[n++] = c->nparams * sizeof(float);
+    }
+    ptr[n] = c->idf; len[n++] = (size_t)c->cfg.feat_dim * sizeof(float);
+    return n;
+}
+
+int ckpt_save(const char *path, const checkpoint *c, char *err, size_t errlen)
+{
+    if (ckpt_probe(path) < 0) {
+        snprintf(err, errlen, "%s exists and is not a tagtrain checkpoint: refusing to overwrite it", path);
+        return -1;
+    }
+    /* The arrays are written straight from memory (no 64 MiB copy): the
+     * checksum is computed over the pieces first, then the file is written. */
+    unsigned char front[FRONT_MAX];
+    const size_t nfront = put_front(front, c);
+    const void *ptr[5];
+    size_t len[5];
+    const int na = arrays_of(c, ptr, len);
+    uint64_t plen = nfront, sum = ck_fnv1a64(front, nfront);
+    for (int i = 0; i < na; i++) { sum = ck_fnv1a64_update(sum, ptr[i], len[i]); plen += len[i]; }
+    unsigned char hdr[HEADER_BYTES] = {0};
+    uint32_t ver = VERSION, kind = (uint32_t)c->kind;
+    memcpy(hdr, CKPT_MAGIC, 8);
+    memcpy(hdr + 8, &ver, 4);
+    memcpy(hdr + 12, &kind, 4);
+    memcpy(hdr + 16, &plen, 8);
+    memcpy(hdr + 24, &sum, 8);
+
+    /* The temporary file lives beside the target so rename() is atomic. */
+    size_t pl = strlen(path);
+    char *tmp = malloc(pl + 32), *dir = strdup(path);
+    if (!tmp || !dir) { free(tmp); free(dir); snprintf(err, errlen, "out of memory"); return -1; }
+    snprintf(tmp, pl + 32, "%s.tmp.%ld", path, (long)getpid());
+    char *slash = strrchr(dir, '/');
+    if (slash) *(slash == dir ? slash + 1 : slash) = '\0';
+    else strcpy(dir, ".");
+    int rc = -1, fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+        goto out;
+    }
+    int bad = write_all(fd, hdr, sizeof hdr) || write_all(fd, front, nfront);
+    for (int i = 0; i < na && !bad; i++) {
+        bad = write_all(fd, ptr[i], len[i]);
+        if (i == 0) ckpt_test_point("write");
+    }
+    if (bad || fsync(fd)) {
+        snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+        close(fd);
+        unlink(tmp);
+        goto out;
+    }
+    if (close(fd)) {
+        snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+        unlink(tmp);
+        goto out;
+    }
+    ckpt_test_point("rename");
+    if (rename(tmp, path)) {
+        snprintf(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+        unlink(tmp);
+        goto out;
+    }
+    /* Make the rename itself durable. */
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) { fsync(dfd); close(dfd); }
+    rc = 0;
+out:
+    free(tmp);
+    free(dir);
+    return rc;
+}
+
+/* ------------------------------------------------------------ reader */
 
 void ckpt_free(checkpoint *c)
 {
-    free(c->params); free(c->m); free(c->v); free(c->idf);
-    c->params = c->m = c->v = c->idf = NULL;
+    free(c->params); free(c->m); free(c->v); free(c->best); free(c->idf);
+    c->params = c->m = c->v = c->best = c->idf = NULL;
 }
 
 int ckpt_load(const char *path, checkpoint *c, char *err, size_t errlen)
 {
     memset(c, 0, sizeof *c);
-    FILE *f = fopen(path, "rb");
-    if (!f) { snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno)); return -1; }
+    /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) { snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno)); return -1; }
+    struct stat st;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        close(fd);
+        snprintf(err, errlen, "%s: not a regular file (a checkpoint is one)", path);
+        return -1;
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) { close(fd); snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno)); return -1; }
     unsigned char hdr[HEADER_BYTES];
     size_t k = fread(hdr, 1, sizeof hdr, f);
     if (k < 8 || memcmp(hdr, CKPT_MAGIC, 8)) {
@@ -210,20 +344,15 @@ int ckpt_load(const char *path, checkpoint *c, char *err, size_t errlen)
         snprintf(err, errlen, "%s: truncated checkpoint (header is %zu of %d bytes)", path, k, HEADER_BYTES);
         return -1;
     }
-    uint32_t ver;
+    uint32_t ver, kind;
     uint64_t len, sum;
     memcpy(&ver, hdr + 8, 4);
+    memcpy(&kind, hdr + 12, 4);
     memcpy(&len, hdr + 16, 8);
     memcpy(&sum, hdr + 24, 8);
     if (ver != VERSION) {
         fclose(f);
         snprintf(err, errlen, "%s: checkpoint format version %u, this build reads version %u", path, ver, VERSION);
-        return -1;
-    }
-    struct stat st;
-    if (fstat(fileno(f), &st) || (uint64_t)st.st_size < HEADER_BYTES) {
-        fclose(f);
-        snprintf(err, errlen, "%s: cannot stat", path);
         return -1;
     }
     uint64_t have = (uint64_t)st.st_size - HEADER_BYTES;
@@ -247,57 +376,237 @@ int ckpt_load(const char *path, checkpoint *c, char *err, size_t errlen)
         snprintf(err, errlen, "%s: checksum mismatch: the checkpoint is corrupt", path);
         return -1;
     }
+    if (kind != CKPT_MODEL && kind != CKPT_STATE) {
+        free(buf);
+        snprintf(err, errlen, "%s: invalid checkpoint: kind = %u (want 1 model or 2 training state)", path, kind);
+        return -1;
+    }
 
-    rbuf r = {buf, len, 0, 0};
-    get_config(&r, &c->cfg);
-    c->epochs_done = (int)get_u32(&r);
-    c->opt_steps = get_i64(&r);
-    c->best_val_loss = get_f64(&r);
-    uint64_t np = get_u64(&r);
     /* The checksum says the bytes are what was written; these checks say the
-     * fields fit together, so a file from a buggy or hostile writer cannot make
-     * us allocate wildly or read past the end. */
-    const char *bad = NULL;
+     * writer was sane, so a forged or buggy file cannot make us divide by a
+     * zero batch, train with a NaN learning rate, allocate wildly or read past
+     * the end. */
+    rbuf r = {buf, len, 0, 0};
+    c->kind = (ckpt_kind)kind;
+    uint64_t np = get_front(&r, c);
+    char why[256] = "";
     mlp_config *mc = &c->cfg.model;
-    if (r.short_read) bad = "header fields cut short";
-    else if (mc->nhidden < 0 || mc->nhidden > MLP_MAX_HIDDEN) bad = "hidden layer count out of range";
-    else if (c->cfg.feat_dim < 1 || c->cfg.feat_dim > (1 << 26) || mc->in_dim != c->cfg.feat_dim) bad = "feature dimension out of range";
-    else if (!(mc->dropout >= 0.0f && mc->dropout < 1.0f)) bad = "dropout out of range";
-    else if (!feat_opts_valid(&c->cfg.feat)) bad = "feature options out of range";
-    else if (!(mc->label_smoothing >= 0.0f && mc->label_smoothing < 1.0f)) bad = "label smoothing out of range";
-    if (!bad) {
+    if (r.short_read) snprintf(why, sizeof why, "fields cut short");
+    else if (ckpt_check_config(&c->cfg, why, sizeof why)) { /* why says which */ }
+    else if (c->epochs_done < 0 || c->epochs_done > c->cfg.epochs)
+        snprintf(why, sizeof why, "epochs done = %d (want 0..epochs = %d)", c->epochs_done, c->cfg.epochs);
+    else if (c->opt_steps < 0) snprintf(why, sizeof why, "optimizer steps = %lld (want >= 0)", (long long)c->opt_steps);
+    else if (isnan(c->best_val_loss) || c->best_val_loss < 0)
+        snprintf(why, sizeof why, "best val loss = %g (want >= 0, or inf)", c->best_val_loss);
+    else if (c->best_epoch < 0 || c->best_epoch > c->epochs_done)
+        snprintf(why, sizeof why, "best epoch = %d (want 0..epochs done = %d)", c->best_epoch, c->epochs_done);
+    if (!why[0]) {
         uint64_t expect = 0;
         int in = mc->in_dim;
-        for (int i = 0; i <= mc->nhidden && !bad; i++) {
+        for (int i = 0; i <= mc->nhidden; i++) {
             int out = i == mc->nhidden ? MLP_CLASSES : mc->hidden[i];
-            if (out < 1 || out > 65536) bad = "hidden width out of range";
             expect += (uint64_t)in * (uint64_t)out + (uint64_t)out;
             in = out;
         }
-        if (!bad && expect != np) bad = "parameter count does not match the model shape";
-        if (!bad && (len - r.pos) != (3 * np + (uint64_t)c->cfg.feat_dim) * sizeof(float))
-            bad = "array sizes do not match the payload length";
+        uint64_t narr = kind == CKPT_STATE ? 4 : 1;
+        if (expect != np)
+            snprintf(why, sizeof why, "parameter count %llu does not match the model shape (%llu)",
+                     (unsigned long long)np, (unsigned long long)expect);
+        else if ((len - r.pos) != (narr * np + (uint64_t)c->cfg.feat_dim) * sizeof(float))
+            snprintf(why, sizeof why, "array sizes do not match the payload length");
     }
-    if (bad) {
-        free(buf);
-        snprintf(err, errlen, "%s: invalid checkpoint: %s", path, bad);
-        return -1;
+    if (!why[0]) {
+        c->nparams = (size_t)np;
+        float **dst[5] = {&c->params, &c->m, &c->v, &c->best, &c->idf};
+        size_t n[5] = {c->nparams, c->nparams, c->nparams, c->nparams, (size_t)c->cfg.feat_dim};
+        static const char *const names[5] = {"parameters", "optimizer state m", "optimizer state v",
+                                             "best parameters", "idf"};
+        for (int i = 0; i < 5 && !why[0]; i++) {
+            if (kind == CKPT_MODEL && i >= 1 && i <= 3) continue;
+            *dst[i] = malloc(n[i] * sizeof(float) + 1);
+            if (!*dst[i]) { snprintf(why, sizeof why, "out of memory"); break; }
+            get(&r, *dst[i], n[i] * sizeof(float));
+            const char *b = bad_array(*dst[i], n[i], i == 2);
+            if (b) snprintf(why, sizeof why, "%s hold %s values", names[i], i == 2 ? "negative or non-finite" : b);
+            else if (i == 4)
+                for (size_t k2 = 0; k2 < n[i] && !why[0]; k2++)
+                    if (!(c->idf[k2] > 0.0f)) snprintf(why, sizeof why, "idf value %zu = %g (want > 0)", k2, c->idf[k2]);
+        }
     }
-    c->nparams = (size_t)np;
-    c->params = malloc(c->nparams * sizeof(float) + 1);
-    c->m = malloc(c->nparams * sizeof(float) + 1);
-    c->v = malloc(c->nparams * sizeof(float) + 1);
-    c->idf = malloc((size_t)c->cfg.feat_dim * sizeof(float));
-    if (!c->params || !c->m || !c->v || !c->idf) {
-        ckpt_free(c);
-        free(buf);
-        snprintf(err, errlen, "%s: out of memory", path);
-        return -1;
-    }
-    get(&r, c->params, c->nparams * sizeof(float));
-    get(&r, c->m, c->nparams * sizeof(float));
-    get(&r, c->v, c->nparams * sizeof(float));
-    get(&r, c->idf, (size_t)c->cfg.feat_dim * sizeof(float));
     free(buf);
+    if (why[0]) {
+        ckpt_free(c);
+        snprintf(err, errlen, "%s: invalid checkpoint: %s", path, why);
+        return -1;
+    }
     return 0;
+}
+
+/* ------------------------------------------------------------ the save directory */
+
+static int mkdir_p(const char *path, char *err, size_t errlen)
+{
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) { snprintf(err, errlen, "path too long"); return -1; }
+    for (char *p = buf + 1;; p++) {
+        if (*p == '/' || !*p) {
+            char c = *p;
+            *p = '\0';
+            if (mkdir(buf, 0755) && errno != EEXIST) {
+                snprintf(err, errlen, "cannot create directory %.1000s: %s", buf, strerror(errno));
+                return -1;
+            }
+            struct stat st;
+            if (stat(buf, &st) || !S_ISDIR(st.st_mode)) {
+                snprintf(err, errlen, "%.1000s exists and is not a directory", buf);
+                return -1;
+            }
+            *p = c;
+            if (!c) break;
+        }
+    }
+    return 0;
+}
+
+/* NAME.ckpt.tmp.DIGITS, where NAME is last or best: a temporary file of ckpt_save. */
+static int is_temp_name(const char *n)
+{
+    const char *rest;
+    if (!strncmp(n, "last.ckpt.tmp.", 14) || !strncmp(n, "best.ckpt.tmp.", 14)) rest = n + 14;
+    else return 0;
+    if (!*rest) return 0;
+    for (; *rest; rest++)
+        if (*rest < '0' || *rest > '9') return 0;
+    return 1;
+}
+
+/* Remove what killed writes left: files with a temporary name that hold the
+ * start of a checkpoint (or nothing yet). Anything else is left alone. */
+static void remove_stale(const ckpt_dir *cd, int *count, double *bytes)
+{
+    *count = 0;
+    *bytes = 0;
+    DIR *d = opendir(cd->dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!is_temp_name(e->d_name)) continue;
+        struct stat st;
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode)) continue;
+        int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0) continue;
+        char head[8];
+        ssize_t k = read(fd, head, 8);
+        close(fd);
+        if (k < 0 || memcmp(head, CKPT_MAGIC, (size_t)k)) continue;
+        if (unlinkat(dirfd(d), e->d_name, 0) == 0) {
+            (*count)++;
+            *bytes += (double)st.st_size;
+        }
+    }
+    closedir(d);
+}
+
+void ckpt_dir_close(ckpt_dir *cd)
+{
+    if (cd->lock_fd >= 0) close(cd->lock_fd);   /* releases the lock */
+    free(cd->dir); free(cd->last); free(cd->best);
+    memset(cd, 0, sizeof *cd);
+    cd->lock_fd = -1;
+}
+
+int ckpt_dir_open(ckpt_dir *cd, const char *dir, char *note, size_t notelen, char *err, size_t errlen)
+{
+    memset(cd, 0, sizeof *cd);
+    cd->lock_fd = -1;
+    if (notelen) note[0] = '\0';
+    size_t n = strlen(dir) + 16;
+    cd->dir = strdup(dir);
+    cd->last = malloc(n);
+    cd->best = malloc(n);
+    if (!cd->dir || !cd->last || !cd->best) { snprintf(err, errlen, "out of memory"); goto fail; }
+    snprintf(cd->last, n, "%s/last.ckpt", dir);
+    snprintf(cd->best, n, "%s/best.ckpt", dir);
+    if (mkdir_p(dir, err, errlen)) goto fail;
+    cd->lock_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (cd->lock_fd < 0) { snprintf(err, errlen, "cannot open %s: %s", dir, strerror(errno)); goto fail; }
+    if (flock(cd->lock_fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK) {
+        snprintf(err, errlen, "another tagtrain run is saving into %s (choose another --save DIR)", dir);
+        goto fail;
+    }
+    /* Under the lock no other run writes here: every temporary file is stale. */
+    int nstale;
+    double bytes;
+    remove_stale(cd, &nstale, &bytes);
+    if (nstale && notelen)
+        snprintf(note, notelen, "removed %d temporary file%s of interrupted checkpoint writes (%.1f MiB) from %s",
+                 nstale, nstale == 1 ? "" : "s", bytes / 1048576.0, dir);
+    if (ckpt_probe(cd->last) < 0 || ckpt_probe(cd->best) < 0) {
+        snprintf(err, errlen, "%s holds a last.ckpt or best.ckpt that is not a tagtrain checkpoint: refusing to "
+                 "overwrite it (choose another --save DIR)", dir);
+        goto fail;
+    }
+    /* Prove now that a checkpoint can be created here (a read-only file
+     * system, or a directory we may not write, would otherwise be found after
+     * the training). The probe has a temporary file's name and content, so
+     * even a crash right here leaves nothing the next run would not clean. */
+    char probe[4200];
+    snprintf(probe, sizeof probe, "%s.tmp.%ld", cd->last, (long)getpid());
+    int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 || write_all(fd, CKPT_MAGIC, 8) || close(fd)) {
+        snprintf(err, errlen, "cannot write checkpoints into %s: %s", dir, strerror(errno));
+        if (fd >= 0) unlink(probe);
+        goto fail;
+    }
+    unlink(probe);
+    return 0;
+fail:
+    ckpt_dir_close(cd);
+    return -1;
+}
+
+/* The model checkpoint of a training state's best epoch (shares its arrays). */
+static checkpoint model_of(const checkpoint *st)
+{
+    checkpoint m = *st;
+    m.kind = CKPT_MODEL;
+    m.epochs_done = st->best_epoch;
+    m.opt_steps = 0;
+    m.params = st->best;
+    m.m = m.v = m.best = NULL;
+    return m;
+}
+
+int ckpt_dir_save(ckpt_dir *cd, const checkpoint *state, int best_changed, char *err, size_t errlen)
+{
+    if (best_changed && state->best_epoch > 0) {
+        checkpoint m = model_of(state);
+        if (ckpt_save(cd->best, &m, err, errlen)) return -1;
+        ckpt_test_point("between");
+    }
+    return ckpt_save(cd->last, state, err, errlen);
+}
+
+int ckpt_dir_sync_best(ckpt_dir *cd, const checkpoint *state, char *what, size_t whatlen, char *err, size_t errlen)
+{
+    if (whatlen) what[0] = '\0';
+    if (state->best_epoch <= 0) return 0;   /* no best recorded yet: nothing to hold */
+    checkpoint b;
+    char why[1024];
+    const checkpoint want = model_of(state);
+    if (ckpt_probe(cd->best) == 0) snprintf(what, whatlen, "best.ckpt was missing");
+    else if (ckpt_load(cd->best, &b, why, sizeof why)) snprintf(what, whatlen, "best.ckpt was unreadable (%s)", why);
+    else {
+        unsigned char f1[FRONT_MAX], f2[FRONT_MAX];
+        size_t n1 = put_front(f1, &b), n2 = put_front(f2, &want);
+        int same = b.kind == CKPT_MODEL && n1 == n2 && !memcmp(f1, f2, n1) &&
+                   !memcmp(b.params, want.params, want.nparams * sizeof(float)) &&
+                   !memcmp(b.idf, want.idf, (size_t)want.cfg.feat_dim * sizeof(float));
+        if (!same)
+            snprintf(what, whatlen, "best.ckpt held %s (epoch %d) instead of epoch %d's", b.kind == CKPT_MODEL ?
+                     "another model" : "a training state", b.epochs_done, want.epochs_done);
+        ckpt_free(&b);
+        if (same) return 0;
+    }
+    return ckpt_save(cd->best, &want, err, errlen);
 }

@@ -1,26 +1,42 @@
 /*
- * ckpt.h — trainer checkpoints.
+ * ckpt.h — trainer checkpoints: the file format, and the policy of the save
+ * directory (which files, in which order, what a restart repairs).
+ *
+ * Two kinds of file, one format:
+ *   last.ckpt  (CKPT_STATE) the whole training state at an epoch boundary:
+ *              configuration, progress, parameters, optimizer state m and v,
+ *              the parameters of the best epoch so far and the featurizer —
+ *              what a resumed run needs to continue bit-identically, and
+ *              what best.ckpt is rebuilt from when it is missing or stale;
+ *   best.ckpt  (CKPT_MODEL) the model of the best epoch by val loss:
+ *              configuration, that epoch and its val loss, its parameters,
+ *              the featurizer — what tagpredict and the holdout use.
  *
  * File layout (little-endian):
  *   offset 0   8 bytes  magic "CKTAGCK\x01"
- *          8   u32      format version (2)
- *         12   u32      0
+ *          8   u32      format version (3)
+ *         12   u32      kind (1: model, 2: training state)
  *         16   u64      payload length in bytes
  *         24   u64      FNV-1a 64 checksum of the payload
- *         32   payload: the training configuration, progress (epochs done,
- *                       optimizer steps, best val loss), the random-stream
- *                       seed, parameters, optimizer state m and v, and the
- *                       featurizer (dim, n-gram options, idf vector) — everything tagpredict
- *                       needs and everything a resumed run needs to continue
- *                       bit-identically.
+ *         32   payload: configuration; epochs done (model: the epoch of its
+ *              parameters), optimizer steps, best val loss, best epoch;
+ *              parameter count; parameters; [state: m, v, best parameters];
+ *              idf vector.
  * The random streams are pure functions of (seed, purpose, rank, epoch) (see
  * rng.h), so seed + epochs done IS the RNG state at an epoch boundary.
  *
- * Writing is atomic: a temporary file in the same directory, fsync, rename
- * over the target, fsync of the directory. A crash leaves either the old file
- * or the new one, never half of one. Loading refuses, with a message that says
- * which: a file that is not a checkpoint, another format version, a truncated
- * file, a checksum mismatch, or fields that do not fit together.
+ * Writing is atomic: a temporary file beside the target (NAME.tmp.PID),
+ * fsync, rename over the target, fsync of the directory. A crash leaves
+ * either the old file or the new one, never half of one — and possibly the
+ * temporary file, which the next run in that directory removes.
+ *
+ * Loading refuses, with a message that says which: something that is not a
+ * regular file (a FIFO would block the reader), a file that is not a
+ * checkpoint, another format version, a truncated file, a checksum mismatch,
+ * and — after the checksum, because a checksum only proves the bytes are the
+ * ones written, not that the writer was sane — any field out of its range
+ * (batch 0, a NaN learning rate, ...) with the field's name, sizes that do not
+ * fit together, and parameters that are not finite.
  */
 #ifndef TRAINER_CKPT_H
 #define TRAINER_CKPT_H
@@ -31,6 +47,17 @@
 #include "optim.h"
 #include "features.h"
 
+/* Ranges of the configuration, shared by the command line and the loader. */
+#define CFG_MAX_BATCH   (1 << 20)
+#define CFG_MAX_ACCUM   (1 << 16)
+#define CFG_MAX_EPOCHS  1000000
+#define CFG_MAX_LR      100.0
+#define CFG_MAX_WARMUP  100000000
+#define CFG_MAX_VAL_FRAC 0.9
+#define CFG_MAX_FOLDS   100
+#define CFG_MAX_CLASS_WEIGHT 100.0
+#define CFG_MAX_WIDTH   65536
+
 typedef struct {
     mlp_config model;
     opt_config opt;
@@ -39,18 +66,24 @@ typedef struct {
     int        batch;         /* global micro-batch */
     int        accum;
     uint64_t   seed;          /* init, shuffles, dropout */
-    double     val_frac;
+    double     val_frac;      /* share of dataset.csv held out for validation (0: none) */
     uint64_t   split_seed;    /* the train/val split */
+    int        folds, fold;   /* cross-validation: val = fold `fold` (0-based) of `folds`; folds 0: val_frac */
     feat_opts  feat;          /* which n-grams, tf weighting, title weight */
 } train_config;
 
+typedef enum { CKPT_MODEL = 1, CKPT_STATE = 2 } ckpt_kind;
+
 typedef struct {
+    ckpt_kind    kind;
     train_config cfg;
-    int          epochs_done;
-    int64_t      opt_steps;
-    double       best_val_loss;
+    int          epochs_done;      /* state: epochs trained; model: the epoch its parameters are from */
+    int64_t      opt_steps;        /* state: optimizer steps taken; model: 0 */
+    double       best_val_loss;    /* the best val loss so far (+inf: none yet, or no validation rows) */
+    int          best_epoch;       /* its epoch, 1-based (0: none yet) */
     size_t       nparams;
-    float       *params, *m, *v;   /* [nparams] each */
+    float       *params;           /* [nparams] */
+    float       *m, *v, *best;     /* [nparams] each; state only (best: the parameters of best_epoch) */
     float       *idf;              /* [cfg.feat_dim] */
 } checkpoint;
 
@@ -62,8 +95,46 @@ int  ckpt_save(const char *path, const checkpoint *c, char *err, size_t errlen);
 /* Read and verify; on success the caller owns the arrays (ckpt_free). */
 int  ckpt_load(const char *path, checkpoint *c, char *err, size_t errlen);
 void ckpt_free(checkpoint *c);
-/* 1 when `path` exists and starts with the checkpoint magic, 0 when it does
- * not exist, -1 when it exists and is something else. */
+/* 1 when `path` is a regular file that starts with the checkpoint magic, 0
+ * when nothing is there, -1 when something else is (never blocks). */
 int  ckpt_probe(const char *path);
+/* 0 when every field of c is in range; else -1 and "NAME = VALUE (want ...)". */
+int  ckpt_check_config(const train_config *c, char *err, size_t errlen);
+
+/* ---- the save directory */
+
+typedef struct {
+    char *dir, *last, *best;       /* DIR, DIR/last.ckpt, DIR/best.ckpt */
+    int   lock_fd;                 /* DIR itself, flock'ed for the run */
+} ckpt_dir;
+
+/* Make DIR ready before any training: create it; lock it (two runs writing
+ * one directory would interleave their files); refuse when last.ckpt or
+ * best.ckpt is there and is not a checkpoint; remove temporary files of
+ * checkpoint writes a killed run left behind; and prove that a file can be
+ * created there, so a read-only or missing directory stops the run now, not
+ * after the training. note gets a line for the user when something was
+ * cleaned ("" otherwise). 0, or -1 with a message in err. */
+int  ckpt_dir_open(ckpt_dir *cd, const char *dir, char *note, size_t notelen, char *err, size_t errlen);
+void ckpt_dir_close(ckpt_dir *cd);
+/* Save at an epoch boundary: best.ckpt first when the best changed since the
+ * last save, then last.ckpt. In that order a crash between the two leaves a
+ * best.ckpt that is at least as new as last.ckpt's record of it, so
+ * tagpredict never answers from a model older than the training state. */
+int  ckpt_dir_save(ckpt_dir *cd, const checkpoint *state, int best_changed, char *err, size_t errlen);
+/* On a resumed start: make best.ckpt hold exactly the best model the training
+ * state records (rewritten when missing, unreadable or any other model).
+ * *what gets "" when it already did, else what was repaired. 0 or -1. */
+int  ckpt_dir_sync_best(ckpt_dir *cd, const checkpoint *state, char *what, size_t whatlen, char *err,
+                        size_t errlen);
+
+/* Test hook, for the crash tests only (tests/trainer/kill.sh): when the
+ * environment has TAGTRAIN_TEST_KILL=POINT or POINT:N, the N-th time (1st by
+ * default) the process reaches the named point it sends itself SIGKILL — a
+ * kill -9 at an exact moment. Points: "write" (a temporary checkpoint file
+ * half written), "rename" (complete and synced, not yet renamed), "between"
+ * (best.ckpt renamed, last.ckpt not yet written), "epoch" (an epoch trained,
+ * not yet validated or saved). Without the variable it does nothing. */
+void ckpt_test_point(const char *name);
 
 #endif

@@ -4,16 +4,14 @@
 #include <string.h>
 #include "eval.h"
 
-void eval_model_sparse(mlp *m, const size_t *ptr, const int *idx, const float *val, const int *y, size_t n,
-                       size_t *rows, metrics *out)
+void eval_model(mlp *m, const csr_rows *x, const int *y, size_t n, size_t *rows, metrics *out)
 {
     memset(out, 0, sizeof *out);
     double loss = 0.0;
     for (size_t s = 0; s < n; s += (size_t)m->max_batch) {
         int b = (int)(n - s < (size_t)m->max_batch ? n - s : (size_t)m->max_batch);
         for (int r = 0; r < b; r++) rows[r] = s + (size_t)r;
-        mlp_sparse sp = {ptr, idx, val, rows};
-        loss += mlp_forward_sparse(m, &sp, y + s, b, 0, NULL);
+        loss += mlp_forward(m, x, rows, y + s, b, 0, NULL);
         for (int r = 0; r < b; r++) {
             const float *pr = m->probs + (size_t)r * MLP_CLASSES;
             int best = 0;
@@ -68,24 +66,34 @@ void metrics_print(FILE *f, const metrics *mt, const char *const names[MLP_CLASS
     }
 }
 
-int metrics_write_json(FILE *f, const metrics *mt, const char *const names[MLP_CLASSES])
+void metrics_json(json *j, const metrics *mt, const char *const names[MLP_CLASSES])
 {
-    fprintf(f, "{\n  \"n\": %ld,\n  \"loss\": %.6f,\n  \"accuracy\": %.6f,\n", mt->n, mt->loss, mt->accuracy);
-    fprintf(f, "  \"weighted\": {\"precision\": %.6f, \"recall\": %.6f, \"f1\": %.6f},\n",
-            mt->w_precision, mt->w_recall, mt->w_f1);
-    fprintf(f, "  \"per_class\": {\n");
-    for (int c = 0; c < MLP_CLASSES; c++)
-        fprintf(f, "    \"%s\": {\"precision\": %.6f, \"recall\": %.6f, \"f1\": %.6f, \"support\": %ld}%s\n",
-                names[c], mt->precision[c], mt->recall[c], mt->f1[c], mt->support[c],
-                c + 1 < MLP_CLASSES ? "," : "");
-    fprintf(f, "  },\n  \"labels\": [");
-    for (int c = 0; c < MLP_CLASSES; c++) fprintf(f, "\"%s\"%s", names[c], c + 1 < MLP_CLASSES ? ", " : "");
-    fprintf(f, "],\n  \"confusion\": [");
+    json_int(j, "n", mt->n);
+    json_num(j, "loss", mt->loss);
+    json_num(j, "accuracy", mt->accuracy);
+    json_obj(j, "weighted");
+    json_num(j, "precision", mt->w_precision);
+    json_num(j, "recall", mt->w_recall);
+    json_num(j, "f1", mt->w_f1);
+    json_end(j);
+    json_obj(j, "per_class");
     for (int c = 0; c < MLP_CLASSES; c++) {
-        fprintf(f, "[");
-        for (int k = 0; k < MLP_CLASSES; k++) fprintf(f, "%ld%s", mt->confusion[c][k], k + 1 < MLP_CLASSES ? ", " : "");
-        fprintf(f, "]%s", c + 1 < MLP_CLASSES ? ", " : "");
+        json_obj(j, names[c]);
+        json_num(j, "precision", mt->precision[c]);
+        json_num(j, "recall", mt->recall[c]);
+        json_num(j, "f1", mt->f1[c]);
+        json_int(j, "support", mt->support[c]);
+        json_end(j);
     }
-    fprintf(f, "]\n}\n");
-    return ferror(f) ? -1 : 0;
+    json_end(j);
+    json_arr(j, "labels");
+    for (int c = 0; c < MLP_CLASSES; c++) json_str(j, NULL, names[c]);
+    json_end(j);
+    json_arr(j, "confusion");
+    for (int c = 0; c < MLP_CLASSES; c++) {
+        json_arr(j, NULL);
+        for (int k = 0; k < MLP_CLASSES; k++) json_int(j, NULL, mt->confusion[c][k]);
+        json_end(j);
+    }
+    json_end(j);
 }

@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 #include "model.h"
+#include "json.h"
 
 typedef struct {
     long   confusion[MLP_CLASSES][MLP_CLASSES];   /* [true][predicted] */
@@ -19,15 +20,14 @@ typedef struct {
     double w_precision, w_recall, w_f1;
 } metrics;
 
-/* Run the model (no dropout) over CSR rows 0..n-1 (ptr/idx/val as in
- * mlp_sparse) in batches of at most m->max_batch; rows is scratch for
+/* Run the model (no dropout, plain cross-entropy) over CSR rows 0..n-1 with
+ * labels y, in batches of at most m->max_batch; rows is scratch for
  * m->max_batch indices. */
-void eval_model_sparse(mlp *m, const size_t *ptr, const int *idx, const float *val, const int *y, size_t n,
-                       size_t *rows, metrics *out);
+void eval_model(mlp *m, const csr_rows *x, const int *y, size_t n, size_t *rows, metrics *out);
 /* Fill the derived fields from confusion, n and loss. */
 void metrics_finish(metrics *mt);
 void metrics_print(FILE *f, const metrics *mt, const char *const names[MLP_CLASSES]);
-/* JSON object with the figures; returns 0 or -1 (write error). */
-int  metrics_write_json(FILE *f, const metrics *mt, const char *const names[MLP_CLASSES]);
+/* The figures as members of an open JSON object (json.h). */
+void metrics_json(json *j, const metrics *mt, const char *const names[MLP_CLASSES]);
 
 #endif

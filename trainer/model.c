@@ -58,13 +58,14 @@ int mlp_create(mlp *m, const mlp_config *cfg, int max_batch)
     m->nlayers = cfg->nhidden + 1;
     m->max_batch = max_batch < 1 ? 1 : max_batch;
     size_t off = 0;
+    /* The widest d(activation) the backward keeps: the input x needs none. */
     int widest = MLP_CLASSES;
     for (int i = 0; i < m->nlayers; i++) {
         m->in[i] = i == 0 ? cfg->in_dim : cfg->hidden[i - 1];
         m->out[i] = i == cfg->nhidden ? MLP_CLASSES : cfg->hidden[i];
         m->w_off[i] = off; off += (size_t)m->in[i] * m->out[i];
         m->b_off[i] = off; off += (size_t)m->out[i];
-        if (m->in[i] > widest) widest = m->in[i];
+        if (i > 0 && m->in[i] > widest) widest = m->in[i];
     }
     m->nparams = off;
     m->params = alloc_floats(off);
@@ -85,8 +86,7 @@ int mlp_create(mlp *m, const mlp_config *cfg, int max_batch)
     m->dbuf[1] = alloc_floats(B * widest);
     ok = ok && m->probs && m->dbuf[0] && m->dbuf[1];
     if (!ok) { mlp_free(m); return -1; }
-    m->grads_zero = 1;   /* alloc_floats zeroes */
-    return 0;
+    return 0;   /* alloc_floats zeroes: the gradients start at 0 */
 }
 
 void mlp_free(mlp *m)
@@ -125,10 +125,40 @@ void mlp_init_params(mlp *m, uint64_t seed)
 void mlp_zero_grads(mlp *m)
 {
     memset(m->grads, 0, m->nparams * sizeof(float));
-    m->grads_zero = 1;
 }
 
 /* ------------------------------------------------------------ layers */
+
+void csr_linear_forward(float *out, const csr_rows *x, const size_t *rows, const float *W, const float *bias, int b,
+                        int out_dim)
+{
+    for (int r = 0; r < b; r++) {
+        float *o = out + (size_t)r * out_dim;
+        const size_t row = rows[r];
+        memcpy(o, bias, (size_t)out_dim * sizeof(float));
+        /* z[r,:] = b + sum over the non-zeros k of x[r,k] W[k,:]: a weighted sum of rows of W. */
+        for (size_t e = x->ptr[row]; e < x->ptr[row + 1]; e++) {
+            const float xv = x->val[e], *w = W + (size_t)x->idx[e] * out_dim;
+            for (int j = 0; j < out_dim; j++) o[j] += xv * w[j];
+        }
+    }
+}
+
+void csr_linear_backward(float *dW, float *dbias, const float *dout, const csr_rows *x, const size_t *rows, int b,
+                         int out_dim)
+{
+    for (int r = 0; r < b; r++) {
+        const float *d = dout + (size_t)r * out_dim;
+        for (int j = 0; j < out_dim; j++) dbias[j] += d[j];
+        /* Only the rows of W that this sample's non-zeros select get a gradient. */
+        const size_t row = rows[r];
+        for (size_t e = x->ptr[row]; e < x->ptr[row + 1]; e++) {
+            const float xv = x->val[e];
+            float *g = dW + (size_t)x->idx[e] * out_dim;
+            for (int j = 0; j < out_dim; j++) g[j] += xv * d[j];
+        }
+    }
+}
 
 void linear_forward(float *out, const float *inp, const float *W, const float *bias, int b, int in, int out_dim)
 {
@@ -175,7 +205,8 @@ void relu_dropout_backward(float *dz, const float *dout, const float *mask, cons
     for (size_t k = 0; k < n; k++) dz[k] = z[k] > 0.0f ? dout[k] * mask[k] : 0.0f;
 }
 
-double softmax_xent_forward(float *probs, const float *logits, const int *labels, int b, int c)
+double softmax_xent_forward(float *probs, const float *logits, const int *labels, int b, int c, float eps,
+                            const float *w)
 {
     double loss = 0.0;
     for (int r = 0; r < b; r++) {
@@ -186,150 +217,51 @@ double softmax_xent_forward(float *probs, const float *logits, const int *labels
         double sum = 0.0;   /* subtracting the max keeps exp() finite for any logits */
         for (int j = 0; j < c; j++) { pr[j] = expf(l[j] - mx); sum += pr[j]; }
         for (int j = 0; j < c; j++) pr[j] = (float)(pr[j] / sum);
-        if (labels) loss += -(double)(l[labels[r]] - mx) + log(sum);   /* log-sum-exp form: no log(0) */
+        if (!labels) continue;
+        /* -log p_j = lse - l_j in the max-shifted (log-sum-exp) form: no log(0).
+         * Against the smoothed target: (1 - eps) (-log p_y) + eps / c SUM_j (-log p_j). */
+        const double lse = log(sum);
+        double ce = lse - (double)(l[labels[r]] - mx);
+        if (eps > 0.0f) {
+            double all = 0.0;
+            for (int j = 0; j < c; j++) all += lse - (double)(l[j] - mx);
+            ce = (1.0 - eps) * ce + (double)eps / c * all;
+        }
+        loss += (w ? w[labels[r]] : 1.0) * ce;
     }
     return loss;
 }
 
-void softmax_xent_backward(float *dlogits, const float *probs, const int *labels, int b, int c)
-{
-    for (int r = 0; r < b; r++)
-        for (int j = 0; j < c; j++)
-            dlogits[(size_t)r * c + j] = probs[(size_t)r * c + j] - (j == labels[r] ? 1.0f : 0.0f);
-}
-
-double softmax_xent_smooth_forward(float *probs, const float *logits, const int *labels, int b, int c, float eps)
-{
-    double loss = softmax_xent_forward(probs, logits, labels, b, c);
-    if (eps <= 0.0f || !labels) return loss;
-    /* -sum_j t_j log p_j = (1 - eps) * (-log p_y) + eps / c * sum_j (-log p_j);
-     * -log p_j = lse - l_j, in the same max-shifted form as above. */
-    double smooth = 0.0;
-    for (int r = 0; r < b; r++) {
-        const float *l = logits + (size_t)r * c;
-        float mx = l[0];
-        for (int j = 1; j < c; j++) mx = l[j] > mx ? l[j] : mx;
-        double sum = 0.0, lsum = 0.0;
-        for (int j = 0; j < c; j++) { sum += exp((double)(l[j] - mx)); lsum += (double)(l[j] - mx); }
-        smooth += (double)c * log(sum) - lsum;
-    }
-    return (1.0 - eps) * loss + (double)eps / c * smooth;
-}
-
-void softmax_xent_smooth_backward(float *dlogits, const float *probs, const int *labels, int b, int c, float eps)
+void softmax_xent_backward(float *dlogits, const float *probs, const int *labels, int b, int c, float eps,
+                           const float *w)
 {
     const float off = eps / (float)c, on = 1.0f - eps + off;
-    for (int r = 0; r < b; r++)
+    for (int r = 0; r < b; r++) {
+        const float wr = w ? w[labels[r]] : 1.0f;
         for (int j = 0; j < c; j++)
-            dlogits[(size_t)r * c + j] = probs[(size_t)r * c + j] - (j == labels[r] ? on : off);
+            dlogits[(size_t)r * c + j] = wr * (probs[(size_t)r * c + j] - (j == labels[r] ? on : off));
+    }
 }
 
 /* ------------------------------------------------------------ whole model */
 
-/* TF-IDF rows are mostly zeros (tens of words out of thousands of buckets).
- * When the batch is sparse enough, the input layer walks the non-zeros
- * instead of multiplying zeros: forward z[r] = b + sum_k x[r,k] W[k,:], backward
- * dW[k,:] += x[r,k] dz[r,:] for the non-zero k only. Same sums, far fewer flops. */
-static int input_is_sparse(const float *x, size_t n)
-{
-    size_t nnz = 0, limit = n / 8;
-    for (size_t i = 0; i < n; i++) nnz += x[i] != 0.0f;
-    return nnz <= limit;
-}
-
-static void sparse_linear_forward(float *out, const float *inp, const float *W, const float *bias, int b, int in, int out_dim)
-{
-    for (int r = 0; r < b; r++) {
-        float *o = out + (size_t)r * out_dim;
-        const float *x = inp + (size_t)r * in;
-        memcpy(o, bias, (size_t)out_dim * sizeof(float));
-        for (int k = 0; k < in; k++) {
-            if (x[k] == 0.0f) continue;
-            const float xv = x[k], *w = W + (size_t)k * out_dim;
-            for (int j = 0; j < out_dim; j++) o[j] += xv * w[j];
-        }
-    }
-}
-
-static void sparse_wgrad(float *dW, const float *dout, const float *inp, int b, int in, int out_dim)
-{
-    for (int r = 0; r < b; r++) {
-        const float *x = inp + (size_t)r * in, *d = dout + (size_t)r * out_dim;
-        for (int k = 0; k < in; k++) {
-            if (x[k] == 0.0f) continue;
-            const float xv = x[k];
-            float *g = dW + (size_t)k * out_dim;
-            for (int j = 0; j < out_dim; j++) g[j] += xv * d[j];
-        }
-    }
-}
-
-/* The CSR versions: the same sums over the same non-zeros, in the same order. */
-static void csr_linear_forward(float *out, const mlp_sparse *x, const float *W, const float *bias, int b, int out_dim)
-{
-    for (int r = 0; r < b; r++) {
-        float *o = out + (size_t)r * out_dim;
-        const size_t row = x->rows[r];
-        memcpy(o, bias, (size_t)out_dim * sizeof(float));
-        for (size_t e = x->ptr[row]; e < x->ptr[row + 1]; e++) {
-            const float xv = x->val[e], *w = W + (size_t)x->idx[e] * out_dim;
-            for (int j = 0; j < out_dim; j++) o[j] += xv * w[j];
-        }
-    }
-}
-
-static void csr_wgrad(float *dW, const float *dout, const mlp_sparse *x, int b, int out_dim)
-{
-    for (int r = 0; r < b; r++) {
-        const float *d = dout + (size_t)r * out_dim;
-        const size_t row = x->rows[r];
-        for (size_t e = x->ptr[row]; e < x->ptr[row + 1]; e++) {
-            const float xv = x->val[e];
-            float *g = dW + (size_t)x->idx[e] * out_dim;
-            for (int j = 0; j < out_dim; j++) g[j] += xv * d[j];
-        }
-    }
-}
-
-static double forward_rest(mlp *m, const int *labels, int b, int train, rng_t *rng);
-
-double mlp_forward_sparse(mlp *m, const mlp_sparse *x, const int *labels, int b, int train, rng_t *rng)
-{
-    m->csr = *x;
-    m->sparse_in = 1;
-    m->act[0] = NULL;
-    csr_linear_forward(m->pre[0], x, m->params + m->w_off[0], m->params + m->b_off[0], b, m->out[0]);
-    return forward_rest(m, labels, b, train, rng);
-}
-
-double mlp_forward(mlp *m, const float *x, const int *labels, int b, int train, rng_t *rng)
-{
-    m->act[0] = (float *)x;
-    m->csr.ptr = NULL;
-    m->sparse_in = b > 0 && input_is_sparse(x, (size_t)b * m->in[0]);
-    if (m->sparse_in)
-        sparse_linear_forward(m->pre[0], x, m->params + m->w_off[0], m->params + m->b_off[0], b, m->in[0], m->out[0]);
-    else
-        linear_forward(m->pre[0], x, m->params + m->w_off[0], m->params + m->b_off[0], b, m->in[0], m->out[0]);
-    return forward_rest(m, labels, b, train, rng);
-}
-
-/* Everything after layer 0's product: activations, the other layers, softmax. */
-static double forward_rest(mlp *m, const int *labels, int b, int train, rng_t *rng)
+double mlp_forward(mlp *m, const csr_rows *x, const size_t *rows, const int *labels, int b, int train, rng_t *rng)
 {
     const int L = m->cfg.nhidden;
+    m->x = *x;
+    m->rows = rows;
+    m->train = train;
     for (int i = 0; i <= L; i++) {
-        if (i > 0)   /* layer 0's product was done by the caller (dense, sparse-dense or CSR) */
-            linear_forward(m->pre[i], m->act[i], m->params + m->w_off[i], m->params + m->b_off[i],
-                           b, m->in[i], m->out[i]);
+        const float *W = m->params + m->w_off[i], *bias = m->params + m->b_off[i];
+        if (i == 0) csr_linear_forward(m->pre[0], x, rows, W, bias, b, m->out[0]);
+        else linear_forward(m->pre[i], m->act[i], W, bias, b, m->in[i], m->out[i]);
         if (i < L)
-            relu_dropout_forward(m->act[i + 1], m->mask[i], m->pre[i], (size_t)b * m->out[i],
-                                 m->cfg.dropout, train, rng);
+            relu_dropout_forward(m->act[i + 1], m->mask[i], m->pre[i], (size_t)b * m->out[i], m->cfg.dropout, train, rng);
     }
-    m->smooth_now = train ? m->cfg.label_smoothing : 0.0f;
-    if (m->smooth_now > 0.0f)
-        return softmax_xent_smooth_forward(m->probs, m->pre[L], labels, b, MLP_CLASSES, m->smooth_now);
-    return softmax_xent_forward(m->probs, m->pre[L], labels, b, MLP_CLASSES);
+    /* Label smoothing and class weights shape the training loss only: the
+     * evaluation loss is the plain cross-entropy, comparable across settings. */
+    return softmax_xent_forward(m->probs, m->pre[L], labels, b, MLP_CLASSES, train ? m->cfg.label_smoothing : 0.0f,
+                                train ? m->cfg.class_weight : NULL);
 }
 
 /* dW[k0:k1, :] += inp[:, k0:k1]^T . dout : one row block of a weight gradient. */
@@ -343,31 +275,20 @@ void mlp_backward(mlp *m, const int *labels, int b, mlp_ready_fn ready, void *ct
 {
     const int L = m->cfg.nhidden;
     int cur = 0;
-    m->grads_zero = 0;
-    if (m->smooth_now > 0.0f)
-        softmax_xent_smooth_backward(m->dbuf[cur], m->probs, labels, b, MLP_CLASSES, m->smooth_now);
-    else
-        softmax_xent_backward(m->dbuf[cur], m->probs, labels, b, MLP_CLASSES);
-    for (int i = L; i >= 0; i--) {
-        float *dinp = i > 0 ? m->dbuf[1 - cur] : NULL;   /* the input x needs no gradient */
+    softmax_xent_backward(m->dbuf[cur], m->probs, labels, b, MLP_CLASSES, m->train ? m->cfg.label_smoothing : 0.0f,
+                          m->train ? m->cfg.class_weight : NULL);
+    for (int i = L; i >= 1; i--) {
+        float *dinp = m->dbuf[1 - cur];
         const float *dout = m->dbuf[cur], *W = m->params + m->w_off[i];
         float *dW = m->grads + m->w_off[i], *db = m->grads + m->b_off[i];
         const int in = m->in[i], out = m->out[i];
-        if (i == 0 && m->sparse_in) {
-            for (int r = 0; r < b; r++)
-                for (int j = 0; j < out; j++) db[j] += dout[(size_t)r * out + j];
-            if (ready) ready(m->b_off[0], ctx);
-            if (m->csr.ptr) csr_wgrad(dW, dout, &m->csr, b, out);
-            else sparse_wgrad(dW, dout, m->act[0], b, in, out);
-            if (ready) ready(m->w_off[0], ctx);
-        } else if (!ready) {
+        if (!ready) {
             linear_backward(dinp, dW, db, dout, m->act[i], W, b, in, out);
         } else {
             /* The same arithmetic as linear_backward, reordered so the buffer
              * is released from the end: bias, then weight rows last to first. */
-            if (b > 0)
-                for (int r = 0; r < b; r++)
-                    for (int j = 0; j < out; j++) db[j] += dout[(size_t)r * out + j];
+            for (int r = 0; r < b; r++)
+                for (int j = 0; j < out; j++) db[j] += dout[(size_t)r * out + j];
             ready(m->b_off[i], ctx);
             int rows = chunk ? (int)(chunk / (size_t)out) : in;
             if (rows < 1) rows = 1;
@@ -376,13 +297,15 @@ void mlp_backward(mlp *m, const int *labels, int b, mlp_ready_fn ready, void *ct
                 if (b > 0) wgrad_rows(dW, dout, m->act[i], b, in, out, k0, k1);
                 ready(m->w_off[i] + (size_t)k0 * out, ctx);
             }
-            if (dinp && b > 0)
+            if (b > 0)
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, b, in, out,
                             1.0f, dout, out, W, out, 0.0f, dinp, in);
         }
-        if (i > 0) {
-            relu_dropout_backward(dinp, dinp, m->mask[i - 1], m->pre[i - 1], (size_t)b * m->in[i]);
-            cur = 1 - cur;
-        }
+        relu_dropout_backward(dinp, dinp, m->mask[i - 1], m->pre[i - 1], (size_t)b * in);
+        cur = 1 - cur;
     }
+    /* Layer 0 reads the CSR input: its weight gradient touches only the rows
+     * the batch's non-zeros select, all at once (no row blocks to release). */
+    csr_linear_backward(m->grads + m->w_off[0], m->grads + m->b_off[0], m->dbuf[cur], &m->x, m->rows, b, m->out[0]);
+    if (ready) ready(0, ctx);
 }

@@ -62,94 +62,34 @@ float opt_lr_at(const opt_config *c, int64_t t)
     }
 }
 
-opt_consts opt_begin_step(optimizer *o)
+void optimizer_step(optimizer *o, float *params, float *grads, float scale)
 {
     const opt_config *c = &o->cfg;
-    opt_consts k = {0};
-    k.lr = opt_lr_at(c, o->t);
+    const float lr = opt_lr_at(c, o->t);
     o->t++;
+    const size_t n = o->n;
+    float *restrict mm = o->m, *restrict vv = o->v, *restrict w = params, *restrict gr = grads;
     if (c->kind == OPT_ADAM) {
         /* Bias correction folded into the step size, as in the Adam paper's
-         * "efficient" form; decay is decoupled from the gradient (AdamW). */
+         * "efficient" form; weight decay decoupled from the gradient (AdamW). */
         const double bc1 = 1.0 - pow(c->beta1, (double)o->t), bc2 = 1.0 - pow(c->beta2, (double)o->t);
-        k.step = (float)(k.lr * sqrt(bc2) / bc1);
-        k.eps = (float)(c->eps * sqrt(bc2));
-        k.b1 = c->beta1;
-        k.b2 = c->beta2;
-        k.decay = k.lr * c->weight_decay;
-    } else {
-        k.b1 = c->beta1;                 /* momentum */
-        k.decay = c->weight_decay;       /* coupled L2 for SGD */
-    }
-    return k;
-}
-
-/* One update over [off, off+len); HAVE_G: read (scale * grads) and zero it,
- * else the gradient is 0. Written once, instantiated twice, so that both
- * loops vectorise without a branch inside. */
-#define UPDATE_LOOP(HAVE_G)                                                                  \
-    do {                                                                                     \
-        float *restrict mm = o->m + off, *restrict vv = o->v + off, *restrict w = params + off; \
-        if (o->cfg.kind == OPT_ADAM) {                                                       \
-            const float b1 = k->b1, b2 = k->b2, step = k->step, eps = k->eps, decay = k->decay; \
-            for (size_t i = 0; i < len; i++) {                                               \
-                float g = 0.0f;                                                              \
-                if (HAVE_G) { g = gr[i] * scale; gr[i] = 0.0f; }                             \
-                mm[i] = b1 * mm[i] + (1.0f - b1) * g;                                        \
-                vv[i] = b2 * vv[i] + (1.0f - b2) * g * g;                                    \
-                w[i] -= step * mm[i] / (sqrtf(vv[i]) + eps) + decay * w[i];                  \
-            }                                                                                \
-        } else {                                                                             \
-            const float mu = k->b1, wd = k->decay, lr = k->lr;                               \
-            for (size_t i = 0; i < len; i++) {                                               \
-                float g = wd * w[i];                                                         \
-                if (HAVE_G) { g = gr[i] * scale + wd * w[i]; gr[i] = 0.0f; }                 \
-                mm[i] = mu * mm[i] + g;                                                      \
-                w[i] -= lr * mm[i];                                                          \
-            }                                                                                \
-        }                                                                                    \
-    } while (0)
-
-void opt_update_range(optimizer *o, const opt_consts *k, float *params, float *grads, float scale, size_t off,
-                      size_t len)
-{
-    float *restrict gr = grads + off;
-    UPDATE_LOOP(1);
-}
-
-void opt_update_nograd(optimizer *o, const opt_consts *k, float *params, size_t off, size_t len)
-{
-    const float scale = 0.0f;
-    float *gr = NULL;
-    (void)scale;
-    (void)gr;
-    UPDATE_LOOP(0);
-}
-
-void opt_step(optimizer *o, float *params, const float *grads)
-{
-    /* The same arithmetic as opt_update_range with scale 1, leaving grads as it is. */
-    opt_consts k = opt_begin_step(o);
-    const size_t n = o->n;
-    float *restrict mm = o->m, *restrict vv = o->v, *restrict w = params;
-    if (o->cfg.kind == OPT_ADAM) {
+        const float step = (float)(lr * sqrt(bc2) / bc1), eps = (float)(c->eps * sqrt(bc2));
+        const float b1 = c->beta1, b2 = c->beta2, decay = lr * c->weight_decay;
         for (size_t i = 0; i < n; i++) {
-            float g = grads[i];
-            mm[i] = k.b1 * mm[i] + (1.0f - k.b1) * g;
-            vv[i] = k.b2 * vv[i] + (1.0f - k.b2) * g * g;
-            w[i] -= k.step * mm[i] / (sqrtf(vv[i]) + k.eps) + k.decay * w[i];
+            const float g = gr[i] * scale;
+            gr[i] = 0.0f;
+            mm[i] = b1 * mm[i] + (1.0f - b1) * g;
+            vv[i] = b2 * vv[i] + (1.0f - b2) * g * g;
+            w[i] -= step * mm[i] / (sqrtf(vv[i]) + eps) + decay * w[i];
         }
     } else {
+        /* SGD with momentum; weight decay coupled (L2 added to the gradient). */
+        const float mu = c->beta1, wd = c->weight_decay;
         for (size_t i = 0; i < n; i++) {
-            float g = grads[i] + k.decay * w[i];
-            mm[i] = k.b1 * mm[i] + g;
-            w[i] -= k.lr * mm[i];
+            const float g = gr[i] * scale + wd * w[i];
+            gr[i] = 0.0f;
+            mm[i] = mu * mm[i] + g;
+            w[i] -= lr * mm[i];
         }
     }
-}
-
-void opt_step_fused(optimizer *o, float *params, float *grads, float scale)
-{
-    opt_consts k = opt_begin_step(o);
-    opt_update_range(o, &k, params, grads, scale, 0, o->n);
 }

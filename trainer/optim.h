@@ -43,25 +43,12 @@ int   opt_create(optimizer *o, const opt_config *cfg, size_t n);
 void  opt_free(optimizer *o);
 /* Learning rate for step t (0-based). */
 float opt_lr_at(const opt_config *c, int64_t t);
-/* One update: params -= f(grads). grads already hold the mean gradient. */
-void  opt_step(optimizer *o, float *params, const float *grads);
-/* The same with the gradient taken as scale * grads[i], and grads zeroed as
- * it is read: one pass over the buffers instead of three (scale, step, zero)
- * — for a wide input layer the step is memory-bound, so passes are time. */
-void  opt_step_fused(optimizer *o, float *params, float *grads, float scale);
-
-/* The same update applied range by range, for a step whose gradient is known
- * to be zero outside some ranges (the rows of a wide input layer that no
- * sample of the step touched). opt_begin_step advances the step counter and
- * fixes the step's constants; opt_update_range then updates [off, off+len)
- * from scale * grads (zeroing them), opt_update_nograd updates [off, off+len)
- * as if the gradient there were 0 without reading it (the moments still decay
- * and the parameters still move: this is Adam, not a lazy variant). Applying
- * both over a partition of [0, n) gives opt_step_fused's result. */
-typedef struct { float lr, step, eps, b1, b2, decay; } opt_consts;
-opt_consts opt_begin_step(optimizer *o);
-void  opt_update_range(optimizer *o, const opt_consts *k, float *params, float *grads, float scale, size_t off,
-                       size_t len);
-void  opt_update_nograd(optimizer *o, const opt_consts *k, float *params, size_t off, size_t len);
+/* One optimizer step: the gradient is scale * grads[i] (the data-parallel
+ * step passes 1 / samples in the step, turning the all-reduced SUM into the
+ * mean), and grads is zeroed as it is read, ready for the next step's
+ * accumulation. One pass over the buffers instead of three (scale, update,
+ * zero): for a wide input layer the step is memory-bound, so passes are time.
+ * Advances o->t. */
+void  optimizer_step(optimizer *o, float *params, float *grads, float scale);
 
 #endif

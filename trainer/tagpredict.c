@@ -15,13 +15,15 @@
 #include "features.h"
 #include "model.h"
 #include "ckpt.h"
+#include "json.h"
 
 static void usage(FILE *f)
 {
     fprintf(f,
 "usage: tagpredict [--checkpoint FILE] --title TEXT [--description TEXT] [--json]\n"
 "Print the predicted tag and the probability of each of the 4 tags.\n"
-"  --checkpoint FILE   a tagtrain checkpoint (default runs/latest/best.ckpt)\n"
+"  --checkpoint FILE   a tagtrain checkpoint: best.ckpt (default runs/latest/best.ckpt),\n"
+"                      or a last.ckpt (its latest parameters)\n"
 "  --title TEXT        project title (required)\n"
 "  --description TEXT  project description (default empty)\n"
 "  --json              one JSON object instead of the table\n");
@@ -30,11 +32,11 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     const char *path = "runs/latest/best.ckpt", *title = NULL, *desc = "";
-    int json = 0;
+    int as_json = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 0; }
-        if (!strcmp(a, "--json")) { json = 1; continue; }
+        if (!strcmp(a, "--json")) { as_json = 1; continue; }
         if (!strcmp(a, "--checkpoint") || !strcmp(a, "--title") || !strcmp(a, "--description")) {
             if (i + 1 >= argc) { fprintf(stderr, "tagpredict: %s needs a value\n", a); return 2; }
             const char *v = argv[++i];
@@ -56,30 +58,41 @@ int main(int argc, char **argv)
         if (ckpt_probe(path) == 0) fprintf(stderr, "tagpredict: train a model first: mpirun -np 2 build/bin/tagtrain\n");
         return 1;
     }
+    /* The text goes through the featurizer the model was trained with, into
+     * one CSR row, and one forward pass. */
     featurizer f = {0};
+    feat_csr x = {0};
     mlp m;
-    float *x = malloc((size_t)ck.cfg.feat_dim * sizeof(float));
-    if (!x || feat_load_opts(&f, ck.cfg.feat_dim, &ck.cfg.feat, ck.idf) || mlp_create(&m, &ck.cfg.model, 1)) {
+    mwml_row row = {(char *)"", (char *)"", (char *)title, (char *)desc, 0};
+    mwml_data one = {&row, 1};
+    if (feat_load_opts(&f, ck.cfg.feat_dim, &ck.cfg.feat, ck.idf) || feat_transform_csr(&f, &one, NULL, 0, &x) ||
+        mlp_create(&m, &ck.cfg.model, 1)) {
         fprintf(stderr, "tagpredict: out of memory\n");
         return 1;
     }
     memcpy(m.params, ck.params, m.nparams * sizeof(float));
-    feat_transform(&f, title, desc, x);
-    mlp_forward(&m, x, NULL, 1, 0, NULL);
+    const csr_rows xr = {x.ptr, x.idx, x.val};
+    const size_t r0 = 0;
+    mlp_forward(&m, &xr, &r0, NULL, 1, 0, NULL);
     int best = 0;
     for (int j = 1; j < MLP_CLASSES; j++) if (m.probs[j] > m.probs[best]) best = j;
-    if (json) {
-        printf("{\"tag\": \"%s\", \"probabilities\": {", mwml_tags[best]);
-        for (int j = 0; j < MLP_CLASSES; j++)
-            printf("\"%s\": %.6f%s", mwml_tags[j], m.probs[j], j + 1 < MLP_CLASSES ? ", " : "");
-        printf("}}\n");
+    if (as_json) {
+        json j;
+        json_open(&j, stdout);
+        json_str(&j, "tag", mwml_tags[best]);
+        json_obj(&j, "probabilities");
+        for (int c = 0; c < MLP_CLASSES; c++) json_num(&j, mwml_tags[c], m.probs[c]);
+        json_end(&j);
+        json_end(&j);
     } else {
         printf("tag: %s\n", mwml_tags[best]);
         for (int j = 0; j < MLP_CLASSES; j++) printf("  %-28s %.4f\n", mwml_tags[j], m.probs[j]);
     }
+    int rc = fflush(stdout) || ferror(stdout);
+    if (rc) fprintf(stderr, "tagpredict: cannot write the answer\n");
     mlp_free(&m);
     feat_free(&f);
-    free(x);
+    feat_csr_free(&x);
     ckpt_free(&ck);
-    return 0;
+    return rc ? 1 : 0;
 }

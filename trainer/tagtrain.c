@@ -4,24 +4,35 @@
  *
  *   mpirun -np 2 build/bin/tagtrain                      defaults, data found automatically
  *   mpirun -np 4 build/bin/tagtrain --algo ring --epochs 10 --bucket-mb 1
+ *   build/bin/tagtrain --folds 5 --fold 2                cross-validation on dataset.csv
  *   build/bin/tagtrain --algo list
  *
- * What happens (see trainer/README.md for the whole story):
- *   every rank loads dataset.csv and holdout.csv, splits dataset.csv into
- *   train/val (stratified, seeded), fits the TF-IDF featurizer on train and
- *   featurises all three; rank 0 initialises the parameters and broadcasts
- *   them; each epoch every rank trains on its shard (dp.c), rank 0 evaluates on
+ * What happens (trainer/README.md has the whole story):
+ *   every rank loads dataset.csv (and holdout.csv, except in cross-validation),
+ *   splits dataset.csv into train/val (stratified, seeded), fits the TF-IDF
+ *   featurizer on train and featurises everything into CSR rows; rank 0
+ *   initialises the parameters and broadcasts them; then, every step,
+ *
+ *       shard -> mlp_forward -> mlp_backward -> dp_allreduce_grads -> optimizer_step
+ *
+ *   (the loop in tagtrain_main below). After each epoch rank 0 evaluates on
  *   val and prints one line; every --save-every epochs (and after the last)
- *   it saves last.ckpt and, when val loss improved since, best.ckpt; at the
- *   end rank 0 evaluates the best model on holdout.
+ *   it saves best.ckpt (when the best changed) and last.ckpt; at the end it
+ *   evaluates the best model on the holdout.
+ *
+ * Exit status: 0 done; 1 an error (data, files, MPI; the message says which);
+ * 2 a bad argument; 3 ranks out of sync (--check-sync); 4 the loss became NaN
+ * or infinite (nothing of that epoch is saved).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <cblas.h>
 #include "collkit.h"
 #include "collkit_util.h"
@@ -33,15 +44,39 @@
 #include "dp.h"
 #include "eval.h"
 #include "ckpt.h"
+#include "json.h"
 
-/* Defaults: tuned on the real data (trainer/README.md has the figures). */
+/* Under SimGrid SMPI (make sim-bench) the host's time of the step's compute
+ * is not simulated (smpi/simulate-computation off, so runs are deterministic):
+ * it is charged as modelled flops instead, at the simulated host's speed.
+ * Forward and backward: 6 flops per parameter per sample (2 forward, 4
+ * backward), as if the input layer were dense; the optimizer: 10 per
+ * parameter (AdamW). A model, stated as one: what it shows is how the
+ * all-reduce's share of a step grows with p, not this machine's speed. */
+#ifdef COLLKIT_SMPI
+static void sim_charge(double flops)
+{
+    smpi_bench_end();
+    smpi_execute_flops(flops);
+    smpi_bench_begin();
+}
+#else
+static void sim_charge(double flops) { (void)flops; }
+#endif
+
+/* Defaults: chosen by 5-fold cross-validation on dataset.csv (trainer/README.md
+ * has the figures). The model is then trained on ALL of dataset.csv for a
+ * fixed number of epochs: with label smoothing the last epoch scored as well
+ * as the best-by-val-loss one in cross-validation, so a validation split
+ * would only take a fifth of the training rows away (--val-frac 0.2 keeps one,
+ * and best.ckpt is then the best epoch by val loss). */
 #define DEF_FEATURES  65536
-#define DEF_HIDDEN    "64"
+#define DEF_HIDDEN    "128"
 #define DEF_DROPOUT   0.5f
-#define DEF_SMOOTH    0.0f
+#define DEF_SMOOTH    0.1f
 #define DEF_LR        1e-2f
 #define DEF_WD        0.2f
-#define DEF_EPOCHS    25
+#define DEF_EPOCHS    12
 #define DEF_BATCH     32
 #define DEF_SEED      1234
 #define DEF_SPLIT_SEED 1234
@@ -49,17 +84,22 @@
 #define DEF_CHAR_MAX  5
 #define DEF_SUBLINEAR 1
 #define DEF_TITLE_WEIGHT 1
-#define DEF_VAL_FRAC  0.2
+#define DEF_VAL_FRAC  0.0
 #define DEF_SAVE_DIR  "runs/latest"
-/* A checkpoint of the default model is 48 MiB (parameters, m, v), written
- * and fsynced: every epoch would cost more than the training itself. */
-#define DEF_SAVE_EVERY 5
+/* A training-state checkpoint of the default model is 134 MB (parameters, m,
+ * v and the best parameters), written and fsynced: every epoch would cost
+ * more than the training itself. */
+#define DEF_SAVE_EVERY 6
+
+/* What every output file of tagtrain carries in its first line, so that a
+ * rerun may replace it and nothing else (--log, --metrics). */
+#define SIGNATURE "\"program\":\"tagtrain\""
 
 typedef struct {
     train_config tc;
     const char *algo_name, *data, *holdout, *save_dir, *resume, *metrics, *log;
     double bucket_mb;
-    int check_sync, threads, stop_after, inject_desync, no_save, quiet, dense_allreduce, overlap;
+    int check_sync, threads, stop_after, inject_desync, no_save, quiet, sparse_grads, strict_data;
     int save_every;
     int set_epochs;   /* --epochs given explicitly (matters on --resume) */
 } options;
@@ -77,16 +117,22 @@ static void usage(FILE *f)
 "  --data FILE          dataset.csv (default: $COLLKIT_DATA, datasets/madewithml/,\n"
 "                       ../shared/datasets/madewithml/)\n"
 "  --holdout FILE       holdout.csv (same lookup)\n"
-"  --val-frac F         share of dataset.csv held out for validation (%.2f)\n"
+"  --val-frac F         share of dataset.csv held out for validation, 0..%g (%.2f;\n"
+"                       0: no validation, best.ckpt is the last epoch)\n"
+"  --folds K --fold I   cross-validation: validate on fold I (1..K) of K stratified\n"
+"                       folds of dataset.csv, train on the rest; holdout.csv is not read\n"
+"  --strict-data        refuse data the audit warns about (repeated ids or texts,\n"
+"                       conflicting tags, holdout rows in dataset.csv, no val rows)\n"
 "  --features DIM       hash buckets of the TF-IDF features (%d)\n"
 "  --char-ngrams A,B|off  also character A..B-grams of each word (%d,%d)\n"
 "  --sublinear-tf 0|1   tf = 1 + ln(count) (%d)\n"
 "  --title-weight N     count the title's n-grams N times (%d)\n"
-"  --split-seed S       seed of the stratified train/val split (%d)\n"
+"  --split-seed S       seed of the stratified train/val split and folds (%d)\n"
 "model and optimisation\n"
 "  --hidden W1,W2,..    hidden layer widths (%s)\n"
 "  --dropout P          dropout on hidden activations, 0 <= P < 1 (%.2f)\n"
 "  --label-smoothing E  train against (1-E) onehot + E/4, 0 <= E < 1 (%.2f)\n"
+"  --class-weight W,W,W,W  loss weight of computer-vision, mlops, nlp, other (1,1,1,1)\n"
 "  --optimizer adam|sgd (adam)\n"
 "  --lr LR              peak learning rate (%g)\n"
 "  --momentum M         SGD momentum / Adam beta1 (0.9)\n"
@@ -100,30 +146,30 @@ static void usage(FILE *f)
 "data parallelism\n"
 "  --algo NAME          all-reduce algorithm (ring); --algo list shows them\n"
 "  --bucket-mb X        DDP-style buckets of X MiB all-reduced during backward (off)\n"
+"  --sparse-grads       all-reduce only the input-layer rows the step's samples touch\n"
+"                       (an optimisation; the default all-reduces the whole gradient\n"
+"                       buffer, as DDP does; see trainer/README.md)\n"
 "  --check-sync         after every epoch compare a hash of the parameters and\n"
 "                       optimizer state across ranks; stop loudly if they differ\n"
 "  --threads N          OpenBLAS threads per rank (1: the default model's matrices\n"
 "                       are too small for more threads to pay)\n"
-"  --dense-allreduce    all-reduce the whole gradient buffer; by default only the\n"
-"                       input-layer rows the step's samples touch are packed\n"
-"                       and all-reduced (the same sums; see trainer/README.md)\n"
-"  --overlap            run the compact all-reduce on the async engine while the\n"
-"                       optimizer updates the rows it does not carry\n"
 "output\n"
-"  --save DIR           write DIR/last.ckpt and DIR/best.ckpt (the state at the best\n"
-"                       val loss so far) (%s); --no-save: write nothing\n"
+"  --save DIR           write DIR/best.ckpt (the model at the best val loss so far) and\n"
+"                       DIR/last.ckpt (the training state) (%s); --no-save: write nothing\n"
 "  --save-every N       write them every N epochs and after the last one (%d)\n"
-"  --resume FILE        continue from a checkpoint (its configuration is used;\n"
+"  --resume FILE        continue from a last.ckpt (its configuration is used;\n"
 "                       --epochs may extend the run)\n"
 "  --stop-after N       stop after N epochs, as if interrupted (resume tests)\n"
 "  --metrics FILE       holdout metrics as JSON\n"
-"  --log FILE           JSON lines: one record per step and per epoch\n"
+"  --log FILE           JSON lines: the run, one record per step and per epoch, a summary\n"
 "  --quiet              only the final summary\n"
 "  --help\n",
-            DEF_VAL_FRAC, DEF_FEATURES, DEF_CHAR_MIN, DEF_CHAR_MAX, DEF_SUBLINEAR, DEF_TITLE_WEIGHT, DEF_SPLIT_SEED,
-            DEF_HIDDEN, DEF_DROPOUT, DEF_SMOOTH, DEF_LR, DEF_WD, DEF_EPOCHS, DEF_BATCH, DEF_SEED,
-            DEF_SAVE_DIR, DEF_SAVE_EVERY);
+            CFG_MAX_VAL_FRAC, DEF_VAL_FRAC, DEF_FEATURES, DEF_CHAR_MIN, DEF_CHAR_MAX, DEF_SUBLINEAR,
+            DEF_TITLE_WEIGHT, DEF_SPLIT_SEED, DEF_HIDDEN, DEF_DROPOUT, DEF_SMOOTH, DEF_LR, DEF_WD, DEF_EPOCHS,
+            DEF_BATCH, DEF_SEED, DEF_SAVE_DIR, DEF_SAVE_EVERY);
 }
+
+/* ------------------------------------------------------------ arguments */
 
 /* Argument errors: every rank parses the same argv, rank 0 says it once. */
 static int bad_arg(const char *fmt, const char *a, const char *b)
@@ -174,6 +220,7 @@ static int parse_args(int argc, char **argv, options *o)
     t->feat_dim = DEF_FEATURES;
     t->model.dropout = DEF_DROPOUT;
     t->model.label_smoothing = DEF_SMOOTH;
+    for (int c = 0; c < MLP_CLASSES; c++) t->model.class_weight[c] = 1.0f;
     t->opt = (opt_config){.kind = OPT_ADAM, .lr = DEF_LR, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f,
                           .weight_decay = DEF_WD, .sched = SCHED_COSINE, .warmup = 10, .min_frac = 0.0f,
                           .step_every = 0, .step_gamma = 0.5f};
@@ -187,10 +234,9 @@ static int parse_args(int argc, char **argv, options *o)
     o->algo_name = "ring";
     o->save_dir = DEF_SAVE_DIR;
     o->save_every = DEF_SAVE_EVERY;
-    o->threads = 0;
     o->inject_desync = -1;
     char err[256];
-    int set_wd = 0;
+    int set_wd = 0, fold = 0;
     if (mlp_parse_hidden(DEF_HIDDEN, &t->model, err, sizeof err)) return 2;
 
     for (int i = 1; i < argc; i++) {
@@ -201,13 +247,14 @@ static int parse_args(int argc, char **argv, options *o)
         if (!strcmp(a, "--check-sync")) { o->check_sync = 1; continue; }
         if (!strcmp(a, "--no-save")) { o->no_save = 1; continue; }
         if (!strcmp(a, "--quiet")) { o->quiet = 1; continue; }
-        if (!strcmp(a, "--dense-allreduce")) { o->dense_allreduce = 1; continue; }
-        if (!strcmp(a, "--overlap")) { o->overlap = 1; continue; }
+        if (!strcmp(a, "--sparse-grads")) { o->sparse_grads = 1; continue; }
+        if (!strcmp(a, "--strict-data")) { o->strict_data = 1; continue; }
         static const char *const valued[] = {
             "--algo", "--data", "--holdout", "--save", "--resume", "--metrics", "--log", "--hidden", "--features",
             "--dropout", "--optimizer", "--schedule", "--lr", "--momentum", "--weight-decay", "--warmup", "--epochs",
             "--batch", "--accum", "--seed", "--val-frac", "--bucket-mb", "--threads", "--stop-after",
-            "--inject-desync", "--char-ngrams", "--sublinear-tf", "--title-weight", "--split-seed", "--label-smoothing", "--save-every", NULL};
+            "--inject-desync", "--char-ngrams", "--sublinear-tf", "--title-weight", "--split-seed", "--label-smoothing",
+            "--save-every", "--folds", "--fold", "--class-weight", NULL};
         int known = 0;
         for (int k = 0; valued[k]; k++) known |= !strcmp(a, valued[k]);
         if (strncmp(a, "--", 2)) return bad_arg("unexpected argument '%s'%s", a, "");
@@ -245,6 +292,17 @@ static int parse_args(int argc, char **argv, options *o)
         } else if (!strcmp(a, "--label-smoothing")) {
             if (parse_double(a, v, 0, 1, 1, &d)) return 2;
             t->model.label_smoothing = (float)d;
+        } else if (!strcmp(a, "--class-weight")) {
+            float w[MLP_CLASSES];
+            int used = 0;
+            if (sscanf(v, "%f,%f,%f,%f%n", &w[0], &w[1], &w[2], &w[3], &used) != 4 || v[used])
+                return bad_arg("--class-weight: want 4 comma-separated weights (computer-vision, mlops, nlp, "
+                               "other), got '%s'%s", v, "");
+            for (int c = 0; c < MLP_CLASSES; c++) {
+                if (!(w[c] > 0.0f && w[c] <= CFG_MAX_CLASS_WEIGHT))
+                    return bad_arg("--class-weight: every weight must be in (0, 100], got '%s'%s", v, "");
+                t->model.class_weight[c] = w[c];
+            }
         } else if (!strcmp(a, "--dropout")) {
             if (parse_double(a, v, 0, 1, 1, &d)) return 2;
             t->model.dropout = (float)d;
@@ -253,7 +311,7 @@ static int parse_args(int argc, char **argv, options *o)
         } else if (!strcmp(a, "--schedule")) {
             if (opt_parse_sched(v, &t->opt.sched)) return bad_arg("--schedule: want cosine, const or step, got '%s'%s", v, "");
         } else if (!strcmp(a, "--lr")) {
-            if (parse_double(a, v, 0, 100, 0, &d)) return 2;
+            if (parse_double(a, v, 0, CFG_MAX_LR, 0, &d)) return 2;
             t->opt.lr = (float)d;
         } else if (!strcmp(a, "--momentum")) {
             if (parse_double(a, v, 0, 1, 1, &d)) return 2;
@@ -263,24 +321,30 @@ static int parse_args(int argc, char **argv, options *o)
             t->opt.weight_decay = (float)d;
             set_wd = 1;
         } else if (!strcmp(a, "--warmup")) {
-            if (parse_long(a, v, 0, 100000000, &l)) return 2;
+            if (parse_long(a, v, 0, CFG_MAX_WARMUP, &l)) return 2;
             t->opt.warmup = l;
         } else if (!strcmp(a, "--epochs")) {
-            if (parse_long(a, v, 1, 1000000, &l)) return 2;
+            if (parse_long(a, v, 1, CFG_MAX_EPOCHS, &l)) return 2;
             t->epochs = (int)l;
             o->set_epochs = 1;
         } else if (!strcmp(a, "--batch")) {
-            if (parse_long(a, v, 1, 1 << 20, &l)) return 2;
+            if (parse_long(a, v, 1, CFG_MAX_BATCH, &l)) return 2;
             t->batch = (int)l;
         } else if (!strcmp(a, "--accum")) {
-            if (parse_long(a, v, 1, 1 << 16, &l)) return 2;
+            if (parse_long(a, v, 1, CFG_MAX_ACCUM, &l)) return 2;
             t->accum = (int)l;
         } else if (!strcmp(a, "--seed")) {
             if (parse_long(a, v, 0, LONG_MAX, &l)) return 2;
             t->seed = (uint64_t)l;
         } else if (!strcmp(a, "--val-frac")) {
-            if (parse_double(a, v, 0.01, 0.9, 0, &d)) return 2;
+            if (parse_double(a, v, 0, CFG_MAX_VAL_FRAC, 0, &d)) return 2;
             t->val_frac = d;
+        } else if (!strcmp(a, "--folds")) {
+            if (parse_long(a, v, 2, CFG_MAX_FOLDS, &l)) return 2;
+            t->folds = (int)l;
+        } else if (!strcmp(a, "--fold")) {
+            if (parse_long(a, v, 1, CFG_MAX_FOLDS, &l)) return 2;
+            fold = (int)l;
         } else if (!strcmp(a, "--bucket-mb")) {
             if (parse_double(a, v, 0, 1 << 20, 0, &d)) return 2;
             o->bucket_mb = d;
@@ -288,19 +352,29 @@ static int parse_args(int argc, char **argv, options *o)
             if (parse_long(a, v, 1, 1024, &l)) return 2;
             o->threads = (int)l;
         } else if (!strcmp(a, "--save-every")) {
-            if (parse_long(a, v, 1, 1000000, &l)) return 2;
+            if (parse_long(a, v, 1, CFG_MAX_EPOCHS, &l)) return 2;
             o->save_every = (int)l;
         } else if (!strcmp(a, "--stop-after")) {
-            if (parse_long(a, v, 1, 1000000, &l)) return 2;
+            if (parse_long(a, v, 1, CFG_MAX_EPOCHS, &l)) return 2;
             o->stop_after = (int)l;
         } else if (!strcmp(a, "--inject-desync")) {
             /* For the test of --check-sync: perturb rank 1's parameters after this epoch. */
-            if (parse_long(a, v, 1, 1000000, &l)) return 2;
+            if (parse_long(a, v, 1, CFG_MAX_EPOCHS, &l)) return 2;
             o->inject_desync = (int)l;
         } else {
             return bad_arg("unknown option '%s'%s", a, "");
         }
     }
+    if (!t->folds != !fold) return bad_arg("--folds K and --fold I go together%s%s", "", "");
+    if (fold > t->folds) {
+        char k[32];
+        snprintf(k, sizeof k, "%d", t->folds);
+        return bad_arg("--fold: want 1..%s (the --folds given)%s", k, "");
+    }
+    t->fold = fold ? fold - 1 : 0;
+    if (o->sparse_grads && o->bucket_mb > 0)
+        return bad_arg("--sparse-grads and --bucket-mb do not go together: the touched rows are known only once "
+                       "the whole backward is done%s%s", "", "");
     /* The default decay is AdamW's; coupled into SGD it would be far too strong. */
     if (!set_wd && t->opt.kind == OPT_SGD) t->opt.weight_decay = 0.0f;
     if (!strcmp(o->algo_name, "list")) { if (g_rank == 0) ck_algo_print_table(stdout); return 1; }
@@ -316,30 +390,6 @@ static int parse_args(int argc, char **argv, options *o)
 
 /* ------------------------------------------------------------ helpers */
 
-static int mkdir_p(const char *path, char *err, size_t errlen)
-{
-    char buf[4096];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) { snprintf(err, errlen, "path too long"); return -1; }
-    for (char *p = buf + 1; ; p++) {
-        if (*p == '/' || !*p) {
-            char c = *p;
-            *p = '\0';
-            if (mkdir(buf, 0755) && errno != EEXIST) {
-                snprintf(err, errlen, "cannot create directory %.1000s: %s", buf, strerror(errno));
-                return -1;
-            }
-            struct stat st;
-            if (stat(buf, &st) || !S_ISDIR(st.st_mode)) {
-                snprintf(err, errlen, "%.1000s exists and is not a directory", buf);
-                return -1;
-            }
-            *p = c;
-            if (!c) break;
-        }
-    }
-    return 0;
-}
-
 /* All ranks agree that every rank succeeded (used after per-rank work that
  * can fail, so a failure on one rank never leaves the others waiting). */
 static int all_ok(int ok)
@@ -349,6 +399,13 @@ static int all_ok(int ok)
     return all;
 }
 
+/* Rank 0's verdict, for every rank. */
+static int from_root(int v)
+{
+    MPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return v;
+}
+
 static void fail_abort(const char *what, const char *msg)
 {
     fprintf(stderr, "tagtrain: rank %d: %s: %s\n", g_rank, what, msg);
@@ -356,45 +413,90 @@ static void fail_abort(const char *what, const char *msg)
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
-/* Featurised rows in CSR form: row i's non-zeros are idx[ptr[i] .. ptr[i+1]).
- * A TF-IDF row has tens to hundreds of non-zeros out of tens of thousands of
- * buckets, so this is what the model reads (mlp_forward_sparse). */
-typedef struct { size_t *ptr; int *idx; float *val; int *y; size_t n; } matrix;
-
-static int featurise(const featurizer *f, const mwml_data *d, const size_t *rows, size_t n, matrix *out)
+/* An output file (--log, --metrics). Never blocks and never destroys a
+ * user's file: a FIFO nobody reads is refused instead of waited on; an
+ * existing non-empty regular file is replaced only when its first line says
+ * tagtrain wrote it; devices (/dev/null) are fine. */
+static FILE *open_output(const char *opt, const char *path, char *err, size_t errlen)
 {
-    memset(out, 0, sizeof *out);
-    out->n = n;
-    out->ptr = malloc((n + 1) * sizeof *out->ptr);
-    out->y = malloc((n ? n : 1) * sizeof(int));
-    float *dense = malloc((size_t)f->dim * sizeof(float));
-    size_t cap = 0, nnz = 0;
-    if (!out->ptr || !out->y || !dense) { free(dense); return -1; }
-    out->ptr[0] = 0;
-    for (size_t i = 0; i < n; i++) {
-        size_t row = rows ? rows[i] : i;
-        if (feat_transform_rows(f, d, &row, 1, dense)) { free(dense); return -1; }
-        for (int k = 0; k < f->dim; k++) {
-            if (dense[k] == 0.0f) continue;
-            if (nnz == cap) {
-                cap = cap ? 2 * cap : 4096;
-                int *ni = realloc(out->idx, cap * sizeof *ni);
-                if (ni) out->idx = ni;
-                float *nv = realloc(out->val, cap * sizeof *nv);
-                if (nv) out->val = nv;
-                if (!ni || !nv) { free(dense); return -1; }
+    struct stat st;
+    int fd = -1;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) { snprintf(err, errlen, "%s %s: is a directory", opt, path); return NULL; }
+        if (S_ISSOCK(st.st_mode)) { snprintf(err, errlen, "%s %s: is a socket", opt, path); return NULL; }
+        if (S_ISFIFO(st.st_mode)) {
+            fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+            if (fd < 0) {
+                snprintf(err, errlen, "%s %s: %s", opt, path,
+                         errno == ENXIO ? "a FIFO that nobody reads (refusing to wait for a reader)" : strerror(errno));
+                return NULL;
             }
-            out->idx[nnz] = k;
-            out->val[nnz++] = dense[k];
+            fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+        } else if (S_ISREG(st.st_mode) && st.st_size > 0) {
+            char head[512] = "";
+            FILE *f = fopen(path, "r");
+            size_t k = f ? fread(head, 1, sizeof head - 1, f) : 0;
+            if (f) fclose(f);
+            head[k] = '\0';
+            char *nl = strchr(head, '\n');
+            if (nl) *nl = '\0';
+            if (!strstr(head, SIGNATURE)) {
+                snprintf(err, errlen, "%s %s: the file exists and tagtrain did not write it: refusing to overwrite it",
+                         opt, path);
+                return NULL;
+            }
         }
-        out->ptr[i + 1] = nnz;
-        out->y[i] = d->rows[row].tag;
     }
-    free(dense);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : fopen(path, "w");
+    if (!f) {
+        snprintf(err, errlen, "%s %s: cannot open for writing: %s", opt, path, strerror(errno));
+        if (fd >= 0) close(fd);
+    }
+    return f;
+}
+
+/* Flush and check: every failed write is an error. */
+static int output_ok(FILE *f, const char *opt, const char *path, char *err, size_t errlen)
+{
+    if (fflush(f) == 0 && !ferror(f)) return 1;
+    snprintf(err, errlen, "%s %s: write failed: %s", opt, path, strerror(errno ? errno : EIO));
     return 0;
 }
 
-static void matrix_free(matrix *m) { free(m->ptr); free(m->idx); free(m->val); free(m->y); }
+/* The data audit (mwml_audit_rows) and the split's size, as warnings; 0 when
+ * the run may go on (always, unless --strict-data and something was found). */
+static int warn_data(const mwml_audit *a, const char *name, const char *hold, size_t nva, const train_config *tc,
+                     size_t nrows, int strict)
+{
+    int n = 0;
+    const char *w = strict ? "error" : "warning";
+    if (a->dup_ids)
+        n++, fprintf(stderr, "tagtrain: %s: %s: %zu row%s an earlier row's id (first: %s)\n", w, name, a->dup_ids,
+                     a->dup_ids == 1 ? " repeats" : "s repeat", a->example[0]);
+    if (a->dup_text)
+        n++, fprintf(stderr, "tagtrain: %s: %s: %zu row%s an earlier row's title and description under another id "
+                     "(first: %s)\n", w, name, a->dup_text, a->dup_text == 1 ? " repeats" : "s repeat", a->example[1]);
+    if (a->conflicting)
+        n++, fprintf(stderr, "tagtrain: %s: %s: %zu repeated row%s another tag than the earlier copy (first: %s)\n", w,
+                     name, a->conflicting, a->conflicting == 1 ? " carries" : "s carry", a->example[2]);
+    if (a->in_holdout)
+        n++, fprintf(stderr, "tagtrain: %s: %s: %zu row%s also in %s: the holdout figure would be measured partly "
+                     "on training rows (first: %s)\n", w, name, a->in_holdout, a->in_holdout == 1 ? " is" : "s are",
+                     hold, a->example[3]);
+    if (nva == 0 && (tc->folds || tc->val_frac > 0))
+        n++, fprintf(stderr, "tagtrain: %s: the split leaves no validation rows (%s of %zu rows): there is no val "
+                     "loss, and best.ckpt will be the last epoch's model\n", w,
+                     tc->folds ? "a fold" : "--val-frac", nrows);
+    if (n && strict) fprintf(stderr, "tagtrain: refusing the data (--strict-data)\n");
+    return n && strict ? -1 : 0;
+}
+
+/* One JSON-lines record of the log, started. */
+static void log_record(json *j, FILE *f, const char *type)
+{
+    json_open(j, f);
+    json_str(j, "type", type);
+}
 
 /* ------------------------------------------------------------ main */
 
@@ -440,8 +542,15 @@ int tagtrain_main(int argc, char **argv)
     int have_ck = 0;
     if (o.resume) {
         int ok = ckpt_load(o.resume, &ck, err, sizeof err) == 0;
+        if (ok && ck.kind != CKPT_STATE) {
+            snprintf(err, sizeof err, "%s holds a model (best.ckpt), not a training state: resume from last.ckpt",
+                     o.resume);
+            ckpt_free(&ck);
+            ok = 0;
+        }
         if (!all_ok(ok)) {
             if (!ok && root) fprintf(stderr, "tagtrain: --resume: %s\n", err);
+            if (ok) ckpt_free(&ck);
             MPI_Finalize();
             return 1;
         }
@@ -453,38 +562,60 @@ int tagtrain_main(int argc, char **argv)
             fprintf(stderr, "tagtrain: %s has already done %d of %d epochs; nothing to train (raise --epochs)\n",
                     o.resume, ck.epochs_done, tc->epochs);
     }
+    const int cv = tc->folds > 0;
 
     /* ---- OpenBLAS threads: one per rank unless asked. The default model's
      * matrices are too small for more to pay, and p ranks share the cores. */
     openblas_set_num_threads(o.threads ? o.threads : 1);
 
-    /* ---- data */
-    char path_data[4096], path_hold[4096];
+    /* ---- data: load, audit, split, featurise into CSR rows */
+    char path_data[4096], path_hold[4096] = "";
     mwml_data data = {0}, hold = {0};
     int ok = mwml_find(o.data, "dataset.csv", path_data, sizeof path_data, err, sizeof err) == 0 &&
-             mwml_load(path_data, &data, err, sizeof err) == 0 &&
-             mwml_find(o.holdout, "holdout.csv", path_hold, sizeof path_hold, err, sizeof err) == 0 &&
+             mwml_load(path_data, &data, err, sizeof err) == 0;
+    /* Cross-validation selects the model: it never reads the holdout. */
+    if (ok && !cv)
+        ok = mwml_find(o.holdout, "holdout.csv", path_hold, sizeof path_hold, err, sizeof err) == 0 &&
              mwml_load(path_hold, &hold, err, sizeof err) == 0;
     if (!all_ok(ok)) {
         if (!ok && root) fprintf(stderr, "tagtrain: %s\n", err);
+        mwml_free(&data);
+        mwml_free(&hold);
+        if (have_ck) ckpt_free(&ck);
         MPI_Finalize();
         return 1;
     }
     size_t *tr_rows = NULL, *va_rows = NULL, ntr = 0, nva = 0;
-    featurizer feat = {0};
-    matrix Xtr = {0}, Xva = {0}, Xho = {0};
-    ok = stratified_split(&data, tc->val_frac, tc->split_seed, &tr_rows, &ntr, &va_rows, &nva) == 0 && ntr > 0;
-    if (ok) ok = have_ck ? feat_load_opts(&feat, tc->feat_dim, &tc->feat, ck.idf) == 0
-                         : feat_fit_opts(&feat, tc->feat_dim, &tc->feat, &data, tr_rows, ntr) == 0;
-    ok = ok && featurise(&feat, &data, tr_rows, ntr, &Xtr) == 0 && featurise(&feat, &data, va_rows, nva, &Xva) == 0 &&
-         featurise(&feat, &hold, NULL, hold.n, &Xho) == 0;
-    if (!all_ok(ok)) {
-        if (!ok && root) fprintf(stderr, "tagtrain: cannot split or featurise the data (too few rows, or out of memory)\n");
+    ok = (cv ? stratified_kfold(&data, tc->folds, tc->fold, tc->split_seed, &tr_rows, &ntr, &va_rows, &nva)
+             : stratified_split(&data, tc->val_frac, tc->split_seed, &tr_rows, &ntr, &va_rows, &nva)) == 0;
+    mwml_audit audit;
+    ok = ok && mwml_audit_rows(&data, cv ? NULL : &hold, &audit) == 0;
+    if (!all_ok(ok) || ntr == 0) {
+        if (root) fprintf(stderr, "tagtrain: cannot split %s: %s\n", path_data, ok ? "no training rows" : "out of memory");
         MPI_Finalize();
         return 1;
     }
+    const char *dname = strrchr(path_data, '/') ? strrchr(path_data, '/') + 1 : path_data;
+    const char *hname = strrchr(path_hold, '/') ? strrchr(path_hold, '/') + 1 : path_hold;
+    if (from_root(root ? warn_data(&audit, dname, hname, nva, tc, data.n, o.strict_data) : 0)) {
+        MPI_Finalize();
+        return 1;
+    }
+    featurizer feat = {0};
+    feat_csr Xtr = {0}, Xva = {0}, Xho = {0};
+    ok = (have_ck ? feat_load_opts(&feat, tc->feat_dim, &tc->feat, ck.idf)
+                  : feat_fit_opts(&feat, tc->feat_dim, &tc->feat, &data, tr_rows, ntr)) == 0;
+    ok = ok && feat_transform_csr(&feat, &data, tr_rows, ntr, &Xtr) == 0 &&
+         feat_transform_csr(&feat, &data, va_rows, nva, &Xva) == 0 &&
+         (cv || feat_transform_csr(&feat, &hold, NULL, hold.n, &Xho) == 0);
+    if (!all_ok(ok)) {
+        if (!ok && root) fprintf(stderr, "tagtrain: cannot featurise the data: out of memory\n");
+        MPI_Finalize();
+        return 1;
+    }
+    const csr_rows xtr = {Xtr.ptr, Xtr.idx, Xtr.val}, xva = {Xva.ptr, Xva.idx, Xva.val}, xho = {Xho.ptr, Xho.idx, Xho.val};
 
-    /* ---- communicator, model, optimizer */
+    /* ---- communicator, model, data parallelism, optimizer */
     ck_comm *comm = NULL;
     int rc = ck_comm_create(MPI_COMM_WORLD, CK_MEM_HOST, &comm);
     if (rc) fail_abort("ck_comm_create", ck_strerror(rc));
@@ -494,22 +625,19 @@ int tagtrain_main(int argc, char **argv)
     if (mlp_create(&model, &tc->model, local_max > eval_batch ? local_max : eval_batch))
         fail_abort("model", "out of memory");
     dp_ctx dp;
-    if (dp_init(&dp, comm, algo, &model, tc->batch, o.bucket_mb, err, sizeof err)) fail_abort("setup", err);
-    if (!o.dense_allreduce &&
-        dp_enable_compact(&dp, &model, o.overlap && provided >= MPI_THREAD_MULTIPLE, err, sizeof err))
-        fail_abort("setup", err);
-    size_t *eval_rows = malloc((size_t)model.max_batch * sizeof *eval_rows);
-    if (!eval_rows) fail_abort("setup", "out of memory");
+    if (dp_init(&dp, comm, algo, &model, o.bucket_mb, o.sparse_grads, err, sizeof err)) fail_abort("setup", err);
+    size_t *rows = malloc((size_t)model.max_batch * sizeof *rows);   /* this rank's batch rows */
+    int *labels = malloc((size_t)model.max_batch * sizeof *labels);
+    if (!rows || !labels) fail_abort("setup", "out of memory");
 
     size_t npad = (ntr + (size_t)p - 1) / (size_t)p * (size_t)p;
     size_t per_step = (size_t)tc->batch * (size_t)tc->accum;
     int64_t steps_per_epoch = (int64_t)((npad + per_step - 1) / per_step);
     optimizer opt;
-    if (!have_ck) tc->opt.total_steps = steps_per_epoch * tc->epochs;
-    else if (o.set_epochs) tc->opt.total_steps = steps_per_epoch * tc->epochs;
+    if (!have_ck || o.set_epochs) tc->opt.total_steps = steps_per_epoch * tc->epochs;
     if (opt_create(&opt, &tc->opt, model.nparams)) fail_abort("optimizer", "out of memory");
 
-    int start_epoch = 0;
+    int start_epoch = 0, best_epoch = 0;
     double best_val = INFINITY;
     if (have_ck) {
         memcpy(model.params, ck.params, model.nparams * sizeof(float));
@@ -518,6 +646,7 @@ int tagtrain_main(int argc, char **argv)
         opt.t = ck.opt_steps;
         start_epoch = ck.epochs_done;
         best_val = ck.best_val_loss;
+        best_epoch = ck.best_epoch;
     } else if (root) {
         mlp_init_params(&model, tc->seed);
     }
@@ -525,207 +654,329 @@ int tagtrain_main(int argc, char **argv)
      * it costs one broadcast and rules out a rank that read a different file). */
     if (dp_broadcast_params(&dp, model.params, model.nparams)) fail_abort("broadcast", "MPI_Bcast failed");
 
-    /* Best parameters by val loss, kept by rank 0 for the holdout evaluation. */
+    /* The best parameters by val loss, kept by rank 0 for best.ckpt and the holdout. */
     float *best = root ? malloc(model.nparams * sizeof(float)) : NULL;
     if (root && !best) fail_abort("best copy", "out of memory");
-    if (root) memcpy(best, model.params, model.nparams * sizeof(float));
-    /* Optimizer state at the best epoch, for best.ckpt (written every --save-every epochs). */
-    float *best_m = root && !o.no_save ? malloc(model.nparams * sizeof(float)) : NULL;
-    float *best_v = root && !o.no_save ? malloc(model.nparams * sizeof(float)) : NULL;
-    if (root && !o.no_save && (!best_m || !best_v)) fail_abort("best copy", "out of memory");
-    checkpoint best_ck = {0};
-    int best_dirty = 0;
-    if (root && have_ck && o.save_dir && !o.no_save) {
-        /* A resumed run's best so far lives in best.ckpt of the save dir. */
-        char bp[4200];
-        checkpoint bc;
-        snprintf(bp, sizeof bp, "%s/best.ckpt", o.save_dir);
-        if (ckpt_probe(bp) == 1 && ckpt_load(bp, &bc, err, sizeof err) == 0) {
-            if (bc.nparams == model.nparams && bc.best_val_loss == best_val)
-                memcpy(best, bc.params, model.nparams * sizeof(float));
-            ckpt_free(&bc);
-        }
-    }
+    if (root) memcpy(best, have_ck && best_epoch > 0 ? ck.best : model.params, model.nparams * sizeof(float));
 
-    char last_path[4200] = "", best_path[4200] = "";
-    if (root && !o.no_save) {
-        ok = mkdir_p(o.save_dir, err, sizeof err) == 0;
-        snprintf(last_path, sizeof last_path, "%s/last.ckpt", o.save_dir);
-        snprintf(best_path, sizeof best_path, "%s/best.ckpt", o.save_dir);
-        if (ok && (ckpt_probe(last_path) < 0 || ckpt_probe(best_path) < 0)) {
-            snprintf(err, sizeof err, "%s holds a file named last.ckpt or best.ckpt that is not a tagtrain "
-                     "checkpoint: refusing to overwrite it (choose another --save DIR)", o.save_dir);
-            ok = 0;
-        }
-    }
-    if (!all_ok(root ? ok : 1)) {
-        if (root) fprintf(stderr, "tagtrain: --save: %s\n", err);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    /* ---- outputs, checked before any training: the save directory (locked,
+     * cleaned of a killed run's temporary files, writable; best.ckpt made to
+     * match a resumed state) and the log. */
+    ckpt_dir cdir = {.lock_fd = -1};
     FILE *logf = NULL;
-    if (root && o.log && !(logf = fopen(o.log, "w"))) {
-        fprintf(stderr, "tagtrain: --log %s: %s\n", o.log, strerror(errno));
+    char note[512] = "", repaired[1200] = "";
+    const char *failed = "";
+    ok = 1;
+    if (root && !o.no_save) {
+        ok = ckpt_dir_open(&cdir, o.save_dir, note, sizeof note, err, sizeof err) == 0;
+        /* A resumed run: best.ckpt must be the best model last.ckpt records
+         * (after a crash it may be missing, or from a later epoch). */
+        if (ok && have_ck) ok = ckpt_dir_sync_best(&cdir, &ck, repaired, sizeof repaired, err, sizeof err) == 0;
+        if (!ok) failed = "--save: ";
+    }
+    if (root && ok && o.log) ok = (logf = open_output("--log", o.log, err, sizeof err)) != NULL;
+    if (!all_ok(ok)) {
+        if (root) fprintf(stderr, "tagtrain: %s%s\n", failed, err);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
+    if (have_ck) ckpt_free(&ck);
 
+    const size_t dense_bytes = model.nparams * sizeof(float);
+    const char *ar_mode = o.sparse_grads ? "sparse" : dp.nbuckets ? "bucketed" : "dense";
     if (root && !o.quiet) {
-        printf("tagtrain: %d rank%s, algo %s%s, %zu train / %zu val / %zu holdout rows, %d features, "
-               "model %d", p, p > 1 ? "s" : "", algo->name, dp.nbuckets ? " (bucketed)" : "", ntr, nva, hold.n,
-               tc->feat_dim, tc->feat_dim);
+        printf("tagtrain: %d rank%s, algo %s, %zu train / %zu val", p, p > 1 ? "s" : "", algo->name, ntr, nva);
+        if (cv) printf(" rows (fold %d of %d; holdout not read)", tc->fold + 1, tc->folds);
+        else printf(" / %zu holdout rows", hold.n);
+        printf(", %d features, model %d", tc->feat_dim, tc->feat_dim);
         for (int i = 0; i < tc->model.nhidden; i++) printf("-%d", tc->model.hidden[i]);
-        printf("-%d (%zu params, %.2f MiB of gradient), batch %d x accum %d, %s lr %g\n", MLP_CLASSES,
-               model.nparams, model.nparams * 4.0 / 1048576.0, tc->batch, tc->accum, opt_kind_name(tc->opt.kind),
-               tc->opt.lr);
-        printf("  data: %s, %s (%.0f non-zero features per train row)\n", path_data, path_hold,
+        printf("-%d (%zu params), batch %d x accum %d, %s lr %g\n", MLP_CLASSES, model.nparams, tc->batch, tc->accum,
+               opt_kind_name(tc->opt.kind), tc->opt.lr);
+        if (p == 1) printf("  all-reduce: none (1 rank)\n");
+        else if (o.sparse_grads)
+            printf("  all-reduce: sparse (--sparse-grads): the touched rows of the input layer and the rest, "
+                   "up to %.2f MB per step\n", dense_bytes / 1e6);
+        else
+            printf("  all-reduce: %s, %.2f MB per step (the whole gradient buffer)%s\n", ar_mode, dense_bytes / 1e6,
+                   dp.nbuckets ? ", in buckets during backward" : "");
+        printf("  data: %s%s%s (%.0f non-zero features per train row)\n", path_data, cv ? "" : ", ", path_hold,
                ntr ? (double)Xtr.ptr[ntr] / (double)ntr : 0.0);
         if (have_ck) printf("  resumed from %s after epoch %d\n", o.resume, start_epoch);
+        if (note[0]) printf("  %s\n", note);
+        if (repaired[0]) printf("  repaired %s: %s; rewritten from the training state\n", cdir.best, repaired);
         fflush(stdout);
+    }
+    if (logf) {
+        json j;
+        log_record(&j, logf, "run");
+        json_str(&j, "program", "tagtrain");
+        json_int(&j, "ranks", p);
+        json_str(&j, "algo", algo->name);
+        json_str(&j, "allreduce", ar_mode);
+        json_int(&j, "params", (long long)model.nparams);
+        json_int(&j, "gradient_bytes", (long long)dense_bytes);
+        json_int(&j, "train_rows", (long long)ntr);
+        json_int(&j, "val_rows", (long long)nva);
+        json_int(&j, "batch", tc->batch);
+        json_int(&j, "accum", tc->accum);
+        json_int(&j, "epochs", tc->epochs);
+        json_int(&j, "seed", (long long)tc->seed);
+        if (cv) { json_int(&j, "folds", tc->folds); json_int(&j, "fold", tc->fold + 1); }
+        json_end(&j);
     }
 
     /* ---- training */
-    dp_dataset ds = {NULL, Xtr.y, ntr, tc->feat_dim, Xtr.ptr, Xtr.idx, Xtr.val};
-    double train_time = 0.0, samples_done = 0.0;
-    int last_epoch = tc->epochs;
+    double train_time = 0.0, samples_done = 0.0, t_compute = 0.0, t_comm = 0.0, bytes_total = 0.0;
+    int64_t steps_done = 0;
+    int last_epoch = tc->epochs, best_dirty = 0, status = 0, last_saved = start_epoch;
     if (o.stop_after && start_epoch + o.stop_after < last_epoch) last_epoch = start_epoch + o.stop_after;
     metrics val = {0};
-    for (int epoch = start_epoch; epoch < last_epoch; epoch++) {
+    double best_f1 = 0.0;
+    /* Test hook (tests/trainer/cli.sh): TAGTRAIN_TEST_NAN=E makes every
+     * rank's parameters NaN before epoch E, as a diverging run would. */
+    const char *nan_hook = getenv("TAGTRAIN_TEST_NAN");
+    const int nan_epoch = nan_hook ? atoi(nan_hook) : 0;
+    for (int epoch = start_epoch; epoch < last_epoch && !status; epoch++) {
+        if (epoch + 1 == nan_epoch) model.params[model.nparams - 1] = NAN;
         size_t *order = NULL;
         size_t n_order = dp_epoch_order(ntr, p, tc->seed, epoch, &order);
         if (!order) fail_abort("epoch order", "out of memory");
         rng_t drop = rng_stream(tc->seed, RNG_DROPOUT, (uint64_t)rank, (uint64_t)epoch);
         double loss_cnt[2] = {0, 0};
         MPI_Barrier(MPI_COMM_WORLD);   /* epoch timings start together */
-        double te0 = ck_now(), comm0 = dp.t_comm, comp0 = dp.t_compute;
+        double te0 = ck_now(), comm0 = t_comm, comp0 = t_compute;
         int64_t step_in_epoch = 0;
         for (size_t pos = 0; pos < n_order; pos += per_step, step_in_epoch++) {
-            size_t len = n_order - pos < per_step ? n_order - pos : per_step;
-            double c0 = dp.t_comm, k0 = dp.t_compute;
-            float lr = opt_lr_at(&opt.cfg, opt.t);
-            rc = dp_step(&dp, &model, &opt, &ds, order, pos, len, tc->batch, &drop, &loss_cnt[0], &loss_cnt[1],
-                         err, sizeof err);
+            /* One optimizer step over the global samples order[pos .. pos+len). */
+            const size_t len = n_order - pos < per_step ? n_order - pos : per_step;
+            const float lr = opt_lr_at(&opt.cfg, opt.t);
+            const double t0 = ck_now();
+
+            /* 1. forward + backward, micro-batch by micro-batch: this rank's
+             *    share (dp_shard) of each, gradients SUMMED into model.grads. */
+            for (size_t mb = 0; mb < len; mb += (size_t)tc->batch) {
+                const size_t mlen = len - mb < (size_t)tc->batch ? len - mb : (size_t)tc->batch;
+                const int last_micro = mb + mlen == len;
+                const int b = dp_shard(&dp, order, pos + mb, mlen, rows);
+                for (int r = 0; r < b; r++) labels[r] = Xtr.y[rows[r]];
+                loss_cnt[0] += mlp_forward(&model, &xtr, rows, labels, b, 1, &drop);
+                loss_cnt[1] += b;
+                /* The bucket hook launches all-reduces of finished gradient slices during the last backward. */
+                mlp_backward(&model, labels, b, last_micro && dp.nbuckets ? dp_bucket_ready : NULL, &dp,
+                             dp.bucket_elems);
+                sim_charge(6.0 * (double)b * (double)model.nparams);
+            }
+            const double t1 = ck_now();
+
+            /* 2. all-reduce: every rank's buffer becomes the SUM over all ranks. */
+            rc = dp_allreduce_grads(&dp, &xtr, order + pos, len, err, sizeof err);
             if (rc) fail_abort("training step", err);
-            if (logf)
-                fprintf(logf, "{\"type\":\"step\",\"epoch\":%d,\"step\":%lld,\"global_step\":%lld,\"samples\":%zu,"
-                        "\"lr\":%.6g,\"compute_s\":%.6f,\"comm_s\":%.6f}\n", epoch + 1, (long long)step_in_epoch,
-                        (long long)opt.t, len, lr, dp.t_compute - k0, dp.t_comm - c0);
+            const double t2 = ck_now();
+
+            /* 3. optimizer: the mean gradient is the sum / samples in the step. */
+            optimizer_step(&opt, model.params, model.grads, 1.0f / (float)len);
+            sim_charge(10.0 * (double)model.nparams);
+            const double t3 = ck_now();
+
+            t_compute += (t1 - t0) + (t3 - t2);
+            t_comm += t2 - t1;
+            bytes_total += (double)dp.last_bytes;
+            steps_done++;
+            if (logf) {
+                json j;
+                log_record(&j, logf, "step");
+                json_int(&j, "epoch", epoch + 1);
+                json_int(&j, "step", step_in_epoch);
+                json_int(&j, "global_step", opt.t);
+                json_int(&j, "samples", (long long)len);
+                json_num(&j, "lr", lr);
+                json_num(&j, "compute_s", (t1 - t0) + (t3 - t2));
+                json_num(&j, "comm_s", t2 - t1);
+                json_int(&j, "allreduce_bytes", (long long)dp.last_bytes);
+                json_end(&j);
+            }
         }
         free(order);
         double te = ck_now() - te0;
         MPI_Allreduce(MPI_IN_PLACE, &te, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        double ecomm = dp.t_comm - comm0, ecomp = dp.t_compute - comp0;
-        double tm[2] = {ecomm, ecomp};
+        double tm[2] = {t_comm - comm0, t_compute - comp0};
         if (dp_sum_doubles(&dp, loss_cnt, 2) || dp_sum_doubles(&dp, tm, 2)) fail_abort("epoch sums", "MPI failed");
         train_time += te;
         samples_done += (double)n_order;
+        ckpt_test_point("epoch");
 
         if (o.inject_desync == epoch + 1 && rank == 1) model.params[0] += 1e-3f;
         if (o.check_sync) {
-            rc = dp_check_sync(&dp, model.params, model.nparams, &opt, err, sizeof err);
+            rc = dp_check_sync(&dp, model.params, opt.m, opt.v, model.nparams, err, sizeof err);
             if (rc) {
                 if (root) fprintf(stderr, "tagtrain: --check-sync after epoch %d: %s\n", epoch + 1, err);
                 MPI_Abort(MPI_COMM_WORLD, 3);
             }
         }
+        /* Rank 0 validates, decides, saves; every rank follows its verdict. */
         if (root) {
-            eval_model_sparse(&model, Xva.ptr, Xva.idx, Xva.val, Xva.y, Xva.n, eval_rows, &val);
-            int improved = val.loss < best_val;
-            if (improved) {
-                best_val = val.loss;
+            const double train_loss = loss_cnt[1] > 0 ? loss_cnt[0] / loss_cnt[1] : 0.0;
+            eval_model(&model, &xva, Xva.y, nva, rows, &val);
+            const int improved = nva ? val.loss < best_val : 1;   /* no val rows: the last epoch is the best */
+            if (!isfinite(train_loss) || (nva && !isfinite(val.loss))) {
+                char saved[4400] = "";
+                if (!o.no_save && last_saved)
+                    snprintf(saved, sizeof saved, " (%s is from epoch %d)", cdir.last, last_saved);
+                fprintf(stderr, "tagtrain: epoch %d: the %s loss is %g: training diverged (try a lower --lr); "
+                        "stopping, and nothing of this epoch is saved%s\n", epoch + 1,
+                        isfinite(train_loss) ? "val" : "train", isfinite(train_loss) ? val.loss : train_loss, saved);
+                status = 4;
+            }
+            if (!status && improved) {
+                best_val = nva ? val.loss : INFINITY;
+                best_epoch = epoch + 1;
+                best_f1 = val.w_f1;
                 memcpy(best, model.params, model.nparams * sizeof(float));
+                best_dirty = 1;
             }
             double comm_frac = tm[0] + tm[1] > 0 ? tm[0] / (tm[0] + tm[1]) : 0.0;
-            if (!o.quiet)
-                printf("epoch %3d/%d  train loss %.4f  val loss %.4f  val acc %.4f  val F1 %.4f  "
-                       "%.0f samples/s  comm %.1f%%%s%s\n", epoch + 1, tc->epochs,
-                       loss_cnt[1] > 0 ? loss_cnt[0] / loss_cnt[1] : 0.0, val.loss, val.accuracy, val.w_f1,
-                       (double)n_order / te, 100.0 * comm_frac, improved ? "  *best" : "",
-                       o.check_sync ? "  [sync ok]" : "");
-            fflush(stdout);
-            if (logf) {
-                fprintf(logf, "{\"type\":\"epoch\",\"epoch\":%d,\"train_loss\":%.6f,\"val_loss\":%.6f,"
-                        "\"val_accuracy\":%.6f,\"val_f1\":%.6f,\"time_s\":%.6f,\"samples\":%zu,"
-                        "\"samples_per_s\":%.3f,\"compute_s\":%.6f,\"comm_s\":%.6f,\"comm_fraction\":%.6f}\n",
-                        epoch + 1, loss_cnt[1] > 0 ? loss_cnt[0] / loss_cnt[1] : 0.0, val.loss, val.accuracy,
-                        val.w_f1, te, n_order, (double)n_order / te, tm[1] / p, tm[0] / p, comm_frac);
-                fflush(logf);
+            if (!o.quiet && !status) {
+                printf("epoch %3d/%d  train loss %.4f", epoch + 1, tc->epochs, train_loss);
+                if (nva) printf("  val loss %.4f  val acc %.4f  val F1 %.4f", val.loss, val.accuracy, val.w_f1);
+                printf("  %.0f samples/s  comm %.1f%%%s%s\n", (double)n_order / te, 100.0 * comm_frac,
+                       improved && nva ? "  *best" : "", o.check_sync ? "  [sync ok]" : "");
+                fflush(stdout);
             }
-            if (!o.no_save) {
-                checkpoint c = {.cfg = *tc, .epochs_done = epoch + 1, .opt_steps = opt.t, .best_val_loss = best_val,
-                                .nparams = model.nparams, .params = model.params, .m = opt.m, .v = opt.v,
-                                .idf = feat.idf};
-                if (improved) {
-                    /* Snapshot the best state; best.ckpt is written with the next last.ckpt. */
-                    memcpy(best_m, opt.m, model.nparams * sizeof(float));
-                    memcpy(best_v, opt.v, model.nparams * sizeof(float));
-                    best_ck = c;
-                    best_ck.params = best;
-                    best_ck.m = best_m;
-                    best_ck.v = best_v;
-                    best_dirty = 1;
+            if (logf && !status) {
+                json j;
+                log_record(&j, logf, "epoch");
+                json_int(&j, "epoch", epoch + 1);
+                json_num(&j, "train_loss", train_loss);
+                json_num(&j, "val_loss", nva ? val.loss : NAN);
+                json_num(&j, "val_accuracy", nva ? val.accuracy : NAN);
+                json_num(&j, "val_f1", nva ? val.w_f1 : NAN);
+                json_num(&j, "time_s", te);
+                json_int(&j, "samples", (long long)n_order);
+                json_num(&j, "samples_per_s", (double)n_order / te);
+                json_num(&j, "compute_s", tm[1] / p);
+                json_num(&j, "comm_s", tm[0] / p);
+                json_num(&j, "comm_fraction", comm_frac);
+                json_end(&j);
+                if (!output_ok(logf, "--log", o.log, err, sizeof err)) {
+                    fprintf(stderr, "tagtrain: %s\n", err);
+                    status = 1;
                 }
-                if ((epoch + 1 - start_epoch) % o.save_every == 0 || epoch + 1 == last_epoch) {
-                    ok = ckpt_save(last_path, &c, err, sizeof err) == 0;
-                    if (ok && best_dirty) ok = ckpt_save(best_path, &best_ck, err, sizeof err) == 0;
-                    best_dirty = 0;
-                    if (!ok) fail_abort("checkpoint", err);
+            }
+            if (!status && !o.no_save && ((epoch + 1) % o.save_every == 0 || epoch + 1 == last_epoch)) {
+                checkpoint st = {.kind = CKPT_STATE, .cfg = *tc, .epochs_done = epoch + 1, .opt_steps = opt.t,
+                                 .best_val_loss = best_val, .best_epoch = best_epoch, .nparams = model.nparams,
+                                 .params = model.params, .m = opt.m, .v = opt.v, .best = best, .idf = feat.idf};
+                if (ckpt_dir_save(&cdir, &st, best_dirty, err, sizeof err)) {
+                    fprintf(stderr, "tagtrain: checkpoint: %s\n", err);
+                    status = 1;
                 }
+                last_saved = epoch + 1;
+                best_dirty = 0;
             }
         }
+        status = from_root(status);
     }
 
-    /* ---- summary and holdout */
-    double comm_all[2] = {dp.t_comm, dp.t_compute};
+    /* ---- summary, and the best model on the holdout (or the fold) */
+    double comm_all[2] = {t_comm, t_compute};
     dp_sum_doubles(&dp, comm_all, 2);
-    if (root) {
+    if (root && !status) {
         double comm_frac = comm_all[0] + comm_all[1] > 0 ? comm_all[0] / (comm_all[0] + comm_all[1]) : 0.0;
-        metrics ho;
+        const double sps = train_time > 0 ? samples_done / train_time : 0.0;
+        const int trained = last_epoch - start_epoch;
+        metrics ho = {0};
         memcpy(model.params, best, model.nparams * sizeof(float));
-        eval_model_sparse(&model, Xho.ptr, Xho.idx, Xho.val, Xho.y, Xho.n, eval_rows, &ho);
-        if (!o.quiet) {
-            printf("\nholdout (%zu rows, best model by val loss %.4f):\n", hold.n, best_val);
-            metrics_print(stdout, &ho, mwml_tags);
-        }
-        printf("trained %d epoch%s in %.2f s (%.2f s total): %.0f samples/s, comm fraction %.3f, "
-               "holdout weighted F1 %.4f\n", last_epoch - start_epoch, last_epoch - start_epoch == 1 ? "" : "s",
-               train_time, ck_now() - t_start, train_time > 0 ? samples_done / train_time : 0.0, comm_frac, ho.w_f1);
-        if (!o.no_save && last_epoch > start_epoch)
-            printf("checkpoints: %s (best by val loss), %s\n", best_path, last_path);
-        if (logf) {
-            fprintf(logf, "{\"type\":\"summary\",\"ranks\":%d,\"algo\":\"%s\",\"bucketed\":%s,\"epochs\":%d,"
-                    "\"train_time_s\":%.6f,\"samples_per_s\":%.3f,\"comm_fraction\":%.6f,\"holdout_f1\":%.6f,"
-                    "\"holdout_accuracy\":%.6f,\"steps\":%lld,\"compute_per_step_s\":%.6g,\"comm_per_step_s\":%.6g,"
-                    "\"allreduce_bytes_per_step\":%.6g,\"compact\":%s,\"overlap\":%s}\n", p, algo->name,
-                    dp.nbuckets ? "true" : "false",
-                    last_epoch - start_epoch, train_time, train_time > 0 ? samples_done / train_time : 0.0,
-                    comm_frac, ho.w_f1, ho.accuracy, (long long)dp.steps,
-                    dp.steps ? comm_all[1] / p / (double)dp.steps : 0.0, dp.steps ? comm_all[0] / p / (double)dp.steps : 0.0,
-                    dp.steps ? dp.elems_reduced * 4.0 / (double)dp.steps : 0.0, dp.compact ? "true" : "false",
-                    dp.overlap ? "true" : "false");
-            fclose(logf);
-        }
-        if (o.metrics) {
-            FILE *mf = fopen(o.metrics, "w");
-            if (!mf || metrics_write_json(mf, &ho, mwml_tags) || fclose(mf)) {
-                fprintf(stderr, "tagtrain: --metrics %s: cannot write: %s\n", o.metrics, strerror(errno));
-                MPI_Abort(MPI_COMM_WORLD, 1);
+        if (cv) {
+            printf("cross-validation fold %d/%d: best epoch %d (val loss %.4f): val weighted F1 %.4f; last epoch "
+                   "val F1 %.4f\n", tc->fold + 1, tc->folds, best_epoch, best_val, best_f1, val.w_f1);
+        } else {
+            eval_model(&model, &xho, Xho.y, Xho.n, rows, &ho);
+            if (!o.quiet) {
+                if (nva) printf("\nholdout (%zu rows, best model: epoch %d, val loss %.4f):\n", hold.n, best_epoch, best_val);
+                else printf("\nholdout (%zu rows, the model of the last epoch, %d: no validation rows):\n", hold.n,
+                            best_epoch);
+                metrics_print(stdout, &ho, mwml_tags);
             }
         }
-        fflush(stdout);
+        printf("trained %d epoch%s in %.2f s (%.2f s total): %.0f samples/s, comm fraction %.3f", trained,
+               trained == 1 ? "" : "s", train_time, ck_now() - t_start, sps, comm_frac);
+        if (!cv) printf(", holdout weighted F1 %.4f", ho.w_f1);
+        printf("\n");
+        if (!o.no_save && trained > 0)
+            printf("checkpoints: %s (%s), %s\n", cdir.best, nva ? "best by val loss" : "the last epoch", cdir.last);
+        if (logf) {
+            json j;
+            log_record(&j, logf, "summary");
+            json_int(&j, "ranks", p);
+            json_str(&j, "algo", algo->name);
+            json_str(&j, "allreduce", ar_mode);
+            json_int(&j, "epochs", trained);
+            json_num(&j, "train_time_s", train_time);
+            json_num(&j, "samples_per_s", sps);
+            json_num(&j, "comm_fraction", comm_frac);
+            json_int(&j, "steps", steps_done);
+            json_num(&j, "compute_per_step_s", steps_done ? comm_all[1] / p / (double)steps_done : 0.0);
+            json_num(&j, "comm_per_step_s", steps_done ? comm_all[0] / p / (double)steps_done : 0.0);
+            json_num(&j, "allreduce_bytes_per_step", steps_done ? bytes_total / (double)steps_done : 0.0);
+            json_int(&j, "best_epoch", best_epoch);
+            json_num(&j, "best_val_loss", best_val);
+            json_num(&j, "best_val_f1", best_f1);
+            json_num(&j, "last_val_f1", nva ? val.w_f1 : NAN);
+            if (!cv) {
+                json_num(&j, "holdout_f1", ho.w_f1);
+                json_num(&j, "holdout_accuracy", ho.accuracy);
+            }
+            json_end(&j);
+        }
+        if (o.metrics && !cv) {
+            FILE *mf = open_output("--metrics", o.metrics, err, sizeof err);
+            if (mf) {
+                json j;
+                json_open(&j, mf);
+                json_str(&j, "program", "tagtrain");
+                json_str(&j, "set", "holdout");
+                json_int(&j, "best_epoch", best_epoch);
+                metrics_json(&j, &ho, mwml_tags);
+                json_end(&j);
+                if (!output_ok(mf, "--metrics", o.metrics, err, sizeof err)) status = 1;
+                if (fclose(mf) && !status) {
+                    snprintf(err, sizeof err, "--metrics %s: write failed: %s", o.metrics, strerror(errno));
+                    status = 1;
+                }
+            } else {
+                status = 1;
+            }
+            if (status) fprintf(stderr, "tagtrain: %s\n", err);
+        }
+        /* The report on stdout is a result too: a full disk or a closed pipe is an error. */
+        if (!output_ok(stdout, "stdout", "(the report)", err, sizeof err) && !status) {
+            fprintf(stderr, "tagtrain: %s\n", err);
+            status = 1;
+        }
     }
+    if (logf) {
+        if (!output_ok(logf, "--log", o.log, err, sizeof err) && !status) {
+            fprintf(stderr, "tagtrain: %s\n", err);
+            status = 1;
+        }
+        if (fclose(logf) && !status) {
+            fprintf(stderr, "tagtrain: --log %s: write failed: %s\n", o.log, strerror(errno));
+            status = 1;
+        }
+    }
+    status = from_root(status);
 
     free(best);
-    free(best_m);
-    free(best_v);
-    free(eval_rows);
+    free(rows);
+    free(labels);
     opt_free(&opt);
     dp_free(&dp);
     mlp_free(&model);
     ck_comm_destroy(comm);
-    matrix_free(&Xtr); matrix_free(&Xva); matrix_free(&Xho);
+    feat_csr_free(&Xtr); feat_csr_free(&Xva); feat_csr_free(&Xho);
     feat_free(&feat);
     free(tr_rows); free(va_rows);
     mwml_free(&data); mwml_free(&hold);
-    if (have_ck) ckpt_free(&ck);
+    if (root) ckpt_dir_close(&cdir);
     MPI_Finalize();
-    return 0;
+    return status;
 }

@@ -320,6 +320,22 @@ static int test_real(void)
         }
         mwml_free(&d);
     }
+    /* The real files are clean: no repeated ids or texts, no holdout row in
+     * the training file (tagtrain would warn at every run otherwise). */
+    mwml_data tr, ho;
+    char p1[1024], p2[1024], err[MWML_ERRLEN];
+    if (mwml_find(NULL, files[0], p1, sizeof p1, err, sizeof err) == 0 && mwml_load(p1, &tr, err, sizeof err) == 0 &&
+        mwml_find(NULL, files[1], p2, sizeof p2, err, sizeof err) == 0 && mwml_load(p2, &ho, err, sizeof err) == 0) {
+        mwml_audit a;
+        check(mwml_audit_rows(&tr, &ho, &a) == 0 && a.dup_ids == 0 && a.dup_text == 0 && a.conflicting == 0 &&
+              a.in_holdout == 0, "audit of the real files: %zu %zu %zu %zu", a.dup_ids, a.dup_text, a.conflicting,
+              a.in_holdout);
+        /* The holdout audited against itself: every row is "in the holdout". */
+        check(mwml_audit_rows(&ho, &ho, &a) == 0 && a.in_holdout == ho.n && a.dup_ids == 0,
+              "holdout against itself: %zu of %zu rows found", a.in_holdout, ho.n);
+        mwml_free(&tr);
+        mwml_free(&ho);
+    }
     return finish();
 }
 
@@ -592,12 +608,162 @@ static void test_split(void)
     free(rows);
 }
 
+/* CSR rows hold exactly the dense rows' non-zeros, bit for bit, in ascending
+ * bucket order (with and without character n-grams and sublinear tf). */
+static void test_csr(void)
+{
+    mwml_row many[40];
+    char titles[40][64];
+    static const char *const w[] = { "graph", "neural", "image", "text", "deploy", "model", "the", "bert" };
+    for (int i = 0; i < 40; i++) {
+        snprintf(titles[i], sizeof titles[i], "%s %s %s", w[i % 8], w[(i / 8) % 8], w[(i * 5 + 3) % 8]);
+        many[i] = mkrow(titles[i], i % 5 ? "for the data, data" : "of the", i % 4);
+    }
+    mwml_data d = { many, 40 };
+    const feat_opts opts[2] = { { 0, 0, 0, 1 }, { 2, 5, 1, 2 } };
+    for (int o = 0; o < 2; o++) {
+        const int dim = 512;
+        featurizer f;
+        size_t sel[3] = { 7, 0, 39 };
+        check(feat_fit_opts(&f, dim, &opts[o], &d, NULL, 0) == 0, "fit for CSR");
+        float *dense = malloc(40 * (size_t)dim * sizeof *dense);
+        feat_csr c, c3;
+        check(feat_transform_rows(&f, &d, NULL, 40, dense) == 0 && feat_transform_csr(&f, &d, NULL, 0, &c) == 0,
+              "dense and CSR transforms");
+        int same = c.n == 40 && c.dim == dim && c.ptr[0] == 0, sorted = 1, empty_row = 0;
+        for (size_t i = 0; same && i < 40; i++) {
+            size_t e = c.ptr[i];
+            for (int k = 0; k < dim; k++) {
+                float x = dense[i * (size_t)dim + (size_t)k];
+                if (x == 0.0f) continue;
+                if (e >= c.ptr[i + 1] || c.idx[e] != k || memcmp(&c.val[e], &x, sizeof x)) { same = 0; break; }
+                e++;
+            }
+            same = same && e == c.ptr[i + 1] && c.y[i] == many[i].tag;
+            for (size_t k = c.ptr[i] + 1; k < c.ptr[i + 1]; k++) sorted &= c.idx[k] > c.idx[k - 1];
+            empty_row |= c.ptr[i] == c.ptr[i + 1];
+        }
+        check(same, "options %d: CSR rows equal the dense rows bit for bit", o);
+        check(sorted, "options %d: CSR bucket ids ascend within each row", o);
+        check(!empty_row, "options %d: no empty row", o);
+        /* A subset of rows, in the given order. */
+        check(feat_transform_csr(&f, &d, sel, 3, &c3) == 0 && c3.n == 3 &&
+              c3.ptr[1] - c3.ptr[0] == c.ptr[8] - c.ptr[7] &&
+              !memcmp(c3.val, c.val + c.ptr[7], (c.ptr[8] - c.ptr[7]) * sizeof(float)) && c3.y[2] == many[39].tag,
+              "options %d: CSR of selected rows", o);
+        feat_csr_free(&c3);
+        size_t oob = 40;
+        check(feat_transform_csr(&f, &d, &oob, 1, &c3) != 0 && c3.ptr == NULL, "CSR refuses a bad row index");
+        feat_csr_free(&c);
+        check(c.ptr == NULL && c.n == 0, "feat_csr_free clears");
+        free(dense);
+        feat_free(&f);
+    }
+    /* A text of stopwords only: an empty CSR row. */
+    mwml_row sw[2] = { mkrow("the of", "it", 0), mkrow("alpha", "", 1) };
+    mwml_data ds = { sw, 2 };
+    featurizer f;
+    feat_csr c;
+    check(feat_fit(&f, 64, &ds, NULL, 0) == 0 && feat_transform_csr(&f, &ds, NULL, 0, &c) == 0 && c.ptr[1] == 0 &&
+          c.ptr[2] == 1 && fabsf(c.val[0] - 1.0f) < 1e-6f, "stopwords-only row is empty, a one-word row has norm 1");
+    feat_csr_free(&c);
+    feat_free(&f);
+}
+
+/* Stratified k-fold: the val folds partition the rows, every class is spread
+ * evenly, train is the complement, the seed decides. */
+static void test_kfold(void)
+{
+    static const size_t sizes[MWML_NTAGS] = { 285, 63, 310, 106 };
+    size_t n = 0;
+    for (int t = 0; t < MWML_NTAGS; t++) n += sizes[t];
+    mwml_row *rows = malloc(n * sizeof *rows);
+    for (size_t i = 0, t = 0, left[MWML_NTAGS] = { 285, 63, 310, 106 }; i < n; t = (t + 1) % MWML_NTAGS) {
+        if (!left[t]) continue;
+        left[t]--;
+        rows[i++] = mkrow("t", "d", (int)t);
+    }
+    mwml_data d = { rows, n };
+    const int K = 5;
+    int *fold_of = malloc(n * sizeof *fold_of);
+    for (size_t i = 0; i < n; i++) fold_of[i] = -1;
+    int ok = 1;
+    size_t minsz = n, maxsz = 0;
+    for (int f = 0; f < K; f++) {
+        size_t *tr, *va, ntr, nva, cv[MWML_NTAGS] = { 0 };
+        if (stratified_kfold(&d, K, f, 42, &tr, &ntr, &va, &nva)) { ok = 0; break; }
+        ok &= ntr + nva == n;
+        for (size_t i = 0; i < nva; i++) {
+            ok &= fold_of[va[i]] == -1 && (!i || va[i] > va[i - 1]);
+            fold_of[va[i]] = f;
+            cv[rows[va[i]].tag]++;
+        }
+        for (size_t i = 0; i < ntr; i++) ok &= fold_of[tr[i]] != f && (!i || tr[i] > tr[i - 1]);
+        for (int t = 0; t < MWML_NTAGS; t++) ok &= cv[t] == sizes[t] / K || cv[t] == sizes[t] / K + 1;
+        minsz = nva < minsz ? nva : minsz;
+        maxsz = nva > maxsz ? nva : maxsz;
+        free(tr);
+        free(va);
+    }
+    for (size_t i = 0; i < n; i++) ok &= fold_of[i] >= 0;
+    check(ok, "5 folds: val sets partition the rows, train is the rest, classes spread evenly");
+    check(maxsz - minsz <= 1, "fold sizes %zu..%zu differ by at most one", minsz, maxsz);
+    size_t *a, *b, *ta, *tb, na, nb, nta, ntb;
+    stratified_kfold(&d, K, 2, 42, &ta, &nta, &a, &na);
+    stratified_kfold(&d, K, 2, 42, &tb, &ntb, &b, &nb);
+    check(na == nb && !memcmp(a, b, na * sizeof *a), "same seed, same fold");
+    free(b); free(tb);
+    stratified_kfold(&d, K, 2, 43, &tb, &ntb, &b, &nb);
+    check(!(na == nb && !memcmp(a, b, na * sizeof *a)), "another seed, another fold");
+    free(a); free(b); free(ta); free(tb);
+    check(stratified_kfold(&d, 1, 0, 1, &ta, &nta, &a, &na) != 0 && !a, "k = 1 refused");
+    check(stratified_kfold(&d, 5, 5, 1, &ta, &nta, &a, &na) != 0, "fold = k refused");
+    check(stratified_kfold(&d, 5, -1, 1, &ta, &nta, &a, &na) != 0, "fold < 0 refused");
+    free(fold_of);
+    free(rows);
+}
+
+/* The audit counts repeated ids, repeated texts, conflicting tags and rows
+ * shared with the holdout, each once, with an example. */
+static void test_audit(void)
+{
+    mwml_row tr[6] = {
+        { (char *)"1", (char *)"", (char *)"Alpha", (char *)"a", 0 },
+        { (char *)"2", (char *)"", (char *)"Beta", (char *)"b", 1 },
+        { (char *)"1", (char *)"", (char *)"Alpha", (char *)"a", 0 },    /* same id, same row: a repeat */
+        { (char *)"3", (char *)"", (char *)"Beta", (char *)"b", 2 },     /* Beta's text under another id and tag */
+        { (char *)"4", (char *)"", (char *)"Held", (char *)"out", 3 },   /* also in the holdout (text) */
+        { (char *)"9", (char *)"", (char *)"Gamma", (char *)"g", 3 },    /* id 9 is in the holdout */
+    };
+    mwml_row ho[2] = {
+        { (char *)"8", (char *)"", (char *)"Held", (char *)"out", 3 },
+        { (char *)"9", (char *)"", (char *)"Other", (char *)"x", 1 },
+    };
+    mwml_data dt = { tr, 6 }, dh = { ho, 2 };
+    mwml_audit a;
+    check(mwml_audit_rows(&dt, &dh, &a) == 0, "audit runs");
+    check(a.dup_ids == 1 && strstr(a.example[0], "rows 1 and 3"), "one repeated id: %zu '%s'", a.dup_ids, a.example[0]);
+    check(a.dup_text == 1 && strstr(a.example[1], "rows 2 and 4"), "one repeated text: %zu '%s'", a.dup_text,
+          a.example[1]);
+    check(a.conflicting == 1 && strstr(a.example[2], "mlops") && strstr(a.example[2], "natural-language-processing"),
+          "one conflicting tag: %zu '%s'", a.conflicting, a.example[2]);
+    check(a.in_holdout == 2 && strstr(a.example[3], "row 6"), "two rows in the holdout: %zu '%s'", a.in_holdout,
+          a.example[3]);
+    check(mwml_audit_rows(&dt, NULL, &a) == 0 && a.in_holdout == 0 && a.dup_ids == 1, "no holdout given");
+    mwml_data clean = { tr, 2 };
+    check(mwml_audit_rows(&clean, NULL, &a) == 0 && !a.dup_ids && !a.dup_text && !a.conflicting && !a.example[0][0],
+          "clean rows: nothing to say");
+}
+
 static int test_feature_mode(void)
 {
     test_text();
     test_features();
     test_feature_opts();
     test_split();
+    test_csr();
+    test_kfold();
+    test_audit();
     return finish();
 }
 

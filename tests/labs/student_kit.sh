@@ -7,7 +7,8 @@
 #   - the skeletons are the students' files; the untouched skeleton grades low;
 #   - the handouts' paths (build/bin, build/labs/NN-*/lab) work in the kit;
 #   - lab 01 solved inside the kit (the reference solution copied in, as a
-#     student's file would be) gets full correctness and integrity marks.
+#     student's file would be) gets full correctness and integrity marks;
+#   - lab 04 (the ring inside tagtrain) grades its equivalence part in the kit.
 set -u
 SRC=$1 B=$2
 dir=$(mktemp -d)
@@ -37,5 +38,14 @@ cp "$SRC/labs/01-ring/solution/my_ring.c" "$K/labs/01-ring/my_ring.c"
 (cd "$K" && make lab01 > "$dir/sol.txt" 2>&1)
 grep -Eq "correctness +60.0 / 60" "$dir/sol.txt" && grep -Eq "integrity +20.0 / 20" "$dir/sol.txt" && ok \
   || { bad "lab 01 solved in the kit"; cat "$dir/sol.txt"; }
+# Lab 04 in the kit: its tools are there, its file is the placeholder for the
+# student's lab 01 ring, and with a ring in it the equivalence part runs
+# (tagtrain on tagsynth data, compared by ckptdiff) without the repository.
+[ -x "$K/bin/ckptdiff" ] && [ -x "$K/bin/tagsynth" ] && [ -f "$K/docs/trainer.md" ] && ok || bad "lab 04's tools or docs/trainer.md missing"
+cmp -s "$SRC/labs/04-ddp/skeleton/my_ring.c" "$K/labs/04-ddp/my_ring.c" && ok || bad "lab 04's file is not its placeholder"
+cp "$SRC/labs/01-ring/solution/my_ring.c" "$K/labs/04-ddp/my_ring.c"
+(cd "$K" && bin/collgrade 04 --np-max 2 > "$dir/l4.txt" 2>&1)
+grep -Eq "equivalence +40.0 / 40 +my_ring in tagtrain at p = 2 dense, 2 bucketed" "$dir/l4.txt" && ok \
+  || { bad "lab 04 with a ring in the kit"; cat "$dir/l4.txt"; }
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -7,7 +7,9 @@ set -u
 TEST=$1 BIN=$2 MPIRUN=$3
 W=$(mktemp -d /tmp/collkit_trainer_cli.XXXXXX)
 trap 'rm -rf "$W"' EXIT
-SMALL="--features 1024 --hidden 32 --batch 32 --epochs 4"
+# --val-frac 0.2: a validation split, so that best.ckpt is the best epoch by val
+# loss (the default trains on all rows, and best.ckpt is the last epoch).
+SMALL="--features 1024 --hidden 32 --batch 32 --epochs 4 --val-frac 0.2"
 pass=0 fail=0
 ok()  { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
@@ -15,6 +17,8 @@ check() { if eval "$1"; then ok; else bad "$2"; fi; }
 train() { np=$1; shift; $MPIRUN -np "$np" "$BIN/tagtrain" "$@"; }
 # Argument errors happen before any communication: a singleton run (no mpirun) is enough and much faster.
 train1() { "$BIN/tagtrain" "$@"; }
+# A JSON number field of the log's records of one type: jfield FILE TYPE FIELD
+jfield() { grep "\"type\":\"$2\"" "$1" | sed "s/.*\"$3\":\\([^,}]*\\).*/\\1/"; }
 
 # Every test but `args` trains on the real data: without it, skip (CTest's
 # SKIP_RETURN_CODE 77) and say where it was looked for.
@@ -29,28 +33,50 @@ case $TEST in
 loss)
   # Training on the real data lowers the loss: train loss of the last epoch
   # well under the first, and val loss lower at the end than after epoch 1.
+  # The log says what every step all-reduced: the whole gradient buffer.
   train 2 $SMALL --lr 1e-2 --no-save --log "$W/log.jsonl" > "$W/out" 2>&1
   check '[ $? -eq 0 ]' "tagtrain failed: $(cat "$W/out")"
-  grep '"type":"epoch"' "$W/log.jsonl" | sed 's/.*"train_loss":\([0-9.e+-]*\),"val_loss":\([0-9.e+-]*\).*/\1 \2/' > "$W/l"
+  paste -d' ' "$(jfield "$W/log.jsonl" epoch train_loss > "$W/t"; echo "$W/t")" \
+        "$(jfield "$W/log.jsonl" epoch val_loss > "$W/v"; echo "$W/v")" > "$W/l"
   check '[ $(wc -l < "$W/l") -eq 4 ]' "want 4 epoch records, got $(wc -l < "$W/l")"
   check 'awk "NR==1{t=\$1;v=\$2} END{exit !(\$1 < 0.8*t && \$2 < v)}" "$W/l"' "loss did not decrease: $(tr '\n' ' ' < "$W/l")"
-  check 'grep -q "\"type\":\"step\"" "$W/log.jsonl" && grep -q "\"comm_s\"" "$W/log.jsonl"' "no per-step records in the log"
+  gb=$(jfield "$W/log.jsonl" run gradient_bytes)
+  check '[ "$gb" = 131728 ]' "gradient bytes of the 1024-32-4 model: $gb, want 131728 (32932 floats)"
+  check '[ "$(jfield "$W/log.jsonl" step allreduce_bytes | sort -u)" = "$gb" ]' \
+        "not every step all-reduced the whole buffer: $(jfield "$W/log.jsonl" step allreduce_bytes | sort -u | tr '\n' ' ')"
+  check '[ "$(jfield "$W/log.jsonl" summary allreduce_bytes_per_step)" = "$gb" ]' "summary bytes per step"
+  check 'grep -q "all-reduce: dense, 0.13 MB per step (the whole gradient buffer)" "$W/out"' "banner does not say the bytes"
   check 'grep -q "weighted avg" "$W/out" && grep -q "confusion matrix" "$W/out"' "no holdout table"
   ;;
 resume)
   # Interrupted after 2 of 4 epochs and resumed == uninterrupted, bit for bit
-  # (dropout on: the per-epoch random streams must be restored too).
-  train 2 $SMALL --dropout 0.5 --save "$W/a" > "$W/outa" 2>&1
-  check '[ $? -eq 0 ]' "uninterrupted run failed: $(cat "$W/outa")"
-  train 2 $SMALL --dropout 0.5 --save "$W/b" --stop-after 2 > "$W/outb" 2>&1
-  check '[ $? -eq 0 ]' "first half failed: $(cat "$W/outb")"
-  check '! cmp -s "$W/a/last.ckpt" "$W/b/last.ckpt"' "after 2 epochs the checkpoint already equals the 4-epoch one"
-  train 2 --resume "$W/b/last.ckpt" --save "$W/b" > "$W/outc" 2>&1
-  check '[ $? -eq 0 ] && grep -q "resumed from" "$W/outc"' "resume failed: $(cat "$W/outc")"
-  check 'cmp "$W/a/last.ckpt" "$W/b/last.ckpt"' "resumed final checkpoint differs from the uninterrupted one"
-  check 'cmp "$W/a/best.ckpt" "$W/b/best.ckpt"' "resumed best checkpoint differs"
-  check '[ "$(grep "holdout weighted F1" "$W/outa" | sed "s/.*F1 //")" = "$(grep "holdout weighted F1" "$W/outc" | sed "s/.*F1 //")" ]' \
-        "holdout F1 differs between the uninterrupted and the resumed run"
+  # (dropout on: the per-epoch random streams must be restored too), in the
+  # dense and the sparse all-reduce.
+  for mode in "" --sparse-grads; do
+    rm -rf "$W/a" "$W/b"
+    train 2 $SMALL --dropout 0.5 --save "$W/a" $mode > "$W/outa" 2>&1
+    check '[ $? -eq 0 ]' "uninterrupted run $mode failed: $(cat "$W/outa")"
+    train 2 $SMALL --dropout 0.5 --save "$W/b" --stop-after 2 $mode > "$W/outb" 2>&1
+    check '[ $? -eq 0 ]' "first half $mode failed: $(cat "$W/outb")"
+    check '! cmp -s "$W/a/last.ckpt" "$W/b/last.ckpt"' "after 2 epochs the checkpoint already equals the 4-epoch one"
+    if [ -z "$mode" ]; then
+      # A missing best.ckpt (deleted, or lost in a crash) is rebuilt from the
+      # best recorded in last.ckpt, byte-equal to the one that was written.
+      rm -rf "$W/c" && cp -r "$W/b" "$W/c" && rm "$W/c/best.ckpt"
+      train 2 --resume "$W/c/last.ckpt" --save "$W/c" --epochs 2 > "$W/outr" 2>&1
+      check '[ $? -eq 0 ] && grep -q "repaired .*best.ckpt was missing" "$W/outr"' "missing best.ckpt not repaired: $(cat "$W/outr")"
+      check 'cmp "$W/b/best.ckpt" "$W/c/best.ckpt"' "the repaired best.ckpt differs from the one written at epoch 2"
+    fi
+    train 2 --resume "$W/b/last.ckpt" --save "$W/b" $mode > "$W/outc" 2>&1
+    check '[ $? -eq 0 ] && grep -q "resumed from" "$W/outc"' "resume $mode failed: $(cat "$W/outc")"
+    check 'cmp "$W/a/last.ckpt" "$W/b/last.ckpt"' "resumed final checkpoint differs from the uninterrupted one $mode"
+    check 'cmp "$W/a/best.ckpt" "$W/b/best.ckpt"' "resumed best checkpoint differs $mode"
+    check '[ "$(grep "holdout weighted F1" "$W/outa" | sed "s/.*F1 //")" = "$(grep "holdout weighted F1" "$W/outc" | sed "s/.*F1 //")" ]' \
+          "holdout F1 differs between the uninterrupted and the resumed run $mode"
+  done
+  # best.ckpt holds a model, not a training state.
+  train 2 --resume "$W/b/best.ckpt" --no-save > "$W/o" 2>&1; rc=$?
+  check '[ $rc -eq 1 ] && grep -q "resume from last.ckpt" "$W/o"' "resume from best.ckpt not refused: rc $rc $(cat "$W/o")"
   ;;
 corrupt)
   train 2 $SMALL --epochs 1 --save "$W/r" > "$W/out" 2>&1
@@ -68,11 +94,18 @@ corrupt)
   echo "id,title" > "$W/foreign.ckpt"
   "$BIN/tagpredict" --checkpoint "$W/foreign.ckpt" --title x > "$W/o" 2>&1; rc=$?
   check '[ $rc -eq 1 ] && grep -q "not a tagtrain checkpoint" "$W/o"' "foreign file not refused: $(cat "$W/o")"
+  # A FIFO as --resume or --checkpoint: refused at once, not waited on.
+  mkfifo "$W/fifo.ckpt"
+  timeout 20 "$BIN/tagtrain" --resume "$W/fifo.ckpt" --no-save > "$W/o" 2>&1; rc=$?
+  check '[ $rc -eq 1 ] && grep -q "not a regular file" "$W/o"' "FIFO as --resume: rc $rc (124: it hung) $(cat "$W/o")"
+  timeout 20 "$BIN/tagpredict" --checkpoint "$W/fifo.ckpt" --title x > "$W/o" 2>&1; rc=$?
+  check '[ $rc -eq 1 ] && grep -q "not a regular file" "$W/o"' "FIFO as --checkpoint: rc $rc $(cat "$W/o")"
   # A user's file under a checkpoint name is never overwritten.
   mkdir -p "$W/mine" && echo "my notes" > "$W/mine/best.ckpt"
   train 2 $SMALL --epochs 1 --save "$W/mine" > "$W/o" 2>&1; rc=$?
   check '[ $rc -ne 0 ] && grep -q "refusing to overwrite" "$W/o"' "save over a foreign best.ckpt not refused: rc $rc"
   check '[ "$(cat "$W/mine/best.ckpt")" = "my notes" ]' "the user's file was changed"
+  check '! grep -q "^epoch" "$W/o"' "refused only after training: $(cat "$W/o")"
   ;;
 sync)
   train 3 $SMALL --epochs 2 --no-save --check-sync > "$W/o" 2>&1; rc=$?
@@ -82,7 +115,9 @@ sync)
   ;;
 args)
   for a in "--algo nope" "--hidden 0" "--hidden 12,,3" "--epochs abc" "--epochs 0" "--dropout 1" "--lr -1" "--batch" \
-           "--bogus" "--optimizer rmsprop" "--features 0" "stray"; do
+           "--bogus" "--optimizer rmsprop" "--features 0" "stray" "--val-frac 1" "--folds 5" "--fold 2" \
+           "--folds 5 --fold 6" "--folds 1 --fold 1" "--class-weight 1,2,3" "--class-weight 1,0,1,1" \
+           "--class-weight 1,nan,1,1" "--sparse-grads --bucket-mb 1" "--lr nan" "--batch 0" "--accum 0"; do
     train1 $a > "$W/o" 2>&1; rc=$?
     check '[ $rc -eq 2 ] && grep -q "tagtrain" "$W/o"' "'$a': want exit 2 and a message, got rc $rc: $(cat "$W/o")"
   done
@@ -91,7 +126,7 @@ args)
   train1 --algo list > "$W/o" 2>&1; rc=$?
   check '[ $rc -eq 0 ] && grep -q "ring" "$W/o"' "--algo list failed"
   train1 --help > "$W/o" 2>&1; rc=$?
-  check '[ $rc -eq 0 ] && grep -q -- "--bucket-mb" "$W/o"' "--help failed"
+  check '[ $rc -eq 0 ] && grep -q -- "--bucket-mb" "$W/o" && grep -q -- "--sparse-grads" "$W/o"' "--help failed"
   train 2 --data "$W/none.csv" --no-save > "$W/o" 2>&1; rc=$?
   check '[ $rc -eq 1 ] && grep -q "none.csv" "$W/o"' "missing --data file: rc $rc $(cat "$W/o")"
   printf 'id,created_on,title,description,tag\n1,x,"unterminated,desc,other\n' > "$W/bad.csv"
@@ -109,17 +144,117 @@ predict)
   check '[ $(grep -c "^  " "$W/p") -eq 4 ] && awk "/^  /{s+=\$2} END{exit !(s > 0.999 && s < 1.001)}" "$W/p"' \
         "want 4 probabilities summing to 1: $(cat "$W/p")"
   "$BIN/tagpredict" --checkpoint "$W/r/best.ckpt" --title "Transformers for text classification" --json > "$W/j" 2>&1
-  check 'grep -q "\"tag\": \"" "$W/j" && grep -q "\"probabilities\"" "$W/j"' "--json output: $(cat "$W/j")"
+  check 'grep -q "^{\"tag\":\"" "$W/j" && grep -q "\"probabilities\":{" "$W/j" && ! grep -qi "nan" "$W/j"' \
+        "--json output: $(cat "$W/j")"
+  "$BIN/tagpredict" --checkpoint "$W/r/last.ckpt" --title "YOLO object detection" --json > "$W/j" 2>&1
+  check '[ $? -eq 0 ] && grep -q "\"tag\":" "$W/j"' "tagpredict on last.ckpt: $(cat "$W/j")"
+  # Without a validation split (the default), best.ckpt is the last epoch's model.
+  train 2 $SMALL --val-frac 0 --save "$W/nv" > "$W/o" 2>&1
+  check '[ $? -eq 0 ] && grep -q "764 train / 0 val" "$W/o" && grep -q "the model of the last epoch, 4" "$W/o" && ! grep -q "warning" "$W/o"' \
+        "--val-frac 0: $(cat "$W/o")"
+  "$BIN/tagpredict" --checkpoint "$W/nv/best.ckpt" --title "YOLO object detection" --json > "$W/j1" 2>&1
+  "$BIN/tagpredict" --checkpoint "$W/nv/last.ckpt" --title "YOLO object detection" --json > "$W/j2" 2>&1
+  check 'cmp -s "$W/j1" "$W/j2"' "--val-frac 0: best.ckpt and last.ckpt predict differently"
   ;;
 bucketed)
   # Buckets of 8 KiB: many all-reduces in flight during backward; all ranks in
   # sync; the same training as the plain run (test_dp checks the numbers).
   train 2 $SMALL --epochs 2 --no-save --bucket-mb 0.008 --check-sync --log "$W/b.jsonl" > "$W/o" 2>&1; rc=$?
-  check '[ $rc -eq 0 ] && grep -q "(bucketed)" "$W/o" && [ $(grep -c "sync ok" "$W/o") -eq 2 ]' "bucketed run: rc $rc $(cat "$W/o")"
+  check '[ $rc -eq 0 ] && grep -q "all-reduce: bucketed" "$W/o" && [ $(grep -c "sync ok" "$W/o") -eq 2 ]' "bucketed run: rc $rc $(cat "$W/o")"
   train 2 $SMALL --epochs 2 --no-save --log "$W/p.jsonl" > "$W/o2" 2>&1
-  l1=$(grep '"type":"epoch"' "$W/b.jsonl" | tail -1 | sed 's/.*"train_loss":\([0-9.e+-]*\).*/\1/')
-  l2=$(grep '"type":"epoch"' "$W/p.jsonl" | tail -1 | sed 's/.*"train_loss":\([0-9.e+-]*\).*/\1/')
+  l1=$(jfield "$W/b.jsonl" epoch train_loss | tail -1)
+  l2=$(jfield "$W/p.jsonl" epoch train_loss | tail -1)
   check 'awk "BEGIN{d=$l1-$l2; if (d<0) d=-d; exit !(d <= 1e-4*(1+$l2))}"' "bucketed train loss $l1 vs plain $l2"
+  ;;
+dp)
+  # The step as tagtrain runs it: 1 rank, and 2 ranks with the dense, sparse
+  # and bucketed all-reduce, dropout 0, give the same losses every epoch (up
+  # to float summation order); the logs say what each all-reduced. Fold 5 of
+  # 5 leaves 612 training rows: even, so p = 2 needs no padding and both see
+  # the same samples.
+  common="$SMALL --epochs 3 --dropout 0 --no-save --folds 5 --fold 5"
+  train 1 $common --log "$W/p1.jsonl" > "$W/o1" 2>&1 &&
+  train 2 $common --log "$W/dense.jsonl" > "$W/o2" 2>&1 &&
+  train 2 $common --sparse-grads --log "$W/sparse.jsonl" > "$W/o3" 2>&1 &&
+  train 2 $common --bucket-mb 0.02 --log "$W/bucketed.jsonl" > "$W/o4" 2>&1
+  check '[ $? -eq 0 ]' "a run failed: $(cat "$W/o1" "$W/o2" "$W/o3" "$W/o4" | grep -i tagtrain)"
+  jfield "$W/p1.jsonl" epoch val_loss > "$W/ref"
+  for m in dense sparse bucketed; do
+    jfield "$W/$m.jsonl" epoch val_loss > "$W/got"
+    check '[ $(wc -l < "$W/ref") -eq 3 ] && paste "$W/ref" "$W/got" | awk "{d=\$1-\$2; if (d<0) d=-d; if (d > 1e-5*(1+\$1)) bad=1} END{exit bad}"' \
+          "$m p=2 val losses differ from 1 rank: $(paste "$W/ref" "$W/got" | tr '\n' ' ')"
+  done
+  gb=$(jfield "$W/dense.jsonl" run gradient_bytes)
+  check '[ "$(jfield "$W/p1.jsonl" step allreduce_bytes | sort -u)" = 0 ]' "p = 1 all-reduced something"
+  check '[ "$(jfield "$W/bucketed.jsonl" step allreduce_bytes | sort -u)" = "$gb" ]' "bucketed steps did not carry the whole buffer"
+  check 'jfield "$W/sparse.jsonl" step allreduce_bytes | awk -v g=$gb "{if (\$1 <= 0 || \$1 > g) bad=1; s+=\$1; n++} END{exit bad || !(s/n < g)}"' \
+        "sparse steps: want 0 < bytes <= $gb and less on average"
+  check 'grep -q "all-reduce: sparse" "$W/o3" && grep -q "all-reduce: none (1 rank)" "$W/o1"' "banners"
+  ;;
+guards)
+  # A diverging run (NaN parameters from epoch 3, by the test hook) stops with
+  # exit 4 and a message; nothing of that epoch is saved.
+  TAGTRAIN_TEST_NAN=3 train 2 $SMALL --save "$W/n" --save-every 1 > "$W/o" 2>&1; rc=$?
+  check '[ $rc -eq 4 ] && grep -q "epoch 3: the train loss is nan: training diverged" "$W/o" && grep -q "from epoch 2" "$W/o"' \
+        "NaN loss: rc $rc $(cat "$W/o")"
+  "$BIN/tagpredict" --checkpoint "$W/n/last.ckpt" --title "image segmentation" --json > "$W/j" 2>&1
+  check '[ $? -eq 0 ] && ! grep -qi nan "$W/j"' "the checkpoint kept after a NaN: $(cat "$W/j")"
+  "$BIN/tagpredict" --checkpoint "$W/n/last.ckpt" --title "image segmentation" --json > /dev/full 2> "$W/o"; rc=$?
+  check '[ $rc -eq 1 ] && grep -q "tagpredict" "$W/o"' "tagpredict to a full disk: rc $rc $(cat "$W/o")"
+  train 2 --resume "$W/n/last.ckpt" --save "$W/n" --stop-after 1 > "$W/o" 2>&1
+  check '[ $? -eq 0 ] && grep -q "after epoch 2" "$W/o"' "resume after the NaN stop: $(cat "$W/o")"
+  # Outputs: a failed write is an error; a FIFO nobody reads is refused, not
+  # waited on; a user's file is never overwritten, tagtrain's own is.
+  train 2 $SMALL --epochs 1 --no-save --log /dev/full > "$W/o" 2>&1; rc=$?
+  check '[ $rc -eq 1 ] && grep -q "\-\-log /dev/full: write failed" "$W/o"' "--log to a full disk: rc $rc $(cat "$W/o")"
+  train 2 $SMALL --epochs 1 --no-save --metrics /dev/full > "$W/o" 2>&1; rc=$?
+  check '[ $rc -eq 1 ] && grep -q "\-\-metrics /dev/full: write failed" "$W/o"' "--metrics to a full disk: rc $rc $(cat "$W/o")"
+  # (one rank without mpirun: under mpirun, rank 0's stdout is mpirun's pipe, not the file)
+  train1 $SMALL --epochs 1 --no-save > /dev/full 2> "$W/o"; rc=$?
+  check '[ $rc -eq 1 ] && grep -q "stdout (the report): write failed" "$W/o"' "report to a full disk: rc $rc $(cat "$W/o")"
+  mkfifo "$W/fifo"
+  timeout 30 $MPIRUN -np 2 "$BIN/tagtrain" $SMALL --epochs 1 --no-save --log "$W/fifo" > "$W/o" 2>&1; rc=$?
+  check '[ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "nobody reads" "$W/o"' "--log FIFO: rc $rc (124: it hung) $(cat "$W/o")"
+  echo "my notes" > "$W/notes.txt"
+  train 2 $SMALL --epochs 1 --no-save --log "$W/notes.txt" > "$W/o" 2>&1; rc=$?
+  check '[ $rc -ne 0 ] && grep -q "refusing to overwrite" "$W/o" && [ "$(cat "$W/notes.txt")" = "my notes" ]' \
+        "--log over a user's file: rc $rc $(cat "$W/o")"
+  train 2 $SMALL --epochs 1 --no-save --metrics "$W/notes.txt" > "$W/o" 2>&1; rc=$?
+  check '[ $rc -ne 0 ] && [ "$(cat "$W/notes.txt")" = "my notes" ]' "--metrics over a user's file: rc $rc $(cat "$W/o")"
+  train 2 $SMALL --epochs 1 --no-save --log "$W/log.jsonl" --metrics "$W/m.json" > "$W/o" 2>&1 &&
+  train 2 $SMALL --epochs 1 --no-save --log "$W/log.jsonl" --metrics "$W/m.json" > "$W/o" 2>&1
+  check '[ $? -eq 0 ] && grep -q "\"weighted\":{" "$W/m.json"' "rerun over its own log and metrics: $(cat "$W/o")"
+  # An unwritable --save is found before training, not at the first save.
+  train 2 $SMALL --save /proc > "$W/o" 2>&1; rc=$?
+  check '[ $rc -ne 0 ] && grep -q "cannot write checkpoints into /proc" "$W/o" && ! grep -q "^epoch" "$W/o"' \
+        "unwritable --save: rc $rc $(cat "$W/o")"
+  ;;
+data)
+  # The audit: repeated rows and holdout rows in the training file are
+  # warned about, or refused with --strict-data.
+  for D in "${COLLKIT_DATA:-}" "$COLLKIT_SOURCE_DIR/datasets/madewithml" "$COLLKIT_SOURCE_DIR/../shared/datasets/madewithml"; do
+    [ -n "$D" ] && [ -f "$D/dataset.csv" ] && break
+  done
+  { cat "$D/dataset.csv"; tail -n +2 "$D/holdout.csv"; } > "$W/leak.csv"
+  train 2 $SMALL --epochs 1 --no-save --data "$W/leak.csv" > "$W/o" 2>&1; rc=$?
+  check '[ $rc -eq 0 ] && grep -q "warning: leak.csv: 191 rows are also in holdout.csv" "$W/o"' \
+        "holdout rows in the training file: rc $rc $(grep tagtrain "$W/o")"
+  train 2 $SMALL --epochs 1 --no-save --data "$W/leak.csv" --strict-data > "$W/o" 2>&1; rc=$?
+  check '[ $rc -eq 1 ] && grep -q "refusing the data (--strict-data)" "$W/o" && ! grep -q "^epoch" "$W/o"' \
+        "--strict-data: rc $rc $(grep tagtrain "$W/o")"
+  # The same project twice, once with another tag.
+  { head -1 "$D/dataset.csv"; printf '1,x,Same title,same text,mlops\n2,x,Other,words,other\n1,x,Same title,same text,other\n'
+    printf '3,x,Another,text here,other\n4,x,More,text,mlops\n'; } > "$W/dup.csv"
+  train1 $SMALL --epochs 1 --no-save --data "$W/dup.csv" --val-frac 0.1 > "$W/o" 2>&1; rc=$?
+  check '[ $rc -eq 0 ] && grep -q "1 row repeats an earlier row.s id" "$W/o" && grep -q "1 repeated row carries another tag" "$W/o" && grep -q "rows 1 and 3" "$W/o"' \
+        "repeated id with another tag: rc $rc $(grep tagtrain "$W/o")"
+  check 'grep -q "no validation rows" "$W/o"' "a split with no val rows not warned about: $(grep tagtrain "$W/o")"
+  # Cross-validation never reads the holdout (a missing one is fine) and says which fold.
+  train 2 $SMALL --epochs 2 --no-save --folds 5 --fold 2 --holdout "$W/absent.csv" --log "$W/cv.jsonl" > "$W/o" 2>&1; rc=$?
+  check '[ $rc -eq 0 ] && grep -q "cross-validation fold 2/5" "$W/o" && grep -q "holdout not read" "$W/o"' \
+        "cross-validation: rc $rc $(cat "$W/o")"
+  check 'grep -q "\"best_val_f1\":0\.[0-9]" "$W/cv.jsonl" && ! grep -q holdout_f1 "$W/cv.jsonl"' "cv summary: $(tail -1 "$W/cv.jsonl")"
+  check '[ "$(jfield "$W/cv.jsonl" run val_rows)" -ge 152 ] && [ "$(jfield "$W/cv.jsonl" run val_rows)" -le 153 ]' "fold size"
   ;;
 *)
   echo "cli.sh: unknown test '$TEST'"; exit 2 ;;

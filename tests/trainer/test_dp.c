@@ -6,22 +6,25 @@
  *    with global batch B give the same parameters as one rank with batch B
  *    (the one-rank reference is computed on each rank with a communicator of
  *    MPI_COMM_SELF, so nothing but the data-parallel path differs). Tried with
- *    plain and accumulated (--accum 2) steps, and with DDP-style buckets.
+ *    plain and accumulated (--accum 2) steps and uneven shards, in the three
+ *    all-reduce modes: dense (the whole buffer: the default), bucketed
+ *    (slices launched from the backward hook) and sparse (--sparse-grads: the
+ *    touched rows of the input layer).
  *
  *    Tolerance: |w_p - w_1| <= 1e-6 * (1 + |w_1|) per parameter. Both runs
  *    add exactly the same per-sample gradient terms, but in different orders
- *    (each rank's GEMM sums its own rows, then the algorithm sums the ranks in
- *    its own order), and float addition is not associative: every sum can
- *    differ by a few ulps (~1e-7 relative). SGD with momentum is linear in the
+ *    (each rank sums its own rows, then the algorithm sums the ranks in its
+ *    own order), and float addition is not associative: every sum can differ
+ *    by a few ulps (~1e-7 relative). SGD with momentum is linear in the
  *    gradient, so after K = 4 steps of lr 0.1 these differences stay near
  *    1e-8 (measured: at most 2e-8 over all algorithms at p = 2..4); 1e-6
- *    leaves a wide margin without hiding real bugs (a dropped or
- *    doubled sample, a wrong scale, a stale bucket all move parameters by
- *    > 1e-3 here). Dropout is 0: dropout streams are per rank by design.
+ *    leaves a wide margin without hiding real bugs (a dropped or doubled
+ *    sample, a wrong scale, a stale bucket, a row left out of the sparse pack
+ *    all move parameters by > 1e-3 here). Dropout is 0: dropout streams are
+ *    per rank by design.
  *
- * 2. Bucketed and plain runs of the same algorithm at the same p: same
- *    tolerance (the bucket boundaries change which elements each all-reduce
- *    call sums, and with it the blocks an algorithm splits into).
+ * 2. Bytes: the dense and bucketed modes all-reduce the whole buffer every
+ *    step, the sparse mode less whenever some input row goes untouched.
  *
  * 3. All ranks hold identical parameters (dp_check_sync), and the check does
  *    fail when one rank's parameters are perturbed.
@@ -36,28 +39,31 @@
 #include <string.h>
 #include "collkit.h"
 #include "dp.h"
+#include "optim.h"
 #include "check.h"
 
 static int rank, p;
 
 enum { N = 36, D = 12, K = 4 };   /* N divisible by 2, 3, 4: no wrap padding, same samples for every p */
 
-static float X[N * D];
-static int Y[N];
-/* X in CSR form: the trainer's input representation (mlp_forward_sparse). */
+/* The dataset: N rows of D inputs in CSR form (about 30% non-zero), labels. */
 static size_t Xptr[N + 1];
 static int Xidx[N * D];
 static float Xval[N * D];
-static double g_reduced;   /* floats all-reduced by the last train() */
+static int Y[N];
+static double g_bytes;   /* bytes all-reduced by the last train() */
 
-/* Input modes of train(). */
-enum { DENSE = 0, CSR_COMPACT = 1, CSR_FULL = 2 };
+enum { DENSE = 0, BUCKETED = 1, SPARSE = 2 };
+static const char *const mode_name[3] = {"dense", "bucketed", "sparse"};
 
-/* Train K steps from the same init; leaves the parameters in out. */
-static int train(ck_comm *comm, const ck_algo *algo, int batch, int accum, double bucket_mb, float *out, size_t *np,
-                 char *err, int mode)
+/* K optimizer steps from the same init, written as tagtrain's step is:
+ * shard -> forward -> backward (bucket hook) -> all-reduce -> optimizer.
+ * Leaves the parameters in out. */
+static int train(ck_comm *comm, const ck_algo *algo, int batch, int accum, int mode, float *out, size_t *np,
+                 char *err)
 {
-    mlp_config mc = {.in_dim = D, .nhidden = 2, .hidden = {10, 6}, .dropout = 0.0f};
+    mlp_config mc = {.in_dim = D, .nhidden = 2, .hidden = {10, 6}, .dropout = 0.0f,
+                     .class_weight = {1.0f, 1.0f, 1.0f, 1.0f}};
     mlp m;
     if (mlp_create(&m, &mc, batch)) return -1;
     mlp_init_params(&m, 5);
@@ -65,31 +71,38 @@ static int train(ck_comm *comm, const ck_algo *algo, int batch, int accum, doubl
     optimizer o;
     opt_create(&o, &oc, m.nparams);
     dp_ctx d;
-    if (dp_init(&d, comm, algo, &m, batch, bucket_mb, err, 256)) return -1;
-    /* Blocking compact all-reduce for batch 12, overlapped with the optimizer
-     * (ck_allreduce_async) for the other cases: both paths are covered. */
-    if (mode == CSR_COMPACT && dp_enable_compact(&d, &m, batch != 12, err, 256)) return -1;
-    dp_dataset ds = {X, Y, N, D, NULL, NULL, NULL};
-    if (mode != DENSE) { ds.X = NULL; ds.ptr = Xptr; ds.idx = Xidx; ds.val = Xval; }
-    size_t *order;
+    /* 16 floats per bucket: many buckets, boundaries inside layers. */
+    if (dp_init(&d, comm, algo, &m, mode == BUCKETED ? 16.0 * 4 / 1048576.0 : 0, mode == SPARSE, err, 256)) return -1;
+    const csr_rows x = {Xptr, Xidx, Xval};
+    size_t *order, rows[64];
+    int labels[64];
     size_t n = dp_epoch_order(N, ck_comm_size(comm), 9, 0, &order);
     rng_t r = rng_stream(1, RNG_DROPOUT, 0, 0);
-    double loss = 0, cnt = 0;
     size_t per = (size_t)batch * accum, pos = 0;
     int rc = 0;
+    g_bytes = 0;
     for (int s = 0; s < K && !rc; s++, pos = (pos + per) % n) {
         size_t len = n - pos < per ? n - pos : per;
-        rc = dp_step(&d, &m, &o, &ds, order, pos, len, batch, &r, &loss, &cnt, err, 256);
+        for (size_t mb = 0; mb < len; mb += (size_t)batch) {
+            size_t mlen = len - mb < (size_t)batch ? len - mb : (size_t)batch;
+            int b = dp_shard(&d, order, pos + mb, mlen, rows);
+            for (int k = 0; k < b; k++) labels[k] = Y[rows[k]];
+            mlp_forward(&m, &x, rows, labels, b, 1, &r);
+            mlp_backward(&m, labels, b, mb + mlen == len && d.nbuckets ? dp_bucket_ready : NULL, &d, d.bucket_elems);
+        }
+        rc = dp_allreduce_grads(&d, &x, order + pos, len, err, 256);
+        g_bytes += (double)d.last_bytes;
+        if (!rc) optimizer_step(&o, m.params, m.grads, 1.0f / (float)len);
     }
     memcpy(out, m.params, m.nparams * sizeof(float));
     *np = m.nparams;
-    g_reduced = d.elems_reduced;
     if (!rc && ck_comm_size(comm) > 1) {
         /* identical on all ranks, and the check can tell when not */
         char e2[256];
-        CHECK(dp_check_sync(&d, m.params, m.nparams, &o, e2, sizeof e2) == 0, "%s: ranks out of sync: %s", algo->name, e2);
+        CHECK(dp_check_sync(&d, m.params, o.m, o.v, m.nparams, e2, sizeof e2) == 0, "%s: ranks out of sync: %s",
+              algo->name, e2);
         if (rank == 1) m.params[m.nparams / 2] += 1e-6f;
-        int bad = dp_check_sync(&d, m.params, m.nparams, &o, e2, sizeof e2);
+        int bad = dp_check_sync(&d, m.params, o.m, o.v, m.nparams, e2, sizeof e2);
         CHECK(bad != 0 && strstr(e2, "rank 1"), "%s: perturbed rank 1 not detected (%s)", algo->name, e2);
     }
     free(order);
@@ -163,21 +176,19 @@ int main(int argc, char **argv)
         return 1;
     }
     rng_t r = rng_stream(3, 77, 0, 0);
-    for (int i = 0; i < N * D; i++) X[i] = rng_uniform(&r) < 0.3f ? rng_uniform(&r) : 0.0f;
-    for (int i = 0; i < N; i++) Y[i] = (int)rng_below(&r, 4);
     for (int i = 0, e = 0; i < N; i++) {
         for (int k = 0; k < D; k++)
-            if (X[i * D + k] != 0.0f) { Xidx[e] = k; Xval[e] = X[i * D + k]; e++; }
+            if (rng_uniform(&r) < 0.3f) { Xidx[e] = k; Xval[e] = rng_uniform(&r); e++; }
         Xptr[i + 1] = (size_t)e;
+        Y[i] = (int)rng_below(&r, 4);
     }
 
     ck_comm *world, *self;
     ck_comm_create(MPI_COMM_WORLD, CK_MEM_HOST, &world);
     ck_comm_create(MPI_COMM_SELF, CK_MEM_HOST, &self);
     const double tol = 1e-6;
-    float *ref = malloc(4096 * sizeof(float)), *got = malloc(4096 * sizeof(float)), *bkt = malloc(4096 * sizeof(float)),
-          *csr = malloc(4096 * sizeof(float));
-    int reduced_less = 0, nhost = 0;
+    float *ref = malloc(4096 * sizeof(float)), *got = malloc(4096 * sizeof(float));
+    int sparse_less = 0, nhost = 0;
     size_t np = 0;
     char err[256];
     struct { int batch, accum; } cases[] = {{12, 1}, {8, 2}, {5, 1}};   /* 5: uneven shards */
@@ -187,56 +198,56 @@ int main(int argc, char **argv)
         nhost++;
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
             int B = cases[c].batch, A = cases[c].accum;
-            int rc = train(self, a, B, A, 0, ref, &np, err, DENSE);
+            int rc = train(self, a, B, A, DENSE, ref, &np, err);
             CHECK(rc == 0, "reference run failed: %s", err);
-            rc = train(world, a, B, A, 0, got, &np, err, DENSE);
-            CHECK(rc == 0, "%s p=%d run failed: %s", a->name, p, err);
-            double e = max_err(got, ref, np);
-            CHECK(e <= tol, "%s p=%d batch %d accum %d: max relative parameter error %.3g > %.0e", a->name, p, B, A, e, tol);
-            /* 16 floats per bucket: many buckets, boundaries inside layers */
-            rc = train(world, a, B, A, 16.0 * 4 / 1048576.0, bkt, &np, err, DENSE);
-            CHECK(rc == 0, "%s p=%d bucketed run failed: %s", a->name, p, err);
-            double eb = max_err(bkt, got, np);
-            CHECK(eb <= tol, "%s p=%d batch %d accum %d: bucketed differs from plain by %.3g", a->name, p, B, A, eb);
-            /* CSR input with the compact all-reduce (only the touched input-layer
-             * rows travel) and with the full buffer: both equal the dense run. */
-            rc = train(world, a, B, A, 0, csr, &np, err, CSR_FULL);
-            double full = g_reduced;
-            CHECK(rc == 0, "%s p=%d CSR run failed: %s", a->name, p, err);
-            double ef = max_err(csr, ref, np);
-            CHECK(ef <= tol, "%s p=%d batch %d accum %d: CSR input vs 1 rank dense %.3g", a->name, p, B, A, ef);
-            rc = train(world, a, B, A, 0, csr, &np, err, CSR_COMPACT);
-            CHECK(rc == 0, "%s p=%d compact run failed: %s", a->name, p, err);
-            double ec = max_err(csr, ref, np);
-            CHECK(ec <= tol, "%s p=%d batch %d accum %d: compact all-reduce vs 1 rank %.3g", a->name, p, B, A, ec);
-            CHECK(g_reduced <= full && g_reduced > 0, "%s: compact all-reduced %.0f floats, full %.0f", a->name,
-                  g_reduced, full);
-            if (B == 5) reduced_less += g_reduced < full;
-
+            double e[3], bytes[3];
+            for (int mode = 0; mode < 3; mode++) {
+                rc = train(world, a, B, A, mode, got, &np, err);
+                CHECK(rc == 0, "%s p=%d %s run failed: %s", a->name, p, mode_name[mode], err);
+                bytes[mode] = g_bytes;
+                e[mode] = max_err(got, ref, np);
+                CHECK(e[mode] <= tol, "%s p=%d batch %d accum %d %s: max relative parameter error %.3g > %.0e",
+                      a->name, p, B, A, mode_name[mode], e[mode], tol);
+                /* One rank, same mode: no all-reduce at all, the same result. */
+                rc = train(self, a, B, A, mode, got, &np, err);
+                CHECK(rc == 0 && max_err(got, ref, np) <= tol && g_bytes == 0,
+                      "%s batch %d accum %d %s on 1 rank differs (%.3g) or all-reduced %.0f bytes", a->name, B, A,
+                      mode_name[mode], max_err(got, ref, np), g_bytes);
+            }
+            const double full = (double)K * np * sizeof(float);
+            CHECK(bytes[DENSE] == full && bytes[BUCKETED] == full, "%s: dense %.0f / bucketed %.0f bytes, want %.0f",
+                  a->name, bytes[DENSE], bytes[BUCKETED], full);
+            CHECK(bytes[SPARSE] > 0 && bytes[SPARSE] <= full, "%s: sparse all-reduced %.0f bytes of %.0f", a->name,
+                  bytes[SPARSE], full);
+            if (B == 5) sparse_less += bytes[SPARSE] < full;
             if (rank == 0)
-                printf("%-16s p=%d batch %2d accum %d: vs 1 rank %.2e, bucketed vs plain %.2e%s, CSR %.2e, "
-                       "compact %.2e (%.0f of %.0f floats)\n", a->name, p, B, A, e, eb, eb == 0 ? " (bitwise)" : "",
-                       ef, ec, g_reduced, full);
-            /* One rank, compact step (no all-reduce; the optimizer split into
-             * touched and untouched rows): the same parameters as the dense step. */
-            rc = train(self, a, B, A, 0, csr, &np, err, CSR_COMPACT);
-            CHECK(rc == 0 && max_err(csr, ref, np) <= tol, "%s batch %d accum %d: compact step on 1 rank differs (%.3g)",
-                  a->name, B, A, max_err(csr, ref, np));
+                printf("%-16s p=%d batch %2d accum %d: vs 1 rank: dense %.2e, bucketed %.2e, sparse %.2e "
+                       "(%.0f of %.0f bytes)\n", a->name, p, B, A, e[0], e[1], e[2], bytes[SPARSE], full);
         }
     }
-    /* With 5 samples a step, some input rows go untouched: the compact buffer is smaller. */
-    CHECK(reduced_less == nhost, "compact all-reduce never smaller than the full buffer (%d of %d algorithms)",
-          reduced_less, nhost);
+    /* With 5 samples a step, some input rows go untouched: the sparse buffer is smaller. */
+    CHECK(sparse_less == nhost, "sparse all-reduce never smaller than the full buffer (%d of %d algorithms)",
+          sparse_less, nhost);
     /* Sanity of the tolerance: a genuinely different run (one step fewer) is far outside it. */
     {
         float *other = malloc(4096 * sizeof(float));
-        train(self, ck_algo_find("ring"), 12, 1, 0, ref, &np, err, DENSE);
-        train(self, ck_algo_find("ring"), 11, 1, 0, other, &np, err, DENSE);
+        train(self, ck_algo_find("ring"), 12, 1, DENSE, ref, &np, err);
+        train(self, ck_algo_find("ring"), 11, 1, DENSE, other, &np, err);
         CHECK(max_err(other, ref, np) > 100 * tol, "the tolerance cannot tell batch 11 from batch 12");
         free(other);
     }
+    /* Buckets and the sparse pack do not go together. */
+    {
+        mlp_config mc = {.in_dim = D, .nhidden = 1, .hidden = {4}, .class_weight = {1, 1, 1, 1}};
+        mlp m;
+        dp_ctx d;
+        mlp_create(&m, &mc, 4);
+        CHECK(dp_init(&d, world, ck_algo_find("ring"), &m, 1.0, 1, err, sizeof err) != 0 && strstr(err, "sparse"),
+              "buckets with --sparse-grads refused: %s", err);
+        mlp_free(&m);
+    }
     async_engine(world);
-    free(ref); free(got); free(bkt); free(csr);
+    free(ref); free(got);
     ck_comm_destroy(self);
     ck_comm_destroy(world);
     int tot[2] = {passed, failed};

@@ -1,0 +1,1 @@
+../../01-ring/solution/my_ring.c

@@ -77,7 +77,7 @@ awk '{ for (i = 2; i <= NF; i++) if ($i != "|") v[i, NR] = $i; n = NR; nf = NF }
         m = 0; for (j = 1; j <= n; j++) a[++m] = v[i, j] + 0
         for (x = 1; x <= m; x++) for (y = x + 1; y <= m; y++) if (a[y] < a[x]) { t = a[x]; a[x] = a[y]; a[y] = t }
         q = k ? (m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2) : a[1]
-        printf (q < 10 ? " %7.3f" : " %10.0f"), q
+        printf (i == 4 || i == 8 || i == 11 ? " %7.3f" : " %10.0f"), q
       }
       printf "\n"
     }

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# compare.sh [-r ROUNDS] [-b BUILD] [-e EPOCHS] — tagtrain against PyTorch on the
+# same model, measured in the same run, round after round (a shared machine's
+# load changes from minute to minute: each round's ratio compares runs made
+# seconds apart; the spread over rounds says how far to trust it).
+#
+# Each round runs, one after the other, every process with one thread:
+#   p = 1:  tagtrain --batch 32                vs  compare_pytorch.py --batch 32
+#           ratio = tagtrain samples/s / PyTorch samples/s
+#   p = 2:  weak scaling with a local batch of 16 rows per rank:
+#           tagtrain --batch 16 at p = 1 and --batch 32 at p = 2 (dense all-reduce
+#           of the whole gradient buffer, ring)
+#           vs compare_ddp.py --np 2 --local-batch 16 (DDP, gloo)
+#           efficiency = samples/s(2) / (2 samples/s(1)), each from its own pair
+# and prints one line per round and the min and median of every figure.
+#
+# PyTorch is optional: without it (PYTHON, else python3, else /usr/bin/python3
+# with Debian's python3-torch) only tagtrain's figures are printed.
+set -euo pipefail
+ROUNDS=3 BUILD=build EPOCHS=5
+while getopts "r:b:e:" opt; do
+  case $opt in
+    r) ROUNDS=$OPTARG ;; b) BUILD=$OPTARG ;; e) EPOCHS=$OPTARG ;;
+    *) echo "usage: compare.sh [-r ROUNDS] [-b BUILD] [-e EPOCHS]" >&2; exit 2 ;;
+  esac
+done
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BIN=$ROOT/$BUILD/bin/tagtrain
+[ -x "$BIN" ] || { echo "compare.sh: $BIN not found: build first" >&2; exit 1; }
+PY=
+for c in "${PYTHON:-}" python3 /usr/bin/python3; do
+  [ -n "$c" ] && "$c" -c 'import torch' 2>/dev/null && { PY=$c; break; }
+done
+[ -z "$PY" ] && echo "compare.sh: PyTorch not found (PYTHON, python3, /usr/bin/python3): tagtrain's figures only"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+MPIRUN=(mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 --mca btl self,vader)
+W=$(mktemp -d /tmp/collkit_compare.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+
+# samples/s of one tagtrain run: tt P GLOBAL_BATCH
+tt() {
+  "${MPIRUN[@]}" -np "$1" "$BIN" --batch "$2" --epochs "$EPOCHS" --threads 1 --no-save --quiet --log "$W/log" \
+      > "$W/out" 2>&1 || { echo "compare.sh: tagtrain -np $1 failed:" >&2; cat "$W/out" >&2; exit 1; }
+  grep '"type":"summary"' "$W/log" | sed 's/.*"samples_per_s":\([0-9.e+-]*\),.*/\1/'
+}
+
+printf "%5s %10s %10s %7s | %10s %10s %7s %10s %10s %7s\n" round tt_p1 torch_p1 ratio tt_1 tt_2 tt_eff ddp_1 ddp_2 ddp_eff
+for r in $(seq 1 "$ROUNDS"); do
+  a=$(tt 1 32)
+  b=NaN; t1=NaN; t2=NaN
+  if [ -n "$PY" ]; then
+    "$PY" "$ROOT/trainer/compare_pytorch.py" --threads 1 --batch 32 --epochs "$EPOCHS" > "$W/py" 2>&1 || true
+    b=$(sed -n 's/.*: \([0-9.]*\) samples\/s$/\1/p' "$W/py")
+    [ -n "$b" ] || { echo "compare.sh: compare_pytorch.py failed:" >&2; tail -5 "$W/py" >&2; b=NaN; }
+  fi
+  s1=$(tt 1 16)
+  s2=$(tt 2 32)
+  if [ -n "$PY" ]; then
+    # a fresh port each round: the last round's may still be in TIME_WAIT
+    "$PY" "$ROOT/trainer/compare_ddp.py" --np 2 --local-batch 16 --epochs "$EPOCHS" --port $((29533 + r)) \
+        > "$W/ddp" 2>&1 || true
+    t=$(sed -n 's/^p=1: \([0-9.]*\) samples\/s *p=2: \([0-9.]*\) samples\/s.*/\1 \2/p' "$W/ddp")
+    if [ -n "$t" ]; then read -r t1 t2 <<< "$t"
+    else echo "compare.sh: compare_ddp.py failed:" >&2; tail -5 "$W/ddp" >&2; fi
+  fi
+  awk -v r="$r" -v a="$a" -v b="$b" -v s1="$s1" -v s2="$s2" -v t1="$t1" -v t2="$t2" 'BEGIN {
+    printf "%5d %10.0f %10.0f %7.2f | %10.0f %10.0f %7.3f %10.0f %10.0f %7.3f\n",
+      r, a, b, a / b, s1, s2, s2 / (2 * s1), t1, t2, t2 / (2 * t1) }' | tee -a "$W/rounds"
+done
+# min and median of every column over the rounds
+awk '{ for (i = 2; i <= NF; i++) if ($i != "|") v[i, NR] = $i; n = NR; nf = NF }
+  END {
+    for (k = 0; k < 2; k++) {
+      printf "%5s", k ? "med" : "min"
+      for (i = 2; i <= nf; i++) {
+        if (!((i, 1) in v)) { printf " |"; continue }
+        m = 0; for (j = 1; j <= n; j++) a[++m] = v[i, j] + 0
+        for (x = 1; x <= m; x++) for (y = x + 1; y <= m; y++) if (a[y] < a[x]) { t = a[x]; a[x] = a[y]; a[y] = t }
+        q = k ? (m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2) : a[1]
+        printf (i == 4 || i == 8 || i == 11 ? " %7.3f" : " %10.0f"), q
+      }
+      printf "\n"
+    }
+  }' "$W/rounds"

@@ -411,7 +411,7 @@ int feat_transform_csr(const featurizer *f, const mwml_data *d, const size_t *ro
             cap = ncap;
         }
         /* Ascending bucket ids: the order a scan of the dense row would meet them. */
-        qsort(uniq, nu, sizeof *uniq, cmp_u32);
+        if (nu > 1) qsort(uniq, nu, sizeof *uniq, cmp_u32);
         for (size_t k = 0; k < nu; k++) {
             out->idx[nnz] = (int)uniq[k];
             out->val[nnz++] = w[uniq[k]];

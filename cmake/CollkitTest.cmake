@@ -36,26 +36,34 @@ elseif(COLLKIT_SANITIZE)
   list(APPEND COLLKIT_MPI_TEST_ENV "ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1")
 endif()
 
-function(collkit_add_mpi_test)
-  cmake_parse_arguments(T "" "NAME;NP;TIMEOUT;EXPECT_ONCE" "COMMAND;LABELS;EXPECT_FAILURE" ${ARGN})
-  set(cmd ${MPIEXEC_EXECUTABLE} ${COLLKIT_MPIRUN_FLAGS} ${MPIEXEC_NUMPROC_FLAG} ${T_NP} ${T_COMMAND})
-  if(T_EXPECT_FAILURE)
+# collkit_add_command_test(NAME CMD EXPECT_ONCE EXPECT_FAILURE...): the test runs
+# CMD (a list); with EXPECT_FAILURE regexes it must fail and print each of them
+# (cmake/expect_failure.cmake). Shared by the MPI launcher below and the SMPI
+# one (tests/sim).
+function(collkit_add_command_test name cmd expect_once)
+  if(ARGN)
     string(REPLACE ";" "|" joined "${cmd}")
     set(defs "")
     set(i 0)
-    foreach(re IN LISTS T_EXPECT_FAILURE)
+    foreach(re IN LISTS ARGN)
       list(APPEND defs "-DEXPECT_${i}=${re}")
       math(EXPR i "${i} + 1")
     endforeach()
-    if(T_EXPECT_ONCE)
-      list(APPEND defs "-DEXPECT_ONCE=${T_EXPECT_ONCE}")
+    if(expect_once)
+      list(APPEND defs "-DEXPECT_ONCE=${expect_once}")
     endif()
-    add_test(NAME ${T_NAME}
+    add_test(NAME ${name}
              COMMAND ${CMAKE_COMMAND} "-DCMD=${joined}" -DNEXPECT=${i} ${defs}
                      -P ${PROJECT_SOURCE_DIR}/cmake/expect_failure.cmake)
   else()
-    add_test(NAME ${T_NAME} COMMAND ${cmd})
+    add_test(NAME ${name} COMMAND ${cmd})
   endif()
+endfunction()
+
+function(collkit_add_mpi_test)
+  cmake_parse_arguments(T "" "NAME;NP;TIMEOUT;EXPECT_ONCE" "COMMAND;LABELS;EXPECT_FAILURE" ${ARGN})
+  set(cmd ${MPIEXEC_EXECUTABLE} ${COLLKIT_MPIRUN_FLAGS} ${MPIEXEC_NUMPROC_FLAG} ${T_NP} ${T_COMMAND})
+  collkit_add_command_test(${T_NAME} "${cmd}" "${T_EXPECT_ONCE}" ${T_EXPECT_FAILURE})
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 300)
   endif()

@@ -2,10 +2,11 @@
 # bench_trainer.sh BUILD OUTDIR — trainer scaling for `make bench` (called by scripts/bench.sh).
 #
 # Runs tagtrain on the real data at p = 1, 2, 4 with every host algorithm in the
-# registry, all-reducing the whole gradient buffer every step (tagtrain's
-# default), and once more with ring and --sparse-grads (the touched-rows
-# optimisation, labelled ring-sparse); p = 1 runs once: there is no all-reduce
-# to choose. Writes
+# registry on the mpi transport, all-reducing the whole gradient buffer every
+# step, once more with ring and --sparse-grads (the touched-rows optimisation,
+# labelled ring-sparse), and with twoshot on the shm transport (twoshot@shm:
+# tagtrain's default, --algo auto, on one node); p = 1 runs once: there is no
+# all-reduce to choose. Writes
 #   OUTDIR/trainer.csv              algo,p,samples_per_s,efficiency,comm_fraction,allreduce_bytes_per_step
 #   OUTDIR/trainer_ceiling.txt      the same efficiency for p independent 1-rank runs
 #   OUTDIR/trainer_scaling.png/.svg samples/s and efficiency against p
@@ -48,10 +49,12 @@ T0=$(date +%s)
 say() { printf '[trainer %4ds] %s\n' $(( $(date +%s) - T0 )) "$*"; }
 
 # One run; prints "samples_per_s comm_fraction bytes_per_step" from the JSON-lines summary.
-# The label ring-sparse is ring with --sparse-grads.
+# The label ring-sparse is ring with --sparse-grads; NAME@shm is NAME on the
+# shm transport (twoshot@shm: tagtrain's default on one node).
 run() {
   local p=$1 label=$2 algo=${2%-sparse} extra=
   [ "$label" != "$algo" ] && extra=--sparse-grads
+  [ "$algo" != "${algo%@shm}" ] && { algo=${algo%@shm}; extra="--transport shm"; }
   local log="$OUT/trainer_${label}_p$p.jsonl"
   rm -f "$log"
   "${LAUNCH[@]}" -np "$p" "$BIN/tagtrain" --algo "$algo" $extra --batch $((LOCAL_BATCH * p)) --epochs "$EPOCHS" \
@@ -60,7 +63,7 @@ run() {
     sed 's/.*"samples_per_s":\([0-9.e+-]*\),"comm_fraction":\([0-9.e+-]*\).*"allreduce_bytes_per_step":\([0-9.e+-]*\).*/\1 \2 \3/'
 }
 
-algos="$("$BIN/tagtrain" --algo list | awk 'NR > 1 && $2 ~ /host/ { print $1 }') ring-sparse"
+algos="$("$BIN/tagtrain" --algo list | awk 'NR > 1 && $2 ~ /host/ { print $1 }') ring-sparse twoshot@shm"
 say "p=1 (no all-reduce), local batch $LOCAL_BATCH, $EPOCHS epochs"
 read -r s1 c1 b1 < <(run 1 ring)
 echo "algo,p,samples_per_s,efficiency,comm_fraction,allreduce_bytes_per_step" > "$OUT/trainer.csv"

@@ -9,7 +9,9 @@
 #           ratio = tagtrain samples/s / PyTorch samples/s
 #   p = 2:  weak scaling with a local batch of 16 rows per rank:
 #           tagtrain --batch 16 at p = 1 and --batch 32 at p = 2 (dense all-reduce
-#           of the whole gradient buffer, ring)
+#           of the whole gradient buffer): ring on the mpi transport (tt), and
+#           tagtrain's default (shm: --algo auto, twoshot on the shm transport,
+#           where the ranks reduce straight out of each other's gradient buffers)
 #           vs compare_ddp.py --np 2 --local-batch 16 (DDP, gloo)
 #           efficiency = samples/s(2) / (2 samples/s(1)), each from its own pair
 # and prints one line per round and the min and median of every figure.
@@ -37,14 +39,16 @@ MPIRUN=(mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 --mca 
 W=$(mktemp -d /tmp/collkit_compare.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 
-# samples/s of one tagtrain run: tt P GLOBAL_BATCH
+# samples/s of one tagtrain run: tt P GLOBAL_BATCH [OPTIONS...]
 tt() {
-  "${MPIRUN[@]}" -np "$1" "$BIN" --batch "$2" --epochs "$EPOCHS" --threads 1 --no-save --quiet --log "$W/log" \
+  local np=$1 batch=$2; shift 2
+  "${MPIRUN[@]}" -np "$np" "$BIN" "$@" --batch "$batch" --epochs "$EPOCHS" --threads 1 --no-save --quiet --log "$W/log" \
       > "$W/out" 2>&1 || { echo "compare.sh: tagtrain -np $1 failed:" >&2; cat "$W/out" >&2; exit 1; }
   grep '"type":"summary"' "$W/log" | sed 's/.*"samples_per_s":\([0-9.e+-]*\),.*/\1/'
 }
 
-printf "%5s %10s %10s %7s | %10s %10s %7s %10s %10s %7s\n" round tt_p1 torch_p1 ratio tt_1 tt_2 tt_eff ddp_1 ddp_2 ddp_eff
+printf "%5s %10s %10s %7s | %10s %10s %7s %10s %7s %10s %10s %7s\n" round tt_p1 torch_p1 ratio tt_1 tt_2 tt_eff shm_2 shm_eff \
+  ddp_1 ddp_2 ddp_eff
 for r in $(seq 1 "$ROUNDS"); do
   a=$(tt 1 32)
   b=NaN; t1=NaN; t2=NaN
@@ -54,7 +58,8 @@ for r in $(seq 1 "$ROUNDS"); do
     [ -n "$b" ] || { echo "compare.sh: compare_pytorch.py failed:" >&2; tail -5 "$W/py" >&2; b=NaN; }
   fi
   s1=$(tt 1 16)
-  s2=$(tt 2 32)
+  s2=$(tt 2 32 --algo ring)
+  s3=$(tt 2 32)
   if [ -n "$PY" ]; then
     # a fresh port each round: the last round's may still be in TIME_WAIT
     "$PY" "$ROOT/trainer/compare_ddp.py" --np 2 --local-batch 16 --epochs "$EPOCHS" --port $((29533 + r)) \
@@ -63,9 +68,9 @@ for r in $(seq 1 "$ROUNDS"); do
     if [ -n "$t" ]; then read -r t1 t2 <<< "$t"
     else echo "compare.sh: compare_ddp.py failed:" >&2; tail -5 "$W/ddp" >&2; fi
   fi
-  awk -v r="$r" -v a="$a" -v b="$b" -v s1="$s1" -v s2="$s2" -v t1="$t1" -v t2="$t2" 'BEGIN {
-    printf "%5d %10.0f %10.0f %7.2f | %10.0f %10.0f %7.3f %10.0f %10.0f %7.3f\n",
-      r, a, b, a / b, s1, s2, s2 / (2 * s1), t1, t2, t2 / (2 * t1) }' | tee -a "$W/rounds"
+  awk -v r="$r" -v a="$a" -v b="$b" -v s1="$s1" -v s2="$s2" -v s3="$s3" -v t1="$t1" -v t2="$t2" 'BEGIN {
+    printf "%5d %10.0f %10.0f %7.2f | %10.0f %10.0f %7.3f %10.0f %7.3f %10.0f %10.0f %7.3f\n",
+      r, a, b, a / b, s1, s2, s2 / (2 * s1), s3, s3 / (2 * s1), t1, t2, t2 / (2 * t1) }' | tee -a "$W/rounds"
 done
 # min and median of every column over the rounds
 awk '{ for (i = 2; i <= NF; i++) if ($i != "|") v[i, NR] = $i; n = NR; nf = NF }
@@ -77,7 +82,7 @@ awk '{ for (i = 2; i <= NF; i++) if ($i != "|") v[i, NR] = $i; n = NR; nf = NF }
         m = 0; for (j = 1; j <= n; j++) a[++m] = v[i, j] + 0
         for (x = 1; x <= m; x++) for (y = x + 1; y <= m; y++) if (a[y] < a[x]) { t = a[x]; a[x] = a[y]; a[y] = t }
         q = k ? (m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2) : a[1]
-        printf (i == 4 || i == 8 || i == 11 ? " %7.3f" : " %10.0f"), q
+        printf (i == 4 || i == 8 || i == 10 || i == 13 ? " %7.3f" : " %10.0f"), q
       }
       printf "\n"
     }

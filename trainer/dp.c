@@ -39,7 +39,8 @@ int dp_init(dp_ctx *d, ck_comm *comm, const ck_algo *algo, const mlp *m, double 
         d->row_len = m->out[0];
         d->mark = calloc((size_t)m->in[0], sizeof *d->mark);
         d->touched = malloc((size_t)m->in[0] * sizeof *d->touched);
-        d->pack = malloc((m->nparams ? m->nparams : 1) * sizeof *d->pack);
+        /* From the communicator: on the shm transport the peers load it in place. */
+        d->pack = ck_alloc(comm, (m->nparams ? m->nparams : 1) * sizeof *d->pack);
         if (!d->mark || !d->touched || !d->pack) {
             snprintf(err, errlen, "out of memory for the sparse all-reduce (%zu parameters)", m->nparams);
             dp_free(d);
@@ -53,7 +54,7 @@ void dp_free(dp_ctx *d)
 {
     free(d->mark);
     free(d->touched);
-    free(d->pack);
+    if (d->pack) ck_free(d->comm, d->pack);
     d->mark = NULL;
     d->touched = NULL;
     d->pack = NULL;

@@ -97,7 +97,7 @@ static void sim_charge(double flops) { (void)flops; }
 
 typedef struct {
     train_config tc;
-    const char *algo_name, *data, *holdout, *save_dir, *resume, *metrics, *log;
+    const char *algo_name, *transport, *data, *holdout, *save_dir, *resume, *metrics, *log;
     double bucket_mb;
     int check_sync, threads, stop_after, inject_desync, no_save, quiet, sparse_grads, strict_data;
     int save_every;
@@ -105,6 +105,30 @@ typedef struct {
 } options;
 
 static int g_rank;
+
+static unsigned transport_mem(const char *transport)
+{
+    return !strcmp(transport, "shm") ? CK_MEM_HOST | CK_MEM_SHM : CK_MEM_HOST;
+}
+
+/* The transport a run uses: --transport when given; for --algo auto, shm
+ * when every rank shares one node (the single-copy all-reduce needs it) and
+ * mpi otherwise; for a named algorithm, mpi, as collbench and collcheck. */
+static const char *pick_transport(const options *o, int p)
+{
+    if (o->transport) return o->transport;
+    if (strcmp(o->algo_name, "auto") || p < 2) return "mpi";
+#ifdef COLLKIT_SMPI
+    return "mpi";   /* simulated ranks are hosts of their own */
+#else
+    MPI_Comm node;
+    int nnode = 0;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) return "mpi";
+    MPI_Comm_size(node, &nnode);
+    MPI_Comm_free(&node);
+    return nnode == p ? "shm" : "mpi";
+#endif
+}
 
 static void usage(FILE *f)
 {
@@ -144,7 +168,12 @@ static void usage(FILE *f)
 "  --accum K            micro-batches per optimizer step (1)\n"
 "  --seed S             seeds the init, shuffles and dropout (%d)\n"
 "data parallelism\n"
-"  --algo NAME          all-reduce algorithm (ring); --algo list shows them\n"
+"  --algo NAME          all-reduce algorithm, or auto (auto): --algo list shows them;\n"
+"                       auto is twoshot on the shm transport when every rank is\n"
+"                       on one node, else ring on the mpi transport\n"
+"  --transport T        mpi or shm: how the gradient moves between ranks (mpi for\n"
+"                       a named --algo); shm: the ranks of one node map each\n"
+"                       other's gradient buffer (falls back to mpi across nodes)\n"
 "  --bucket-mb X        DDP-style buckets of X MiB all-reduced during backward (off)\n"
 "  --sparse-grads       all-reduce only the input-layer rows the step's samples touch\n"
 "                       (an optimisation; the default all-reduces the whole gradient\n"
@@ -231,7 +260,7 @@ static int parse_args(int argc, char **argv, options *o)
     t->val_frac = DEF_VAL_FRAC;
     t->split_seed = DEF_SPLIT_SEED;
     t->feat = (feat_opts){DEF_CHAR_MIN, DEF_CHAR_MAX, DEF_SUBLINEAR, DEF_TITLE_WEIGHT};
-    o->algo_name = "ring";
+    o->algo_name = "auto";
     o->save_dir = DEF_SAVE_DIR;
     o->save_every = DEF_SAVE_EVERY;
     o->inject_desync = -1;
@@ -250,7 +279,7 @@ static int parse_args(int argc, char **argv, options *o)
         if (!strcmp(a, "--sparse-grads")) { o->sparse_grads = 1; continue; }
         if (!strcmp(a, "--strict-data")) { o->strict_data = 1; continue; }
         static const char *const valued[] = {
-            "--algo", "--data", "--holdout", "--save", "--resume", "--metrics", "--log", "--hidden", "--features",
+            "--algo", "--transport", "--data", "--holdout", "--save", "--resume", "--metrics", "--log", "--hidden", "--features",
             "--dropout", "--optimizer", "--schedule", "--lr", "--momentum", "--weight-decay", "--warmup", "--epochs",
             "--batch", "--accum", "--seed", "--val-frac", "--bucket-mb", "--threads", "--stop-after",
             "--inject-desync", "--char-ngrams", "--sublinear-tf", "--title-weight", "--split-seed", "--label-smoothing",
@@ -262,6 +291,10 @@ static int parse_args(int argc, char **argv, options *o)
         if (i + 1 >= argc) return bad_arg("%s needs a value%s", a, "");
         const char *v = argv[++i];
         if (!strcmp(a, "--algo")) o->algo_name = v;
+        else if (!strcmp(a, "--transport")) {
+            if (strcmp(v, "mpi") && strcmp(v, "shm")) return bad_arg("--transport: want mpi or shm, got '%s'%s", v, "");
+            o->transport = v;
+        }
         else if (!strcmp(a, "--data")) o->data = v;
         else if (!strcmp(a, "--holdout")) o->holdout = v;
         else if (!strcmp(a, "--save")) o->save_dir = v;
@@ -382,8 +415,11 @@ static int parse_args(int argc, char **argv, options *o)
     const ck_algo *algo;
     int nalgo;
     char aerr[1024];
-    if (ck_algo_parse_list(o->algo_name, CK_MEM_HOST, &algo, 1, &nalgo, aerr, sizeof aerr))
-        return bad_arg("--algo: %s%s", aerr, "");
+    if (strcmp(o->algo_name, "auto") &&
+        ck_algo_parse_list(o->algo_name, transport_mem(o->transport ? o->transport : "mpi"), &algo, 1, &nalgo, aerr,
+                           sizeof aerr))
+        return bad_arg("--algo: %s%s", aerr,
+                       !o->transport && ck_algo_find(o->algo_name) ? " (--transport shm runs it on host buffers)" : "");
     t->model.in_dim = t->feat_dim;
     return 0;
 }
@@ -525,11 +561,6 @@ int tagtrain_main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-#ifdef COLLKIT_SMPI
-    if (o.overlap && p > 1 && root)
-        fprintf(stderr, "tagtrain: --overlap needs MPI_THREAD_MULTIPLE%s: the all-reduce runs without overlap\n",
-                NO_THREADS_WHY);
-#endif
     if (o.inject_desync > 0 && p < 2) {
         if (root) fprintf(stderr, "tagtrain: --inject-desync needs at least 2 ranks\n");
         MPI_Finalize();
@@ -617,13 +648,29 @@ int tagtrain_main(int argc, char **argv)
 
     /* ---- communicator, model, data parallelism, optimizer */
     ck_comm *comm = NULL;
-    int rc = ck_comm_create(MPI_COMM_WORLD, CK_MEM_HOST, &comm);
+    int rc = ck_comm_create(MPI_COMM_WORLD, transport_mem(pick_transport(&o, p)), &comm);
     if (rc) fail_abort("ck_comm_create", ck_strerror(rc));
-    const ck_algo *algo = ck_algo_find(o.algo_name);
+    /* auto: the single-copy twoshot where the ranks map each other's memory
+     * (the fastest host all-reduce of a gradient-sized buffer in make bench),
+     * else the ring. */
+    const int algo_auto = !strcmp(o.algo_name, "auto");
+    const ck_algo *algo = ck_algo_find(algo_auto ? (ck_comm_mem(comm) & CK_MEM_SHM ? "twoshot" : "ring") : o.algo_name);
+    if (!algo) fail_abort("setup", "--algo: the algorithm is not available on this transport");
     mlp model;
     int eval_batch = 256, local_max = (tc->batch + p - 1) / p;
     if (mlp_create(&model, &tc->model, local_max > eval_batch ? local_max : eval_batch))
         fail_abort("model", "out of memory");
+    /* On the shm transport the gradient buffer lives in this rank's shared
+     * heap (ck_alloc), where the peers load it from: the single-copy
+     * algorithms (twoshot, oneshot) then read it in place, with no copy in. */
+    float *shared_grads = NULL;
+    if (ck_comm_mem(comm) & CK_MEM_SHM) {
+        shared_grads = ck_alloc(comm, model.nparams * sizeof(float));
+        if (!shared_grads) fail_abort("setup", "out of memory (shared gradient buffer)");
+        memset(shared_grads, 0, model.nparams * sizeof(float));
+        free(model.grads);
+        model.grads = shared_grads;
+    }
     dp_ctx dp;
     if (dp_init(&dp, comm, algo, &model, o.bucket_mb, o.sparse_grads, err, sizeof err)) fail_abort("setup", err);
     size_t *rows = malloc((size_t)model.max_batch * sizeof *rows);   /* this rank's batch rows */
@@ -684,7 +731,8 @@ int tagtrain_main(int argc, char **argv)
     const size_t dense_bytes = model.nparams * sizeof(float);
     const char *ar_mode = o.sparse_grads ? "sparse" : dp.nbuckets ? "bucketed" : "dense";
     if (root && !o.quiet) {
-        printf("tagtrain: %d rank%s, algo %s, %zu train / %zu val", p, p > 1 ? "s" : "", algo->name, ntr, nva);
+        printf("tagtrain: %d rank%s, algo %s%s on the %s transport, %zu train / %zu val", p, p > 1 ? "s" : "",
+               algo->name, algo_auto ? " (auto)" : "", ck_comm_transport_name(comm), ntr, nva);
         if (cv) printf(" rows (fold %d of %d; holdout not read)", tc->fold + 1, tc->folds);
         else printf(" / %zu holdout rows", hold.n);
         printf(", %d features, model %d", tc->feat_dim, tc->feat_dim);
@@ -711,6 +759,7 @@ int tagtrain_main(int argc, char **argv)
         json_str(&j, "program", "tagtrain");
         json_int(&j, "ranks", p);
         json_str(&j, "algo", algo->name);
+        json_str(&j, "transport", ck_comm_transport_name(comm));
         json_str(&j, "allreduce", ar_mode);
         json_int(&j, "params", (long long)model.nparams);
         json_int(&j, "gradient_bytes", (long long)dense_bytes);
@@ -908,6 +957,7 @@ int tagtrain_main(int argc, char **argv)
             log_record(&j, logf, "summary");
             json_int(&j, "ranks", p);
             json_str(&j, "algo", algo->name);
+            json_str(&j, "transport", ck_comm_transport_name(comm));
             json_str(&j, "allreduce", ar_mode);
             json_int(&j, "epochs", trained);
             json_num(&j, "train_time_s", train_time);
@@ -970,6 +1020,10 @@ int tagtrain_main(int argc, char **argv)
     free(labels);
     opt_free(&opt);
     dp_free(&dp);
+    if (shared_grads) {
+        ck_free(comm, shared_grads);
+        model.grads = NULL;
+    }
     mlp_free(&model);
     ck_comm_destroy(comm);
     feat_csr_free(&Xtr); feat_csr_free(&Xva); feat_csr_free(&Xho);

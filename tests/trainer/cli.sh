@@ -171,15 +171,24 @@ dp)
   # and bucketed all-reduce, dropout 0, give the same losses every epoch (up
   # to float summation order); the logs say what each all-reduced. Fold 5 of
   # 5 leaves 612 training rows: even, so p = 2 needs no padding and both see
-  # the same samples.
+  # the same samples. The default (--algo auto) is twoshot on the shm
+  # transport on one node; ring on the mpi transport and ring on shm too.
   common="$SMALL --epochs 3 --dropout 0 --no-save --folds 5 --fold 5"
   train 1 $common --log "$W/p1.jsonl" > "$W/o1" 2>&1 &&
   train 2 $common --log "$W/dense.jsonl" > "$W/o2" 2>&1 &&
   train 2 $common --sparse-grads --log "$W/sparse.jsonl" > "$W/o3" 2>&1 &&
-  train 2 $common --bucket-mb 0.02 --log "$W/bucketed.jsonl" > "$W/o4" 2>&1
-  check '[ $? -eq 0 ]' "a run failed: $(cat "$W/o1" "$W/o2" "$W/o3" "$W/o4" | grep -i tagtrain)"
+  train 2 $common --bucket-mb 0.02 --log "$W/bucketed.jsonl" > "$W/o4" 2>&1 &&
+  train 2 $common --algo ring --log "$W/ring.jsonl" > "$W/o5" 2>&1 &&
+  train 2 $common --algo ring --transport shm --log "$W/ringshm.jsonl" > "$W/o6" 2>&1
+  check '[ $? -eq 0 ]' "a run failed: $(cat "$W"/o[1-6] | grep -i tagtrain)"
+  jstr() { grep "\"type\":\"$2\"" "$1" | sed "s/.*\"$3\":\"\([^\"]*\)\".*/\1/"; }
+  check '[ "$(jstr "$W/dense.jsonl" run algo)@$(jstr "$W/dense.jsonl" run transport)" = twoshot@shm ]' \
+        "the default at p = 2 on one node: want twoshot@shm, got $(jstr "$W/dense.jsonl" run algo)@$(jstr "$W/dense.jsonl" run transport)"
+  check '[ "$(jstr "$W/ring.jsonl" run algo)@$(jstr "$W/ring.jsonl" run transport)" = ring@mpi ] &&
+         [ "$(jstr "$W/ringshm.jsonl" run transport)" = shm ] && [ "$(jstr "$W/p1.jsonl" run transport)" = mpi ]' \
+        "a named algorithm runs on --transport, mpi by default: $(grep -h '"type":"run"' "$W/ring.jsonl" "$W/ringshm.jsonl")"
   jfield "$W/p1.jsonl" epoch val_loss > "$W/ref"
-  for m in dense sparse bucketed; do
+  for m in dense sparse bucketed ring ringshm; do
     jfield "$W/$m.jsonl" epoch val_loss > "$W/got"
     check '[ $(wc -l < "$W/ref") -eq 3 ] && paste "$W/ref" "$W/got" | awk "{d=\$1-\$2; if (d<0) d=-d; if (d > 1e-5*(1+\$1)) bad=1} END{exit bad}"' \
           "$m p=2 val losses differ from 1 rank: $(paste "$W/ref" "$W/got" | tr '\n' ' ')"

@@ -108,6 +108,9 @@ typedef struct ck_config {
     size_t chunk_bytes;   /* pipeline chunk/segment for ring_pipelined and tree (default 256 KiB; env COLLKIT_CHUNK, e.g. 64K) */
     double timeout_s;     /* watchdog bound for any single wait (default 30 s; env COLLKIT_TIMEOUT; <= 0: off) */
     int    validate;      /* 1: check count/dtype/op/algo agree across ranks on every call (default 1) */
+    int    yield_wait;    /* 1: a wait gives the core away (sched_yield) after its first 64 polls; 0: it
+                           * polls (default; env COLLKIT_WAIT=yield|spin). Measured on 2 cores with 4 ranks,
+                           * yielding was slower, not faster: labs/03-latency, part D */
 } ck_config;
 
 /* Create a communicator over the ranks of `mpi_comm` (which is duplicated).

@@ -70,6 +70,7 @@ static void config_defaults(ck_config *c)
     if ((s = getenv("COLLKIT_CHUNK")) && ck_parse_size(s, 1ull << 34, &chunk, NULL, 0) == 0 && chunk > 0)
         c->chunk_bytes = (size_t)chunk;
     if ((s = getenv("COLLKIT_TIMEOUT"))) c->timeout_s = atof(s);
+    if ((s = getenv("COLLKIT_WAIT"))) c->yield_wait = !strcmp(s, "yield");
 }
 
 int ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out)
@@ -460,6 +461,7 @@ int ck_waitall(ck_comm *c, ck_req *reqs, int n)
         if (!pending) break;
         spins++;
         if (c->polite) back_off(spins);
+        else if (c->cfg.yield_wait && spins > 64) sched_yield();
         /* Reading the clock every pass would cost more than the test itself. */
         if (deadline > 0 && (spins & 1023) == 0) {
             double now = ck_now();

@@ -178,7 +178,7 @@ static void test_split(void)
 static void test_descriptors(void)
 {
     const char *names[] = {"oneshot", "twoshot"};
-    ck_config cfg = {256 * 1024, 30.0, 1};
+    ck_config cfg = {256 * 1024, 30.0, 1, 0};
     ck_cost_params m = {5e-6, 1e-11, 1e-11, 256 * 1024};
     for (int i = 0; i < 2; i++) {
         const ck_algo *a = ck_algo_find(names[i]);

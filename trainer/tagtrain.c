@@ -781,11 +781,14 @@ int tagtrain_main(int argc, char **argv)
     metrics val = {0};
     double best_f1 = 0.0;
     /* Test hook (tests/trainer/cli.sh): TAGTRAIN_TEST_NAN=E makes every
-     * rank's parameters NaN before epoch E, as a diverging run would. */
+     * rank's parameters NaN before epoch E, as a diverging run would;
+     * TAGTRAIN_TEST_NAN=E:inf makes epoch E's train loss +inf instead (the
+     * loss of a probability that underflowed to 0). */
     const char *nan_hook = getenv("TAGTRAIN_TEST_NAN");
     const int nan_epoch = nan_hook ? atoi(nan_hook) : 0;
+    const int inf_hook = nan_hook && strstr(nan_hook, ":inf") != NULL;
     for (int epoch = start_epoch; epoch < last_epoch && !status; epoch++) {
-        if (epoch + 1 == nan_epoch) model.params[model.nparams - 1] = NAN;
+        if (epoch + 1 == nan_epoch && !inf_hook) model.params[model.nparams - 1] = NAN;
         size_t *order = NULL;
         size_t n_order = dp_epoch_order(ntr, p, tc->seed, epoch, &order);
         if (!order) fail_abort("epoch order", "out of memory");
@@ -863,7 +866,8 @@ int tagtrain_main(int argc, char **argv)
         }
         /* Rank 0 validates, decides, saves; every rank follows its verdict. */
         if (root) {
-            const double train_loss = loss_cnt[1] > 0 ? loss_cnt[0] / loss_cnt[1] : 0.0;
+            const double train_loss = epoch + 1 == nan_epoch && inf_hook ? INFINITY
+                                      : loss_cnt[1] > 0 ? loss_cnt[0] / loss_cnt[1] : 0.0;
             eval_model(&model, &xva, Xva.y, nva, rows, &val);
             const int improved = nva ? val.loss < best_val : 1;   /* no val rows: the last epoch is the best */
             if (!isfinite(train_loss) || (nva && !isfinite(val.loss))) {

@@ -212,6 +212,12 @@ guards)
   check '[ $rc -eq 1 ] && grep -q "tagpredict" "$W/o"' "tagpredict to a full disk: rc $rc $(cat "$W/o")"
   train 2 --resume "$W/n/last.ckpt" --save "$W/n" --stop-after 1 > "$W/o" 2>&1
   check '[ $? -eq 0 ] && grep -q "after epoch 2" "$W/o"' "resume after the NaN stop: $(cat "$W/o")"
+  # An infinite loss stops the run the same way, and so does a real divergence
+  # (no hook: a learning rate far too high without label smoothing).
+  TAGTRAIN_TEST_NAN=2:inf train 2 $SMALL --no-save > "$W/o" 2>&1; rc=$?
+  check '[ $rc -eq 4 ] && grep -q "epoch 2: the train loss is inf: training diverged" "$W/o"' "Inf loss: rc $rc $(cat "$W/o")"
+  train1 $SMALL --no-save --lr 100 --warmup 0 --label-smoothing 0 > "$W/o" 2>&1; rc=$?
+  check '[ $rc -eq 4 ] && grep -q "training diverged" "$W/o"' "lr 100: rc $rc $(tail -3 "$W/o")"
   # Outputs: a failed write is an error; a FIFO nobody reads is refused, not
   # waited on; a user's file is never overwritten, tagtrain's own is.
   train 2 $SMALL --epochs 1 --no-save --log /dev/full > "$W/o" 2>&1; rc=$?

@@ -654,8 +654,22 @@ int tagtrain_main(int argc, char **argv)
      * (the fastest host all-reduce of a gradient-sized buffer in make bench),
      * else the ring. */
     const int algo_auto = !strcmp(o.algo_name, "auto");
-    const ck_algo *algo = ck_algo_find(algo_auto ? (ck_comm_mem(comm) & CK_MEM_SHM ? "twoshot" : "ring") : o.algo_name);
-    if (!algo) fail_abort("setup", "--algo: the algorithm is not available on this transport");
+    const ck_algo *algo = NULL;
+    {
+        /* A named algorithm is checked again against the transport the
+         * communicator got: shm asked for across nodes falls back to mpi,
+         * where the single-copy algorithms cannot run. */
+        char aerr[1024];
+        int nalgo = 0;
+        const char *name = algo_auto ? (ck_comm_mem(comm) & CK_MEM_SHM ? "twoshot" : "ring") : o.algo_name;
+        if (ck_algo_parse_list(name, ck_comm_mem(comm), &algo, 1, &nalgo, aerr, sizeof aerr)) {
+            /* Every rank reaches the same verdict (the transport is agreed): a clean exit. */
+            if (root) fprintf(stderr, "tagtrain: --algo on the %s transport: %s\n", ck_comm_transport_name(comm), aerr);
+            ck_comm_destroy(comm);
+            MPI_Finalize();
+            return 2;
+        }
+    }
     mlp model;
     int eval_batch = 256, local_max = (tc->batch + p - 1) / p;
     if (mlp_create(&model, &tc->model, local_max > eval_batch ? local_max : eval_batch))

@@ -16,7 +16,7 @@ if(NOT EXISTS ${BIN}/CMakeCache.txt)
 endif()
 cmake_host_system_information(RESULT ncpu QUERY NUMBER_OF_LOGICAL_CORES)
 execute_process(COMMAND ${CMAKE_COMMAND} --build ${BIN} -j ${ncpu}
-                        --target collcheck collbench sim_collcheck_broken
+                        --target collcheck collbench sim_collcheck_broken tagtrain
                 RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "building the simulated programs in ${BIN} failed")

@@ -81,7 +81,7 @@ static void sim_charge(double flops) { (void)flops; }
 #define DEF_SEED      1234
 #define DEF_SPLIT_SEED 1234
 #define DEF_CHAR_MIN  2
-#define DEF_CHAR_MAX  5
+#define DEF_CHAR_MAX  4
 #define DEF_SUBLINEAR 1
 #define DEF_TITLE_WEIGHT 1
 #define DEF_VAL_FRAC  0.0

@@ -10,7 +10,7 @@
 #include "rng.h"
 #include "collkit_util.h"
 
-int dp_init(dp_ctx *d, ck_comm *comm, const ck_algo *algo, const mlp *m, double bucket_mb, int sparse_grads,
+int dp_init(dp_ctx *d, ck_comm *comm, const ck_algo *algo, mlp *m, double bucket_mb, int sparse_grads,
             char *err, size_t errlen)
 {
     memset(d, 0, sizeof *d);
@@ -19,12 +19,25 @@ int dp_init(dp_ctx *d, ck_comm *comm, const ck_algo *algo, const mlp *m, double 
     d->rank = ck_comm_rank(comm);
     d->p = ck_comm_size(comm);
     d->nparams = m->nparams;
-    d->grads = m->grads;
     if (bucket_mb > 0 && sparse_grads) {
         snprintf(err, errlen, "--sparse-grads and --bucket-mb do not go together (the touched rows are known "
                  "only once the whole backward is done)");
         return -1;
     }
+    /* The gradient buffer becomes the communicator's memory (ck_alloc): on
+     * the shm transport the peers load it where it is, so the single-copy
+     * all-reduces (twoshot, oneshot) need no copy in; on the mpi transport it
+     * is aligned host memory, as before. */
+    const size_t gbytes = (m->nparams ? m->nparams : 1) * sizeof(float);
+    float *g = ck_alloc(comm, gbytes);
+    if (!g) {
+        snprintf(err, errlen, "out of memory for the gradient buffer (%zu parameters)", m->nparams);
+        return -1;
+    }
+    memset(g, 0, gbytes);
+    free(m->grads);
+    m->grads = d->grads = g;
+    d->model = m;
     if (bucket_mb > 0) {
         size_t elems = (size_t)(bucket_mb * 1048576.0 / sizeof(float));
         if (elems < 1) elems = 1;
@@ -52,6 +65,12 @@ int dp_init(dp_ctx *d, ck_comm *comm, const ck_algo *algo, const mlp *m, double 
 
 void dp_free(dp_ctx *d)
 {
+    if (d->model) {
+        ck_free(d->comm, d->grads);
+        d->model->grads = NULL;   /* mlp_free must not free it again */
+        d->model = NULL;
+        d->grads = NULL;
+    }
     free(d->mark);
     free(d->touched);
     if (d->pack) ck_free(d->comm, d->pack);

@@ -60,7 +60,8 @@ typedef struct {
     const ck_algo *algo;
     int            rank, p;
     size_t         nparams;
-    float         *grads;              /* the model's gradient buffer */
+    float         *grads;              /* the model's gradient buffer (from ck_alloc, owned here) */
+    mlp           *model;              /* whose grads dp_init replaced */
 
     /* buckets: launched from mlp_backward, waited for in dp_allreduce_grads */
     size_t         bucket_elems;       /* 0: one blocking all-reduce after backward */
@@ -78,10 +79,13 @@ typedef struct {
     size_t         last_bytes;         /* bytes all-reduced by the last dp_allreduce_grads (0 at p = 1) */
 } dp_ctx;
 
-/* Set up for model m (its parameter layout and gradient buffer). bucket_mb <=
- * 0: no buckets. sparse_grads: the touched-rows all-reduce (not with
- * buckets). Returns 0, or -1 with a message in err. */
-int  dp_init(dp_ctx *d, ck_comm *comm, const ck_algo *algo, const mlp *m, double bucket_mb, int sparse_grads,
+/* Set up for model m (its parameter layout and gradient buffer). The
+ * gradient buffer is replaced by one (zeroed) from the communicator's memory
+ * (ck_alloc: on the shm transport, the shared heap the peers load from);
+ * dp_free frees it and sets m->grads to NULL, so call it before mlp_free.
+ * bucket_mb <= 0: no buckets. sparse_grads: the touched-rows all-reduce (not
+ * with buckets). Returns 0, or -1 with a message in err. */
+int  dp_init(dp_ctx *d, ck_comm *comm, const ck_algo *algo, mlp *m, double bucket_mb, int sparse_grads,
              char *err, size_t errlen);
 void dp_free(dp_ctx *d);
 

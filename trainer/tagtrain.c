@@ -674,17 +674,6 @@ int tagtrain_main(int argc, char **argv)
     int eval_batch = 256, local_max = (tc->batch + p - 1) / p;
     if (mlp_create(&model, &tc->model, local_max > eval_batch ? local_max : eval_batch))
         fail_abort("model", "out of memory");
-    /* On the shm transport the gradient buffer lives in this rank's shared
-     * heap (ck_alloc), where the peers load it from: the single-copy
-     * algorithms (twoshot, oneshot) then read it in place, with no copy in. */
-    float *shared_grads = NULL;
-    if (ck_comm_mem(comm) & CK_MEM_SHM) {
-        shared_grads = ck_alloc(comm, model.nparams * sizeof(float));
-        if (!shared_grads) fail_abort("setup", "out of memory (shared gradient buffer)");
-        memset(shared_grads, 0, model.nparams * sizeof(float));
-        free(model.grads);
-        model.grads = shared_grads;
-    }
     dp_ctx dp;
     if (dp_init(&dp, comm, algo, &model, o.bucket_mb, o.sparse_grads, err, sizeof err)) fail_abort("setup", err);
     size_t *rows = malloc((size_t)model.max_batch * sizeof *rows);   /* this rank's batch rows */
@@ -1038,10 +1027,6 @@ int tagtrain_main(int argc, char **argv)
     free(labels);
     opt_free(&opt);
     dp_free(&dp);
-    if (shared_grads) {
-        ck_free(comm, shared_grads);
-        model.grads = NULL;
-    }
     mlp_free(&model);
     ck_comm_destroy(comm);
     feat_csr_free(&Xtr); feat_csr_free(&Xva); feat_csr_free(&Xho);

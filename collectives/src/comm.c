@@ -53,7 +53,7 @@ static void tr_arm(ck_comm *c)
 
 /* ------------------------------------------------------------ lifecycle */
 
-static void config_defaults(ck_config *c)
+static void config_defaults(ck_config *c, int rank)
 {
     const char *s;
     c->chunk_bytes = 256 * 1024;
@@ -70,7 +70,14 @@ static void config_defaults(ck_config *c)
     if ((s = getenv("COLLKIT_CHUNK")) && ck_parse_size(s, 1ull << 34, &chunk, NULL, 0) == 0 && chunk > 0)
         c->chunk_bytes = (size_t)chunk;
     if ((s = getenv("COLLKIT_TIMEOUT"))) c->timeout_s = atof(s);
-    if ((s = getenv("COLLKIT_WAIT"))) c->yield_wait = !strcmp(s, "yield");
+    c->yield_wait = 0;
+    if ((s = getenv("COLLKIT_WAIT"))) {
+        if (!strcmp(s, "yield") || !strcmp(s, "spin")) c->yield_wait = !strcmp(s, "yield");
+        else {
+            static int said;   /* once, from rank 0, not per communicator */
+            if (rank == 0 && !said++) fprintf(stderr, "collkit: COLLKIT_WAIT=%s: want yield or spin; waits spin\n", s);
+        }
+    }
 }
 
 int ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out)
@@ -85,7 +92,7 @@ int ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out)
     if (MPI_Comm_dup(mpi_comm, &c->mpi) != MPI_SUCCESS) { free(c); return CK_ERR_TRANSPORT; }
     MPI_Comm_rank(c->mpi, &c->rank);
     MPI_Comm_size(c->mpi, &c->size);
-    config_defaults(&c->cfg);
+    config_defaults(&c->cfg, c->rank);
     if (mem & CK_MEM_SHM) {
         char why[256] = "";
         rc = ck_transport_shm_create(c->mpi, &c->tr, why, sizeof why);

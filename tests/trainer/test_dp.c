@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "collkit.h"
+#include "collkit_shm.h"
 #include "dp.h"
 #include "optim.h"
 #include "check.h"
@@ -245,6 +246,26 @@ int main(int argc, char **argv)
         CHECK(dp_init(&d, world, ck_algo_find("ring"), &m, 1.0, 1, err, sizeof err) != 0 && strstr(err, "sparse"),
               "buckets with --sparse-grads refused: %s", err);
         mlp_free(&m);
+    }
+    /* On the shm transport dp_init puts the gradient buffer in the shared
+     * heap (the peers load it in place), and dp_free hands it back. */
+    {
+        mlp_config mc = {.in_dim = D, .nhidden = 1, .hidden = {4}, .class_weight = {1, 1, 1, 1}};
+        mlp m;
+        dp_ctx d;
+        ck_comm *shm = NULL;
+        CHECK(ck_comm_create(MPI_COMM_WORLD, CK_MEM_SHM, &shm) == CK_SUCCESS, "shm communicator");
+        mlp_create(&m, &mc, 4);
+        int ok = dp_init(&d, shm, ck_algo_find("twoshot"), &m, 0, 0, err, sizeof err) == 0;
+        CHECK(ok, "dp_init on shm: %s", err);
+        if (ok) {
+            CHECK(ck_shm_offset(shm, m.grads, m.nparams * sizeof(float)) >= 0 && d.grads == m.grads,
+                  "the gradient buffer is in the shared heap");
+            dp_free(&d);
+            CHECK(m.grads == NULL, "dp_free takes the gradient buffer back");
+        }
+        mlp_free(&m);
+        ck_comm_destroy(shm);
     }
     async_engine(world);
     free(ref); free(got);

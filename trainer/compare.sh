@@ -15,6 +15,8 @@
 #           vs compare_ddp.py --np 2 --local-batch 16 (DDP, gloo)
 #           efficiency = samples/s(2) / (2 samples/s(1)), each from its own pair
 # and prints one line per round and the min and median of every figure.
+# Every pair that makes a ratio is run in ABBA order (compare_ddp.py does the
+# same for its own pair) and each figure is the mean of its two runs.
 #
 # PyTorch is optional: without it (PYTHON, else python3, else /usr/bin/python3
 # with Debian's python3-torch) only tagtrain's figures are printed.
@@ -47,23 +49,37 @@ tt() {
   grep '"type":"summary"' "$W/log" | sed 's/.*"samples_per_s":\([0-9.e+-]*\),.*/\1/'
 }
 
+# The PyTorch scripts feed random rows of tagtrain's density: measure it
+# (non-zeros per training row with the current default features).
+"${MPIRUN[@]}" -np 1 "$BIN" --epochs 1 --threads 1 --no-save --quiet --log "$W/log" > "$W/out" 2>&1 ||
+  { echo "compare.sh: tagtrain failed:" >&2; cat "$W/out" >&2; exit 1; }
+NNZ=$(sed -n 's/.*"type":"run".*"nnz_per_row":\([0-9.e+-]*\).*/\1/p' "$W/log" | awk '{ printf "%.0f", $1 }')
+[ -n "$NNZ" ] && [ "$NNZ" -gt 0 ] || { echo "compare.sh: no nnz_per_row in tagtrain's log" >&2; exit 1; }
+echo "tagtrain's default features: $NNZ non-zeros a row (the PyTorch scripts' random rows get as many)"
+
 printf "%5s %10s %10s %7s | %10s %10s %7s %10s %7s %10s %10s %7s\n" round tt_p1 torch_p1 ratio tt_1 tt_2 tt_eff shm_2 shm_eff \
   ddp_1 ddp_2 ddp_eff
+# One PyTorch p = 1 run: samples/s, or NaN.
+torch1() {
+  "$PY" "$ROOT/trainer/compare_pytorch.py" --nnz "$NNZ" --threads 1 --batch 32 --epochs "$EPOCHS" > "$W/py" 2>&1 || true
+  local v; v=$(sed -n 's/.*: \([0-9.]*\) samples\/s$/\1/p' "$W/py")
+  [ -n "$v" ] && echo "$v" || { echo "compare.sh: compare_pytorch.py failed:" >&2; tail -5 "$W/py" >&2; echo NaN; }
+}
+# Within a round every pair of figures is measured in ABBA order (A B B A,
+# each column the mean of its two runs): a drift of the machine's speed
+# during the round then weighs on both sides of a ratio alike.
+mean2() { awk -v x="$1" -v y="$2" 'BEGIN { printf "%.3f", (x + y) / 2 }'; }
 for r in $(seq 1 "$ROUNDS"); do
-  a=$(tt 1 32)
   b=NaN; t1=NaN; t2=NaN
+  a1=$(tt 1 32)
+  [ -n "$PY" ] && b1=$(torch1) && b2=$(torch1) && b=$(mean2 "$b1" "$b2")
+  a=$(mean2 "$a1" "$(tt 1 32)")
+  s1a=$(tt 1 16); s2a=$(tt 2 32 --algo ring); s3a=$(tt 2 32)
+  s3=$(mean2 "$s3a" "$(tt 2 32)"); s2=$(mean2 "$s2a" "$(tt 2 32 --algo ring)"); s1=$(mean2 "$s1a" "$(tt 1 16)")
   if [ -n "$PY" ]; then
-    "$PY" "$ROOT/trainer/compare_pytorch.py" --threads 1 --batch 32 --epochs "$EPOCHS" > "$W/py" 2>&1 || true
-    b=$(sed -n 's/.*: \([0-9.]*\) samples\/s$/\1/p' "$W/py")
-    [ -n "$b" ] || { echo "compare.sh: compare_pytorch.py failed:" >&2; tail -5 "$W/py" >&2; b=NaN; }
-  fi
-  s1=$(tt 1 16)
-  s2=$(tt 2 32 --algo ring)
-  s3=$(tt 2 32)
-  if [ -n "$PY" ]; then
-    # a fresh port each round: the last round's may still be in TIME_WAIT
-    "$PY" "$ROOT/trainer/compare_ddp.py" --np 2 --local-batch 16 --epochs "$EPOCHS" --port $((29533 + r)) \
-        > "$W/ddp" 2>&1 || true
+    # fresh ports each round: the last round's may still be in TIME_WAIT
+    "$PY" "$ROOT/trainer/compare_ddp.py" --nnz "$NNZ" --np 2 --local-batch 16 --epochs "$EPOCHS" \
+        --port $((29533 + 2 * r)) > "$W/ddp" 2>&1 || true
     t=$(sed -n 's/^p=1: \([0-9.]*\) samples\/s *p=2: \([0-9.]*\) samples\/s.*/\1 \2/p' "$W/ddp")
     if [ -n "$t" ]; then read -r t1 t2 <<< "$t"
     else echo "compare.sh: compare_ddp.py failed:" >&2; tail -5 "$W/ddp" >&2; fi

@@ -768,6 +768,7 @@ int tagtrain_main(int argc, char **argv)
         json_int(&j, "gradient_bytes", (long long)dense_bytes);
         json_int(&j, "train_rows", (long long)ntr);
         json_int(&j, "val_rows", (long long)nva);
+        json_num(&j, "nnz_per_row", ntr ? (double)Xtr.ptr[ntr] / (double)ntr : 0.0);
         json_int(&j, "batch", tc->batch);
         json_int(&j, "accum", tc->accum);
         json_int(&j, "epochs", tc->epochs);

@@ -46,6 +46,10 @@ loss)
         "not every step all-reduced the whole buffer: $(jfield "$W/log.jsonl" step allreduce_bytes | sort -u | tr '\n' ' ')"
   check '[ "$(jfield "$W/log.jsonl" summary allreduce_bytes_per_step)" = "$gb" ]' "summary bytes per step"
   check 'grep -q "all-reduce: dense, 0.13 MB per step (the whole gradient buffer)" "$W/out"' "banner does not say the bytes"
+  # The density the banner prints is in the log too (compare.sh feeds it to the PyTorch scripts).
+  nz=$(jfield "$W/log.jsonl" run nnz_per_row)
+  check 'grep -q "($(printf "%.0f" "$nz") non-zero features per train row)" "$W/out" && awk "BEGIN{exit !($nz > 10)}"' \
+        "log's nnz_per_row $nz does not match the banner: $(grep non-zero "$W/out")"
   check 'grep -q "weighted avg" "$W/out" && grep -q "confusion matrix" "$W/out"' "no holdout table"
   ;;
 resume)

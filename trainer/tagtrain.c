@@ -733,6 +733,7 @@ int tagtrain_main(int argc, char **argv)
 
     const size_t dense_bytes = model.nparams * sizeof(float);
     const char *ar_mode = o.sparse_grads ? "sparse" : dp.nbuckets ? "bucketed" : "dense";
+    const double nnz_per_row = ntr ? (double)Xtr.ptr[ntr] / (double)ntr : 0.0;   /* banner and log */
     if (root && !o.quiet) {
         printf("tagtrain: %d rank%s, algo %s%s on the %s transport, %zu train / %zu val", p, p > 1 ? "s" : "",
                algo->name, algo_auto ? " (auto)" : "", ck_comm_transport_name(comm), ntr, nva);
@@ -750,7 +751,7 @@ int tagtrain_main(int argc, char **argv)
             printf("  all-reduce: %s, %.2f MB per step (the whole gradient buffer)%s\n", ar_mode, dense_bytes / 1e6,
                    dp.nbuckets ? ", in buckets during backward" : "");
         printf("  data: %s%s%s (%.0f non-zero features per train row)\n", path_data, cv ? "" : ", ", path_hold,
-               ntr ? (double)Xtr.ptr[ntr] / (double)ntr : 0.0);
+               nnz_per_row);
         if (have_ck) printf("  resumed from %s after epoch %d\n", o.resume, start_epoch);
         if (note[0]) printf("  %s\n", note);
         if (repaired[0]) printf("  repaired %s: %s; rewritten from the training state\n", cdir.best, repaired);
@@ -768,7 +769,7 @@ int tagtrain_main(int argc, char **argv)
         json_int(&j, "gradient_bytes", (long long)dense_bytes);
         json_int(&j, "train_rows", (long long)ntr);
         json_int(&j, "val_rows", (long long)nva);
-        json_num(&j, "nnz_per_row", ntr ? (double)Xtr.ptr[ntr] / (double)ntr : 0.0);
+        json_num(&j, "nnz_per_row", nnz_per_row);
         json_int(&j, "batch", tc->batch);
         json_int(&j, "accum", tc->accum);
         json_int(&j, "epochs", tc->epochs);

@@ -49,6 +49,12 @@ int collbench_main(int argc, char **argv)
     }
 
     MPI_Init(&argc, &argv);
+    /* Ranks given other sizes, iteration counts or modes would exchange
+     * messages that do not match: refused here, before any of them. */
+    if (ck_same_command_line(MPI_COMM_WORLD, argc, argv, "collbench")) {
+        MPI_Finalize();
+        return 2;
+    }
     ck_comm *comm = NULL;
     rc = ck_comm_create(MPI_COMM_WORLD, o.mem, &comm);
     if (rc) {

@@ -154,40 +154,61 @@ static int read_all(const char *path, size_t max_file, char **buf_out, size_t *l
     return 0;
 }
 
-/* First NUL byte or invalid UTF-8 sequence (overlong forms, surrogates and
- * code points above U+10FFFF are invalid too, as in RFC 3629). */
+/* The length of the valid UTF-8 character at s[i] (1 for ASCII), or 0 for a
+ * NUL byte or an invalid sequence (overlong forms, surrogates and code points
+ * above U+10FFFF are invalid too, as in RFC 3629). */
+static size_t utf8_char(const unsigned char *s, size_t len, size_t i)
+{
+    unsigned c = s[i];
+    if (c == 0) return 0;
+    if (c < 0x80) return 1;
+    size_t n;
+    unsigned lo = 0x80, hi = 0xBF;   /* allowed range of the second byte */
+    if (c >= 0xC2 && c <= 0xDF) n = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        if (c == 0xE0) lo = 0xA0;    /* overlong */
+        if (c == 0xED) hi = 0x9F;    /* UTF-16 surrogates */
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        if (c == 0xF0) lo = 0x90;    /* overlong */
+        if (c == 0xF4) hi = 0x8F;    /* above U+10FFFF */
+    } else n = 0;
+    int ok = n != 0 && i + n <= len && s[i + 1] >= lo && s[i + 1] <= hi;
+    for (size_t k = 2; ok && k < n; k++) ok = s[i + k] >= 0x80 && s[i + k] <= 0xBF;
+    return ok ? n : 0;
+}
+
+/* First NUL byte or invalid UTF-8 sequence, with its line and column. */
 static int check_text(const char *path, const unsigned char *s, size_t len, char *err, size_t errlen)
 {
     size_t line = 1, line_start = 0;
     for (size_t i = 0; i < len;) {
-        unsigned c = s[i];
-        if (c == 0)
+        const size_t n = utf8_char(s, len, i);
+        if (n == 0 && s[i] == 0)
             return fail(err, errlen, path, line,
                         "NUL byte at column %zu: this is binary data, not a CSV text file",
                         i - line_start + 1);
-        if (c < 0x80) {
-            if (c == '\n') { line++; line_start = i + 1; }
-            i++;
-            continue;
-        }
-        size_t n;
-        unsigned lo = 0x80, hi = 0xBF;   /* allowed range of the second byte */
-        if (c >= 0xC2 && c <= 0xDF) n = 2;
-        else if (c >= 0xE0 && c <= 0xEF) {
-            n = 3;
-            if (c == 0xE0) lo = 0xA0;    /* overlong */
-            if (c == 0xED) hi = 0x9F;    /* UTF-16 surrogates */
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            n = 4;
-            if (c == 0xF0) lo = 0x90;    /* overlong */
-            if (c == 0xF4) hi = 0x8F;    /* above U+10FFFF */
-        } else n = 0;
-        int ok = n != 0 && i + n <= len && s[i + 1] >= lo && s[i + 1] <= hi;
-        for (size_t k = 2; ok && k < n; k++) ok = s[i + k] >= 0x80 && s[i + k] <= 0xBF;
-        if (!ok)
+        if (n == 0)
             return fail(err, errlen, path, line,
                         "invalid UTF-8 (byte 0x%02X at column %zu): the file must be UTF-8 text",
-                        c, i - line_start + 1);
+                        s[i], i - line_start + 1);
+        if (s[i] == '\n') { line++; line_start = i + 1; }
+        i += n;
+    }
+    return 0;
+}
+
+int mwml_check_field(const char *s, char *why, size_t whylen)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    const size_t len = strlen(s);
+    for (size_t i = 0; i < len;) {
+        const size_t n = utf8_char(u, len, i);
+        if (!n) {
+            snprintf(why, whylen, "invalid UTF-8 (byte 0x%02X at byte %zu)", u[i], i + 1);
+            return -1;
+        }
         i += n;
     }
     return 0;
@@ -527,16 +548,12 @@ int mwml_audit_rows(const mwml_data *train, const mwml_data *hold, mwml_audit *o
                                  mwml_tags[r->tag]);
                     }
                 }
-                if (leak) {
-                    /* A row whose id AND text are both in the holdout counts once. */
-                    int counted = 0;
-                    if (text)
-                        for (size_t i = 0; i < nh && !counted; i++) counted = strcmp(hold->rows[i].id, r->id) == 0;
-                    if (!counted && out->in_holdout++ == 0) {
-                        clip(b, sizeof b, text ? r->title : r->id);
-                        snprintf(out->example[3], sizeof out->example[3], "row %zu (%s \"%s\")", k[j].row + 1,
-                                 text ? "title" : "id", b);
-                    }
+                /* A holdout row in the training file is one with the same
+                 * title and description: an id alone says nothing (two files
+                 * numbered from 1 share ids and no rows). */
+                if (leak && text && out->in_holdout++ == 0) {
+                    clip(b, sizeof b, r->title);
+                    snprintf(out->example[3], sizeof out->example[3], "row %zu (title \"%s\")", k[j].row + 1, b);
                 }
             }
             s = e;

@@ -55,6 +55,10 @@ int  mwml_load_capped(const char *path, size_t max_field, size_t max_file,
                       mwml_data *out, char *err, size_t errlen);
 void mwml_free(mwml_data *d);
 
+/* A text given outside a file (tagpredict's --title): 0 when it is valid
+ * UTF-8 without NUL bytes, as every field of a loaded file is; else -1 and
+ * why. */
+int  mwml_check_field(const char *s, char *why, size_t whylen);
 /* Index of a tag name in mwml_tags, -1 if unknown (exact, case-sensitive). */
 int  mwml_tag_index(const char *name);
 /* Per-class row counts: counts[t] = rows with tag t. */
@@ -82,9 +86,10 @@ int  mwml_find(const char *explicit_path, const char *file,
  *                row with another id already has;
  *   conflicting  rows among those two whose tag differs from the earlier row's
  *                (the same project labelled twice, differently);
- *   in_holdout   rows whose id, or title and description, is also a row of
+ *   in_holdout   rows whose title and description are also a row's of
  *                `hold` (the holdout score would then be measured on training
- *                rows); 0 when hold is NULL.
+ *                rows; a shared id alone is not counted: files numbered
+ *                from 1 share ids and no rows); 0 when hold is NULL.
  * example[i] describes the first case of each kind ("" when none), in the
  * order above. */
 typedef struct {

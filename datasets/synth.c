@@ -336,5 +336,5 @@ int main(int argc, char **argv)
     printf("tagsynth: wrote %" PRIu64 " rows to %s (seed %" PRIu64 "):", rows, out, seed);
     for (int k = 0; k < MWML_NTAGS; k++) printf(" %s %" PRIu64, mwml_tags[k], counts[k]);
     printf("\n");
-    return 0;
+    return ck_stdout_done("tagsynth");
 }

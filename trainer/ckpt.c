@@ -174,9 +174,11 @@ int ckpt_check_config(const train_config *c, char *err, size_t errlen)
          "schedule = %d (want 0 const, 1 cosine or 2 step)", (int)o->sched);
     WANT(o->warmup >= 0 && o->warmup <= CFG_MAX_WARMUP, "warmup = %lld (want 0..%d)", (long long)o->warmup,
          CFG_MAX_WARMUP);
-    WANT(o->total_steps >= 0, "total steps = %lld (want >= 0)", (long long)o->total_steps);
+    WANT(o->total_steps >= 0 && o->total_steps <= CFG_MAX_STEPS, "total steps = %lld (want 0..2^53)",
+         (long long)o->total_steps);
     WANT(FINITE_IN(o->min_frac, 0.0f, 1.0f), "final lr fraction = %g (want 0..1)", o->min_frac);
-    WANT(o->step_every >= 0, "step schedule period = %lld (want >= 0)", (long long)o->step_every);
+    WANT(o->step_every >= 0 && o->step_every <= CFG_MAX_STEPS, "step schedule period = %lld (want 0..2^53)",
+         (long long)o->step_every);
     WANT(o->step_gamma > 0.0f && FINITE_IN(o->step_gamma, 0.0f, 1.0f), "step schedule factor = %g (want 0 < G <= 1)",
          o->step_gamma);
     WANT(c->epochs >= 1 && c->epochs <= CFG_MAX_EPOCHS, "epochs = %d (want 1..%d)", c->epochs, CFG_MAX_EPOCHS);
@@ -242,8 +244,13 @@ static int arrays_of(const checkpoint *c, const void *ptr[5], size_t len[5])
     return n;
 }
 
-int ckpt_save(const char *path, const checkpoint *c, char *err, size_t errlen)
+/* A checkpoint write in two halves: write_temp puts the complete, synced file
+ * under a temporary name beside the target (*tmp, the caller frees it);
+ * commit renames it over the target and makes the rename durable. On failure
+ * either half removes the temporary file. */
+static int write_temp(const char *path, const checkpoint *c, char **tmp_out, char *err, size_t errlen)
 {
+    *tmp_out = NULL;
     if (ckpt_probe(path) < 0) {
         snprintf(err, errlen, "%s exists and is not a tagtrain checkpoint: refusing to overwrite it", path);
         return -1;
@@ -267,16 +274,14 @@ int ckpt_save(const char *path, const checkpoint *c, char *err, size_t errlen)
 
     /* The temporary file lives beside the target so rename() is atomic. */
     size_t pl = strlen(path);
-    char *tmp = malloc(pl + 32), *dir = strdup(path);
-    if (!tmp || !dir) { free(tmp); free(dir); snprintf(err, errlen, "out of memory"); return -1; }
+    char *tmp = malloc(pl + 32);
+    if (!tmp) { snprintf(err, errlen, "out of memory"); return -1; }
     snprintf(tmp, pl + 32, "%s.tmp.%ld", path, (long)getpid());
-    char *slash = strrchr(dir, '/');
-    if (slash) *(slash == dir ? slash + 1 : slash) = '\0';
-    else strcpy(dir, ".");
-    int rc = -1, fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) {
         snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
-        goto out;
+        free(tmp);
+        return -1;
     }
     int bad = write_all(fd, hdr, sizeof hdr) || write_all(fd, front, nfront);
     for (int i = 0; i < na && !bad; i++) {
@@ -287,26 +292,45 @@ int ckpt_save(const char *path, const checkpoint *c, char *err, size_t errlen)
         snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
         close(fd);
         unlink(tmp);
-        goto out;
+        free(tmp);
+        return -1;
     }
     if (close(fd)) {
         snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
         unlink(tmp);
-        goto out;
+        free(tmp);
+        return -1;
     }
+    *tmp_out = tmp;
+    return 0;
+}
+
+static int commit(const char *tmp, const char *path, char *err, size_t errlen)
+{
     ckpt_test_point("rename");
     if (rename(tmp, path)) {
         snprintf(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
         unlink(tmp);
-        goto out;
+        return -1;
     }
     /* Make the rename itself durable. */
+    char *dir = strdup(path);
+    if (!dir) return 0;   /* renamed; only the directory's fsync is skipped */
+    char *slash = strrchr(dir, '/');
+    if (slash) *(slash == dir ? slash + 1 : slash) = '\0';
+    else strcpy(dir, ".");
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0) { fsync(dfd); close(dfd); }
-    rc = 0;
-out:
-    free(tmp);
     free(dir);
+    return 0;
+}
+
+int ckpt_save(const char *path, const checkpoint *c, char *err, size_t errlen)
+{
+    char *tmp;
+    if (write_temp(path, c, &tmp, err, errlen)) return -1;
+    int rc = commit(tmp, path, err, errlen);
+    free(tmp);
     return rc;
 }
 
@@ -388,6 +412,7 @@ int ckpt_load(const char *path, checkpoint *c, char *err, size_t errlen)
      * the end. */
     rbuf r = {buf, len, 0, 0};
     c->kind = (ckpt_kind)kind;
+    c->checksum = sum;
     uint64_t np = get_front(&r, c);
     char why[256] = "";
     mlp_config *mc = &c->cfg.model;
@@ -395,7 +420,8 @@ int ckpt_load(const char *path, checkpoint *c, char *err, size_t errlen)
     else if (ckpt_check_config(&c->cfg, why, sizeof why)) { /* why says which */ }
     else if (c->epochs_done < 0 || c->epochs_done > c->cfg.epochs)
         snprintf(why, sizeof why, "epochs done = %d (want 0..epochs = %d)", c->epochs_done, c->cfg.epochs);
-    else if (c->opt_steps < 0) snprintf(why, sizeof why, "optimizer steps = %lld (want >= 0)", (long long)c->opt_steps);
+    else if (c->opt_steps < 0 || c->opt_steps > CFG_MAX_STEPS)
+        snprintf(why, sizeof why, "optimizer steps = %lld (want 0..2^53)", (long long)c->opt_steps);
     else if (isnan(c->best_val_loss) || c->best_val_loss < 0)
         snprintf(why, sizeof why, "best val loss = %g (want >= 0, or inf)", c->best_val_loss);
     else if (c->best_epoch < 0 || c->best_epoch > c->epochs_done)
@@ -447,6 +473,7 @@ int ckpt_load(const char *path, checkpoint *c, char *err, size_t errlen)
 static int mkdir_p(const char *path, char *err, size_t errlen)
 {
     char buf[4096];
+    if (!path[0]) { snprintf(err, errlen, "an empty directory name"); return -1; }
     if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) { snprintf(err, errlen, "path too long"); return -1; }
     for (char *p = buf + 1;; p++) {
         if (*p == '/' || !*p) {
@@ -579,12 +606,24 @@ static checkpoint model_of(const checkpoint *st)
 
 int ckpt_dir_save(ckpt_dir *cd, const checkpoint *state, int best_changed, char *err, size_t errlen)
 {
-    if (best_changed && state->best_epoch > 0) {
-        checkpoint m = model_of(state);
-        if (ckpt_save(cd->best, &m, err, errlen)) return -1;
+    char *tbest = NULL, *tlast = NULL;
+    const checkpoint m = model_of(state);
+    if (best_changed && state->best_epoch > 0 && write_temp(cd->best, &m, &tbest, err, errlen)) return -1;
+    if (write_temp(cd->last, state, &tlast, err, errlen)) {
+        if (tbest) unlink(tbest);
+        free(tbest);
+        return -1;
+    }
+    int rc = 0;
+    if (tbest) {
+        rc = commit(tbest, cd->best, err, errlen);
+        free(tbest);
+        if (rc) { unlink(tlast); free(tlast); return -1; }
         ckpt_test_point("between");
     }
-    return ckpt_save(cd->last, state, err, errlen);
+    rc = commit(tlast, cd->last, err, errlen);
+    free(tlast);
+    return rc;
 }
 
 int ckpt_dir_sync_best(ckpt_dir *cd, const checkpoint *state, char *what, size_t whatlen, char *err, size_t errlen)

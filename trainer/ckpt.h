@@ -57,6 +57,9 @@
 #define CFG_MAX_FOLDS   100
 #define CFG_MAX_CLASS_WEIGHT 100.0
 #define CFG_MAX_WIDTH   65536
+/* Optimizer steps (taken, or planned by a schedule): exact in a double, and
+ * far from overflowing the step counter. */
+#define CFG_MAX_STEPS   ((int64_t)1 << 53)
 
 typedef struct {
     mlp_config model;
@@ -85,6 +88,7 @@ typedef struct {
     float       *params;           /* [nparams] */
     float       *m, *v, *best;     /* [nparams] each; state only (best: the parameters of best_epoch) */
     float       *idf;              /* [cfg.feat_dim] */
+    uint64_t     checksum;         /* set by ckpt_load: the file's payload checksum */
 } checkpoint;
 
 #define CKPT_MAGIC "CKTAGCK\x01"
@@ -117,10 +121,13 @@ typedef struct {
  * cleaned ("" otherwise). 0, or -1 with a message in err. */
 int  ckpt_dir_open(ckpt_dir *cd, const char *dir, char *note, size_t notelen, char *err, size_t errlen);
 void ckpt_dir_close(ckpt_dir *cd);
-/* Save at an epoch boundary: best.ckpt first when the best changed since the
- * last save, then last.ckpt. In that order a crash between the two leaves a
- * best.ckpt that is at least as new as last.ckpt's record of it, so
- * tagpredict never answers from a model older than the training state. */
+/* Save at an epoch boundary: both files are written and synced under
+ * temporary names first (best.ckpt's only when the best changed since the
+ * last save), so a failed write (a full disk) removes them and leaves the
+ * directory as it was; then best.ckpt is renamed into place, then last.ckpt.
+ * In that order a crash between the two renames leaves a best.ckpt that is at
+ * least as new as last.ckpt's record of it, so tagpredict never answers from
+ * a model older than the training state. */
 int  ckpt_dir_save(ckpt_dir *cd, const checkpoint *state, int best_changed, char *err, size_t errlen);
 /* On a resumed start: make best.ckpt hold exactly the best model the training
  * state records (rewritten when missing, unreadable or any other model).

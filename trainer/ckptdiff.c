@@ -15,7 +15,8 @@
  * (absolute for small parameters, relative for large ones), with the tensor
  * and the element where it is largest (W_0 [row, col], b_1 [j], ...), and
  * exits 0 when err <= R (default 1e-5), 1 when it is larger, 2 when the two
- * files cannot be compared (unreadable, other model shapes). A wrong
+ * files cannot be compared (unreadable, other model shapes) or the report
+ * could not be written. A wrong
  * all-reduce (a block left out, doubled, from the wrong rank) moves the
  * parameters by far more than R after one step (trainer/README.md has the
  * figures); summation order moves them by ~1e-8 with SGD, up to ~1e-6 with
@@ -29,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "collkit_util.h"
 #include "model.h"
 #include "ckpt.h"
 #include "optim.h"
@@ -160,5 +162,7 @@ int main(int argc, char **argv)
     }
     ckpt_free(&ck[0]);
     ckpt_free(&ck[1]);
+    /* 0 equal, 1 different; a report that did not arrive is an error (2). */
+    if (ck_stdout_done("ckptdiff")) return 2;
     return ok ? 0 : 1;
 }

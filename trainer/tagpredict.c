@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "collkit_util.h"
 #include "mwml.h"
 #include "features.h"
 #include "model.h"
@@ -50,6 +51,19 @@ int main(int argc, char **argv)
         return 2;
     }
     if (!title) { fprintf(stderr, "tagpredict: --title is required\n"); usage(stderr); return 2; }
+    /* The same rules as a row of the data files: a title with a word in it,
+     * UTF-8 text. */
+    char why[128];
+    if (!title[strspn(title, " \t\r\n")]) {
+        fprintf(stderr, "tagpredict: --title is empty (a project's title is required, as in the data files)\n");
+        return 2;
+    }
+    const char *bad = mwml_check_field(title, why, sizeof why)  ? "--title"
+                      : mwml_check_field(desc, why, sizeof why) ? "--description" : NULL;
+    if (bad) {
+        fprintf(stderr, "tagpredict: %s: %s: the text must be UTF-8\n", bad, why);
+        return 2;
+    }
 
     char err[1024];
     checkpoint ck;
@@ -88,8 +102,7 @@ int main(int argc, char **argv)
         printf("tag: %s\n", mwml_tags[best]);
         for (int j = 0; j < MLP_CLASSES; j++) printf("  %-28s %.4f\n", mwml_tags[j], m.probs[j]);
     }
-    int rc = fflush(stdout) || ferror(stdout);
-    if (rc) fprintf(stderr, "tagpredict: cannot write the answer\n");
+    const int rc = ck_stdout_done("tagpredict");
     mlp_free(&m);
     feat_free(&f);
     feat_csr_free(&x);

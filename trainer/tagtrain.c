@@ -26,6 +26,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -102,6 +103,11 @@ typedef struct {
     int check_sync, threads, stop_after, inject_desync, no_save, quiet, sparse_grads, strict_data;
     int save_every;
     int set_epochs;   /* --epochs given explicitly (matters on --resume) */
+    /* The options given that set the training configuration (train_config),
+     * with their values: a resumed run keeps the checkpoint's, so these must
+     * agree with it. */
+    const char *cfg_opt[64], *cfg_val[64];
+    int ncfg;
 } options;
 
 static int g_rank;
@@ -200,14 +206,16 @@ static void usage(FILE *f)
 
 /* ------------------------------------------------------------ arguments */
 
-/* Argument errors: every rank parses the same argv, rank 0 says it once. */
-static int bad_arg(const char *fmt, const char *a, const char *b)
+/* An argument error is kept, not printed: agree_on_args has one rank say it
+ * (every rank may have found the same one). */
+static char g_argerr[1024];
+
+__attribute__((format(printf, 1, 2))) static int bad_arg(const char *fmt, ...)
 {
-    if (g_rank == 0) {
-        fprintf(stderr, "tagtrain: ");
-        fprintf(stderr, fmt, a, b);
-        fprintf(stderr, "\n(tagtrain --help lists the options)\n");
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_argerr, sizeof g_argerr, fmt, ap);
+    va_end(ap);
     return 2;
 }
 
@@ -216,28 +224,73 @@ static int parse_long(const char *opt, const char *s, long lo, long hi, long *ou
     char err[128];
     long long v;
     if (ck_parse_int(s, lo, hi, &v, err, sizeof err)) {
-        char got[160];
-        snprintf(got, sizeof got, "'%s': %s", s, err);
-        bad_arg("%s %s", opt, got);
+        bad_arg("%s '%.200s': %s", opt, s, err);
         return -1;
     }
     *out = (long)v;
     return 0;
 }
 
+/* The value is checked as the float the configuration stores, too: 0.99999999
+ * is below 1 as a double but rounds to 1.0f. */
 static int parse_double(const char *opt, const char *s, double lo, double hi, int hi_open, double *out)
 {
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (end == s || *end || errno || !isfinite(v) || v < lo || (hi_open ? v >= hi : v > hi)) {
-        char range[80];
-        snprintf(range, sizeof range, "[%g, %g%s", lo, hi, hi_open ? ")" : "]");
-        bad_arg("%s: want a number in %s", opt, range);
-        if (g_rank == 0) fprintf(stderr, "  got '%s'\n", s);
+    const double vf = (double)(float)v;
+    if (end == s || *end || errno || !isfinite(v) || v < lo || (hi_open ? v >= hi : v > hi) || vf < lo ||
+        (hi_open ? vf >= hi : vf > hi)) {
+        bad_arg("%s: want a number in [%g, %g%s (as a 32-bit float)\n  got '%.200s'", opt, lo, hi, hi_open ? ")" : "]",
+                s);
         return -1;
     }
     *out = v;
+    return 0;
+}
+
+/* The options that set a field of train_config, and whether two
+ * configurations differ in the field(s) option `a` sets. */
+static const char *const cfg_options[] = {
+    "--features", "--hidden", "--dropout", "--label-smoothing", "--class-weight", "--optimizer", "--schedule", "--lr",
+    "--momentum", "--weight-decay", "--warmup", "--batch", "--accum", "--seed", "--val-frac", "--split-seed",
+    "--folds", "--fold", "--char-ngrams", "--sublinear-tf", "--title-weight", NULL};
+
+static int cfg_option(const char *a)
+{
+    for (int k = 0; cfg_options[k]; k++)
+        if (!strcmp(a, cfg_options[k])) return 1;
+    return 0;
+}
+
+static int cfg_differs(const char *a, const train_config *x, const train_config *y)
+{
+    const mlp_config *m = &x->model, *n = &y->model;
+    if (!strcmp(a, "--features")) return x->feat_dim != y->feat_dim;
+    if (!strcmp(a, "--hidden")) {
+        int d = m->nhidden != n->nhidden;
+        for (int i = 0; i < m->nhidden && !d; i++) d = m->hidden[i] != n->hidden[i];
+        return d;
+    }
+    if (!strcmp(a, "--dropout")) return m->dropout != n->dropout;
+    if (!strcmp(a, "--label-smoothing")) return m->label_smoothing != n->label_smoothing;
+    if (!strcmp(a, "--class-weight")) return memcmp(m->class_weight, n->class_weight, sizeof m->class_weight) != 0;
+    if (!strcmp(a, "--optimizer")) return x->opt.kind != y->opt.kind;
+    if (!strcmp(a, "--schedule")) return x->opt.sched != y->opt.sched;
+    if (!strcmp(a, "--lr")) return x->opt.lr != y->opt.lr;
+    if (!strcmp(a, "--momentum")) return x->opt.beta1 != y->opt.beta1;
+    if (!strcmp(a, "--weight-decay")) return x->opt.weight_decay != y->opt.weight_decay;
+    if (!strcmp(a, "--warmup")) return x->opt.warmup != y->opt.warmup;
+    if (!strcmp(a, "--batch")) return x->batch != y->batch;
+    if (!strcmp(a, "--accum")) return x->accum != y->accum;
+    if (!strcmp(a, "--seed")) return x->seed != y->seed;
+    if (!strcmp(a, "--val-frac")) return x->val_frac != y->val_frac;
+    if (!strcmp(a, "--split-seed")) return x->split_seed != y->split_seed;
+    if (!strcmp(a, "--folds")) return x->folds != y->folds;
+    if (!strcmp(a, "--fold")) return x->fold != y->fold;
+    if (!strcmp(a, "--char-ngrams")) return x->feat.char_min != y->feat.char_min || x->feat.char_max != y->feat.char_max;
+    if (!strcmp(a, "--sublinear-tf")) return x->feat.sublinear != y->feat.sublinear;
+    if (!strcmp(a, "--title-weight")) return x->feat.title_weight != y->feat.title_weight;
     return 0;
 }
 
@@ -286,13 +339,17 @@ static int parse_args(int argc, char **argv, options *o)
             "--save-every", "--folds", "--fold", "--class-weight", NULL};
         int known = 0;
         for (int k = 0; valued[k]; k++) known |= !strcmp(a, valued[k]);
-        if (strncmp(a, "--", 2)) return bad_arg("unexpected argument '%s'%s", a, "");
-        if (!known) return bad_arg("unknown option '%s'%s", a, "");
-        if (i + 1 >= argc) return bad_arg("%s needs a value%s", a, "");
+        if (strncmp(a, "--", 2)) return bad_arg("unexpected argument '%s'", a);
+        if (!known) return bad_arg("unknown option '%s'", a);
+        if (i + 1 >= argc) return bad_arg("%s needs a value", a);
         const char *v = argv[++i];
+        if (cfg_option(a) && o->ncfg < (int)(sizeof o->cfg_opt / sizeof o->cfg_opt[0])) {
+            o->cfg_opt[o->ncfg] = a;
+            o->cfg_val[o->ncfg++] = v;
+        }
         if (!strcmp(a, "--algo")) o->algo_name = v;
         else if (!strcmp(a, "--transport")) {
-            if (strcmp(v, "mpi") && strcmp(v, "shm")) return bad_arg("--transport: want mpi or shm, got '%s'%s", v, "");
+            if (strcmp(v, "mpi") && strcmp(v, "shm")) return bad_arg("--transport: want mpi or shm, got '%s'", v);
             o->transport = v;
         }
         else if (!strcmp(a, "--data")) o->data = v;
@@ -302,7 +359,7 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "--metrics")) o->metrics = v;
         else if (!strcmp(a, "--log")) o->log = v;
         else if (!strcmp(a, "--hidden")) {
-            if (mlp_parse_hidden(v, &t->model, err, sizeof err)) return bad_arg("%s%s", err, "");
+            if (mlp_parse_hidden(v, &t->model, err, sizeof err)) return bad_arg("%s", err);
         } else if (!strcmp(a, "--features")) {
             if (parse_long(a, v, 1, FEAT_MAX_DIM, &l)) return 2;
             t->feat_dim = (int)l;
@@ -310,7 +367,7 @@ static int parse_args(int argc, char **argv, options *o)
             int lo = 0, hi = 0, used = 0;
             if (strcmp(v, "off") && !(sscanf(v, "%d,%d%n", &lo, &hi, &used) == 2 && !v[used] && lo >= 1 &&
                                       lo <= hi && hi <= FEAT_MAX_CHAR_N))
-                return bad_arg("--char-ngrams: want off or MIN,MAX with 1 <= MIN <= MAX <= 16, got '%s'%s", v, "");
+                return bad_arg("--char-ngrams: want off or MIN,MAX with 1 <= MIN <= MAX <= 16, got '%s'", v);
             t->feat.char_min = lo;
             t->feat.char_max = hi;
         } else if (!strcmp(a, "--sublinear-tf")) {
@@ -330,19 +387,19 @@ static int parse_args(int argc, char **argv, options *o)
             int used = 0;
             if (sscanf(v, "%f,%f,%f,%f%n", &w[0], &w[1], &w[2], &w[3], &used) != 4 || v[used])
                 return bad_arg("--class-weight: want 4 comma-separated weights (computer-vision, mlops, nlp, "
-                               "other), got '%s'%s", v, "");
+                               "other), got '%s'", v);
             for (int c = 0; c < MLP_CLASSES; c++) {
                 if (!(w[c] > 0.0f && w[c] <= CFG_MAX_CLASS_WEIGHT))
-                    return bad_arg("--class-weight: every weight must be in (0, 100], got '%s'%s", v, "");
+                    return bad_arg("--class-weight: every weight must be in (0, 100], got '%s'", v);
                 t->model.class_weight[c] = w[c];
             }
         } else if (!strcmp(a, "--dropout")) {
             if (parse_double(a, v, 0, 1, 1, &d)) return 2;
             t->model.dropout = (float)d;
         } else if (!strcmp(a, "--optimizer")) {
-            if (opt_parse_kind(v, &t->opt.kind)) return bad_arg("--optimizer: want adam or sgd, got '%s'%s", v, "");
+            if (opt_parse_kind(v, &t->opt.kind)) return bad_arg("--optimizer: want adam or sgd, got '%s'", v);
         } else if (!strcmp(a, "--schedule")) {
-            if (opt_parse_sched(v, &t->opt.sched)) return bad_arg("--schedule: want cosine, const or step, got '%s'%s", v, "");
+            if (opt_parse_sched(v, &t->opt.sched)) return bad_arg("--schedule: want cosine, const or step, got '%s'", v);
         } else if (!strcmp(a, "--lr")) {
             if (parse_double(a, v, 0, CFG_MAX_LR, 0, &d)) return 2;
             t->opt.lr = (float)d;
@@ -395,19 +452,18 @@ static int parse_args(int argc, char **argv, options *o)
             if (parse_long(a, v, 1, CFG_MAX_EPOCHS, &l)) return 2;
             o->inject_desync = (int)l;
         } else {
-            return bad_arg("unknown option '%s'%s", a, "");
+            return bad_arg("unknown option '%s'", a);
         }
     }
-    if (!t->folds != !fold) return bad_arg("--folds K and --fold I go together%s%s", "", "");
-    if (fold > t->folds) {
-        char k[32];
-        snprintf(k, sizeof k, "%d", t->folds);
-        return bad_arg("--fold: want 1..%s (the --folds given)%s", k, "");
-    }
+    if (!t->folds != !fold) return bad_arg("--folds K and --fold I go together");
+    if (fold > t->folds) return bad_arg("--fold: want 1..%d (the --folds given)", t->folds);
+    if (t->folds && o->metrics)
+        return bad_arg("--metrics writes the holdout's metrics, and a --folds run never reads the holdout (the "
+                       "fold's scores are in the summary record of --log)");
     t->fold = fold ? fold - 1 : 0;
     if (o->sparse_grads && o->bucket_mb > 0)
         return bad_arg("--sparse-grads and --bucket-mb do not go together: the touched rows are known only once "
-                       "the whole backward is done%s%s", "", "");
+                       "the whole backward is done");
     /* The default decay is AdamW's; coupled into SGD it would be far too strong. */
     if (!set_wd && t->opt.kind == OPT_SGD) t->opt.weight_decay = 0.0f;
     if (!strcmp(o->algo_name, "list")) { if (g_rank == 0) ck_algo_print_table(stdout); return 1; }
@@ -440,6 +496,41 @@ static int from_root(int v)
 {
     MPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD);
     return v;
+}
+
+/* After parse_args on every rank: one verdict for all. A bad argument is
+ * reported once, by the lowest rank that found it (rank 0 when all did); a
+ * command line that differs between ranks is refused
+ * (ck_same_command_line). Returns what every rank does: 0 run, 1 exit 0,
+ * 2 exit 2. */
+static int agree_on_args(int prc, int argc, char **argv)
+{
+    int bad = prc == 2 ? g_rank : INT_MAX, first_bad, all_bad;
+    MPI_Allreduce(&bad, &first_bad, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&bad, &all_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (first_bad != INT_MAX) {
+        if (g_rank == first_bad) {
+            if (all_bad == INT_MAX) fprintf(stderr, "tagtrain: rank %d: %s\n", g_rank, g_argerr);   /* not every rank */
+            else fprintf(stderr, "tagtrain: %s\n", g_argerr);
+            fprintf(stderr, "(tagtrain --help lists the options)\n");
+        }
+        return 2;
+    }
+    if (ck_same_command_line(MPI_COMM_WORLD, argc, argv, "tagtrain")) return 2;
+    return prc;
+}
+
+/* A digest of the rows, to check that every rank read the same data. */
+static uint64_t data_digest(uint64_t h, const mwml_data *d)
+{
+    for (size_t i = 0; i < d->n; i++) {
+        const mwml_row *r = &d->rows[i];
+        h = ck_fnv1a64_update(h, r->id, strlen(r->id) + 1);
+        h = ck_fnv1a64_update(h, r->title, strlen(r->title) + 1);
+        h = ck_fnv1a64_update(h, r->description, strlen(r->description) + 1);
+        h = ck_fnv1a64_update(h, &r->tag, sizeof r->tag);
+    }
+    return ck_fnv1a64_update(h, &d->n, sizeof d->n);
 }
 
 static void fail_abort(const char *what, const char *msg)
@@ -547,7 +638,7 @@ int tagtrain_main(int argc, char **argv)
     double t_start = ck_now();
 
     options o;
-    int prc = parse_args(argc, argv, &o);
+    int prc = agree_on_args(parse_args(argc, argv, &o), argc, argv);
     if (prc) { MPI_Finalize(); return prc == 1 ? 0 : 2; }
     train_config *tc = &o.tc;
 #ifdef COLLKIT_SMPI
@@ -586,6 +677,25 @@ int tagtrain_main(int argc, char **argv)
             return 1;
         }
         have_ck = 1;
+        /* Every rank resumes the same state: m and v are not broadcast. */
+        const int q = ck_first_differing_rank(MPI_COMM_WORLD, ck.checksum);
+        /* The checkpoint's configuration wins; an option given that says
+         * otherwise is refused rather than silently dropped. */
+        int given = -1;
+        for (int i = 0; i < o.ncfg && given < 0; i++)
+            if (cfg_differs(o.cfg_opt[i], tc, &ck.cfg)) given = i;
+        if (q >= 0 || given >= 0) {
+            if (root && q >= 0)
+                fprintf(stderr, "tagtrain: --resume %s: rank %d read another file than rank 0 (every rank must "
+                        "resume the same checkpoint)\n", o.resume, q);
+            else if (root)
+                fprintf(stderr, "tagtrain: --resume: %s %s differs from the configuration %s was trained with; a "
+                        "resumed run keeps its configuration (only --epochs may change): drop %s, or start a new "
+                        "run\n", o.cfg_opt[given], o.cfg_val[given], o.resume, o.cfg_opt[given]);
+            ckpt_free(&ck);
+            MPI_Finalize();
+            return 2;
+        }
         int epochs = o.set_epochs ? tc->epochs : ck.cfg.epochs;
         *tc = ck.cfg;
         tc->epochs = epochs;
@@ -615,6 +725,21 @@ int tagtrain_main(int argc, char **argv)
         if (have_ck) ckpt_free(&ck);
         MPI_Finalize();
         return 1;
+    }
+    {
+        /* Every rank must train on the same rows (a file that differs between
+         * nodes would give each rank its own featurizer and row numbers). */
+        const int q = ck_first_differing_rank(MPI_COMM_WORLD, data_digest(data_digest(CK_FNV1A64_INIT, &data), &hold));
+        if (q >= 0) {
+            if (root)
+                fprintf(stderr, "tagtrain: rank %d read other data than rank 0 (%s%s%s): every rank must read the "
+                        "same files\n", q, path_data, cv ? "" : ", ", path_hold);
+            mwml_free(&data);
+            mwml_free(&hold);
+            if (have_ck) ckpt_free(&ck);
+            MPI_Finalize();
+            return 1;
+        }
     }
     size_t *tr_rows = NULL, *va_rows = NULL, ntr = 0, nva = 0;
     ok = (cv ? stratified_kfold(&data, tc->folds, tc->fold, tc->split_seed, &tr_rows, &ntr, &va_rows, &nva)
@@ -709,25 +834,47 @@ int tagtrain_main(int argc, char **argv)
     if (root && !best) fail_abort("best copy", "out of memory");
     if (root) memcpy(best, have_ck && best_epoch > 0 ? ck.best : model.params, model.nparams * sizeof(float));
 
-    /* ---- outputs, checked before any training: the save directory (locked,
-     * cleaned of a killed run's temporary files, writable; best.ckpt made to
-     * match a resumed state) and the log. */
+    /* ---- outputs, all checked before any training and before anything saved
+     * is touched: the save directory (locked, cleaned of a killed run's
+     * temporary files, writable), the log and the metrics file (opened now, so
+     * a bad path stops the run here, not after it); then, on a resumed run,
+     * best.ckpt made to match the state. */
     ckpt_dir cdir = {.lock_fd = -1};
-    FILE *logf = NULL;
+    FILE *logf = NULL, *metf = NULL;
     char note[512] = "", repaired[1200] = "";
     const char *failed = "";
     ok = 1;
     if (root && !o.no_save) {
         ok = ckpt_dir_open(&cdir, o.save_dir, note, sizeof note, err, sizeof err) == 0;
-        /* A resumed run: best.ckpt must be the best model last.ckpt records
-         * (after a crash it may be missing, or from a later epoch). */
-        if (ok && have_ck) ok = ckpt_dir_sync_best(&cdir, &ck, repaired, sizeof repaired, err, sizeof err) == 0;
         if (!ok) failed = "--save: ";
     }
     if (root && ok && o.log) ok = (logf = open_output("--log", o.log, err, sizeof err)) != NULL;
+    if (root && ok && o.metrics) {
+        struct stat a, b;
+        if (logf && stat(o.metrics, &a) == 0 && fstat(fileno(logf), &b) == 0 && a.st_dev == b.st_dev &&
+            a.st_ino == b.st_ino && S_ISREG(a.st_mode)) {
+            snprintf(err, sizeof err, "--metrics %s: the same file as --log %s", o.metrics, o.log);
+            ok = 0;
+        } else {
+            ok = (metf = open_output("--metrics", o.metrics, err, sizeof err)) != NULL;
+        }
+    }
+    /* A resumed run: best.ckpt must be the best model last.ckpt records
+     * (after a crash it may be missing, or from a later epoch). */
+    if (root && ok && have_ck && !o.no_save) {
+        ok = ckpt_dir_sync_best(&cdir, &ck, repaired, sizeof repaired, err, sizeof err) == 0;
+        if (!ok) failed = "--save: ";
+    }
     if (!all_ok(ok)) {
+        /* Nothing trained, nothing saved: every rank leaves cleanly. */
         if (root) fprintf(stderr, "tagtrain: %s%s\n", failed, err);
-        MPI_Abort(MPI_COMM_WORLD, 1);
+        if (logf) fclose(logf);
+        if (metf) fclose(metf);
+        if (root) ckpt_dir_close(&cdir);
+        dp_free(&dp);
+        ck_comm_destroy(comm);
+        MPI_Finalize();
+        return 1;
     }
     if (have_ck) ckpt_free(&ck);
 
@@ -986,31 +1133,28 @@ int tagtrain_main(int argc, char **argv)
             }
             json_end(&j);
         }
-        if (o.metrics && !cv) {
-            FILE *mf = open_output("--metrics", o.metrics, err, sizeof err);
-            if (mf) {
-                json j;
-                json_open(&j, mf);
-                json_str(&j, "program", "tagtrain");
-                json_str(&j, "set", "holdout");
-                json_int(&j, "best_epoch", best_epoch);
-                metrics_json(&j, &ho, mwml_tags);
-                json_end(&j);
-                if (!output_ok(mf, "--metrics", o.metrics, err, sizeof err)) status = 1;
-                if (fclose(mf) && !status) {
-                    snprintf(err, sizeof err, "--metrics %s: write failed: %s", o.metrics, strerror(errno));
-                    status = 1;
-                }
-            } else {
+        if (metf) {
+            json j;
+            json_open(&j, metf);
+            json_str(&j, "program", "tagtrain");
+            json_str(&j, "set", "holdout");
+            json_int(&j, "best_epoch", best_epoch);
+            metrics_json(&j, &ho, mwml_tags);
+            json_end(&j);
+            if (!output_ok(metf, "--metrics", o.metrics, err, sizeof err)) {
+                fprintf(stderr, "tagtrain: %s\n", err);
                 status = 1;
             }
-            if (status) fprintf(stderr, "tagtrain: %s\n", err);
         }
         /* The report on stdout is a result too: a full disk or a closed pipe is an error. */
         if (!output_ok(stdout, "stdout", "(the report)", err, sizeof err) && !status) {
             fprintf(stderr, "tagtrain: %s\n", err);
             status = 1;
         }
+    }
+    if (metf && fclose(metf) && !status) {
+        fprintf(stderr, "tagtrain: --metrics %s: write failed: %s\n", o.metrics, strerror(errno));
+        status = 1;
     }
     if (logf) {
         if (!output_ok(logf, "--log", o.log, err, sizeof err) && !status) {

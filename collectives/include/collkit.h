@@ -288,6 +288,23 @@ const char     *ck_event_kind_name(int kind);
 
 double ck_now(void);   /* monotonic seconds */
 
+/* ------------------------------------------------------------ agreement, for tools */
+
+/* The ranks of one job must run one computation: a tool whose every rank
+ * parses its own command line, reads its own files or loads its own state
+ * checks that they agree before it communicates, so that a difference is an
+ * error that says so, not a hang, a crash inside MPI or a wrong result blamed
+ * on an algorithm. Both are collective over `comm`. */
+
+/* The first rank whose `digest` differs from rank 0's, or -1 when all agree
+ * (every rank gets the answer). */
+int ck_first_differing_rank(MPI_Comm comm, uint64_t digest);
+/* CK_SUCCESS when every rank was given the same argv[1..argc); else
+ * CK_ERR_MISMATCH on every rank, after rank 0 printed "PROG: the ranks were
+ * given different command lines" with its own and the first differing
+ * rank's (an MPMD launch, or a wrapper that adds an option on some nodes). */
+int ck_same_command_line(MPI_Comm comm, int argc, char **argv, const char *prog);
+
 #ifdef __cplusplus
 }
 #endif

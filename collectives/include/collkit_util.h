@@ -8,6 +8,8 @@
  *                      cross-rank agreement on names)
  *   ck_sbuf            printf-style appends into a fixed buffer that never
  *                      overflows (diagnosis and error messages)
+ *   ck_stdout_done     a tool's last word on its standard output: was all
+ *                      of it written?
  *
  * No MPI, no allocation: the dataset tools link it without MPI. Parsers never
  * print; they fill `err` so the caller can say it once, from one rank.
@@ -70,6 +72,14 @@ void ck_sbuf_add(ck_sbuf *b, const char *fmt, ...) __attribute__((format(printf,
 void ck_sbuf_vadd(ck_sbuf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* Append sep unless the buffer is still empty: joins clauses with "; ". */
 void ck_sbuf_sep(ck_sbuf *b, const char *sep);
+
+/* ------------------------------------------------------------ output */
+
+/* Flush standard output and say whether everything written to it arrived: a
+ * full disk or a closed pipe makes a tool's report incomplete, which is an
+ * error, not a success. 0, or 1 after "PROG: cannot write standard output:
+ * REASON" on stderr; the exit status of a tool whose work is otherwise done. */
+int ck_stdout_done(const char *prog);
 
 #ifdef __cplusplus
 }

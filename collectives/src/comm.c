@@ -93,6 +93,26 @@ int ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out)
     MPI_Comm_rank(c->mpi, &c->rank);
     MPI_Comm_size(c->mpi, &c->size);
     config_defaults(&c->cfg, c->rank);
+    /* Every rank must ask for the same transport: each one's setup is
+     * collective, and ranks in two different setups would wait for each
+     * other forever. */
+    const int kind = mem & CK_MEM_SHM ? CK_MEM_SHM : (int)mem;   /* SHM and HOST|SHM are one transport */
+    int kinds[2] = {kind, -kind}, agreed[2];
+    if (MPI_Allreduce(kinds, agreed, 2, MPI_INT, MPI_MAX, c->mpi) != MPI_SUCCESS) {
+        MPI_Comm_free(&c->mpi);
+        free(c);
+        return CK_ERR_TRANSPORT;
+    }
+    if (agreed[0] != -agreed[1]) {
+        if (c->rank == 0) {
+            fprintf(stderr, "collkit: ck_comm_create: the ranks asked for different transports (this rank: %s): every "
+                    "rank must ask for the same memory kind\n", kind == CK_MEM_SHM ? "shm" : kind == CK_MEM_CUDA ? "cuda" : "mpi");
+            fflush(stderr);
+        }
+        MPI_Comm_free(&c->mpi);
+        free(c);
+        return CK_ERR_MISMATCH;
+    }
     if (mem & CK_MEM_SHM) {
         char why[256] = "";
         rc = ck_transport_shm_create(c->mpi, &c->tr, why, sizeof why);
@@ -545,14 +565,15 @@ void *ck_scratch(ck_comm *c, size_t bytes)
 /* Non-negative, with room to spare, so that -x in the agreement below cannot overflow. */
 static long long name_hash(const char *s) { return (long long)(ck_fnv1a64(s, strlen(s)) >> 2); }
 
-/* Agree across ranks on (error flag, count, dtype, op, algorithm) with one
+/* Agree across ranks on (error flag, count, dtype, op, algorithm, chunk) with one
  * small MPI_Iallreduce of (x, -x) pairs under MAX: min and max of each value
  * come back together. Polled with the watchdog bound, so a rank that never
  * arrives is reported rather than waited for forever. */
 static int validate_across_ranks(ck_comm *c, int local_err, size_t count, ck_dtype dt, ck_op op, const ck_algo *algo)
 {
-    enum { NV = 5 };
-    long long v[NV] = {local_err, (long long)count, dt, op, name_hash(algo ? algo->name : "")};
+    enum { NV = 6 };
+    long long v[NV] = {local_err, (long long)count, dt, op, name_hash(algo ? algo->name : ""),
+                       (long long)c->cfg.chunk_bytes};
     long long in[2 * NV], outv[2 * NV];
     for (int i = 0; i < NV; i++) { in[2 * i] = v[i]; in[2 * i + 1] = -v[i]; }
     MPI_Request rq = MPI_REQUEST_NULL;
@@ -589,6 +610,12 @@ static int validate_across_ranks(ck_comm *c, int local_err, size_t count, ck_dty
         return ck_fail(c, CK_ERR_MISMATCH, "op differs across ranks (this rank: %s)", ck_op_name(op));
     if (mn[4] != mx[4])
         return ck_fail(c, CK_ERR_MISMATCH, "algorithm differs across ranks (this rank: %s)", algo ? algo->name : "?");
+    /* The pipelined algorithms cut their messages by it: ranks that differ
+     * would post receives of other sizes than the sends. */
+    if (mn[5] != mx[5])
+        return ck_fail(c, CK_ERR_MISMATCH, "chunk size differs across ranks: min %lld B, max %lld B (this rank: %zu B; "
+                       "COLLKIT_CHUNK or ck_config.chunk_bytes must be the same on every rank)", mn[5], mx[5],
+                       c->cfg.chunk_bytes);
     return CK_SUCCESS;
 }
 

@@ -2,8 +2,10 @@
  * util.c — see collkit_util.h: the print-rank detector, the number parsers,
  * FNV-1a and the string builder, shared by the library and every tool.
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include "collkit_util.h"
 #ifdef COLLKIT_SMPI
@@ -182,3 +184,11 @@ uint64_t ck_fnv1a64_update(uint64_t h, const void *data, size_t n)
 }
 
 uint64_t ck_fnv1a64(const void *data, size_t n) { return ck_fnv1a64_update(CK_FNV1A64_INIT, data, n); }
+
+int ck_stdout_done(const char *prog)
+{
+    errno = 0;
+    if (fflush(stdout) == 0 && !ferror(stdout)) return 0;
+    fprintf(stderr, "%s: cannot write standard output: %s\n", prog, strerror(errno ? errno : EIO));
+    return 1;
+}

@@ -3,8 +3,8 @@
 # tagsynth data (no data files needed): p = 1 and p = 2 with the same global
 # batch are equal within the default tolerance and not bitwise; another seed,
 # a wrong tolerance, another model, a file that is not a checkpoint are told
-# apart by the exit status (0 equal, 1 different, 2 not comparable) with a
-# message saying why.
+# apart by the exit status (0 equal, 1 different, 2 not comparable or the
+# report lost) with a message saying why.
 set -u
 BIN=$1 MPIRUN=$2
 W=$(mktemp -d /tmp/collkit_ckptdiff.XXXXXX)
@@ -35,6 +35,11 @@ check '[ $rc -eq 2 ] && grep -q "not a tagtrain checkpoint" "$W/d"' "a CSV: rc $
 check '[ $rc -eq 2 ] && grep -q "cannot open" "$W/d"' "a missing file: rc $rc $(cat "$W/d")"
 "$BIN/ckptdiff" "$W/p1/last.ckpt" "$W/p2/last.ckpt" --rtol -1 > "$W/d" 2>&1; rc=$?
 check '[ $rc -eq 2 ] && grep -q "rtol: want a number >= 0" "$W/d"' "--rtol -1: rc $rc $(cat "$W/d")"
+# A report that cannot be written is an error, not a verdict; so for tagsynth's.
+"$BIN/ckptdiff" "$W/p1/last.ckpt" "$W/p2/last.ckpt" > /dev/full 2> "$W/d"; rc=$?
+check '[ $rc -eq 2 ] && grep -q "ckptdiff: cannot write standard output" "$W/d"' "report to a full disk: rc $rc $(cat "$W/d")"
+"$BIN/tagsynth" --rows 10 --out "$W/s.csv" > /dev/full 2> "$W/d"; rc=$?
+check '[ $rc -eq 1 ] && grep -q "tagsynth: cannot write standard output" "$W/d"' "tagsynth report to a full disk: rc $rc $(cat "$W/d")"
 "$BIN/ckptdiff" "$W/p1/last.ckpt" > "$W/d" 2>&1; rc=$?
 check '[ $rc -eq 2 ] && grep -q "usage" "$W/d"' "one file: rc $rc"
 echo "$pass passed, $fail failed"

@@ -78,6 +78,14 @@ resume)
     check '[ "$(grep "holdout weighted F1" "$W/outa" | sed "s/.*F1 //")" = "$(grep "holdout weighted F1" "$W/outc" | sed "s/.*F1 //")" ]' \
           "holdout F1 differs between the uninterrupted and the resumed run $mode"
   done
+  # A resumed run keeps the checkpoint's configuration: an option that says
+  # otherwise is refused before anything is touched, the same value is fine.
+  cp "$W/b/last.ckpt" "$W/keep.ckpt"
+  train 2 --resume "$W/b/last.ckpt" --save "$W/b" --epochs 5 --lr 0.5 > "$W/o" 2>&1; rc=$?
+  check '[ $rc -eq 2 ] && grep -q "\-\-lr 0.5 differs from the configuration" "$W/o" && cmp -s "$W/b/last.ckpt" "$W/keep.ckpt"' \
+        "--resume with another --lr: rc $rc $(cat "$W/o")"
+  train 2 --resume "$W/b/last.ckpt" --no-save --epochs 5 --stop-after 1 --features 1024 --hidden 32 > "$W/o" 2>&1; rc=$?
+  check '[ $rc -eq 0 ]' "--resume with the checkpoint's own --features and --hidden: rc $rc $(cat "$W/o")"
   # best.ckpt holds a model, not a training state.
   train 2 --resume "$W/b/best.ckpt" --no-save > "$W/o" 2>&1; rc=$?
   check '[ $rc -eq 1 ] && grep -q "resume from last.ckpt" "$W/o"' "resume from best.ckpt not refused: rc $rc $(cat "$W/o")"
@@ -121,7 +129,9 @@ args)
   for a in "--algo nope" "--hidden 0" "--hidden 12,,3" "--epochs abc" "--epochs 0" "--dropout 1" "--lr -1" "--batch" \
            "--bogus" "--optimizer rmsprop" "--features 0" "stray" "--val-frac 1" "--folds 5" "--fold 2" \
            "--folds 5 --fold 6" "--folds 1 --fold 1" "--class-weight 1,2,3" "--class-weight 1,0,1,1" \
-           "--class-weight 1,nan,1,1" "--sparse-grads --bucket-mb 1" "--lr nan" "--batch 0" "--accum 0"; do
+           "--class-weight 1,nan,1,1" "--sparse-grads --bucket-mb 1" "--lr nan" "--batch 0" "--accum 0" \
+           "--dropout 0.99999999" "--label-smoothing 0.99999999" "--momentum 0.99999999" \
+           "--folds 5 --fold 1 --metrics m.json"; do
     train1 $a > "$W/o" 2>&1; rc=$?
     check '[ $rc -eq 2 ] && grep -q "tagtrain" "$W/o"' "'$a': want exit 2 and a message, got rc $rc: $(cat "$W/o")"
   done
@@ -150,6 +160,11 @@ predict)
   "$BIN/tagpredict" --checkpoint "$W/r/best.ckpt" --title "Transformers for text classification" --json > "$W/j" 2>&1
   check 'grep -q "^{\"tag\":\"" "$W/j" && grep -q "\"probabilities\":{" "$W/j" && ! grep -qi "nan" "$W/j"' \
         "--json output: $(cat "$W/j")"
+  # The rules of a data row: a title with a word in it, UTF-8 text.
+  "$BIN/tagpredict" --checkpoint "$W/r/best.ckpt" --title "  " > "$W/o" 2>&1; rc=$?
+  check '[ $rc -eq 2 ] && grep -q "title is empty" "$W/o"' "blank --title: rc $rc $(cat "$W/o")"
+  "$BIN/tagpredict" --checkpoint "$W/r/best.ckpt" --title "ok" --description "$(printf 'bad \377 byte')" > "$W/o" 2>&1; rc=$?
+  check '[ $rc -eq 2 ] && grep -q "\-\-description: invalid UTF-8" "$W/o"' "invalid UTF-8: rc $rc $(cat "$W/o")"
   "$BIN/tagpredict" --checkpoint "$W/r/last.ckpt" --title "YOLO object detection" --json > "$W/j" 2>&1
   check '[ $? -eq 0 ] && grep -q "\"tag\":" "$W/j"' "tagpredict on last.ckpt: $(cat "$W/j")"
   # Without a validation split (the default), best.ckpt is the last epoch's model.
@@ -243,6 +258,30 @@ guards)
   train 2 $SMALL --epochs 1 --no-save --log "$W/log.jsonl" --metrics "$W/m.json" > "$W/o" 2>&1 &&
   train 2 $SMALL --epochs 1 --no-save --log "$W/log.jsonl" --metrics "$W/m.json" > "$W/o" 2>&1
   check '[ $? -eq 0 ] && grep -q "\"weighted\":{" "$W/m.json"' "rerun over its own log and metrics: $(cat "$W/o")"
+  # Every output is checked before anything saved is touched: a bad --metrics
+  # or --log stops a run before it trains, and before a resumed run repairs
+  # best.ckpt; --log and --metrics naming one file is refused.
+  train 2 $SMALL --epochs 2 --save "$W/s" > "$W/o" 2>&1
+  cp -r "$W/s" "$W/s.orig"
+  train 2 $SMALL --epochs 1 --save "$W/s" --seed 9 --metrics "$W/none/m.json" > "$W/o" 2>&1; rc=$?
+  check '[ $rc -eq 1 ] && grep -q "\-\-metrics .*none/m.json: cannot open" "$W/o" && ! grep -q "^epoch" "$W/o" &&
+         cmp -s "$W/s/best.ckpt" "$W/s.orig/best.ckpt" && cmp -s "$W/s/last.ckpt" "$W/s.orig/last.ckpt"' \
+        "unwritable --metrics: rc $rc $(cat "$W/o")"
+  rm "$W/s/best.ckpt"
+  train 2 --resume "$W/s/last.ckpt" --save "$W/s" --epochs 3 --log "$W/notes.txt" > "$W/o" 2>&1; rc=$?
+  check '[ $rc -eq 1 ] && [ ! -e "$W/s/best.ckpt" ]' "a resume refused for its --log repaired best.ckpt first: rc $rc $(cat "$W/o")"
+  train 2 $SMALL --epochs 1 --no-save --log "$W/same.json" --metrics "$W/same.json" > "$W/o" 2>&1; rc=$?
+  check '[ $rc -eq 1 ] && grep -q "the same file as \-\-log" "$W/o" && ! grep -q "^epoch" "$W/o"' \
+        "--log and --metrics on one file: rc $rc $(cat "$W/o")"
+  # A save that fails half way (the file size limit, as a full disk would)
+  # leaves the directory as it was: the earlier run's best.ckpt and last.ckpt,
+  # no temporary file. One rank, under mpirun so that only tagtrain has the limit.
+  rm -rf "$W/s" && cp -r "$W/s.orig" "$W/s"
+  $MPIRUN -np 1 sh -c "trap '' XFSZ; ulimit -f 300; exec '$BIN/tagtrain' $SMALL --epochs 1 --seed 9 --save '$W/s'" > "$W/o" 2>&1; rc=$?
+  check '[ $rc -ne 0 ] && grep -q "checkpoint: cannot write .*last.ckpt.tmp" "$W/o" &&
+         cmp -s "$W/s/best.ckpt" "$W/s.orig/best.ckpt" && cmp -s "$W/s/last.ckpt" "$W/s.orig/last.ckpt" &&
+         [ "$(ls "$W/s")" = "$(printf "best.ckpt\nlast.ckpt")" ]' \
+        "a save that failed half way: rc $rc, files $(ls "$W/s" | tr '\n' ' ') $(cat "$W/o")"
   # An unwritable --save is found before training, not at the first save.
   train 2 $SMALL --save /proc > "$W/o" 2>&1; rc=$?
   check '[ $rc -ne 0 ] && grep -q "cannot write checkpoints into /proc" "$W/o" && ! grep -q "^epoch" "$W/o"' \
@@ -261,6 +300,11 @@ data)
   train 2 $SMALL --epochs 1 --no-save --data "$W/leak.csv" --strict-data > "$W/o" 2>&1; rc=$?
   check '[ $rc -eq 1 ] && grep -q "refusing the data (--strict-data)" "$W/o" && ! grep -q "^epoch" "$W/o"' \
         "--strict-data: rc $rc $(grep tagtrain "$W/o")"
+  # A holdout row in the training file is one with the holdout's text: ids
+  # alone (tagsynth numbers its rows from 1, as holdout.csv does) are not.
+  "$BIN/tagsynth" --rows 300 --seed 3 --out "$W/syn.csv" > /dev/null 2>&1
+  train 2 $SMALL --epochs 1 --no-save --data "$W/syn.csv" --strict-data > "$W/o" 2>&1; rc=$?
+  check '[ $rc -eq 0 ] && ! grep -q "also in holdout" "$W/o"' "synthetic rows taken for holdout rows: rc $rc $(grep tagtrain "$W/o")"
   # The same project twice, once with another tag.
   { head -1 "$D/dataset.csv"; printf '1,x,Same title,same text,mlops\n2,x,Other,words,other\n1,x,Same title,same text,other\n'
     printf '3,x,Another,text here,other\n4,x,More,text,mlops\n'; } > "$W/dup.csv"
@@ -274,6 +318,34 @@ data)
         "cross-validation: rc $rc $(cat "$W/o")"
   check 'grep -q "\"best_val_f1\":0\.[0-9]" "$W/cv.jsonl" && ! grep -q holdout_f1 "$W/cv.jsonl"' "cv summary: $(tail -1 "$W/cv.jsonl")"
   check '[ "$(jfield "$W/cv.jsonl" run val_rows)" -ge 152 ] && [ "$(jfield "$W/cv.jsonl" run val_rows)" -le 153 ]' "fold size"
+  ;;
+ranks)
+  # The ranks of one run must be given the same command line, read the same
+  # data and resume the same checkpoint; otherwise every rank stops with a
+  # message, exit 2 (or 1 for the data), never a hang or a crash inside MPI.
+  # MPMD launches (A : B) give the ranks different arguments.
+  mpmd() { timeout 60 $MPIRUN -np 1 "$@"; }
+  mpmd "$BIN/tagtrain" $SMALL --no-save --hidden 64 : -np 1 "$BIN/tagtrain" $SMALL --no-save --hidden 128 > "$W/o" 2>&1; rc=$?
+  check '[ $rc -eq 2 ] && grep -q "different command lines" "$W/o" && grep -q "rank 1: .*--hidden 128" "$W/o"' \
+        "--hidden differs between ranks: rc $rc (124: it hung) $(head -5 "$W/o")"
+  mpmd "$BIN/tagtrain" $SMALL --no-save --seed 1 : -np 1 "$BIN/tagtrain" $SMALL --no-save --seed 2 > "$W/o" 2>&1; rc=$?
+  check '[ $rc -eq 2 ] && grep -q "different command lines" "$W/o"' "--seed differs between ranks: rc $rc $(head -5 "$W/o")"
+  # A bad argument on rank 1 only: rank 1 says it.
+  mpmd "$BIN/tagtrain" $SMALL --no-save : -np 1 "$BIN/tagtrain" $SMALL --no-save --epochs abc > "$W/o" 2>&1; rc=$?
+  check '[ $rc -eq 2 ] && grep -q "rank 1: --epochs .abc." "$W/o"' "a bad argument on rank 1 only: rc $rc (124: it hung) $(head -5 "$W/o")"
+  # The same path, other contents (as on two nodes with their own copies).
+  for D in "${COLLKIT_DATA:-}" "$COLLKIT_SOURCE_DIR/datasets/madewithml" "$COLLKIT_SOURCE_DIR/../shared/datasets/madewithml"; do
+    [ -n "$D" ] && [ -f "$D/dataset.csv" ] && break
+  done
+  mkdir -p "$W/d1" "$W/d2"
+  cp "$D/dataset.csv" "$D/holdout.csv" "$W/d1/" && cp "$D/holdout.csv" "$W/d2/" && head -700 "$D/dataset.csv" > "$W/d2/dataset.csv"
+  mpmd env COLLKIT_DATA="$W/d1" "$BIN/tagtrain" $SMALL --no-save : -np 1 env COLLKIT_DATA="$W/d2" "$BIN/tagtrain" $SMALL --no-save > "$W/o" 2>&1; rc=$?
+  check '[ $rc -eq 1 ] && grep -q "rank 1 read other data than rank 0" "$W/o"' "data differs between ranks: rc $rc (124: it hung) $(head -5 "$W/o")"
+  # --resume: the same path, another file.
+  train 2 $SMALL --epochs 1 --save "$W/c1" > /dev/null 2>&1 && train 2 $SMALL --epochs 1 --seed 5 --save "$W/c2" > /dev/null 2>&1
+  mkdir -p "$W/e1" "$W/e2" && cp "$W/c1/last.ckpt" "$W/e1/" && cp "$W/c2/last.ckpt" "$W/e2/"
+  (cd "$W/e1" && mpmd "$BIN/tagtrain" --resume last.ckpt --no-save --epochs 2 : -np 1 sh -c "cd '$W/e2' && exec '$BIN/tagtrain' --resume last.ckpt --no-save --epochs 2") > "$W/o" 2>&1; rc=$?
+  check '[ $rc -eq 2 ] && grep -q "rank 1 read another file than rank 0" "$W/o"' "--resume of different files: rc $rc (124: it hung) $(head -5 "$W/o")"
   ;;
 *)
   echo "cli.sh: unknown test '$TEST'"; exit 2 ;;

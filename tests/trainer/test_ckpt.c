@@ -156,6 +156,9 @@ static void forged(void)
     a.best_val_loss = NAN;
     expect_forged(&a, "NaN best val loss", "best val loss");
     a.best_val_loss = 0.375;
+    a.opt_steps = INT64_MAX;   /* the step counter would overflow on the next step */
+    expect_forged(&a, "optimizer steps near INT64_MAX", "optimizer steps = 9223372036854775807");
+    a.opt_steps = 123;
     a.cfg.folds = 5;
     a.cfg.fold = 5;
     expect_forged(&a, "fold out of range", "fold = 6");

@@ -69,6 +69,25 @@ int main(int argc, char **argv)
         if (rank == 1) CHECK(rc == CK_ERR_INVALID_ARG, "rank 1 rejects avg on i32: rc %d", rc);
         else CHECK(rc == CK_ERR_MISMATCH && strstr(ck_comm_errmsg(comm), "another rank"),
                    "the others hear of it: rc %d '%s'", rc, ck_comm_errmsg(comm));
+        /* The pipeline chunk (COLLKIT_CHUNK, per process) cuts the messages of
+         * ring_pipelined and tree: ranks that differ are told so. */
+        const size_t chunk = ck_comm_config(comm)->chunk_bytes;
+        if (rank == 1) ck_comm_config(comm)->chunk_bytes = 64;
+        rc = ck_allreduce(comm, ck_algo_find("ring_pipelined"), fs, fr, 64, CK_F32, CK_SUM);
+        ck_comm_config(comm)->chunk_bytes = chunk;
+        CHECK(rc == CK_ERR_MISMATCH && strstr(ck_comm_errmsg(comm), "chunk size differs"), "chunk differs: rc %d '%s'", rc,
+              ck_comm_errmsg(comm));
+        /* A communicator asked for on different transports: refused on every rank, no hang. */
+        ck_comm *mixed = NULL;
+        rc = ck_comm_create(MPI_COMM_WORLD, rank == 1 ? CK_MEM_SHM : CK_MEM_HOST, &mixed);
+        CHECK(rc == CK_ERR_MISMATCH && !mixed, "transports differ: rc %d", rc);
+        /* The tools' agreement: the same command line, or the first rank that differs. */
+        char *same[] = {(char *)"t", (char *)"--algo", (char *)"ring"};
+        char *other[] = {(char *)"t", (char *)"--algo", (char *)"ring", (char *)"-n", (char *)"5"};
+        CHECK(ck_same_command_line(MPI_COMM_WORLD, 3, same, "test") == CK_SUCCESS, "the same command line");
+        CHECK(ck_same_command_line(MPI_COMM_WORLD, rank == p - 1 ? 5 : 3, rank == p - 1 ? other : same, "test") ==
+              CK_ERR_MISMATCH, "another command line on the last rank");
+        CHECK(ck_first_differing_rank(MPI_COMM_WORLD, rank >= 1 ? 7 : 3) == 1, "the first differing rank");
     }
 
     /* ---- and the communicator still works */

@@ -1,0 +1,63 @@
+/*
+ * agree.c — do the ranks of a job agree? For the tools (collbench,
+ * collcheck, tagtrain), before they communicate: a digest per rank, gathered
+ * at rank 0, compared with rank 0's.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "collkit.h"
+#include "collkit_util.h"
+
+int ck_first_differing_rank(MPI_Comm comm, uint64_t digest)
+{
+    int rank, p, q = -1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &p);
+    uint64_t *all = rank == 0 ? malloc((size_t)p * sizeof *all) : NULL;
+    if (rank == 0 && !all) {
+        fprintf(stderr, "collkit: out of memory comparing the ranks\n");
+        MPI_Abort(comm, 1);
+    }
+    MPI_Gather(&digest, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, 0, comm);
+    for (int r = 1; rank == 0 && r < p && q < 0; r++)
+        if (all[r] != all[0]) q = r;
+    free(all);
+    MPI_Bcast(&q, 1, MPI_INT, 0, comm);
+    return q;
+}
+
+/* argv[1..argc) as one line, words after a space each (cut at cap). */
+static void join_args(int argc, char **argv, char *line, size_t cap)
+{
+    size_t k = 0;
+    line[0] = '\0';
+    for (int i = 1; i < argc && k + 1 < cap; i++) {
+        int n = snprintf(line + k, cap - k, " %s", argv[i]);
+        if (n < 0) break;
+        k += (size_t)n < cap - k ? (size_t)n : cap - k - 1;
+    }
+}
+
+int ck_same_command_line(MPI_Comm comm, int argc, char **argv, const char *prog)
+{
+    uint64_t h = CK_FNV1A64_INIT;
+    for (int i = 1; i < argc; i++) h = ck_fnv1a64_update(h, argv[i], strlen(argv[i]) + 1);   /* NUL-separated words */
+    const int q = ck_first_differing_rank(comm, h);
+    if (q < 0) return CK_SUCCESS;
+    /* Rank q's line goes to rank 0, which prints both, in order. */
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    char line[2048];
+    join_args(argc, argv, line, sizeof line);
+    if (rank == q) MPI_Send(line, (int)strlen(line) + 1, MPI_CHAR, 0, 0, comm);
+    if (rank == 0) {
+        char other[sizeof line];
+        MPI_Recv(other, (int)sizeof other, MPI_CHAR, q, 0, comm, MPI_STATUS_IGNORE);
+        other[sizeof other - 1] = '\0';
+        fprintf(stderr, "%s: the ranks were given different command lines; every rank of a run must get the same "
+                "options\n  rank 0:%s\n  rank %d:%s\n", prog, line[0] ? line : " (none)", q, other[0] ? other : " (none)");
+        fflush(stderr);
+    }
+    return CK_ERR_MISMATCH;
+}

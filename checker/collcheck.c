@@ -30,6 +30,12 @@
  * Rank 0 prints one line per case and the closing line "N passed, M failed";
  * the exit code is 0 only when nothing failed (2 for bad arguments, or for
  * options that leave no case to run).
+ *
+ * An algorithm that ends the program (exit(), MPI_Finalize and exit, a
+ * return from a handler that exits) must not pass for a run that ended well:
+ * while the cases run, an exit handler turns any exit into status 1 with a
+ * line that names the rank and the case. (Not under SimGrid SMPI, where the
+ * simulated ranks share one process.)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,8 +171,47 @@ static int compare_across_ranks(MPI_Comm ctl, double limit, const cc_case *cs, c
     return 0;
 }
 
+/* ------------------------------------------------------------ early exit */
+
+#ifndef COLLKIT_SMPI
+static int running;             /* the cases are running: no exit may end the program now */
+static int running_rank;
+static char running_label[160]; /* the case being run */
+
+static void early_exit(void)
+{
+    if (!running) return;
+    running = 0;
+    fflush(stdout);
+    fprintf(stderr, "\ncollcheck: the program ended before the checker finished: rank %d exited during '%s' "
+                    "(an algorithm must return to the checker, never end the program)\n", running_rank, running_label);
+    fflush(stderr);
+    _Exit(1);   /* the status of a failed run, whatever status exit() was given */
+}
+#endif
+
+static void cases_running(int on, int rank, const char *label)
+{
+#ifndef COLLKIT_SMPI
+    static int registered;
+    if (on && !registered) registered = atexit(early_exit) == 0;
+    running_rank = rank;
+    if (label) {   /* the label without its column padding */
+        size_t n = 0;
+        for (const char *c = label; *c && n + 1 < sizeof running_label; c++)
+            if (*c != ' ' || (n > 0 && running_label[n - 1] != ' ')) running_label[n++] = *c;
+        while (n > 0 && running_label[n - 1] == ' ') n--;
+        running_label[n] = 0;
+    }
+    running = on;
+#else
+    (void)on; (void)rank; (void)label;
+#endif
+}
+
 static void finish_abort(int rank, int passed, int failed, const char *why)
 {
+    cases_running(0, rank, NULL);   /* the checker's own ending */
     if (rank == 0) {
         printf("collcheck: %s\n", why);
         printf("%d passed, %d failed\n", passed, failed);
@@ -283,6 +328,7 @@ int collcheck_main(int argc, char **argv)
             const cc_case *cs = &cases[k];
             char label[160];
             case_label(label, sizeof label, cs, algo, width);
+            cases_running(1, rank, label);
             /* Announced before it runs: if a rank crashes, this is the case. */
             if (rank == 0) { printf("%s  ", label); fflush(stdout); }
             int glob[2] = {0, 0};
@@ -355,6 +401,7 @@ int collcheck_main(int argc, char **argv)
             cfg = ck_comm_config(comm);
         }
     }
+    cases_running(0, rank, NULL);
     if (rank == 0) {
         printf("%d passed, %d failed\n", passed, failed);
         fflush(stdout);

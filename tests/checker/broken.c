@@ -47,6 +47,8 @@
  *                          recvbuf's (guard patterns that differ per buffer)
  *   broken_crash           crashes (SIGSEGV) on rank 1 for i64: the case it
  *                          was in is on the screen (announced before it runs)
+ *   broken_exit            every rank calls exit(0) for i64: the checker's
+ *                          exit handler makes the run fail and names the case
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -286,8 +288,9 @@ static uint64_t naive_bytes(int p, int r, size_t count, size_t es, const ck_conf
  * mistake. BUG_IDENTITY starts the accumulator from the op's "identity" out
  * of a wrong table (0 for min and max) and reduces every rank's input into
  * it; BUG_COPYOVER copies sendbuf to recvbuf one element too long first;
- * BUG_CRASH dies on rank 1 when the dtype is i64. */
-enum { BUG_IDENTITY = 1, BUG_COPYOVER, BUG_CRASH };
+ * BUG_CRASH dies on rank 1 when the dtype is i64; BUG_EXIT ends the program
+ * (exit(0), every rank) when the dtype is i64. */
+enum { BUG_IDENTITY = 1, BUG_COPYOVER, BUG_CRASH, BUG_EXIT };
 
 static int naive_with_bug(ck_comm *comm, const void *sendbuf, void *recvbuf, size_t count, ck_dtype dt, ck_op op,
                           int bug)
@@ -296,6 +299,7 @@ static int naive_with_bug(ck_comm *comm, const void *sendbuf, void *recvbuf, siz
     const size_t es = ck_dtype_size(dt), n = count * es;
     int rc;
     if (bug == BUG_CRASH && r == 1 && dt == CK_I64) raise(SIGSEGV);   /* BUG: a crash, mid-matrix */
+    if (bug == BUG_EXIT && dt == CK_I64) exit(0);                      /* BUG: the program ends, "fine" */
     if (bug == BUG_COPYOVER && (rc = ck_copy(comm, recvbuf, sendbuf, n + es))) return rc;   /* BUG: n + es */
     if (r != 0) {
         ck_step(comm, 0, "reduce");
@@ -343,6 +347,8 @@ static int naive_copyover_run(ck_comm *c, const void *s, void *d, size_t n, ck_d
 { return naive_with_bug(c, s, d, n, dt, op, BUG_COPYOVER); }
 static int crash_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
 { return naive_with_bug(c, s, d, n, dt, op, BUG_CRASH); }
+static int exit_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{ return naive_with_bug(c, s, d, n, dt, op, BUG_EXIT); }
 
 /* ---------------------------------------------------------- gather order
  * Every rank sends its input to every other rank, then adds the p inputs in
@@ -446,5 +452,7 @@ const ck_algo broken_algos[] = {
      .run = naive_copyover_run},
     {.name = "broken_crash", .summary = "reduce + broadcast whose rank 1 crashes on i64", .mem = CK_MEM_HOST,
      .bytes_formula = "root (p-1)n, others n", .bytes_sent = naive_bytes, .run = crash_run},
+    {.name = "broken_exit", .summary = "reduce + broadcast whose ranks call exit(0) on i64", .mem = CK_MEM_HOST,
+     .bytes_formula = "root (p-1)n, others n", .bytes_sent = naive_bytes, .run = exit_run},
 };
 const int broken_algos_count = (int)(sizeof broken_algos / sizeof broken_algos[0]);

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# ckrun.sh CKRUN — the launcher's arguments: -np must be a whole number of
+# ranks from 1 to ckrun's maximum (0 would mean "every slot" to mpirun, a
+# number too large for the shell's arithmetic must be a message, not a bash
+# error), each refused with exit 2 and one line before mpirun starts; what
+# follows the program (its own -n, --help) reaches it unchanged; --help is the
+# header comment only. Exit 77 (skipped) without mpirun.
+set -u
+C=$1
+pass=0; fail=0
+check() { if eval "$1"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $2"; fi; }
+
+# A program that does not exist: should a bad count get through, mpirun fails
+# at once instead of starting thousands of processes.
+none=/nonexistent/ckrun-test-program
+for v in 0 00 000 -1 abc 1e3 0x10 " 2" 4097 99999999999999999999 ""; do
+  out=$("$C" -np "$v" $none 2>&1); rc=$?
+  check '[ $rc = 2 ] && [ "$(wc -l <<<"$out")" = 1 ] && grep -q "^ckrun: -np '"'$v'"': the number of ranks must be a whole number from 1 to [0-9]" <<<"$out"' \
+        "-np '$v': exit $rc, output: $out"
+done
+out=$("$C" -np 2 -n 3 $none 2>&1); rc=$?
+check '[ $rc = 2 ] && grep -q "given twice" <<<"$out"' "-np 2 -n 3: exit $rc, output: $out"
+out=$("$C" $none 2>&1); rc=$?
+check '[ $rc = 2 ] && grep -q "^ckrun: usage: ckrun -np N PROGRAM" <<<"$out"' "no -np: exit $rc, output: $out"
+
+out=$("$C" --help 2>&1); rc=$?
+check '[ $rc = 0 ] && grep -q "^ckrun — mpirun with the settings" <<<"$out" && grep -q "ckrun is for one machine.$" <<<"$out"' \
+      "--help: exit $rc, output: $out"
+check '! grep -qE "^(set -u|np=|args=|NP_MAX=)" <<<"$out"' "--help prints code: $(tail -2 <<<"$out")"
+
+if command -v mpirun > /dev/null; then
+  # Leading zeros are a decimal number; the program's own -n and --help are its own.
+  out=$("$C" -np 02 /bin/echo ran -n 30 --help 2>&1); rc=$?
+  check '[ $rc = 0 ] && [ "$(grep -c "^ran -n 30 --help$" <<<"$out")" = 2 ]' "-np 02 echo: exit $rc, output: $out"
+else
+  echo "mpirun not found: the runs are skipped"
+  [ $fail -eq 0 ] && { echo "$pass passed, $fail failed"; exit 77; }
+fi
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]

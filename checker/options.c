@@ -66,7 +66,8 @@ static int parse_counts(const char *spec, cc_options *o, char *err, size_t errle
     char buf[512], why[128];
     ck_sbuf e;
     ck_sbuf_init(&e, err, errlen);
-    if (strlen(spec) >= sizeof buf || !*spec) return -1;
+    if (!*spec) { ck_sbuf_add(&e, "an empty list"); return -1; }
+    if (strlen(spec) >= sizeof buf) { ck_sbuf_add(&e, "too long (at most %zu characters)", sizeof buf - 1); return -1; }
     strcpy(buf, spec);
     o->ncounts = 0;
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
@@ -86,7 +87,8 @@ static int parse_counts(const char *spec, cc_options *o, char *err, size_t errle
         if (ck_parse_size(num, MAX_SIZE, &v, why, sizeof why)) return bad_count(&e, spec, t, why);
         c->v = c->rel && t[1] == '-' ? -(long long)v : (long long)v;
     }
-    return o->ncounts ? 0 : -1;
+    if (!o->ncounts) { ck_sbuf_add(&e, "no count named, only commas"); return -1; }
+    return 0;
 }
 
 static int parse_mask(const char *spec, int is_dtype, unsigned *mask)
@@ -178,9 +180,8 @@ int cc_parse_args(int argc, char **argv, cc_options *o, int quiet)
             o->repeat = (int)v;
             o->repeat_given = 1;
         } else if (!strcmp(name, "--timeout")) {
-            char *end;
-            o->timeout = strtod(val, &end);
-            if (end == val || *end || o->timeout < 0 || o->timeout > 1e6) BAD("bad --timeout '%s' (want seconds >= 0)", val);
+            if (ck_parse_double(val, 0, 1e6, &o->timeout, why, sizeof why))
+                BAD("bad --timeout '%s': %s (want seconds, 0 = off)", val, why);
         } else if (!strcmp(name, "--chunk")) {
             uint64_t v;
             if (ck_parse_size(val, MAX_SIZE, &v, why, sizeof why)) BAD("bad --chunk '%s': %s", val, why);

@@ -768,6 +768,10 @@ int main(int argc, char **argv)
             double s[32];
             int from[32], to[32], first;
             int k = bm_crossovers(names, nn, &m, pe[i], 8, (double)(1u << 30), BM_CROSSOVER_TOL, s, from, to, 32, &first);
+            if (k < 0 || first < 0) {   /* no finite time at 8 B: nothing to name */
+                fprintf(md, "| %d | (no algorithm has a finite model time) |\n", pe[i]);
+                continue;
+            }
             fprintf(md, "| %d | %s", pe[i], names[first]->name);
             for (int j = 0; j < k; j++) fprintf(md, " → %s from %s", names[to[j]]->name, sz(s[j]));
             fprintf(md, " |\n");

@@ -52,6 +52,17 @@ done
 expect 2 "--time-budget '-1': must be between 0 and 1e\+06"  --time-budget -1
 expect 2 "--time-budget '0x10': expected a number, not 'x10' after it"  --time-budget 0x10
 expect 0 "^ring "                                   --time-budget 2.5 --algo list
+# A model file with a value that is not a finite number >= 0: the file, the
+# line and the key, exit 2 (NaN and inf once left no fastest algorithm, and
+# --extrapolate read algos[-1]).
+model=$(mktemp)
+trap 'rm -f "$model"' EXIT
+for v in nan inf -inf 1e999 -1 0.1x; do
+  printf 'alpha_us 2\nbeta_ns_per_byte %s\ngamma_ns_per_byte 0.05\n' "$v" > "$model"
+  expect 2 "--model: $model:2: beta_ns_per_byte '$v': " --extrapolate --model "$model" --algo all
+done
+printf 'alpha_us 2\nbeta_ns_per_byte 0.1\ngamma_ns_per_byte 0.05\n' > "$model"
+expect 0 "p = +4: "                                 --extrapolate --model "$model" --algo all --pmax 4
 expect 0 "usage: mpirun"                            --help
 expect 0 "^ring "                                   --algo list
 if [ $# -ge 2 ]; then

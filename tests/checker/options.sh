@@ -2,7 +2,7 @@
 # options.sh COLLCHECK — bad command lines get a clear message naming the
 # option and exit 2, before MPI starts (so no mpirun is needed): every
 # numeric option against an empty value, NaN and inf (none of them may read
-# as 0 or "off").
+# as 0 or "off"), the list options against empty lists.
 set -u
 C=$1
 fails=0
@@ -27,9 +27,17 @@ expect 2 "bad --timeout '': expected a number, got an empty string"  --timeout "
 expect 2 "bad --timeout '1e7': must be between 0 and 1e\+06"     --timeout 1e7
 expect 2 "bad --timeout '0x10': expected a number"              --timeout 0x10
 expect 2 "bad --timeout ' 5': expected a number"                --timeout " 5"
-expect 2 "bad --count '': an empty list"                        --count ""
-expect 2 "bad --count ',': no count named, only commas"         --count ,
+for opt in --dtype --op --count; do
+  expect 2 "collcheck: bad $opt '': an empty list"                "$opt" ""
+  expect 2 "collcheck: bad $opt ',': no [a-z]+ named, only commas"  "$opt" ,
+  expect 2 "collcheck: bad $opt ',,,': no [a-z]+ named, only commas"  "$opt" ,,,
+done
+expect 2 "bad --dtype 'f32,f16': unknown type 'f16'"            --dtype f32,f16
+expect 2 "bad --op 'mean': unknown op \(want"                   --op mean
+expect 2 "no case to run: --inputs random checks f32, f64 and bf16 only, and --dtype 'i32,i64' selects none"  --inputs random --dtype i32,i64
+expect 2 "no case to run: --inputs random checks sum and avg only, and --op 'prod,max' selects neither"  --inputs random --op prod,max
+expect 2 "no case to run: --inputs random has no misaligned cases"  --inputs random --misaligned only
 # What still works: the same options, well formed.
-expect 0 "^ring "                                             --timeout 2.5 --algo list
+expect 0 "^ring "                                             --dtype f32,,i32 --op ,sum --timeout 2.5 --algo list
 [ $fails = 0 ] && echo "all option checks passed" || echo "$fails option check(s) failed"
 exit $((fails != 0))

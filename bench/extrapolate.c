@@ -42,6 +42,12 @@ int bm_run_extrapolate(const bm_opts *o, const bm_params *m)
         double size[32];
         int from[32], to[32], first;
         int k = bm_crossovers(algos, na, m, p, 8, (double)(1u << 30), BM_CROSSOVER_TOL, size, from, to, 32, &first);
+        if (k < 0 || first < 0) {
+            fflush(stdout);
+            fprintf(stderr, "collbench: --extrapolate: no algorithm has a finite predicted time at p = %d, 8 B "
+                            "(a cost function, or the model's parameters, gives NaN or inf)\n", p);
+            return 2;
+        }
         char buf[32];
         printf("  p = %5d: %s", p, algos[first]->name);
         for (int j = 0; j < k; j++) printf(" | %s from %s", algos[to[j]]->name, bm_size_str(size[j], buf, sizeof buf));

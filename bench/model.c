@@ -4,10 +4,12 @@
  * here are the prediction with fitted parameters, the least-squares fit of α
  * and β, the crossover search and the parameter files.
  */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "collkit_util.h"
 #include "model.h"
 
 double bm_predict(const ck_algo *a, const bm_params *m, int p, double n)
@@ -38,7 +40,8 @@ int bm_fit_alpha_beta(const double *n, const double *t, int k, double *alpha, do
 
 /* The fastest algorithm at n; the current one `cur` keeps the title unless
  * another is faster by more than the tolerance (ties go to `cur`, or to the
- * earlier entry). */
+ * earlier entry). -1 when cur < 0 and no prediction is a finite number (no
+ * cost function, or NaN or inf from the parameters): the caller must check. */
 static int best_at(const ck_algo *const *algos, int na, const bm_params *m, int p, double n, int cur, double tol)
 {
     int best = -1;
@@ -57,9 +60,11 @@ int bm_crossovers(const ck_algo *const *algos, int na, const bm_params *m, int p
     /* Scan a fine geometric grid (8 points per doubling), then bisect each
      * change of winner down to a relative width of 1e-9. */
     const double step = pow(2.0, 1.0 / 8);
+    if (best_at_lo) *best_at_lo = -1;
+    if (!(n_lo > 0) || !(n_hi < INFINITY)) return -1;   /* the grid would never reach n_hi */
     int found = 0, cur = best_at(algos, na, m, p, n_lo, -1, tol);
     if (best_at_lo) *best_at_lo = cur;
-    if (cur < 0) return 0;
+    if (cur < 0) return -1;   /* no finite time at n_lo: no fastest algorithm to start from */
     for (double a = n_lo; a < n_hi && found < max;) {
         double b = fmin(a * step, n_hi);
         int nb = best_at(algos, na, m, p, b, cur, tol);
@@ -96,7 +101,7 @@ int bm_params_load(const char *path, bm_params *m, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
     if (!f) { snprintf(err, errlen, "cannot open model file '%s'", path); return -1; }
-    char line[256], key[64];
+    char line[256], why[128];
     double v;
     int have = 0, lineno = 0;
     bm_params r = {0, 0, 0, 0, 256 * 1024};
@@ -104,21 +109,45 @@ int bm_params_load(const char *path, bm_params *m, char *err, size_t errlen)
         lineno++;
         char *s = line + strspn(line, " \t");
         if (*s == '#' || *s == '\n' || !*s) continue;
-        if (sscanf(s, "%63s %lf", key, &v) != 2 || v < 0) {
-            snprintf(err, errlen, "%s:%d: expected 'key value' with a value >= 0", path, lineno);
+        /* "key value": the key up to white space, the value the rest of the
+         * line without its trailing white space, a finite number >= 0 (NaN or
+         * inf would leave no fastest algorithm, and no time to print). */
+        size_t klen = strcspn(s, " \t\r\n");
+        char *val = s + klen;
+        val += strspn(val, " \t");
+        size_t vlen = strlen(val);
+        while (vlen && strchr(" \t\r\n", val[vlen - 1])) vlen--;
+        val[vlen] = '\0';
+        s[klen] = '\0';
+        if (!*val) {
+            snprintf(err, errlen, "%s:%d: expected 'key value' with a value >= 0, got '%s' alone", path, lineno, s);
             fclose(f);
             return -1;
         }
-        if (!strcmp(key, "alpha_us")) { r.alpha = v * 1e-6; have |= 1; }
-        else if (!strcmp(key, "beta_ns_per_byte")) { r.beta = v * 1e-9; have |= 2; }
-        else if (!strcmp(key, "gamma_ns_per_byte")) { r.gamma = v * 1e-9; have |= 4; }
-        else if (!strcmp(key, "memcpy_gbs")) r.memcpy_bw = v * 1e9;
-        else if (!strcmp(key, "chunk_bytes")) r.chunk = v;
-        else {
-            snprintf(err, errlen, "%s:%d: unknown key '%s'", path, lineno, key);
+        /* key, where it goes, the unit it is written in */
+        const struct { const char *key; double *to, unit; int bit; } keys[] = {
+            {"alpha_us", &r.alpha, 1e-6, 1},
+            {"beta_ns_per_byte", &r.beta, 1e-9, 2},
+            {"gamma_ns_per_byte", &r.gamma, 1e-9, 4},
+            {"memcpy_gbs", &r.memcpy_bw, 1e9, 0},
+            {"chunk_bytes", &r.chunk, 1, 0},
+        };
+        size_t k = 0;
+        while (k < sizeof keys / sizeof keys[0] && strcmp(s, keys[k].key)) k++;
+        if (k == sizeof keys / sizeof keys[0]) {
+            snprintf(err, errlen, "%s:%d: unknown key '%s'", path, lineno, s);
             fclose(f);
             return -1;
         }
+        int bad = ck_parse_double(val, 0, DBL_MAX, &v, why, sizeof why);
+        if (!bad && !isfinite(v * keys[k].unit)) { bad = 1; snprintf(why, sizeof why, "too large"); }
+        if (bad) {
+            snprintf(err, errlen, "%s:%d: %s '%s': %s (want a number >= 0)", path, lineno, s, val, why);
+            fclose(f);
+            return -1;
+        }
+        *keys[k].to = v * keys[k].unit;
+        have |= keys[k].bit;
     }
     fclose(f);
     if (have != 7) {

@@ -45,14 +45,18 @@ int bm_fit_alpha_beta(const double *n, const double *t, int k, double *alpha, do
  * algorithm and its plain form below one chunk, do not flicker; 0 = exact). Writes up to
  * max entries: below size[i] the best is algos[from[i]], from size[i] on it is
  * algos[to[i]]. Returns the number found; best_at_lo receives the index of
- * the best algorithm at n_lo. */
+ * the best algorithm at n_lo. Returns -1, with best_at_lo -1, when no
+ * algorithm has a finite predicted time at n_lo (no cost function, or
+ * parameters that make it NaN or inf) or n_lo .. n_hi is not a range of
+ * sizes > 0: callers must not index algos with it. */
 #define BM_CROSSOVER_TOL 0.02
 int bm_crossovers(const ck_algo *const *algos, int nalgos, const bm_params *m, int p,
                   double n_lo, double n_hi, double tol, double *size, int *from, int *to, int max,
                   int *best_at_lo);
 
-/* Parameter files ("key value" lines, '#' comments). 0 on success; on error
- * -1 with a message in err. */
+/* Parameter files ("key value" lines, '#' comments; every value a finite
+ * number >= 0). 0 on success; on error -1 with a message in err naming the
+ * file, the line and the key ("m.txt:1: alpha_us 'nan': ..."). */
 int bm_params_save(const char *path, const bm_params *m, const char *comment);
 int bm_params_load(const char *path, bm_params *m, char *err, size_t errlen);
 void bm_params_print(FILE *out, const char *prefix, const bm_params *m);

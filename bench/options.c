@@ -180,9 +180,9 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
             if (o->chunk == 0) return fail("--chunk must be at least 1 byte");
             break;
         case O_BUDGET: {
-            char *end;
-            o->time_budget = strtod(optarg, &end);
-            if (*end || !(o->time_budget >= 0)) return fail("--time-budget '%s': expected seconds >= 0", optarg);
+            char err[128];
+            if (ck_parse_double(optarg, 0, 1e6, &o->time_budget, err, sizeof err))
+                return fail("--time-budget '%s': %s (want seconds, 0 = none)", optarg, err);
             break;
         }
         case ':': return fail("option %s needs a value", argv[optind - 1]);

@@ -29,10 +29,12 @@
  */
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "collkit_util.h"
 #include "model.h"
 
 #define MAXROWS 20000
@@ -231,13 +233,20 @@ static int size_and_names(const char *arg, double *bytes, char *names, size_t ca
     const char *c = strchr(arg, ':');
     if (!c || c == arg || !c[1]) return -1;
     char num[32];
+    if (c - arg >= (ptrdiff_t)sizeof num) return -1;
     snprintf(num, sizeof num, "%.*s", (int)(c - arg), arg);
-    char *end;
-    double v = strtod(num, &end);
-    if (*end == 'K' || *end == 'k') v *= 1024, end++;
-    else if (*end == 'M' || *end == 'm') v *= 1024 * 1024, end++;
-    else if (*end == 'G' || *end == 'g') v *= 1024.0 * 1024 * 1024, end++;
-    if (*end || !(v > 0)) return -1;
+    /* A finite number (no nan, inf or hex: ck_parse_double) and a K, M or G. */
+    size_t len = strlen(num);
+    double mul = 1, v;
+    switch (num[len - 1]) {
+    case 'K': case 'k': mul = 1024; break;
+    case 'M': case 'm': mul = 1024.0 * 1024; break;
+    case 'G': case 'g': mul = 1024.0 * 1024 * 1024; break;
+    default: break;
+    }
+    if (mul > 1) num[len - 1] = '\0';
+    if (ck_parse_double(num, 0, 1e15, &v, NULL, 0) || !(v > 0)) return -1;
+    v *= mul;
     *bytes = v;
     snprintf(names, cap, "%s", c + 1);
     return 0;
@@ -475,7 +484,15 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--dir") && i + 1 < argc) dir = argv[++i];
         else if (!strcmp(argv[i], "--info") && i + 1 < argc) info = argv[++i];
         else if (!strcmp(argv[i], "--sim")) sim = 1;
-        else if (!strcmp(argv[i], "--check-p") && i + 1 < argc && atoi(argv[i + 1]) > 0) ck.p = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--check-p") && i + 1 < argc) {
+            char why[128];
+            long long v;
+            if (ck_parse_int(argv[++i], 1, 1 << 20, &v, why, sizeof why)) {
+                fprintf(stderr, "benchreport: --check-p '%s': %s\n", argv[i], why);
+                return 2;
+            }
+            ck.p = (int)v;
+        }
         else if (!strcmp(argv[i], "--fastest") && i + 1 < argc) ck.fastest = argv[++i];
         else if (!strcmp(argv[i], "--near-link") && i + 1 < argc) ck.near_link = argv[++i];
         else if (!strcmp(argv[i], "--model-algos") && i + 1 < argc) ck.model = argv[++i];
@@ -751,6 +768,10 @@ int main(int argc, char **argv)
             double s[32];
             int from[32], to[32], first;
             int k = bm_crossovers(names, nn, &m, pe[i], 8, (double)(1u << 30), BM_CROSSOVER_TOL, s, from, to, 32, &first);
+            if (k < 0 || first < 0) {   /* no finite time at 8 B: nothing to name */
+                fprintf(md, "| %d | (no algorithm has a finite model time) |\n", pe[i]);
+                continue;
+            }
             fprintf(md, "| %d | %s", pe[i], names[first]->name);
             for (int j = 0; j < k; j++) fprintf(md, " → %s from %s", names[to[j]]->name, sz(s[j]));
             fprintf(md, " |\n");

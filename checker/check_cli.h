@@ -32,6 +32,7 @@ typedef struct {
     int           ncounts;        /* 0: the default matrix */
     const char   *count_text;     /* --count as given (NULL: default), for messages */
     unsigned      dtypes, ops;    /* bit masks */
+    const char   *dtype_text, *op_text;  /* --dtype, --op as given ("all": default), for messages */
     int           inplace;        /* bit 0: out-of-place, bit 1: in-place */
     int           misaligned;     /* 0 off, 1 add misaligned cases, 2 only misaligned */
     double        timeout;

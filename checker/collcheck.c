@@ -283,9 +283,20 @@ int collcheck_main(int argc, char **argv)
          * (every rank built the same empty matrix, so all stop here alike). */
         if (rank == 0) {
             if (ncases < 0) fprintf(stderr, "collcheck: out of memory building the case list\n");
-            else if (o.count_text)
-                fprintf(stderr, "collcheck: no case to run: --count '%s' gives no count >= 0 at p = %d\n",
-                        o.count_text, p);
+            else if (o.count_text) {
+                /* The counts at this p: none >= 0, or (random floats only,
+                 * which skip count 0) none >= 1. */
+                long long most = -1;
+                for (int i = 0; i < o.ncounts; i++) {
+                    long long v = o.counts[i].rel ? p + o.counts[i].v : o.counts[i].v;
+                    if (v > most) most = v;
+                }
+                if (most == 0 && o.inputs == 2)
+                    fprintf(stderr, "collcheck: no case to run: --inputs random checks counts >= 1 only, and --count "
+                            "'%s' gives none at p = %d\n", o.count_text, p);
+                else fprintf(stderr, "collcheck: no case to run: --count '%s' gives no count >= 0 at p = %d\n",
+                             o.count_text, p);
+            }
             else fprintf(stderr, "collcheck: no case to run at p = %d with these options\n", p);
         }
         free(cases);

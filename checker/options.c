@@ -66,7 +66,8 @@ static int parse_counts(const char *spec, cc_options *o, char *err, size_t errle
     char buf[512], why[128];
     ck_sbuf e;
     ck_sbuf_init(&e, err, errlen);
-    if (strlen(spec) >= sizeof buf || !*spec) return -1;
+    if (!*spec) { ck_sbuf_add(&e, "an empty list"); return -1; }
+    if (strlen(spec) >= sizeof buf) { ck_sbuf_add(&e, "too long (at most %zu characters)", sizeof buf - 1); return -1; }
     strcpy(buf, spec);
     o->ncounts = 0;
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
@@ -86,22 +87,34 @@ static int parse_counts(const char *spec, cc_options *o, char *err, size_t errle
         if (ck_parse_size(num, MAX_SIZE, &v, why, sizeof why)) return bad_count(&e, spec, t, why);
         c->v = c->rel && t[1] == '-' ? -(long long)v : (long long)v;
     }
-    return o->ncounts ? 0 : -1;
+    if (!o->ncounts) { ck_sbuf_add(&e, "no count named, only commas"); return -1; }
+    return 0;
 }
 
-static int parse_mask(const char *spec, int is_dtype, unsigned *mask)
+/* "f32,i64" or "all" into a bit mask; entries as --algo takes them (empty
+ * ones between commas skipped, at least one named). On a bad list, err
+ * says what is wrong with it. */
+static int parse_mask(const char *spec, int is_dtype, unsigned *mask, char *err, size_t errlen)
 {
     char buf[256];
+    ck_sbuf e;
+    ck_sbuf_init(&e, err, errlen);
     *mask = 0;
     if (!strcmp(spec, "all")) { *mask = is_dtype ? (1u << CK_NUM_DTYPES) - 1 : (1u << CK_NUM_OPS) - 1; return 0; }
-    if (strlen(spec) >= sizeof buf || !*spec) return -1;
+    if (!*spec) { ck_sbuf_add(&e, "an empty list"); return -1; }
+    if (strlen(spec) >= sizeof buf) { ck_sbuf_add(&e, "too long (at most %zu characters)", sizeof buf - 1); return -1; }
     strcpy(buf, spec);
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         ck_dtype dt;
         ck_op op;
-        if (is_dtype ? ck_dtype_parse(t, &dt) : ck_op_parse(t, &op)) return -1;
+        if (is_dtype ? ck_dtype_parse(t, &dt) : ck_op_parse(t, &op)) {
+            if (strchr(spec, ',')) ck_sbuf_add(&e, "unknown %s '%s'", is_dtype ? "type" : "op", t);
+            else ck_sbuf_add(&e, "unknown %s", is_dtype ? "type" : "op");
+            return -1;
+        }
         *mask |= 1u << (is_dtype ? (int)dt : (int)op);
     }
+    if (!*mask) { ck_sbuf_add(&e, "no %s named, only commas", is_dtype ? "type" : "op"); return -1; }
     return 0;
 }
 
@@ -125,6 +138,7 @@ static void defaults(cc_options *o)
     o->mem = CK_MEM_HOST;
     o->repeat = 2;
     o->inputs = 3;
+    o->dtype_text = o->op_text = "all";
 }
 
 int cc_parse_args(int argc, char **argv, cc_options *o, int quiet)
@@ -159,8 +173,15 @@ int cc_parse_args(int argc, char **argv, cc_options *o, int quiet)
             if (parse_counts(val, o, why, sizeof why))
                 BAD("bad --count '%s'%s%s (want N[,N..] with N >= 0, or p, p-1, p+1)", val, *why ? ": " : "", why);
             o->count_text = val;
-        } else if (!strcmp(name, "--dtype")) { if (parse_mask(val, 1, &o->dtypes)) BAD("bad --dtype '%s' (want f32, f64, i32, i64, bf16 or all)", val); }
-        else if (!strcmp(name, "--op")) { if (parse_mask(val, 0, &o->ops)) BAD("bad --op '%s' (want sum, prod, min, max, avg or all)", val); }
+        } else if (!strcmp(name, "--dtype")) {
+            if (parse_mask(val, 1, &o->dtypes, why, sizeof why))
+                BAD("bad --dtype '%s': %s (want T[,T..] of f32, f64, i32, i64, bf16, or all)", val, why);
+            o->dtype_text = val;
+        } else if (!strcmp(name, "--op")) {
+            if (parse_mask(val, 0, &o->ops, why, sizeof why))
+                BAD("bad --op '%s': %s (want O[,O..] of sum, prod, min, max, avg, or all)", val, why);
+            o->op_text = val;
+        }
         else if (!strcmp(name, "--inplace")) {
             static const int v[3] = {1, 2, 3};
             if (parse_choice(val, "both", v, &o->inplace)) BAD("bad --inplace '%s' (want 0, 1 or both)", val);
@@ -178,9 +199,8 @@ int cc_parse_args(int argc, char **argv, cc_options *o, int quiet)
             o->repeat = (int)v;
             o->repeat_given = 1;
         } else if (!strcmp(name, "--timeout")) {
-            char *end;
-            o->timeout = strtod(val, &end);
-            if (end == val || *end || o->timeout < 0 || o->timeout > 1e6) BAD("bad --timeout '%s' (want seconds >= 0)", val);
+            if (ck_parse_double(val, 0, 1e6, &o->timeout, why, sizeof why))
+                BAD("bad --timeout '%s': %s (want seconds, 0 = off)", val, why);
         } else if (!strcmp(name, "--chunk")) {
             uint64_t v;
             if (ck_parse_size(val, MAX_SIZE, &v, why, sizeof why)) BAD("bad --chunk '%s': %s", val, why);
@@ -212,6 +232,21 @@ int cc_parse_args(int argc, char **argv, cc_options *o, int quiet)
     unsigned valid_ops = o->ops;
     if (!(o->dtypes & ((1u << CK_F32) | (1u << CK_F64) | (1u << CK_BF16)))) valid_ops &= ~(1u << CK_AVG);
     if (!valid_ops) BAD("--op avg is defined for floating types only (f32, f64, bf16)");
+    /* Random floats are checked for sum and avg on f32, f64 and bf16, in
+     * aligned buffers: with only those inputs, other choices leave no case
+     * (the counts, which depend on p, are the driver's to check). Named here,
+     * not as an empty run ("0 passed, 0 failed" reads as success). */
+    if (o->inputs == 2) {
+        const unsigned floats = (1u << CK_F32) | (1u << CK_F64) | (1u << CK_BF16);
+        const unsigned sums = (1u << CK_SUM) | (1u << CK_AVG);
+        if (!(o->dtypes & floats))
+            BAD("no case to run: --inputs random checks f32, f64 and bf16 only, and --dtype '%s' selects none of them",
+                o->dtype_text);
+        if (!(o->ops & sums))
+            BAD("no case to run: --inputs random checks sum and avg only, and --op '%s' selects neither", o->op_text);
+        if (o->misaligned == 2)
+            BAD("no case to run: --inputs random has no misaligned cases, and --misaligned only leaves no other");
+    }
     return -1;
 #undef BAD
 }

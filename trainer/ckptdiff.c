@@ -26,6 +26,7 @@
  * The runs should have the same configuration (seed, global batch, accum,
  * steps); the ones that differ are named, since they explain any difference.
  */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,10 +76,9 @@ int main(int argc, char **argv)
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 0; }
         if (!strcmp(a, "--quiet")) { quiet = 1; continue; }
         if (!strcmp(a, "--rtol")) {
-            char *end = NULL;
-            if (i + 1 < argc) rtol = strtod(argv[i + 1], &end);
-            if (i + 1 >= argc || end == argv[i + 1] || *end || !(rtol >= 0) || !isfinite(rtol)) {
-                fprintf(stderr, "ckptdiff: --rtol: want a number >= 0%s%s\n", i + 1 < argc ? ", got " : "",
+            char why[128] = "a value is missing";
+            if (i + 1 >= argc || ck_parse_double(argv[i + 1], 0, DBL_MAX, &rtol, why, sizeof why)) {
+                fprintf(stderr, "ckptdiff: --rtol: want a number >= 0 (%s)%s%s\n", why, i + 1 < argc ? ", got " : "",
                         i + 1 < argc ? argv[i + 1] : "");
                 return 2;
             }

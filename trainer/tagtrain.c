@@ -231,18 +231,21 @@ static int parse_long(const char *opt, const char *s, long lo, long hi, long *ou
     return 0;
 }
 
-/* The value is checked as the float the configuration stores, too: 0.99999999
- * is below 1 as a double but rounds to 1.0f. */
+/* A number in [lo, hi], or [lo, hi) with hi_open (ck_parse_double), checked
+ * again as the float the configuration stores: 0.99999999 is below 1 as a
+ * double but rounds to 1.0f. */
 static int parse_double(const char *opt, const char *s, double lo, double hi, int hi_open, double *out)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
+    char err[128];
+    double v = 0;
+    int bad = ck_parse_double(s, lo, hi, &v, err, sizeof err) != 0;
     const double vf = (double)(float)v;
-    if (end == s || *end || errno || !isfinite(v) || v < lo || (hi_open ? v >= hi : v > hi) || vf < lo ||
-        (hi_open ? vf >= hi : vf > hi)) {
-        bad_arg("%s: want a number in [%g, %g%s (as a 32-bit float)\n  got '%.200s'", opt, lo, hi, hi_open ? ")" : "]",
-                s);
+    if (!bad && (vf < lo || vf > hi || (hi_open && (v >= hi || vf >= hi)))) {
+        bad = 1;
+        snprintf(err, sizeof err, "want a number in [%g, %g%s as a 32-bit float", lo, hi, hi_open ? ")" : "]");
+    }
+    if (bad) {
+        bad_arg("%s '%.200s': %s", opt, s, err);
         return -1;
     }
     *out = v;

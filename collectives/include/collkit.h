@@ -104,9 +104,12 @@ enum { CK_MEM_HOST = 1u << 0, CK_MEM_CUDA = 1u << 1, CK_MEM_SHM = 1u << 2 };
 
 typedef struct ck_comm ck_comm;
 
+/* The defaults come from the environment where one is set (COLLKIT_CHUNK,
+ * COLLKIT_TIMEOUT, COLLKIT_WAIT); a value the library cannot use keeps the
+ * default and is named once, by rank 0, on stderr. */
 typedef struct ck_config {
     size_t chunk_bytes;   /* pipeline chunk/segment for ring_pipelined and tree (default 256 KiB; env COLLKIT_CHUNK, e.g. 64K) */
-    double timeout_s;     /* watchdog bound for any single wait (default 30 s; env COLLKIT_TIMEOUT; <= 0: off) */
+    double timeout_s;     /* watchdog bound for any single wait (default 30 s; env COLLKIT_TIMEOUT, seconds up to 1e6; <= 0: off) */
     int    validate;      /* 1: check count/dtype/op/algo agree across ranks on every call (default 1) */
     int    yield_wait;    /* 1: a wait gives the core away (sched_yield) after its first 64 polls; 0: it
                            * polls (default; env COLLKIT_WAIT=yield|spin). Measured on 2 cores with 4 ranks,

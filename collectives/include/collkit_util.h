@@ -4,6 +4,8 @@
  *   ck_is_print_rank   which rank prints, before (or without) MPI_Init
  *   ck_parse_size      "64M", "4K", "1G", "12" -> a number, with the reason
  *   ck_parse_int         when it is rejected (negative, empty, junk, too large)
+ *   ck_parse_double    "2.5", "1e-3" -> a finite number in a range (seconds,
+ *                        model parameters): no NaN, no inf, no hex
  *   ck_fnv1a64         FNV-1a 64-bit hash (checkpoints, feature buckets,
  *                      cross-rank agreement on names)
  *   ck_sbuf            printf-style appends into a fixed buffer that never
@@ -47,6 +49,14 @@ int ck_parse_size(const char *s, uint64_t max, uint64_t *out, char *err, size_t 
 /* A plain decimal integer (optional sign, no suffix) in [lo, hi]. Returns 0,
  * or -1 with the reason in err ("expected an integer", "must be between ..."). */
 int ck_parse_int(const char *s, long long lo, long long hi, long long *out, char *err, size_t errlen);
+/* A finite decimal number in [lo, hi]: digits with an optional point and
+ * fraction, an optional exponent (e or E, optionally signed), a leading '-'
+ * or '+': "30", "0.5", ".5", "2e-3". Rejects empty strings, white space, nan,
+ * inf, hexadecimal, anything after the number, and values outside [lo, hi]
+ * (1e999 included). Returns 0, or -1 with the reason in err ("not a finite
+ * number", "must be between 0 and 1e+06", "must be at least 0" when hi is
+ * DBL_MAX, "too large"). */
+int ck_parse_double(const char *s, double lo, double hi, double *out, char *err, size_t errlen);
 
 /* ------------------------------------------------------------ hash */
 

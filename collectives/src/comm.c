@@ -9,6 +9,7 @@
 #include <sched.h>
 #include <time.h>
 #include "collkit_util.h"
+#include "env.h"
 #include "internal.h"
 
 double ck_now(void)
@@ -65,18 +66,19 @@ static void config_defaults(ck_config *c, int rank)
      * deadlock by itself, naming every blocked rank. */
     c->timeout_s = 0;
 #endif
+    /* The same sizes and numbers the tools take ("64K", "2.5"); a value it
+     * cannot use keeps the default and is named once, from rank 0. */
+    char instead[64];
     uint64_t chunk;
-    /* The same sizes the tools take ("64K"); anything unreadable or 0 keeps the default. */
-    if ((s = getenv("COLLKIT_CHUNK")) && ck_parse_size(s, 1ull << 34, &chunk, NULL, 0) == 0 && chunk > 0)
-        c->chunk_bytes = (size_t)chunk;
-    if ((s = getenv("COLLKIT_TIMEOUT"))) c->timeout_s = atof(s);
+    snprintf(instead, sizeof instead, "the chunk stays %zu B", c->chunk_bytes);
+    if (ck_env_size("COLLKIT_CHUNK", 1, 1ull << 34, rank, instead, &chunk) == 0) c->chunk_bytes = (size_t)chunk;
+    if (c->timeout_s > 0) snprintf(instead, sizeof instead, "the watchdog stays at %g s", c->timeout_s);
+    else snprintf(instead, sizeof instead, "the watchdog stays off");
+    ck_env_double("COLLKIT_TIMEOUT", 0, 1e6, rank, instead, &c->timeout_s);
     c->yield_wait = 0;
     if ((s = getenv("COLLKIT_WAIT"))) {
         if (!strcmp(s, "yield") || !strcmp(s, "spin")) c->yield_wait = !strcmp(s, "yield");
-        else {
-            static int said;   /* once, from rank 0, not per communicator */
-            if (rank == 0 && !said++) fprintf(stderr, "collkit: COLLKIT_WAIT=%s: want yield or spin; waits spin\n", s);
-        }
+        else ck_env_reject("COLLKIT_WAIT", s, "want yield or spin", "waits spin", rank);
     }
 }
 

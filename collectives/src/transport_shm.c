@@ -75,6 +75,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "collkit_util.h"
+#include "env.h"
 #include "protocol.h"
 #include "transport_shm.h"
 
@@ -462,12 +463,12 @@ static int cores(void)
     return n > 0 ? (int)n : 1;
 }
 
-/* The heap's size: COLLKIT_SHM_HEAP ("16G"), else 8 GiB. Virtual only. */
-static size_t heap_size(void)
+/* The heap's size: COLLKIT_SHM_HEAP ("16G"), else 8 GiB. Virtual only. A
+ * value it cannot use is named (once, by rank 0) and the default kept. */
+static size_t heap_size(int rank)
 {
-    const char *s = getenv("COLLKIT_SHM_HEAP");
     uint64_t v;
-    if (s && ck_parse_size(s, (uint64_t)1 << 44, &v, NULL, 0) == 0) return (size_t)v;
+    if (ck_env_size("COLLKIT_SHM_HEAP", 0, (uint64_t)1 << 44, rank, "the heap stays 8G", &v) == 0) return (size_t)v;
     return (size_t)HEAP_DEFAULT;
 }
 
@@ -570,7 +571,7 @@ int ck_transport_shm_create(MPI_Comm comm, ck_transport *out, char *why, size_t 
         t->q_off = HDR;
         t->slot_off = round_up(t->q_off + (size_t)size * sizeof(ctl_queue), 4096);
         t->heap_off = round_up(t->slot_off + (size_t)size * NSLOT * SLOT, (size_t)2 << 20);
-        t->seg_bytes = t->heap_off + round_up(heap_size(), (size_t)2 << 20);
+        t->seg_bytes = t->heap_off + round_up(heap_size(rank), (size_t)2 << 20);
         t->base = calloc((size_t)size, sizeof *t->base);
         t->inbox = calloc((size_t)size, sizeof *t->inbox);
         t->outbox = calloc((size_t)size, sizeof *t->outbox);

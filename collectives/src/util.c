@@ -3,6 +3,7 @@
  * FNV-1a and the string builder, shared by the library and every tool.
  */
 #include <errno.h>
+#include <float.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -139,6 +140,54 @@ int ck_parse_int(const char *s, long long lo, long long hi, long long *out, char
     }
     if (over || v < lo || v > hi) { ck_sbuf_add(&e, "must be between %lld and %lld", lo, hi); return -1; }
     *out = v;
+    return 0;
+}
+
+/* s equals the lower-case word w, in any case. */
+static int same_word(const char *s, const char *w)
+{
+    for (; *w; s++, w++)
+        if (*s != *w && *s != *w - ('a' - 'A')) return 0;
+    return !*s;
+}
+
+int ck_parse_double(const char *s, double lo, double hi, double *out, char *err, size_t errlen)
+{
+    ck_sbuf e;
+    ck_sbuf_init(&e, err, errlen);
+    if (!s || !*s) { ck_sbuf_add(&e, "expected a number, got an empty string"); return -1; }
+    /* The syntax first, by hand: strtod would also take leading white space,
+     * "nan", "inf", "infinity" and hexadecimal ("0x1p4"). */
+    const char *d = s + (*s == '-' || *s == '+'), *m = d;
+    int digits = 0;
+    while (is_digit(*m)) { m++; digits++; }
+    if (*m == '.') for (m++; is_digit(*m); m++) digits++;
+    if (!digits) {
+        if (same_word(d, "nan") || same_word(d, "inf") || same_word(d, "infinity"))
+            ck_sbuf_add(&e, "not a finite number");
+        else ck_sbuf_add(&e, "expected a number");
+        return -1;
+    }
+    if (*m == 'e' || *m == 'E') {
+        const char *x = m + 1;
+        x += *x == '-' || *x == '+';
+        if (is_digit(*x)) {
+            while (is_digit(*x)) x++;
+            m = x;
+        }
+    }
+    if (*m) { ck_sbuf_add(&e, "expected a number, not '%s' after it", m); return -1; }
+    double v = strtod(s, NULL);   /* the C locale's '.': the tools never call setlocale */
+    if (!(v >= lo && v <= hi)) {   /* 1e999 is inf: above any hi */
+        int above = v > hi;
+        int open_end = above ? hi >= DBL_MAX : lo <= -DBL_MAX;     /* no bound on the side it fell out of */
+        int open_other = above ? lo <= -DBL_MAX : hi >= DBL_MAX;   /* a bound on one side only */
+        if (open_end) ck_sbuf_add(&e, "too large");   /* beyond what a double holds */
+        else if (open_other) ck_sbuf_add(&e, above ? "must be at most %g" : "must be at least %g", above ? hi : lo);
+        else ck_sbuf_add(&e, "must be between %g and %g", lo, hi);
+        return -1;
+    }
+    *out = v == 0 ? 0 : v;   /* "-0" is 0 */
     return 0;
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# options.sh COLLBENCH — bad command lines get a clear message and exit 2,
-# before MPI starts (so no mpirun is needed); --help and --algo list exit 0.
+# options.sh COLLBENCH [BENCHREPORT] — bad command lines get a clear message
+# and exit 2, before MPI starts (so no mpirun is needed); --help and --algo
+# list exit 0. With BENCHREPORT, its numeric options too.
 set -u
 B=$1
 fails=0
@@ -9,10 +10,10 @@ expect() {   # expect CODE REGEX ARGS...
   local out rc
   out=$("$B" "$@" 2>&1); rc=$?
   if [ "$rc" != "$code" ] || ! grep -Eq -- "$re" <<<"$out"; then
-    echo "FAIL: collbench $*: exit $rc (want $code), output:"; echo "$out" | sed 's/^/    /'
+    echo "FAIL: $(basename "$B") $*: exit $rc (want $code), output:"; echo "$out" | sed 's/^/    /'
     fails=$((fails + 1))
   else
-    echo "ok: collbench $* -> $code"
+    echo "ok: $(basename "$B") $* -> $code"
   fi
 }
 expect 2 "-b 1048576 is larger than -e 8"           -b 1M -e 8
@@ -43,7 +44,36 @@ expect 2 "--device 'tpu'"                           --device tpu
 expect 2 "--chunk must be at least 1 byte"          --chunk 0
 expect 2 "--paired compares exactly two algorithms"  --paired --algo ring
 expect 2 "--json works with the all-reduce sweep"   --paired --algo ring,naive --json x.json
+# Every numeric option: an empty value, NaN and inf are errors, never 0 or "off".
+for opt in -b -e -f -n -w -c --pmax --trace-capacity --chunk --time-budget; do
+  expect 2 "$opt '': expected (a number|an integer), got an empty string" "$opt" ""
+  for v in nan inf; do expect 2 "$opt '$v': (not a finite number|expected)" "$opt" "$v"; done
+done
+expect 2 "--time-budget '-1': must be between 0 and 1e\+06"  --time-budget -1
+expect 2 "--time-budget '0x10': expected a number, not 'x10' after it"  --time-budget 0x10
+expect 0 "^ring "                                   --time-budget 2.5 --algo list
+# A model file with a value that is not a finite number >= 0: the file, the
+# line and the key, exit 2 (NaN and inf once left no fastest algorithm, and
+# --extrapolate read algos[-1]).
+model=$(mktemp)
+trap 'rm -f "$model"' EXIT
+for v in nan inf -inf 1e999 -1 0.1x; do
+  printf 'alpha_us 2\nbeta_ns_per_byte %s\ngamma_ns_per_byte 0.05\n' "$v" > "$model"
+  expect 2 "--model: $model:2: beta_ns_per_byte '$v': " --extrapolate --model "$model" --algo all
+done
+printf 'alpha_us 2\nbeta_ns_per_byte 0.1\ngamma_ns_per_byte 0.05\n' > "$model"
+expect 0 "p = +4: "                                 --extrapolate --model "$model" --algo all --pmax 4
 expect 0 "usage: mpirun"                            --help
 expect 0 "^ring "                                   --algo list
+if [ $# -ge 2 ]; then
+  B=$2   # benchreport: a number with junk after it is not the number
+  expect 2 "--check-p '5x': expected an integer, not 'x' after it"  --dir /nonexistent --check-p 5x
+  expect 2 "--check-p '': expected an integer, got an empty string"  --dir /nonexistent --check-p ""
+  expect 2 "--check-p '0': must be between 1"                      --dir /nonexistent --check-p 0
+  for v in inf:rd nan:rd 0x10:rd K:rd -1K:rd; do
+    expect 2 "--fastest and --near-link take SIZE:ALGO"            --sim --dir /nonexistent --fastest "$v"
+  done
+  expect 1 "no results in /nonexistent/sweep.csv"                   --sim --dir /nonexistent --fastest 1.5K:rd --check-p 16
+fi
 [ $fails = 0 ] && echo "all option checks passed" || echo "$fails option check(s) failed"
 exit $((fails != 0))

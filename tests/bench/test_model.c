@@ -26,6 +26,8 @@ static int no_run(ck_comm *c, const void *s, void *r, size_t n, ck_dtype dt, ck_
 static const ck_algo lat = {.name = "lat", .mem = CK_MEM_HOST, .cost = lat_cost, .run = no_run};
 static const ck_algo bw = {.name = "bw", .mem = CK_MEM_HOST, .cost = bw_cost, .run = no_run};
 static const ck_algo nocost = {.name = "nocost", .mem = CK_MEM_HOST, .run = no_run};
+static double nan_cost(const ck_cost_params *m, int p, double n) { (void)m; (void)p; (void)n; return NAN; }
+static const ck_algo nanc = {.name = "nanc", .mem = CK_MEM_HOST, .cost = nan_cost, .run = no_run};
 
 int main(void)
 {
@@ -75,6 +77,29 @@ int main(void)
     /* Ties never count as a change. */
     const ck_algo *same[] = {&bw, &bw};
     CHECK(bm_crossovers(same, 2, &g0, 8, 8, 1 << 30, 0, sz, from, to, 8, &first) == 0 && first == 0, "tie");
+    /* No finite time anywhere (NaN or inf parameters, a cost function that
+     * gives NaN, no cost function at all): -1 and no index, never a winner. */
+    bm_params bad = g0;
+    bad.alpha = NAN;
+    first = 5;
+    CHECK(bm_crossovers(two, 2, &bad, 8, 8, 1 << 30, 0.02, sz, from, to, 8, &first) == -1 && first == -1,
+          "NaN alpha: no fastest algorithm (first = %d)", first);
+    bad.alpha = INFINITY;
+    first = 5;
+    CHECK(bm_crossovers(two, 2, &bad, 8, 8, 1 << 30, 0.02, sz, from, to, 8, &first) == -1 && first == -1,
+          "inf alpha: no fastest algorithm (first = %d)", first);
+    const ck_algo *none[] = {&nocost, &nanc};
+    first = 5;
+    CHECK(bm_crossovers(none, 2, &g0, 8, 8, 1 << 30, 0.02, sz, from, to, 8, &first) == -1 && first == -1,
+          "no cost and a NaN cost: no fastest algorithm (first = %d)", first);
+    CHECK(bm_crossovers(none, 2, &g0, 8, 8, 1 << 30, 0.02, sz, from, to, 8, NULL) == -1, "best_at_lo may be NULL");
+    /* A NaN cost beside a real one: the real one wins everywhere. */
+    const ck_algo *half[] = {&nanc, &lat};
+    CHECK(bm_crossovers(half, 2, &g0, 8, 8, 1 << 30, 0.02, sz, from, to, 8, &first) == 0 && first == 1,
+          "a NaN cost never wins (first = %d)", first);
+    /* A size range the grid cannot walk (it would never end). */
+    CHECK(bm_crossovers(two, 2, &g0, 8, 0, 1 << 30, 0, sz, from, to, 8, &first) == -1 && first == -1, "n_lo 0");
+    CHECK(bm_crossovers(two, 2, &g0, 8, 8, INFINITY, 0, sz, from, to, 8, &first) == -1, "n_hi inf");
 
     /* Parameter file round trip, and a clear error on a bad one. */
     char path[] = "/tmp/collbench_test_params_XXXXXX";
@@ -95,6 +120,38 @@ int main(void)
         fprintf(f, "alpha_us 1\n");
         fclose(f);
         CHECK(bm_params_load(path, &r, err, sizeof err) == -1 && strstr(err, "beta"), "missing key reported: %s", err);
+        /* Values that are not finite numbers >= 0: refused, naming the
+         * file, the line and the key; r is left alone. */
+        static const struct { const char *val, *why; } bad_vals[] = {
+            {"nan", "not a finite number"}, {"NAN", "not a finite number"}, {"inf", "not a finite number"},
+            {"-inf", "not a finite number"}, {"infinity", "not a finite number"}, {"1e999", "too large"},
+            {"-1", "must be at least 0"}, {"0x1p4", "expected a number, not 'x1p4' after it"},
+            {"0.1x", "expected a number, not 'x' after it"}, {"1 2", "expected a number, not ' 2' after it"},
+        };
+        for (size_t i = 0; i < sizeof bad_vals / sizeof bad_vals[0]; i++) {
+            f = fopen(path, "w");
+            fprintf(f, "# params\nalpha_us 1\n\ngamma_ns_per_byte %s\nbeta_ns_per_byte 0.1\n", bad_vals[i].val);
+            fclose(f);
+            char want[512];
+            snprintf(want, sizeof want, "%s:4: gamma_ns_per_byte '%s': %s", path, bad_vals[i].val, bad_vals[i].why);
+            r.alpha = -7;
+            int rc = bm_params_load(path, &r, err, sizeof err);
+            CHECK(rc == -1 && !strncmp(err, want, strlen(want)) && r.alpha == -7, "'%s' refused: rc %d, [%s], want [%s...]",
+                  bad_vals[i].val, rc, rc ? err : "", want);
+        }
+        /* Finite, but infinite once in the file's units (GB/s -> B/s). */
+        f = fopen(path, "w");
+        fprintf(f, "alpha_us 1\nbeta_ns_per_byte 0.1\ngamma_ns_per_byte 0.05\nmemcpy_gbs 1e308\n");
+        fclose(f);
+        CHECK(bm_params_load(path, &r, err, sizeof err) == -1 && strstr(err, ":4: memcpy_gbs '1e308': too large"),
+              "overflow in units refused: %s", err);
+        /* Written by hand, with spaces and a CR LF: still read. */
+        f = fopen(path, "w");
+        fprintf(f, "  alpha_us\t 2 \r\nbeta_ns_per_byte 1e-1\ngamma_ns_per_byte .05\nchunk_bytes 65536\n");
+        fclose(f);
+        CHECK(bm_params_load(path, &r, err, sizeof err) == 0 && close_to(r.alpha, 2e-6, 1e-12) &&
+              close_to(r.beta, 0.1e-9, 1e-12) && close_to(r.gamma, 0.05e-9, 1e-12) && r.chunk == 65536,
+              "hand-written file: %s", err);
         remove(path);
     }
     printf("%s: %d failure(s)\n", failures ? "FAILED" : "ok", failures);

@@ -1,11 +1,13 @@
 /*
  * test_util.c — collkit_util.h: the string builder, the number parsers (good
- * and bad inputs, with their messages), FNV-1a against the published test
+ * and bad inputs, with their messages; no NaN or inf as a number), FNV-1a against the published test
  * vectors, and the print-rank detector under each launcher's variable.
  * No MPI.
  */
 #define _POSIX_C_SOURCE 200809L   /* setenv, unsetenv */
+#include <float.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "collkit_util.h"
@@ -137,6 +139,60 @@ static void test_parse_int(void)
     }
 }
 
+static void test_parse_double(void)
+{
+    static const struct { const char *s; double v; } good[] = {
+        {"0", 0}, {"30", 30}, {"2.5", 2.5}, {".5", 0.5}, {"5.", 5}, {"1e-3", 1e-3}, {"1E3", 1000}, {"2e+2", 200},
+        {"+4", 4}, {"-0", 0}, {"1e6", 1e6}, {"007", 7},
+    };
+    char err[128];
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        double v = -1;
+        int rc = ck_parse_double(good[i].s, 0, 1e6, &v, err, sizeof err);
+        CHECK(rc == 0 && v == good[i].v, "'%s' -> %g (rc %d, got %g: %s)", good[i].s, good[i].v, rc, v, rc ? err : "");
+    }
+    double v = 1;
+    CHECK(ck_parse_double("-0", 0, 1, &v, err, sizeof err) == 0 && v == 0 && !signbit(v), "-0 reads as +0");
+    CHECK(ck_parse_double("-2.5", -10, 10, &v, err, sizeof err) == 0 && v == -2.5, "a negative value in range");
+    CHECK(ck_parse_double("1.7e308", 0, DBL_MAX, &v, err, sizeof err) == 0 && v == 1.7e308, "near DBL_MAX");
+    static const struct { const char *s; double lo, hi; const char *msg; } bad[] = {
+        {"", 0, 1e6, "expected a number, got an empty string"},
+        {"nan", 0, 1e6, "not a finite number"},
+        {"NaN", 0, 1e6, "not a finite number"},
+        {"-nan", 0, 1e6, "not a finite number"},
+        {"inf", 0, 1e6, "not a finite number"},
+        {"+Inf", 0, 1e6, "not a finite number"},
+        {"infinity", 0, 1e6, "not a finite number"},
+        {"-inf", -DBL_MAX, DBL_MAX, "not a finite number"},
+        {"information", 0, 1e6, "expected a number"},
+        {"x", 0, 1e6, "expected a number"},
+        {".", 0, 1e6, "expected a number"},
+        {"-", 0, 1e6, "expected a number"},
+        {" 1", 0, 1e6, "expected a number"},
+        {"1 ", 0, 1e6, "expected a number, not ' ' after it"},
+        {"5s", 0, 1e6, "expected a number, not 's' after it"},
+        {"0x10", 0, 1e6, "expected a number, not 'x10' after it"},
+        {"1e", 0, 1e6, "expected a number, not 'e' after it"},
+        {"1e+", 0, 1e6, "expected a number, not 'e+' after it"},
+        {"1,5", 0, 1e6, "expected a number, not ',5' after it"},
+        {"-1", 0, 1e6, "must be between 0 and 1e+06"},
+        {"1000001", 0, 1e6, "must be between 0 and 1e+06"},
+        {"1e400", 0, 1e6, "must be between 0 and 1e+06"},
+        {"-1", 0, DBL_MAX, "must be at least 0"},
+        {"1e400", 0, DBL_MAX, "too large"},
+        {"-1e400", -DBL_MAX, 0, "too large"},
+        {"2", -DBL_MAX, 1, "must be at most 1"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        v = 42;
+        int rc = ck_parse_double(bad[i].s, bad[i].lo, bad[i].hi, &v, err, sizeof err);
+        CHECK(rc == -1 && v == 42 && !strcmp(err, bad[i].msg), "'%s' rejected: rc %d, [%s], want [%s]", bad[i].s,
+              rc, err, bad[i].msg);
+    }
+    CHECK(ck_parse_double(NULL, 0, 1, &v, err, sizeof err) == -1, "NULL is rejected");
+    CHECK(ck_parse_double("nan", 0, 1, &v, NULL, 0) == -1, "no message buffer: still rejected");
+}
+
 static void test_fnv(void)
 {
     /* Published FNV-1a 64 test vectors (Noll's FNV page). */
@@ -179,6 +235,7 @@ int main(void)
     test_sbuf();
     test_parse_size();
     test_parse_int();
+    test_parse_double();
     test_fnv();
     test_print_rank();
     printf("%d passed, %d failed\n", passed, failed);

@@ -288,14 +288,11 @@ static int write_temp(const char *path, const checkpoint *c, char **tmp_out, cha
         bad = write_all(fd, ptr[i], len[i]);
         if (i == 0) ckpt_test_point("write");
     }
-    if (bad || fsync(fd)) {
-        snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-        close(fd);
-        unlink(tmp);
-        free(tmp);
-        return -1;
-    }
-    if (close(fd)) {
+    bad = bad || fsync(fd);
+    const int saved = errno;
+    if (close(fd) && !bad) bad = 1;
+    else errno = saved;
+    if (bad) {
         snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
         unlink(tmp);
         free(tmp);

@@ -96,6 +96,15 @@ static void sim_charge(double flops) { (void)flops; }
  * rerun may replace it and nothing else (--log, --metrics). */
 #define SIGNATURE "\"program\":\"tagtrain\""
 
+/* The options that set a field of train_config. A resumed run keeps the
+ * checkpoint's configuration, so a value given for one of these must agree
+ * with it (cfg_differs). */
+static const char *const cfg_options[] = {
+    "--features", "--hidden", "--dropout", "--label-smoothing", "--class-weight", "--optimizer", "--schedule", "--lr",
+    "--momentum", "--weight-decay", "--warmup", "--batch", "--accum", "--seed", "--val-frac", "--split-seed",
+    "--folds", "--fold", "--char-ngrams", "--sublinear-tf", "--title-weight"};
+enum { NCFG_OPTIONS = sizeof cfg_options / sizeof cfg_options[0] };
+
 typedef struct {
     train_config tc;
     const char *algo_name, *transport, *data, *holdout, *save_dir, *resume, *metrics, *log;
@@ -103,11 +112,7 @@ typedef struct {
     int check_sync, threads, stop_after, inject_desync, no_save, quiet, sparse_grads, strict_data;
     int save_every;
     int set_epochs;   /* --epochs given explicitly (matters on --resume) */
-    /* The options given that set the training configuration (train_config),
-     * with their values: a resumed run keeps the checkpoint's, so these must
-     * agree with it. */
-    const char *cfg_opt[64], *cfg_val[64];
-    int ncfg;
+    const char *cfg_given[NCFG_OPTIONS];   /* the value given for cfg_options[k] (the last one), or NULL */
 } options;
 
 static int g_rank;
@@ -252,20 +257,7 @@ static int parse_double(const char *opt, const char *s, double lo, double hi, in
     return 0;
 }
 
-/* The options that set a field of train_config, and whether two
- * configurations differ in the field(s) option `a` sets. */
-static const char *const cfg_options[] = {
-    "--features", "--hidden", "--dropout", "--label-smoothing", "--class-weight", "--optimizer", "--schedule", "--lr",
-    "--momentum", "--weight-decay", "--warmup", "--batch", "--accum", "--seed", "--val-frac", "--split-seed",
-    "--folds", "--fold", "--char-ngrams", "--sublinear-tf", "--title-weight", NULL};
-
-static int cfg_option(const char *a)
-{
-    for (int k = 0; cfg_options[k]; k++)
-        if (!strcmp(a, cfg_options[k])) return 1;
-    return 0;
-}
-
+/* Whether two configurations differ in the field(s) option `a` sets. */
 static int cfg_differs(const char *a, const train_config *x, const train_config *y)
 {
     const mlp_config *m = &x->model, *n = &y->model;
@@ -346,10 +338,8 @@ static int parse_args(int argc, char **argv, options *o)
         if (!known) return bad_arg("unknown option '%s'", a);
         if (i + 1 >= argc) return bad_arg("%s needs a value", a);
         const char *v = argv[++i];
-        if (cfg_option(a) && o->ncfg < (int)(sizeof o->cfg_opt / sizeof o->cfg_opt[0])) {
-            o->cfg_opt[o->ncfg] = a;
-            o->cfg_val[o->ncfg++] = v;
-        }
+        for (int k = 0; k < NCFG_OPTIONS; k++)
+            if (!strcmp(a, cfg_options[k])) o->cfg_given[k] = v;
         if (!strcmp(a, "--algo")) o->algo_name = v;
         else if (!strcmp(a, "--transport")) {
             if (strcmp(v, "mpi") && strcmp(v, "shm")) return bad_arg("--transport: want mpi or shm, got '%s'", v);
@@ -685,8 +675,8 @@ int tagtrain_main(int argc, char **argv)
         /* The checkpoint's configuration wins; an option given that says
          * otherwise is refused rather than silently dropped. */
         int given = -1;
-        for (int i = 0; i < o.ncfg && given < 0; i++)
-            if (cfg_differs(o.cfg_opt[i], tc, &ck.cfg)) given = i;
+        for (int k = 0; k < NCFG_OPTIONS && given < 0; k++)
+            if (o.cfg_given[k] && cfg_differs(cfg_options[k], tc, &ck.cfg)) given = k;
         if (q >= 0 || given >= 0) {
             if (root && q >= 0)
                 fprintf(stderr, "tagtrain: --resume %s: rank %d read another file than rank 0 (every rank must "
@@ -694,7 +684,7 @@ int tagtrain_main(int argc, char **argv)
             else if (root)
                 fprintf(stderr, "tagtrain: --resume: %s %s differs from the configuration %s was trained with; a "
                         "resumed run keeps its configuration (only --epochs may change): drop %s, or start a new "
-                        "run\n", o.cfg_opt[given], o.cfg_val[given], o.resume, o.cfg_opt[given]);
+                        "run\n", cfg_options[given], o.cfg_given[given], o.resume, cfg_options[given]);
             ckpt_free(&ck);
             MPI_Finalize();
             return 2;

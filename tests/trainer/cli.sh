@@ -282,6 +282,8 @@ guards)
          cmp -s "$W/s/best.ckpt" "$W/s.orig/best.ckpt" && cmp -s "$W/s/last.ckpt" "$W/s.orig/last.ckpt" &&
          [ "$(ls "$W/s")" = "$(printf "best.ckpt\nlast.ckpt")" ]' \
         "a save that failed half way: rc $rc, files $(ls "$W/s" | tr '\n' ' ') $(cat "$W/o")"
+  train 2 $SMALL --epochs 1 --save "" > "$W/o" 2>&1; rc=$?
+  check '[ $rc -eq 1 ] && grep -q "an empty directory name" "$W/o" && ! grep -q "^epoch" "$W/o"' "--save '': rc $rc $(cat "$W/o")"
   # An unwritable --save is found before training, not at the first save.
   train 2 $SMALL --save /proc > "$W/o" 2>&1; rc=$?
   check '[ $rc -ne 0 ] && grep -q "cannot write checkpoints into /proc" "$W/o" && ! grep -q "^epoch" "$W/o"' \

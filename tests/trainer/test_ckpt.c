@@ -159,6 +159,13 @@ static void forged(void)
     a.opt_steps = INT64_MAX;   /* the step counter would overflow on the next step */
     expect_forged(&a, "optimizer steps near INT64_MAX", "optimizer steps = 9223372036854775807");
     a.opt_steps = 123;
+    const int64_t total = a.cfg.opt.total_steps, every = a.cfg.opt.step_every;
+    a.cfg.opt.total_steps = INT64_MAX;
+    expect_forged(&a, "a schedule of INT64_MAX steps", "total steps = 9223372036854775807");
+    a.cfg.opt.total_steps = total;
+    a.cfg.opt.step_every = INT64_MAX;
+    expect_forged(&a, "a step period of INT64_MAX", "step schedule period = 9223372036854775807");
+    a.cfg.opt.step_every = every;
     a.cfg.folds = 5;
     a.cfg.fold = 5;
     expect_forged(&a, "fold out of range", "fold = 6");

@@ -4,18 +4,8 @@
 # list exit 0. With BENCHREPORT, its numeric options too.
 set -u
 B=$1
-fails=0
-expect() {   # expect CODE REGEX ARGS...
-  local code=$1 re=$2; shift 2
-  local out rc
-  out=$("$B" "$@" 2>&1); rc=$?
-  if [ "$rc" != "$code" ] || ! grep -Eq -- "$re" <<<"$out"; then
-    echo "FAIL: $(basename "$B") $*: exit $rc (want $code), output:"; echo "$out" | sed 's/^/    /'
-    fails=$((fails + 1))
-  else
-    echo "ok: $(basename "$B") $* -> $code"
-  fi
-}
+. "$(dirname "$0")/../lib/expect.sh"
+expect() { local code=$1 re=$2; shift 2; expect_run "$code" "$re" "$B" "$@"; }   # expect CODE REGEX ARGS...
 expect 2 "-b 1048576 is larger than -e 8"           -b 1M -e 8
 expect 2 "unknown algorithm 'nosuch'"               --algo ring,nosuch
 expect 2 "known algorithms:.* ring"                 --algo nosuch
@@ -64,6 +54,11 @@ done
 printf 'alpha_us 2\nbeta_ns_per_byte 0.1\ngamma_ns_per_byte 0.05\n' > "$model"
 expect 0 "p = +4: "                                 --extrapolate --model "$model" --algo all --pmax 4
 expect 0 "usage: mpirun"                            --help
+# A table that cannot be written is a failure (a full disk, a closed pipe).
+expect_run 1 "collbench: cannot write standard output: No space left on device" \
+  bash -c '"$0" --algo list > /dev/full' "$B"
+expect_run 1 "collbench: cannot write standard output: No space left on device" \
+  bash -c '"$0" --extrapolate --model "$1" --algo all --pmax 4 > /dev/full' "$B" "$model"
 expect 0 "^ring "                                   --algo list
 if [ $# -ge 2 ]; then
   B=$2   # benchreport: a number with junk after it is not the number
@@ -75,5 +70,4 @@ if [ $# -ge 2 ]; then
   done
   expect 1 "no results in /nonexistent/sweep.csv"                   --sim --dir /nonexistent --fastest 1.5K:rd --check-p 16
 fi
-[ $fails = 0 ] && echo "all option checks passed" || echo "$fails option check(s) failed"
-exit $((fails != 0))
+expect_summary

@@ -5,18 +5,8 @@
 # as 0 or "off"), the list options against empty lists.
 set -u
 C=$1
-fails=0
-expect() {   # expect CODE REGEX ARGS...
-  local code=$1 re=$2; shift 2
-  local out rc
-  out=$("$C" "$@" 2>&1); rc=$?
-  if [ "$rc" != "$code" ] || ! grep -Eq -- "$re" <<<"$out"; then
-    echo "FAIL: collcheck $*: exit $rc (want $code), output:"; echo "$out" | sed 's/^/    /'
-    fails=$((fails + 1))
-  else
-    echo "ok: collcheck $* -> $code"
-  fi
-}
+. "$(dirname "$0")/../lib/expect.sh"
+expect() { local code=$1 re=$2; shift 2; expect_run "$code" "$re" "$C" "$@"; }   # expect CODE REGEX ARGS...
 for opt in --count --repeat --timeout --chunk; do
   expect 2 "collcheck: bad $opt '': .*(empty|expected)" "$opt" ""
   for v in nan inf -inf; do expect 2 "collcheck: bad $opt '$v'" "$opt" "$v"; done
@@ -39,5 +29,7 @@ expect 2 "no case to run: --inputs random checks sum and avg only, and --op 'pro
 expect 2 "no case to run: --inputs random has no misaligned cases"  --inputs random --misaligned only
 # What still works: the same options, well formed.
 expect 0 "^ring "                                             --dtype f32,,i32 --op ,sum --timeout 2.5 --algo list
-[ $fails = 0 ] && echo "all option checks passed" || echo "$fails option check(s) failed"
-exit $((fails != 0))
+# A verdict that cannot be written is a failure (a full disk, a closed pipe).
+expect_run 1 "collcheck: cannot write standard output: No space left on device" \
+  bash -c '"$0" --algo list > /dev/full' "$C"
+expect_summary

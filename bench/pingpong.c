@@ -116,7 +116,9 @@ int bm_calibrate(ck_comm *comm, const bm_opts *o, size_t minb, size_t maxb, int 
             bm_stats(tr, 7, &med, &mn, &mx);
             prm[2] = med / (double)g;
             bm_stats(tc, 7, &med, &mn, &mx);
-            prm[3] = (double)g / med;
+            /* 0 = unknown: a copy that took no time (SimGrid charges none)
+             * has no bandwidth to write into a model file. */
+            prm[3] = med > 0 ? (double)g / med : 0;
             ck_free(comm, a); ck_free(comm, b); ck_free(comm, d);
             free(h);
         }

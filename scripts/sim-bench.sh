@@ -7,6 +7,12 @@
 #                               every size, the fat trees at 256 too, the
 #                               trainer with every host algorithm
 #   SIM_JOBS=4 make sim-bench   simulations run side by side (default: the cores)
+#   SIM=smoke                   every step once at its smallest (p = 16, two
+#                               algorithms, sizes to 64 KB, the trainer at
+#                               p = 1, 2): a minute, what the test suite runs
+#                               (sim.bench.smoke) so that no step rots unseen
+#   SIM_OUT=DIR                 results into DIR (a new folder) instead of
+#                               bench-results/sim-<date-time>/
 #
 # The programs are the unmodified collbench and tagtrain, compiled with smpicc
 # in build-smpi/ (cmake/smpi.cmake) and run by sim/simrun on the platforms in
@@ -14,7 +20,9 @@
 # any machine; how long it takes here depends only on the messages simulated.
 #
 # Everything goes into ONE new folder, bench-results/sim-<date-time>/ (the
-# same layout as `make bench`; bench-results/sim-latest points at it):
+# same layout as `make bench`; bench-results/sim-latest points at it). A
+# simulation that fails is listed in failed.txt; the report is still written,
+# and the script then exits 1:
 #   summary.md                  acceptance checks (PASS/FAIL with the figures),
 #                               ratios to SMPI's MPI_Allreduce, the fastest
 #                               algorithm by size and p, model vs simulation,
@@ -33,7 +41,7 @@ cd "$ROOT"
 SBUILD=${SIM_BUILD:-build-smpi}
 MODE=${SIM:-quick}
 JOBS=${SIM_JOBS:-$(nproc 2>/dev/null || echo 2)}
-case "$MODE" in quick|full) ;; *) echo "sim-bench: SIM must be quick or full (got '$MODE')" >&2; exit 2 ;; esac
+case "$MODE" in quick|full|smoke) ;; *) echo "sim-bench: SIM must be quick, full or smoke (got '$MODE')" >&2; exit 2 ;; esac
 case "$JOBS" in ''|*[!0-9]*|0) echo "sim-bench: SIM_JOBS must be a number >= 1" >&2; exit 2 ;; esac
 
 T0=$(date +%s)
@@ -58,12 +66,23 @@ SIMRUN=sim/simrun
 # coarser (by 16) at p = 256 and 1024, where one call of a ring is 130,000
 # and 2 million simulated messages. The log-p algorithms go to p = 1024.
 SIZES=(-b 16 -e 16M -f 4)
+NP="16 64 256"
+TOPO_ALGOS="ring rd rabenseifner tree2 mpi"
+TRAIN_NP="1 2 4 8 16 32 64"
+# The report's acceptance checks, at CHECK_P ranks (benchreport --sim).
+CHECK_P=64
+CHECKS=(--fastest 1K:rd --near-link 16M:ring,rabenseifner --model-algos ring,rd,rabenseifner)
 if [ "$MODE" = quick ]; then
   BIG_SIZES=(-b 16 -e 16M -f 16)      # p = 256
   HUGE_SIZES=(-b 16 -e 1M -f 16)      # p = 1024
   HUGE_ALGOS="rd rabenseifner"
   TOPO_P="64"
   TRAIN_ALGOS="ring rabenseifner rd"
+elif [ "$MODE" = smoke ]; then
+  SIZES=(-b 16 -e 64K -f 64)
+  NP="16" CHECK_P=16 TOPO_P="16" TOPO_ALGOS="ring rd"
+  CHECKS=(--fastest 1K:rd --model-algos ring,rd)   # what its sizes and algorithms can show
+  HUGE_ALGOS="" TRAIN_ALGOS="ring rd" TRAIN_NP="1 2"
 else
   SIZES=(-b 16 -e 16M -f 2)
   BIG_SIZES=(-b 16 -e 16M -f 4)
@@ -72,20 +91,25 @@ else
   TOPO_P="64 256"
   TRAIN_ALGOS=""                      # every host algorithm
 fi
-NP="16 64 256"
-TOPO_ALGOS="ring rd rabenseifner tree2 mpi"
-TRAIN_NP="1 2 4 8 16 32 64"
 LINK_GBS=3.125 ALPHA_US=1   # sim/platforms/: 25 Gb/s links, 1 us host to host
 ALGOS=$("$BUILD/bin/collbench" --algo list | awk 'NR > 1 && /^[A-Za-z0-9_]/ && $2 ~ /host/ { print $1 }')
 [ -n "$TRAIN_ALGOS" ] || TRAIN_ALGOS=$ALGOS
+[ "$MODE" = smoke ] && ALGOS="ring rd mpi"
 
 STAMP=$(date +%Y%m%d-%H%M%S)
-OUT=bench-results/sim-$STAMP
-n=1
-while [ -e "$OUT" ]; do OUT=bench-results/sim-$STAMP-$n; n=$((n + 1)); done   # never reuse a folder
-mkdir -p "$OUT"
-ln -sfn "$(basename "$OUT")" bench-results/sim-latest
-say "mode $MODE, $JOBS simulations at a time; results in $OUT (bench-results/sim-latest)"
+if [ -n "${SIM_OUT:-}" ]; then
+  OUT=$SIM_OUT
+  [ ! -e "$OUT" ] || { echo "sim-bench: SIM_OUT=$OUT exists: give a new folder (results are never written over)" >&2; exit 2; }
+  mkdir -p "$OUT" || { echo "sim-bench: cannot create SIM_OUT=$OUT" >&2; exit 2; }
+  say "mode $MODE, $JOBS simulations at a time; results in $OUT"
+else
+  OUT=bench-results/sim-$STAMP
+  n=1
+  while [ -e "$OUT" ]; do OUT=bench-results/sim-$STAMP-$n; n=$((n + 1)); done   # never reuse a folder
+  mkdir -p "$OUT"
+  ln -sfn "$(basename "$OUT")" bench-results/sim-latest
+  say "mode $MODE, $JOBS simulations at a time; results in $OUT (bench-results/sim-latest)"
+fi
 {
   echo "name crossbar"
   echo "desc every host has its own full-duplex link (25 Gb/s = $LINK_GBS GB/s, 0.5 us) to one non-blocking switch: host to host $ALPHA_US us; hosts of 10 Gflop/s; one rank per host; sim/platforms/crossbar-N.xml with the fewest hosts N >= p; SMPI's TCP correction factors off (sim/gen-platform.sh says why)"
@@ -148,8 +172,8 @@ for p in $TOPO_P; do
 done
 
 # 5. The trainer, weak scaling: LOCAL rows per rank per step, the whole
-#    gradient all-reduced (--dense-allreduce), compute charged as modelled
-#    flops (trainer/dp.c). Synthetic data (tagsynth: the same on every
+#    gradient all-reduced (tagtrain's default), compute charged as modelled
+#    flops (trainer/tagtrain.c, sim_charge). Synthetic data (tagsynth: the same on every
 #    machine), large enough for 4 steps per epoch at p = 64; a model small
 #    enough for 64 copies in one process.
 LOCAL=16
@@ -157,7 +181,7 @@ ROWS=$((64 * LOCAL * 4 * 5 / 4))   # 4 steps at p = 64 after the 20 % validation
 "$BUILD/bin/tagsynth" --rows "$ROWS" --out "$OUT/trainer_data.csv" --force > /dev/null
 "$BUILD/bin/tagsynth" --rows 512 --seed 2 --out "$OUT/trainer_holdout.csv" --force > /dev/null
 TRAIN=(--data "$OUT/trainer_data.csv" --holdout "$OUT/trainer_holdout.csv" --features 4096 --char-ngrams off --hidden 64
-       --epochs 2 --dense-allreduce --no-save --quiet)
+       --epochs 2 --no-save --quiet)
 for p in $TRAIN_NP; do
   for a in $TRAIN_ALGOS; do
     [ "$p" = 1 ] && [ "$a" != "${TRAIN_ALGOS%% *}" ] && continue   # p = 1: no all-reduce to choose
@@ -208,7 +232,8 @@ for a in $TRAIN_ALGOS; do
   done
 done
 rm -f "$OUT/trainer_data.csv" "$OUT/trainer_holdout.csv"   # regenerated from their seeds; not results
-say "trainer (p = 1 .. 64, efficiency at p = 64): $(awk -F, '$2 == 64 { printf "%s%s %s", sep, $1, $4; sep = ", " }' "$OUT/trainer.csv")"
+PT=${TRAIN_NP##* }
+say "trainer (p = 1 .. $PT, efficiency at p = $PT): $(awk -F, -v p="$PT" '$2 == p { printf "%s%s %s", sep, $1, $4; sep = ", " }' "$OUT/trainer.csv")"
 
 # 7. The model to 4096 ranks with the recovered parameters (arithmetic only: native).
 "$BUILD/bin/collbench" --extrapolate --model "$OUT/params.txt" --csv "$OUT/extrap.csv" > "$OUT/extrap.txt" 2>&1 ||
@@ -216,8 +241,8 @@ say "trainer (p = 1 .. 64, efficiency at p = 64): $(awk -F, '$2 == 64 { printf "
 
 # 8. Summary and plots.
 INFO="Simulated with $(smpirun -version 2>/dev/null | head -1 || echo SimGrid) on $(hostname), mode $MODE; run $STAMP."
-REPORT=("$BUILD/bin/benchreport" --sim --dir "$OUT" --info "$INFO" --check-p 64 --fastest 1K:rd
-        --near-link 16M:ring,rabenseifner --model-algos ring,rd,rabenseifner --ref-label "SMPI model, reductions free")
+REPORT=("$BUILD/bin/benchreport" --sim --dir "$OUT" --info "$INFO" --check-p "$CHECK_P" "${CHECKS[@]}"
+        --ref-label "SMPI model, reductions free")
 "${REPORT[@]}"
 if command -v gnuplot > /dev/null 2>&1; then
   say "plots"
@@ -251,3 +276,8 @@ else
 fi
 say "done: $OUT/summary.md"
 sed -n '/^## Acceptance checks/,/^## The fastest/p' "$OUT/summary.md" | grep '^- \|^  ' || true
+if [ -s "$FAILS" ]; then
+  echo "sim-bench: $(wc -l < "$FAILS") simulation(s) failed; their figures are missing from the report:" >&2
+  sed 's/^/  /' "$FAILS" >&2
+  exit 1
+fi

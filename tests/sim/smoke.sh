@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# smoke.sh SRC BUILD SMPI_BUILD — `make sim-bench` end to end at its smallest
+# (SIM=smoke: p = 16, ring, rd and MPI_Allreduce, the fat trees, the trainer at
+# p = 1 and 2, the report and the plots), so that no step of the script rots
+# unseen: it must exit 0 with every simulation's figures in the results, and
+# refuse a results folder that already exists.
+set -u
+SRC=$1 BUILD=$2 SBUILD=$3
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+pass=0; fail=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+
+SIM=smoke SIM_OUT=$d/out SIM_BUILD=$SBUILD SIM_JOBS=2 "$SRC/scripts/sim-bench.sh" "$BUILD" > "$d/log" 2>&1
+rc=$?
+[ $rc = 0 ] && ok || { bad "sim-bench SIM=smoke exited $rc"; cat "$d/log"; }
+[ ! -e "$d/out/failed.txt" ] && ok || { bad "simulations failed:"; cat "$d/out/failed.txt"; }
+for a in ring rd mpi; do
+  grep -q "^$a,16," "$d/out/sweep.csv" 2>/dev/null && ok || bad "no $a rows at p = 16 in sweep.csv"
+done
+for a in ring rd; do
+  grep -Eq "^$a,2,[0-9.]+,0\.[0-9]+," "$d/out/trainer.csv" 2>/dev/null && ok || bad "no $a row at p = 2 in trainer.csv"
+done
+grep -q '^- \*\*PASS\*\* ping-pong recovers' "$d/out/summary.md" 2>/dev/null && ok || bad "summary.md lacks the ping-pong check"
+grep -q 'alpha_us' "$d/out/params.txt" 2>/dev/null && ok || bad "no params.txt"
+# A folder that exists is never written over.
+mkdir "$d/taken"
+SIM=smoke SIM_OUT=$d/taken SIM_BUILD=$SBUILD "$SRC/scripts/sim-bench.sh" "$BUILD" > "$d/log2" 2>&1
+rc=$?
+[ $rc = 2 ] && grep -q "SIM_OUT=$d/taken exists" "$d/log2" && ok || { bad "an existing SIM_OUT: exit $rc"; cat "$d/log2"; }
+echo "$pass passed, $fail failed"
+[ $fail = 0 ]

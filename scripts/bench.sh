@@ -3,12 +3,20 @@
 #
 #   make bench                 quick sweep (about 6 minutes on 2 cores: both transports, the trainer)
 #   make bench BENCH=full      more iterations, in-place too, p = 1 2 3 4
+#   make bench BENCH=smoke     every step once at its smallest (p = 2, sizes to
+#                              64 KB, the trainer for one epoch with ring and
+#                              the default): a minute; the test suite runs it
+#                              (bench.smoke) so that no step rots unseen
+#   BENCH_OUT=DIR              results into DIR (a new folder) instead of
+#                              bench-results/<date-time>/
 #   BENCH_NP="2 4 8" make bench     choose the rank counts
 #   MPIRUN="mpirun --hostfile hosts" BENCH_NP="16 64" make bench    another launcher
 #                              (default: mpirun with the one-machine flags below)
 #
 # Everything goes into ONE new folder, bench-results/<date-time>/, and
-# bench-results/latest points at it; earlier results are never touched.
+# bench-results/latest points at it; earlier results are never touched. A step
+# that fails is named as it happens and again at the end; the summary and the
+# plots of the rest are still written, and the script then exits 1.
 #   summary.md              ratios to MPI_Allreduce, the targets, crossovers
 #   sweep.csv / sweep_pN.json / sweep_pN.txt    collbench results per rank count (both transports)
 #   sweep_shm_pN.{csv,json,txt}                 the same on the shm transport; in sweep.csv
@@ -40,32 +48,44 @@ else
 fi
 
 MODE=${BENCH:-quick}
+PP_MAX=64M   # the ping-pong's largest message (gamma and memcpy are timed at it)
 case "$MODE" in
   quick) NP=${BENCH_NP:-"2 4"}; OPTS=(-b 8 -e 64M -f 2 -n 50 -w 5 --time-budget 0.25 --place out) ;;
   full)  NP=${BENCH_NP:-"1 2 3 4"}; OPTS=(-b 8 -e 64M -f 2 -n 50 -w 5 --time-budget 2 --place both) ;;
-  *) echo "bench: BENCH must be quick or full (got '$MODE')" >&2; exit 2 ;;
+  smoke) NP=${BENCH_NP:-"2"}; OPTS=(-b 8 -e 64K -f 8 -n 3 -w 1 --time-budget 0.05 --place out); PP_MAX=1M
+         export TRAINER_EPOCHS=${TRAINER_EPOCHS:-1} TRAINER_NP=${TRAINER_NP:-2} TRAINER_ALGOS=${TRAINER_ALGOS:-"ring twoshot@shm"} ;;
+  *) echo "bench: BENCH must be quick, full or smoke (got '$MODE')" >&2; exit 2 ;;
 esac
 
 STAMP=$(date +%Y%m%d-%H%M%S)
-OUT=bench-results/$STAMP
-n=1
-while [ -e "$OUT" ]; do OUT=bench-results/$STAMP-$n; n=$((n + 1)); done   # never reuse a folder
-mkdir -p "$OUT"
-ln -sfn "$(basename "$OUT")" bench-results/latest
 T0=$(date +%s)
 say() { printf '[bench %4ds] %s\n' $(( $(date +%s) - T0 )) "$*"; }
-say "mode $MODE, ranks: $NP; results in $OUT (bench-results/latest)"
+FAILED=()
+failed() { say "$*"; FAILED+=("$*"); }   # a step that failed: named now and at the end
+if [ -n "${BENCH_OUT:-}" ]; then
+  OUT=$BENCH_OUT
+  [ ! -e "$OUT" ] || { echo "bench: BENCH_OUT=$OUT exists: give a new folder (results are never written over)" >&2; exit 2; }
+  mkdir -p "$OUT" || { echo "bench: cannot create BENCH_OUT=$OUT" >&2; exit 2; }
+  say "mode $MODE, ranks: $NP; results in $OUT"
+else
+  OUT=bench-results/$STAMP
+  n=1
+  while [ -e "$OUT" ]; do OUT=bench-results/$STAMP-$n; n=$((n + 1)); done   # never reuse a folder
+  mkdir -p "$OUT"
+  ln -sfn "$(basename "$OUT")" bench-results/latest
+  say "mode $MODE, ranks: $NP; results in $OUT (bench-results/latest)"
+fi
 
 # 1. Ping-pong: alpha, beta, gamma and the memcpy ceiling.
 say "ping-pong between 2 ranks (alpha, beta), local reduce (gamma), memcpy"
-"${LAUNCH[@]}" -np 2 "$BIN/collbench" --pingpong -b 8 -e 64M -f 4 \
+"${LAUNCH[@]}" -np 2 "$BIN/collbench" --pingpong -b 8 -e "$PP_MAX" -f 4 \
     --csv "$OUT/pingpong.csv" --save-model "$OUT/params.txt" > "$OUT/pingpong.txt"
 grep '^# fit' "$OUT/pingpong.txt" | sed 's/^# /             /'
 
 # 1b. The same through the shm transport (its own alpha and beta: the model
 #     column of the shm sweep). collbench exits 3 where it is not available.
 SHM=0
-if "${LAUNCH[@]}" -np 2 "$BIN/collbench" --transport shm --pingpong -b 8 -e 64M -f 4 \
+if "${LAUNCH[@]}" -np 2 "$BIN/collbench" --transport shm --pingpong -b 8 -e "$PP_MAX" -f 4 \
       --save-model "$OUT/params_shm.txt" > "$OUT/pingpong_shm.txt" 2>&1 &&
    grep -q "transport shm" "$OUT/pingpong_shm.txt"; then
   SHM=1
@@ -87,7 +107,7 @@ for p in $NP; do
   if ! "${LAUNCH[@]}" -np "$p" "$BIN/collbench" --algo all "${OPTS[@]}" -c 1 --model "$OUT/params.txt" \
         --csv "$OUT/sweep_p$p.csv" --json "$OUT/sweep_p$p.json" | tee "$OUT/sweep_p$p.txt" |
         awk '/^# Avg bus bandwidth/ { printf "             %s\n", substr($0, 3); fflush() }'; then
-    say "sweep p=$p reported a failure or wrong results: see $OUT/sweep_p$p.txt"
+    failed "sweep p=$p reported a failure or wrong results: see $OUT/sweep_p$p.txt"
   fi
   if [ -s "$OUT/sweep_p$p.csv" ]; then
     if [ $first = 1 ]; then cat "$OUT/sweep_p$p.csv"; first=0; else tail -n +2 "$OUT/sweep_p$p.csv"; fi >> "$OUT/sweep.csv"
@@ -98,7 +118,7 @@ for p in $NP; do
         --model "$OUT/params_shm.txt" --csv "$OUT/sweep_shm_p$p.csv" --json "$OUT/sweep_shm_p$p.json" |
         tee "$OUT/sweep_shm_p$p.txt" |
         awk '/^# Avg bus bandwidth/ { printf "             shm: %s\n", substr($0, 3); fflush() }'; then
-    say "shm sweep p=$p reported a failure or wrong results: see $OUT/sweep_shm_p$p.txt"
+    failed "shm sweep p=$p reported a failure or wrong results: see $OUT/sweep_shm_p$p.txt"
   fi
   [ -s "$OUT/sweep_shm_p$p.csv" ] || continue
   awk -F, -v OFS=, -v hdr=$first 'NR == 1 { if (hdr) print; next } { $1 = $1 "@shm"; print }' \
@@ -113,12 +133,12 @@ TP=$(echo $NP | tr ' ' '\n' | sort -n | tail -1); [ "$TP" -lt 2 ] && TP=2
 say "trace: ring_pipelined, 4 MB, p=$TP"
 "${LAUNCH[@]}" -np "$TP" "$BIN/collbench" --algo ring_pipelined -b 4M -e 4M -n 3 -w 1 -c 0 --place out \
     --model none --trace "$OUT/trace_ring_pipelined.json" > "$OUT/trace_ring_pipelined.txt" ||
-    say "trace failed (see $OUT/trace_ring_pipelined.txt)"
+    failed "trace failed (see $OUT/trace_ring_pipelined.txt)"
 if [ $SHM = 1 ]; then
   say "trace: twoshot on shm, 4 MB, p=$TP"
   "${LAUNCH[@]}" -np "$TP" "$BIN/collbench" --transport shm --algo twoshot -b 4M -e 4M -n 3 -w 1 -c 0 --place both \
       --model none --trace "$OUT/trace_twoshot_shm.json" > "$OUT/trace_twoshot_shm.txt" ||
-      say "trace failed (see $OUT/trace_twoshot_shm.txt)"
+      failed "trace failed (see $OUT/trace_twoshot_shm.txt)"
 fi
 
 # 4. GPU sweep, where there is a GPU and collbench was built with CUDA
@@ -147,7 +167,7 @@ if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q 
     GPU_NP=${BENCH_GPU_NP:-"1 2 4"}
     say "GPU: ping-pong between 2 ranks, $(gpu_setup 2 "$ngpu"), and device copy bandwidth"
     "${LAUNCH[@]}" -np 2 "$BIN/collbench" --device cuda --pingpong -b 8 -e 64M -f 4 \
-        --save-model "$OUT/params_gpu.txt" > "$OUT/pingpong_gpu.txt" || say "GPU ping-pong failed"
+        --save-model "$OUT/params_gpu.txt" > "$OUT/pingpong_gpu.txt" || failed "GPU ping-pong failed"
     first=1
     for p in $GPU_NP; do
       algos=$("$BIN/collbench" --algo list | awk -v skip="$([ "$ngpu" -lt "$p" ] && echo nccl)" \
@@ -156,7 +176,7 @@ if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q 
       say "GPU sweep p=$p, $setup: $algos"
       "${LAUNCH[@]}" -np "$p" "$BIN/collbench" --device cuda --algo "$algos" "${OPTS[@]}" -c 1 --model none \
           --csv "$OUT/sweep_gpu_p$p.csv" --json "$OUT/sweep_gpu_p$p.json" > "$OUT/sweep_gpu_p$p.txt" ||
-          say "GPU sweep p=$p reported a failure or wrong results: see $OUT/sweep_gpu_p$p.txt"
+          failed "GPU sweep p=$p reported a failure or wrong results: see $OUT/sweep_gpu_p$p.txt"
       [ -s "$OUT/sweep_gpu_p$p.csv" ] || continue
       # The setup as a last column: the plot scripts read columns by number.
       awk -v s="$setup" 'NR == 1 { print $0 ",gpu_setup"; next } { print $0 "," s }' \
@@ -175,7 +195,7 @@ say "model extrapolation to 4096 ranks"
 # 6. The trainer, when its part of the kit provides a benchmark script.
 if [ -x scripts/bench_trainer.sh ]; then
   say "trainer scaling (scripts/bench_trainer.sh)"
-  scripts/bench_trainer.sh "$BUILD" "$OUT" || say "trainer benchmark failed"
+  scripts/bench_trainer.sh "$BUILD" "$OUT" || failed "trainer benchmark failed (see $OUT/trainer_*.txt)"
 fi
 
 # 7. Summary and plots.
@@ -192,7 +212,7 @@ if command -v gnuplot >/dev/null 2>&1; then
   plot() {   # plot SCRIPT [extra -e]
     for fmt in png svg; do
       gnuplot -e "dir='$OUT'; fmt='$fmt'; pngterm='$PNGTERM'; algos='$ALGOS'; memcpy=$MEMCPY; alpha_us=$ALPHA; beta_ns=$BETA" \
-              ${2:+-e "$2"} "plots/$1.gp" 2>>"$OUT/gnuplot.log" || say "plot $1 failed (see $OUT/gnuplot.log)"
+              ${2:+-e "$2"} "plots/$1.gp" 2>>"$OUT/gnuplot.log" || failed "plot $1 failed (see $OUT/gnuplot.log)"
     done
   }
   for p in $NP; do
@@ -240,3 +260,8 @@ fi
 
 say "done: $OUT/summary.md"
 sed -n '/^## Performance targets/,/^A missed target/p' "$OUT/summary.md" | grep '^- \|^  ' || true
+if [ ${#FAILED[@]} -gt 0 ]; then
+  echo "bench: ${#FAILED[@]} step(s) failed; their figures are missing from the results:" >&2
+  printf '  %s\n' "${FAILED[@]}" >&2
+  exit 1
+fi

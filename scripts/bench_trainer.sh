@@ -6,7 +6,9 @@
 # step, once more with ring and --sparse-grads (the touched-rows optimisation,
 # labelled ring-sparse), and with twoshot on the shm transport (twoshot@shm:
 # tagtrain's default, --algo auto, on one node); p = 1 runs once: there is no
-# all-reduce to choose. Writes
+# all-reduce to choose. TRAINER_ALGOS, TRAINER_NP ("2 4"), TRAINER_EPOCHS (3) and
+# TRAINER_LOCAL_BATCH (16) change what runs. A run that fails is a NaN row,
+# listed in OUTDIR/trainer_failed.txt, and the script exits 1. Writes
 #   OUTDIR/trainer.csv              algo,p,samples_per_s,efficiency,comm_fraction,allreduce_bytes_per_step
 #   OUTDIR/trainer_ceiling.txt      the same efficiency for p independent 1-rank runs
 #   OUTDIR/trainer_scaling.png/.svg samples/s and efficiency against p
@@ -33,7 +35,7 @@ cd "$ROOT"
 BIN=$BUILD/bin
 [ -x "$BIN/tagtrain" ] || { echo "bench_trainer: $BIN/tagtrain not found: build first" >&2; exit 1; }
 mkdir -p "$OUT"
-rm -f "$OUT/trainer_ceiling.txt" "$OUT"/trainer_indep_p*.jsonl
+rm -f "$OUT/trainer_ceiling.txt" "$OUT"/trainer_indep_p*.jsonl "$OUT/trainer_failed.txt"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # The launcher: $MPIRUN when set (scripts/bench.sh says how), else one machine's.
 if [ -n "${MPIRUN:-}" ]; then
@@ -58,12 +60,13 @@ run() {
   local log="$OUT/trainer_${label}_p$p.jsonl"
   rm -f "$log"
   "${LAUNCH[@]}" -np "$p" "$BIN/tagtrain" --algo "$algo" $extra --batch $((LOCAL_BATCH * p)) --epochs "$EPOCHS" \
-      --threads 1 --no-save --quiet --log "$log" > "$OUT/trainer_${label}_p$p.txt" 2>&1 || { echo "NaN NaN NaN"; return; }
+      --threads 1 --no-save --quiet --log "$log" > "$OUT/trainer_${label}_p$p.txt" 2>&1 ||
+      { echo "NaN NaN NaN"; echo "p=$p $label: $OUT/trainer_${label}_p$p.txt" >> "$OUT/trainer_failed.txt"; return; }
   grep '"type":"summary"' "$log" |
     sed 's/.*"samples_per_s":\([0-9.e+-]*\),"comm_fraction":\([0-9.e+-]*\).*"allreduce_bytes_per_step":\([0-9.e+-]*\).*/\1 \2 \3/'
 }
 
-algos="$("$BIN/tagtrain" --algo list | awk 'NR > 1 && $2 ~ /host/ { print $1 }') ring-sparse twoshot@shm"
+algos=${TRAINER_ALGOS:-"$("$BIN/tagtrain" --algo list | awk 'NR > 1 && $2 ~ /host/ { print $1 }') ring-sparse twoshot@shm"}
 say "p=1 (no all-reduce), local batch $LOCAL_BATCH, $EPOCHS epochs"
 read -r s1 c1 b1 < <(run 1 ring)
 echo "algo,p,samples_per_s,efficiency,comm_fraction,allreduce_bytes_per_step" > "$OUT/trainer.csv"
@@ -101,3 +104,8 @@ if command -v gnuplot > /dev/null; then
   done
 fi
 say "wrote $OUT/trainer.csv and trainer_scaling.png/.svg"
+# A run that failed is a NaN row in trainer.csv, listed here, and exit 1.
+if [ -s "$OUT/trainer_failed.txt" ]; then
+  say "$(wc -l < "$OUT/trainer_failed.txt") run(s) failed:"; sed 's/^/  /' "$OUT/trainer_failed.txt"
+  exit 1
+fi

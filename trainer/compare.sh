@@ -29,7 +29,7 @@ while getopts "r:b:e:" opt; do
   esac
 done
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BIN=$ROOT/$BUILD/bin/tagtrain
+case $BUILD in /*) BIN=$BUILD/bin/tagtrain ;; *) BIN=$ROOT/$BUILD/bin/tagtrain ;; esac   # -b: absolute, or from the top
 [ -x "$BIN" ] || { echo "compare.sh: $BIN not found: build first" >&2; exit 1; }
 PY=
 for c in "${PYTHON:-}" python3 /usr/bin/python3; do

@@ -27,7 +27,7 @@ done
 shift $((OPTIND - 1))
 [ "${1:-}" = "--" ] && shift
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BIN=$ROOT/$BUILD/bin/tagtrain
+case $BUILD in /*) BIN=$BUILD/bin/tagtrain ;; *) BIN=$ROOT/$BUILD/bin/tagtrain ;; esac   # -b: absolute, or from the top
 [ -x "$BIN" ] || { echo "cv.sh: $BIN not found: build first" >&2; exit 1; }
 W=$(mktemp -d /tmp/collkit_cv.XXXXXX)
 trap 'rm -rf "$W"' EXIT

@@ -349,6 +349,22 @@ ranks)
   (cd "$W/e1" && mpmd "$BIN/tagtrain" --resume last.ckpt --no-save --epochs 2 : -np 1 sh -c "cd '$W/e2' && exec '$BIN/tagtrain' --resume last.ckpt --no-save --epochs 2") > "$W/o" 2>&1; rc=$?
   check '[ $rc -eq 2 ] && grep -q "rank 1 read another file than rank 0" "$W/o"' "--resume of different files: rc $rc (124: it hung) $(head -5 "$W/o")"
   ;;
+cv)
+  # trainer/cv.sh, the model-selection script: every (fold, seed) run, the
+  # mean line, the per-run scores file; a configuration tagtrain refuses
+  # makes it fail and say so. -b takes the build folder (absolute here).
+  CV=$(cd "$(dirname "$0")/../../trainer" && pwd)/cv.sh
+  TINY="--features 1024 --hidden 8 --epochs 2"
+  "$CV" -k 2 -s "1 2" -j 2 -b "$(dirname "$BIN")" -o "$W/scores" -- $TINY > "$W/out" 2>&1
+  check '[ $? -eq 0 ]' "cv.sh failed: $(cat "$W/out")"
+  check 'grep -Eq "^cv 2 folds x seeds \{1 2\}, --features 1024 --hidden 8 --epochs 2: val weighted F1 0\.[0-9]{4} \(sd 0\.[0-9]{4}" "$W/out"' \
+        "no summary line: $(cat "$W/out")"
+  check '[ "$(awk "NF == 6 && \$3 >= 0 && \$3 <= 1" "$W/scores" | wc -l)" -eq 4 ]' "want 4 runs of 6 fields in the scores: $(cat "$W/scores")"
+  check '[ "$(cut -d" " -f1,2 "$W/scores" | sort | tr "\n" " ")" = "1 1 1 2 2 1 2 2 " ]' "scores not one per (fold, seed)"
+  "$CV" -k 2 -s 1 -b "$(dirname "$BIN")" -- $TINY --hidden 0 > "$W/bad" 2>&1
+  check '[ $? -eq 1 ] && grep -q "cv.sh: 2 of 2 runs failed" "$W/bad" && grep -q "hidden" "$W/bad"' \
+        "a refused configuration: $(cat "$W/bad")"
+  ;;
 *)
   echo "cli.sh: unknown test '$TEST'"; exit 2 ;;
 esac

@@ -49,6 +49,13 @@
  *                          was in is on the screen (announced before it runs)
  *   broken_exit            every rank calls exit(0) for i64: the checker's
  *                          exit handler makes the run fail and names the case
+ *   broken_ring_stray      the ring, then one more zero-byte send to the right
+ *                          neighbour that no rank ever receives: right result,
+ *                          right bytes, a message left behind for the next call
+ *                          (the checker's probe once every rank has returned)
+ *   broken_ring_status     the ring, right result, then returns -1: a status
+ *                          that is no collkit code, named as such, with the
+ *                          note that the result itself is right
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -196,6 +203,28 @@ static int ring_maxrecv_run(ck_comm *c, const void *s, void *d, size_t n, ck_dty
  * probability (63/64)^1600 < 1e-10. */
 static int ring_race_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
 { return ring_with_bug(c, s, d, n, dt, op, BUG_RACE); }
+
+/* The ring with a message too many: after the all-gather, every rank sends
+ * zero bytes to its right neighbour (tag 1000), waits for the send and
+ * returns; no rank posts the receive. On MPI the send completes at once
+ * (eager), so nothing hangs and nothing is counted wrong (0 B): the message
+ * waits in the receiver's queue. */
+static int ring_stray_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{
+    int rc = ring_with_bug(c, s, d, n, dt, op, 0);
+    if (rc || ck_comm_size(c) == 1) return rc;
+    ck_req rq;
+    if ((rc = ck_isend(c, d, 0, (ck_comm_rank(c) + 1) % ck_comm_size(c), 1000, &rq))) return rc;   /* BUG */
+    return ck_wait(c, &rq);
+}
+
+/* The ring, right, then a status that is not one: -1, as a C library would
+ * say "error" (what the caller would take for it is anyone's guess). */
+static int ring_status_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{
+    int rc = ring_with_bug(c, s, d, n, dt, op, 0);
+    return rc ? rc : -1;   /* BUG */
+}
 
 /* ------------------------------------------------------------ stale state
  * The ring, run on an accumulator that lives with the communicator: made
@@ -454,5 +483,9 @@ const ck_algo broken_algos[] = {
      .bytes_formula = "root (p-1)n, others n", .bytes_sent = naive_bytes, .run = crash_run},
     {.name = "broken_exit", .summary = "reduce + broadcast whose ranks call exit(0) on i64", .mem = CK_MEM_HOST,
      .bytes_formula = "root (p-1)n, others n", .bytes_sent = naive_bytes, .run = exit_run},
+    {.name = "broken_ring_stray", .summary = "ring that ends with a zero-byte send no rank receives",
+     .mem = CK_MEM_HOST, .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .run = ring_stray_run},
+    {.name = "broken_ring_status", .summary = "ring that returns -1 after a right result", .mem = CK_MEM_HOST,
+     .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_status_run},
 };
 const int broken_algos_count = (int)(sizeof broken_algos / sizeof broken_algos[0]);

@@ -249,6 +249,17 @@ void cc_run_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, unsigned
     if (rc != CK_SUCCESS) {
         res->fail = 1;
         ck_sbuf_add(&m, "rank %d: ck_allreduce returned '%s': %s", rank, ck_strerror(rc), ck_comm_errmsg(comm));
+        /* A failure the algorithm reported itself (not the watchdog's, not a
+         * broken rule the library found, not arguments the ranks disagreed
+         * on): when its result is right anyway, the status is the bug. */
+        if (cs->count && !res->poisoned && rc != CK_ERR_PROTOCOL && rc != CK_ERR_MISMATCH && !cs->random &&
+            ck_download(comm, r.back, r.dev, r.total) == CK_SUCCESS) {
+            char diag[1200];
+            if (cc_diagnose_salted(diag, sizeof diag, r.back + r.data_off, own, cs->inplace ? -1 : FILL_BYTE, cs->count,
+                                   cs->dt, cs->op, rank, p, algo, ck_comm_config(comm), call) >= cs->count)
+                ck_sbuf_add(&m, " (yet its result on rank %d is right: the algorithm did the work and then returned a "
+                                "failure status; it must return CK_SUCCESS, 0, when it succeeds)", rank);
+        }
         goto out;
     }
 

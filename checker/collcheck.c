@@ -22,6 +22,10 @@
  * after, on the same line: a crash mid-matrix leaves the case it was in on
  * the screen.
  *
+ * Messages left behind: once every rank has returned from a call, a message
+ * that arrived and that no receive matched (the MPI transport) fails the
+ * call, naming its sender, receiver, tag and size.
+ *
  * Hangs: the communicator's watchdog turns a hang inside an algorithm into
  * CK_ERR_TIMEOUT with "rank R waited for rank Q at step S"; the checker's own
  * agreement among ranks is polled with a deadline too, so the run ends within
@@ -93,6 +97,49 @@ static int ctl_bcast(void *buf, int bytes, int root, MPI_Comm ctl, double limit)
     MPI_Request rq;
     if (!(limit > 0)) return MPI_Bcast(buf, bytes, MPI_BYTE, root, ctl) == MPI_SUCCESS ? 0 : -1;
     return MPI_Ibcast(buf, bytes, MPI_BYTE, root, ctl, &rq) == MPI_SUCCESS ? wait_bounded(&rq, limit) : -1;
+}
+
+static int ctl_barrier(MPI_Comm ctl, double limit)
+{
+    MPI_Request rq;
+    if (!(limit > 0)) return MPI_Barrier(ctl) == MPI_SUCCESS ? 0 : -1;
+    return MPI_Ibarrier(ctl, &rq) == MPI_SUCCESS ? wait_bounded(&rq, limit) : -1;
+}
+
+/* Messages that arrived for this rank and that no receive matched. Called
+ * when every rank has returned from the call (after a barrier): the
+ * algorithm posts no receive any more, so a message waiting on the MPI
+ * transport's communicator is one it sent and never received — the next call
+ * would take it for one of its own (a stale value, or a size mismatch blamed
+ * on the wrong call). Each one is received here (drained) and the first is
+ * named. Only the MPI transport: on shm and CUDA IPC a send waits for its
+ * receive, so an unmatched one is a hang the watchdog names. */
+static void stray_messages(ck_comm *comm, const ck_algo *algo, cc_result *res)
+{
+    if (res->status != CK_SUCCESS || strcmp(ck_comm_transport_name(comm), "mpi")) return;
+    MPI_Comm mc = ck_comm_mpi(comm);
+    int n = 0, src = -1, tag = -1, bytes = 0;
+    for (int k = 0; k < 4096; k++) {
+        int found = 0, got = 0;
+        MPI_Status st;
+        if (MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, mc, &found, &st) != MPI_SUCCESS || !found) break;
+        MPI_Get_count(&st, MPI_BYTE, &got);
+        void *sink = malloc(got > 0 ? (size_t)got : 1);
+        if (!sink) break;
+        MPI_Recv(sink, got, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, mc, MPI_STATUS_IGNORE);
+        free(sink);
+        if (!n++) { src = st.MPI_SOURCE; tag = st.MPI_TAG; bytes = got; }
+    }
+    if (!n) return;
+    ck_sbuf m;
+    ck_sbuf_init(&m, res->msg, sizeof res->msg);
+    m.len = strlen(res->msg);
+    ck_sbuf_sep(&m, "; ");
+    ck_sbuf_add(&m, "unmatched message: rank %d sent %d B to rank %d (tag %d) and no receive of '%s' took it (still "
+                    "waiting when every rank had returned)", src, bytes, ck_comm_rank(comm), tag, algo->name);
+    if (n > 1) ck_sbuf_add(&m, " (and %d more message%s like it)", n - 1, n == 2 ? "" : "s");
+    ck_sbuf_add(&m, "; every send needs its receive in the same call, or the next call takes it for one of its own");
+    res->fail = 1;
 }
 
 static void case_label(char *out, size_t cap, const cc_case *c, const ck_algo *a, int width)
@@ -347,8 +394,12 @@ int collcheck_main(int argc, char **argv)
             const int calls = cs->count ? o.repeat : 1;
             for (int call = 0; call < calls && !glob[0]; call++) {
                 cc_run_case(comm, algo, cs, (unsigned)call, &res, cs->random ? mine : NULL);
+                /* Every rank has returned from the call: what is still
+                 * waiting to be received was never going to be. */
+                int w = ctl_barrier(ctl, limit);
+                if (w == 0) stray_messages(comm, algo, &res);
                 int loc[2] = {res.fail, res.poisoned};
-                int w = ctl_allreduce_max(loc, glob, 2, ctl, limit);
+                if (w == 0) w = ctl_allreduce_max(loc, glob, 2, ctl, limit);
                 if (w == 0 && !glob[0] && cs->random) {
                     int differ = 0;
                     w = compare_across_ranks(ctl, limit, cs, mine, theirs, &res, hashes, &differ);

@@ -53,7 +53,7 @@ typedef struct {
  * twice — exactly those when `exact`, one of them otherwise. */
 enum {
     K_UNEXPLAINED, K_FILL, K_OWN, K_PREV, K_PREV_OP, K_OTHER_OP, K_NODIV, K_ZERO_ID,
-    K_SHIFT, K_MISSING, K_DOUBLED, K_SIGN, K_NOT_INT, K_RANGE, K_NKINDS
+    K_SHIFT, K_MISSING, K_DOUBLED, K_REPLACED, K_SIGN, K_NOT_INT, K_RANGE, K_NKINDS
 };
 typedef struct {
     int       kind;
@@ -74,6 +74,7 @@ static const char *const kind_names[K_NKINDS] = {
     [K_SHIFT]       = "another element's value",
     [K_MISSING]     = "lacking a rank's contribution",
     [K_DOUBLED]     = "holding a rank's contribution twice",
+    [K_REPLACED]    = "holding one rank's input in place of another's",
     [K_SIGN]        = "right magnitude, wrong sign",
     [K_NOT_INT]     = "not integers (garbage)",
     [K_RANGE]       = "outside the range of the inputs",
@@ -160,6 +161,36 @@ static void say(ck_sbuf *b, const char *fmt, ...)
     va_end(ap);
 }
 
+/* One rank's input in place of another's: the result without rank m's input
+ * and with rank d's twice (an input read after it was overwritten: in place,
+ * recvbuf written before the rank's own input in it was used). Sums and
+ * products; says so and returns 1 when exactly one pair (m, d) fits. */
+static int replaced_input(ck_sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev, verdict *v)
+{
+    const cc_scheme *s = &c->s;
+    if (s->kind == CC_MINMAX || s->p < 2 || s->p > 64) return 0;
+    int fm = -1, fd = -1, n = 0;
+    for (int m = 0; m < s->p; m++) {
+        const int64_t xm = cc_input(s, m, i);
+        int64_t base;
+        if (s->kind == CC_PROD) { if (xm == 0 || ev % xm) continue; base = ev / xm; }
+        else base = ev - xm;
+        for (int d = 0; d < s->p; d++) {
+            int64_t t;
+            if (d == m) continue;
+            const int64_t xd = cc_input(s, d, i);
+            if (s->kind == CC_PROD ? __builtin_mul_overflow(base, xd, &t) : __builtin_add_overflow(base, xd, &t)) continue;
+            if (t == gv && xd != xm) { if (!n++) { fm = m; fd = d; } }
+        }
+    }
+    if (n != 1) return 0;
+    say(b, ": it holds rank %d's input in place of rank %d's: rank %d's contribution is missing and rank %d's "
+           "is counted twice", fd, fm, fm, fd);
+    *v = (verdict){K_REPLACED, fd, bit(fm), 1};
+    place(b, c, i, fm, fd);
+    return 1;
+}
+
 static void explain_mask(ck_sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev, verdict *v)
 {
     const int p = c->s.p;
@@ -177,6 +208,7 @@ static void explain_mask(ck_sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev, v
                 if (low >> r & 1) has[nh++] = r;
                 else miss[nm++] = r;
             }
+            if (d != 0 && replaced_input(b, c, i, gv, ev, v)) return;
             if (low == full && d != 0) {
                 say(b, ": it is the complete sum of element %lld (%+lld)", (long long)i + d, d);
                 *v = (verdict){K_SHIFT, d, 0, 1};
@@ -199,6 +231,7 @@ static void explain_mask(ck_sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev, v
             place(b, c, i, -1, q);
             return;
         }
+    if (replaced_input(b, c, i, gv, ev, v)) return;
     say(b, ": it is not a sum of distinct ranks' inputs of one element (a contribution counted twice, "
            "or pieces of different elements mixed)");
 }
@@ -267,6 +300,7 @@ static void explain_generic(ck_sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev
         if (nt == 1) place(b, c, i, -1, twice[0]);
         return;
     }
+    if (replaced_input(b, c, i, gv, ev, v)) return;
     if (s->kind == CC_PROD && gv == -ev) {
         say(b, ": right magnitude, wrong sign: a contribution is missing or counted twice");
         *v = (verdict){K_SIGN, 0, 0, 0};
@@ -511,6 +545,24 @@ static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, int n, const v
             int more = 0;
             for (int r = 0; r < c->s.p && r < 64; r++) more |= cnt[r] > 0;
             ck_sbuf_add(b, "%s)", more ? ", ..." : "");
+            return;
+        }
+        case K_REPLACED: {
+            /* The pair most of them show: rank `param` in place of the one rank in `ranks`. */
+            int best = 0, bm = -1;
+            long long bd = -1;
+            for (int e = 0; e < n; e++) {
+                if (v[e].kind != K_REPLACED) continue;
+                int same = 0;
+                for (int f = 0; f < n; f++) same += v[f].kind == K_REPLACED && v[f].param == v[e].param && v[f].ranks == v[e].ranks;
+                if (same > best) { best = same; bd = v[e].param; bm = __builtin_ctzll(v[e].ranks); }
+            }
+            if (best >= 2 && 2 * best > n) {
+                ck_sbuf_add(b, "; %d of %d wrong elements examined hold rank %lld's input in place of rank %d's (an input "
+                               "read after it was overwritten: in place, sendbuf is recvbuf)", best, n, bd, bm);
+                return;
+            }
+            ck_sbuf_add(b, "; %s hold one rank's input in place of another's, not the same pair in most of them", of);
             return;
         }
         case K_PREV:

@@ -662,7 +662,14 @@ int ck_allreduce(ck_comm *c, const ck_algo *algo, const void *sendbuf, void *rec
     if (!rc) rc = ck_sync(c);
     if (!rc && op == CK_AVG && (rc = c->tr.divide(c->tr.self, recvbuf, count, dt, c->size)))
         ck_fail(c, rc, "avg: the division by %d failed%s%s", c->size, tr_sep(c), tr_detail(c));
-    if (rc && !c->errmsg[0]) ck_fail(c, rc, "algorithm '%s' failed: %s", algo->name, ck_strerror(rc));
+    if (rc && !c->errmsg[0]) {
+        if (rc < 0 || rc >= CK_NUM_ERRORS)   /* -1, errno-style codes: the caller would read them as something else */
+            ck_fail(c, rc, "algorithm '%s' returned %d, which is no collkit status (0 is CK_SUCCESS; failures are "
+                    "the CK_ERR_* codes of collkit.h)", algo->name, rc);
+        else
+            ck_fail(c, rc, "algorithm '%s' failed: %s (it returned %d and recorded no detail with ck_fail)",
+                    algo->name, ck_strerror(rc), rc);
+    }
     ck_step(c, 0, NULL);
     if (c->ev_cap) ck_trace_add(c, CK_EV_CALL, -1, count * ck_dtype_size(dt), t0, ck_now());
     c->algo_name = NULL;

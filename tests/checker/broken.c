@@ -49,6 +49,16 @@
  *                          was in is on the screen (announced before it runs)
  *   broken_exit            every rank calls exit(0) for i64: the checker's
  *                          exit handler makes the run fail and names the case
+ *   broken_naive_inplace   the root receives rank 1's input into recvbuf, then
+ *                          adds sendbuf: right out of place; in place rank
+ *                          0's input was overwritten (rank 1's in its place)
+ *   broken_ring_stray      the ring, then one more zero-byte send to the right
+ *                          neighbour that no rank ever receives: right result,
+ *                          right bytes, a message left behind for the next call
+ *                          (the checker's probe once every rank has returned)
+ *   broken_ring_status     the ring, right result, then returns -1: a status
+ *                          that is no collkit code, named as such, with the
+ *                          note that the result itself is right
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -197,6 +207,28 @@ static int ring_maxrecv_run(ck_comm *c, const void *s, void *d, size_t n, ck_dty
 static int ring_race_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
 { return ring_with_bug(c, s, d, n, dt, op, BUG_RACE); }
 
+/* The ring with a message too many: after the all-gather, every rank sends
+ * zero bytes to its right neighbour (tag 1000), waits for the send and
+ * returns; no rank posts the receive. On MPI the send completes at once
+ * (eager), so nothing hangs and nothing is counted wrong (0 B): the message
+ * waits in the receiver's queue. */
+static int ring_stray_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{
+    int rc = ring_with_bug(c, s, d, n, dt, op, 0);
+    if (rc || ck_comm_size(c) == 1) return rc;
+    ck_req rq;
+    if ((rc = ck_isend(c, d, 0, (ck_comm_rank(c) + 1) % ck_comm_size(c), 1000, &rq))) return rc;   /* BUG */
+    return ck_wait(c, &rq);
+}
+
+/* The ring, right, then a status that is not one: -1, as a C library would
+ * say "error" (what the caller would take for it is anyone's guess). */
+static int ring_status_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{
+    int rc = ring_with_bug(c, s, d, n, dt, op, 0);
+    return rc ? rc : -1;   /* BUG */
+}
+
 /* ------------------------------------------------------------ stale state
  * The ring, run on an accumulator that lives with the communicator: made
  * from the input on the first call, and on later calls (BUG) combined with
@@ -289,8 +321,11 @@ static uint64_t naive_bytes(int p, int r, size_t count, size_t es, const ck_conf
  * of a wrong table (0 for min and max) and reduces every rank's input into
  * it; BUG_COPYOVER copies sendbuf to recvbuf one element too long first;
  * BUG_CRASH dies on rank 1 when the dtype is i64; BUG_EXIT ends the program
- * (exit(0), every rank) when the dtype is i64. */
-enum { BUG_IDENTITY = 1, BUG_COPYOVER, BUG_CRASH, BUG_EXIT };
+ * (exit(0), every rank) when the dtype is i64; BUG_INPLACE receives rank 1's
+ * input straight into recvbuf and then adds sendbuf to it: right out of
+ * place, but in place sendbuf IS recvbuf, so rank 0's input is gone and
+ * rank 1's is added twice. */
+enum { BUG_IDENTITY = 1, BUG_COPYOVER, BUG_CRASH, BUG_EXIT, BUG_INPLACE };
 
 static int naive_with_bug(ck_comm *comm, const void *sendbuf, void *recvbuf, size_t count, ck_dtype dt, ck_op op,
                           int bug)
@@ -327,10 +362,14 @@ static int naive_with_bug(ck_comm *comm, const void *sendbuf, void *recvbuf, siz
         for (size_t i = 0; i < count; i++) memcpy(init + i * es, id, es);
         if ((rc = ck_copy(comm, recvbuf, init, n))) return rc;
         if ((rc = ck_reduce_local(comm, recvbuf, recvbuf, sendbuf, count, dt, op))) return rc;
+    } else if (bug == BUG_INPLACE && p > 1) {
+        ck_step(comm, 0, "reduce");   /* BUG: in place, this receive overwrites rank 0's own input */
+        if ((rc = ck_sendrecv(comm, NULL, 0, -1, recvbuf, n, 1, 0))) return rc;
+        if ((rc = ck_reduce_local(comm, recvbuf, recvbuf, sendbuf, count, dt, op))) return rc;
     } else if ((rc = ck_copy(comm, recvbuf, sendbuf, n))) {
         return rc;
     }
-    for (int src = 1; src < p; src++) {
+    for (int src = bug == BUG_INPLACE ? 2 : 1; src < p; src++) {
         ck_step(comm, 0, "reduce");
         if ((rc = ck_sendrecv(comm, NULL, 0, -1, tmp, n, src, 0))) return rc;
         if ((rc = ck_reduce_local(comm, recvbuf, recvbuf, tmp, count, dt, op))) return rc;
@@ -345,6 +384,8 @@ static int naive_identity_run(ck_comm *c, const void *s, void *d, size_t n, ck_d
 { return naive_with_bug(c, s, d, n, dt, op, BUG_IDENTITY); }
 static int naive_copyover_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
 { return naive_with_bug(c, s, d, n, dt, op, BUG_COPYOVER); }
+static int naive_inplace_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{ return naive_with_bug(c, s, d, n, dt, op, BUG_INPLACE); }
 static int crash_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
 { return naive_with_bug(c, s, d, n, dt, op, BUG_CRASH); }
 static int exit_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
@@ -454,5 +495,12 @@ const ck_algo broken_algos[] = {
      .bytes_formula = "root (p-1)n, others n", .bytes_sent = naive_bytes, .run = crash_run},
     {.name = "broken_exit", .summary = "reduce + broadcast whose ranks call exit(0) on i64", .mem = CK_MEM_HOST,
      .bytes_formula = "root (p-1)n, others n", .bytes_sent = naive_bytes, .run = exit_run},
+    {.name = "broken_naive_inplace", .summary = "reduce + broadcast whose root receives into recvbuf before it reads "
+     "sendbuf", .mem = CK_MEM_HOST, .bytes_formula = "root (p-1)n, others n", .bytes_sent = naive_bytes,
+     .run = naive_inplace_run},
+    {.name = "broken_ring_stray", .summary = "ring that ends with a zero-byte send no rank receives",
+     .mem = CK_MEM_HOST, .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .run = ring_stray_run},
+    {.name = "broken_ring_status", .summary = "ring that returns -1 after a right result", .mem = CK_MEM_HOST,
+     .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_status_run},
 };
 const int broken_algos_count = (int)(sizeof broken_algos / sizeof broken_algos[0]);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # collgrade_args.sh COLLGRADE — collgrade's own arguments, no MPI needed: the
 # help is the whole comment block at the top of the script (its last line
-# too, none of the code after it), and a time limit that is not a whole
-# number of seconds >= 1 stops it with exit 2 and one message.
+# too, none of the code after it), a time limit that is not a whole number
+# of seconds >= 1 stops it with exit 2 and one message, and so does a
+# malformed lab.conf, naming its file and line.
 set -u
 G=$1
 pass=0; fail=0
@@ -21,5 +22,49 @@ for v in 0 00 -5 abc 1.5 9999999; do
 done
 out=$(COLLGRADE_TIME_LIMIT=soon "$G" 01 2>&1); rc=$?
 check '[ $rc = 2 ] && grep -q "COLLGRADE_TIME_LIMIT.*'"'soon'"'" <<<"$out"' "COLLGRADE_TIME_LIMIT=soon: exit $rc: $out"
+# An instructor's malformed lab.conf: one message naming the file and the
+# line, exit 2, before anything is built (--file names a file that does not
+# exist: reaching it would be a different message).
+conf_dir=$(mktemp -d)
+trap 'rm -rf "$conf_dir"' EXIT
+bad_conf() {   # bad_conf NAME REGEX LINES...
+  local name=$1 re=$2 out rc; shift 2
+  mkdir -p "$conf_dir/$name"
+  printf '%s\n' "$@" > "$conf_dir/$name/lab.conf"
+  out=$("$G" "$conf_dir/$name" --file "$conf_dir/none.c" 2>&1); rc=$?
+  check '[ $rc = 2 ] && [ $(wc -l <<<"$out") = 1 ] && grep -qE -- "^collgrade: $conf_dir/$name/lab.conf:$re" <<<"$out"' \
+        "lab.conf $name: exit $rc: $out"
+}
+head='file = my_ring.c
+algo = my_ring'
+bad_conf kind    "4: part b: unknown kind 'chek' \\(known: check, integrity"  "$head" "part a 10 integrity" "part b 10 chek np=2"
+bad_conf points  "3: part a: points 'ten': expected a whole number"         "$head" "part a ten integrity"
+bad_conf nofile  " no 'file =' line"                                          "algo = my_ring" "part a 10 integrity"
+bad_conf np0     "3: part a: np=0: expected rank counts"                     "$head" "part a 10 check np=0"
+bad_conf npabc   "3: part a: np=1,abc: expected rank counts"                   "$head" "part a 10 check np=1,abc"
+bad_conf np_big  "3: part a: np=5000: 5000 ranks is more than 4096"          "$head" "part a 10 check np=5000"
+bad_conf dup     "4: part 'a' is given twice"                                "$head" "part a 10 integrity" "part a 10 integrity"
+bad_conf option  "3: part a: unknown option 'arg' for a check part"          "$head" "part a 10 check np=2 arg=--quick"
+bad_conf key     "3: unknown key 'titel'"                                    "$head" "titel = x" "part a 10 integrity"
+bad_conf twice   "3: 'algo' is given twice"                                  "$head" "algo = other" "part a 10 integrity"
+bad_conf junk    "3: expected 'KEY = VALUE' or 'part NAME POINTS KIND OPTIONS'"  "$head" "parts a 10 integrity"
+bad_conf nokind  "3: a part line is 'part NAME POINTS KIND OPTIONS': this one has no KIND"  "$head" "part a 10"
+bad_conf needs   "3: part a: a paired part needs size="                      "$head" "part a 10 paired ref=ring np=2 full=0.8 zero=0.4"
+bad_conf full    "3: part a: full=0.3 must be above zero=0.4"                "$head" "part a 10 paired ref=ring np=2 size=4M full=0.3 zero=0.4"
+bad_conf algo    "3: part a: algo=my_rign is not one of the lab's algorithms" "$head" "part a 10 check algo=my_rign np=2"
+bad_conf noparts " no 'part' lines"                                           "$head"
+bad_conf crlf    "1: the line ends in a carriage return \\(Windows line endings\\)"  $'file = my_ring.c\r' $'algo = my_ring\r' $'part a 10 integrity\r'
+# A comment after a part (with '=' in it) is a comment, not options.
+mkdir -p "$conf_dir/comment"
+printf '%s\n' "$head" "part a 10 integrity   # np=2 full=1" > "$conf_dir/comment/lab.conf"
+out=$("$G" "$conf_dir/comment" --file "$conf_dir/none.c" 2>&1); rc=$?
+check '[ $rc = 2 ] && grep -q "no file $conf_dir/none.c (--file)" <<<"$out"' "lab.conf with a comment: exit $rc: $out"
+# A file lab.conf names that does not exist: the message says lab.conf named it.
+out=$("$G" "$conf_dir/comment" 2>&1); rc=$?
+check '[ $rc = 2 ] && grep -q "no file $conf_dir/comment/my_ring.c, named by $conf_dir/comment/lab.conf" <<<"$out"' "missing file: exit $rc: $out"
+# --file with fewer files than lab.conf's file = names.
+printf '%s\n' "file = a.c b.c" "algo = x y" "part a 10 integrity" > "$conf_dir/comment/lab.conf"
+out=$("$G" "$conf_dir/comment" --file "$conf_dir/none.c" 2>&1); rc=$?
+check '[ $rc = 2 ] && grep -q -- "--file names 1 file(s), but .*names 2 (a.c b.c)" <<<"$out"' "--file count: exit $rc: $out"
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -11,6 +11,8 @@
  *              it, else PMPI_Finalize) and _exit(0): status 0 again, and a
  *              call into MPI's insides for the integrity part to find
  *   loop       an endless loop that never waits (no watchdog sees it)
+ *   slow       right, but sleeps 0.25 s in every call: cases finish, too
+ *              slowly for the time limit (slow, not an endless loop)
  *   bench      MPI_Abort(MPI_COMM_WORLD, 0) at 1 Mi elements only (the
  *              paired part's 4 MB; the checker's large count is 1 Mi + 1):
  *              every check passes, and the paired run ends with status 0
@@ -19,6 +21,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "collkit_algo.h"
 
@@ -40,6 +43,10 @@ static void end_early(ck_comm *comm, size_t count)
     if (!strcmp(how, "loop")) {
         volatile int spin = 1;
         while (spin) { }
+    }
+    if (!strcmp(how, "slow")) {
+        struct timespec t = {0, 250000000};
+        nanosleep(&t, NULL);
     }
     if (!strcmp(how, "bench") && count == (size_t)1 << 20) MPI_Abort(MPI_COMM_WORLD, 0);
 }

@@ -435,7 +435,8 @@ static void target(FILE *md, int met, int known, const char *what, const char *f
 /* DIR/trainer.csv (scripts/bench_trainer.sh, scripts/sim-bench.sh): shown as
  * a table. Checked before summary.md is begun: the columns the scripts write
  * hold what they should, every row has the header's fields, no algorithm and
- * p twice, and no '|' (it would split a cell of the table). 0, or -1 (said). */
+ * p twice, and no '|' (it would split a cell of the table); NaN stands for a
+ * run that failed. 0, or -1 (said). */
 #define MAXTROWS 4096
 static int check_table(const char *path)
 {
@@ -468,6 +469,8 @@ static int check_table(const char *path)
             if (c[k] < 0) continue;
             char scratch[32];
             double num = 0;
+            /* NaN: scripts/bench_trainer.sh's mark of a run that failed. */
+            if (known[k].kind == F_NONNEG && (!strcmp(t.v[c[k]], "NaN") || !strcmp(t.v[c[k]], "nan"))) continue;
             if (field(&t, c[k], known[k].name, known[k].kind, &num, k == 0 ? algo : scratch, sizeof scratch)) goto out;
             if (k == 1) seen_p[n] = (int)num;
         }

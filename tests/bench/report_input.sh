@@ -67,6 +67,9 @@ label="files joined with cat (the header again)"; good "$tmp/cat"
 run 0 "" "$tmp/cat"
 label="an empty topology.csv (no fat-tree results)"; good "$tmp/notopo"; : > "$tmp/notopo/topology.csv"
 run 0 "" "$tmp/notopo" --sim
+label="a trainer run that failed (NaN, as bench_trainer.sh writes it)"; good "$tmp/trnan"
+echo "ring,4,NaN,0.000,NaN" >> "$tmp/trnan/trainer.csv"
+run 0 "" "$tmp/trnan"
 label="no params.txt: model sections skipped"; good "$tmp/nop"; rm "$tmp/nop/params.txt"
 run 0 "params.txt: not there" "$tmp/nop"
 

@@ -4,6 +4,7 @@
  * here are the prediction with fitted parameters, the least-squares fit of α
  * and β, the crossover search and the parameter files.
  */
+#include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -101,12 +102,19 @@ int bm_params_load(const char *path, bm_params *m, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
     if (!f) { snprintf(err, errlen, "cannot open model file '%s'", path); return -1; }
-    char line[256], why[128];
+    char *line = NULL, why[128];
+    size_t cap = 0;
+    ssize_t len;
     double v;
-    int have = 0, lineno = 0;
+    int have = 0, lineno = 0, at[5] = {0};
     bm_params r = {0, 0, 0, 0, 256 * 1024};
-    while (fgets(line, sizeof line, f)) {
+    errno = 0;
+    while ((len = getline(&line, &cap, f)) >= 0) {
         lineno++;
+        if (memchr(line, '\0', (size_t)len)) {
+            snprintf(err, errlen, "%s:%d: a NUL byte: not a text file", path, lineno);
+            goto fail;
+        }
         char *s = line + strspn(line, " \t");
         if (*s == '#' || *s == '\n' || !*s) continue;
         /* "key value": the key up to white space, the value the rest of the
@@ -121,8 +129,7 @@ int bm_params_load(const char *path, bm_params *m, char *err, size_t errlen)
         s[klen] = '\0';
         if (!*val) {
             snprintf(err, errlen, "%s:%d: expected 'key value' with a value >= 0, got '%s' alone", path, lineno, s);
-            fclose(f);
-            return -1;
+            goto fail;
         }
         /* key, where it goes, the unit it is written in */
         const struct { const char *key; double *to, unit; int bit; } keys[] = {
@@ -136,26 +143,38 @@ int bm_params_load(const char *path, bm_params *m, char *err, size_t errlen)
         while (k < sizeof keys / sizeof keys[0] && strcmp(s, keys[k].key)) k++;
         if (k == sizeof keys / sizeof keys[0]) {
             snprintf(err, errlen, "%s:%d: unknown key '%s'", path, lineno, s);
-            fclose(f);
-            return -1;
+            goto fail;
         }
+        if (at[k]) {   /* which of the two would count is not for the reader to guess */
+            snprintf(err, errlen, "%s:%d: %s given twice (first on line %d)", path, lineno, s, at[k]);
+            goto fail;
+        }
+        at[k] = lineno;
         int bad = ck_parse_double(val, 0, DBL_MAX, &v, why, sizeof why);
         if (!bad && !isfinite(v * keys[k].unit)) { bad = 1; snprintf(why, sizeof why, "too large"); }
         if (bad) {
             snprintf(err, errlen, "%s:%d: %s '%s': %s (want a number >= 0)", path, lineno, s, val, why);
-            fclose(f);
-            return -1;
+            goto fail;
         }
         *keys[k].to = v * keys[k].unit;
         have |= keys[k].bit;
     }
+    if (ferror(f)) {
+        snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno ? errno : EIO));
+        goto fail;
+    }
     fclose(f);
+    free(line);
     if (have != 7) {
         snprintf(err, errlen, "%s: needs alpha_us, beta_ns_per_byte and gamma_ns_per_byte", path);
         return -1;
     }
     *m = r;
     return 0;
+fail:
+    fclose(f);
+    free(line);
+    return -1;
 }
 
 void bm_params_print(FILE *out, const char *prefix, const bm_params *m)

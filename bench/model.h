@@ -54,8 +54,8 @@ int bm_crossovers(const ck_algo *const *algos, int nalgos, const bm_params *m, i
                   double n_lo, double n_hi, double tol, double *size, int *from, int *to, int max,
                   int *best_at_lo);
 
-/* Parameter files ("key value" lines, '#' comments; every value a finite
- * number >= 0). 0 on success; on error -1 with a message in err naming the
+/* Parameter files ("key value" lines, '#' comments; every key once, every
+ * value a finite number >= 0; no NUL bytes). 0 on success; on error -1 with a message in err naming the
  * file, the line and the key ("m.txt:1: alpha_us 'nan': ..."). */
 int bm_params_save(const char *path, const bm_params *m, const char *comment);
 int bm_params_load(const char *path, bm_params *m, char *err, size_t errlen);

@@ -26,13 +26,21 @@
  * size at each p as simulated, the model's error per algorithm and p, and,
  * from DIR/topology.csv (collbench CSVs with a last column "platform"), the
  * same algorithms on a non-blocking and an oversubscribed fat tree.
+ *
+ * A file of the folder that does not hold what collbench and the scripts
+ * write (truncated, hand-edited, replaced) is refused with its path, line and
+ * column, exit status 1 and no summary.md (plots/README.md, "Data files").
  */
+#include <errno.h>
+#include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "collkit_util.h"
 #include "model.h"
@@ -41,7 +49,7 @@
 #define MAXALG 32
 #define MAXP 16
 
-typedef struct { char algo[32], place[8], plat[32]; int p; double bytes, time_us, busbw, model_us; } row;
+typedef struct { char algo[32], place[8], plat[32]; int p; long line; double bytes, time_us, busbw, model_us; } row;
 
 static row rows[MAXROWS];
 static int nrows;
@@ -60,18 +68,131 @@ static int is_reference(const char *name)
 /* A row of the shm transport's sweep ("ring@shm"). */
 static int is_shm(const char *name) { const char *at = strrchr(name, '@'); return at && !strcmp(at, "@shm"); }
 
-static int split(char *line, char **f, int max)
+/* ------------------------------------------------------------ reading the folder's files */
+
+/* Every file benchreport reads is written by collbench or the bench scripts;
+ * one that was truncated, hand-edited or replaced is refused with its path,
+ * line and column and exit status 1 — a report built from it would be wrong
+ * without saying so. The rules (plots/README.md, "Data files"): text lines
+ * ending in \n (\r\n accepted), no NUL bytes, no blank lines, a header row of
+ * distinct column names, every row with as many comma-separated fields as
+ * the header (no quoting), numbers as ck_parse_int / ck_parse_double read
+ * them. */
+
+static int bad(const char *path, long line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int bad(const char *path, long line, const char *fmt, ...)
 {
-    int n = 0;
-    line[strcspn(line, "\r\n")] = 0;
-    for (char *s = line; n < max;) {
-        f[n++] = s;
+    if (line > 0) fprintf(stderr, "benchreport: %s:%ld: ", path, line);
+    else fprintf(stderr, "benchreport: %s: ", path);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+    return -1;
+}
+
+#define MAXCOLS 64
+
+typedef struct {
+    const char *path;
+    FILE *f;
+    char *buf;
+    size_t cap;
+    long line;
+    char *v[MAXCOLS];
+    int n;
+} text_file;
+
+static int tf_open(text_file *t, const char *path)
+{
+    memset(t, 0, sizeof *t);
+    t->path = path;
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return bad(path, 0, "not a regular file (%s)", S_ISDIR(st.st_mode) ? "a directory" : "a FIFO, device or socket");
+    if (!(t->f = fopen(path, "r"))) return bad(path, 0, "cannot open: %s", strerror(errno));
+    return 0;
+}
+
+static void tf_close(text_file *t)
+{
+    if (t->f) fclose(t->f);
+    free(t->buf);
+    t->f = NULL;
+    t->buf = NULL;
+}
+
+/* The next line, without its line end: 1, 0 at the end of the file, -1 after
+ * saying what is wrong with it. */
+static int tf_line(text_file *t, char **out)
+{
+    errno = 0;
+    ssize_t len = getline(&t->buf, &t->cap, t->f);
+    if (len < 0) {
+        if (ferror(t->f)) return bad(t->path, t->line + 1, "read error: %s", strerror(errno ? errno : EIO));
+        return 0;
+    }
+    t->line++;
+    char *s = t->buf, *nul = memchr(s, '\0', (size_t)len);
+    if (nul) return bad(t->path, t->line, "NUL byte at column %ld: binary data, not a text file", (long)(nul - s) + 1);
+    if (s[len - 1] != '\n')
+        return bad(t->path, t->line, "no line end: the file stops in the middle of this line (truncated?)");
+    s[--len] = '\0';
+    if (len && s[len - 1] == '\r') s[--len] = '\0';
+    for (ssize_t i = 0; i < len; i++)
+        if ((unsigned char)s[i] < 0x20 && s[i] != '\t')
+            return bad(t->path, t->line, "control character 0x%02X at column %ld: not a text file",
+                       (unsigned char)s[i], (long)i + 1);
+    *out = s;
+    return 1;
+}
+
+/* A CSV line into t->v: -1 (said) when it holds more than MAXCOLS fields. */
+static int tf_split(text_file *t, char *s)
+{
+    t->n = 0;
+    for (;;) {
+        if (t->n == MAXCOLS) return bad(t->path, t->line, "more than %d comma-separated fields", MAXCOLS);
+        t->v[t->n++] = s;
         char *c = strchr(s, ',');
-        if (!c) break;
-        *c = 0;
+        if (!c) return 0;
+        *c = '\0';
         s = c + 1;
     }
-    return n;
+}
+
+/* The next CSV line split into fields, checked against the header's count:
+ * 1, 0 at the end, -1 (said). */
+static int tf_row(text_file *t, int ncols)
+{
+    char *s;
+    int rc = tf_line(t, &s);
+    if (rc <= 0) return rc;
+    if (!*s) return bad(t->path, t->line, "empty line (every line is a row of %d fields)", ncols);
+    if (tf_split(t, s)) return -1;
+    if (t->n != ncols)
+        return bad(t->path, t->line, "%d field%s where the header has %d (%s)", t->n, t->n == 1 ? "" : "s", ncols,
+                   t->n < ncols ? "a missing column, or a truncated line" : "an extra column, or a comma in a value");
+    return 1;
+}
+
+/* The header: 0 with its fields in t->v, -1 (said). */
+static int tf_header(text_file *t, const char *what)
+{
+    char *s;
+    int rc = tf_line(t, &s);
+    if (rc == 0) return bad(t->path, 0, "empty file: expected %s", what);
+    if (rc < 0) return -1;
+    size_t bom = strncmp(s, "\xEF\xBB\xBF", 3) ? 0 : 3;   /* a UTF-8 byte-order mark (a spreadsheet's export) */
+    if (tf_split(t, s + bom)) return -1;
+    for (int i = 0; i < t->n; i++) {
+        if (!*t->v[i]) return bad(t->path, t->line, "header: column %d has no name (expected %s)", i + 1, what);
+        for (int j = 0; j < i; j++)
+            if (!strcmp(t->v[i], t->v[j]))
+                return bad(t->path, t->line, "header: column '%s' appears twice (columns %d and %d)", t->v[i], j + 1, i + 1);
+    }
+    return 0;
 }
 
 static int col(char **hdr, int n, const char *name)
@@ -80,46 +201,176 @@ static int col(char **hdr, int n, const char *name)
     return -1;
 }
 
-/* Reads a collbench CSV into dst (rows, or trows); only the main sweep
- * (dst == rows) lists its algorithms and rank counts. */
-static int load_csv(const char *path, row *dst, int *ndst)
+/* What a field must hold. */
+enum { F_NAME, F_PLACE, F_RANKS, F_COUNT, F_WRONG, F_NONNEG, F_MODEL };
+
+/* One field of the current row against its kind: 0, or -1 after the message
+ * "path:line: column NAME (field K) 'VALUE': why". */
+static int field(const text_file *t, int c, const char *name, int kind, double *num, char *str, size_t cap)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) { fprintf(stderr, "benchreport: cannot open %s\n", path); return -1; }
-    char hline[1024], line[1024], *h[32], *v[32];
-    if (!fgets(hline, sizeof hline, f)) { fclose(f); return -1; }
-    int nh = split(hline, h, 32);
-    int ca = col(h, nh, "algo"), cp = col(h, nh, "p"), cb = col(h, nh, "bytes"), cpl = col(h, nh, "place"),
-        ct = col(h, nh, "time_us"), cbw = col(h, nh, "busbw_gbs"), cm = col(h, nh, "model_us"),
-        cpf = col(h, nh, "platform");
-    if (ca < 0 || cp < 0 || cb < 0 || cpl < 0 || ct < 0 || cbw < 0 || cm < 0) {
-        fprintf(stderr, "benchreport: %s: not a collbench CSV\n", path);
-        fclose(f);
-        return -1;
+    const char *s = t->v[c];
+    char why[160];
+    long long iv;
+    double dv = 0;
+    int rc = 0;
+    why[0] = '\0';
+    switch (kind) {
+    case F_NAME: {
+        size_t len = strlen(s);
+        if (!len) { snprintf(why, sizeof why, "empty"); rc = -1; break; }
+        if (len >= cap) { snprintf(why, sizeof why, "longer than %zu characters", cap - 1); rc = -1; break; }
+        if (strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.+@") != len) {
+            snprintf(why, sizeof why, "a name is letters, digits and _ - . + @");
+            rc = -1;
+            break;
+        }
+        snprintf(str, cap, "%s", s);
+        break;
     }
-    while (fgets(line, sizeof line, f) && *ndst < MAXROWS) {
-        int n = split(line, v, 32);
-        if (n < nh || !strcmp(v[ca], "algo")) continue;   /* a repeated header */
-        row *r = &dst[(*ndst)++];
-        snprintf(r->algo, sizeof r->algo, "%s", v[ca]);
-        snprintf(r->place, sizeof r->place, "%s", v[cpl]);
-        snprintf(r->plat, sizeof r->plat, "%s", cpf >= 0 ? v[cpf] : "");
-        r->p = atoi(v[cp]);
-        r->bytes = atof(v[cb]);
-        r->time_us = atof(v[ct]);
-        r->busbw = atof(v[cbw]);
-        r->model_us = atof(v[cm]);   /* "nan" reads as NaN */
+    case F_PLACE:
+        if (strcmp(s, "in") && strcmp(s, "out")) { snprintf(why, sizeof why, "expected in or out"); rc = -1; break; }
+        snprintf(str, cap, "%s", s);
+        break;
+    case F_RANKS: rc = ck_parse_int(s, 1, 1 << 24, &iv, why, sizeof why); dv = (double)iv; break;
+    case F_COUNT: rc = ck_parse_int(s, 0, 1LL << 53, &iv, why, sizeof why); dv = (double)iv; break;
+    case F_WRONG: rc = ck_parse_int(s, -1, LLONG_MAX, &iv, why, sizeof why); dv = (double)iv; break;
+    case F_NONNEG: rc = ck_parse_double(s, 0, DBL_MAX, &dv, why, sizeof why); break;
+    case F_MODEL:
+        /* collbench writes nan (or inf) where an algorithm has no cost
+         * function or no finite prediction: no model for that row. */
+        if (!strcmp(s, "nan") || !strcmp(s, "-nan") || !strcmp(s, "inf")) { dv = NAN; break; }
+        rc = ck_parse_double(s, 0, DBL_MAX, &dv, why, sizeof why);
+        if (rc) snprintf(why + strlen(why), sizeof why - strlen(why), " (or nan: no model)");
+        break;
+    }
+    if (rc) {
+        char shown[48];
+        snprintf(shown, sizeof shown, "%.40s%s", s, strlen(s) > 40 ? "..." : "");
+        return bad(t->path, t->line, "column %s (field %d) '%s': %s", name, c + 1, shown, why);
+    }
+    if (num && kind != F_NAME && kind != F_PLACE) *num = dv;
+    return 0;
+}
+
+/* The columns of a collbench CSV benchreport knows, and what each holds;
+ * `need` marks those it cannot do without. topology.csv adds "platform". */
+static const struct { const char *name; int kind, need; } csv_cols[] = {
+    {"algo", F_NAME, 1},      {"p", F_RANKS, 1},        {"bytes", F_COUNT, 1},    {"count", F_COUNT, 0},
+    {"dtype", F_NAME, 0},     {"op", F_NAME, 0},        {"place", F_PLACE, 1},    {"iters", F_COUNT, 0},
+    {"time_us", F_NONNEG, 1}, {"min_us", F_NONNEG, 0},  {"max_us", F_NONNEG, 0},  {"algbw_gbs", F_NONNEG, 0},
+    {"busbw_gbs", F_NONNEG, 1}, {"wrong", F_WRONG, 0},  {"model_us", F_MODEL, 1}, {"platform", F_NAME, 0},
+};
+enum { NCSV = sizeof csv_cols / sizeof csv_cols[0] };
+
+static int cmp_row(const void *a, const void *b)
+{
+    const row *x = *(const row *const *)a, *y = *(const row *const *)b;
+    int c = strcmp(x->algo, y->algo);
+    if (!c) c = (x->p > y->p) - (x->p < y->p);
+    if (!c) c = (x->bytes > y->bytes) - (x->bytes < y->bytes);
+    if (!c) c = strcmp(x->place, y->place);
+    if (!c) c = strcmp(x->plat, y->plat);
+    if (!c) c = (x->line > y->line) - (x->line < y->line);
+    return c;
+}
+
+/* Reads a collbench CSV into dst (rows, or trows; topology.csv needs its
+ * platform column): 0, or -1 after saying what is wrong. Only the main sweep
+ * (dst == rows) lists its algorithms and rank counts. */
+static int load_csv(const char *path, row *dst, int *ndst, int need_platform)
+{
+    text_file t;
+    if (tf_open(&t, path)) return -1;
+    int rc = -1, c[NCSV];
+    if (tf_header(&t, "a collbench CSV header (algo,p,bytes,...)")) goto out;
+    const int nh = t.n;
+    /* A copy of the header (t's buffer holds the next line after this): a row
+     * identical to it (two files joined with cat) is skipped. */
+    char *hdr[MAXCOLS], hcopy[4096];
+    size_t l = 0;
+    for (int i = 0; i < nh; i++) {
+        size_t k = strlen(t.v[i]) + 1;
+        if (l + k > sizeof hcopy) { bad(path, 1, "header longer than %zu characters", sizeof hcopy - 1); goto out; }
+        memcpy(hcopy + l, t.v[i], k);
+        hdr[i] = hcopy + l;
+        l += k;
+    }
+    for (int k = 0; k < NCSV; k++) {
+        c[k] = col(hdr, nh, csv_cols[k].name);
+        if (c[k] < 0 && (csv_cols[k].need || (need_platform && !strcmp(csv_cols[k].name, "platform")))) {
+            bad(path, 1, "header: no column '%s' (a collbench --csv file starts with algo,p,bytes,...%s)",
+                csv_cols[k].name, need_platform ? " and ends with platform" : "");
+            goto out;
+        }
+    }
+    for (;;) {
+        int r = tf_row(&t, nh);
+        if (r < 0) goto out;
+        if (r == 0) break;
+        int same = 1;
+        for (int i = 0; i < nh && same; i++) same = !strcmp(t.v[i], hdr[i]);
+        if (same) continue;   /* the header again: two files joined */
+        if (*ndst == MAXROWS) { bad(path, t.line, "more than %d rows (the most benchreport reads)", MAXROWS); goto out; }
+        row *x = &dst[*ndst];
+        memset(x, 0, sizeof *x);
+        x->line = t.line;
+        for (int k = 0; k < NCSV; k++) {
+            if (c[k] < 0) continue;
+            double num = 0;
+            char scratch[32], *str = scratch;
+            size_t cap = sizeof scratch;
+            const char *n = csv_cols[k].name;
+            if (!strcmp(n, "algo")) { str = x->algo; cap = sizeof x->algo; }
+            else if (!strcmp(n, "place")) { str = x->place; cap = sizeof x->place; }
+            else if (!strcmp(n, "platform")) { str = x->plat; cap = sizeof x->plat; }
+            if (field(&t, c[k], n, csv_cols[k].kind, &num, str, cap)) goto out;
+            if (!strcmp(n, "p")) x->p = (int)num;
+            else if (!strcmp(n, "bytes")) x->bytes = num;
+            else if (!strcmp(n, "time_us")) x->time_us = num;
+            else if (!strcmp(n, "busbw_gbs")) x->busbw = num;
+            else if (!strcmp(n, "model_us")) x->model_us = num;
+        }
+        (*ndst)++;
         if (dst != rows) continue;
         int k;
-        for (k = 0; k < nalg && strcmp(algos[k], r->algo); k++) {}
-        if (k == nalg && nalg < MAXALG) snprintf(algos[nalg++], 32, "%s", r->algo);
-        for (k = 0; k < np && ps[k] != r->p; k++) {}
-        if (k == np && np < MAXP) ps[np++] = r->p;
+        for (k = 0; k < nalg && strcmp(algos[k], x->algo); k++) {}
+        if (k == nalg) {
+            if (nalg == MAXALG) { bad(path, t.line, "more than %d algorithms (the most benchreport reports on)", MAXALG); goto out; }
+            snprintf(algos[nalg++], 32, "%s", x->algo);
+        }
+        for (k = 0; k < np && ps[k] != x->p; k++) {}
+        if (k == np) {
+            if (np == MAXP) { bad(path, t.line, "more than %d rank counts (the most benchreport reports on)", MAXP); goto out; }
+            ps[np++] = x->p;
+        }
     }
-    fclose(f);
-    for (int i = 1; i < np; i++)
-        for (int j = i; j > 0 && ps[j - 1] > ps[j]; j--) { int t = ps[j]; ps[j] = ps[j - 1]; ps[j - 1] = t; }
-    return 0;
+    /* One measurement per algorithm, p, size and placement (and platform):
+     * a second one would leave which of them the report shows to chance. */
+    {
+        int n = *ndst;
+        const row **ix = malloc((n ? (size_t)n : 1) * sizeof *ix);
+        if (!ix) { bad(path, 0, "out of memory"); goto out; }
+        for (int i = 0; i < n; i++) ix[i] = &dst[i];
+        qsort(ix, (size_t)n, sizeof *ix, cmp_row);
+        for (int i = 1; i < n; i++) {
+            const row *a = ix[i - 1], *b = ix[i];
+            if (strcmp(a->algo, b->algo) || a->p != b->p || a->bytes != b->bytes || strcmp(a->place, b->place) ||
+                strcmp(a->plat, b->plat))
+                continue;
+            bad(path, b->line, "a second row for %s, p = %d, %.0f bytes, %s-of-place%s%s (the first is line %ld)",
+                b->algo, b->p, b->bytes, b->place, b->plat[0] ? ", platform " : "", b->plat, a->line);
+            free(ix);
+            goto out;
+        }
+        free(ix);
+    }
+    rc = 0;
+out:
+    tf_close(&t);
+    if (dst == rows)
+        for (int i = 1; i < np; i++)
+            for (int j = i; j > 0 && ps[j - 1] > ps[j]; j--) { int tmp = ps[j]; ps[j] = ps[j - 1]; ps[j - 1] = tmp; }
+    return rc;
 }
 
 static const row *find(const char *algo, int p, double bytes)
@@ -181,50 +432,142 @@ static void target(FILE *md, int met, int known, const char *what, const char *f
     fprintf(md, "\n");
 }
 
+/* DIR/trainer.csv (scripts/bench_trainer.sh, scripts/sim-bench.sh): shown as
+ * a table. Checked before summary.md is begun: the columns the scripts write
+ * hold what they should, every row has the header's fields, no algorithm and
+ * p twice, and no '|' (it would split a cell of the table); NaN stands for a
+ * run that failed. 0, or -1 (said). */
+#define MAXTROWS 4096
+static int check_table(const char *path)
+{
+    static const struct { const char *name; int kind; } known[] = {
+        {"algo", F_NAME}, {"p", F_RANKS}, {"samples_per_s", F_NONNEG}, {"efficiency", F_NONNEG},
+        {"comm_fraction", F_NONNEG}, {"allreduce_bytes_per_step", F_NONNEG},
+    };
+    enum { NK = sizeof known / sizeof known[0] };
+    text_file t;
+    if (tf_open(&t, path)) return -1;
+    int rc = -1, c[NK], n = 0;
+    static char seen_algo[MAXTROWS][32];
+    static int seen_p[MAXTROWS];
+    static long seen_line[MAXTROWS];
+    if (tf_header(&t, "a header row (algo,p,samples_per_s,...)")) goto out;
+    const int nh = t.n;
+    for (int i = 0; i < nh; i++)
+        if (strchr(t.v[i], '|')) { bad(path, 1, "header: column %d holds a '|'", i + 1); goto out; }
+    for (int k = 0; k < NK; k++) c[k] = col(t.v, nh, known[k].name);
+    for (;;) {
+        int r = tf_row(&t, nh);
+        if (r < 0) goto out;
+        if (r == 0) break;
+        if (n == MAXTROWS) { bad(path, t.line, "more than %d rows (the most benchreport shows)", MAXTROWS); goto out; }
+        for (int i = 0; i < nh; i++)
+            if (strchr(t.v[i], '|')) { bad(path, t.line, "field %d holds a '|'", i + 1); goto out; }
+        char algo[32] = "";
+        seen_p[n] = 0;
+        for (int k = 0; k < NK; k++) {
+            if (c[k] < 0) continue;
+            char scratch[32];
+            double num = 0;
+            /* NaN: scripts/bench_trainer.sh's mark of a run that failed. */
+            if (known[k].kind == F_NONNEG && (!strcmp(t.v[c[k]], "NaN") || !strcmp(t.v[c[k]], "nan"))) continue;
+            if (field(&t, c[k], known[k].name, known[k].kind, &num, k == 0 ? algo : scratch, sizeof scratch)) goto out;
+            if (k == 1) seen_p[n] = (int)num;
+        }
+        if (c[0] >= 0 && c[1] >= 0) {
+            for (int i = 0; i < n; i++)
+                if (seen_p[i] == seen_p[n] && !strcmp(seen_algo[i], algo)) {
+                    bad(path, t.line, "a second row for %s at p = %d (the first is line %ld)", algo, seen_p[n], seen_line[i]);
+                    goto out;
+                }
+            snprintf(seen_algo[n], sizeof seen_algo[n], "%s", algo);
+        }
+        seen_line[n++] = t.line;
+    }
+    rc = 0;
+out:
+    tf_close(&t);
+    return rc;
+}
+
 static void csv_as_table(FILE *md, const char *path)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) return;
-    char line[2048], *v[64];
-    for (int ln = 0; fgets(line, sizeof line, f); ln++) {
-        int n = split(line, v, 64);
+    text_file t;
+    if (tf_open(&t, path)) return;
+    char *s;
+    for (int ln = 0; tf_line(&t, &s) > 0; ln++) {
+        if (tf_split(&t, s + (ln == 0 && !strncmp(s, "\xEF\xBB\xBF", 3) ? 3 : 0))) break;
         fprintf(md, "|");
-        for (int i = 0; i < n; i++) fprintf(md, " %s |", v[i]);
+        for (int i = 0; i < t.n; i++) fprintf(md, " %s |", t.v[i]);
         fprintf(md, "\n");
         if (ln == 0) {
             fprintf(md, "|");
-            for (int i = 0; i < n; i++) fprintf(md, "---|");
+            for (int i = 0; i < t.n; i++) fprintf(md, "---|");
             fprintf(md, "\n");
         }
     }
-    fclose(f);
+    tf_close(&t);
 }
 
 /* ------------------------------------------------------------ --sim */
 
 /* DIR/platform.txt ("key value" lines, written by scripts/sim-bench.sh): the
- * simulated cluster the crossbar sweeps ran on. */
+ * simulated cluster the crossbar sweeps ran on. Every key once: name, desc,
+ * alpha_us, bw_gbs, speed_gflops (the numbers finite and above 0); blank
+ * lines and lines starting with # are skipped. 0, or -1 (said). */
 typedef struct { char name[64], desc[512]; double alpha_us, bw_gbs, speed_gf; } sim_platform;
 
 static int load_platform(const char *path, sim_platform *pl)
 {
     memset(pl, 0, sizeof *pl);
-    FILE *f = fopen(path, "r");
-    if (!f) return -1;
-    char line[1024];
-    while (fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\r\n")] = 0;
-        char *v = strchr(line, ' ');
-        if (!v || line[0] == '#') continue;
-        *v++ = 0;
-        if (!strcmp(line, "name")) snprintf(pl->name, sizeof pl->name, "%s", v);
-        else if (!strcmp(line, "desc")) snprintf(pl->desc, sizeof pl->desc, "%s", v);
-        else if (!strcmp(line, "alpha_us")) pl->alpha_us = atof(v);
-        else if (!strcmp(line, "bw_gbs")) pl->bw_gbs = atof(v);
-        else if (!strcmp(line, "speed_gflops")) pl->speed_gf = atof(v);
+    const struct { const char *key; char *str; size_t cap; double *num; } keys[] = {
+        {"name", pl->name, sizeof pl->name, NULL},   {"desc", pl->desc, sizeof pl->desc, NULL},
+        {"alpha_us", NULL, 0, &pl->alpha_us},         {"bw_gbs", NULL, 0, &pl->bw_gbs},
+        {"speed_gflops", NULL, 0, &pl->speed_gf},
+    };
+    enum { NKEY = sizeof keys / sizeof keys[0] };
+    long at[NKEY] = {0};
+    text_file t;
+    if (tf_open(&t, path)) return -1;
+    int rc = -1;
+    char *s;
+    for (int r; (r = tf_line(&t, &s)) != 0;) {
+        if (r < 0) goto out;
+        if (t.line == 1 && !strncmp(s, "\xEF\xBB\xBF", 3)) s += 3;
+        s += strspn(s, " \t");
+        if (!*s || *s == '#') continue;
+        char *v = s + strcspn(s, " \t");
+        if (*v) *v++ = '\0';
+        v += strspn(v, " \t");
+        size_t vl = strlen(v);
+        while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t')) v[--vl] = '\0';
+        int k = 0;
+        while (k < NKEY && strcmp(s, keys[k].key)) k++;
+        if (k == NKEY) {
+            bad(path, t.line, "unknown key '%.40s' (expected name, desc, alpha_us, bw_gbs, speed_gflops)", s);
+            goto out;
+        }
+        if (at[k]) { bad(path, t.line, "%s given twice (first on line %ld)", s, at[k]); goto out; }
+        at[k] = t.line;
+        if (!*v) { bad(path, t.line, "%s has no value (expected '%s VALUE')", s, s); goto out; }
+        if (keys[k].str) {
+            if (vl >= keys[k].cap) { bad(path, t.line, "%s longer than %zu characters", s, keys[k].cap - 1); goto out; }
+            if (strchr(v, '|')) { bad(path, t.line, "%s holds a '|'", s); goto out; }
+            memcpy(keys[k].str, v, vl + 1);
+        } else {
+            char why[128] = "";
+            if (ck_parse_double(v, 0, DBL_MAX, keys[k].num, why, sizeof why) || !(*keys[k].num > 0)) {
+                bad(path, t.line, "%s '%.40s': %s", s, v, *why ? why : "must be above 0");
+                goto out;
+            }
+        }
     }
-    fclose(f);
-    return pl->alpha_us > 0 && pl->bw_gbs > 0 ? 0 : -1;
+    for (int k = 0; k < NKEY; k++)
+        if (!at[k]) { bad(path, 0, "no %s line (sim-bench writes name, desc, alpha_us, bw_gbs and speed_gflops)", keys[k].key); goto out; }
+    rc = 0;
+out:
+    tf_close(&t);
+    return rc;
 }
 
 /* "1K:rd" -> 1024 and "rd"; 0 on success. */
@@ -471,6 +814,29 @@ static void sim_topology(FILE *md, const char *crossbar)
     }
 }
 
+/* Whether something is at path (a file that cannot be read is there: it is
+ * an error to report, not a file to skip). */
+static int present(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 || errno != ENOENT;
+}
+
+/* A model file (collbench --save-model): 1 when loaded, 0 when there is none,
+ * -1 after saying what is wrong with the one there is. */
+static int load_params(const char *path, bm_params *m)
+{
+    struct stat st;
+    char err[512];
+    if (!present(path)) return 0;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) return bad(path, 0, "not a regular file");
+    if (bm_params_load(path, m, err, sizeof err)) {
+        fprintf(stderr, "benchreport: %s\n", err);
+        return -1;
+    }
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = NULL, *info = "";
@@ -507,26 +873,32 @@ int main(int argc, char **argv)
         fprintf(stderr, "benchreport: --fastest and --near-link take SIZE:ALGO (e.g. 1K:rd, 16M:ring,rabenseifner)\n");
         return 2;
     }
-    char path[4096], err[256];
+    char path[4096];
     snprintf(path, sizeof path, "%s/sweep.csv", dir);
-    if (load_csv(path, rows, &nrows) || !nrows) { fprintf(stderr, "benchreport: no results in %s\n", path); return 1; }
+    if (load_csv(path, rows, &nrows, 0)) return 1;
+    if (!nrows) { fprintf(stderr, "benchreport: no results in %s (a header and no rows)\n", path); return 1; }
     sim_platform pl;
     if (sim) {
         snprintf(path, sizeof path, "%s/platform.txt", dir);
-        if (load_platform(path, &pl)) { fprintf(stderr, "benchreport: --sim needs %s (alpha_us, bw_gbs)\n", path); return 1; }
+        if (load_platform(path, &pl)) return 1;
+        /* Empty when none of the fat-tree runs gave results. */
         snprintf(path, sizeof path, "%s/topology.csv", dir);
-        if (!access(path, R_OK)) load_csv(path, trows, &ntrows);
+        struct stat st;
+        if (present(path) && !(stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) &&
+            load_csv(path, trows, &ntrows, 1))
+            return 1;
     }
+    snprintf(path, sizeof path, "%s/trainer.csv", dir);
+    if (present(path) && check_table(path)) return 1;
     for (int a = nalg - 1; a >= 0; a--)
         if (is_reference(algos[a])) REF = algos[a];
-    bm_params m;
-    int have_m;
+    bm_params m, ms;
+    int have_m, have_ms;
     snprintf(path, sizeof path, "%s/params.txt", dir);
-    have_m = bm_params_load(path, &m, err, sizeof err) == 0;
-    if (!have_m) fprintf(stderr, "benchreport: %s (model sections skipped)\n", err);
-    bm_params ms;
+    if ((have_m = load_params(path, &m)) < 0) return 1;
+    if (!have_m) fprintf(stderr, "benchreport: %s: not there (model sections skipped)\n", path);
     snprintf(path, sizeof path, "%s/params_shm.txt", dir);
-    int have_ms = !access(path, R_OK) && bm_params_load(path, &ms, err, sizeof err) == 0;
+    if ((have_ms = load_params(path, &ms)) < 0) return 1;
     int any_shm = 0;
     for (int a = 0; a < nalg; a++) any_shm |= is_shm(algos[a]);
 
@@ -805,7 +1177,7 @@ int main(int argc, char **argv)
         if (!access(path, R_OK)) fprintf(md, "- %s: ![%s](%s.png)\n", others[j][1], others[j][0], others[j][0]);
     }
     snprintf(path, sizeof path, "%s/trainer.csv", dir);
-    if (!access(path, R_OK)) {
+    if (present(path)) {
         fprintf(md, "\n## Trainer (data-parallel tagging)\n\n");
         if (sim)
             fprintf(md, "Simulated: tagtrain on p hosts of the platform, weak scaling (the same local batch per "

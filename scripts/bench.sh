@@ -9,7 +9,8 @@
 #                              (bench.smoke) so that no step rots unseen
 #   BENCH_OUT=DIR              results into DIR (a new folder) instead of
 #                              bench-results/<date-time>/
-#   BENCH_NP="2 4 8" make bench     choose the rank counts
+#   BENCH_NP="2 4 8" make bench     choose the rank counts (each once, 1 to 4096;
+#                              anything else stops the script before it runs)
 #   MPIRUN="mpirun --hostfile hosts" BENCH_NP="16 64" make bench    another launcher
 #                              (default: mpirun with the one-machine flags below)
 #
@@ -56,6 +57,23 @@ case "$MODE" in
          export TRAINER_EPOCHS=${TRAINER_EPOCHS:-1} TRAINER_NP=${TRAINER_NP:-2} TRAINER_ALGOS=${TRAINER_ALGOS:-"ring twoshot@shm"} ;;
   *) echo "bench: BENCH must be quick, full or smoke (got '$MODE')" >&2; exit 2 ;;
 esac
+# The rank counts, checked before anything runs: whole numbers from 1 to 4096,
+# each once (a count given twice would give sweep.csv two rows for the same
+# measurement, which benchreport refuses after the whole sweep).
+counts() {   # counts NAME VALUE
+  local v seen=" "
+  [ -n "${2//[[:space:]]/}" ] || { echo "bench: $1 holds only white space: give rank counts, e.g. $1=\"2 4\"" >&2; exit 2; }
+  for v in $2; do
+    case $v in
+      *[!0-9]*|0*) echo "bench: $1='$2': '$v' is not a number of ranks (a whole number from 1 to 4096)" >&2; exit 2 ;;
+    esac
+    if [ ${#v} -gt 4 ] || [ "$v" -gt 4096 ]; then echo "bench: $1='$2': '$v' is more than 4096 ranks" >&2; exit 2; fi
+    case $seen in *" $v "*) echo "bench: $1='$2': $v is given twice" >&2; exit 2 ;; esac
+    seen="$seen$v "
+  done
+}
+counts BENCH_NP "$NP"
+counts BENCH_GPU_NP "${BENCH_GPU_NP:-1 2 4}"
 
 STAMP=$(date +%Y%m%d-%H%M%S)
 T0=$(date +%s)

@@ -34,6 +34,27 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 BIN=$BUILD/bin
 [ -x "$BIN/tagtrain" ] || { echo "bench_trainer: $BIN/tagtrain not found: build first" >&2; exit 1; }
+# The settings, checked before anything runs or is written: whole numbers,
+# the rank counts from 2 to 4096 and each once (p = 1 is the base every
+# efficiency is taken against, run anyway).
+whole() {   # whole NAME VALUE LO HI
+  case $2 in
+    ''|*[!0-9]*|0?*) echo "bench_trainer: $1='$2': want a whole number from $3 to $4" >&2; exit 2 ;;
+  esac
+  if [ ${#2} -gt ${#4} ] || [ "$2" -lt "$3" ] || [ "$2" -gt "$4" ]; then
+    echo "bench_trainer: $1='$2': want a whole number from $3 to $4" >&2; exit 2
+  fi
+}
+whole TRAINER_LOCAL_BATCH "${TRAINER_LOCAL_BATCH:-16}" 1 65536
+whole TRAINER_EPOCHS "${TRAINER_EPOCHS:-3}" 1 10000
+tnp=${TRAINER_NP:-2 4} seen=" "
+[ -n "${tnp//[[:space:]]/}" ] ||
+  { echo "bench_trainer: TRAINER_NP holds only white space: give rank counts, e.g. TRAINER_NP=\"2 4\"" >&2; exit 2; }
+for v in $tnp; do
+  whole "TRAINER_NP (one of '$tnp')" "$v" 2 4096
+  case $seen in *" $v "*) echo "bench_trainer: TRAINER_NP='$tnp': $v is given twice" >&2; exit 2 ;; esac
+  seen="$seen$v "
+done
 mkdir -p "$OUT"
 rm -f "$OUT/trainer_ceiling.txt" "$OUT"/trainer_indep_p*.jsonl "$OUT/trainer_failed.txt"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

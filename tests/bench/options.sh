@@ -51,6 +51,13 @@ for v in nan inf -inf 1e999 -1 0.1x; do
   printf 'alpha_us 2\nbeta_ns_per_byte %s\ngamma_ns_per_byte 0.05\n' "$v" > "$model"
   expect 2 "--model: $model:2: beta_ns_per_byte '$v': " --extrapolate --model "$model" --algo all
 done
+# A key given twice, a NUL byte, a folder: named, never the last value or a
+# line cut at the NUL.
+printf 'alpha_us 2\nbeta_ns_per_byte 0.1\ngamma_ns_per_byte 0.05\nalpha_us 3\n' > "$model"
+expect 2 "--model: $model:4: alpha_us given twice \\(first on line 1\\)"  --extrapolate --model "$model"
+printf 'alpha_us 2\0x\nbeta_ns_per_byte 0.1\ngamma_ns_per_byte 0.05\n' > "$model"
+expect 2 "--model: $model:1: a NUL byte"                --extrapolate --model "$model"
+expect 2 "--model: /: cannot read: Is a directory"    --extrapolate --model /
 printf 'alpha_us 2\nbeta_ns_per_byte 0.1\ngamma_ns_per_byte 0.05\n' > "$model"
 expect 0 "p = +4: "                                 --extrapolate --model "$model" --algo all --pmax 4
 expect 0 "usage: mpirun"                            --help
@@ -68,6 +75,6 @@ if [ $# -ge 2 ]; then
   for v in inf:rd nan:rd 0x10:rd K:rd -1K:rd; do
     expect 2 "--fastest and --near-link take SIZE:ALGO"            --sim --dir /nonexistent --fastest "$v"
   done
-  expect 1 "no results in /nonexistent/sweep.csv"                   --sim --dir /nonexistent --fastest 1.5K:rd --check-p 16
+  expect 1 "/nonexistent/sweep.csv: cannot open: "                 --sim --dir /nonexistent --fastest 1.5K:rd --check-p 16
 fi
 expect_summary

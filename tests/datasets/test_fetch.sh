@@ -6,15 +6,30 @@
 set -u
 fetch=$1
 src=$(cd "$(dirname "$fetch")/.." && pwd)/../shared/datasets/madewithml
-if [ ! -f "$src/dataset.csv" ] || [ ! -f "$src/holdout.csv" ]; then
-  echo "SKIP: no data at $src"
-  exit 77
-fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/collkit-fetch-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 pass=0 fail=0
 ok()  { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# 0. What is in the way of the files is never replaced or read, and the
+#    message says what it is (no data needed: fetch stops before copying).
+mkdir -p "$tmp/empty" "$tmp/d0" "$tmp/d1/dataset.csv"
+ln -s "$tmp/nowhere" "$tmp/d0/dataset.csv"
+if COLLKIT_FETCH_FROM=$tmp/empty "$fetch" --dest "$tmp/d0" > "$tmp/out" 2>&1; then bad "a dangling link accepted"
+else grep -q "d0/dataset.csv is a symbolic link to $tmp/nowhere, which does not exist; leaving it untouched" "$tmp/out" && ok ||
+  { bad "dangling link message"; cat "$tmp/out"; }; fi
+[ -L "$tmp/d0/dataset.csv" ] && [ -z "$(ls -A "$tmp/d0" | grep -v '^dataset.csv$')" ] && ok || bad "the link kept, nothing added"
+if COLLKIT_FETCH_FROM=$tmp/empty "$fetch" --dest "$tmp/d1" > "$tmp/out" 2>&1; then bad "a folder named dataset.csv accepted"
+else grep -q "d1/dataset.csv is a folder; leaving it untouched" "$tmp/out" && ok || { bad "folder message"; cat "$tmp/out"; }; fi
+: > "$tmp/afile"
+if COLLKIT_FETCH_FROM=$tmp/empty "$fetch" --dest "$tmp/afile" > "$tmp/out" 2>&1; then bad "--dest a file accepted"
+else grep -q "afile exists and is not a folder" "$tmp/out" && ok || { bad "--dest a file message"; cat "$tmp/out"; }; fi
+
+if [ ! -f "$src/dataset.csv" ] || [ ! -f "$src/holdout.csv" ]; then
+  echo "SKIP: no data at $src ($pass checks passed, $fail failed before it)"
+  [ "$fail" = 0 ] && exit 77 || exit 1
+fi
 
 # 1. A good source: both files arrive and match.
 if COLLKIT_FETCH_FROM=$src "$fetch" --dest "$tmp/a" > "$tmp/out" 2>&1; then ok; else bad "fetch from a good copy"; cat "$tmp/out"; fi

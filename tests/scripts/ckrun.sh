@@ -23,6 +23,22 @@ check '[ $rc = 2 ] && grep -q "given twice" <<<"$out"' "-np 2 -n 3: exit $rc, ou
 out=$("$C" $none 2>&1); rc=$?
 check '[ $rc = 2 ] && grep -q "^ckrun: usage: ckrun -np N PROGRAM" <<<"$out"' "no -np: exit $rc, output: $out"
 
+# A hostfile that is missing, a folder or a FIFO: one line, exit 2, before mpirun.
+hdir=$(mktemp -d "${TMPDIR:-/tmp}/collkit-ckrun-XXXXXX")
+trap 'rm -rf "$hdir"' EXIT
+mkfifo "$hdir/fifo"
+for hf in "/nonexistent/hosts:no such file" "$hdir:a folder, not a file" "$hdir/fifo:not a regular file"; do
+  f=${hf%%:*} why=${hf#*:}
+  for opt in --hostfile -machinefile; do
+    out=$("$C" -np 2 "$opt" "$f" $none 2>&1); rc=$?
+    check '[ $rc = 2 ] && [ "$out" = "ckrun: $opt '"'"'$f'"'"': $why" ]' "$opt $f: exit $rc, output: $out"
+  done
+done
+out=$("$C" -np 2 $none --hostfile 2>&1); rc=$?   # the program's own option: not ckrun's
+check '[ $rc != 0 ] && ! grep -q "^ckrun:" <<<"$out"' "program's --hostfile: exit $rc, output: $out"
+out=$("$C" -np 2 --hostfile 2>&1); rc=$?
+check '[ $rc = 2 ] && [ "$out" = "ckrun: --hostfile needs a file" ]' "--hostfile alone: exit $rc, output: $out"
+
 out=$("$C" --help 2>&1); rc=$?
 check '[ $rc = 0 ] && grep -q "^ckrun — mpirun with the settings" <<<"$out" && grep -q "ckrun is for one machine.$" <<<"$out"' \
       "--help: exit $rc, output: $out"

@@ -31,7 +31,7 @@ done
 expect "^bench: BENCH_NP='2 4 2': 2 is given twice$" bench.sh BENCH_NP="2 4 2"
 expect "^bench: BENCH_NP holds only white space" bench.sh BENCH_NP="  "
 expect "^bench: BENCH_GPU_NP='1 two': 'two' is not a number of ranks" bench.sh BENCH_GPU_NP="1 two"
-expect "^bench: BENCH must be quick or full" bench.sh BENCH=fast
+expect "^bench: BENCH must be quick, full or smoke \(got 'fast'\)" bench.sh BENCH=fast
 for v in "2 1" "4 x" "0" "99999999999999999999"; do
   expect "^bench_trainer: TRAINER_NP \(one of '$v'\)='[^']*': want a whole number from 2 to 4096$" bench_trainer.sh TRAINER_NP="$v"
 done

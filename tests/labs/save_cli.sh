@@ -36,7 +36,7 @@ fresh
 expect 0 "^save: COUNT 9 " "$P" save --dir "$D" --count
 fresh
 expect 137 "\[3\] write\([0-9]+ state.bin.tmp.[0-9]+, 2061 B\) +<- crash: the process is killed before this call" "$P" save --dir "$D" --trace --crash-at 3
-ls "$D" | grep -q '^state.bin.tmp.' && ok || bad "a crash at call 3 left no temporary file"
+compgen -G "$D/state.bin.tmp.*" > /dev/null && ok || bad "a crash at call 3 left no temporary file"
 expect 0 "^save: PASS state.bin holds version 1, whole; my_recover left only state.bin" "$P" save --dir "$D" --verify
 [ "$(ls "$D")" = state.bin ] && ok || bad "after --verify the directory holds: $(ls "$D")"
 fresh

@@ -2,7 +2,8 @@
 #
 # Builds algorithm files written outside the library (a student's my_ring.c,
 # a test's) into one program that is collcheck, collbench and tagtrain at
-# once:  <program> check|bench|train|list [ARGS].  Each file registers its
+# once:  <program> check|bench|train|list [ARGS]; and lab 06's crash harness
+# for a file that registers a saver instead (CK_REGISTER_SAVER): save.  Each file registers its
 # algorithm with a CK_REGISTER_ALGO(descriptor) line and includes
 # collkit_algo.h only; it has no main. Used by the tests and labs in this
 # tree, and by collkit-cc (a generated project that imports this build's
@@ -12,8 +13,18 @@ function(collkit_add_plugin)
   if(NOT P_NAME OR NOT P_SOURCES)
     message(FATAL_ERROR "collkit_add_plugin: NAME and SOURCES are required")
   endif()
-  add_executable(${P_NAME} ${P_SOURCES} ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../plugin/main.c)
+  add_executable(${P_NAME} ${P_SOURCES} ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../plugin/main.c
+                 ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../plugin/save.c)
   target_link_libraries(${P_NAME} PRIVATE collkit_check collbench_lib tagtrain_lib)
+  # Lab 06's crash harness (plugin/save.c) sees a saver's file-system calls
+  # through these wrappers; every call outside the saver goes straight to the
+  # real function. Both names of each call: a file built with
+  # _FILE_OFFSET_BITS=64 calls open64, pwrite64, ftruncate64.
+  set(_wrap open open64 openat openat64 creat creat64 write pwrite pwrite64 ftruncate ftruncate64
+            fsync fdatasync rename renameat close unlink unlinkat)
+  list(TRANSFORM _wrap PREPEND "--wrap=")
+  string(JOIN "," _wrap ${_wrap})
+  target_link_options(${P_NAME} PRIVATE "LINKER:${_wrap}")
   # The algorithm files are linked as objects, so their CK_REGISTER_ALGO
   # constructors run before main.
 endfunction()

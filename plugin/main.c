@@ -7,6 +7,9 @@
  *   mpirun -np 4 ./my_ring bench --algo my_ring,ring collbench
  *   mpirun -np 2 ./my_ring train --algo my_ring      tagtrain
  *   ./my_ring list                                   the registry, theirs included
+ *   ./my_save save --dir DIR ...                     lab 06's crash harness (save.c)
+ *
+ * `save` needs no MPI: it is dispatched before anything starts MPI.
  */
 #include <stdio.h>
 #include <string.h>
@@ -14,13 +17,16 @@
 #include "collbench.h"
 #include "tagtrain.h"
 
+int save_main(int argc, char **argv);   /* save.c */
+
 static int usage(const char *prog)
 {
     fprintf(stderr,
-            "usage: %s check|bench|train|list [ARGS]\n"
+            "usage: %s check|bench|train|save|list [ARGS]\n"
             "  check  collcheck with these algorithms registered (collcheck --help)\n"
             "  bench  collbench (collbench --help)\n"
             "  train  tagtrain (tagtrain --help)\n"
+            "  save   the crash harness of a saver file (save --help)\n"
             "  list   print the registry\n", prog);
     return 2;
 }
@@ -33,6 +39,7 @@ int main(int argc, char **argv)
     if (!strcmp(tool, "check")) return collcheck_main(argc - 1, argv + 1);
     if (!strcmp(tool, "bench")) return collbench_main(argc - 1, argv + 1);
     if (!strcmp(tool, "train")) return tagtrain_main(argc - 1, argv + 1);
+    if (!strcmp(tool, "save")) return save_main(argc - 1, argv + 1);
     if (!strcmp(tool, "list")) { ck_algo_print_table(stdout); return 0; }
     argv[1] = (char *)tool;
     fprintf(stderr, "%s: unknown tool '%s'\n", argv[0], tool);

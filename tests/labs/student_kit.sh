@@ -8,7 +8,8 @@
 #   - the handouts' paths (build/bin, build/labs/NN-*/lab) work in the kit;
 #   - lab 01 solved inside the kit (the reference solution copied in, as a
 #     student's file would be) gets full correctness and integrity marks;
-#   - lab 04 (the ring inside tagtrain) grades its equivalence part in the kit.
+#   - lab 04 (the ring inside tagtrain) grades its equivalence part in the kit;
+#   - lab 06 (the crash harness) grades a save in the kit.
 set -u
 SRC=$1 B=$2
 dir=$(mktemp -d)
@@ -47,5 +48,13 @@ cp "$SRC/labs/01-ring/solution/my_ring.c" "$K/labs/04-ddp/my_ring.c"
 (cd "$K" && bin/collgrade 04 --np-max 2 > "$dir/l4.txt" 2>&1)
 grep -Eq "equivalence +40.0 / 40 +my_ring in tagtrain at p = 2 dense, 2 bucketed" "$dir/l4.txt" && ok \
   || { bad "lab 04 with a ring in the kit"; cat "$dir/l4.txt"; }
+# Lab 06 in the kit: the crash harness is built into the kit's programs
+# (plugin/save.c), the student's file is the skeleton, and the reference
+# save copied in gets full marks.
+cmp -s "$SRC/labs/06-faults/skeleton/my_save.c" "$K/labs/06-faults/my_save.c" && [ -f "$K/plugin/save.c" ] && ok \
+  || bad "lab 06's file is not the skeleton, or the kit lacks plugin/save.c"
+cp "$SRC/labs/06-faults/solution/my_save.c" "$K/labs/06-faults/my_save.c"
+(cd "$K" && make lab06 > "$dir/l6.txt" 2>&1)
+grep -Eq "TOTAL +100.0 / 100" "$dir/l6.txt" && ok || { bad "lab 06 solved in the kit"; cat "$dir/l6.txt"; }
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

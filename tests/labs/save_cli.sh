@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# save_cli.sh COLLKIT_CC SRC — the crash harness's command line (PROG save),
+# run without an MPI launcher: bad input exits 2 with a message, --count and
+# --trace show the calls, a crash leaves the old version and --verify says so,
+# and a program with no saver (an algorithm file) says what is missing.
+set -u
+CC=$1 SRC=$2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+pass=0; fail=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+# expect WANT_RC REGEX CMD...: CMD's exit status and output (both streams)
+expect() {
+  local want=$1 re=$2 out rc; shift 2
+  out=$("$@" 2>&1); rc=$?
+  if [ "$rc" = "$want" ] && grep -Eq -- "$re" <<< "$out"; then ok; else bad "$* -> exit $rc (want $want), output: $out"; fi
+}
+"$CC" "$SRC/labs/06-faults/solution/my_save.c" -o "$dir/lab" > "$dir/cc.log" 2>&1 || { cat "$dir/cc.log"; echo "FAIL: build"; exit 1; }
+"$CC" "$SRC/labs/01-ring/solution/my_ring.c" -o "$dir/ring" > "$dir/cc2.log" 2>&1 || { cat "$dir/cc2.log"; echo "FAIL: build ring"; exit 1; }
+P=$dir/lab; D=$dir/d
+fresh() { rm -rf "$D"; mkdir -p "$D"; }
+fresh
+expect 2 "save: --dir DIR is required" "$P" save
+expect 2 "save: --dir $dir/none: No such file" "$P" save --dir "$dir/none"
+touch "$dir/file"
+expect 2 "save: --dir $dir/file: not a directory" "$P" save --dir "$dir/file"
+expect 2 "save: --crash-at '0': expected a whole number" "$P" save --dir "$D" --crash-at 0
+expect 2 "save: --fail-at 'x': expected a whole number" "$P" save --dir "$D" --fail-at x
+expect 2 "save: --errno 'EPERM': expected ENOSPC or EIO" "$P" save --dir "$D" --fail-at 1 --errno EPERM
+expect 2 "one injection per run" "$P" save --dir "$D" --crash-at 1 --fail-at 2
+expect 2 "separate runs" "$P" save --dir "$D" --count --verify
+expect 2 "save: unknown or incomplete option '--bogus'" "$P" save --dir "$D" --bogus
+expect 2 "no saver in this program: its file needs a CK_REGISTER_SAVER" "$dir/ring" save --dir "$D"
+fresh
+expect 0 "^save: COUNT 9 " "$P" save --dir "$D" --count
+fresh
+expect 137 "\[3\] write\([0-9]+ state.bin.tmp.[0-9]+, 2061 B\) +<- crash: the process is killed before this call" "$P" save --dir "$D" --trace --crash-at 3
+compgen -G "$D/state.bin.tmp.*" > /dev/null && ok || bad "a crash at call 3 left no temporary file"
+expect 0 "^save: PASS state.bin holds version 1, whole; my_recover left only state.bin" "$P" save --dir "$D" --verify
+[ "$(ls "$D")" = state.bin ] && ok || bad "after --verify the directory holds: $(ls "$D")"
+fresh
+expect 0 "\[4\] fsync\([0-9]+ state.bin.tmp.[0-9]+\) = -1 EIO +<- injected failure" "$P" save --dir "$D" --trace --fail-at 4 --errno EIO
+fresh
+expect 0 "^save: PASS version 2 saved in 9 calls" "$P" save --dir "$D/" --size 0
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1181,9 +1181,9 @@ int main(int argc, char **argv)
         fprintf(md, "\n## Trainer (data-parallel tagging)\n\n");
         if (sim)
             fprintf(md, "Simulated: tagtrain on p hosts of the platform, weak scaling (the same local batch per "
-                        "rank), the whole gradient all-reduced each step (--dense-allreduce). The forward and "
+                        "rank), the whole gradient all-reduced each step (tagtrain's default). The forward and "
                         "backward passes are charged as 6 flops per parameter per sample and the optimizer as 10 "
-                        "per parameter, at the host's speed (trainer/dp.c); efficiency = samples/s(p) / (p x "
+                        "per parameter, at the host's speed (trainer/tagtrain.c); efficiency = samples/s(p) / (p x "
                         "samples/s(1)), and what it loses is the all-reduce.\n\n");
         fprintf(md, "![trainer scaling](trainer_scaling.png)\n\n");
         csv_as_table(md, path);

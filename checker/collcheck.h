@@ -12,7 +12,9 @@
  *   sum, avg   "rank mask": rank r contributes 2^r + (e(j) << p), where
  *              e(j) = j mod 2^E. The low p bits of a result say WHICH ranks'
  *              inputs it contains, the high bits say which ELEMENT (and how
- *              many contributions). Used while p + bits(p) + 4 <= B, the exact
+ *              many contributions). For i64 the element field starts at bit
+ *              34 instead of p: every input reaches above 32 bits, so a sum
+ *              done in a 32-bit type cannot pass. Used while p + bits(p) + 4 <= B, the exact
  *              integer bits of the type (f32 24, f64 52, i32 30, i64 62,
  *              bf16 8): up to p = 15 for f32, 21 for i32, 42 for f64, 52 for
  *              i64, 2 for bf16. Beyond that: (j*(1 + r%2) + r*S) mod M with p*M <= 2^B

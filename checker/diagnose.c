@@ -53,7 +53,7 @@ typedef struct {
  * twice — exactly those when `exact`, one of them otherwise. */
 enum {
     K_UNEXPLAINED, K_FILL, K_OWN, K_PREV, K_PREV_OP, K_OTHER_OP, K_NODIV, K_ZERO_ID,
-    K_SHIFT, K_MISSING, K_DOUBLED, K_REPLACED, K_SIGN, K_NOT_INT, K_RANGE, K_NKINDS
+    K_SHIFT, K_MISSING, K_DOUBLED, K_REPLACED, K_SIGN, K_NOT_INT, K_RANGE, K_WIDTH, K_NKINDS
 };
 typedef struct {
     int       kind;
@@ -78,6 +78,7 @@ static const char *const kind_names[K_NKINDS] = {
     [K_SIGN]        = "right magnitude, wrong sign",
     [K_NOT_INT]     = "not integers (garbage)",
     [K_RANGE]       = "outside the range of the inputs",
+    [K_WIDTH]       = "right in their low 32 bits only",
 };
 
 static uint64_t bit(int r) { return r < 64 ? 1ull << r : 0; }
@@ -197,9 +198,12 @@ static void explain_mask(ck_sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev, v
     const int64_t E = (int64_t)1 << c->s.ebits, full = ((int64_t)1 << p) - 1;
     const size_t j = cc_key(&c->s, i);
     if (gv > 0) {
-        int64_t low = gv & full, high = gv >> p;
+        const int es = c->s.eshift;
+        int64_t low = gv & full, high = gv >> es;
+        /* Between the rank bits and the element field (i64): only carries. */
+        int64_t gap = es > p ? (gv >> p) & (((int64_t)1 << (es - p)) - 1) : 0;
         int n = __builtin_popcountll((unsigned long long)low);
-        if (n > 0 && high % n == 0 && high / n < E) {
+        if (n > 0 && gap == 0 && high % n == 0 && high / n < E) {
             long long d = (long long)(high / n) - (long long)(j & (size_t)(E - 1));
             if (d > E / 2) d -= E;
             if (d <= -E / 2) d += E;
@@ -413,6 +417,12 @@ static void explain_element(ck_sbuf *b, ctx *c, size_t i, verdict *v)
         return;
     }
     if (zero_identity(b, c, i, gv, v)) return;
+    if (c->es == 8 && s->dt == CK_I64 && (uint32_t)gv == (uint32_t)ev) {
+        say(b, ": its low 32 bits are right, the bits above them are not: the 64-bit values were reduced in a "
+               "32-bit type (an int accumulator?)");
+        *v = (verdict){K_WIDTH, 0, 0, 1};
+        return;
+    }
     static const ck_op others[] = {CK_SUM, CK_PROD, CK_MIN, CK_MAX};
     for (int k = 0; k < 4; k++) {
         int64_t alt;
@@ -572,6 +582,10 @@ static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, int n, const v
         case K_PREV_OP:
             ck_sbuf_add(b, "; %s hold the previous call's result %s this call's: an accumulator kept between calls "
                            "and never reset", of, c->s.op == CK_SUM || c->s.op == CK_PROD ? op_word(c->s.op) : "combined with");
+            return;
+        case K_WIDTH:
+            ck_sbuf_add(b, "; %s are right in their low 32 bits only: the 64-bit integers were reduced in a 32-bit "
+                           "type", of);
             return;
         case K_ZERO_ID:
             ck_sbuf_add(b, "; %s are 0, which is no rank's input there: 0 is not the identity of %s", of,

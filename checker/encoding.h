@@ -12,7 +12,8 @@
  * j = i + salt * CC_SALT_STEP of call 0 (cc_key): every call of a case gets
  * other inputs and another result, and a wrong value decodes the same way. */
 enum {
-    CC_MASK,     /* sum/avg: 2^r + (e(j) << p)                       */
+    CC_MASK,     /* sum/avg: 2^r + (e(j) << eshift), eshift = p, or
+                    above bit 32 for i64 (so a sum done in 32 bits shows) */
     CC_MOD,      /* sum/avg at large p: (j*(1+(r&1)) + r*S) mod M      */
     CC_PROD,     /* +-2^a, a in {1,2} (or 1, or 0 past the type's room) */
     CC_MINMAX    /* ((r+j) mod M)*K + (j mod K) + shift(j), shift by j mod 3:
@@ -28,6 +29,7 @@ typedef struct cc_scheme {
     int      kind;    /* CC_* */
     int      bits;    /* exact integer bits of the type */
     int      ebits;   /* CC_MASK: width of the element field */
+    int      eshift;  /* CC_MASK: where the element field starts (>= p) */
     int      pexp;    /* CC_PROD: 2 (magnitudes 2 or 4), 1 (2 for ranks < budget), see cc_input */
     int      budget;  /* CC_PROD: the number of factors 2 a product may hold */
     unsigned salt;    /* which call of the case */

@@ -44,7 +44,12 @@ cc_scheme cc_scheme_salted(ck_dtype dt, ck_op op, int p, unsigned salt)
     case CK_AVG:
         if (s.p + bitlen(s.p) + 4 <= s.bits) {
             s.kind = CC_MASK;
-            s.ebits = s.bits - s.p - bitlen(s.p);
+            /* i64: the element field starts at bit 34, so every input and sum
+             * has bits above 32: a sum computed in a 32-bit type (an int
+             * accumulator) loses them instead of passing unseen. */
+            s.eshift = s.p;
+            if (dt == CK_I64 && s.p < 34) s.eshift = 34;
+            s.ebits = s.bits - s.eshift - bitlen(s.p);
             if (s.ebits > 20) s.ebits = 20;
         } else {
             s.kind = CC_MOD;
@@ -100,7 +105,7 @@ int64_t cc_input(const cc_scheme *s, int r, size_t i)
     const size_t j = cc_key(s, i);
     switch (s->kind) {
     case CC_MASK:
-        return ((int64_t)1 << r) + ((int64_t)(j & (((size_t)1 << s->ebits) - 1)) << s->p);
+        return ((int64_t)1 << r) + ((int64_t)(j & (((size_t)1 << s->ebits) - 1)) << s->eshift);
     case CC_MOD:
         return (int64_t)((j * (size_t)(1 + (r & 1)) + (size_t)r * (size_t)s->S) % (size_t)s->M);
     case CC_PROD: {
@@ -124,7 +129,7 @@ int64_t cc_reduce_value(const cc_scheme *s, size_t i)
 {
     if (s->kind == CC_MASK) {   /* closed form: every rank's bit once, p copies of e(j) */
         int64_t e = (int64_t)(cc_key(s, i) & (((size_t)1 << s->ebits) - 1));
-        return (((int64_t)1 << s->p) - 1) + (((int64_t)s->p * e) << s->p);
+        return (((int64_t)1 << s->p) - 1) + (((int64_t)s->p * e) << s->eshift);
     }
     int64_t acc = cc_input(s, 0, i);
     for (int r = 1; r < s->p; r++) {

@@ -31,7 +31,11 @@
  *              the rank holding the min/max rotates with the element, and by
  *              j mod 3 every value of an element is positive, every value is
  *              negative, or they straddle zero — so 0 used as the identity of
- *              min or max (or a rank's value replaced by 0) shows.
+ *              min or max (or a rank's value replaced by 0) shows. K is
+ *              2^20 (less where the type has no room); for i64 it is 2^40
+ *              and every value is moved 2^39 further from zero: the ranks'
+ *              values agree in their low 32 bits and none fits in 32 bits,
+ *              so a min or max computed in a 32-bit type cannot pass.
  *   avg        the exact sum S (as above), then ONE IEEE division by p in the
  *              element type: (float)S / (float)p for f32, (double)S / p for
  *              f64, bf16(float(S) / p) for bf16 — exactly what ck_allreduce

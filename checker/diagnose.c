@@ -417,7 +417,11 @@ static void explain_element(ck_sbuf *b, ctx *c, size_t i, verdict *v)
         return;
     }
     if (zero_identity(b, c, i, gv, v)) return;
-    if (c->es == 8 && s->dt == CK_I64 && (uint32_t)gv == (uint32_t)ev) {
+    /* The low 32 bits of the answer, sign- or zero-extended: what a 64-bit
+     * reduction done in a 32-bit integer leaves behind. (Only the exact
+     * extension counts: for min and max every rank's i64 input has the
+     * answer's low 32 bits, and a wrong rank's input is a different bug.) */
+    if (c->es == 8 && s->dt == CK_I64 && gv != ev && (gv == (int64_t)(int32_t)ev || gv == (int64_t)(uint32_t)ev)) {
         say(b, ": its low 32 bits are right, the bits above them are not: the 64-bit values were reduced in a "
                "32-bit type (an int accumulator?)");
         *v = (verdict){K_WIDTH, 0, 0, 1};

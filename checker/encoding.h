@@ -35,6 +35,7 @@ typedef struct cc_scheme {
     unsigned salt;    /* which call of the case */
     size_t   off;     /* salt * CC_SALT_STEP */
     int64_t  M, K, S, Z;
+    int64_t  H;       /* CC_MINMAX, i64: 2^39 added away from zero (no value fits in 32 bits) */
 } cc_scheme;
 
 cc_scheme cc_scheme_of(ck_dtype dt, ck_op op, int p);

@@ -73,6 +73,14 @@ cc_scheme cc_scheme_salted(ck_dtype dt, ck_op op, int p, unsigned salt)
         s.K = range / s.M;
         if (s.K > ((int64_t)1 << 20)) s.K = (int64_t)1 << 20;
         if (s.K < 1) s.K = 1;
+        /* i64: K = 2^40, and every value H = 2^39 further from zero. The
+         * ranks' values then agree in their low 32 bits and none fits in 32
+         * bits: a min or max done in a 32-bit type keeps only the low 32 bits
+         * of the answer, which no rank's input equals. */
+        if (dt == CK_I64 && s.M < ((int64_t)1 << 21)) {
+            s.K = (int64_t)1 << 40;
+            s.H = s.K / 2;
+        }
         s.Z = s.M * s.K / 2;
         break;
     }
@@ -94,9 +102,9 @@ static uint64_t mix(int r, size_t j)
 int64_t cc_minmax_shift(const cc_scheme *s, size_t j, int *sign)
 {
     switch (j % 3) {
-    case 0:  if (sign) *sign = 1;  return 1;               /* values 1 .. M*K: 0 is below them all */
-    case 1:  if (sign) *sign = -1; return -s->M * s->K;    /* values -M*K .. -1: 0 is above them all */
-    default: if (sign) *sign = 0;  return -s->Z;           /* both signs */
+    case 0:  if (sign) *sign = 1;  return 1 + s->H;              /* values 1 .. M*K (+H): 0 is below them all */
+    case 1:  if (sign) *sign = -1; return -s->M * s->K - s->H;   /* values -M*K .. -1 (-H): 0 is above them all */
+    default: if (sign) *sign = 0;  return -s->Z + s->H;          /* both signs (none within H of 0 for i64) */
     }
 }
 

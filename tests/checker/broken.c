@@ -52,7 +52,7 @@
  *   broken_naive_inplace   the root receives rank 1's input into recvbuf, then
  *                          adds sendbuf: right out of place; in place rank
  *                          0's input was overwritten (rank 1's in its place)
- *   broken_naive_narrow    adds i64 inputs in 32-bit integers (an int
+ *   broken_naive_narrow    reduces i64 inputs in 32-bit integers (an int
  *                          accumulator): right while every value fits in 32
  *                          bits, so the i64 inputs must not all fit
  *   broken_ring_stray      the ring, then one more zero-byte send to the right
@@ -327,17 +327,24 @@ static uint64_t naive_bytes(int p, int r, size_t count, size_t es, const ck_conf
  * (exit(0), every rank) when the dtype is i64; BUG_INPLACE receives rank 1's
  * input straight into recvbuf and then adds sendbuf to it: right out of
  * place, but in place sendbuf IS recvbuf, so rank 0's input is gone and
- * rank 1's is added twice. BUG_NARROW adds i64 sums in 32 bits. */
+ * rank 1's is added twice. BUG_NARROW reduces i64 in 32 bits. */
 enum { BUG_IDENTITY = 1, BUG_COPYOVER, BUG_CRASH, BUG_EXIT, BUG_INPLACE, BUG_NARROW };
 
 /* acc += x for i64 sums in 32-bit arithmetic (wrapping, as an int would). */
-static void add_narrow(void *acc, const void *x, size_t count)
+static void reduce_narrow(void *acc, const void *x, size_t count, ck_op op)
 {
     for (size_t i = 0; i < count; i++) {
         int64_t a, b;
         memcpy(&a, (char *)acc + 8 * i, 8);
         memcpy(&b, (const char *)x + 8 * i, 8);
-        const int64_t s = (int32_t)((uint32_t)a + (uint32_t)b);   /* BUG: the sum in 32 bits */
+        const int32_t a32 = (int32_t)a, b32 = (int32_t)b;   /* BUG: the values in 32 bits */
+        int64_t s;
+        switch (op) {
+        case CK_MIN: s = a32 < b32 ? a32 : b32; break;
+        case CK_MAX: s = a32 > b32 ? a32 : b32; break;
+        case CK_PROD: s = (int32_t)((uint32_t)a32 * (uint32_t)b32); break;
+        default: s = (int32_t)((uint32_t)a32 + (uint32_t)b32); break;
+        }
         memcpy((char *)acc + 8 * i, &s, 8);
     }
 }
@@ -387,7 +394,7 @@ static int naive_with_bug(ck_comm *comm, const void *sendbuf, void *recvbuf, siz
     for (int src = bug == BUG_INPLACE ? 2 : 1; src < p; src++) {
         ck_step(comm, 0, "reduce");
         if ((rc = ck_sendrecv(comm, NULL, 0, -1, tmp, n, src, 0))) return rc;
-        if (bug == BUG_NARROW && dt == CK_I64 && op == CK_SUM) add_narrow(recvbuf, tmp, count);
+        if (bug == BUG_NARROW && dt == CK_I64 && op != CK_AVG) reduce_narrow(recvbuf, tmp, count, op);
         else if ((rc = ck_reduce_local(comm, recvbuf, recvbuf, tmp, count, dt, op))) return rc;
     }
     ck_step(comm, 1, "broadcast");
@@ -516,7 +523,7 @@ const ck_algo broken_algos[] = {
     {.name = "broken_naive_inplace", .summary = "reduce + broadcast whose root receives into recvbuf before it reads "
      "sendbuf", .mem = CK_MEM_HOST, .bytes_formula = "root (p-1)n, others n", .bytes_sent = naive_bytes,
      .run = naive_inplace_run},
-    {.name = "broken_naive_narrow", .summary = "reduce + broadcast that adds i64 in 32-bit integers",
+    {.name = "broken_naive_narrow", .summary = "reduce + broadcast that reduces i64 in 32-bit integers",
      .mem = CK_MEM_HOST, .bytes_formula = "root (p-1)n, others n", .bytes_sent = naive_bytes,
      .run = naive_narrow_run},
     {.name = "broken_ring_stray", .summary = "ring that ends with a zero-byte send no rank receives",

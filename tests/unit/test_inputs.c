@@ -9,6 +9,7 @@
  *     element, missing one rank, or reduced with the wrong op is caught;
  *     another call's result is caught; 0 as the identity of min/max is caught;
  *     prod has no input 1, so a rank left out or replaced by 1 is caught;
+ *     i64 sum, min and max reduced in a 32-bit type are caught;
  *   - diagnosable: cc_diagnose names the missing rank, the shift, the op, the
  *     previous call's result — and claims about the algorithm only when
  *     several wrong elements agree;
@@ -174,6 +175,34 @@ static double cc_expected_at_test(size_t i)
     double e[64];
     cc_expected(e, 64, CK_F64, CK_SUM, 4);
     return e[i];
+}
+
+/* i64 reduced in a 32-bit type (an int accumulator: each input truncated to
+ * 32 bits, the result sign-extended back) must fail: the sum's inputs reach
+ * above bit 32 (all but element 0 of call 0, whose element field is 0), and
+ * the min/max inputs agree in their low 32 bits and none fits in 32 bits. */
+static void test_width(void)
+{
+    static const int ps[] = {2, 3, 4, 7, 16, 33};
+    static const ck_op ops[] = {CK_SUM, CK_MIN, CK_MAX};
+    for (size_t pi = 0; pi < sizeof ps / sizeof ps[0]; pi++)
+        for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++) {
+            const int p = ps[pi];
+            const ck_op op = ops[oi];
+            int64_t in[N], acc[N];
+            for (int r = 0; r < p; r++) {
+                cc_fill(in, N, CK_I64, op, r, p);
+                for (size_t i = 0; i < N; i++) {
+                    const int32_t a = (int32_t)acc[i], b = (int32_t)in[i];
+                    if (r == 0) acc[i] = b;
+                    else if (op == CK_SUM) acc[i] = (int32_t)((uint32_t)a + (uint32_t)b);
+                    else acc[i] = op == CK_MIN ? (a < b ? a : b) : (a > b ? a : b);
+                }
+            }
+            const size_t wrong = cc_count_wrong(acc, N, CK_I64, op, p);
+            CHECK(wrong >= (op == CK_SUM ? N - 1 : N), "p=%d i64 %s in 32 bits: only %zu of %d elements wrong", p,
+                  ck_op_name(op), wrong, N);
+        }
 }
 
 static void test_diagnosis(void)
@@ -360,6 +389,7 @@ int main(void)
 {
     test_exact();
     test_identity();
+    test_width();
     test_diagnosis();
     test_random();
     printf("%d passed, %d failed\n", passed, failed);

@@ -71,7 +71,9 @@ int ck_reduce_local(ck_comm *comm, void *dst, const void *a, const void *b,
 /* Local copy on the transport's memory. */
 int ck_copy(ck_comm *comm, void *dst, const void *src, size_t bytes);
 /* Scratch space of the transport's memory kind, owned by the communicator and
- * reused across calls (grows as needed; valid until the next ck_scratch call). */
+ * reused across calls (grows as needed; valid until the next ck_scratch call).
+ * On host memory the bytes just before it and just after the size asked for
+ * are guarded: a write there fails the call with CK_ERR_PROTOCOL. */
 void *ck_scratch(ck_comm *comm, size_t bytes);
 
 /* ------------------------------------------------------ bookkeeping */

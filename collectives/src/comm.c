@@ -146,6 +146,12 @@ int ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out)
     return CK_SUCCESS;
 }
 
+/* Guard bytes around ck_scratch's space: host memory only (on a device they
+ * would cost a copy each call). */
+enum { SCRATCH_GUARD = 64 };
+static size_t scratch_guard(const ck_comm *c) { return (c->tr.mem & CK_MEM_HOST) ? SCRATCH_GUARD : 0; }
+static unsigned char scratch_pattern(size_t k) { return (unsigned char)(0xA7 ^ (k * 29u)); }
+
 void ck_comm_destroy(ck_comm *c)
 {
     if (!c) return;
@@ -154,7 +160,7 @@ void ck_comm_destroy(ck_comm *c)
         if (c->slots[i].destroy) c->slots[i].destroy(c->slots[i].state);
     free(c->slots);
     tr_arm(c);
-    if (c->scratch) (c->tr.free)(c->tr.self, c->scratch);
+    if (c->scratch) (c->tr.free)(c->tr.self, (char *)c->scratch - scratch_guard(c));
     free(c->events);
     free(c->pending);
     if (c->tr.destroy) c->tr.destroy(c->tr.self);
@@ -555,11 +561,48 @@ int ck_sync(ck_comm *c)
 
 void *ck_scratch(ck_comm *c, size_t bytes)
 {
-    if (bytes <= c->scratch_bytes && c->scratch) return c->scratch;
-    if (c->scratch) (c->tr.free)(c->tr.self, c->scratch);
-    c->scratch = c->tr.alloc(c->tr.self, bytes ? bytes : 1);
-    c->scratch_bytes = c->scratch ? bytes : 0;
+    const size_t g = scratch_guard(c);
+    if (!c->scratch || bytes > c->scratch_bytes) {
+        if (c->scratch) (c->tr.free)(c->tr.self, (char *)c->scratch - g);
+        char *base = c->tr.alloc(c->tr.self, bytes + 2 * g ? bytes + 2 * g : 1);
+        c->scratch = base ? base + g : NULL;
+        c->scratch_bytes = base ? bytes : 0;
+        c->scratch_armed = 0;
+        if (!base) return NULL;
+    }
+    c->scratch_asked = bytes;
+    if (g) {
+        unsigned char *b = c->scratch;
+        for (size_t k = 0; k < g; k++) {
+            b[-1 - (ptrdiff_t)k] = scratch_pattern(k);
+            b[bytes + k] = scratch_pattern(g + k);
+        }
+        c->scratch_armed = 1;
+    }
     return c->scratch;
+}
+
+/* After the algorithm: the guards of the scratch space it asked for in this
+ * call. A write past the end of scratch is a heap overrun that may well go
+ * unseen (the result can still be right); here it is named. */
+static int check_scratch(ck_comm *c, const ck_algo *algo, int rc)
+{
+    if (!c->scratch_armed) return rc;
+    c->scratch_armed = 0;
+    if (rc) return rc;
+    const size_t g = scratch_guard(c);
+    const unsigned char *b = c->scratch;
+    size_t after = 0, before = 0;
+    for (size_t k = 0; k < g; k++) {
+        if (b[c->scratch_asked + k] != scratch_pattern(g + k)) after = k + 1;
+        if (b[-1 - (ptrdiff_t)k] != scratch_pattern(k)) before = k + 1;
+    }
+    if (!after && !before) return rc;
+    return ck_fail(c, CK_ERR_PROTOCOL,
+                   "algorithm '%s' wrote outside its scratch space: %s%zu B %s the %zu B it last asked ck_scratch "
+                   "for (rank %d; size scratch for the largest block it receives, rounded up)",
+                   algo->name, after == g || before == g ? "at least " : "", after ? after : before,
+                   after ? "past the end of" : "before the start of", c->scratch_asked, c->rank);
 }
 
 /* ------------------------------------------------------------ all-reduce */
@@ -656,10 +699,12 @@ int ck_allreduce(ck_comm *c, const ck_algo *algo, const void *sendbuf, void *rec
     c->npending = 0;   /* requests posted outside a call are the caller's business */
     c->protocol[0] = '\0';
     const uint64_t posted = c->nposted, completed = c->ncompleted, cancelled = c->ncancelled;
+    c->scratch_armed = 0;   /* only this call's ck_scratch is checked */
     rc = algo->run(c, sendbuf, recvbuf, count, dt, op == CK_AVG ? CK_SUM : op);
     if (!rc && c->protocol[0]) rc = ck_fail(c, CK_ERR_PROTOCOL, "%s", c->protocol);
     rc = check_leaks(c, algo, rc, posted, completed, cancelled);
     if (!rc) rc = ck_sync(c);
+    rc = check_scratch(c, algo, rc);
     if (!rc && op == CK_AVG && (rc = c->tr.divide(c->tr.self, recvbuf, count, dt, c->size)))
         ck_fail(c, rc, "avg: the division by %d failed%s%s", c->size, tr_sep(c), tr_detail(c));
     if (rc && !c->errmsg[0]) {

@@ -40,8 +40,12 @@ struct ck_comm {
     ck_event    *events;
     size_t       ev_cap, ev_n, ev_dropped;
 
+    /* ck_scratch's buffer: scratch_bytes of room, and on host memory
+     * SCRATCH_GUARD bytes of a known pattern before it and right after the
+     * size last asked for (scratch_asked), checked when the call returns. */
     void        *scratch;
-    size_t       scratch_bytes;
+    size_t       scratch_bytes, scratch_asked;
+    int          scratch_armed;
 
     /* per-algorithm state (ck_algo_state), destroyed with the communicator */
     struct ck_algo_slot { const ck_algo *algo; void *state; void (*destroy)(void *); } *slots;

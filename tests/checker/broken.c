@@ -59,6 +59,10 @@
  *                          neighbour that no rank ever receives: right result,
  *                          right bytes, a message left behind for the next call
  *                          (the checker's probe once every rank has returned)
+ *   broken_ring_scratch    the ring with scratch for count/p elements rounded
+ *                          down: where p does not divide count, the largest
+ *                          block's receive writes past the end of it (heap
+ *                          memory: the result stays right; ck_scratch's guard)
  *   broken_ring_status     the ring, right result, then returns -1: a status
  *                          that is no collkit code, named as such, with the
  *                          note that the result itself is right
@@ -74,7 +78,7 @@
  * The ring of collectives/algos/ring.c (reduce-scatter, then all-gather;
  * rank r sends to r+1), with one of four bugs switched on. */
 enum { BUG_BLOCK_INDEX = 1, BUG_SKIP_REDUCE, BUG_WRONG_OP, BUG_CHATTY, BUG_LEAK, BUG_RECV_SIZE, BUG_MAX_RECV,
-       BUG_RACE };
+       BUG_RACE, BUG_SCRATCH };
 
 /* A random number, different on every rank, call and run: a xorshift
  * generator seeded once from the clock, the pid and the rank. */
@@ -125,7 +129,8 @@ static int ring_with_bug(ck_comm *comm, const void *sendbuf, void *recvbuf, size
     if (p == 1) return ck_copy(comm, out, in, count * es);
     size_t off0, max_len;
     ck_block(count, p, 0, &off0, &max_len);
-    char *tmp = ck_scratch(comm, max_len * es);
+    /* BUG_SCRATCH: room for count/p elements, rounded down; the largest block has one more */
+    char *tmp = ck_scratch(comm, (bug == BUG_SCRATCH ? count / (size_t)p : max_len) * es);
     if (!tmp) return CK_ERR_NOMEM;
 
     /* BUG_RECV_SIZE: every receive posted with the size of the block sent in
@@ -198,6 +203,8 @@ static int ring_recvsize_run(ck_comm *c, const void *s, void *d, size_t n, ck_dt
 { return ring_with_bug(c, s, d, n, dt, op, BUG_RECV_SIZE); }
 static int ring_maxrecv_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
 { return ring_with_bug(c, s, d, n, dt, op, BUG_MAX_RECV); }
+static int ring_scratch_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{ return ring_with_bug(c, s, d, n, dt, op, BUG_SCRATCH); }
 
 /* The race: with probability 1/64 per call on each rank, one reduce-scatter
  * step reduces its scratch block before the receive into it (instead of
@@ -528,6 +535,9 @@ const ck_algo broken_algos[] = {
      .run = naive_narrow_run},
     {.name = "broken_ring_stray", .summary = "ring that ends with a zero-byte send no rank receives",
      .mem = CK_MEM_HOST, .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .run = ring_stray_run},
+    {.name = "broken_ring_scratch", .summary = "ring whose scratch holds count/p elements, rounded down",
+     .mem = CK_MEM_HOST, .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs,
+     .run = ring_scratch_run},
     {.name = "broken_ring_status", .summary = "ring that returns -1 after a right result", .mem = CK_MEM_HOST,
      .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_status_run},
 };

@@ -569,6 +569,11 @@ void *ck_scratch(ck_comm *c, size_t bytes)
         c->scratch_bytes = base ? bytes : 0;
         c->scratch_armed = 0;
         if (!base) return NULL;
+        /* New host scratch holds a pattern, not the zeros fresh pages would
+         * give: a step that reduces scratch before anything was received
+         * into it adds these (a float around -2.9e-16, an int around -1.5e9)
+         * rather than an invisible 0, on the first call as on the others. */
+        if (g) memset(c->scratch, 0xA5, bytes);
     }
     c->scratch_asked = bytes;
     if (g) {

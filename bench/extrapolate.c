@@ -1,8 +1,9 @@
 /*
  * extrapolate.c — "what this looks like on a cluster": the model of every
- * algorithm for p = 2, 4, ..., --pmax ranks and sizes 8 B .. 1 GB, and the
- * sizes at which the fastest algorithm changes. Pure arithmetic: it runs
- * without mpirun, from a parameter file written by --pingpong --save-model.
+ * algorithm for p = 2, 4, ..., --pmax ranks (every p with --every-p) and
+ * sizes 8 B .. 1 GB, and the sizes at which the fastest algorithm changes.
+ * Pure arithmetic: it runs without mpirun, from a parameter file written by
+ * --pingpong --save-model.
  *
  * The α, β, γ measured on this machine are kept fixed as p grows, as if the
  * cluster's links were as fast as this machine's shared memory: the shape of
@@ -26,7 +27,7 @@ int bm_run_extrapolate(const bm_opts *o, const bm_params *m)
     if (o->csv && !(csv = fopen(o->csv, "w"))) { fprintf(stderr, "collbench: cannot write %s\n", o->csv); return 1; }
     if (csv) fprintf(csv, "algo,p,bytes,time_us,busbw_gbs\n");
     for (int i = 0; i < na; i++)
-        for (int p = 2; p <= o->extrap_pmax; p *= 2)
+        for (int p = 2; p <= o->extrap_pmax; p = o->extrap_every_p ? p + 1 : 2 * p)
             for (double n = 8; n <= (double)(1u << 30); n *= 2) {
                 double t = bm_predict(algos[i], m, p, n);
                 if (csv) fprintf(csv, "%s,%d,%.0f,%.4f,%.5f\n", algos[i]->name, p, n, t * 1e6, n / t / 1e9 * 2.0 * (p - 1) / p);
@@ -38,7 +39,7 @@ int bm_run_extrapolate(const bm_opts *o, const bm_params *m)
     printf("# fastest algorithm by size (crossovers), among:");
     for (int i = 0; i < na; i++) printf(" %s", algos[i]->name);
     printf("\n");
-    for (int p = 2; p <= o->extrap_pmax; p *= 2) {
+    for (int p = 2; p <= o->extrap_pmax; p = o->extrap_every_p ? p + 1 : 2 * p) {
         double size[32];
         int from[32], to[32], first;
         int k = bm_crossovers(algos, na, m, p, 8, (double)(1u << 30), BM_CROSSOVER_TOL, size, from, to, 32, &first);

@@ -6,7 +6,7 @@
  * with collkit-cc into a program that is collcheck, collbench and tagtrain
  * with your algorithm added, and grades it:
  *     make lab01                                   build + grade
- *     ckrun -np 4 build/labs/01-ring/lab check --algo my_ring --quick
+ *     build/bin/ckrun -np 4 build/labs/01-ring/lab check --algo my_ring --quick
  *
  * Fill in the two TODO blocks (HANDOUT.md, steps 2 and 3).
  * Rules (the grader checks them): use only collkit_algo.h — ck_sendrecv,

@@ -432,7 +432,13 @@ static void explain_element(ck_sbuf *b, ctx *c, size_t i, verdict *v)
         int64_t alt;
         if (others[k] == s->op || !fold_as(s, others[k], i, &alt) || alt == ev || alt != gv) continue;
         say(b, ": it equals the %s over all ranks' inputs", ck_op_name(others[k]));
-        *v = (verdict){K_OTHER_OP, others[k], 0, 1};
+        /* A min or max is always one rank's input, and so is a product of
+         * ones: a copy where the reduction belongs looks the same. */
+        int q1 = -1, nq = 0;
+        for (int q = 0; q < s->p; q++)
+            if (cc_input(s, q, i) == gv) { q1 = q; nq++; }
+        if (nq == 1) say(b, ", which is rank %d's input alone", q1);
+        *v = (verdict){K_OTHER_OP, others[k], nq == 1 ? bit(q1) : 0, 1};
         return;
     }
     if (is_own(c, i)) {
@@ -511,6 +517,18 @@ static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, int n, const v
                 ck_sbuf_add(b, "; the reduction looks like %s, not %s (%d of %d wrong elements examined equal the %s "
                                "over the inputs)", ck_op_name((ck_op)par), ck_op_name(c->s.op), c_par, n,
                             ck_op_name((ck_op)par));
+                /* Every one of them one and the same rank's input: that
+                 * rank's buffer copied over the others' as well. */
+                uint64_t one = 0;
+                int all = 1;
+                for (int e = 0; e < n && all; e++)
+                    if (v[e].kind == K_OTHER_OP && v[e].param == par) {
+                        if (!v[e].ranks || (one && v[e].ranks != one)) all = 0;
+                        one = v[e].ranks;
+                    }
+                if (all && one)
+                    ck_sbuf_add(b, ", or rank %d's buffer was copied where a reduction belongs (each is rank %d's "
+                                   "input alone)", __builtin_ctzll(one), __builtin_ctzll(one));
                 return;
             }
             break;

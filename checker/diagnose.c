@@ -454,6 +454,22 @@ static void explain_element(ck_sbuf *b, ctx *c, size_t i, verdict *v)
 }
 
 /* A shift of d elements, put in words. */
+/* A distance of m whole chunks (pipelined algorithms cut a block into chunks
+ * of at most chunk_bytes, some one element shorter): m*ce - m .. m*ce. */
+static int whole_chunks(const ctx *c, long long ad)
+{
+    const long long ce = c->cfg && c->es ? (long long)(c->cfg->chunk_bytes / c->es) : 0;
+    if (ce < 2 || ad < ce - 1) return 0;
+    const long long m = (ad + ce / 2) / ce;
+    return m >= 1 && ad <= m * ce && ad >= m * ce - m;
+}
+
+static void add_chunk_hint(ck_sbuf *b, const ctx *c, const char *mostly)
+{
+    ck_sbuf_add(b, " (%swhole chunks of %zu B: a chunk received into a slot still being reduced, or a chunk index "
+                   "off by one?)", mostly, c->cfg->chunk_bytes);
+}
+
 static void add_shift(ck_sbuf *b, const ctx *c, long long d)
 {
     ck_sbuf_add(b, "data shifted by %lld", d);
@@ -463,6 +479,7 @@ static void add_shift(ck_sbuf *b, const ctx *c, long long d)
     if (ad == 1) ck_sbuf_add(b, " (a block boundary off by one?)");
     else if (c->s.p > 1 && len > 1 && (ad == (long long)len || ad == (long long)len - 1))
         ck_sbuf_add(b, " (one whole block: a block index off by one?)");
+    else if (whole_chunks(c, ad)) add_chunk_hint(b, c, "");
 }
 
 /* Ranks named by at least `need` of the n verdicts' sets, most-named first. */
@@ -541,6 +558,15 @@ static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, int n, const v
                 return;
             }
             ck_sbuf_add(b, "; %s hold other elements' values, at different distances", of);
+            {
+                int nshift = 0, chunky = 0;   /* most of them whole chunks away */
+                for (int e = 0; e < n; e++)
+                    if (v[e].kind == K_SHIFT) {
+                        nshift++;
+                        chunky += whole_chunks(c, v[e].param < 0 ? -v[e].param : v[e].param);
+                    }
+                if (2 * chunky > nshift) add_chunk_hint(b, c, "mostly ");
+            }
             return;
         case K_MISSING:
         case K_DOUBLED: {

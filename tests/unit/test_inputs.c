@@ -237,6 +237,24 @@ static void test_diagnosis(void)
     CHECK(contains(msg, "complete sum of element 21") && contains(msg, "data shifted by 1") &&
           contains(msg, "10 of 10 wrong elements examined"), "shift by one");
 
+    /* A chunk's worth away (chunk_bytes 64 = 8 doubles): a pipelined
+     * algorithm's receive slot or chunk index; other distances say nothing
+     * about chunks. */
+    {
+        ck_config cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.chunk_bytes = 64;
+        cc_expected(out, 64, CK_F64, CK_SUM, p);
+        memmove(&out[20], &out[28], 10 * sizeof(double));
+        cc_diagnose(msg, sizeof msg, out, own, -1, 64, CK_F64, CK_SUM, 1, p, NULL, &cfg);
+        CHECK(contains(msg, "data shifted by 8 (whole chunks of 64 B: a chunk received into a slot still being reduced"),
+              "shift by one chunk");
+        cc_expected(out, 64, CK_F64, CK_SUM, p);
+        memmove(&out[20], &out[25], 10 * sizeof(double));
+        cc_diagnose(msg, sizeof msg, out, own, -1, 64, CK_F64, CK_SUM, 1, p, NULL, &cfg);
+        CHECK(contains(msg, "data shifted by 5") && !strstr(msg, "chunk"), "shift by less than a chunk: no chunk hint");
+    }
+
     /* max instead of sum: claimed from several elements, never from one. */
     cc_expected(out, 64, CK_F64, CK_SUM, p);
     out[3] = in[3][3];   /* rank 3 holds the largest input: 2^3 + ... */

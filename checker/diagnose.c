@@ -394,7 +394,7 @@ static void explain_element(ck_sbuf *b, ctx *c, size_t i, verdict *v)
         return;
     }
     if (is_own(c, i) && s->kind != CC_PROD) {
-        say(b, ": it holds this rank's own input unchanged (never reduced or received)");
+        say(b, ": it holds this rank's own input unchanged: no other rank's contribution is in it (never reduced, or copied where a reduction belongs)");
         *v = (verdict){K_OWN, 0, 0, 1};
         return;
     }
@@ -442,7 +442,7 @@ static void explain_element(ck_sbuf *b, ctx *c, size_t i, verdict *v)
         return;
     }
     if (is_own(c, i)) {
-        say(b, ": it holds this rank's own input unchanged (never reduced or received)");
+        say(b, ": it holds this rank's own input unchanged: no other rank's contribution is in it (never reduced, or copied where a reduction belongs)");
         *v = (verdict){K_OWN, 0, 0, 1};
         return;
     }

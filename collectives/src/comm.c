@@ -425,12 +425,24 @@ static void complete(ck_comm *c, ck_req *r, double now)
  * and step it was waiting for — which is what you need to debug a deadlock. */
 static int watchdog_fire(ck_comm *c, ck_req *r, double waited)
 {
+    /* A receive that waits while a message from the same peer with another
+     * tag has arrived (MPI transport: it is there to be probed): the send
+     * and the receive disagree on the tag, the commonest deadlock of all. */
+    char other[200] = "";
+    if (r->kind != CK_EV_SEND && r->peer >= 0 && !strcmp(c->tr.name, "mpi")) {
+        int found = 0, got = 0;
+        MPI_Status st;
+        if (MPI_Iprobe(r->peer, MPI_ANY_TAG, c->mpi, &found, &st) == MPI_SUCCESS && found && st.MPI_TAG != r->tag &&
+            MPI_Get_count(&st, MPI_BYTE, &got) == MPI_SUCCESS)
+            snprintf(other, sizeof other, "; a message of %d B from rank %d with tag %d has arrived and waits "
+                     "unreceived: the send's tag and the receive's differ", got, r->peer, st.MPI_TAG);
+    }
     int rc = ck_fail(c, CK_ERR_TIMEOUT,
-                     "watchdog: rank %d waited %.1f s for %s of %zu B %s rank %d (tag %d) in '%s' step %d%s%s%s",
+                     "watchdog: rank %d waited %.1f s for %s of %zu B %s rank %d (tag %d) in '%s' step %d%s%s%s%s",
                      c->rank, waited, r->kind == CK_EV_SEND ? "send" : "recv", r->bytes,
                      r->kind == CK_EV_SEND ? "to" : "from", r->peer, r->tag,
                      c->algo_name ? c->algo_name : "?", r->step,
-                     c->phase ? " (" : "", c->phase ? c->phase : "", c->phase ? ")" : "");
+                     c->phase ? " (" : "", c->phase ? c->phase : "", c->phase ? ")" : "", other);
     fprintf(stderr, "collkit %s\n", c->errmsg);
     fflush(stderr);
     return rc;

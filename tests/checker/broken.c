@@ -55,6 +55,9 @@
  *   broken_naive_narrow    reduces i64 inputs in 32-bit integers (an int
  *                          accumulator): right while every value fits in 32
  *                          bits, so the i64 inputs must not all fit
+ *   broken_naive_tag       the reduce's sends carry tag 2, the root receives
+ *                          tag 0: a deadlock whose watchdog message names the
+ *                          message that arrived with the other tag
  *   broken_ring_stray      the ring, then one more zero-byte send to the right
  *                          neighbour that no rank ever receives: right result,
  *                          right bytes, a message left behind for the next call
@@ -335,7 +338,7 @@ static uint64_t naive_bytes(int p, int r, size_t count, size_t es, const ck_conf
  * input straight into recvbuf and then adds sendbuf to it: right out of
  * place, but in place sendbuf IS recvbuf, so rank 0's input is gone and
  * rank 1's is added twice. BUG_NARROW reduces i64 in 32 bits. */
-enum { BUG_IDENTITY = 1, BUG_COPYOVER, BUG_CRASH, BUG_EXIT, BUG_INPLACE, BUG_NARROW };
+enum { BUG_IDENTITY = 1, BUG_COPYOVER, BUG_CRASH, BUG_EXIT, BUG_INPLACE, BUG_NARROW, BUG_TAG };
 
 /* acc += x for i64 sums in 32-bit arithmetic (wrapping, as an int would). */
 static void reduce_narrow(void *acc, const void *x, size_t count, ck_op op)
@@ -366,8 +369,8 @@ static int naive_with_bug(ck_comm *comm, const void *sendbuf, void *recvbuf, siz
     if (bug == BUG_EXIT && dt == CK_I64) exit(0);                      /* BUG: the program ends, "fine" */
     if (bug == BUG_COPYOVER && (rc = ck_copy(comm, recvbuf, sendbuf, n + es))) return rc;   /* BUG: n + es */
     if (r != 0) {
-        ck_step(comm, 0, "reduce");
-        if ((rc = ck_sendrecv(comm, sendbuf, n, 0, NULL, 0, -1, 0))) return rc;
+        ck_step(comm, 0, "reduce");   /* BUG_TAG: sent with tag 2, received with tag 0 */
+        if ((rc = ck_sendrecv(comm, sendbuf, n, 0, NULL, 0, -1, bug == BUG_TAG ? 2 : 0))) return rc;
         ck_step(comm, 1, "broadcast");
         return ck_sendrecv(comm, NULL, 0, -1, recvbuf, n, 0, 1);
     }
@@ -418,6 +421,8 @@ static int naive_inplace_run(ck_comm *c, const void *s, void *d, size_t n, ck_dt
 { return naive_with_bug(c, s, d, n, dt, op, BUG_INPLACE); }
 static int naive_narrow_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
 { return naive_with_bug(c, s, d, n, dt, op, BUG_NARROW); }
+static int naive_tag_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{ return naive_with_bug(c, s, d, n, dt, op, BUG_TAG); }
 static int crash_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
 { return naive_with_bug(c, s, d, n, dt, op, BUG_CRASH); }
 static int exit_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
@@ -533,6 +538,9 @@ const ck_algo broken_algos[] = {
     {.name = "broken_naive_narrow", .summary = "reduce + broadcast that reduces i64 in 32-bit integers",
      .mem = CK_MEM_HOST, .bytes_formula = "root (p-1)n, others n", .bytes_sent = naive_bytes,
      .run = naive_narrow_run},
+    {.name = "broken_naive_tag", .summary = "reduce + broadcast whose reduce sends carry the wrong tag",
+     .mem = CK_MEM_HOST, .bytes_formula = "root (p-1)n, others n", .bytes_sent = naive_bytes,
+     .run = naive_tag_run},
     {.name = "broken_ring_stray", .summary = "ring that ends with a zero-byte send no rank receives",
      .mem = CK_MEM_HOST, .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .run = ring_stray_run},
     {.name = "broken_ring_scratch", .summary = "ring whose scratch holds count/p elements, rounded down",

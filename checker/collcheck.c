@@ -154,7 +154,11 @@ static void case_label(char *out, size_t cap, const cc_case *c, const ck_algo *a
  * timeout the step where a rank got stuck, anything else comes after. */
 static int speaks_first(const cc_result *r)
 {
-    return r->status == CK_ERR_PROTOCOL ? 3 : r->status == CK_ERR_TIMEOUT ? 2 : 1;
+    if (r->status == CK_ERR_PROTOCOL) return 4;
+    /* A watchdog that also found the message its receive missed (another
+     * tag, another peer) names the mistake, not only where it stuck. */
+    if (r->status == CK_ERR_TIMEOUT) return strstr(r->msg, "waits unreceived") ? 3 : 2;
+    return 1;
 }
 
 /* Random-float cases: the ranks' results must be identical, bit for bit.
@@ -424,7 +428,8 @@ int collcheck_main(int argc, char **argv)
             if (rank == 0) {
                 /* The first failing rank speaks; a rank with a protocol error
                  * (its message names the cause) or whose watchdog fired (its
-                 * message names the stuck step) goes first. */
+                 * message names the stuck step; first the one that found
+                 * the message its receive missed) goes first. */
                 int who = -1, nf = 0;
                 for (int q = 0; q < p; q++)
                     if (all[q].fail) {

@@ -425,10 +425,11 @@ static void complete(ck_comm *c, ck_req *r, double now)
  * and step it was waiting for — which is what you need to debug a deadlock. */
 static int watchdog_fire(ck_comm *c, ck_req *r, double waited)
 {
-    /* A receive that waits while a message from the same peer with another
-     * tag has arrived (MPI transport: it is there to be probed): the send
-     * and the receive disagree on the tag, the commonest deadlock of all. */
-    char other[200] = "";
+    /* A receive that waits while another message has arrived (MPI
+     * transport: it is there to be probed): from the same peer with another
+     * tag, the send and the receive disagree on the tag; with the same tag
+     * from another rank, on the peer. The commonest deadlocks of all. */
+    char other[240] = "";
     if (r->kind != CK_EV_SEND && r->peer >= 0 && !strcmp(c->tr.name, "mpi")) {
         int found = 0, got = 0;
         MPI_Status st;
@@ -436,6 +437,10 @@ static int watchdog_fire(ck_comm *c, ck_req *r, double waited)
             MPI_Get_count(&st, MPI_BYTE, &got) == MPI_SUCCESS)
             snprintf(other, sizeof other, "; a message of %d B from rank %d with tag %d has arrived and waits "
                      "unreceived: the send's tag and the receive's differ", got, r->peer, st.MPI_TAG);
+        else if (MPI_Iprobe(MPI_ANY_SOURCE, r->tag, c->mpi, &found, &st) == MPI_SUCCESS && found &&
+                 st.MPI_SOURCE != r->peer && MPI_Get_count(&st, MPI_BYTE, &got) == MPI_SUCCESS)
+            snprintf(other, sizeof other, "; a message of %d B from rank %d with tag %d has arrived and waits "
+                     "unreceived: is rank %d the right peer for this receive?", got, st.MPI_SOURCE, r->tag, r->peer);
     }
     int rc = ck_fail(c, CK_ERR_TIMEOUT,
                      "watchdog: rank %d waited %.1f s for %s of %zu B %s rank %d (tag %d) in '%s' step %d%s%s%s%s",

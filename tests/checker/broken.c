@@ -62,6 +62,9 @@
  *                          neighbour that no rank ever receives: right result,
  *                          right bytes, a message left behind for the next call
  *                          (the checker's probe once every rank has returned)
+ *   broken_ring_peer       rank 1 sends left and receives from the right: a
+ *                          deadlock where rank 1's watchdog names the message
+ *                          that arrived from its real left neighbour
  *   broken_ring_scratch    the ring with scratch for count/p elements rounded
  *                          down: where p does not divide count, the largest
  *                          block's receive writes past the end of it (heap
@@ -81,7 +84,7 @@
  * The ring of collectives/algos/ring.c (reduce-scatter, then all-gather;
  * rank r sends to r+1), with one of four bugs switched on. */
 enum { BUG_BLOCK_INDEX = 1, BUG_SKIP_REDUCE, BUG_WRONG_OP, BUG_CHATTY, BUG_LEAK, BUG_RECV_SIZE, BUG_MAX_RECV,
-       BUG_RACE, BUG_SCRATCH };
+       BUG_RACE, BUG_SCRATCH, BUG_PEER };
 
 /* A random number, different on every rank, call and run: a xorshift
  * generator seeded once from the clock, the pid and the rank. */
@@ -130,6 +133,9 @@ static int ring_with_bug(ck_comm *comm, const void *sendbuf, void *recvbuf, size
     char *out = recvbuf;
     int rc;
     if (p == 1) return ck_copy(comm, out, in, count * es);
+    /* BUG_PEER: rank 1 has its neighbours the wrong way round */
+    const int right = bug == BUG_PEER && r == 1 ? (r - 1 + p) % p : (r + 1) % p;
+    const int left = bug == BUG_PEER && r == 1 ? (r + 1) % p : (r - 1 + p) % p;
     size_t off0, max_len;
     ck_block(count, p, 0, &off0, &max_len);
     /* BUG_SCRATCH: room for count/p elements, rounded down; the largest block has one more */
@@ -149,8 +155,8 @@ static int ring_with_bug(ck_comm *comm, const void *sendbuf, void *recvbuf, size
         ck_block(count, p, rb, &roff, &rlen);
         if (s == race_step &&   /* BUG: reduces what tmp held before this step's receive arrived */
             (rc = ck_reduce_local(comm, out + roff * es, in + roff * es, tmp, rlen, dt, op))) return rc;
-        if ((rc = exchange(comm, (s == 0 ? in : out) + soff * es, slen * es, (r + 1) % p,
-                           tmp, RECV_LEN(slen, rlen) * es, (r - 1 + p) % p, s, es, bug))) return rc;
+        if ((rc = exchange(comm, (s == 0 ? in : out) + soff * es, slen * es, right,
+                           tmp, RECV_LEN(slen, rlen) * es, left, s, es, bug))) return rc;
         if (s == race_step) continue;
         if (bug == BUG_SKIP_REDUCE && s == 1)   /* BUG: forgets to add this rank's input */
             rc = ck_copy(comm, out + roff * es, tmp, rlen * es);
@@ -167,8 +173,8 @@ static int ring_with_bug(ck_comm *comm, const void *sendbuf, void *recvbuf, size
         size_t soff, slen, roff, rlen;
         ck_block(count, p, sb, &soff, &slen);
         ck_block(count, p, rb, &roff, &rlen);
-        if ((rc = exchange(comm, out + soff * es, slen * es, (r + 1) % p,
-                           out + roff * es, RECV_LEN(slen, rlen) * es, (r - 1 + p) % p, p - 1 + s, es, bug))) return rc;
+        if ((rc = exchange(comm, out + soff * es, slen * es, right,
+                           out + roff * es, RECV_LEN(slen, rlen) * es, left, p - 1 + s, es, bug))) return rc;
     }
 #undef RECV_LEN
     return CK_SUCCESS;
@@ -206,6 +212,8 @@ static int ring_recvsize_run(ck_comm *c, const void *s, void *d, size_t n, ck_dt
 { return ring_with_bug(c, s, d, n, dt, op, BUG_RECV_SIZE); }
 static int ring_maxrecv_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
 { return ring_with_bug(c, s, d, n, dt, op, BUG_MAX_RECV); }
+static int ring_peer_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{ return ring_with_bug(c, s, d, n, dt, op, BUG_PEER); }
 static int ring_scratch_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
 { return ring_with_bug(c, s, d, n, dt, op, BUG_SCRATCH); }
 
@@ -543,6 +551,9 @@ const ck_algo broken_algos[] = {
      .run = naive_tag_run},
     {.name = "broken_ring_stray", .summary = "ring that ends with a zero-byte send no rank receives",
      .mem = CK_MEM_HOST, .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .run = ring_stray_run},
+    {.name = "broken_ring_peer", .summary = "ring whose rank 1 has its left and right neighbours swapped",
+     .mem = CK_MEM_HOST, .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs,
+     .run = ring_peer_run},
     {.name = "broken_ring_scratch", .summary = "ring whose scratch holds count/p elements, rounded down",
      .mem = CK_MEM_HOST, .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs,
      .run = ring_scratch_run},

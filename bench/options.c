@@ -212,5 +212,6 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
         return fail("--paired compares exactly two algorithms: --algo A,B (got %d)", o->nalgos);
     if (o->trace && o->mode != BM_MODE_SWEEP) return fail("--trace works with the all-reduce sweep only");
     if (o->json && o->mode != BM_MODE_SWEEP) return fail("--json works with the all-reduce sweep only (use --csv)");
+    if (o->extrap_every_p && o->mode != BM_MODE_EXTRAPOLATE) return fail("--every-p works with --extrapolate only");
     return 0;
 }

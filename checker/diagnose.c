@@ -383,6 +383,9 @@ static int previous_call(ck_sbuf *b, ctx *c, size_t i, verdict *v)
     return 1;
 }
 
+static const char OWN_INPUT[] = ": it holds this rank's own input unchanged: no other rank's contribution is in it "
+                                "(never reduced, or copied where a reduction belongs)";
+
 /* The verdict on wrong element i; with b, the facts about it in words. */
 static void explain_element(ck_sbuf *b, ctx *c, size_t i, verdict *v)
 {
@@ -394,7 +397,7 @@ static void explain_element(ck_sbuf *b, ctx *c, size_t i, verdict *v)
         return;
     }
     if (is_own(c, i) && s->kind != CC_PROD) {
-        say(b, ": it holds this rank's own input unchanged: no other rank's contribution is in it (never reduced, or copied where a reduction belongs)");
+        say(b, "%s", OWN_INPUT);
         *v = (verdict){K_OWN, 0, 0, 1};
         return;
     }
@@ -442,7 +445,7 @@ static void explain_element(ck_sbuf *b, ctx *c, size_t i, verdict *v)
         return;
     }
     if (is_own(c, i)) {
-        say(b, ": it holds this rank's own input unchanged: no other rank's contribution is in it (never reduced, or copied where a reduction belongs)");
+        say(b, "%s", OWN_INPUT);
         *v = (verdict){K_OWN, 0, 0, 1};
         return;
     }
@@ -453,7 +456,6 @@ static void explain_element(ck_sbuf *b, ctx *c, size_t i, verdict *v)
     }
 }
 
-/* A shift of d elements, put in words. */
 /* A distance of m whole chunks (pipelined algorithms cut a block into chunks
  * of at most chunk_bytes, some one element shorter): m*ce - m .. m*ce. */
 static int whole_chunks(const ctx *c, long long ad)
@@ -470,6 +472,7 @@ static void add_chunk_hint(ck_sbuf *b, const ctx *c, const char *mostly)
                    "off by one?)", mostly, c->cfg->chunk_bytes);
 }
 
+/* A shift of d elements, put in words. */
 static void add_shift(ck_sbuf *b, const ctx *c, long long d)
 {
     ck_sbuf_add(b, "data shifted by %lld", d);

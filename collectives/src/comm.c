@@ -429,18 +429,18 @@ static int watchdog_fire(ck_comm *c, ck_req *r, double waited)
      * transport: it is there to be probed): from the same peer with another
      * tag, the send and the receive disagree on the tag; with the same tag
      * from another rank, on the peer. The commonest deadlocks of all. */
-    char other[240] = "";
+    char other[240] = "", why[64] = "";
     if (r->kind != CK_EV_SEND && r->peer >= 0 && !strcmp(c->tr.name, "mpi")) {
         int found = 0, got = 0;
         MPI_Status st;
-        if (MPI_Iprobe(r->peer, MPI_ANY_TAG, c->mpi, &found, &st) == MPI_SUCCESS && found && st.MPI_TAG != r->tag &&
-            MPI_Get_count(&st, MPI_BYTE, &got) == MPI_SUCCESS)
-            snprintf(other, sizeof other, "; a message of %d B from rank %d with tag %d has arrived and waits "
-                     "unreceived: the send's tag and the receive's differ", got, r->peer, st.MPI_TAG);
+        if (MPI_Iprobe(r->peer, MPI_ANY_TAG, c->mpi, &found, &st) == MPI_SUCCESS && found && st.MPI_TAG != r->tag)
+            snprintf(why, sizeof why, "the send's tag and the receive's differ");
         else if (MPI_Iprobe(MPI_ANY_SOURCE, r->tag, c->mpi, &found, &st) == MPI_SUCCESS && found &&
-                 st.MPI_SOURCE != r->peer && MPI_Get_count(&st, MPI_BYTE, &got) == MPI_SUCCESS)
+                 st.MPI_SOURCE != r->peer)
+            snprintf(why, sizeof why, "is rank %d the right peer for this receive?", r->peer);
+        if (why[0] && MPI_Get_count(&st, MPI_BYTE, &got) == MPI_SUCCESS)
             snprintf(other, sizeof other, "; a message of %d B from rank %d with tag %d has arrived and waits "
-                     "unreceived: is rank %d the right peer for this receive?", got, st.MPI_SOURCE, r->tag, r->peer);
+                     "unreceived: %s", got, st.MPI_SOURCE, st.MPI_TAG, why);
     }
     int rc = ck_fail(c, CK_ERR_TIMEOUT,
                      "watchdog: rank %d waited %.1f s for %s of %zu B %s rank %d (tag %d) in '%s' step %d%s%s%s%s",
@@ -622,9 +622,10 @@ static int check_scratch(ck_comm *c, const ck_algo *algo, int rc)
     if (!after && !before) return rc;
     return ck_fail(c, CK_ERR_PROTOCOL,
                    "algorithm '%s' wrote outside its scratch space: %s%zu B %s the %zu B it last asked ck_scratch "
-                   "for (rank %d; size scratch for the largest block it receives, rounded up)",
+                   "for (rank %d%s)",
                    algo->name, after == g || before == g ? "at least " : "", after ? after : before,
-                   after ? "past the end of" : "before the start of", c->scratch_asked, c->rank);
+                   after ? "past the end of" : "before the start of", c->scratch_asked, c->rank,
+                   after ? "; size scratch for the largest block it receives, rounded up" : "");
 }
 
 /* ------------------------------------------------------------ all-reduce */

@@ -61,6 +61,7 @@ expect 2 "--model: /: cannot read: Is a directory"    --extrapolate --model /
 printf 'alpha_us 2\nbeta_ns_per_byte 0.1\ngamma_ns_per_byte 0.05\n' > "$model"
 expect 0 "p = +4: "                                 --extrapolate --model "$model" --algo all --pmax 4
 expect 0 "p = +3: "                                 --extrapolate --model "$model" --algo all --pmax 4 --every-p
+expect 2 "--every-p works with --extrapolate only"  --every-p
 expect 0 "usage: mpirun"                            --help
 # A table that cannot be written is a failure (a full disk, a closed pipe).
 expect_run 1 "collbench: cannot write standard output: No space left on device" \

@@ -22,12 +22,8 @@ jfield() { grep "\"type\":\"$2\"" "$1" | sed "s/.*\"$3\":\\([^,}]*\\).*/\\1/"; }
 
 # Every test but `args` trains on the real data: without it, skip (CTest's
 # SKIP_RETURN_CODE 77) and say where it was looked for.
-if [ "$TEST" != args ] && [ -z "${COLLKIT_DATA:-}" ] && [ -n "${COLLKIT_SOURCE_DIR:-}" ] &&
-   [ ! -f "$COLLKIT_SOURCE_DIR/datasets/madewithml/dataset.csv" ] &&
-   [ ! -f "$COLLKIT_SOURCE_DIR/../shared/datasets/madewithml/dataset.csv" ]; then
-  echo "SKIP: no Made With ML data in \$COLLKIT_DATA, datasets/madewithml/ or ../shared/datasets/madewithml/ (see datasets/README.md)"
-  exit 77
-fi
+. "$(dirname "$0")/../lib/need_data.sh"
+[ "$TEST" = args ] || skip_without_data
 
 case $TEST in
 loss)

@@ -21,12 +21,8 @@ ok()  { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 check() { if eval "$1"; then ok; else bad "$2"; fi; }
 
-if [ -z "${COLLKIT_DATA:-}" ] && [ -n "${COLLKIT_SOURCE_DIR:-}" ] &&
-   [ ! -f "$COLLKIT_SOURCE_DIR/datasets/madewithml/dataset.csv" ] &&
-   [ ! -f "$COLLKIT_SOURCE_DIR/../shared/datasets/madewithml/dataset.csv" ]; then
-  echo "SKIP: no Made With ML data (see datasets/README.md)"
-  exit 77
-fi
+. "$(dirname "$0")/../lib/need_data.sh"
+skip_without_data
 
 # Restart after a kill and compare with the reference directory $1.
 # $2: the save directory, $3..: the run's options.

@@ -26,7 +26,10 @@
  *              been narrow down element by element. Exact: a product of
  *              powers of two, at most 2^62 (floats, i64) or 2^29 (i32); at
  *              larger p magnitudes 2 only, and past that budget of factors 2
- *              the remaining ranks give +-1 (only their sign shows).
+ *              the remaining ranks give +-1 (only their sign shows). For
+ *              i64 at p <= 26 one rank per element (rotating) gives
+ *              +-(2^(a + 34 - p) + 1) instead: every product is above 2^33,
+ *              so a product done in a 32-bit type cannot pass.
  *   min, max   ((r + j) mod p) * K + (j mod K) + shift(j): distinct per rank,
  *              the rank holding the min/max rotates with the element, and by
  *              j mod 3 every value of an element is positive, every value is

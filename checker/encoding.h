@@ -32,6 +32,7 @@ typedef struct cc_scheme {
     int      eshift;  /* CC_MASK: where the element field starts (>= p) */
     int      pexp;    /* CC_PROD: 2 (magnitudes 2 or 4), 1 (2 for ranks < budget), see cc_input */
     int      budget;  /* CC_PROD: the number of factors 2 a product may hold */
+    int      lift;    /* CC_PROD, i64, p <= 26: one rank's factor is 2^(a + lift) + 1 (see cc_input) */
     unsigned salt;    /* which call of the case */
     size_t   off;     /* salt * CC_SALT_STEP */
     int64_t  M, K, S, Z;

@@ -66,6 +66,14 @@ cc_scheme cc_scheme_salted(ck_dtype dt, ck_op op, int p, unsigned salt)
         s.kind = CC_PROD;
         s.budget = ck_dtype_is_float(dt) ? 62 : s.bits - 1;
         s.pexp = s.p <= s.budget / 2 ? 2 : 1;
+        /* i64: p factors of 2 or 4 fit in 32 bits while p < 16, and a
+         * product done in a 32-bit type would pass. One rank per element
+         * (which one rotates) gives +-(2^(a + lift) + 1) instead: every
+         * product is above 2^33 and below 2^61, and, being an odd number
+         * times the others' powers of two, keeps non-zero low 32 bits. A
+         * 32-bit product then leaves exactly those low bits (the diagnosis
+         * says so) rather than a 0 that reads like a wrong identity. */
+        if (dt == CK_I64 && s.p <= 26) s.lift = 34 - s.p;
         break;
     default:   /* min, max */
         s.kind = CC_MINMAX;
@@ -124,7 +132,8 @@ int64_t cc_input(const cc_scheme *s, int r, size_t i)
          * past the budget of factors 2 the remaining ranks give +-1. */
         const uint64_t h = mix(r, j);
         const int a = s->pexp == 2 ? 1 + (int)(h >> 1 & 1u) : r < s->budget;
-        const int64_t v = (int64_t)1 << a;
+        const int64_t v = s->lift && (size_t)r == j % (size_t)s->p ? ((int64_t)1 << (a + s->lift)) + 1
+                                                                     : (int64_t)1 << a;
         return (h & 1u) ? -v : v;
     }
     default:

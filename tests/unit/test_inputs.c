@@ -184,7 +184,7 @@ static double cc_expected_at_test(size_t i)
 static void test_width(void)
 {
     static const int ps[] = {2, 3, 4, 7, 16, 33};
-    static const ck_op ops[] = {CK_SUM, CK_MIN, CK_MAX};
+    static const ck_op ops[] = {CK_SUM, CK_PROD, CK_MIN, CK_MAX};
     for (size_t pi = 0; pi < sizeof ps / sizeof ps[0]; pi++)
         for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++) {
             const int p = ps[pi];
@@ -196,6 +196,7 @@ static void test_width(void)
                     const int32_t a = (int32_t)acc[i], b = (int32_t)in[i];
                     if (r == 0) acc[i] = b;
                     else if (op == CK_SUM) acc[i] = (int32_t)((uint32_t)a + (uint32_t)b);
+                    else if (op == CK_PROD) acc[i] = (int32_t)((uint32_t)a * (uint32_t)b);
                     else acc[i] = op == CK_MIN ? (a < b ? a : b) : (a > b ? a : b);
                 }
             }

@@ -47,9 +47,10 @@ enum {
     CK_ERR_TRANSPORT,     /* the transport (MPI, CUDA) reported an error */
     CK_ERR_NOMEM,         /* allocation failed */
     CK_ERR_INTERNAL,      /* a collkit bug: please report it */
-    CK_ERR_PROTOCOL,      /* the algorithm broke the point-to-point rules: a request left posted
-                             when it returned, a receive whose size differs from the message's,
-                             a write outside the ck_scratch space it asked for (host memory) */
+    CK_ERR_PROTOCOL,      /* the algorithm broke the rules of the algorithm interface
+                             (collkit_algo.h): a request left posted when it returned, a
+                             receive whose size differs from the message's, a write outside
+                             the ck_scratch space it asked for (host memory) */
     CK_NUM_ERRORS
 };
 const char *ck_strerror(int status);

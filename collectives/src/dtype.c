@@ -14,7 +14,7 @@ static const char *const errnames[CK_NUM_ERRORS] = {
     [CK_ERR_TRANSPORT]   = "transport error",
     [CK_ERR_NOMEM]       = "out of memory",
     [CK_ERR_INTERNAL]    = "internal error",
-    [CK_ERR_PROTOCOL]    = "the algorithm broke the point-to-point rules",
+    [CK_ERR_PROTOCOL]    = "the algorithm broke the rules of the algorithm interface",
 };
 
 const char *ck_strerror(int s)

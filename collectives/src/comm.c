@@ -625,7 +625,8 @@ static int check_scratch(ck_comm *c, const ck_algo *algo, int rc)
                    "for (rank %d%s)",
                    algo->name, after == g || before == g ? "at least " : "", after ? after : before,
                    after ? "past the end of" : "before the start of", c->scratch_asked, c->rank,
-                   after ? "; size scratch for the largest block it receives, rounded up" : "");
+                   after ? "; size scratch for the largest block it receives, rounded up"
+                         : "; an offset into the scratch space went below 0");
 }
 
 /* ------------------------------------------------------------ all-reduce */

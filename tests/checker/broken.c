@@ -69,6 +69,9 @@
  *                          down: where p does not divide count, the largest
  *                          block's receive writes past the end of it (heap
  *                          memory: the result stays right; ck_scratch's guard)
+ *   broken_ring_scratch_end  the same scratch, each block received flush with
+ *                          its end: the largest block begins one element
+ *                          before the scratch space (the guard before it)
  *   broken_ring_status     the ring, right result, then returns -1: a status
  *                          that is no collkit code, named as such, with the
  *                          note that the result itself is right
@@ -84,7 +87,7 @@
  * The ring of collectives/algos/ring.c (reduce-scatter, then all-gather;
  * rank r sends to r+1), with one of four bugs switched on. */
 enum { BUG_BLOCK_INDEX = 1, BUG_SKIP_REDUCE, BUG_WRONG_OP, BUG_CHATTY, BUG_LEAK, BUG_RECV_SIZE, BUG_MAX_RECV,
-       BUG_RACE, BUG_SCRATCH, BUG_PEER };
+       BUG_RACE, BUG_SCRATCH, BUG_SCRATCH_END, BUG_PEER };
 
 /* A random number, different on every rank, call and run: a xorshift
  * generator seeded once from the clock, the pid and the rank. */
@@ -138,8 +141,9 @@ static int ring_with_bug(ck_comm *comm, const void *sendbuf, void *recvbuf, size
     const int left = bug == BUG_PEER && r == 1 ? (r + 1) % p : (r - 1 + p) % p;
     size_t off0, max_len;
     ck_block(count, p, 0, &off0, &max_len);
-    /* BUG_SCRATCH: room for count/p elements, rounded down; the largest block has one more */
-    char *tmp = ck_scratch(comm, (bug == BUG_SCRATCH ? count / (size_t)p : max_len) * es);
+    /* BUG_SCRATCH(_END): room for count/p elements, rounded down; the largest block has one more */
+    const size_t room = bug == BUG_SCRATCH || bug == BUG_SCRATCH_END ? count / (size_t)p : max_len;
+    char *tmp = ck_scratch(comm, room * es);
     if (!tmp) return CK_ERR_NOMEM;
 
     /* BUG_RECV_SIZE: every receive posted with the size of the block sent in
@@ -155,13 +159,16 @@ static int ring_with_bug(ck_comm *comm, const void *sendbuf, void *recvbuf, size
         ck_block(count, p, rb, &roff, &rlen);
         if (s == race_step &&   /* BUG: reduces what tmp held before this step's receive arrived */
             (rc = ck_reduce_local(comm, out + roff * es, in + roff * es, tmp, rlen, dt, op))) return rc;
+        /* BUG_SCRATCH_END: each block received flush with the end of the
+         * scratch space, so the largest one begins an element before it */
+        char *rtmp = bug == BUG_SCRATCH_END ? tmp + ((ptrdiff_t)room - (ptrdiff_t)rlen) * (ptrdiff_t)es : tmp;
         if ((rc = exchange(comm, (s == 0 ? in : out) + soff * es, slen * es, right,
-                           tmp, RECV_LEN(slen, rlen) * es, left, s, es, bug))) return rc;
+                           rtmp, RECV_LEN(slen, rlen) * es, left, s, es, bug))) return rc;
         if (s == race_step) continue;
         if (bug == BUG_SKIP_REDUCE && s == 1)   /* BUG: forgets to add this rank's input */
-            rc = ck_copy(comm, out + roff * es, tmp, rlen * es);
+            rc = ck_copy(comm, out + roff * es, rtmp, rlen * es);
         else                                     /* BUG_WRONG_OP: max, whatever op is */
-            rc = ck_reduce_local(comm, out + roff * es, in + roff * es, tmp, rlen, dt,
+            rc = ck_reduce_local(comm, out + roff * es, in + roff * es, rtmp, rlen, dt,
                                  bug == BUG_WRONG_OP ? CK_MAX : op);
         if (rc) return rc;
     }
@@ -216,6 +223,8 @@ static int ring_peer_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype 
 { return ring_with_bug(c, s, d, n, dt, op, BUG_PEER); }
 static int ring_scratch_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
 { return ring_with_bug(c, s, d, n, dt, op, BUG_SCRATCH); }
+static int ring_scratch_end_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{ return ring_with_bug(c, s, d, n, dt, op, BUG_SCRATCH_END); }
 
 /* The race: with probability 1/64 per call on each rank, one reduce-scatter
  * step reduces its scratch block before the receive into it (instead of
@@ -557,6 +566,9 @@ const ck_algo broken_algos[] = {
     {.name = "broken_ring_scratch", .summary = "ring whose scratch holds count/p elements, rounded down",
      .mem = CK_MEM_HOST, .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs,
      .run = ring_scratch_run},
+    {.name = "broken_ring_scratch_end", .summary = "ring receiving each block flush with the end of count/p elements of scratch",
+     .mem = CK_MEM_HOST, .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs,
+     .run = ring_scratch_end_run},
     {.name = "broken_ring_status", .summary = "ring that returns -1 after a right result", .mem = CK_MEM_HOST,
      .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_status_run},
 };

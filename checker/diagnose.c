@@ -102,6 +102,16 @@ static int fold_as(const cc_scheme *s, ck_op op2, size_t i, int64_t *out)
     return 1;
 }
 
+/* a times b as the algorithm's kernel computes it: integer types wrap (two's
+ * complement, as ck_reduce_host does), so a product that overflows is still
+ * matched; for floats, the exact product if it fits in an int64. */
+static int mul_as(const cc_scheme *s, int64_t a, int64_t b, int64_t *out)
+{
+    if (s->dt == CK_I64) { *out = (int64_t)((uint64_t)a * (uint64_t)b); return 1; }
+    if (s->dt == CK_I32) { *out = (int32_t)((uint32_t)a * (uint32_t)b); return 1; }
+    return !__builtin_mul_overflow(a, b, out);
+}
+
 /* a op b in exact integers, if it fits the type. */
 static int combine(const cc_scheme *s, int64_t a, int64_t b, int64_t *out)
 {
@@ -180,7 +190,7 @@ static int replaced_input(ck_sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev, 
             int64_t t;
             if (d == m) continue;
             const int64_t xd = cc_input(s, d, i);
-            if (s->kind == CC_PROD ? __builtin_mul_overflow(base, xd, &t) : __builtin_add_overflow(base, xd, &t)) continue;
+            if (s->kind == CC_PROD ? !mul_as(s, base, xd, &t) : __builtin_add_overflow(base, xd, &t)) continue;
             if (t == gv && xd != xm) { if (!n++) { fm = m; fd = d; } }
         }
     }
@@ -282,7 +292,7 @@ static void explain_generic(ck_sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev
         int64_t x = cc_input(s, q, i), t;
         if (s->kind == CC_PROD) {
             if (x != 0 && ev % x == 0 && ev / x == gv) { miss[nm++] = q; mm |= bit(q); }
-            if (!__builtin_mul_overflow(ev, x, &t) && t == gv) { twice[nt++] = q; mt |= bit(q); }
+            if (mul_as(s, ev, x, &t) && t == gv) { twice[nt++] = q; mt |= bit(q); }
         } else {
             if (x != 0 && ev - x == gv) { miss[nm++] = q; mm |= bit(q); }
             if (x != 0 && ev + x == gv) { twice[nt++] = q; mt |= bit(q); }
@@ -499,9 +509,36 @@ static int ranks_named(const verdict *v, int n, int p, int need, int *out, int *
     return k;
 }
 
-/* The verdicts of the examined wrong elements, summed up: a claim when the
- * majority (and at least two) agree, the counts otherwise. */
-static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, int n, const verdict *first)
+/* Products: one rank's input in place of another's, judged over all the
+ * examined elements at once. With inputs of +-2 and +-4 a single element
+ * often fits several pairs (m, d), so no element names one; the pair that
+ * fits most of them does. Returns how many elements the best pair fits (0
+ * when two pairs tie), with the pair in *m and *d. */
+static int replaced_pair(const ctx *c, const size_t *idx, int n, int *m_out, int *d_out)
+{
+    const cc_scheme *s = &c->s;
+    if (s->kind != CC_PROD || s->p < 2 || s->p > 64) return 0;
+    int best = 0, tie = 0;
+    for (int m = 0; m < s->p; m++)
+        for (int d = 0; d < s->p; d++) {
+            if (d == m) continue;
+            int fits = 0;
+            for (int e = 0; e < n; e++) {
+                int64_t gv, t;
+                const int64_t ev = cc_reduce_value(s, idx[e]), xm = cc_input(s, m, idx[e]),
+                              xd = cc_input(s, d, idx[e]);
+                if (!cc_load_int(c->got, idx[e], s->dt, &gv) || xm == 0 || ev % xm) continue;
+                fits += mul_as(s, ev / xm, xd, &t) && t == gv;
+            }
+            if (fits > best) { best = fits; tie = 0; *m_out = m; *d_out = d; }
+            else if (fits == best) tie = 1;
+        }
+    return tie ? 0 : best;
+}
+
+/* The verdicts of the examined wrong elements (idx: which), summed up: a
+ * claim when the majority (and at least two) agree, the counts otherwise. */
+static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, const size_t *idx, int n, const verdict *first)
 {
     static const int claims[] = {K_PREV, K_PREV_OP, K_OTHER_OP, K_SHIFT, K_ZERO_ID, K_NODIV};
     if (n < 2) {
@@ -517,6 +554,16 @@ static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, int n, const v
     for (int k = 1; k < K_NKINDS; k++)
         if (cnt[k] > cnt[top]) top = k;
     const int c_top = cnt[top];
+    /* Products: a pair (m, d) that fits most elements beats a majority that
+     * says nothing precise (ambiguous single elements, a sign). */
+    int rm = 0, rd = 0;
+    const int fit = replaced_pair(c, idx, n, &rm, &rd);
+    if (fit >= 2 && 2 * fit > n &&
+        (2 * c_top <= n || top == K_UNEXPLAINED || top == K_SIGN || (top == K_REPLACED && fit > c_top))) {
+        ck_sbuf_add(b, "; %d of %d wrong elements examined fit rank %d's input in place of rank %d's (an input read "
+                       "after it was overwritten: in place, sendbuf is recvbuf)", fit, n, rd, rm);
+        return;
+    }
     char of[96];
     snprintf(of, sizeof of, "%d of %d wrong elements examined", c_top, n);
     if (c_top >= 2 && 2 * c_top > n) {
@@ -779,6 +826,7 @@ size_t cc_diagnose_salted(char *out, size_t cap, const void *host_got, const voi
         ck_sbuf_add(&b, "rank %d: %zu of %zu elements wrong; first: element %zu: expected %s, got %s",
             rank, nwrong, count, first, e, g);
         verdict v1, vs[CC_EXAMINE];
+        size_t idx[CC_EXAMINE];
         explain_element(&b, &c, first, &v1);
         /* Up to CC_EXAMINE wrong elements, spread evenly over all of them. */
         const int n = nwrong < CC_EXAMINE ? (int)nwrong : CC_EXAMINE;
@@ -786,9 +834,9 @@ size_t cc_diagnose_salted(char *out, size_t cap, const void *host_got, const voi
         int taken = 0;
         for (size_t i = 0; i < count && taken < n; i++) {
             if (!memcmp(exp + i * c.es, c.got + i * c.es, c.es)) continue;
-            if (seen++ == (size_t)taken * nwrong / (size_t)n) explain_element(NULL, &c, i, &vs[taken++]);
+            if (seen++ == (size_t)taken * nwrong / (size_t)n) { idx[taken] = i; explain_element(NULL, &c, i, &vs[taken++]); }
         }
-        summarise(&b, &c, vs, taken, &v1);
+        summarise(&b, &c, vs, idx, taken, &v1);
         if (p > 1) {
             size_t off, len;
             int blk = block_of(count, p, first, &off, &len);

@@ -78,29 +78,30 @@ float ck_bf16_to_f32(uint16_t x)
 }
 
 /* One loop per (type, op). Written plainly so gcc vectorises the f32/f64/int
- * loops; the inner operator is a macro argument. */
-#define OP_SUM(x, y)  ((x) + (y))
-#define OP_PROD(x, y) ((x) * (y))
+ * loops. Sums and products are done in A: the type itself for floats, its
+ * unsigned twin for integers, so that an integer overflow (a broken algorithm
+ * adding a contribution twice) wraps, as two's complement hardware does,
+ * instead of being undefined behaviour. */
 #define OP_MIN(x, y)  ((y) < (x) ? (y) : (x))
 #define OP_MAX(x, y)  ((y) > (x) ? (y) : (x))
 
-#define DEFINE_KERNELS(T, suffix)                                                        \
+#define DEFINE_KERNELS(T, A, suffix)                                                     \
     static void reduce_##suffix(T *restrict_dst, const T *a, const T *b, size_t n, ck_op op) \
     {                                                                                    \
         T *d = restrict_dst;                                                             \
         switch (op) {                                                                    \
-        case CK_SUM:  for (size_t i = 0; i < n; i++) d[i] = OP_SUM(a[i], b[i]);  break;  \
-        case CK_PROD: for (size_t i = 0; i < n; i++) d[i] = OP_PROD(a[i], b[i]); break;  \
+        case CK_SUM:  for (size_t i = 0; i < n; i++) d[i] = (T)((A)a[i] + (A)b[i]); break;  \
+        case CK_PROD: for (size_t i = 0; i < n; i++) d[i] = (T)((A)a[i] * (A)b[i]); break;  \
         case CK_MIN:  for (size_t i = 0; i < n; i++) d[i] = OP_MIN(a[i], b[i]);  break;  \
         case CK_MAX:  for (size_t i = 0; i < n; i++) d[i] = OP_MAX(a[i], b[i]);  break;  \
         default: break;                                                                  \
         }                                                                                \
     }
 
-DEFINE_KERNELS(float, f32)
-DEFINE_KERNELS(double, f64)
-DEFINE_KERNELS(int32_t, i32)
-DEFINE_KERNELS(int64_t, i64)
+DEFINE_KERNELS(float, float, f32)
+DEFINE_KERNELS(double, double, f64)
+DEFINE_KERNELS(int32_t, uint32_t, i32)
+DEFINE_KERNELS(int64_t, uint64_t, i64)
 
 static void reduce_bf16(uint16_t *d, const uint16_t *a, const uint16_t *b, size_t n, ck_op op)
 {

@@ -21,6 +21,13 @@
  * function of its bytes. Collisions are the price: the training split has
  * ~10^4 distinct word n-grams and several times more character n-grams, so
  * the trainer's default of 2^16 buckets keeps most of them apart.
+ *
+ * Optionally (feat_opts.nb_scale) every bucket's idf is multiplied by how
+ * strongly it points at one class: the largest |log-count ratio| over the
+ * classes, the feature scaling of NBSVM (Wang and Manning, "Baselines and
+ * Bigrams", ACL 2012), counted on the rows the featurizer is fitted on, and
+ * kept in the same vector as the idf, so that transforming a text still
+ * needs no label and a checkpoint still carries one [dim] vector.
  */
 #include "features.h"
 #include "collkit_util.h"
@@ -120,7 +127,7 @@ uint32_t feat_bucket(const char *s, size_t len, int dim)
  * character 3-gram are different features. */
 #define CHAR_NS 0x01
 
-const feat_opts feat_words_only = {0, 0, 0, 1};
+const feat_opts feat_words_only = {0, 0, 0, 1, 0};
 
 /* A growing list of bucket ids (with repeats: one per n-gram occurrence). */
 typedef struct { uint32_t *b; size_t n, cap; int oom; } bucket_list;
@@ -199,12 +206,48 @@ static int row_ngrams(const feat_opts *o, int dim, const char *title, const char
     return l->oom ? -1 : 0;
 }
 
+/* idf[b] *= max over the classes c of |r_c(b)|, the log-count ratio of
+ * bucket b for class c against the others (NBSVM's, one-vs-rest):
+ *
+ *   r_c(b) = ln( p_c(b) / q_c(b) ),
+ *   p_c(b) = (df_c(b) + 1) / (SUM_b' df_c(b') + dim)      rows of class c
+ *   q_c(b) = (df_o(b) + 1) / (SUM_b' df_o(b') + dim)      rows of the other classes
+ *
+ * with df counting rows (presence, not occurrences) and add-one smoothing, so
+ * a bucket no training row hits gets a finite ratio. Classes without a row in
+ * the fitting set are left out of the max: their ratio says nothing. A bucket seen about as
+ * often in every class, whatever its idf, ends up weighing little; one seen
+ * mostly in one class (or mostly outside it) weighs more: a prior on which
+ * inputs matter, in closed form from the training rows, that the MLP's first
+ * layer would otherwise have to learn from a few hundred examples. */
+static void nb_scale_idf(float *idf, const uint32_t *dfc, const uint32_t *df, const size_t *nrow_c, int dim)
+{
+    double tot[MWML_NTAGS] = { 0 }, all = 0;
+    for (int b = 0; b < dim; b++)
+        for (int c = 0; c < MWML_NTAGS; c++) tot[c] += dfc[(size_t)b * MWML_NTAGS + c];
+    for (int c = 0; c < MWML_NTAGS; c++) all += tot[c];
+    for (int b = 0; b < dim; b++) {
+        double mx = 0.0;
+        for (int c = 0; c < MWML_NTAGS; c++) {
+            if (!nrow_c[c]) continue;
+            const double in = dfc[(size_t)b * MWML_NTAGS + c], out = (double)df[b] - in;
+            const double r = log(((in + 1.0) / (tot[c] + dim)) / ((out + 1.0) / (all - tot[c] + dim)));
+            if (fabs(r) > mx) mx = fabs(r);
+        }
+        /* Every r_c(b) exactly 0 would zero the bucket; a floor keeps every
+         * weight positive, as a saved idf vector must be. */
+        if (mx < 1e-6) mx = 1e-6;
+        idf[b] = (float)(idf[b] * mx);
+    }
+}
+
 int feat_opts_valid(const feat_opts *o)
 {
     if (!o) return 0;
     if (o->char_min == 0 && o->char_max != 0) return 0;
     if (o->char_min < 0 || o->char_max > FEAT_MAX_CHAR_N || o->char_min > o->char_max) return 0;
     if (o->sublinear != 0 && o->sublinear != 1) return 0;
+    if (o->nb_scale != 0 && o->nb_scale != 1) return 0;
     return o->title_weight >= 1 && o->title_weight <= FEAT_MAX_TITLE_WEIGHT;
 }
 
@@ -217,29 +260,43 @@ int feat_fit_opts(featurizer *f, int dim, const feat_opts *o, const mwml_data *d
     if (!rows) nrows = d->n;
     for (size_t i = 0; rows && i < nrows; i++)
         if (rows[i] >= d->n) return -1;
+    size_t nrow_c[MWML_NTAGS] = { 0 };
+    for (size_t i = 0; o->nb_scale && i < nrows; i++) {
+        const int t = d->rows[rows ? rows[i] : i].tag;
+        if (t < 0 || t >= MWML_NTAGS) return -1;
+        nrow_c[t]++;
+    }
 
     float *idf = malloc((size_t)dim * sizeof *idf);
     uint32_t *df = calloc((size_t)dim, sizeof *df);
+    /* dfc[b * C + c]: rows of class c that hit bucket b (only for nb_scale). */
+    uint32_t *dfc = o->nb_scale ? calloc((size_t)dim * MWML_NTAGS, sizeof *dfc) : NULL;
     /* last[b] = 1 + the last row that hit bucket b: counts each row once per
      * bucket without sorting its n-grams. */
     size_t *last = calloc((size_t)dim, sizeof *last);
     bucket_list l = {0};
-    if (!idf || !df || !last) { free(idf); free(df); free(last); return -1; }
+    if (!idf || !df || !last || (o->nb_scale && !dfc)) { free(idf); free(df); free(dfc); free(last); return -1; }
 
     for (size_t i = 0; i < nrows; i++) {
         const mwml_row *r = &d->rows[rows ? rows[i] : i];
         if (row_ngrams(o, dim, r->title, r->description, &l)) {
-            free(idf); free(df); free(last); free(l.b);
+            free(idf); free(df); free(dfc); free(last); free(l.b);
             return -1;
         }
         for (size_t k = 0; k < l.n; k++) {
             uint32_t b = l.b[k];
-            if (last[b] != i + 1) { last[b] = i + 1; df[b]++; }
+            if (last[b] != i + 1) {
+                last[b] = i + 1;
+                df[b]++;
+                if (dfc) dfc[(size_t)b * MWML_NTAGS + r->tag]++;
+            }
         }
     }
     for (int b = 0; b < dim; b++)
         idf[b] = (float)(log((1.0 + (double)nrows) / (1.0 + (double)df[b])) + 1.0);
+    if (dfc) nb_scale_idf(idf, dfc, df, nrow_c, dim);
     free(df);
+    free(dfc);
     free(last);
     free(l.b);
     f->dim = dim;

@@ -43,15 +43,17 @@ typedef struct {
                                 0, 0: none */
     int sublinear;           /* 1: tf = 1 + ln(count) instead of the raw count */
     int title_weight;        /* the title's n-grams are counted this many times (>= 1) */
+    int nb_scale;            /* 1: each bucket's idf times its largest |log-count ratio| over
+                                the classes (NBSVM), counted on the fitting rows' tags */
 } feat_opts;
 
 #define FEAT_MAX_CHAR_N 16
 #define FEAT_MAX_TITLE_WEIGHT 16
 
-/* Word unigrams + bigrams, raw counts, title counted once: what feat_fit uses. */
+/* Word unigrams + bigrams, raw counts, title counted once, no NB scaling: what feat_fit uses. */
 extern const feat_opts feat_words_only;
 /* 1 when o holds a usable combination (char_min <= char_max <= FEAT_MAX_CHAR_N,
- * both 0 or char_min >= 1; sublinear 0/1; title_weight in 1..FEAT_MAX_TITLE_WEIGHT). */
+ * both 0 or char_min >= 1; sublinear 0/1; title_weight in 1..FEAT_MAX_TITLE_WEIGHT; nb_scale 0/1). */
 int feat_opts_valid(const feat_opts *o);
 
 typedef struct {
@@ -67,7 +69,10 @@ typedef struct {
 int  feat_fit(featurizer *f, int dim, const mwml_data *d, const size_t *rows, size_t nrows);
 /* The same with other n-grams and weighting (o must be feat_opts_valid). Every
  * n-gram kind hashes into the same `dim` buckets; character n-grams start
- * from their own FNV state so they never equal a word's hash by construction. */
+ * from their own FNV state so they never equal a word's hash by construction.
+ * With o->nb_scale the rows' tags are read too (each must be a valid tag, else
+ * -1), and idf[] holds idf times the NB scale of the bucket (features.c): the
+ * vector a checkpoint saves and feat_load_opts takes back. */
 int  feat_fit_opts(featurizer *f, int dim, const feat_opts *o, const mwml_data *d, const size_t *rows,
                    size_t nrows);
 /* Rebuild a featurizer from a saved idf vector (copied). 0 or -1. */

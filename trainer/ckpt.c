@@ -19,7 +19,10 @@
 #include "collkit_util.h"
 
 #define HEADER_BYTES 32
-#define VERSION 3u
+/* Version 4 added feat.nb_scale after title_weight; a version 3 file (every
+ * field else the same) is read as nb_scale 0, which is how it was trained. */
+#define VERSION 4u
+#define VERSION_OLDEST 3u
 
 /* ------------------------------------------------------------ test hook */
 
@@ -76,6 +79,7 @@ static size_t put_front(unsigned char *buf, const checkpoint *ck)
     put_u32(&w, (uint32_t)c->feat.char_max);
     put_u32(&w, (uint32_t)c->feat.sublinear);
     put_u32(&w, (uint32_t)c->feat.title_weight);
+    put_u32(&w, (uint32_t)c->feat.nb_scale);
     put_u32(&w, (uint32_t)ck->epochs_done);
     put_i64(&w, ck->opt_steps);
     put_f64(&w, ck->best_val_loss);
@@ -103,7 +107,7 @@ static double get_f64(rbuf *r) { double v; get(r, &v, 8); return v; }
 static int narrow(uint32_t v) { return v > INT_MAX ? -1 : (int)v; }
 
 /* The reverse of put_front; returns the parameter count. */
-static uint64_t get_front(rbuf *r, checkpoint *ck)
+static uint64_t get_front(rbuf *r, checkpoint *ck, uint32_t ver)
 {
     train_config *c = &ck->cfg;
     c->model.in_dim = narrow(get_u32(r));
@@ -132,6 +136,7 @@ static uint64_t get_front(rbuf *r, checkpoint *ck)
     c->feat.char_max = narrow(get_u32(r));
     c->feat.sublinear = narrow(get_u32(r));
     c->feat.title_weight = narrow(get_u32(r));
+    c->feat.nb_scale = ver >= 4 ? narrow(get_u32(r)) : 0;
     ck->epochs_done = narrow(get_u32(r));
     ck->opt_steps = get_i64(r);
     ck->best_val_loss = get_f64(r);
@@ -189,8 +194,9 @@ int ckpt_check_config(const train_config *c, char *err, size_t errlen)
          CFG_MAX_FOLDS);
     WANT(c->folds ? c->fold >= 0 && c->fold < c->folds : c->fold == 0, "fold = %d (want 1..folds, or none)",
          c->fold + 1);
-    WANT(feat_opts_valid(&c->feat), "feature options (char n-grams %d,%d, sublinear-tf %d, title-weight %d) out of range",
-         c->feat.char_min, c->feat.char_max, c->feat.sublinear, c->feat.title_weight);
+    WANT(feat_opts_valid(&c->feat),
+         "feature options (char n-grams %d,%d, sublinear-tf %d, title-weight %d, nb-scale %d) out of range",
+         c->feat.char_min, c->feat.char_max, c->feat.sublinear, c->feat.title_weight, c->feat.nb_scale);
     return 0;
 }
 
@@ -371,9 +377,10 @@ int ckpt_load(const char *path, checkpoint *c, char *err, size_t errlen)
     memcpy(&kind, hdr + 12, 4);
     memcpy(&len, hdr + 16, 8);
     memcpy(&sum, hdr + 24, 8);
-    if (ver != VERSION) {
+    if (ver < VERSION_OLDEST || ver > VERSION) {
         fclose(f);
-        snprintf(err, errlen, "%s: checkpoint format version %u, this build reads version %u", path, ver, VERSION);
+        snprintf(err, errlen, "%s: checkpoint format version %u, this build reads versions %u to %u", path, ver,
+                 VERSION_OLDEST, VERSION);
         return -1;
     }
     uint64_t have = (uint64_t)st.st_size - HEADER_BYTES;
@@ -410,7 +417,7 @@ int ckpt_load(const char *path, checkpoint *c, char *err, size_t errlen)
     rbuf r = {buf, len, 0, 0};
     c->kind = (ckpt_kind)kind;
     c->checksum = sum;
-    uint64_t np = get_front(&r, c);
+    uint64_t np = get_front(&r, c, ver);
     char why[256] = "";
     mlp_config *mc = &c->cfg.model;
     if (r.short_read) snprintf(why, sizeof why, "fields cut short");

@@ -85,6 +85,7 @@ static void sim_charge(double flops) { (void)flops; }
 #define DEF_CHAR_MAX  4
 #define DEF_SUBLINEAR 1
 #define DEF_TITLE_WEIGHT 1
+#define DEF_NB_SCALE  1
 #define DEF_VAL_FRAC  0.0
 #define DEF_SAVE_DIR  "runs/latest"
 /* A training-state checkpoint of the default model is 134 MB (parameters, m,
@@ -102,7 +103,7 @@ static void sim_charge(double flops) { (void)flops; }
 static const char *const cfg_options[] = {
     "--features", "--hidden", "--dropout", "--label-smoothing", "--class-weight", "--optimizer", "--schedule", "--lr",
     "--momentum", "--weight-decay", "--warmup", "--batch", "--accum", "--seed", "--val-frac", "--split-seed",
-    "--folds", "--fold", "--char-ngrams", "--sublinear-tf", "--title-weight"};
+    "--folds", "--fold", "--char-ngrams", "--sublinear-tf", "--title-weight", "--nb-scale"};
 enum { NCFG_OPTIONS = sizeof cfg_options / sizeof cfg_options[0] };
 
 typedef struct {
@@ -162,6 +163,8 @@ static void usage(FILE *f)
 "  --char-ngrams A,B|off  also character A..B-grams of each word (%d,%d)\n"
 "  --sublinear-tf 0|1   tf = 1 + ln(count) (%d)\n"
 "  --title-weight N     count the title's n-grams N times (%d)\n"
+"  --nb-scale 0|1       scale each bucket's idf by its largest |log-count ratio| over\n"
+"                       the classes on the training rows, as NBSVM does (%d)\n"
 "  --split-seed S       seed of the stratified train/val split and folds (%d)\n"
 "model and optimisation\n"
 "  --hidden W1,W2,..    hidden layer widths (%s)\n"
@@ -205,7 +208,7 @@ static void usage(FILE *f)
 "  --quiet              only the final summary\n"
 "  --help\n",
             CFG_MAX_VAL_FRAC, DEF_VAL_FRAC, DEF_FEATURES, DEF_CHAR_MIN, DEF_CHAR_MAX, DEF_SUBLINEAR,
-            DEF_TITLE_WEIGHT, DEF_SPLIT_SEED, DEF_HIDDEN, DEF_DROPOUT, DEF_SMOOTH, DEF_LR, DEF_WD, DEF_EPOCHS,
+            DEF_TITLE_WEIGHT, DEF_NB_SCALE, DEF_SPLIT_SEED, DEF_HIDDEN, DEF_DROPOUT, DEF_SMOOTH, DEF_LR, DEF_WD, DEF_EPOCHS,
             DEF_BATCH, DEF_SEED, DEF_SAVE_DIR, DEF_SAVE_EVERY);
 }
 
@@ -286,6 +289,7 @@ static int cfg_differs(const char *a, const train_config *x, const train_config 
     if (!strcmp(a, "--char-ngrams")) return x->feat.char_min != y->feat.char_min || x->feat.char_max != y->feat.char_max;
     if (!strcmp(a, "--sublinear-tf")) return x->feat.sublinear != y->feat.sublinear;
     if (!strcmp(a, "--title-weight")) return x->feat.title_weight != y->feat.title_weight;
+    if (!strcmp(a, "--nb-scale")) return x->feat.nb_scale != y->feat.nb_scale;
     return 0;
 }
 
@@ -307,7 +311,7 @@ static int parse_args(int argc, char **argv, options *o)
     t->seed = DEF_SEED;
     t->val_frac = DEF_VAL_FRAC;
     t->split_seed = DEF_SPLIT_SEED;
-    t->feat = (feat_opts){DEF_CHAR_MIN, DEF_CHAR_MAX, DEF_SUBLINEAR, DEF_TITLE_WEIGHT};
+    t->feat = (feat_opts){DEF_CHAR_MIN, DEF_CHAR_MAX, DEF_SUBLINEAR, DEF_TITLE_WEIGHT, DEF_NB_SCALE};
     o->algo_name = "auto";
     o->save_dir = DEF_SAVE_DIR;
     o->save_every = DEF_SAVE_EVERY;
@@ -331,7 +335,7 @@ static int parse_args(int argc, char **argv, options *o)
             "--dropout", "--optimizer", "--schedule", "--lr", "--momentum", "--weight-decay", "--warmup", "--epochs",
             "--batch", "--accum", "--seed", "--val-frac", "--bucket-mb", "--threads", "--stop-after",
             "--inject-desync", "--char-ngrams", "--sublinear-tf", "--title-weight", "--split-seed", "--label-smoothing",
-            "--save-every", "--folds", "--fold", "--class-weight", NULL};
+            "--save-every", "--folds", "--fold", "--class-weight", "--nb-scale", NULL};
         int known = 0;
         for (int k = 0; valued[k]; k++) known |= !strcmp(a, valued[k]);
         if (strncmp(a, "--", 2)) return bad_arg("unexpected argument '%s'", a);
@@ -369,6 +373,9 @@ static int parse_args(int argc, char **argv, options *o)
         } else if (!strcmp(a, "--title-weight")) {
             if (parse_long(a, v, 1, FEAT_MAX_TITLE_WEIGHT, &l)) return 2;
             t->feat.title_weight = (int)l;
+        } else if (!strcmp(a, "--nb-scale")) {
+            if (parse_long(a, v, 0, 1, &l)) return 2;
+            t->feat.nb_scale = (int)l;
         } else if (!strcmp(a, "--split-seed")) {
             if (parse_long(a, v, 0, LONG_MAX, &l)) return 2;
             t->split_seed = (uint64_t)l;

@@ -387,7 +387,7 @@ static double norm2(const float *v, int n)
     return sqrt(s);
 }
 
-/* Feature options: character n-grams, sublinear tf, title weight. */
+/* Feature options: character n-grams, sublinear tf, title weight, NB scaling. */
 static void test_feature_opts(void)
 {
     const int dim = 1 << 20;
@@ -399,7 +399,7 @@ static void test_feature_opts(void)
     /* "ab" with character 2..3-grams of " ab ": " a" "ab" "b " " ab" "ab ", each
      * hashed after the byte 0x01 (their own namespace), plus the word "ab".
      * One document: every idf is 1, so every weight is 1/sqrt(6). */
-    feat_opts o = {2, 3, 0, 1};
+    feat_opts o = {2, 3, 0, 1, 0};
     check(feat_fit_opts(&f, dim, &o, &d, NULL, 0) == 0, "feat_fit_opts with char n-grams");
     feat_transform(&f, "ab", NULL, v);
     static const char *const grams[] = { "\x01 a", "\x01" "ab", "\x01" "b ", "\x01 ab", "\x01" "ab " };
@@ -418,7 +418,7 @@ static void test_feature_opts(void)
     /* Sublinear tf: "alpha alpha" -> alpha 1 + ln 2, bigram "alpha alpha" 1 (idf 1 each). */
     mwml_row r2[1] = { mkrow("alpha alpha", "", 0) };
     mwml_data d2 = { r2, 1 };
-    o = (feat_opts){0, 0, 1, 1};
+    o = (feat_opts){0, 0, 1, 1, 0};
     check(feat_fit_opts(&f, dim, &o, &d2, NULL, 0) == 0, "feat_fit_opts sublinear");
     feat_transform(&f, "alpha alpha", NULL, v);
     double ta = 1 + log(2.0), nrm = sqrt(ta * ta + 1);
@@ -428,7 +428,7 @@ static void test_feature_opts(void)
     feat_free(&f);
 
     /* Title weight 3: title "alpha" counted 3 times, "beta" and "alpha beta" once. */
-    o = (feat_opts){0, 0, 0, 3};
+    o = (feat_opts){0, 0, 0, 3, 0};
     check(feat_fit_opts(&f, dim, &o, &d2, NULL, 0) == 0, "feat_fit_opts title weight");
     feat_transform(&f, "Alpha", "beta", v);
     double ia = 1, ib = log(2.0 / 1.0) + 1;   /* alpha in the one doc; beta and the bigram in none */
@@ -442,9 +442,57 @@ static void test_feature_opts(void)
           "feat_fit uses feat_words_only");
     feat_free(&f);
 
+    /* NB scaling: every bucket's idf times max over the classes with rows of
+     * |ln(p_c / q_c)| (features.c). Three rows of class 0 share "cat", and
+     * every row has "shared": "cat" points at class 0, "shared" at nothing. */
+    {
+        mwml_row r6[6] = { mkrow("shared cat a0", "", 0), mkrow("shared cat a1", "", 0), mkrow("shared cat a2", "", 0),
+                           mkrow("shared b0", "", 1), mkrow("shared b1", "", 1), mkrow("shared b2", "", 1) };
+        mwml_data d6 = { r6, 6 };
+        o = (feat_opts){0, 0, 0, 1, 1};
+        const int fit = feat_fit_opts(&f, dim, &o, &d6, NULL, 0);
+        check(fit == 0, "feat_fit_opts with nb_scale");
+        if (fit) { free(v); return; }
+        /* Distinct buckets per class: 3 x {shared, cat, aK, "shared cat", "cat aK"} and 3 x {shared, bK, "shared bK"}. */
+        const double D = dim, tot0 = 15, tot1 = 9, all = 24;
+        /* ln(p_0 / q_0) of a bucket in k0 rows of class 0 and k1 of class 1; class 1's ratio is its negative
+         * up to the denominators, so both are computed. */
+        #define NB_R(in, out, tin, tout) log((((in) + 1.0) / ((tin) + D)) / (((out) + 1.0) / ((tout) + D)))
+        double s_cat = fmax(fabs(NB_R(3, 0, tot0, all - tot0)), fabs(NB_R(0, 3, tot1, all - tot1)));
+        double s_shared = fmax(fabs(NB_R(3, 3, tot0, all - tot0)), fabs(NB_R(3, 3, tot1, all - tot1)));
+        double idf_cat = log(7.0 / 4.0) + 1, idf_shared = 1.0;
+        float got_cat = f.idf[feat_bucket("cat", 3, dim)], got_shared = f.idf[feat_bucket("shared", 6, dim)];
+        check(fabs(got_cat - idf_cat * s_cat) < 1e-5 * idf_cat * s_cat &&
+              fabs(got_shared - idf_shared * s_shared) < 1e-5 * idf_shared * s_shared + 1e-6,
+              "nb-scaled idf: cat %g (want %g), shared %g (want %g)", got_cat, idf_cat * s_cat, got_shared,
+              idf_shared * s_shared);
+        check(s_cat > 1.3 && got_cat > 100 * got_shared, "a class's word outweighs one in every row: %g vs %g",
+              got_cat, got_shared);
+        for (int b = 0; b < dim; b++)
+            if (!(f.idf[b] > 0.0f)) { check(0, "nb-scaled weight %d = %g, want > 0", b, f.idf[b]); break; }
+        /* Classes 2 and 3 have no row: they are left out (else "shared", absent from them, would look telling). */
+        feat_free(&f);
+        /* Fitting on a subset reads only its rows' tags: rows 0 and 3 alone. */
+        const size_t sub[2] = { 0, 3 };
+        const double want_sub = (log(3.0 / 2.0) + 1) * fmax(fabs(NB_R(1, 0, 5, 3)), fabs(NB_R(0, 1, 3, 5)));
+        const int fit_sub = feat_fit_opts(&f, dim, &o, &d6, sub, 2);
+        const double got_sub = fit_sub == 0 ? f.idf[feat_bucket("cat", 3, dim)] : -1.0;
+        check(fit_sub == 0 && fabs(got_sub - want_sub) < 1e-5 * want_sub,
+              "nb_scale on a subset of rows: cat %g, want %g", got_sub, want_sub);
+        feat_free(&f);
+        /* Without nb_scale the tags are not read; with it, a bad tag is an error. */
+        r6[4].tag = MWML_NTAGS;
+        check(feat_fit_opts(&f, dim, &o, &d6, NULL, 0) != 0 && f.idf == NULL, "nb_scale refuses a row with a bad tag");
+        o.nb_scale = 0;
+        check(feat_fit_opts(&f, dim, &o, &d6, NULL, 0) == 0, "no nb_scale: tags not read");
+        feat_free(&f);
+        #undef NB_R
+    }
+
     /* Bad options are refused. */
-    static const feat_opts bad[] = { {0, 3, 0, 1}, {3, 2, 0, 1}, {1, FEAT_MAX_CHAR_N + 1, 0, 1}, {-1, 2, 0, 1},
-                                     {0, 0, 2, 1}, {0, 0, 0, 0}, {0, 0, 0, FEAT_MAX_TITLE_WEIGHT + 1} };
+    static const feat_opts bad[] = { {0, 3, 0, 1, 0}, {3, 2, 0, 1, 0}, {1, FEAT_MAX_CHAR_N + 1, 0, 1, 0}, {-1, 2, 0, 1, 0},
+                                     {0, 0, 2, 1, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, FEAT_MAX_TITLE_WEIGHT + 1, 0},
+                                     {0, 0, 0, 1, 2}, {0, 0, 0, 1, -1} };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         check(!feat_opts_valid(&bad[i]) && feat_fit_opts(&f, 16, &bad[i], &d2, NULL, 0) != 0 && f.idf == NULL,
               "bad options %zu refused", i);
@@ -620,7 +668,7 @@ static void test_csr(void)
         many[i] = mkrow(titles[i], i % 5 ? "for the data, data" : "of the", i % 4);
     }
     mwml_data d = { many, 40 };
-    const feat_opts opts[2] = { { 0, 0, 0, 1 }, { 2, 5, 1, 2 } };
+    const feat_opts opts[2] = { { 0, 0, 0, 1, 0 }, { 2, 5, 1, 2, 0 } };
     for (int o = 0; o < 2; o++) {
         const int dim = 512;
         featurizer f;

@@ -80,6 +80,9 @@ resume)
   train 2 --resume "$W/b/last.ckpt" --save "$W/b" --epochs 5 --lr 0.5 > "$W/o" 2>&1; rc=$?
   check '[ $rc -eq 2 ] && grep -q "\-\-lr 0.5 differs from the configuration" "$W/o" && cmp -s "$W/b/last.ckpt" "$W/keep.ckpt"' \
         "--resume with another --lr: rc $rc $(cat "$W/o")"
+  train 2 --resume "$W/b/last.ckpt" --save "$W/b" --epochs 5 --nb-scale 0 > "$W/o" 2>&1; rc=$?
+  check '[ $rc -eq 2 ] && grep -q "\-\-nb-scale 0 differs from the configuration" "$W/o" && cmp -s "$W/b/last.ckpt" "$W/keep.ckpt"' \
+        "--resume with another --nb-scale: rc $rc $(cat "$W/o")"
   train 2 --resume "$W/b/last.ckpt" --no-save --epochs 5 --stop-after 1 --features 1024 --hidden 32 > "$W/o" 2>&1; rc=$?
   check '[ $rc -eq 0 ]' "--resume with the checkpoint's own --features and --hidden: rc $rc $(cat "$W/o")"
   # best.ckpt holds a model, not a training state.
@@ -127,7 +130,7 @@ args)
            "--folds 5 --fold 6" "--folds 1 --fold 1" "--class-weight 1,2,3" "--class-weight 1,0,1,1" \
            "--class-weight 1,nan,1,1" "--sparse-grads --bucket-mb 1" "--lr nan" "--batch 0" "--accum 0" \
            "--dropout 0.99999999" "--label-smoothing 0.99999999" "--momentum 0.99999999" \
-           "--folds 5 --fold 1 --metrics m.json"; do
+           "--folds 5 --fold 1 --metrics m.json" "--nb-scale 2" "--nb-scale on"; do
     train1 $a > "$W/o" 2>&1; rc=$?
     check '[ $rc -eq 2 ] && grep -q "tagtrain" "$W/o"' "'$a': want exit 2 and a message, got rc $rc: $(cat "$W/o")"
   done

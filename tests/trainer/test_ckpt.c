@@ -1,6 +1,8 @@
 /*
  * test_ckpt — checkpoint files and the save directory:
  *   - round trip of both kinds (training state, model), atomic replace;
+ *   - a file of the previous format version (3, before feat.nb_scale) read
+ *     as what it was trained with, nb_scale 0;
  *   - refusal of every kind of damaged or foreign file with a message that
  *     says which — including forged files whose checksum is right but whose
  *     fields are not (batch 0, accum 0, NaN lr, ...: the message names the
@@ -23,6 +25,7 @@
 #include <unistd.h>
 #include "ckpt.h"
 #include "check.h"
+#include "collkit_util.h"
 
 static char dir[256];
 
@@ -44,7 +47,7 @@ static void make(checkpoint *c)
     c->cfg.seed = 77;
     c->cfg.split_seed = 78;
     c->cfg.val_frac = 0.2;
-    c->cfg.feat = (feat_opts){2, 4, 1, 3};
+    c->cfg.feat = (feat_opts){2, 4, 1, 3, 1};
     c->cfg.epochs = 9;
     c->cfg.batch = 32;
     c->cfg.accum = 1;
@@ -73,6 +76,66 @@ static long file_size(const char *p)
 {
     struct stat st;
     return stat(p, &st) ? -1 : (long)st.st_size;
+}
+
+static unsigned char *read_whole(const char *p, long *n)
+{
+    *n = file_size(p);
+    FILE *f = fopen(p, "rb");
+    unsigned char *b = malloc(*n > 0 ? (size_t)*n : 1);
+    if (!f || !b || fread(b, 1, (size_t)*n, f) != (size_t)*n) { if (f) fclose(f); free(b); return NULL; }
+    fclose(f);
+    return b;
+}
+
+/* Format version 3 had no nb_scale field (4 bytes after title_weight). Its
+ * files are still read, as nb_scale 0. The field's place is found by saving
+ * the same state with nb_scale 0 and 1 (the one payload word that differs),
+ * and a version 3 file is made from the first by cutting it out and fixing
+ * the header's version, length and checksum. */
+static void version3(void)
+{
+    checkpoint a, b;
+    char p0[512], p1[512], p3[512], err[512];
+    make(&a);
+    path_in(p0, sizeof p0, "v4_nb0.ckpt");
+    path_in(p1, sizeof p1, "v4_nb1.ckpt");
+    path_in(p3, sizeof p3, "v3.ckpt");
+    a.cfg.feat.nb_scale = 0;
+    CHECK(ckpt_save(p0, &a, err, sizeof err) == 0, "save nb_scale 0: %s", err);
+    a.cfg.feat.nb_scale = 1;
+    CHECK(ckpt_save(p1, &a, err, sizeof err) == 0, "save nb_scale 1: %s", err);
+    long n0, n1;
+    unsigned char *f0 = read_whole(p0, &n0), *f1 = read_whole(p1, &n1);
+    CHECK(f0 && f1 && n0 == n1 && n0 > 36, "both files read back");
+    long at = 32;   /* header: magic, version, kind, length, checksum */
+    while (at < n0 && f0[at] == f1[at]) at++;
+    at -= (at - 32) % 4;   /* the start of the differing u32 */
+    uint32_t one = 1, zero = 0;
+    CHECK(at + 4 <= n0 && !memcmp(f1 + at, &one, 4) && !memcmp(f0 + at, &zero, 4),
+          "the nb_scale word is found in the payload (at %ld)", at);
+    memmove(f0 + at, f0 + at + 4, (size_t)(n0 - at - 4));
+    const long n3 = n0 - 4;
+    uint32_t ver = 3;
+    uint64_t len = (uint64_t)(n3 - 32), sum = ck_fnv1a64(f0 + 32, (size_t)len);
+    memcpy(f0 + 8, &ver, 4);
+    memcpy(f0 + 16, &len, 8);
+    memcpy(f0 + 24, &sum, 8);
+    FILE *f = fopen(p3, "wb");
+    CHECK(f && fwrite(f0, 1, (size_t)n3, f) == (size_t)n3 && fclose(f) == 0, "write the version 3 file");
+    CHECK(ckpt_load(p3, &b, err, sizeof err) == 0, "a version 3 checkpoint loads: %s", err);
+    CHECK(b.cfg.feat.nb_scale == 0 && b.cfg.feat.title_weight == 3 && b.cfg.feat.sublinear == 1 &&
+          b.epochs_done == 4 && b.best_epoch == 3 && !memcmp(b.params, a.params, a.nparams * 4) &&
+          !memcmp(b.idf, a.idf, 40), "its fields and arrays are the saved ones, nb_scale 0");
+    ckpt_free(&b);
+    ver = 2;
+    memcpy(f0 + 8, &ver, 4);
+    f = fopen(p3, "wb");
+    CHECK(f && fwrite(f0, 1, (size_t)n3, f) == (size_t)n3 && fclose(f) == 0, "write a version 2 file");
+    CHECK(ckpt_load(p3, &b, err, sizeof err) != 0 && strstr(err, "version 2"), "version 2 refused: %s", err);
+    free(f0);
+    free(f1);
+    unmake(&a);
 }
 
 static void copy_mutated(const char *src, const char *dst, long flip_at, long keep)
@@ -355,7 +418,7 @@ int main(void)
     CHECK(b.epochs_done == 4 && b.opt_steps == 123 && b.best_val_loss == 0.375 && b.best_epoch == 3 &&
           b.cfg.seed == 77 && b.cfg.model.hidden[0] == 3 && b.cfg.model.dropout == 0.25f && b.cfg.epochs == 9 &&
           b.cfg.split_seed == 78 && b.cfg.feat.char_min == 2 && b.cfg.feat.char_max == 4 && b.cfg.feat.sublinear == 1 &&
-          b.cfg.feat.title_weight == 3 && b.cfg.model.class_weight[3] == 4.0f && b.cfg.batch == 32 &&
+          b.cfg.feat.title_weight == 3 && b.cfg.feat.nb_scale == 1 && b.cfg.model.class_weight[3] == 4.0f && b.cfg.batch == 32 &&
           b.cfg.opt.total_steps == 100, "fields round-trip");
     ckpt_free(&b);
     /* The model kind: no optimizer state, no best copy. */
@@ -412,6 +475,7 @@ int main(void)
     CHECK(file_size(q) == 18, "the foreign file is untouched");
     unmake(&a);
 
+    version3();
     forged();
     not_regular();
     save_dir();

@@ -29,8 +29,10 @@ fi
 python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$o/trace_ring_pipelined.json" 2>/dev/null && ok ||
   bad "trace_ring_pipelined.json is not JSON"
 grep -Eq "^ring,4096," "$o/extrap.csv" 2>/dev/null && ok || bad "no extrapolation to 4096 ranks"
+# (the efficiency is any positive number: on a machine whose memory speed
+# changes from run to run, a 1-rank run can be the slower one, and it exceeds 1)
 for a in ring twoshot@shm; do
-  grep -Eq "^$a,2,$num,0\.[0-9]+,$num,33557008$" "$o/trainer.csv" 2>/dev/null && ok || bad "no $a row at p = 2 in trainer.csv"
+  grep -Eq "^$a,2,$num,$num,$num,33557008$" "$o/trainer.csv" 2>/dev/null && ok || bad "no $a row at p = 2 in trainer.csv"
 done
 grep -q "efficiency ceiling" "$o/trainer_ceiling.txt" 2>/dev/null && ok || bad "no trainer_ceiling.txt"
 grep -q '^## Trainer' "$o/summary.md" 2>/dev/null && ok || bad "summary.md has no trainer section"

@@ -176,24 +176,25 @@ static void say(ck_sbuf *b, const char *fmt, ...)
  * and with rank d's twice (an input read after it was overwritten: in place,
  * recvbuf written before the rank's own input in it was used). Sums and
  * products; says so and returns 1 when exactly one pair (m, d) fits. */
+/* Does element i's result gv equal its right result ev with rank m's input
+ * replaced by rank d's? */
+static int replaced_fits(const cc_scheme *s, size_t i, int m, int d, int64_t gv, int64_t ev)
+{
+    const int64_t xm = cc_input(s, m, i), xd = cc_input(s, d, i);
+    int64_t t;
+    if (xd == xm) return 0;   /* the same value: nothing would show */
+    if (s->kind == CC_PROD) return xm != 0 && ev % xm == 0 && mul_as(s, ev / xm, xd, &t) && t == gv;
+    return !__builtin_add_overflow(ev - xm, xd, &t) && t == gv;
+}
+
 static int replaced_input(ck_sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev, verdict *v)
 {
     const cc_scheme *s = &c->s;
     if (s->kind == CC_MINMAX || s->p < 2 || s->p > 64) return 0;
     int fm = -1, fd = -1, n = 0;
-    for (int m = 0; m < s->p; m++) {
-        const int64_t xm = cc_input(s, m, i);
-        int64_t base;
-        if (s->kind == CC_PROD) { if (xm == 0 || ev % xm) continue; base = ev / xm; }
-        else base = ev - xm;
-        for (int d = 0; d < s->p; d++) {
-            int64_t t;
-            if (d == m) continue;
-            const int64_t xd = cc_input(s, d, i);
-            if (s->kind == CC_PROD ? !mul_as(s, base, xd, &t) : __builtin_add_overflow(base, xd, &t)) continue;
-            if (t == gv && xd != xm) { if (!n++) { fm = m; fd = d; } }
-        }
-    }
+    for (int m = 0; m < s->p; m++)
+        for (int d = 0; d < s->p; d++)
+            if (d != m && replaced_fits(s, i, m, d, gv, ev) && !n++) { fm = m; fd = d; }
     if (n != 1) return 0;
     say(b, ": it holds rank %d's input in place of rank %d's: rank %d's contribution is missing and rank %d's "
            "is counted twice", fd, fm, fm, fd);
@@ -393,6 +394,8 @@ static int previous_call(ck_sbuf *b, ctx *c, size_t i, verdict *v)
     return 1;
 }
 
+static const char OVERWRITTEN[] = "(an input read after it was overwritten: in place, sendbuf is recvbuf)";
+
 static const char OWN_INPUT[] = ": it holds this rank's own input unchanged: no other rank's contribution is in it "
                                 "(never reduced, or copied where a reduction belongs)";
 
@@ -518,18 +521,16 @@ static int replaced_pair(const ctx *c, const size_t *idx, int n, int *m_out, int
 {
     const cc_scheme *s = &c->s;
     if (s->kind != CC_PROD || s->p < 2 || s->p > 64) return 0;
+    int64_t gv[CC_EXAMINE], ev[CC_EXAMINE];
+    int k = 0;
+    for (int e = 0; e < n && e < CC_EXAMINE; e++)
+        if (cc_load_int(c->got, idx[e], s->dt, &gv[k])) { ev[k] = cc_reduce_value(s, idx[e]); k++; }
     int best = 0, tie = 0;
     for (int m = 0; m < s->p; m++)
         for (int d = 0; d < s->p; d++) {
             if (d == m) continue;
             int fits = 0;
-            for (int e = 0; e < n; e++) {
-                int64_t gv, t;
-                const int64_t ev = cc_reduce_value(s, idx[e]), xm = cc_input(s, m, idx[e]),
-                              xd = cc_input(s, d, idx[e]);
-                if (!cc_load_int(c->got, idx[e], s->dt, &gv) || xm == 0 || ev % xm) continue;
-                fits += mul_as(s, ev / xm, xd, &t) && t == gv;
-            }
+            for (int e = 0; e < k; e++) fits += replaced_fits(s, idx[e], m, d, gv[e], ev[e]);
             if (fits > best) { best = fits; tie = 0; *m_out = m; *d_out = d; }
             else if (fits == best) tie = 1;
         }
@@ -560,8 +561,8 @@ static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, const size_t *
     const int fit = replaced_pair(c, idx, n, &rm, &rd);
     if (fit >= 2 && 2 * fit > n &&
         (2 * c_top <= n || top == K_UNEXPLAINED || top == K_SIGN || (top == K_REPLACED && fit > c_top))) {
-        ck_sbuf_add(b, "; %d of %d wrong elements examined fit rank %d's input in place of rank %d's (an input read "
-                       "after it was overwritten: in place, sendbuf is recvbuf)", fit, n, rd, rm);
+        ck_sbuf_add(b, "; %d of %d wrong elements examined fit rank %d's input in place of rank %d's %s", fit, n, rd,
+                    rm, OVERWRITTEN);
         return;
     }
     char of[96];
@@ -666,8 +667,8 @@ static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, const size_t *
                 if (same > best) { best = same; bd = v[e].param; bm = __builtin_ctzll(v[e].ranks); }
             }
             if (best >= 2 && 2 * best > n) {
-                ck_sbuf_add(b, "; %d of %d wrong elements examined hold rank %lld's input in place of rank %d's (an input "
-                               "read after it was overwritten: in place, sendbuf is recvbuf)", best, n, bd, bm);
+                ck_sbuf_add(b, "; %d of %d wrong elements examined hold rank %lld's input in place of rank %d's %s", best,
+                            n, bd, bm, OVERWRITTEN);
                 return;
             }
             ck_sbuf_add(b, "; %s hold one rank's input in place of another's, not the same pair in most of them", of);

@@ -86,6 +86,18 @@ static void test_kernels(void)
     CHECK(ck_reduce_host(&x, &x, &x, 1, CK_F32, CK_AVG) == CK_ERR_INVALID_ARG, "avg is not a kernel op");
     CHECK(ck_reduce_host(&x, &x, &x, 1, (ck_dtype)99, CK_SUM) == CK_ERR_INVALID_ARG, "unknown dtype");
     CHECK(ck_reduce_host(NULL, NULL, NULL, 0, CK_F32, CK_SUM) == CK_SUCCESS, "count 0 touches nothing");
+
+    /* Integer overflow wraps (two's complement), as a broken algorithm that
+     * counts a contribution twice needs for its result to be diagnosed; in
+     * the signed type it would be undefined behaviour (UBSan stops there). */
+    int64_t big[2] = {INT64_MAX, INT64_MIN / 2}, one[2] = {1, 4};
+    CHECK(ck_reduce_host(big, big, one, 2, CK_I64, CK_SUM) == CK_SUCCESS && big[0] == INT64_MIN &&
+          big[1] == INT64_MIN / 2 + 4, "i64 sum wraps");
+    big[0] = INT64_MAX; big[1] = INT64_MIN / 2;
+    CHECK(ck_reduce_host(big, big, one, 2, CK_I64, CK_PROD) == CK_SUCCESS && big[0] == INT64_MAX && big[1] == 0,
+          "i64 prod wraps");
+    int32_t w[1] = {INT32_MAX}, w1[1] = {2};
+    CHECK(ck_reduce_host(w, w, w1, 1, CK_I32, CK_PROD) == CK_SUCCESS && w[0] == -2, "i32 prod wraps");
 }
 
 static void test_bf16(void)

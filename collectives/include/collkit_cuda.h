@@ -36,6 +36,13 @@ int          ck_cuda_use(ck_comm *comm);
 /* Rank `rank`'s GPU as a PCI bus id ("0000:3b:00.0"), gathered at creation:
  * two ranks on one GPU have the same id. NULL if out of range or host. */
 const char  *ck_cuda_pci_id(const ck_comm *comm, int rank);
+/* Wait for ck_cuda_stream(comm) to run everything queued on it, at most
+ * bound_s seconds (<= 0: no bound). 1 drained, 0 timed out, -1 a CUDA error
+ * (or not a CUDA communicator). Use it rather than polling cudaStreamQuery
+ * yourself: it clears the "not ready" answers from the thread's last error
+ * (a later launch check would report them as a failed launch), and once a
+ * wait has timed out, later ones poll once instead of waiting again. */
+int          ck_cuda_wait(ck_comm *comm, double bound_s);
 
 #ifdef __cplusplus
 }

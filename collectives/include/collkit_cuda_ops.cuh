@@ -27,11 +27,19 @@ __device__ __forceinline__ bf16 f32_to_bf16(float f)
     return bf16{(uint16_t)(u >> 16)};
 }
 
+/* The type sums and products are computed in: the type itself for floats,
+ * its unsigned twin for integers, as on the host (dtype.c), so that an
+ * integer overflow wraps as two's complement instead of being undefined. */
+template <typename T> struct arith { typedef T type; };
+template <> struct arith<int32_t> { typedef uint32_t type; };
+template <> struct arith<int64_t> { typedef uint64_t type; };
+
 /* x op y for OP in CK_SUM, CK_PROD, CK_MIN, CK_MAX (avg is a sum, then divide). */
 template <int OP, typename T> __device__ __forceinline__ T apply(T x, T y)
 {
-    if (OP == CK_SUM) return x + y;
-    if (OP == CK_PROD) return x * y;
+    typedef typename arith<T>::type A;
+    if (OP == CK_SUM) return (T)((A)x + (A)y);
+    if (OP == CK_PROD) return (T)((A)x * (A)y);
     if (OP == CK_MIN) return y < x ? y : x;
     return y > x ? y : x;
 }

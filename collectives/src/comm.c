@@ -11,6 +11,7 @@
 #include "collkit_util.h"
 #include "env.h"
 #include "internal.h"
+#include "cuda_logic.h"   /* ck_cu_aligned: the device buffers' alignment rule */
 
 double ck_now(void)
 {
@@ -702,6 +703,13 @@ static int check_local_args(ck_comm *c, const ck_algo *algo, const void *sendbuf
     if (count > 0 && (!recvbuf || !sendbuf))
         return ck_fail(c, CK_ERR_INVALID_ARG, "null buffer with count %zu", count);
     if (count > (size_t)1 << 60) return ck_fail(c, CK_ERR_INVALID_ARG, "count %zu is too large", count);
+    /* Checked here, before the ranks agree, so that every rank fails alike:
+     * one rank failing at its launch would leave the others waiting for it. */
+    if (c->tr.mem == CK_MEM_CUDA && count > 0 &&
+        !ck_cu_aligned(sendbuf == CK_IN_PLACE ? recvbuf : sendbuf, recvbuf, ck_dtype_size(dt)))
+        return ck_fail(c, CK_ERR_INVALID_ARG, "device buffers must be aligned to the element size (%zu B for %s): "
+                       "sendbuf %p, recvbuf %p", ck_dtype_size(dt), ck_dtype_name(dt),
+                       sendbuf == CK_IN_PLACE ? recvbuf : sendbuf, recvbuf);
     return CK_SUCCESS;
 }
 

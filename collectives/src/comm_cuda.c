@@ -41,3 +41,10 @@ int ck_cuda_use(ck_comm *c)
                            c->tr.error ? ": " : "", c->tr.error ? c->tr.error(t) : "");
     return CK_SUCCESS;
 }
+
+int ck_cuda_wait(ck_comm *c, double bound_s)
+{
+    void *t = cuda_self(c);
+    if (!t) return -1;
+    return ck_cuda_tr_wait(t, bound_s, NULL);
+}

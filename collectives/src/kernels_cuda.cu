@@ -3,6 +3,9 @@
  *   reduce   dst[i] = a[i] op b[i]        ck_reduce_local on device buffers
  *   divide   buf[i] /= divisor            avg's finaliser
  * The arithmetic is collkit_cuda_ops.cuh's, bit for bit the host kernels.
+ * Each launch clears the thread's last error first and reads it right after:
+ * an earlier call's leftover (a "not ready" of a stream poll, say) must not
+ * pass for a failed launch.
  * (The oneshot/twoshot kernels live with their algorithms, in
  * collectives/algos/cuda/symmetric_kernels.cu.)
  */
@@ -39,6 +42,7 @@ cudaError_t reduce_as(int op, void *dst, const void *a, const void *b, size_t n,
 {
     unsigned g = grid_for(n, 256);
     T *d = (T *)dst;
+    (void)cudaGetLastError();   /* the check below must see this launch's error only */
     const T *x = (const T *)a, *y = (const T *)b;
     switch (op) {
     case CK_SUM:  reduce_kernel<T, CK_SUM><<<g, 256, 0, s>>>(d, x, y, n); break;
@@ -70,6 +74,7 @@ extern "C" cudaError_t ck_cuda_divide(void *buf, size_t n, ck_dtype dt, int divi
 {
     if (!n) return cudaSuccess;
     unsigned g = grid_for(n, 256);
+    (void)cudaGetLastError();   /* the check below must see this launch's error only */
     switch (dt) {
     case CK_F32:  divide_kernel<float><<<g, 256, 0, s>>>((float *)buf, n, divisor); break;
     case CK_F64:  divide_kernel<double><<<g, 256, 0, s>>>((double *)buf, n, divisor); break;

@@ -69,7 +69,14 @@
  * Watchdog. Waiting for the stream (finish, download, free, destroy) polls
  * cudaStreamQuery against the communicator's timeout (handed in at creation
  * and before each call by set_timeout): a copy that waits on a peer's event
- * forever ends in CK_ERR_TIMEOUT with a message, like a ck_wait would.
+ * forever ends in CK_ERR_TIMEOUT with a message, like a ck_wait would. Each
+ * "not ready" answer is cleared from the thread's last error at once
+ * (ck_cu_poll), and after one timeout later waits poll once instead of
+ * waiting the whole timeout again (ck_cu_watch_wait).
+ *
+ * Teardown. A rank frees its staging area only when every rank's stream has
+ * drained (agreed at destroy): a peer's copy still queued after a timeout may
+ * write into it. Otherwise it leaks it (ck_cu_teardown).
  *
  * Peer access. At creation every rank checks, for each rank on another GPU it
  * can see, cudaDeviceCanAccessPeer; a pair that cannot reach each other is
@@ -86,6 +93,11 @@
 
 #define SLOT  CK_CUDA_SLOT
 #define NSLOT CK_CUDA_NSLOT
+/* cuda_logic.h speaks of these errors as plain ints. */
+_Static_assert(CK_CU_SUCCESS == (int)cudaSuccess && CK_CU_NOT_READY == (int)cudaErrorNotReady &&
+               CK_CU_NO_DEVICE == (int)cudaErrorNoDevice && CK_CU_NO_DRIVER == (int)cudaErrorInsufficientDriver,
+               "cuda_logic.h's error codes are cudaError_t's");
+
 #define ROUND_2M(x) (((x) + ((size_t)2 << 20) - 1) / ((size_t)2 << 20) * ((size_t)2 << 20))
 
 /* The engine's per-request state for this transport: the posted control receive. */
@@ -124,6 +136,7 @@ typedef struct ck_cuda_tr {
     ctl_send    *busy, *spare;
     char        *pci;             /* size * 32 chars */
     cudaError_t  last;            /* the CUDA error a stream poll saw */
+    ck_cu_watch  watch;           /* the stream timed out once: later waits poll once */
 } ck_cuda_tr;
 
 /* ------------------------------------------------------------ failures */
@@ -169,23 +182,36 @@ int ck_cuda_tr_use(void *self)
 
 /* ------------------------------------------------------------ the stream, bounded */
 
+static int query_stream(void *arg) { return (int)cudaStreamQuery(((ck_cuda_tr *)arg)->stream); }
+static int clear_last(void) { return (int)cudaGetLastError(); }
+
 static int stream_ready(void *arg)
 {
     ck_cuda_tr *t = arg;
-    cudaError_t e = cudaStreamQuery(t->stream);
-    if (e == cudaSuccess) return 1;
-    if (e == cudaErrorNotReady) return 0;
-    t->last = e;
-    return -1;
+    int e = 0, r = ck_cu_poll(query_stream, clear_last, t, &e);
+    if (r < 0) t->last = (cudaError_t)e;
+    return r;
 }
+
+int ck_cuda_tr_wait(void *self, double bound_s, double *waited)
+{
+    ck_cuda_tr *t = self;
+    return ck_cu_watch_wait(&t->watch, stream_ready, t, bound_s, waited);
+}
+
+cudaError_t ck_cuda_tr_last(void *self) { return ((ck_cuda_tr *)self)->last; }
 
 /* Wait until the stream has run everything queued, at most timeout_s: a
  * copy waiting on a peer's event that never comes is a hang like any other. */
 static int drain(ck_cuda_tr *t, const char *why)
 {
     double waited = 0;
-    int r = ck_poll_bounded(stream_ready, t, t->timeout_s, &waited);
+    const int was_stuck = t->watch.stuck;
+    int r = ck_cuda_tr_wait(t, t->timeout_s, &waited);
     if (r == 1) return CK_SUCCESS;
+    if (r == 0 && was_stuck)
+        return tr_break(t, CK_ERR_TIMEOUT, "watchdog: the device stream has not finished since an earlier wait "
+                        "timed out (%s): a copy or kernel is still waiting on a peer", why);
     if (r == 0)
         return tr_break(t, CK_ERR_TIMEOUT, "watchdog: the device stream did not finish within %.1f s (%s): "
                         "a copy or kernel is waiting on a peer that is stuck or never made the matching call",
@@ -425,7 +451,7 @@ static void cu_destroy(void *self)
     cudaSetDevice(t->dev);
     /* A copy still queued may write into a peer's staging area or read from
      * one: only if the stream drains are the mappings closed and memory freed. */
-    int idle = !t->stream || drain(t, "destroying the communicator") == CK_SUCCESS;
+    int idle = !t->stream || drain(t, "destroying the communicator") == CK_SUCCESS, all_idle = idle;
     ck_proto_fini(&t->pr);   /* drops the requests, control receives cancelled first */
     for (ctl_send *m = t->busy, *n; m; m = n) {
         n = m->next;
@@ -435,20 +461,26 @@ static void cu_destroy(void *self)
         MPI_Request_free(&m->rq);
     }
     for (ctl_send *m = t->spare, *n; m; m = n) { n = m->next; free(m); }
-    /* Close what I opened of the peers' memory before anyone frees it. */
-    for (int q = 0; idle && t->peers && q < t->size; q++) {
+    /* Close what I opened of the peers' memory before anyone frees it; free
+     * mine only if no peer's stream may still touch it. */
+    const int tear = ck_cu_teardown(idle, 1);
+    for (int q = 0; (tear & CK_TEAR_CLOSE) && t->peers && q < t->size; q++) {
         peer *pe = &t->peers[q];
         if (!pe->opened) continue;
         cudaIpcCloseMemHandle(pe->stage);
         for (int k = 0; k < NSLOT; k++) { cudaEventDestroy(pe->fill[k]); cudaEventDestroy(pe->drain[k]); }
     }
-    if (t->grant_comm != MPI_COMM_NULL) MPI_Barrier(t->grant_comm);
-    for (int q = 0; idle && t->peers && q < t->size; q++)
+    if (t->grant_comm != MPI_COMM_NULL) MPI_Allreduce(&idle, &all_idle, 1, MPI_INT, MPI_MIN, t->grant_comm);
+    const int freeing = ck_cu_teardown(idle, all_idle) & CK_TEAR_FREE;
+    if (idle && !all_idle && t->rank == 0)
+        fprintf(stderr, "collkit cuda-ipc: a rank's device stream did not drain: the staging areas are left "
+                "allocated until the process ends (a peer's copy may still use them)\n");
+    for (int q = 0; freeing && t->peers && q < t->size; q++)
         for (int k = 0; k < NSLOT; k++) {
             if (t->peers[q].my_fill[k]) cudaEventDestroy(t->peers[q].my_fill[k]);
             if (t->peers[q].my_drain[k]) cudaEventDestroy(t->peers[q].my_drain[k]);
         }
-    if (idle && t->stage) cudaFree(t->stage);
+    if (freeing && t->stage) cudaFree(t->stage);
     if (idle && t->stream) cudaStreamDestroy(t->stream);
     free(t->peers);
     free(t->pci);
@@ -457,47 +489,60 @@ static void cu_destroy(void *self)
     free(t);
 }
 
-/* Local checks: device, IPC support, one node. Returns a status and a reason. */
-static int local_setup(ck_cuda_tr *t, const char **why)
+/* Local checks: device, IPC support, one node. Returns a status and writes
+ * the reason, with CUDA's own words for a CUDA failure (a GPU in
+ * Exclusive_Process mode that a second rank cannot use says so here). */
+static int setup_fail(char *why, size_t n, int rc, const char *what, cudaError_t e)
 {
-    int ndev = 0, lrank = 0, lsize = 0, v = 0;
+    if (e != cudaSuccess) snprintf(why, n, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+    else snprintf(why, n, "%s", what);
+    return rc;
+}
+
+static int local_setup(ck_cuda_tr *t, char *why, size_t n)
+{
+    int ndev = 0, lrank = 0, lsize = 0, v = 0, drv = 0;
     MPI_Comm local;
-    if (MPI_Comm_split_type(t->comm, MPI_COMM_TYPE_SHARED, t->rank, MPI_INFO_NULL, &local) != MPI_SUCCESS) {
-        *why = "MPI_Comm_split_type failed";
-        return CK_ERR_TRANSPORT;
-    }
+    cudaError_t e;
+    if (MPI_Comm_split_type(t->comm, MPI_COMM_TYPE_SHARED, t->rank, MPI_INFO_NULL, &local) != MPI_SUCCESS)
+        return setup_fail(why, n, CK_ERR_TRANSPORT, "MPI_Comm_split_type failed", cudaSuccess);
     MPI_Comm_rank(local, &lrank);
     MPI_Comm_size(local, &lsize);
     MPI_Comm_free(&local);
-    if (lsize != t->size) { *why = "CUDA IPC needs every rank on one node"; return CK_ERR_UNSUPPORTED; }
-    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 1) {
-        cudaGetLastError();
-        *why = "no CUDA device";
-        return CK_ERR_UNSUPPORTED;
+    if (lsize != t->size) return setup_fail(why, n, CK_ERR_UNSUPPORTED, "CUDA IPC needs every rank on one node", cudaSuccess);
+    e = cudaGetDeviceCount(&ndev);
+    (void)cudaGetLastError();
+    cudaDriverGetVersion(&drv);
+    switch (ck_cu_probe_exit((int)e, ndev, drv)) {
+    case 0: break;
+    case CK_CU_SKIP: return setup_fail(why, n, CK_ERR_UNSUPPORTED, "no CUDA device", e);
+    default: return setup_fail(why, n, CK_ERR_TRANSPORT, "cudaGetDeviceCount", e);
     }
     t->dev = lrank % ndev;
-    if (cudaSetDevice(t->dev) != cudaSuccess) { *why = "cudaSetDevice failed"; return CK_ERR_TRANSPORT; }
-    if (cudaDeviceGetAttribute(&v, cudaDevAttrIpcEventSupport, t->dev) == cudaSuccess && !v) {
-        *why = "the device does not support IPC events";
-        return CK_ERR_UNSUPPORTED;
+    if ((e = cudaSetDevice(t->dev)) != cudaSuccess) return setup_fail(why, n, CK_ERR_TRANSPORT, "cudaSetDevice", e);
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrIpcEventSupport, t->dev) == cudaSuccess && !v)
+        return setup_fail(why, n, CK_ERR_UNSUPPORTED, "the device does not support IPC events", cudaSuccess);
+    /* The first call that needs a context: where Exclusive_Process refuses a second process. */
+    if ((e = cudaStreamCreate(&t->stream)) != cudaSuccess) {
+        t->stream = NULL;
+        return setup_fail(why, n, CK_ERR_TRANSPORT, "cudaStreamCreate (is the GPU in Exclusive_Process compute mode, "
+                          "or used up by another process?)", e);
     }
-    if (cudaStreamCreate(&t->stream) != cudaSuccess) { *why = "cudaStreamCreate failed"; return CK_ERR_TRANSPORT; }
-    if (cudaDeviceGetPCIBusId(t->pci + (size_t)t->rank * 32, 32, t->dev) != cudaSuccess) {
-        *why = "cudaDeviceGetPCIBusId failed";
-        return CK_ERR_TRANSPORT;
-    }
+    if ((e = cudaDeviceGetPCIBusId(t->pci + (size_t)t->rank * 32, 32, t->dev)) != cudaSuccess)
+        return setup_fail(why, n, CK_ERR_TRANSPORT, "cudaDeviceGetPCIBusId", e);
     if (t->size > 1) {
         size_t bytes = (size_t)t->size * NSLOT * SLOT;
-        if (cudaMalloc((void **)&t->stage, ROUND_2M(bytes)) != cudaSuccess) { *why = "staging cudaMalloc failed"; return CK_ERR_NOMEM; }
+        if ((e = cudaMalloc((void **)&t->stage, ROUND_2M(bytes))) != cudaSuccess) {
+            t->stage = NULL;
+            return setup_fail(why, n, CK_ERR_NOMEM, "staging cudaMalloc", e);
+        }
     }
     for (int q = 0; q < t->size; q++) {
         if (q == t->rank) continue;
         for (int k = 0; k < NSLOT; k++)
-            if (cudaEventCreateWithFlags(&t->peers[q].my_fill[k], cudaEventInterprocess | cudaEventDisableTiming) != cudaSuccess ||
-                cudaEventCreateWithFlags(&t->peers[q].my_drain[k], cudaEventInterprocess | cudaEventDisableTiming) != cudaSuccess) {
-                *why = "cudaEventCreateWithFlags(interprocess) failed";
-                return CK_ERR_TRANSPORT;
-            }
+            if ((e = cudaEventCreateWithFlags(&t->peers[q].my_fill[k], cudaEventInterprocess | cudaEventDisableTiming)) != cudaSuccess ||
+                (e = cudaEventCreateWithFlags(&t->peers[q].my_drain[k], cudaEventInterprocess | cudaEventDisableTiming)) != cudaSuccess)
+                return setup_fail(why, n, CK_ERR_TRANSPORT, "cudaEventCreateWithFlags(interprocess)", e);
     }
     return CK_SUCCESS;
 }
@@ -548,12 +593,13 @@ static int exchange(ck_cuda_tr *t)
     char *in_fill = calloc((size_t)p, eh), *in_drain = calloc((size_t)p, eh);
     int bad = !stages || !out_fill || !out_drain || !in_fill || !in_drain, anybad = 0;
     memset(&mine, 0, sizeof mine);
-    if (!bad && p > 1 && cudaIpcGetMemHandle(&mine, t->stage) != cudaSuccess) bad = 1;
+    cudaError_t e = cudaSuccess;
+    if (!bad && p > 1 && (e = cudaIpcGetMemHandle(&mine, t->stage)) != cudaSuccess) bad = 1;
     for (int q = 0; q < p && !bad; q++) {
         if (q == t->rank) continue;
         for (int k = 0; k < NSLOT && !bad; k++)
-            if (cudaIpcGetEventHandle((cudaIpcEventHandle_t *)(out_fill + q * eh) + k, t->peers[q].my_fill[k]) != cudaSuccess ||
-                cudaIpcGetEventHandle((cudaIpcEventHandle_t *)(out_drain + q * eh) + k, t->peers[q].my_drain[k]) != cudaSuccess)
+            if ((e = cudaIpcGetEventHandle((cudaIpcEventHandle_t *)(out_fill + q * eh) + k, t->peers[q].my_fill[k])) != cudaSuccess ||
+                (e = cudaIpcGetEventHandle((cudaIpcEventHandle_t *)(out_drain + q * eh) + k, t->peers[q].my_drain[k])) != cudaSuccess)
                 bad = 1;
     }
     MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, t->comm);
@@ -570,7 +616,10 @@ static int exchange(ck_cuda_tr *t)
         }
     }
     free(stages); free(out_fill); free(out_drain); free(in_fill); free(in_drain);
-    if (anybad) return tr_fail(t, CK_ERR_TRANSPORT, "%s", bad ? "exporting IPC handles failed" : "another rank failed to export its IPC handles");
+    if (anybad)
+        return tr_fail(t, CK_ERR_TRANSPORT, "%s%s", !bad ? "another rank failed to export its IPC handles"
+                       : e != cudaSuccess ? "exporting IPC handles failed: " : "out of host memory",
+                       bad && e != cudaSuccess ? cudaGetErrorString(e) : "");
     return CK_SUCCESS;
 }
 
@@ -578,7 +627,7 @@ int ck_transport_cuda_create(MPI_Comm comm, double timeout_s, ck_transport *out)
 {
     ck_cuda_tr *t = calloc(1, sizeof *t);
     int rc = CK_SUCCESS, worst = 0, flag = 0, *ub = NULL, rank = 0;
-    const char *why = "out of host memory";
+    char why[320] = "out of host memory";
     MPI_Comm_rank(comm, &rank);
     if (t) {
         t->comm = comm;
@@ -590,7 +639,7 @@ int ck_transport_cuda_create(MPI_Comm comm, double timeout_s, ck_transport *out)
         t->pci = calloc((size_t)t->size, 32);
         /* The engine first: it holds the failure text every later step may write. */
         rc = ck_proto_init(&t->pr, &cuda_ops, t, "cuda-ipc", rank, t->size, 32767, CK_CUDA_SLOT, CK_CUDA_NSLOT);
-        if (!rc) rc = (t->peers && t->pci) ? local_setup(t, &why) : CK_ERR_NOMEM;
+        if (!rc) rc = (t->peers && t->pci) ? local_setup(t, why, sizeof why) : CK_ERR_NOMEM;
     } else {
         rc = CK_ERR_NOMEM;
     }

@@ -1,9 +1,12 @@
 /*
  * test_gpu — the CUDA IPC transport and the device-only algorithms, on
  * whatever GPUs the node has (ranks share them when there are fewer).
- * Without a CUDA device it prints why and exits 77, which CTest reports as
- * skipped. `test_gpu --probe` only does that check and prints the device count
- * (used by run_collcheck.sh).
+ * Without a CUDA device (cudaErrorNoDevice, or no driver installed) it prints
+ * why and exits 77, which CTest reports as skipped; any other CUDA error (a
+ * busy GPU in Exclusive_Process mode, a driver older than the runtime) is a
+ * failure, with CUDA's own words. `test_gpu --probe` only does that check and
+ * prints the device count (used by run_collcheck.sh, scripts/gpu-check.sh and
+ * scripts/bench.sh: it honours CUDA_VISIBLE_DEVICES, as the ranks do).
  *
  *   1. point to point: several messages per pair, posted in one order and
  *      received in another (tags), a 0-byte one, one of several staging chunks,
@@ -18,15 +21,19 @@
  *      sanitizer build), and the transport refuses later messages at once,
  *      naming the first failure;
  *   5. a rank alone in a oneshot: its barrier gives up after the timeout
- *      (CK_ERR_TIMEOUT saying so), and the buffers refuse later calls.
+ *      (CK_ERR_TIMEOUT saying so), and the buffers refuse later calls;
+ *   6. one rank's receive buffer off its element alignment: every rank fails
+ *      the call at once (the check is part of the argument agreement), and
+ *      the next call with aligned buffers works.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cuda_runtime_api.h>
 #include "collkit_algo.h"
+#include "cuda_logic.h"
 
-#define SKIP 77
+#define SKIP CK_CU_SKIP
 
 static int rank, size, failures;
 
@@ -224,12 +231,49 @@ static void test_lonely_barrier(void)
     ck_comm_destroy(c);
 }
 
+/* 6. Rank size-1 passes a receive buffer 2 bytes past alignment for f32. */
+static void test_misaligned(void)
+{
+    ck_comm *c;
+    const ck_algo *names[] = {ck_algo_find("oneshot"), ck_algo_find("ring")};
+    if (ck_comm_create(MPI_COMM_WORLD, CK_MEM_CUDA, &c)) return;
+    ck_comm_config(c)->timeout_s = 20;
+    const size_t n = 1000;
+    char *buf = ck_alloc(c, n * 4 + 16);
+    CHECK(buf != NULL, "allocation");
+    for (int k = 0; buf && k < 2; k++) {
+        if (!names[k]) continue;
+        char *recv = buf + (rank == size - 1 ? 2 : 0);
+        double t0 = ck_now();
+        int rc = ck_allreduce(c, names[k], CK_IN_PLACE, recv, n, CK_F32, CK_SUM);
+        double dt = ck_now() - t0;
+        CHECK(rc == (rank == size - 1 ? CK_ERR_INVALID_ARG : CK_ERR_MISMATCH) && dt < 10,
+              "%s with rank %d's buffer misaligned: every rank fails at once, got %s after %.1f s (%s)",
+              names[k]->name, size - 1, ck_strerror(rc), dt, ck_comm_errmsg(c));
+        CHECK(rank != size - 1 || strstr(ck_comm_errmsg(c), "aligned"), "the error says why: %s", ck_comm_errmsg(c));
+        rc = ck_allreduce(c, names[k], CK_IN_PLACE, buf, n, CK_F32, CK_SUM);
+        CHECK(rc == CK_SUCCESS, "%s: the next call, aligned, works: %s (%s)", names[k]->name, ck_strerror(rc),
+              ck_comm_errmsg(c));
+    }
+    ck_free(c, buf);
+    ck_comm_destroy(c);
+}
+
 int main(int argc, char **argv)
 {
-    int ndev = 0;
-    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 1) {
-        printf("SKIP: no CUDA device (cudaGetDeviceCount found none or failed)\n");
+    int ndev = 0, drv = 0;
+    cudaError_t e = cudaGetDeviceCount(&ndev);
+    (void)cudaGetLastError();
+    cudaDriverGetVersion(&drv);
+    switch (ck_cu_probe_exit((int)e, ndev, drv)) {
+    case 0: break;
+    case SKIP:
+        printf("SKIP: no CUDA device (%s)\n", e == cudaSuccess ? "cudaGetDeviceCount found none" : cudaGetErrorString(e));
         return SKIP;
+    default:
+        printf("FAIL: a CUDA device is there but does not work: cudaGetDeviceCount: %s (%s); driver version %d\n",
+               cudaGetErrorString(e), cudaGetErrorName(e), drv);
+        return 1;
     }
     if (argc > 1 && !strcmp(argv[1], "--probe")) { printf("%d\n", ndev); return 0; }
 
@@ -247,6 +291,7 @@ int main(int argc, char **argv)
         ck_comm_destroy(c);
         test_mismatch();
         test_lonely_barrier();
+        test_misaligned();
     }
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

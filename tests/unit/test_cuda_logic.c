@@ -7,8 +7,14 @@
  *   - the peer-access matrix: the first pair of ranks that cannot reach
  *     each other;
  *   - ck_poll_bounded, the watchdog of a stream wait: ready, timeout, error;
+ *   - the CUDA runtime's answers, against a fake runtime: a "not ready" poll
+ *     leaves no error behind for the next launch check; a wait that timed
+ *     out once polls once afterwards, and waits again once the stream
+ *     drained; which cudaGetDeviceCount results skip a GPU test and which
+ *     fail it; teardown frees only when every rank is idle; device buffers'
+ *     alignment (checked before the ranks agree);
  *   - with CUDA built: the oneshot/twoshot launch grid (the same on every
- *     rank, capped, enough blocks), the 16-byte split of a range (every
+ *     rank, capped, enough blocks, the cap shared out among ranks on one GPU), the 16-byte split of a range (every
  *     element once, vectors aligned), and their descriptors (bytes, no
  *     messages, cost).
  */
@@ -118,8 +124,120 @@ static void test_poll(void)
     CHECK(ck_poll_bounded(broken, NULL, 1.0, NULL) == -7, "an error comes back as is");
 }
 
+/* ------------------------------------------------------------ the CUDA runtime's answers */
+
+/* A fake runtime: a stream that is busy for `busy` more queries, then done
+ * (or failing with `fail`), and the thread's last error, which a "not ready"
+ * answer sets as the real runtime does and get_last reads and resets. */
+static struct { int busy, fail, last, queries; } rt;
+static int fake_query(void *arg)
+{
+    (void)arg;
+    rt.queries++;
+    if (rt.busy > 0) { rt.busy--; rt.last = CK_CU_NOT_READY; return CK_CU_NOT_READY; }
+    if (rt.fail) { rt.last = rt.fail; return rt.fail; }
+    return CK_CU_SUCCESS;
+}
+static int fake_get_last(void) { int e = rt.last; rt.last = CK_CU_SUCCESS; return e; }
+static int fake_ready(void *arg)
+{
+    int err = 0, r = ck_cu_poll(fake_query, fake_get_last, arg, &err);
+    if (r < 0) CHECK(err == rt.fail, "the failure's code comes back (%d)", err);
+    return r;
+}
+
+static void test_sticky_not_ready(void)
+{
+    memset(&rt, 0, sizeof rt);
+    rt.busy = 3;
+    int err = 0;
+    CHECK(ck_cu_poll(fake_query, fake_get_last, NULL, &err) == 0, "busy: not ready");
+    CHECK(rt.last == CK_CU_SUCCESS, "a not-ready poll leaves no last error behind (left %d)", rt.last);
+    double waited;
+    CHECK(ck_poll_bounded(fake_ready, NULL, 5.0, &waited) == 1 && rt.queries == 4, "ready after the busy polls (%d)",
+          rt.queries);
+    /* What a launch check right after the wait reads: */
+    CHECK(fake_get_last() == CK_CU_SUCCESS, "the launch check after a wait sees no error");
+    rt.fail = 719;   /* cudaErrorLaunchFailure */
+    CHECK(ck_cu_poll(fake_query, fake_get_last, NULL, &err) == -1 && err == 719, "a real failure is reported");
+}
+
+static void test_remembered_timeout(void)
+{
+    ck_cu_watch w = {0};
+    double waited = -1;
+    memset(&rt, 0, sizeof rt);
+    rt.busy = 1 << 30;   /* a stream that never drains */
+    double t0 = ck_now();
+    CHECK(ck_cu_watch_wait(&w, fake_ready, NULL, 0.1, &waited) == 0 && w.stuck, "first wait times out");
+    CHECK(ck_now() - t0 >= 0.1, "and waits the timeout");
+    for (int i = 0; i < 5; i++) {
+        int q = rt.queries;
+        t0 = ck_now();
+        CHECK(ck_cu_watch_wait(&w, fake_ready, NULL, 0.1, &waited) == 0, "later waits time out too");
+        CHECK(rt.queries == q + 1 && ck_now() - t0 < 0.05 && waited == 0, "... at once, after one poll (%d polls)",
+              rt.queries - q);
+    }
+    CHECK(rt.last == CK_CU_SUCCESS, "no not-ready left behind by the quick polls");
+    rt.busy = 0;   /* it drained after all */
+    CHECK(ck_cu_watch_wait(&w, fake_ready, NULL, 0.1, &waited) == 1 && !w.stuck, "a drained stream clears the memory");
+    rt.busy = 1 << 30;
+    t0 = ck_now();
+    CHECK(ck_cu_watch_wait(&w, fake_ready, NULL, 0.1, &waited) == 0 && ck_now() - t0 >= 0.1,
+          "then a wait is bounded by the timeout again");
+    rt.busy = 0;
+    rt.fail = 999;
+    w.stuck = 1;
+    CHECK(ck_cu_watch_wait(&w, fake_ready, NULL, 0.1, &waited) == -1, "an error while stuck is an error");
+}
+
+static void test_probe_exit(void)
+{
+    CHECK(ck_cu_probe_exit(CK_CU_SUCCESS, 2, 12040) == 0, "devices: run");
+    CHECK(ck_cu_probe_exit(CK_CU_SUCCESS, 0, 12040) == CK_CU_SKIP, "zero devices: skip");
+    CHECK(ck_cu_probe_exit(CK_CU_NO_DEVICE, 0, 12040) == CK_CU_SKIP, "cudaErrorNoDevice: skip");
+    CHECK(ck_cu_probe_exit(CK_CU_NO_DRIVER, 0, 0) == CK_CU_SKIP, "no driver installed: skip");
+    CHECK(ck_cu_probe_exit(CK_CU_NO_DRIVER, 0, 11040) == 1, "a driver older than the runtime: fail");
+    CHECK(ck_cu_probe_exit(46, 0, 12040) == 1, "cudaErrorDevicesUnavailable (Exclusive_Process, busy): fail");
+    CHECK(ck_cu_probe_exit(999, 0, 12040) == 1, "cudaErrorUnknown: fail");
+    CHECK(ck_cu_probe_exit(3, 0, 12040) == 1, "cudaErrorInitializationError: fail");
+}
+
+static void test_teardown_rule(void)
+{
+    CHECK(ck_cu_teardown(1, 1) == (CK_TEAR_CLOSE | CK_TEAR_FREE), "all idle: close and free");
+    CHECK(ck_cu_teardown(1, 0) == CK_TEAR_CLOSE, "a peer still busy: close my mappings, keep my memory");
+    CHECK(ck_cu_teardown(0, 0) == 0, "my stream busy: touch nothing");
+}
+
+static void test_alignment_rule(void)
+{
+    _Alignas(16) static char buf[64];
+    CHECK(ck_cu_aligned(buf, buf + 8, 8), "aligned pair");
+    CHECK(!ck_cu_aligned(buf, buf + 4, 8), "recvbuf off by half an element");
+    CHECK(!ck_cu_aligned(buf + 1, buf, 4), "sendbuf off by a byte");
+    CHECK(ck_cu_aligned(buf + 2, buf + 6, 2), "bf16 on 2-byte boundaries");
+    CHECK(ck_cu_aligned(NULL, NULL, 4), "no buffers (count 0)");
+}
+
 #ifdef COLLKIT_HAVE_CUDA
 /* ------------------------------------------------------------ oneshot/twoshot */
+
+/* The grid cap: ranks that share a GPU share its SMs, so their grids fit at once. */
+static void test_grid_cap(void)
+{
+    const char *one[] = {"0000:3b:00.0", "0000:3b:00.0", "0000:3b:00.0"};
+    const char *two[] = {"0000:3b:00.0", "0000:5e:00.0", "0000:3b:00.0", "0000:3b:00.0", "0000:5e:00.0"};
+    const char *own[] = {"0000:3b:00.0", "0000:5e:00.0"};
+    CHECK(ck_sym_max_sharing(one, 3) == 3, "three ranks on one GPU");
+    CHECK(ck_sym_max_sharing(two, 5) == 3, "the most crowded GPU counts (3 of 5 ranks)");
+    CHECK(ck_sym_max_sharing(own, 2) == 1 && ck_sym_max_sharing(own, 1) == 1, "a GPU each");
+    CHECK(ck_sym_max_blocks(132, 1) == 264, "one rank per H100: the whole GPU");
+    for (int k = 1; k <= 8; k++)
+        CHECK(ck_sym_max_blocks(132, k) * (unsigned)k <= 264 && ck_sym_max_blocks(132, k) >= 264 / (unsigned)k,
+              "%d ranks on one H100: their grids fit together (%u blocks each)", k, ck_sym_max_blocks(132, k));
+    CHECK(ck_sym_max_blocks(1, 8) == 1, "never below one block");
+}
 
 static void test_grid(void)
 {
@@ -216,7 +334,13 @@ int main(void)
     test_shared_pool();
     test_peer_matrix();
     test_poll();
+    test_sticky_not_ready();
+    test_remembered_timeout();
+    test_probe_exit();
+    test_teardown_rule();
+    test_alignment_rule();
 #ifdef COLLKIT_HAVE_CUDA
+    test_grid_cap();
     test_grid();
     test_split();
     test_descriptors();

@@ -10,8 +10,9 @@
  *
  * Every rank must use the same layout (a kernel finds rank q's half at the
  * same offset in q's buffer as in its own) and the same grid (the barriers
- * pair blocks by index): both follow from max_blocks, CK_SYM_BLOCKS_PER_SM
- * times the smallest SM count among the ranks' GPUs, agreed on at setup.
+ * pair blocks by index): both follow from max_blocks (ck_sym_max_blocks:
+ * CK_SYM_BLOCKS_PER_SM times the smallest SM count among the ranks' GPUs,
+ * divided among the ranks that share a GPU), agreed on at setup.
  *
  * One launch reduces at most CK_SYM_HALF bytes: copy my input into a half,
  * then one kernel does barrier -> loads (symmetric_kernels.cu). Launch g uses
@@ -30,15 +31,15 @@
  * CK_ERR_TIMEOUT. After that, or any CUDA failure, the ranks' launch
  * counters may be out of step, so the buffers refuse further calls.
  */
-#include <sched.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "symmetric.h"
 
 typedef struct sym {
-    MPI_Comm     mpi;            /* the communicator's MPI_Comm: the teardown barrier */
+    ck_comm     *comm;           /* its owner: the stream waits (ck_cuda_wait) */
+    MPI_Comm     mpi;            /* the communicator's MPI_Comm: the teardown agreement */
     int          p, rank, dev;
     cudaStream_t stream;         /* the transport's */
     char        *base;           /* my buffer */
@@ -66,35 +67,22 @@ static size_t flags_bytes(int p, unsigned max_blocks)
 }
 static size_t round_2m(size_t x) { const size_t m = (size_t)2 << 20; return (x + m - 1) / m * m; }
 
-/* Wait for the stream, at most `bound` seconds (<= 0: no bound). Returns 1
- * when it drained, 0 on timeout, -1 on a CUDA error. Hot for 1 ms, then
- * yields, then naps: ranks time-sharing a GPU or a core need it back. */
-static int stream_wait(cudaStream_t st, double bound)
-{
-    const double t0 = ck_now();
-    for (;;) {
-        cudaError_t e = cudaStreamQuery(st);
-        if (e == cudaSuccess) return 1;
-        if (e != cudaErrorNotReady) return -1;
-        double w = ck_now() - t0;
-        if (bound > 0 && w > bound) return 0;
-        if (w > 1e-2) nanosleep(&(struct timespec){0, 20000}, NULL);
-        else if (w > 1e-3) sched_yield();
-    }
-}
-
-/* Close my mappings of the peers' buffers, then (collective) wait until every
- * rank has closed its mappings of mine, then free mine. If the stream did not
- * drain (a kernel still spinning after a timeout), leak rather than pull
- * memory from under it. */
+/* Close my mappings of the peers' buffers, then (collective) agree that every
+ * rank's stream drained, then free mine. A kernel still spinning after a
+ * timeout, on this rank or a peer, may still read or write my buffer: then
+ * every rank leaks its buffer rather than pull memory from under it. (The
+ * transport's staging areas follow the same rule.) */
 static void teardown(sym *s, int collective)
 {
     if (!s) return;
-    int idle = stream_wait(s->stream, s->timeout_s) == 1;
+    int idle = ck_cuda_wait(s->comm, s->timeout_s) == 1, all_idle = idle;
     for (int q = 0; idle && s->peer_base && q < s->p; q++)
         if (q != s->rank && s->peer_base[q]) cudaIpcCloseMemHandle(s->peer_base[q]);
-    if (collective) MPI_Barrier(s->mpi);
-    if (idle) {
+    if (collective) MPI_Allreduce(&idle, &all_idle, 1, MPI_INT, MPI_MIN, s->mpi);
+    if (idle && !all_idle && s->rank == 0)
+        fprintf(stderr, "collkit: a rank's oneshot/twoshot kernel did not finish: the symmetric buffers are left "
+                "allocated until the process ends (a peer's kernel may still use them)\n");
+    if (all_idle) {
         if (s->base) cudaFree(s->base);
         if (s->d_peer_base) cudaFree(s->d_peer_base);
         if (s->err) cudaFreeHost(s->err);
@@ -136,9 +124,10 @@ static int setup(ck_comm *comm, const char *name, sym **out)
     cudaError_t e = cudaSuccess;
     cudaIpcMemHandle_t mine, *all = calloc((size_t)p, sizeof *all);
     sym *s = calloc(1, sizeof *s);
-    int bad, anybad = 0, sms = 0;
+    int bad, anybad = 0, sms = 0, sharing = 0;
     memset(&mine, 0, sizeof mine);
     if (s) {
+        s->comm = comm;
         s->mpi = mc;
         s->p = p;
         s->rank = rank;
@@ -147,16 +136,24 @@ static int setup(ck_comm *comm, const char *name, sym **out)
         s->timeout_s = ck_comm_config(comm)->timeout_s;
         s->peer_base = calloc((size_t)p, sizeof *s->peer_base);
         TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, s->dev));
+        /* The PCI ids were gathered at the transport's creation: every rank
+         * finds the same count. */
+        const char **ids = malloc((size_t)p * sizeof *ids);
+        if (ids) {
+            for (int q = 0; q < p; q++) ids[q] = ck_cuda_pci_id(comm, q);
+            sharing = ck_sym_max_sharing(ids, p);
+            free(ids);
+        }
     }
     /* Take the state slot now (no destructor yet): a failure to do so is
      * then local and agreed on like the others. */
-    bad = !all || !s || !s->peer_base || e != cudaSuccess || sms < 1 ||
+    bad = !all || !s || !s->peer_base || e != cudaSuccess || sms < 1 || sharing < 1 ||
           ck_algo_state_set(comm, &sym_key, s, NULL) != CK_SUCCESS;
     /* One reduction for both: any failure, and the smallest SM count. */
     int in[2] = {bad, bad ? 0 : -sms}, agreed[2];
     MPI_Allreduce(in, agreed, 2, MPI_INT, MPI_MAX, mc);
     if (agreed[0]) { free(all); return setup_failed(comm, s, 0, name, "set up", bad, e); }
-    s->max_blocks = (unsigned)(-agreed[1]) * CK_SYM_BLOCKS_PER_SM;
+    s->max_blocks = ck_sym_max_blocks(-agreed[1], sharing);
     s->flags_bytes = flags_bytes(p, s->max_blocks);
     s->bytes = round_2m(s->flags_bytes + 2 * CK_SYM_HALF);
 
@@ -238,7 +235,7 @@ int ck_sym_allreduce(ck_comm *comm, const void *sendbuf, void *recvbuf,
      * that bound (plus a second) is it called stuck. */
     const size_t launches = (count + per - 1) / per;
     const double bound = to > 0 ? to * (double)(launches * (two_shot ? 2 : 1)) + 1 : 0;
-    int drained = stream_wait(s->stream, bound);
+    int drained = ck_cuda_wait(comm, bound);
     if (*(volatile int *)s->err) {
         s->broken = 1;
         return ck_fail(comm, CK_ERR_TIMEOUT,

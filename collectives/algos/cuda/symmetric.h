@@ -8,6 +8,7 @@
 #ifndef COLLKIT_SYMMETRIC_H
 #define COLLKIT_SYMMETRIC_H
 
+#include <string.h>
 #include "collkit_cuda.h"
 #include "../single_copy.h"   /* CK_SYM_HALF, ck_sym_launch_elems, ck_sym_allreduce: shared with the host version */
 
@@ -38,8 +39,7 @@ extern "C" {
 /* Blocks of one launch. Blocks pair up across ranks by index in the flag
  * barriers, so the grid must be the same on every rank: it depends only on
  * the launch's count, p, the element size and max_blocks, which setup made
- * the same everywhere (CK_SYM_BLOCKS_PER_SM times the smallest SM count of
- * the ranks' GPUs). Within that cap, enough blocks that each thread has about
+ * the same everywhere (ck_sym_max_blocks). Within that cap, enough blocks that each thread has about
  * one 16-byte vector of the largest piece a block handles (the whole launch
  * in oneshot, one rank's slice in twoshot): loads in flight across every SM
  * are what saturates NVLink. */
@@ -70,6 +70,32 @@ static inline CK_SYM_HD void ck_sym_split(size_t off, size_t len, size_t per_vec
     *head = h;
     *nvec = (len - h) / per_vec;
     *tail = len - h - *nvec * per_vec;
+}
+
+/* The most ranks on any one GPU, from the ranks' PCI bus ids: every rank
+ * computes the same answer from the same ids. */
+static inline int ck_sym_max_sharing(const char *const *ids, int p)
+{
+    int most = p > 0 ? 1 : 0;
+    for (int a = 0; a < p; a++) {
+        int n = 0;
+        for (int b = 0; b < p; b++) n += !strcmp(ids[a], ids[b]);
+        if (n > most) most = n;
+    }
+    return most;
+}
+
+/* max_blocks: the grid cap. Every block of every rank must be resident at
+ * once (the barriers). One rank per GPU may fill it: CK_SYM_BLOCKS_PER_SM
+ * per SM of the smallest GPU (`sms`). Ranks that share a GPU run side by
+ * side under MPS, so each gets its share of the SMs: one rank's grid filling
+ * the GPU would keep the others' blocks from starting, and the barriers
+ * would wait into the timeout. (Without MPS the ranks' kernels are
+ * time-sliced; the smaller grid then costs little.) */
+static inline unsigned ck_sym_max_blocks(int sms, int sharing)
+{
+    long cap = (long)sms * CK_SYM_BLOCKS_PER_SM / (sharing > 0 ? sharing : 1);
+    return (unsigned)(cap < 1 ? 1 : cap);
 }
 
 /* ---- between symmetric.c and symmetric_kernels.cu */

@@ -6,7 +6,8 @@
  * Width. Peer loads cross NVLink or PCIe, where bandwidth comes from many
  * wide requests in flight: each thread moves 16 bytes per load (one uint4:
  * 4 f32, 8 bf16, ...), and the grid fills every SM (ck_sym_grid: up to
- * CK_SYM_BLOCKS_PER_SM blocks of 512 threads per SM). The symmetric buffers
+ * CK_SYM_BLOCKS_PER_SM blocks of 512 threads per SM, shared out among
+ * ranks that share a GPU: ck_sym_max_blocks). The symmetric buffers
  * are 16-byte aligned at element 0 of each half, so their loads are always
  * whole vectors except at the ends of a range that does not start or stop on
  * a 16-byte boundary (a twoshot slice): those few elements go one at a time
@@ -282,6 +283,7 @@ __global__ void __launch_bounds__(CK_SYM_THREADS, CK_SYM_BLOCKS_PER_SM) twoshot_
 template <typename T, int OP>
 cudaError_t launch(const ck_sym_launch &a, int two_shot, cudaStream_t s)
 {
+    (void)cudaGetLastError();   /* an earlier call's leftover must not pass for this launch's failure */
     if (two_shot) twoshot_kernel<T, OP><<<a.blocks, CK_SYM_THREADS, 0, s>>>(a);
     else          oneshot_kernel<T, OP><<<a.blocks, CK_SYM_THREADS, 0, s>>>(a);
     return cudaGetLastError();

@@ -5,6 +5,7 @@
  *   mpirun -np 2 collbench --pingpong --save-model params.txt        fit α, β; time γ
  *   collbench --extrapolate --model params.txt --csv extrap.csv      the model at 2..4096 ranks
  *   mpirun -np 3 collbench --algo NAME -b 4M -e 4M --trace t.json   a Perfetto trace
+ *   collbench --gpus                                                 how many GPUs, or why none
  *
  * As a library (collbench_main), so a program that registers its own
  * algorithms first (a lab, a test) gets the whole benchmark for them.
@@ -24,6 +25,17 @@ int collbench_main(int argc, char **argv)
     int rc = bm_parse_args(argc, argv, &o);
     if (rc == 1) return 0;
     if (rc) return 2;
+    if (o.mode == BM_MODE_GPUS) {
+        /* Scripts decide on it (scripts/bench.sh, scripts/gpu-check.sh): the
+         * count on stdout, CUDA's reason on stderr, never swallowed. */
+        int n = 0;
+        char why[320];
+        rc = ck_gpu_count(&n, why, sizeof why);
+        if (rc == CK_SUCCESS) printf("%d\n", n);
+        else fprintf(stderr, "collbench: %s\n", why);
+        if (ck_stdout_done("collbench")) return 1;
+        return rc == CK_SUCCESS ? 0 : rc == CK_ERR_UNSUPPORTED ? 3 : 1;
+    }
     if (o.mode == BM_MODE_LIST) {
         if (ck_is_print_rank()) ck_algo_print_table(stdout);
         return ck_stdout_done("collbench") ? 1 : 0;

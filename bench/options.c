@@ -42,6 +42,9 @@ static void usage(FILE *f)
 "                          median speed t(A)/t(B) per size with quartiles (out-of-place)\n"
 "      --pmax N            largest p for --extrapolate\n"
 "      --every-p           --extrapolate at every p from 2 to --pmax, not only the powers of two\n"
+"      --gpus              print the number of CUDA devices this process can use (CUDA_VISIBLE_DEVICES\n"
+"                          honoured) and exit: 0; 3 with the reason when there is none; 1 when a\n"
+"                          device is there and does not work (CUDA's message). No mpirun needed\n"
 "model and output\n"
 "      --model M           auto (calibrate first, default), none, or a file written by --save-model\n"
 "      --save-model FILE   write the fitted alpha, beta, gamma (ping-pong or auto calibration)\n"
@@ -99,7 +102,7 @@ static int parse_algos(const char *spec, bm_opts *o)
 int bm_parse_args(int argc, char **argv, bm_opts *o)
 {
     enum { O_ALGO = 256, O_PLACE, O_CSV, O_JSON, O_MODEL, O_SAVE, O_TRACE, O_TRACECAP, O_PING, O_EXTRAP,
-           O_PMAX, O_DEVICE, O_BUDGET, O_CHUNK, O_PAIRED, O_TRANSPORT, O_EVERYP };
+           O_PMAX, O_DEVICE, O_BUDGET, O_CHUNK, O_PAIRED, O_TRANSPORT, O_EVERYP, O_GPUS };
     static const struct option lo[] = {
         {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'}, {"stepfactor", 1, 0, 'f'},
         {"iters", 1, 0, 'n'}, {"warmup_iters", 1, 0, 'w'}, {"check", 1, 0, 'c'},
@@ -109,7 +112,7 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
         {"trace-capacity", 1, 0, O_TRACECAP}, {"pingpong", 0, 0, O_PING}, {"extrapolate", 0, 0, O_EXTRAP},
         {"pmax", 1, 0, O_PMAX}, {"device", 1, 0, O_DEVICE}, {"time-budget", 1, 0, O_BUDGET},
         {"chunk", 1, 0, O_CHUNK}, {"paired", 0, 0, O_PAIRED}, {"transport", 1, 0, O_TRANSPORT},
-        {"every-p", 0, 0, O_EVERYP},
+        {"every-p", 0, 0, O_EVERYP}, {"gpus", 0, 0, O_GPUS},
         {0, 0, 0, 0}};
     const char *algo_spec = "all", *transport = NULL;
     int rc, tmp = 0;
@@ -165,6 +168,7 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
             break;
         case O_PING: o->mode = BM_MODE_PINGPONG; break;
         case O_EXTRAP: o->mode = BM_MODE_EXTRAPOLATE; break;
+        case O_GPUS: o->mode = BM_MODE_GPUS; break;
         case O_PAIRED: o->mode = BM_MODE_PAIRED; break;
         case O_PMAX: if ((rc = parse_int("--pmax", optarg, 2, 1 << 20, &o->extrap_pmax))) return rc; break;
         case O_EVERYP: o->extrap_every_p = 1; break;

@@ -179,9 +179,19 @@ gpu_setup() {
   else echo "time-shared ($p ranks on $g GPU$s)"
   fi
 }
-if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q GPU; then
-  ngpu=$(nvidia-smi -L | grep -c GPU)
-  if "${LAUNCH[@]}" -np 1 "$BIN/collbench" --device cuda --algo ring -b 8 -e 8 -n 1 -w 0 -c 0 --model none >/dev/null 2>&1; then
+# collbench --gpus counts the devices as the ranks will see them
+# (CUDA_VISIBLE_DEVICES honoured): 0 with the count, 3 when there is none
+# (or no CUDA in this build), 1 when a GPU is there and does not work: then
+# CUDA's own message is shown and the run counts as failed.
+probe=0; ngpu=$("$BIN/collbench" --gpus 2> "$OUT/gpu_probe.txt") || probe=$?
+if [ $probe = 3 ]; then
+  say "GPU sweep skipped: $(sed 's/^collbench: //' "$OUT/gpu_probe.txt" | head -1)"
+elif [ $probe != 0 ]; then
+  failed "GPU probe failed: $(sed 's/^collbench: //' "$OUT/gpu_probe.txt" | head -3 | tr '\n' ' ')"
+else
+  say "GPU: $ngpu device(s) visible${CUDA_VISIBLE_DEVICES+ (CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES)}"
+  if "${LAUNCH[@]}" -np 1 "$BIN/collbench" --device cuda --algo ring -b 8 -e 8 -n 1 -w 0 -c 0 --model none \
+       > "$OUT/gpu_first_call.txt" 2>&1; then
     GPU_NP=${BENCH_GPU_NP:-"1 2 4"}
     say "GPU: ping-pong between 2 ranks, $(gpu_setup 2 "$ngpu"), and device copy bandwidth"
     "${LAUNCH[@]}" -np 2 "$BIN/collbench" --device cuda --pingpong -b 8 -e 64M -f 4 \
@@ -202,7 +212,7 @@ if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q 
       if [ $first = 1 ]; then cat "$OUT/sweep_gpu_p$p.csv"; first=0; else tail -n +2 "$OUT/sweep_gpu_p$p.csv"; fi >> "$OUT/sweep_gpu.csv"
     done
   else
-    say "GPU present but collbench has no CUDA support: GPU sweep skipped"
+    failed "GPU sweep skipped: a first device all-reduce failed: $(grep -v '^#' "$OUT/gpu_first_call.txt" | tail -3 | tr '\n' ' ')"
   fi
 fi
 

@@ -129,6 +129,13 @@ typedef struct ck_config {
 int  ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out);
 void ck_comm_destroy(ck_comm *comm);           /* collective; NULL is fine */
 
+/* The CUDA devices this process can use (CUDA_VISIBLE_DEVICES honoured), as
+ * the CUDA transport would count them; not collective, no MPI needed.
+ * CK_SUCCESS with *ndev >= 1; CK_ERR_UNSUPPORTED when there is none (built
+ * without CUDA, no driver, no device); CK_ERR_TRANSPORT when a device is
+ * there and does not work (CUDA's message in why). */
+int ck_gpu_count(int *ndev, char *why, size_t whylen);
+
 int         ck_comm_rank(const ck_comm *comm);
 int         ck_comm_size(const ck_comm *comm);
 unsigned    ck_comm_mem(const ck_comm *comm);              /* CK_MEM_HOST, CK_MEM_HOST | CK_MEM_SHM, or CK_MEM_CUDA */

@@ -147,6 +147,15 @@ int ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out)
     return CK_SUCCESS;
 }
 
+#ifndef COLLKIT_HAVE_CUDA
+int ck_gpu_count(int *ndev, char *why, size_t whylen)
+{
+    *ndev = 0;
+    if (why && whylen) snprintf(why, whylen, "collkit was built without CUDA");
+    return CK_ERR_UNSUPPORTED;
+}
+#endif
+
 /* Guard bytes around ck_scratch's space: host memory only (on a device they
  * would cost a copy each call). */
 enum { SCRATCH_GUARD = 64 };

@@ -4,7 +4,9 @@
  * live here, beside the communicator, so that algorithm files never see
  * ck_comm's fields and the transport never sees ck_comm at all.
  */
+#include <stdio.h>
 #include "internal.h"
+#include "cuda_logic.h"
 #include "transport_cuda.h"
 #include "collkit_cuda.h"
 
@@ -47,4 +49,28 @@ int ck_cuda_wait(ck_comm *c, double bound_s)
     void *t = cuda_self(c);
     if (!t) return -1;
     return ck_cuda_tr_wait(t, bound_s, NULL);
+}
+
+int ck_gpu_count(int *ndev, char *why, size_t whylen)
+{
+    int n = 0, drv = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    (void)cudaGetLastError();
+    cudaDriverGetVersion(&drv);
+    *ndev = 0;
+    switch (ck_cu_probe_exit((int)e, n, drv)) {
+    case 0:
+        *ndev = n;
+        if (why && whylen) snprintf(why, whylen, "%d CUDA device%s", n, n == 1 ? "" : "s");
+        return CK_SUCCESS;
+    case CK_CU_SKIP:
+        if (why && whylen)
+            snprintf(why, whylen, "no CUDA device (%s)", e == cudaSuccess ? "cudaGetDeviceCount found none" : cudaGetErrorString(e));
+        return CK_ERR_UNSUPPORTED;
+    default:
+        if (why && whylen)
+            snprintf(why, whylen, "a CUDA device does not work: cudaGetDeviceCount: %s (%s), driver version %d",
+                     cudaGetErrorString(e), cudaGetErrorName(e), drv);
+        return CK_ERR_TRANSPORT;
+    }
 }

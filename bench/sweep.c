@@ -186,20 +186,25 @@ static void print_group(const bm_row *r, int p)
     printf("  %9.2f %9.2f %9.2f %7.3f %7.3f %6s", r->med * 1e6, r->mn * 1e6, r->mx * 1e6, alg, alg * busfactor(p), w);
 }
 
-static int write_csv(const char *path, const bm_row *rows, int n, const bm_opts *o, int p)
+/* The CSV is written as the sweep goes: the header at the start, each row
+ * as soon as it is measured, flushed, so that a sweep stopped by a time
+ * limit (or a hang it cannot recover from) leaves every row it finished. */
+static FILE *csv_open(const char *path)
 {
     FILE *f = bm_out_open(path);
-    if (!f) return 1;
+    if (!f) return NULL;
     fprintf(f, "algo,p,bytes,count,dtype,op,place,iters,time_us,min_us,max_us,algbw_gbs,busbw_gbs,wrong,model_us\n");
-    for (int i = 0; i < n; i++) {
-        const bm_row *r = &rows[i];
-        if (r->failed) continue;
-        double alg = r->med > 0 ? r->bytes / r->med / 1e9 : 0;
-        fprintf(f, "%s,%d,%zu,%zu,%s,%s,%s,%d,%.3f,%.3f,%.3f,%.4f,%.4f,%lld,%.3f\n", r->algo, p, r->bytes, r->count,
-                ck_dtype_name(o->dtype), ck_op_name(o->op), r->place == BM_PLACE_IN ? "in" : "out", r->iters,
-                r->med * 1e6, r->mn * 1e6, r->mx * 1e6, alg, alg * busfactor(p), r->wrong, r->model * 1e6);
-    }
-    return bm_out_close(f, path);
+    fflush(f);
+    return f;
+}
+
+static void csv_row(FILE *f, const bm_row *r, const bm_opts *o, int p)
+{
+    double alg = r->med > 0 ? r->bytes / r->med / 1e9 : 0;
+    fprintf(f, "%s,%d,%zu,%zu,%s,%s,%s,%d,%.3f,%.3f,%.3f,%.4f,%.4f,%lld,%.3f\n", r->algo, p, r->bytes, r->count,
+            ck_dtype_name(o->dtype), ck_op_name(o->op), r->place == BM_PLACE_IN ? "in" : "out", r->iters,
+            r->med * 1e6, r->mn * 1e6, r->mx * 1e6, alg, alg * busfactor(p), r->wrong, r->model * 1e6);
+    fflush(f);
 }
 
 static void json_num(FILE *f, double v) { if (isfinite(v)) fprintf(f, "%.6g", v); else fprintf(f, "null"); }
@@ -275,8 +280,12 @@ int bm_run_sweep(ck_comm *comm, const bm_opts *o, const bm_params *m)
         return 1;
     }
 
-    if (rank == 0) print_header(o, p, m, comm);
     int nrows = 0, nlabels = 0, status = 0;
+    FILE *csv = NULL;
+    if (rank == 0) {
+        print_header(o, p, m, comm);
+        if (o->csv && !(csv = csv_open(o->csv))) status = 1;
+    }
     long long wrong_total = 0;
     for (int ai = 0; ai < o->nalgos; ai++) {
         const ck_algo *a = o->algos[ai];
@@ -305,6 +314,7 @@ int bm_run_sweep(ck_comm *comm, const bm_opts *o, const bm_params *m)
                     break;
                 }
                 if (r->wrong > 0) { wrong_total += r->wrong; status = 1; }
+                if (csv) csv_row(csv, r, o, p);
                 if (r->med > 0) { busbw_sum += bytes / r->med / 1e9 * busfactor(p); busbw_n++; }
             }
             if (rank == 0) {
@@ -327,7 +337,7 @@ int bm_run_sweep(ck_comm *comm, const bm_opts *o, const bm_params *m)
     }
     if (rank == 0) {
         if (o->check) printf("# Out of bounds values : %lld %s\n", wrong_total, wrong_total ? "FAILED" : "OK");
-        if (o->csv && write_csv(o->csv, rows, nrows, o, p)) status = 1;
+        if (csv && bm_out_close(csv, o->csv)) status = 1;
         if (o->json && write_json(o->json, rows, nrows, o, p, m)) status = 1;
     }
     bm_bcast(comm, &status, 1, MPI_INT, "the final status");

@@ -35,7 +35,7 @@ typedef struct {
     const char   *dtype_text, *op_text;  /* --dtype, --op as given ("all": default), for messages */
     int           inplace;        /* bit 0: out-of-place, bit 1: in-place */
     int           misaligned;     /* 0 off, 1 add misaligned cases, 2 only misaligned */
-    double        timeout;
+    double        timeout;        /* --timeout; < 0: not given (the library's default) */
     size_t        chunk;
     int           quick, verbose;
     unsigned      mem;

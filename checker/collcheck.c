@@ -283,7 +283,7 @@ static int setup_comm(ck_comm **comm, const cc_options *o)
     int rc = ck_comm_create(MPI_COMM_WORLD, o->mem, comm);
     if (rc) return rc;
     ck_config *cfg = ck_comm_config(*comm);
-    cfg->timeout_s = o->timeout;
+    if (o->timeout >= 0) cfg->timeout_s = o->timeout;   /* else COLLKIT_TIMEOUT or the default */
     if (o->chunk) cfg->chunk_bytes = o->chunk;
     cfg->validate = 1;
     return CK_SUCCESS;
@@ -369,7 +369,7 @@ int collcheck_main(int argc, char **argv)
 
     /* The agreement deadline: longer than any single watchdog wait, so a rank
      * that timed out has time to arrive and say so. */
-    const double limit = o.timeout > 0 ? 2 * o.timeout + 10 : 0;
+    const double limit = cfg->timeout_s > 0 ? 2 * cfg->timeout_s + 10 : 0;
     int passed = 0, failed = 0;
     cc_result *all = rank == 0 ? malloc((size_t)p * sizeof *all) : NULL;
     uint64_t *hashes = malloc((size_t)p * sizeof *hashes);

@@ -41,7 +41,7 @@ static void usage(FILE *f)
         "                     the rounding bound of the exact sum), or both (default both)\n"
         "  --repeat N         calls per case, each with other inputs (default 2; a larger N\n"
         "                     is a stress test for races; a failure names its call)\n"
-        "  --timeout SEC      watchdog bound for any wait (default 30; 0 = off)\n"
+        "  --timeout SEC      watchdog bound for any wait (default: COLLKIT_TIMEOUT, else 30; 0 = off)\n"
         "  --chunk BYTES      pipeline chunk for chunked algorithms (default: the library's)\n"
         "  --device host|cuda buffer kind: host memory (MPI) or CUDA device memory (CUDA IPC; default host)\n"
         "  --transport mpi|shm|cuda-ipc  how bytes move: mpi (host, default), shm (host buffers in\n"
@@ -135,7 +135,7 @@ static void defaults(cc_options *o)
     o->ops = (1u << CK_NUM_OPS) - 1;
     o->inplace = 3;
     o->misaligned = 1;
-    o->timeout = 30;
+    o->timeout = -1;   /* not given: the library's (COLLKIT_TIMEOUT, else 30 s) */
     o->mem = CK_MEM_HOST;
     o->repeat = 2;
     o->inputs = 3;

@@ -11,6 +11,9 @@
 #   make lab01        start/continue lab 01: your labs/01-ring/my_ring.c, built and graded
 #   make student-kit  the folder + tarball a course hands out (KIT=student-kit)
 #   make slides       one PDF deck per lab from slides/*.md (build/slides/)
+#   make gpu-check    on a GPU node: does collkit work here? builds into build-gpu/
+#                     (no apt-get, no network), runs the GPU tests, collcheck and a
+#                     short sweep, writes build-gpu/gpu-check/report.md (< 10 min)
 #   make clean        remove the build folders
 
 SANITIZE ?= 0
@@ -31,7 +34,7 @@ CTEST_FLAGS ?= --output-on-failure
 
 KIT ?= student-kit
 
-.PHONY: all deps configure build test bench sim-bench clean student-kit slides
+.PHONY: all deps configure build test bench sim-bench clean student-kit slides gpu-check
 
 all: build
 
@@ -64,5 +67,11 @@ student-kit: build
 slides: build
 	@scripts/slides.sh $(BUILD)
 
+# Not through `build`: deps.sh would call apt-get, and a GPU node often has
+# no network. The script configures its own build folder.
+GPU_BUILD ?= build-gpu
+gpu-check:
+	@scripts/gpu-check.sh $(GPU_BUILD)
+
 clean:
-	rm -rf build build-sanitize build-smpi
+	rm -rf build build-sanitize build-smpi build-gpu

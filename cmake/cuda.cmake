@@ -77,7 +77,8 @@ endif()
 find_path(COLLKIT_NCCL_INCLUDE_DIR nccl.h
           HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include ENV NCCL_HOME
           PATH_SUFFIXES include)
-find_library(COLLKIT_NCCL_LIBRARY nccl
+# NAMES: the pip wheel (nvidia-nccl-cu12/13) ships libnccl.so.2 only.
+find_library(COLLKIT_NCCL_LIBRARY NAMES nccl libnccl.so.2
              HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib64 /usr/local/cuda/lib ENV NCCL_HOME
              PATH_SUFFIXES lib lib64)
 if(COLLKIT_NCCL_INCLUDE_DIR AND COLLKIT_NCCL_LIBRARY)

@@ -104,14 +104,27 @@ DEBS=${GPU_CHECK_DEBS:-}
 MPI_CMAKE=()
 if ! command -v mpicc >/dev/null 2>&1 && [ -n "$DEBS" ]; then
   P=$B/gpu-check-mpi
+  # The carried Debian 12 libraries need glibc >= 2.36.
+  GLIBC=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')
+  case ${GLIBC:-0} in 2.3[6-9]|2.[4-9]*) ;; *) md "NOTE: glibc ${GLIBC:-unknown} < 2.36: the carried Open MPI may not load";; esac
   if [ ! -x "$P/usr/bin/orterun" ]; then
-    for d in "$DEBS"/*.deb; do dpkg-deb -x "$d" "$P" || { md "cannot unpack $d"; break; }; done
+    # Base libraries only where the image lacks them: its own copies are never shadowed.
+    have_lib() { for f in $(ldconfig -p | awk -v s="$1" '$1 == s { print $NF }'); do [ -e "$f" ] && return 0; done; return 1; }
+    for d in "$DEBS"/*.deb; do
+      case ${d##*/} in
+        zlib1g_*) have_lib libz.so.1 && continue ;;         libnuma1_*) have_lib libnuma.so.1 && continue ;;
+        libatomic1_*) have_lib libatomic.so.1 && continue ;;
+      esac
+      dpkg-deb -x "$d" "$P" || { md "cannot unpack $d"; break; }
+    done
     for t in mpirun mpiexec mpicc; do ln -sf "$t.openmpi" "$P/usr/bin/$t"; done
+    # The link update-alternatives would have made (libfabric's psm provider loads it).
+    ln -sf ../libpsm1/libpsm_infinipath.so.1.16 "$P/usr/lib/x86_64-linux-gnu/libpsm_infinipath.so.1"
   fi
   L=$P/usr/lib/x86_64-linux-gnu
   export OPAL_PREFIX=$P/usr OPAL_SYSCONFDIR=$P/etc/openmpi PMIX_MCA_mca_base_component_path=$L/pmix2/lib/pmix
   export PATH=$P/usr/bin:$PATH LD_LIBRARY_PATH=$L/openmpi/lib:$L${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-  export OMPI_MCA_plm=isolated OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+  export OMPI_MCA_plm=isolated OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
   MPI_CMAKE=(-DMPI_C_COMPILER="$P/usr/bin/mpicc.openmpi" -DMPIEXEC_EXECUTABLE="$P/usr/bin/mpiexec.openmpi")
   md "MPI: unpacked from $DEBS into $P"
 fi

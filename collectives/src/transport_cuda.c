@@ -472,7 +472,7 @@ static void cu_destroy(void *self)
     }
     if (t->grant_comm != MPI_COMM_NULL) MPI_Allreduce(&idle, &all_idle, 1, MPI_INT, MPI_MIN, t->grant_comm);
     const int freeing = ck_cu_teardown(idle, all_idle) & CK_TEAR_FREE;
-    if (idle && !all_idle && t->rank == 0)
+    if (!all_idle && t->rank == 0)
         fprintf(stderr, "collkit cuda-ipc: a rank's device stream did not drain: the staging areas are left "
                 "allocated until the process ends (a peer's copy may still use them)\n");
     for (int q = 0; freeing && t->peers && q < t->size; q++)

@@ -79,7 +79,7 @@ static void teardown(sym *s, int collective)
     for (int q = 0; idle && s->peer_base && q < s->p; q++)
         if (q != s->rank && s->peer_base[q]) cudaIpcCloseMemHandle(s->peer_base[q]);
     if (collective) MPI_Allreduce(&idle, &all_idle, 1, MPI_INT, MPI_MIN, s->mpi);
-    if (idle && !all_idle && s->rank == 0)
+    if (!all_idle && s->rank == 0)
         fprintf(stderr, "collkit: a rank's oneshot/twoshot kernel did not finish: the symmetric buffers are left "
                 "allocated until the process ends (a peer's kernel may still use them)\n");
     if (all_idle) {

@@ -62,6 +62,14 @@ float opt_lr_at(const opt_config *c, int64_t t)
     }
 }
 
+void opt_adam_coeffs(const opt_config *c, int64_t t, float lr, float *step, float *eps, float *decay)
+{
+    const double bc1 = 1.0 - pow(c->beta1, (double)t), bc2 = 1.0 - pow(c->beta2, (double)t);
+    *step = (float)(lr * sqrt(bc2) / bc1);
+    *eps = (float)(c->eps * sqrt(bc2));
+    *decay = lr * c->weight_decay;
+}
+
 void optimizer_step(optimizer *o, float *params, float *grads, float scale)
 {
     const opt_config *c = &o->cfg;
@@ -72,9 +80,9 @@ void optimizer_step(optimizer *o, float *params, float *grads, float scale)
     if (c->kind == OPT_ADAM) {
         /* Bias correction folded into the step size, as in the Adam paper's
          * "efficient" form; weight decay decoupled from the gradient (AdamW). */
-        const double bc1 = 1.0 - pow(c->beta1, (double)o->t), bc2 = 1.0 - pow(c->beta2, (double)o->t);
-        const float step = (float)(lr * sqrt(bc2) / bc1), eps = (float)(c->eps * sqrt(bc2));
-        const float b1 = c->beta1, b2 = c->beta2, decay = lr * c->weight_decay;
+        float step, eps, decay;
+        opt_adam_coeffs(c, o->t, lr, &step, &eps, &decay);
+        const float b1 = c->beta1, b2 = c->beta2;
         for (size_t i = 0; i < n; i++) {
             const float g = gr[i] * scale;
             gr[i] = 0.0f;

@@ -50,5 +50,10 @@ float opt_lr_at(const opt_config *c, int64_t t);
  * zero): for a wide input layer the step is memory-bound, so passes are time.
  * Advances o->t. */
 void  optimizer_step(optimizer *o, float *params, float *grads, float scale);
+/* AdamW's per-step scalars for step t (1-based, after the increment): the
+ * step size with both bias corrections folded in, eps scaled alike, and the
+ * decoupled decay factor lr * weight_decay. optimizer_step and the device
+ * step (device.c) both use them. */
+void  opt_adam_coeffs(const opt_config *c, int64_t t, float lr, float *step, float *eps, float *decay);
 
 #endif

@@ -7,7 +7,8 @@
 #   2. a build of the library, collcheck, collbench and the GPU tests with CUDA
 #      for this GPU's architecture (cmake; no apt-get, unlike make build);
 #   3. collbench --gpus, as the ranks count the devices: none -> exit 3;
-#   4. the GPU tests (unit.cuda_logic, gpu.probe, test_gpu at p = 1, 2, 3);
+#   4. the GPU tests (unit.cuda_logic, gpu.probe, test_gpu at p = 1, 2, 3, and
+#      gpu.trainer_model: the trainer's device model against the host's);
 #   5. collcheck --quick of every algorithm that takes device buffers, at
 #      p = 1, 2 and 3 (ranks share the GPUs when there are fewer: local rank
 #      modulo device count; nccl only where every rank has its own GPU);
@@ -47,7 +48,7 @@ if [ "${1:-}" = "--pack" ]; then
   echo "gpu-check --pack: $(ls .gpu-pack/debs | wc -l) .debs in .gpu-pack/debs ($(du -sh .gpu-pack | cut -f1))"
   exit 0
 fi
-case "${1:-}" in -h|--help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+case "${1:-}" in -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;; esac
 
 B=$(mkdir -p "${1:-build-gpu}" && cd "${1:-build-gpu}" && pwd)
 O=$B/gpu-check
@@ -176,6 +177,13 @@ if cmake -S "$ROOT" -B "$B" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DCOLLKIT_CUD
    run_for 300 cmake --build "$B" -j "$(nproc)" --target collcheck collbench test_gpu test_cuda_logic \
      > "$O/build.log" 2>&1; then
   step "build" PASS "$(grep -o 'collkit: CUDA.*' "$O/configure.log" | head -1)"
+  # The trainer's device model, where OpenBLAS (the host reference) is there.
+  if grep -q "OpenBLAS not found" "$O/configure.log"; then
+    md "| trainer device model | not built | no OpenBLAS on this node: no host model to compare with |"
+  else
+    run_for 200 cmake --build "$B" -j "$(nproc)" --target test_trainer_cuda >> "$O/build.log" 2>&1 ||
+      step "build test_trainer_cuda" FAIL "see build.log"
+  fi
 else
   step "build" FAIL "see configure.log / build.log: $(grep -m1 -iE 'error' "$O/configure.log" "$O/build.log" | cut -c1-200)"
   finish 1 "FAILED"
@@ -196,8 +204,10 @@ fi
 step "GPU" PASS "$NGPU device(s) visible to the ranks"
 
 # ---------------------------------------------------------------- 4. GPU tests
-(cd "$B" && run_for 60 ctest -R '^(unit\.cuda_logic|gpu\.probe)$' --output-on-failure) > "$O/unit.log" 2>&1 &&
-  step "unit.cuda_logic, gpu.probe" PASS "" || step "unit.cuda_logic, gpu.probe" FAIL "see unit.log"
+(cd "$B" && run_for 90 ctest -V -R '^(unit\.cuda_logic|gpu\.probe|gpu\.trainer_model)$' --output-on-failure) \
+    > "$O/unit.log" 2>&1 &&
+  step "unit.cuda_logic, gpu.probe, gpu.trainer_model" PASS "$(grep -h '^adamw\|^sgd' "$O/unit.log" | tr '\n' ' ')" ||
+  step "unit.cuda_logic, gpu.probe, gpu.trainer_model" FAIL "see unit.log"
 for p in 1 2 3; do
   if run_for 150 "${MPIRUN[@]}" -np $p "$BIN/test_gpu" > "$O/test_gpu_p$p.log" 2>&1; then
     step "test_gpu p=$p" PASS "$(grep -m1 'test_gpu p=' "$O/test_gpu_p$p.log")"

@@ -141,6 +141,9 @@ NINC=$(first "${COLLKIT_NCCL_INCLUDE_DIR:+$COLLKIT_NCCL_INCLUDE_DIR/nccl.h}" ${N
              ${WHEEL:+"$WHEEL"/include/nccl.h} /usr/local/cuda/include/nccl.h /usr/include/nccl.h || true)
 NVER=$([ -n "$NINC" ] && awk '/^#define NCCL_(MAJOR|MINOR|PATCH) /{v = v (v ? "." : "") $3} END {print v}' "$NINC")
 md "NCCL: library ${NLIB:-not found}, header ${NINC:-not found}${NVER:+, version $NVER}"
+[ -n "$NLIB" ] && [ -z "$NINC" ] &&
+  md "NOTE: NCCL's library without its header (some pip wheels ship none): the nccl reference is left out;" \
+     "      COLLKIT_NCCL_INCLUDE_DIR=DIR (a folder with the nccl.h of that version) brings it in"
 md '```'; md ""
 
 md "## Steps"; md ""; md "| step | result | detail |"; md "|---|---|---|"

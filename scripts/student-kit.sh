@@ -29,6 +29,8 @@ mkdir -p "$OUT"/{bin,lib,include,cmake,plugin,labs,docs/algorithms}
 # (ckptdiff and tagsynth: lab 04's equivalence part compares checkpoints of runs on synthetic data.)
 cp "$B"/bin/{collcheck,collbench,tagtrain,tagpredict,ckptdiff,tagsynth,collgrade,ckrun} "$OUT/bin/"
 cp "$B"/lib/*.a "$OUT/lib/"
+# The CUDA plug-in, when this build has one: opened only where device memory is used.
+if [ -f "$B/lib/libcollkit_cuda.so" ]; then cp "$B/lib/libcollkit_cuda.so" "$OUT/lib/"; fi
 # Headers of the public interfaces the plug-in program is built against.
 cp "$SRC"/collectives/include/*.h "$SRC"/checker/collcheck.h "$SRC"/bench/collbench.h "$SRC"/bench/model.h \
    "$SRC"/trainer/tagtrain.h "$OUT/include/"

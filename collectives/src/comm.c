@@ -11,6 +11,7 @@
 #include "collkit_util.h"
 #include "env.h"
 #include "internal.h"
+#include "cuda_plugin.h"
 
 double ck_now(void)
 {
@@ -132,7 +133,19 @@ int ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out)
         rc = ck_transport_mpi_create(c->mpi, &c->tr);
     } else {
 #ifdef COLLKIT_HAVE_CUDA
-        rc = ck_transport_cuda_create(c->mpi, c->cfg.timeout_s, &c->tr);
+        const char *why;
+        const ck_cuda_plugin_api *cu = ck_cuda_plugin(&why);
+        if (cu) {
+            rc = cu->transport_create(c->mpi, c->cfg.timeout_s, &c->tr);
+        } else {
+            /* Every rank tried the same files; one line per process is enough. */
+            static int said;
+            if (c->rank == 0 && !said++) {
+                fprintf(stderr, "collkit: CUDA support not available: %s\n", why);
+                fflush(stderr);
+            }
+            rc = CK_ERR_UNSUPPORTED;
+        }
 #else
         rc = CK_ERR_UNSUPPORTED;
 #endif

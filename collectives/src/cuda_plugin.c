@@ -26,7 +26,9 @@
 /* The library functions the plug-in calls. A program links only the members
  * of libcollkit.a it references itself, so a program that never named, say,
  * ck_dtype_is_float would not have it for the plug-in to bind to: this table
- * references every one (dlopen with RTLD_NOW names any that is missing). */
+ * references every one. A library function the plug-in starts calling goes
+ * here too: until it does, dlopen (RTLD_NOW) refuses the plug-in and names
+ * the function ("undefined symbol: ...", which gpu.plugin reports). */
 typedef void (*ck_any_fn)(void);
 __attribute__((used)) const ck_any_fn ck_cuda_plugin_imports[] = {
     (ck_any_fn)ck_algo_state,   (ck_any_fn)ck_algo_state_set, (ck_any_fn)ck_comm_config,

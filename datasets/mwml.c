@@ -565,10 +565,6 @@ int mwml_audit_rows(const mwml_data *train, const mwml_data *hold, mwml_audit *o
 
 /* -------------------------------------------------------------- lookup */
 
-#ifndef COLLKIT_SOURCE_DIR
-#define COLLKIT_SOURCE_DIR ""
-#endif
-
 /* Append one line to the "places tried" list. */
 static void tried(char *list, size_t len, const char *fmt, ...)
 {
@@ -600,22 +596,18 @@ static int found(const char *path, char *out, size_t len, char *err, size_t errl
     return 0;
 }
 
-/* The tree the executable sits in: <exe>/../.. (build/bin/prog -> the tree). */
-static int exe_root(char *out, size_t len)
+/* The folder the running executable is in (symbolic links resolved), or -1. */
+static int exe_dir(char *out, size_t len)
 {
     char exe[PATH_MAX];
     ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (k <= 0) return -1;
     exe[k] = '\0';
-    for (int up = 0; up < 3; up++) {
-        char *slash = strrchr(exe, '/');
-        if (!slash) return -1;
-        *slash = '\0';
-    }
-    if (exe[0] == '\0') return -1;
+    char *slash = strrchr(exe, '/');
+    if (!slash) return -1;
+    *slash = '\0';
     char real[PATH_MAX];
-    if (!realpath(exe, real)) return -1;
-    if (strlen(real) + 1 > len) return -1;
+    if (!realpath(exe[0] ? exe : "/", real) || strlen(real) + 1 > len) return -1;
     memcpy(out, real, strlen(real) + 1);
     return 0;
 }
@@ -645,39 +637,40 @@ int mwml_find(const char *explicit_path, const char *file, char *path_out, size_
         return found(cand, path_out, len, err, errlen);
     }
 
-    /* The roots to search: the source tree, and the executable's tree when it
-     * is another one (a copied build, a moved checkout). */
-    char roots[2][PATH_MAX];
-    int nroots = 0;
-    char src_real[PATH_MAX];
-    if (COLLKIT_SOURCE_DIR[0]) {
-        const char *s = realpath(COLLKIT_SOURCE_DIR, src_real) ? src_real : COLLKIT_SOURCE_DIR;
-        if (strlen(s) < PATH_MAX) memcpy(roots[nroots++], s, strlen(s) + 1);
-    }
-    char er[PATH_MAX];
-    if (exe_root(er, sizeof er) == 0 && (nroots == 0 || strcmp(er, roots[0]) != 0))
-        memcpy(roots[nroots++], er, strlen(er) + 1);
-
+    /* The folders to search: the executable's own and each one above it,
+     * nearest first, so that build/bin/tagtrain finds the repository's
+     * data, a student kit's bin/tagtrain the kit's, and a program anywhere
+     * inside either (build/labs/04-ddp/lab) the same. Nothing of the machine
+     * the program was built on is compiled in: a copied build finds its data. */
     static const char *const subdirs[2] = { "datasets/madewithml", "../shared/datasets/madewithml" };
     char list[MWML_ERRLEN];
     list[0] = '\0';
     tried(list, sizeof list, "  $COLLKIT_DATA: not set\n");
-    for (int s = 0; s < 2; s++) {
-        for (int r = 0; r < nroots; r++) {
-            int k = snprintf(cand, sizeof cand, "%s/%s/%s", roots[r], subdirs[s], file);
+    char dir[PATH_MAX];
+    if (exe_dir(dir, sizeof dir) != 0) {
+        tried(list, sizeof list, "  the program's folder: /proc/self/exe cannot be read\n");
+        dir[0] = '\0';
+    }
+    while (dir[0]) {
+        for (int s = 0; s < 2; s++) {
+            int k = snprintf(cand, sizeof cand, "%s/%s/%s", strcmp(dir, "/") ? dir : "", subdirs[s], file);
             if (k < 0 || (size_t)k >= sizeof cand) {
-                tried(list, sizeof list, "  %s/%s/...: path too long\n", roots[r], subdirs[s]);
+                tried(list, sizeof list, "  %s/%s/...: path too long\n", dir, subdirs[s]);
                 continue;
             }
             if (!(why = usable(cand))) return found(cand, path_out, len, err, errlen);
             tried(list, sizeof list, "  %s: %s\n", cand, why);
         }
+        char *slash = strrchr(dir, '/');
+        if (!slash || !strcmp(dir, "/")) break;
+        if (slash == dir) slash[1] = '\0';   /* /work -> / */
+        else *slash = '\0';
     }
     if (err && errlen)
         snprintf(err, errlen,
                  "cannot find %s. Looked in:\n%s"
                  "To get the data: run datasets/fetch (downloads dataset.csv and holdout.csv from "
-                 "Made With ML into datasets/madewithml/ and checks their sha256), or set "
+                 "Made With ML into the datasets/madewithml/ beside it and checks their sha256), or set "
                  "COLLKIT_DATA to a folder holding both files, or pass the file itself "
                  "(--data / --holdout).", file, list);
     return -1;

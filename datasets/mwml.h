@@ -67,10 +67,12 @@ void mwml_class_counts(const mwml_data *d, size_t counts[MWML_NTAGS]);
 /* Find `file` ("dataset.csv" or "holdout.csv"). Order:
  *   1. explicit_path, when non-NULL (a --data/--holdout flag): used as given;
  *   2. $COLLKIT_DATA/<file>, when COLLKIT_DATA is set;
- *   3. <repo>/datasets/madewithml/<file>          (filled by datasets/fetch);
- *   4. <repo>/../shared/datasets/madewithml/<file>.
- * <repo> is the source tree this library was built from and, when different,
- * the tree the running executable sits in (<exe>/../..: build/bin/x -> repo).
+ *   3. D/datasets/madewithml/<file>, then D/../shared/datasets/madewithml/<file>,
+ *      for D the folder the running executable is in, then each folder above
+ *      it, nearest first (build/bin/tagtrain: the repository's datasets/,
+ *      filled by datasets/fetch, or ../shared beside it; a student kit's
+ *      bin/tagtrain: the kit's datasets/). No path of the machine that built
+ *      the program is compiled in.
  * Steps 1 and 2 are a user's explicit choice: when they name a file that is
  * not there, that is an error, never a silent fall-back to other data.
  * Returns 0 and writes the path found, or non-zero with a message that lists

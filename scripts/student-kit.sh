@@ -2,7 +2,9 @@
 # student-kit.sh BUILD_DIR OUT_DIR — the folder (and OUT_DIR.tar.gz) a course
 # hands to its students: the handouts and skeletons, the tools (collcheck,
 # collbench, tagtrain, tagpredict, ckptdiff, tagsynth, collgrade, collkit-cc,
-# ckrun), and the library with
+# ckrun), the Made With ML data (datasets/madewithml/, with its licence), the
+# CUDA plug-in where this build has one (lib/libcollkit_cuda.so: opened only
+# when device memory is used, so the kit runs without CUDA), and the library with
 # the reference algorithms as compiled code only. Students compare their
 # algorithm with the library's (--algo ring,my_ring), they cannot read it;
 # what each algorithm does is in docs/algorithms/ (the slide at the top of
@@ -21,6 +23,17 @@ for f in bin/collcheck bin/collbench bin/tagtrain bin/tagpredict bin/ckptdiff bi
          bin/ckrun collkit-targets.cmake; do
   [ -e "$B/$f" ] || { echo "student-kit: $B/$f is missing: build first (make)" >&2; exit 2; }
 done
+# The Made With ML data (MIT licence), from where this build's programs find
+# it: $COLLKIT_DATA, else the repository's datasets/madewithml/ or the
+# ../shared beside it (datasets/README.md).
+data=""
+for d in "${COLLKIT_DATA:-}" "$SRC/datasets/madewithml" "$SRC/../shared/datasets/madewithml"; do
+  if [ -n "$d" ] && [ -f "$d/dataset.csv" ] && [ -f "$d/holdout.csv" ]; then data=$d; break; fi
+done
+if [ -z "$data" ]; then
+  echo "student-kit: warning: no Made With ML data here (dataset.csv, holdout.csv): the kit goes without it," >&2
+  echo "student-kit: and its students run datasets/fetch (or run it here first, or set COLLKIT_DATA)" >&2
+fi
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 mkdir -p "$OUT"/{bin,lib,include,cmake,plugin,labs,docs/algorithms}
@@ -29,6 +42,8 @@ mkdir -p "$OUT"/{bin,lib,include,cmake,plugin,labs,docs/algorithms}
 # (ckptdiff and tagsynth: lab 04's equivalence part compares checkpoints of runs on synthetic data.)
 cp "$B"/bin/{collcheck,collbench,tagtrain,tagpredict,ckptdiff,tagsynth,collgrade,ckrun} "$OUT/bin/"
 cp "$B"/lib/*.a "$OUT/lib/"
+# The CUDA plug-in, when this build has one: opened only where device memory is used.
+if [ -f "$B/lib/libcollkit_cuda.so" ]; then cp "$B/lib/libcollkit_cuda.so" "$OUT/lib/"; fi
 # Headers of the public interfaces the plug-in program is built against.
 cp "$SRC"/collectives/include/*.h "$SRC"/checker/collcheck.h "$SRC"/bench/collbench.h "$SRC"/bench/model.h \
    "$SRC"/trainer/tagtrain.h "$OUT/include/"
@@ -61,6 +76,14 @@ for lab in "$SRC"/labs/[0-9][0-9]-*/; do
   [ -d "$lab/skeleton" ] && cp "$lab"/skeleton/* "$OUT/labs/$name/"
 done
 cp "$SRC/labs/README.md" "$OUT/labs/"
+# The data in datasets/madewithml/, where the kit's programs look first
+# (beside their bin/), copied by datasets/fetch: sha256 checked, with LICENSE
+# and SOURCE.md. fetch and the licence go along, for a fresh copy.
+mkdir -p "$OUT/datasets"
+cp "$SRC/datasets/fetch" "$SRC/datasets/madewithml.LICENSE" "$OUT/datasets/"
+if [ -n "$data" ]; then
+  COLLKIT_FETCH_FROM=$data "$OUT/datasets/fetch" --dest "$OUT/datasets/madewithml" > /dev/null
+fi
 # How the trainer's step works (lab 04): its README, which has no algorithm code.
 cp "$SRC/trainer/README.md" "$OUT/docs/trainer.md"
 
@@ -76,9 +99,9 @@ done
 cat > "$OUT/README.md" <<'MD'
 # collkit — student kit
 
-Everything you need for the labs: the handouts in `labs/`, the tools in `bin/`, and the library
-with its reference algorithms (compiled: compare yours with them, e.g. `--algo ring,my_ring`;
-what each one does is in `docs/algorithms/`).
+Everything you need for the labs: the handouts in `labs/`, the tools in `bin/`, the data in
+`datasets/madewithml/`, and the library with its reference algorithms (compiled: compare yours
+with them, e.g. `--algo ring,my_ring`; what each one does is in `docs/algorithms/`).
 
 ```sh
 make lab01                      # build your labs/01-ring/my_ring.c and grade it (collgrade)
@@ -87,13 +110,58 @@ build/bin/ckrun -np 4 build/labs/01-ring/lab bench --algo ring,my_ring      # th
 ```
 
 The paths are those of the full repository (`build/bin` is a link to `bin`): every command in the
-handouts works here as written.
+handouts works here as written. The kit can live in any folder: nothing in it names the machine
+it was made on.
 
 `bin/collkit-cc FILE.c -o PROGRAM` builds any algorithm file into one program that is collcheck,
 collbench and tagtrain (`PROGRAM check|bench|train|list`). `bin/ckrun` is `mpirun` with the flags
 a laptop needs (more ranks than cores, running as root); on a cluster use `mpirun` or `srun`.
-Needs: Open MPI, OpenBLAS, CMake, a C compiler (Debian: `apt-get install openmpi-bin libopenmpi-dev
-libopenblas-dev cmake gcc`).
+
+## What to install
+
+The programs in `bin/` are Linux x86-64 programs built against Open MPI (`libmpi.so.40`: Open MPI
+3.0 to 5.x) and OpenBLAS (`libopenblas.so.0`); `collkit-cc` builds your files with CMake (3.18
+or newer), a C compiler and Open MPI's `mpicc`. MPICH, Intel MPI or MVAPICH cannot run these
+programs: use Open MPI. CUDA is not needed: the GPU parts (lab 05's device part) are reported
+`blocked` where there is no GPU, and every other part runs without it.
+
+- **Debian, Ubuntu** (tested: Debian 12):
+
+      sudo apt-get install build-essential cmake pkg-config openmpi-bin libopenmpi-dev libopenblas-dev
+
+- **Fedora** (not tested here): Open MPI is installed as an environment module, which must be
+  loaded in every shell (or in `~/.bashrc`) before `make labNN`:
+
+      sudo dnf install gcc make cmake pkgconf-pkg-config openmpi openmpi-devel openblas-devel environment-modules
+      module load mpi/openmpi-x86_64
+
+- **macOS** (not tested here): the programs in `bin/` are Linux programs and do not run on macOS.
+  Either work in a Linux virtual machine or container (e.g. `docker run -it -v "$PWD":/kit
+  debian:12`, then the Debian line above), or build the course's collkit repository natively and
+  make a kit from it (`make student-kit`) with Open MPI and OpenBLAS from Homebrew:
+
+      xcode-select --install
+      brew install open-mpi openblas cmake pkg-config
+      export PKG_CONFIG_PATH="$(brew --prefix openblas)/lib/pkgconfig"
+
+  On macOS the programs cannot find their own folder the Linux way: point them at the data with
+  `export COLLKIT_DATA=$PWD/datasets/madewithml`.
+
+- **A cluster with environment modules** (not tested here): load a compiler, CMake, Open MPI and
+  OpenBLAS (names differ between sites: `module avail`), for example
+
+      module load gcc cmake openmpi openblas
+
+  and run the programs on compute nodes through the scheduler (`srun -n 4 build/labs/01-ring/lab
+  check --algo my_ring`, or `salloc` then `mpirun`) rather than on the login node. `collgrade`
+  uses `bin/ckrun`, i.e. `mpirun`: run it inside an allocation (`salloc -n 8`).
+
+## The data
+
+`datasets/madewithml/` holds the Made With ML tagging dataset (`dataset.csv`, `holdout.csv`;
+MIT License, Copyright (c) 2023 Made With ML: `LICENSE` and `SOURCE.md` beside them). The programs
+find it relative to themselves; `COLLKIT_DATA=FOLDER` or `--data FILE` names another.
+`datasets/fetch` downloads a fresh, checked copy.
 MD
 cat > "$OUT/Makefile" <<'MK'
 # make labNN: build your file of lab NN and grade it.

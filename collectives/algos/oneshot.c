@@ -74,7 +74,7 @@ static int oneshot_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
 {
 #ifdef COLLKIT_HAVE_CUDA
     if (ck_comm_mem(comm) & CK_MEM_CUDA) {
-        int rc = ck_sym_allreduce(comm, sendbuf, recvbuf, count, dt, op, 0);
+        int rc = ck_cuda_sym_allreduce(comm, sendbuf, recvbuf, count, dt, op, 0);
         if (rc) return rc;
         /* Kernel loads bypass ck_isend, so count them here: what my peers
          * load from me equals what I load from them (see oneshot_bytes). */

@@ -40,9 +40,13 @@ static inline size_t ck_sym_launch_elems(size_t esize) { return CK_SYM_HALF / es
  * buffers are set up on the first call on a communicator (ck_algo_state,
  * freed by ck_comm_destroy). Both return once the result is in recvbuf. */
 #ifdef COLLKIT_HAVE_CUDA
-/* Device buffers (cuda/symmetric.c). Counts no traffic: the caller does. */
+/* Device buffers (cuda/symmetric.c, in the CUDA plug-in). Counts no
+ * traffic: the caller does. The library calls it as ck_cuda_sym_allreduce
+ * (src/cuda_plugin.c), which loads the plug-in. */
 int ck_sym_allreduce(ck_comm *comm, const void *sendbuf, void *recvbuf,
                      size_t count, ck_dtype dt, ck_op op, int two_shot);
+int ck_cuda_sym_allreduce(ck_comm *comm, const void *sendbuf, void *recvbuf,
+                          size_t count, ck_dtype dt, ck_op op, int two_shot);
 #endif
 /* Host buffers on the shm transport (symmetric_shm.c). Counts the bytes it
  * loads from peers with ck_count_traffic, as sent and as received. */

@@ -85,7 +85,7 @@ static int twoshot_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
 {
 #ifdef COLLKIT_HAVE_CUDA
     if (ck_comm_mem(comm) & CK_MEM_CUDA) {
-        int rc = ck_sym_allreduce(comm, sendbuf, recvbuf, count, dt, op, 1);
+        int rc = ck_cuda_sym_allreduce(comm, sendbuf, recvbuf, count, dt, op, 1);
         if (rc) return rc;
         /* Kernel loads bypass ck_isend, so count them here (symmetric, see above). */
         uint64_t b = twoshot_bytes(ck_comm_size(comm), ck_comm_rank(comm), count, ck_dtype_size(dt),

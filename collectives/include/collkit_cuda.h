@@ -3,7 +3,9 @@
  * communicator of the CUDA IPC transport (oneshot, twoshot, nccl; your own
  * kernel): which device and stream the transport uses, and where each rank's
  * GPU sits. Include it after (or instead of) collkit_algo.h; it exists in
- * builds with CUDA only (COLLKIT_HAVE_CUDA).
+ * builds with CUDA only (COLLKIT_HAVE_CUDA). These functions live in the CUDA
+ * plug-in (lib/libcollkit_cuda.so), which collkit-cc links into its programs
+ * where the CUDA Toolkit is installed.
  *
  * Rules for such an algorithm
  *   - queue work on ck_cuda_stream(comm): ck_allreduce synchronises that

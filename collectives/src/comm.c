@@ -12,6 +12,7 @@
 #include "env.h"
 #include "internal.h"
 #include "cuda_logic.h"   /* ck_cu_aligned: the device buffers' alignment rule */
+#include "cuda_plugin.h"
 
 double ck_now(void)
 {
@@ -133,7 +134,19 @@ int ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out)
         rc = ck_transport_mpi_create(c->mpi, &c->tr);
     } else {
 #ifdef COLLKIT_HAVE_CUDA
-        rc = ck_transport_cuda_create(c->mpi, c->cfg.timeout_s, &c->tr);
+        const char *why;
+        const ck_cuda_plugin_api *cu = ck_cuda_plugin(&why);
+        if (cu) {
+            rc = cu->transport_create(c->mpi, c->cfg.timeout_s, &c->tr);
+        } else {
+            /* Every rank tried the same files; one line per process is enough. */
+            static int said;
+            if (c->rank == 0 && !said++) {
+                fprintf(stderr, "collkit: CUDA support not available: %s\n", why);
+                fflush(stderr);
+            }
+            rc = CK_ERR_UNSUPPORTED;
+        }
 #else
         rc = CK_ERR_UNSUPPORTED;
 #endif

@@ -51,7 +51,9 @@ int ck_cuda_wait(ck_comm *c, double bound_s)
     return ck_cuda_tr_wait(t, bound_s, NULL);
 }
 
-int ck_gpu_count(int *ndev, char *why, size_t whylen)
+/* ck_gpu_count's CUDA half (the library's ck_gpu_count calls it through the
+ * plug-in table, cuda_plugin.c). */
+int ck_cuda_gpu_count(int *ndev, char *why, size_t whylen)
 {
     int n = 0, drv = 0;
     cudaError_t e = cudaGetDeviceCount(&n);

@@ -64,6 +64,7 @@ int ck_transport_mpi_create(MPI_Comm mpi_comm, ck_transport *out);
 int ck_transport_shm_create(MPI_Comm mpi_comm, ck_transport *out, char *why, size_t whylen);
 #ifdef COLLKIT_HAVE_CUDA
 int ck_transport_cuda_create(MPI_Comm mpi_comm, double timeout_s, ck_transport *out);
+int ck_cuda_gpu_count(int *ndev, char *why, size_t whylen);   /* in the CUDA plug-in: see ck_gpu_count */
 #endif
 
 /* Poll ready(arg) until it returns nonzero, or until timeout_s seconds have

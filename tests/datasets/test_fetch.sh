@@ -34,6 +34,14 @@ fi
 # 1. A good source: both files arrive and match.
 if COLLKIT_FETCH_FROM=$src "$fetch" --dest "$tmp/a" > "$tmp/out" 2>&1; then ok; else bad "fetch from a good copy"; cat "$tmp/out"; fi
 cmp -s "$src/dataset.csv" "$tmp/a/dataset.csv" && cmp -s "$src/holdout.csv" "$tmp/a/holdout.csv" && ok || bad "files copied intact"
+# ... with the licence and where they come from beside them; a LICENSE already
+# there is the user's and is kept.
+cmp -s "$(dirname "$fetch")/madewithml.LICENSE" "$tmp/a/LICENSE" && grep -q "MIT License" "$tmp/a/LICENSE" &&
+  grep -q "479e0f3813cc0583717b86512d112b0a397f717ac33652504afdf763c1f3aff1" "$tmp/a/SOURCE.md" && ok \
+  || bad "LICENSE and SOURCE.md beside the files"
+mkdir -p "$tmp/own" && echo mine > "$tmp/own/LICENSE"
+COLLKIT_FETCH_FROM=$src "$fetch" --dest "$tmp/own" > "$tmp/out" 2>&1 && [ "$(cat "$tmp/own/LICENSE")" = mine ] &&
+  [ -f "$tmp/own/SOURCE.md" ] && ok || { bad "an existing LICENSE kept"; cat "$tmp/out"; }
 
 # 2. Again: nothing to do.
 if COLLKIT_FETCH_FROM=$src "$fetch" --dest "$tmp/a" > "$tmp/out" 2>&1 && \

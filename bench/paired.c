@@ -239,7 +239,7 @@ int bm_run_paired(ck_comm *comm, const bm_opts *o)
         }
         const double med = bm_quantile(ratio, n, 0.5), q1 = bm_quantile(ratio, n, 0.25),
                      q3 = bm_quantile(ratio, n, 0.75);
-        const int review = med > REVIEW_SPEED;
+        const int review = med > REVIEW_SPEED && !anybad;   /* a wrong row is failed, not reviewed */
         char iq[40];
         snprintf(iq, sizeof iq, "[%.3f .. %.3f]", q1, q3);
         printf("  %12zu %12.2f %12.2f %8.3f %18s %7lld %7lld%s\n", bytes, sa[0] * 1e6, sa[1] * 1e6, med, iq, wr[0],

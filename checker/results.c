@@ -110,7 +110,8 @@ int cc_results_parse_record(char **tok, int ntok, cc_record *r)
     static const char *const keys[11] = {"digest", "status", "local", "bytes", "msgs", "self_bytes", "self_msgs",
                                          "empty", "largest", "over", "ref"};
     for (int k = 0; k < 11; k++)
-        if (k != 1 && (cc_kv_u64(tok, ntok, keys[k], &v[k]) || v[k] == UINT64_MAX)) return -1;
+        if (k != 1 && (cc_kv_u64(tok, ntok, keys[k], &v[k]) || !strcmp(cc_kv_get(tok, ntok, keys[k]), "-")))
+            return -1;   /* counted values are numbers (a saturated count is 2^64-1, not "-") */
     /* the status may be any int an algorithm returned, negative ones too */
     const char *st = cc_kv_get(tok, ntok, "status");
     char *end = NULL;

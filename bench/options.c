@@ -4,13 +4,13 @@
  * every rank, so a bad option stops every rank with the same exit code 2 and
  * only rank 0 prints the message.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "collbench.h"
+#include "collcheck.h"   /* cc_parse_seed */
 #include "collkit_util.h"
 
 static void usage(FILE *f)
@@ -173,13 +173,9 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
         case O_PMAX: if ((rc = parse_int("--pmax", optarg, 2, 1 << 20, &o->extrap_pmax))) return rc; break;
         case O_EVERYP: o->extrap_every_p = 1; break;
         case O_RESULTS: o->results = optarg; break;
-        case O_SEED: {
-            char *end = NULL;
-            errno = 0;
-            if (!*optarg || *optarg == '-' || *optarg == '+' || ((o->seed = strtoull(optarg, &end, 0)), errno || *end))
-                return fail("--seed '%s': want an integer from 0 to 2^64-1", optarg);
+        case O_SEED:
+            if (cc_parse_seed(optarg, &o->seed)) return fail("--seed '%s': want an integer from 0 to 2^64-1", optarg);
             break;
-        }
         case O_DEVICE:
             if (!strcmp(optarg, "host")) o->mem = CK_MEM_HOST;
             else if (!strcmp(optarg, "cuda")) o->mem = CK_MEM_CUDA;

@@ -474,8 +474,10 @@ int collcheck_main(int argc, char **argv)
                 self_bytes += res.rec.ctr.bytes_sent_self;
                 if (w == 0 && o.results) {   /* every rank: rf is rank 0's alone */
                     w = ctl_gather(&res.rec, (int)sizeof res.rec, recs, ctl, limit);
-                    if (w == 0 && rank == 0) results_write(rf, algo, k, cs, (unsigned)call, recs, p,
-                                                           cs->random ? mine : NULL);
+                    if (w == 0 && rank == 0) {
+                        results_write(rf, algo, k, cs, (unsigned)call, recs, p, cs->random ? mine : NULL);
+                        fflush(rf);   /* on disk before a later case can end the job */
+                    }
                 }
                 if (w == 0 && glob[0]) w = ctl_gather(&res, (int)sizeof res, all, ctl, limit);
                 if (w != 0) {

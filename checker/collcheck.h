@@ -90,6 +90,9 @@ size_t cc_count_wrong_salted(const void *host_got, size_t count, ck_dtype dt, ck
  * process uses one seed). */
 void     cc_set_seed(uint64_t seed);
 uint64_t cc_get_seed(void);
+/* A --seed value: a whole number from 0 to 2^64-1 (decimal, or 0x hex), no
+ * sign, nothing after it. Returns 0 and sets *seed, or -1. */
+int      cc_parse_seed(const char *text, uint64_t *seed);
 
 /* Random-float inputs for sum and avg on f32, f64 and bf16: element i of rank
  * r for `seed`, deterministic in (rank, element, seed), non-integer, with

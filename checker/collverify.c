@@ -593,6 +593,10 @@ int main(int argc, char **argv)
     if (vo.traffic) {
         const ck_algo *t = ck_algo_find(vo.traffic);
         if (!t || is_stub(t)) { fprintf(stderr, "collverify: --traffic '%s': no such library algorithm\n", vo.traffic); return 2; }
+        if (t->flags & CK_ALGO_REFERENCE) {
+            fprintf(stderr, "collverify: --traffic '%s': a reference algorithm has no traffic formula\n", vo.traffic);
+            return 2;
+        }
     }
     /* The library's default chunk (ck_config), or the run's --chunk. */
     ck_config cfg = {.chunk_bytes = 256 * 1024, .timeout_s = 30, .validate = 1};

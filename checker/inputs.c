@@ -2,8 +2,11 @@
  * inputs.c — verifiable inputs and exact expected results (see collcheck.h
  * for the encoding and why each choice keeps every summation order exact).
  */
+#include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "encoding.h"
 
@@ -42,6 +45,17 @@ void cc_set_seed(uint64_t seed)
 }
 
 uint64_t cc_get_seed(void) { return run_seed; }
+
+int cc_parse_seed(const char *text, uint64_t *seed)
+{
+    char *end = NULL;
+    if (!*text || *text == '-' || *text == '+' || isspace((unsigned char)*text)) return -1;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 0);
+    if (errno || *end) return -1;
+    *seed = v;
+    return 0;
+}
 
 cc_scheme cc_scheme_salted(ck_dtype dt, ck_op op, int p, unsigned salt)
 {

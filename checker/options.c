@@ -4,7 +4,6 @@
  * argument ends every rank with exit 2 without any communication; only the
  * print rank says why.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,11 +206,7 @@ int cc_parse_args(int argc, char **argv, cc_options *o, int quiet)
             o->repeat = (int)v;
             o->repeat_given = 1;
         } else if (!strcmp(name, "--seed")) {
-            char *end = NULL;
-            if (!*val || *val == '-' || *val == '+') BAD("bad --seed '%s' (want an integer from 0 to 2^64-1)", val);
-            errno = 0;
-            o->seed = strtoull(val, &end, 0);
-            if (errno || *end) BAD("bad --seed '%s' (want an integer from 0 to 2^64-1)", val);
+            if (cc_parse_seed(val, &o->seed)) BAD("bad --seed '%s' (want an integer from 0 to 2^64-1)", val);
         } else if (!strcmp(name, "--results")) {
             if (!*val) BAD("bad --results '': want a file name");
             o->results = val;

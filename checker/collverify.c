@@ -286,7 +286,7 @@ static void check_random(const vf_call *c, int p, const cc_case *cs, unsigned ca
             return;
         }
     char why[600];
-    if (cc_check_random(why, sizeof why, buf, cs->count, cs->dt, cs->op, 0, p, call)) {
+    if (cc_check_random(why, sizeof why, buf, cs->count, cs->dt, cs->op, 0, p, call) < cs->count) {
         ck_sbuf_sep(m, "; ");
         ck_sbuf_add(m, "%s", why);
     }

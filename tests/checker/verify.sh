@@ -35,6 +35,16 @@ expect 1 '^45 passed, 1 failed$' "$dir/v" "missing record"
 { cat "$dir/r.txt"; grep '^call ring 7 1 0 ' "$dir/r.txt"; } > "$dir/bad.txt"
 "$VERIFY" --np 3 --results "$dir/bad.txt" --algo ring "${CASE[@]}" > "$dir/v" 2>&1; rc=$?
 expect 1 'rank 0: 2 records of this call' "$dir/v" "duplicated record"
+# random floats recorded with their digests consistently, but those of the
+# case's other call (other inputs): outside the rounding bound,
+awk '$1 == "call" && $3 == 42 && $4 == 1 { d[$5] = $0; sub(/.* digest=/, "", d[$5]); sub(/ .*/, "", d[$5]) }
+     $1 == "values" && $3 == 42 && $4 == 1 { v = $5 }
+     { a[NR] = $0 } END { for (i = 1; i <= NR; i++) { $0 = a[i]
+       if ($1 == "call" && $3 == 42 && $4 == 0) sub(/digest=[0-9a-f]+/, "digest=" d[$5])
+       if ($1 == "values" && $3 == 42 && $4 == 0) $5 = v
+       print } }' "$dir/r.txt" > "$dir/bad.txt"
+"$VERIFY" --np 3 --results "$dir/bad.txt" --algo ring "${CASE[@]}" > "$dir/v" 2>&1; rc=$?
+expect 1 'ring n=4 f32 sum out-of-place random  FAIL  call 1 of 2: rank 0: [1-4] of 4 elements outside the rounding bound' "$dir/v" "random values"
 # and traffic against a formula collverify trusts (rd's is not the ring's).
 "$VERIFY" --np 3 --results "$dir/r.txt" --algo ring "${CASE[@]}" --traffic rd > "$dir/v" 2>&1; rc=$?
 expect 0 '^46 passed, 0 failed$' "$dir/v" "--traffic of a library algorithm is ignored for a library algorithm"

@@ -363,7 +363,8 @@ static int verify_check(const vf_opts *vo, const cc_options *o, vf_file *f, cons
 
     for (int ln = 1; ln < f->n; ln++) {
         ntok = cc_results_split(f->lines[ln], tok, MAX_TOK);
-        if (ntok <= 0) continue;
+        if (ntok == 0) continue;   /* an empty line */
+        if (ntok < 0) { bad_line(&nbad, ln, "too many fields"); continue; }
         const int is_call = !strcmp(tok[0], "call"), is_values = !strcmp(tok[0], "values");
         if ((!is_call && !is_values) || ntok < (is_call ? 6 : 5)) { bad_line(&nbad, ln, "not a record"); continue; }
         int a = -1;
@@ -477,7 +478,8 @@ static int verify_paired(const vf_opts *vo, const bm_opts *o, vf_file *f, const 
     }
     for (int ln = 1; ln < f->n; ln++) {
         ntok = cc_results_split(f->lines[ln], tok, MAX_TOK);
-        if (ntok <= 0) continue;
+        if (ntok == 0) continue;   /* an empty line */
+        if (ntok < 0) { bad_line(&nbad, ln, "too many fields"); continue; }
         if (ntok < 6 || strcmp(tok[0], "timed")) { bad_line(&nbad, ln, "not a record"); continue; }
         char *e[4];
         long z = strtol(tok[1], &e[0], 10), i = strtol(tok[2], &e[1], 10), k = strtol(tok[3], &e[2], 10),

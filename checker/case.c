@@ -279,7 +279,7 @@ void cc_run_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, unsigned
                                                : UINT64_MAX;
     res->rec.declared_msgs = algo->msgs_sent ? algo->msgs_sent(p, rank, cs->count, es, ck_comm_config(comm))
                                              : UINT64_MAX;
-    res->rec.digest = ck_fnv1a64(NULL, 0);
+    res->rec.digest = CK_FNV1A64_INIT;   /* no result read back (yet): the digest of nothing */
     if (rc == CK_ERR_TIMEOUT || rc == CK_ERR_TRANSPORT) res->poisoned = 1;
     if (!ok) goto out;
     if (rc != CK_SUCCESS) {

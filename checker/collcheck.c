@@ -446,7 +446,7 @@ int collcheck_main(int argc, char **argv)
             }
             failed += o.require_msgs;
         }
-        uint64_t self_bytes = 0;   /* traffic the algorithm counted itself, over its cases */
+        int self_here = 0;   /* the algorithm counted traffic itself (ck_count_traffic) in a case */
         for (int k = 0; k < ncases; k++) {
             const cc_case *cs = &cases[k];
             char label[160];
@@ -471,7 +471,7 @@ int collcheck_main(int argc, char **argv)
                     glob[0] = differ;
                 }
                 res.rec.local_fail = res.fail;
-                self_bytes += res.rec.ctr.bytes_sent_self;
+                self_here |= res.rec.ctr.bytes_sent_self || res.rec.ctr.msgs_sent_self;
                 if (w == 0 && o.results) {   /* every rank: rf is rank 0's alone */
                     w = ctl_gather(&res.rec, (int)sizeof res.rec, recs, ctl, limit);
                     if (w == 0 && rank == 0) {
@@ -539,7 +539,7 @@ int collcheck_main(int argc, char **argv)
         }
         /* Bytes the algorithm counted itself (ck_count_traffic) are part of
          * the traffic check, and named: the transport did not carry them. */
-        int self_here = self_bytes > 0, self_any = 0;
+        int self_any = 0;
         if (ctl_allreduce_max(&self_here, &self_any, 1, ctl, limit) == 0 && self_any && rank == 0) {
             printf("%-*s traffic: some of it counted by the algorithm itself (ck_count_traffic), not carried by the "
                    "transport\n", width, algo->name);

@@ -31,6 +31,7 @@
  *     result digest and counted traffic) for collverify to check outside
  *     this process.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,12 +151,18 @@ int bm_run_paired(ck_comm *comm, const bm_opts *o)
     }
     ok &= t && ratio && rec && rtime;
     int all_ok, status = 0;
+    /* The records of one size travel in one gather of int-sized counts. */
+    const int too_many = o->results && (double)nrec * sizeof *rec * p > INT_MAX;
+    if (too_many) ok = 0;
     bm_allreduce(comm, &ok, &all_ok, 1, MPI_INT, MPI_MIN, "the buffer allocation");
     FILE *csv = NULL, *rf = NULL;
     if (all_ok && rank == 0 && o->csv && !(csv = bm_out_open(o->csv))) status = 1;
     if (all_ok && rank == 0 && o->results && !(rf = bm_out_open(o->results))) status = 1;
     if (!all_ok) {
-        if (rank == 0) fprintf(stderr, "collbench: cannot allocate buffers of %zu bytes\n", maxbytes);
+        if (rank == 0 && too_many)
+            fprintf(stderr, "collbench: --results: %d timed calls per size on %d ranks are too many records for one "
+                            "gather (use a smaller -n)\n", n, p);
+        else if (rank == 0) fprintf(stderr, "collbench: cannot allocate buffers of %zu bytes\n", maxbytes);
         status = 1;
     }
     bm_bcast(comm, &status, 1, MPI_INT, "the status of the result files");

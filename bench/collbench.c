@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "collbench.h"
+#include "collcheck.h"   /* cc_set_seed */
 #include "collkit_util.h"
 
 int collbench_main(int argc, char **argv)
@@ -41,6 +42,7 @@ int collbench_main(int argc, char **argv)
         return ck_stdout_done("collbench") ? 1 : 0;
     }
 
+    cc_set_seed(o.seed);   /* the checker's inputs of every check and paired call */
     bm_params file_model, *model = NULL;
     if (strcmp(o.model, "auto") && strcmp(o.model, "none")) {
         char err[256];

@@ -6,6 +6,7 @@
 #define COLLBENCH_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "collkit.h"
 #include "model.h"
 
@@ -35,6 +36,8 @@ typedef struct bm_opts {
     size_t      chunk;                /* --chunk: pipeline chunk bytes (0: the library's default) */
     int         extrap_pmax;          /* --extrapolate: largest p */
     int         extrap_every_p;       /* --every-p: p = 2, 3, 4, ... instead of 2, 4, 8, ... */
+    uint64_t    seed;                 /* --seed: the checker's inputs (cc_set_seed) */
+    const char *results;              /* --results FILE (--paired): every timed call's record, for collverify */
 } bm_opts;
 
 /* Parse the command line (no MPI needed). Returns 0 to run, 1 when help was
@@ -57,6 +60,10 @@ int bm_run_sweep(ck_comm *comm, const bm_opts *o, const bm_params *model);
 int bm_run_extrapolate(const bm_opts *o, const bm_params *model);
 /* --paired: the two algorithms of --algo against each other (paired.c). */
 int bm_run_paired(ck_comm *comm, const bm_opts *o);
+/* qsort's comparison of doubles, and the q-quantile of sorted v[0..n) by
+ * linear interpolation (the paired figures; collverify recomputes them). */
+int    bm_cmp_double(const void *a, const void *b);
+double bm_quantile(const double *v, int n, double q);
 
 /* sync.c: collectives among the benchmark's ranks, bounded by the watchdog
  * (the communicator's timeout_s): past it the job ends with a message naming

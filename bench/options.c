@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "collbench.h"
+#include "collcheck.h"   /* cc_parse_seed */
 #include "collkit_util.h"
 
 static void usage(FILE *f)
@@ -30,7 +31,8 @@ static void usage(FILE *f)
 "  -d, --dtype T           f32 f64 i32 i64 bf16 (default f32)\n"
 "  -o, --op OP             sum prod min max avg (default sum)\n"
 "      --place P           out, in or both (out-of-place / in-place; default both)\n"
-"  -c, --check 0|1         check each result with the checker's inputs, #wrong column (default 1)\n"
+"  -c, --check 0|1         check each result with the checker's inputs, #wrong column (default 1;\n"
+"                          --paired checks every timed call whatever -c says)\n"
 "      --device D          host or cuda (default host)\n"
 "      --transport T       mpi (host, default), shm (host buffers the ranks of one node share;\n"
 "                          adds oneshot and twoshot) or cuda-ipc (the same as --device cuda)\n"
@@ -40,6 +42,9 @@ static void usage(FILE *f)
 "      --extrapolate       print the model for p = 2 .. --pmax (default 4096) and the crossover sizes\n"
 "      --paired            --algo A,B timed against each other: ABBA order, slowest rank per call,\n"
 "                          median speed t(A)/t(B) per size with quartiles (out-of-place)\n"
+"      --seed S            another set of the checker's inputs (default 0)\n"
+"      --results FILE      --paired: write every timed call's record (time, result digest, traffic)\n"
+"                          for collverify to check outside this process\n"
 "      --pmax N            largest p for --extrapolate\n"
 "      --every-p           --extrapolate at every p from 2 to --pmax, not only the powers of two\n"
 "      --gpus              print the number of CUDA devices this process can use (CUDA_VISIBLE_DEVICES\n"
@@ -102,7 +107,7 @@ static int parse_algos(const char *spec, bm_opts *o)
 int bm_parse_args(int argc, char **argv, bm_opts *o)
 {
     enum { O_ALGO = 256, O_PLACE, O_CSV, O_JSON, O_MODEL, O_SAVE, O_TRACE, O_TRACECAP, O_PING, O_EXTRAP,
-           O_PMAX, O_DEVICE, O_BUDGET, O_CHUNK, O_PAIRED, O_TRANSPORT, O_EVERYP, O_GPUS };
+           O_PMAX, O_DEVICE, O_BUDGET, O_CHUNK, O_PAIRED, O_TRANSPORT, O_EVERYP, O_GPUS, O_SEED, O_RESULTS };
     static const struct option lo[] = {
         {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'}, {"stepfactor", 1, 0, 'f'},
         {"iters", 1, 0, 'n'}, {"warmup_iters", 1, 0, 'w'}, {"check", 1, 0, 'c'},
@@ -112,7 +117,7 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
         {"trace-capacity", 1, 0, O_TRACECAP}, {"pingpong", 0, 0, O_PING}, {"extrapolate", 0, 0, O_EXTRAP},
         {"pmax", 1, 0, O_PMAX}, {"device", 1, 0, O_DEVICE}, {"time-budget", 1, 0, O_BUDGET},
         {"chunk", 1, 0, O_CHUNK}, {"paired", 0, 0, O_PAIRED}, {"transport", 1, 0, O_TRANSPORT},
-        {"every-p", 0, 0, O_EVERYP}, {"gpus", 0, 0, O_GPUS},
+        {"every-p", 0, 0, O_EVERYP}, {"gpus", 0, 0, O_GPUS}, {"seed", 1, 0, O_SEED}, {"results", 1, 0, O_RESULTS},
         {0, 0, 0, 0}};
     const char *algo_spec = "all", *transport = NULL;
     int rc, tmp = 0;
@@ -172,6 +177,10 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
         case O_PAIRED: o->mode = BM_MODE_PAIRED; break;
         case O_PMAX: if ((rc = parse_int("--pmax", optarg, 2, 1 << 20, &o->extrap_pmax))) return rc; break;
         case O_EVERYP: o->extrap_every_p = 1; break;
+        case O_RESULTS: o->results = optarg; break;
+        case O_SEED:
+            if (cc_parse_seed(optarg, &o->seed)) return fail("--seed '%s': want an integer from 0 to 2^64-1", optarg);
+            break;
         case O_DEVICE:
             if (!strcmp(optarg, "host")) o->mem = CK_MEM_HOST;
             else if (!strcmp(optarg, "cuda")) o->mem = CK_MEM_CUDA;
@@ -214,6 +223,7 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
     if ((rc = parse_algos(algo_spec, o))) return rc;
     if (o->mode == BM_MODE_PAIRED && o->nalgos != 2)
         return fail("--paired compares exactly two algorithms: --algo A,B (got %d)", o->nalgos);
+    if (o->results && o->mode != BM_MODE_PAIRED) return fail("--results works with --paired only");
     if (o->trace && o->mode != BM_MODE_SWEEP) return fail("--trace works with the all-reduce sweep only");
     if (o->json && o->mode != BM_MODE_SWEEP) return fail("--json works with the all-reduce sweep only (use --csv)");
     if (o->extrap_every_p && o->mode != BM_MODE_EXTRAPOLATE) return fail("--every-p works with --extrapolate only");

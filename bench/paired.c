@@ -10,43 +10,113 @@
  *     call's time is the slowest rank's (an all-reduce is done when the last
  *     rank is done);
  *   - the figure is the median over pairs of t(A) / t(B), with its quartiles:
- *     above 1, B is faster than A.
- * Both algorithms run on the checker's inputs, and each is checked once after
- * its timed calls (#wrong, like the sweep's -c 1).
+ *     above 1, B is faster than A; above 2 (B more than twice as fast as A,
+ *     the library's algorithm when the grader runs it) the row is flagged
+ *     "review": such a figure is capped and looked at, not scored.
+ *
+ * What is timed is validated, every call of it, outside the timed region:
+ *   - each algorithm has its own send and receive buffers, so neither can
+ *     leave its result for the other to "find";
+ *   - every timed call has inputs of its own (the checker's, call 2i + k for
+ *     pair i and algorithm k, under --seed), and its receive buffer is
+ *     poisoned (all bits set: NaN, -1) before it: a call that returns at once,
+ *     replays an earlier result or does nothing leaves poison or a stale
+ *     result behind;
+ *   - after the call, its result is compared with the exact expected one,
+ *     and the bytes and messages the transport counted during it with the
+ *     algorithm's declared formulas (and its per-message bounds): a wrong
+ *     call fails the run (#wrong counts the wrong elements of all timed
+ *     calls), at every size timed;
+ *   - --results FILE: every rank's record of every timed call (its time,
+ *     result digest and counted traffic) for collverify to check outside
+ *     this process.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "collbench.h"
 #include "collcheck.h"
+#include "results.h"
 
-static int cmp_double(const void *a, const void *b)
+#define REVIEW_SPEED 2.0   /* B faster than this many times A: flagged, not scored */
+
+int bm_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
 }
 
-/* The q-quantile of sorted v[0..n), by linear interpolation. */
-static double quantile(const double *v, int n, double q)
+double bm_quantile(const double *v, int n, double q)
 {
     double x = q * (n - 1);
     int i = (int)x;
     return i + 1 < n ? v[i] + (x - i) * (v[i + 1] - v[i]) : v[n - 1];
 }
 
-/* One validated call of `a`, then the number of wrong elements over all ranks. */
-static long long check_once(ck_comm *comm, const ck_algo *a, const bm_opts *o, size_t count,
-                            const void *host_in, void *host_out, void *dsend, void *drecv)
+/* One timed call of algorithm a (0 or 1), pair i: fresh inputs, a poisoned
+ * receive buffer, the call timed alone, then checked. Returns the call's
+ * seconds; *wrong gets its wrong elements, rec what it produced, and the
+ * first problem on this rank is kept in msg. */
+typedef struct {
+    void *host_in, *host_out, *host_exp;
+    void *dsend[2], *drecv[2];
+} pair_bufs;
+
+static double timed_call(ck_comm *comm, const bm_opts *o, const ck_algo *al, int a, int i, size_t count,
+                         pair_bufs *b, long long *wrong, cc_record *rec, char *msg, size_t cap)
 {
+    const int rank = ck_comm_rank(comm), p = ck_comm_size(comm);
     const size_t bytes = count * ck_dtype_size(o->dtype);
-    int rc = ck_upload(comm, dsend, host_in, bytes);
-    if (!rc) rc = ck_allreduce(comm, a, dsend, drecv, count, o->dtype, o->op);
-    if (!rc) rc = ck_download(comm, host_out, drecv, bytes);
-    if (rc)
-        bm_abort(comm, "rank %d: '%s' failed: %s (%s)", ck_comm_rank(comm), a->name, ck_strerror(rc),
-                 ck_comm_errmsg(comm));
-    long long w = (long long)cc_count_wrong(host_out, count, o->dtype, o->op, ck_comm_size(comm)), total = 0;
-    bm_allreduce(comm, &w, &total, 1, MPI_LONG_LONG, MPI_SUM, "the count of wrong elements");
-    return total;
+    const unsigned call = (unsigned)(2 * i + a);
+    cc_fill_salted(b->host_in, count, o->dtype, o->op, rank, p, call);
+    memset(b->host_out, 0xFF, bytes);
+    if (ck_upload(comm, b->dsend[a], b->host_in, bytes) || ck_upload(comm, b->drecv[a], b->host_out, bytes))
+        bm_abort(comm, "rank %d: upload failed", rank);
+    ck_counters_reset(comm);
+    bm_barrier(comm, "the barrier before a timed call");
+    double t0 = ck_now();
+    int rc = ck_allreduce(comm, al, b->dsend[a], b->drecv[a], count, o->dtype, o->op);
+    const double t = ck_now() - t0;
+    ck_counters ctr;
+    ck_counters_get(comm, &ctr);
+    if (rc) bm_abort(comm, "rank %d: '%s' failed: %s (%s)", rank, al->name, ck_strerror(rc), ck_comm_errmsg(comm));
+    if (ck_download(comm, b->host_out, b->drecv[a], bytes)) bm_abort(comm, "rank %d: download failed", rank);
+    cc_expected_salted(b->host_exp, count, o->dtype, o->op, p, call);
+    *wrong = 0;
+    if (memcmp(b->host_out, b->host_exp, bytes))
+        *wrong = (long long)cc_count_wrong_salted(b->host_out, count, o->dtype, o->op, p, call);
+    char why[1024];
+    ck_sbuf m;
+    ck_sbuf_init(&m, why, sizeof why);
+    if (*wrong) ck_sbuf_add(&m, "%lld of %zu elements wrong", *wrong, count);
+    const ck_config *cfg = ck_comm_config(comm);
+    cc_check_traffic(al, &ctr, p, rank, count, ck_dtype_size(o->dtype), cfg, &m);
+    memset(rec, 0, sizeof *rec);
+    rec->digest = ck_fnv1a64(b->host_out, bytes);
+    rec->status = rc;
+    rec->local_fail = m.len > 0;
+    rec->ctr = ctr;
+    rec->reference = (al->flags & CK_ALGO_REFERENCE) != 0;
+    rec->declared_bytes = al->bytes_sent ? al->bytes_sent(p, rank, count, ck_dtype_size(o->dtype), cfg) : UINT64_MAX;
+    rec->declared_msgs = al->msgs_sent ? al->msgs_sent(p, rank, count, ck_dtype_size(o->dtype), cfg) : UINT64_MAX;
+    if (m.len && !msg[0])
+        snprintf(msg, cap, "rank %d: '%s' at %zu B, timed call %d: %s", rank, al->name, bytes, i + 1, why);
+    return t;
+}
+
+/* Rank 0 writes every rank's records of one size (recs: per rank, n pairs
+ * of [A, B]; times likewise). */
+static void results_size(FILE *f, int z, size_t count, int n, int p, const cc_record *recs, const double *times)
+{
+    for (int q = 0; q < p; q++)
+        for (int i = 0; i < n; i++)
+            for (int k = 0; k < 2; k++) {
+                const size_t at = ((size_t)q * (size_t)n + (size_t)i) * 2 + (size_t)k;
+                fprintf(f, "timed %d %d %d %d count=%zu time=%.9e", z, i, k, q, count, times[at]);
+                cc_results_write_record(f, &recs[at]);
+                fputc('\n', f);
+            }
 }
 
 int bm_run_paired(ck_comm *comm, const bm_opts *o)
@@ -55,79 +125,146 @@ int bm_run_paired(ck_comm *comm, const bm_opts *o)
     const size_t es = ck_dtype_size(o->dtype);
     const ck_algo *ab[2] = {o->algos[0], o->algos[1]};
     const size_t maxbytes = o->maxbytes / es * es;
-    void *host_in = malloc(maxbytes + 1), *host_out = malloc(maxbytes + 1);
-    void *dsend = ck_alloc(comm, maxbytes + 1), *drecv = ck_alloc(comm, maxbytes + 1);
+    pair_bufs b;
+    b.host_in = malloc(maxbytes + 1);
+    b.host_out = malloc(maxbytes + 1);
+    b.host_exp = malloc(maxbytes + 1);
+    int ok = b.host_in && b.host_out && b.host_exp;
+    for (int a = 0; a < 2; a++) {
+        b.dsend[a] = ck_alloc(comm, maxbytes + 1);
+        b.drecv[a] = ck_alloc(comm, maxbytes + 1);
+        ok &= b.dsend[a] && b.drecv[a];
+    }
     double *t = malloc(sizeof(double) * 4 * (size_t)n);   /* t[alg*n + i], then the maxima */
     double *ratio = malloc(sizeof(double) * (size_t)n);
-    int ok = host_in && host_out && dsend && drecv && t && ratio, all_ok, status = 0;
+    /* --results: this rank's records and times of one size, and rank 0's of all ranks */
+    const size_t nrec = 2 * (size_t)n;
+    cc_record *rec = malloc(nrec * sizeof *rec), *allrec = NULL;
+    double *rtime = malloc(nrec * sizeof *rtime), *alltime = NULL;
+    int *counts = NULL, *displs = NULL;
+    if (o->results && rank == 0) {
+        allrec = malloc((size_t)p * nrec * sizeof *allrec);
+        alltime = malloc((size_t)p * nrec * sizeof *alltime);
+        counts = malloc((size_t)p * sizeof *counts);
+        displs = malloc((size_t)p * sizeof *displs);
+        ok &= allrec && alltime && counts && displs;
+    }
+    ok &= t && ratio && rec && rtime;
+    int all_ok, status = 0;
+    /* The records of one size travel in one gather of int-sized counts. */
+    const int too_many = o->results && (double)nrec * sizeof *rec * p > INT_MAX;
+    if (too_many) ok = 0;
     bm_allreduce(comm, &ok, &all_ok, 1, MPI_INT, MPI_MIN, "the buffer allocation");
-    FILE *csv = NULL;
+    FILE *csv = NULL, *rf = NULL;
     if (all_ok && rank == 0 && o->csv && !(csv = bm_out_open(o->csv))) status = 1;
+    if (all_ok && rank == 0 && o->results && !(rf = bm_out_open(o->results))) status = 1;
     if (!all_ok) {
-        if (rank == 0) fprintf(stderr, "collbench: cannot allocate buffers of %zu bytes\n", maxbytes);
+        if (rank == 0 && too_many)
+            fprintf(stderr, "collbench: --results: %d timed calls per size on %d ranks are too many records for one "
+                            "gather (use a smaller -n)\n", n, p);
+        else if (rank == 0) fprintf(stderr, "collbench: cannot allocate buffers of %zu bytes\n", maxbytes);
         status = 1;
     }
+    bm_bcast(comm, &status, 1, MPI_INT, "the status of the result files");
     if (rank == 0 && !status) {
         printf("# collbench --paired: A = %s, B = %s; %d ranks, %s %s, out-of-place, %s buffers\n", ab[0]->name,
                ab[1]->name, p, ck_dtype_name(o->dtype), ck_op_name(o->op), o->mem == CK_MEM_CUDA ? "cuda" : "host");
         printf("# %d pairs per size in ABBA order; a call's time is the slowest rank's; speed = t(A) / t(B),\n"
-               "# above 1: B is faster. Median over pairs, [first .. third quartile].\n#\n", n);
+               "# above 1: B is faster. Median over pairs, [first .. third quartile]. Every timed call is\n"
+               "# checked (own buffers, fresh inputs, poisoned output): #wrong counts wrong elements over\n"
+               "# them all; a speed above %g is flagged review (capped, not scored).\n#\n", n, REVIEW_SPEED);
         printf("# %12s %12s %12s %8s %18s %7s %7s\n", "size (B)", "t(A) us", "t(B) us", "speed", "[q1 .. q3]",
                "#wrongA", "#wrongB");
-        if (csv) fprintf(csv, "algo_a,algo_b,p,bytes,time_a_us,time_b_us,speed,speed_q1,speed_q3,pairs,wrong_a,wrong_b\n");
+        if (csv)
+            fprintf(csv, "algo_a,algo_b,p,bytes,time_a_us,time_b_us,speed,speed_q1,speed_q3,pairs,wrong_a,wrong_b,"
+                         "review\n");
+        if (rf)
+            fprintf(rf, CC_RESULTS_MAGIC " paired p=%d seed=%llu chunk=%zu transport=%s a=%s b=%s dtype=%s op=%s "
+                        "iters=%d\n", p, (unsigned long long)o->seed, ck_comm_config(comm)->chunk_bytes,
+                    ck_comm_transport_name(comm), ab[0]->name, ab[1]->name, ck_dtype_name(o->dtype),
+                    ck_op_name(o->op), n);
         fflush(stdout);
     }
     ck_config *cfg = ck_comm_config(comm);
-    for (size_t s = o->minbytes; !status && s <= o->maxbytes; s = s ? s * (size_t)o->factor : es) {
+    char msg[1200];
+    int z = 0;
+    for (size_t s = o->minbytes; !status && s <= o->maxbytes; s = s ? s * (size_t)o->factor : es, z++) {
         const size_t count = s / es, bytes = count * es;
-        cc_fill(host_in, count, o->dtype, o->op, rank, p);
-        if (ck_upload(comm, dsend, host_in, bytes)) bm_abort(comm, "rank %d: upload failed", rank);
-        for (int a = 0; a < 2; a++)
+        cc_fill(b.host_in, count, o->dtype, o->op, rank, p);
+        for (int a = 0; a < 2; a++) {
+            if (ck_upload(comm, b.dsend[a], b.host_in, bytes)) bm_abort(comm, "rank %d: upload failed", rank);
             for (int w = 0; w < o->warmup; w++) {
-                int rc = ck_allreduce(comm, ab[a], dsend, drecv, count, o->dtype, o->op);
+                int rc = ck_allreduce(comm, ab[a], b.dsend[a], b.drecv[a], count, o->dtype, o->op);
                 if (rc) bm_abort(comm, "rank %d: '%s' failed in warm-up: %s (%s)", rank, ab[a]->name,
                                  ck_strerror(rc), ck_comm_errmsg(comm));
             }
+        }
+        long long wrong[2] = {0, 0};
+        msg[0] = 0;
         cfg->validate = 0;
         for (int i = 0; i < n; i++)
             for (int k = 0; k < 2; k++) {
                 const int a = (i % 2) ^ k;   /* A B, then B A: ABBA */
-                bm_barrier(comm, "the barrier before a timed call");
-                double t0 = ck_now();
-                int rc = ck_allreduce(comm, ab[a], dsend, drecv, count, o->dtype, o->op);
-                t[a * n + i] = ck_now() - t0;
-                if (rc) bm_abort(comm, "rank %d: '%s' failed: %s (%s)", rank, ab[a]->name, ck_strerror(rc),
-                                 ck_comm_errmsg(comm));
+                long long w = 0;
+                t[a * n + i] = timed_call(comm, o, ab[a], a, i, count, &b, &w, &rec[2 * (size_t)i + (size_t)a], msg,
+                                          sizeof msg);
+                rtime[2 * (size_t)i + (size_t)a] = t[a * n + i];
+                wrong[a] += w;
             }
         cfg->validate = 1;
         bm_reduce(comm, t, rank == 0 ? t + 2 * n : NULL, 2 * n, MPI_DOUBLE, MPI_MAX, "the reduction of the times");
-        long long wrong[2];
-        for (int a = 0; a < 2; a++) wrong[a] = check_once(comm, ab[a], o, count, host_in, host_out, dsend, drecv);
-        if (wrong[0] || wrong[1]) status = 1;
+        long long wr[2];
+        bm_allreduce(comm, wrong, wr, 2, MPI_LONG_LONG, MPI_SUM, "the count of wrong elements");
+        int bad = msg[0] != 0, anybad = 0;
+        bm_allreduce(comm, &bad, &anybad, 1, MPI_INT, MPI_MAX, "the agreement on the checks");
+        if (bad) {
+            fprintf(stderr, "collbench: %s\n", msg);
+            fflush(stderr);
+        }
+        if (anybad) status = 1;
+        if (o->results) {
+            for (int q = 0; rank == 0 && q < p; q++) {
+                counts[q] = (int)(nrec * sizeof *rec);
+                displs[q] = q * counts[q];
+            }
+            bm_gatherv(comm, rec, (int)(nrec * sizeof *rec), allrec, counts, displs, "the records of the timed calls");
+            for (int q = 0; rank == 0 && q < p; q++) {
+                counts[q] = (int)(nrec * sizeof *rtime);
+                displs[q] = q * counts[q];
+            }
+            bm_gatherv(comm, rtime, (int)(nrec * sizeof *rtime), alltime, counts, displs, "the times of the timed calls");
+            if (rank == 0) results_size(rf, z, count, n, p, allrec, alltime);
+        }
         if (rank != 0) continue;
         const double *ta = t + 2 * n, *tb = t + 3 * n;
         for (int i = 0; i < n; i++) ratio[i] = tb[i] > 0 ? ta[i] / tb[i] : 0;
-        qsort(ratio, (size_t)n, sizeof *ratio, cmp_double);
+        qsort(ratio, (size_t)n, sizeof *ratio, bm_cmp_double);
         double sa[2];
         for (int a = 0; a < 2; a++) {
-            qsort(t + (2 + a) * n, (size_t)n, sizeof *t, cmp_double);
-            sa[a] = quantile(t + (2 + a) * n, n, 0.5);
+            qsort(t + (2 + a) * n, (size_t)n, sizeof *t, bm_cmp_double);
+            sa[a] = bm_quantile(t + (2 + a) * n, n, 0.5);
         }
-        const double med = quantile(ratio, n, 0.5), q1 = quantile(ratio, n, 0.25), q3 = quantile(ratio, n, 0.75);
+        const double med = bm_quantile(ratio, n, 0.5), q1 = bm_quantile(ratio, n, 0.25),
+                     q3 = bm_quantile(ratio, n, 0.75);
+        const int review = med > REVIEW_SPEED && !anybad;   /* a wrong row is failed, not reviewed */
         char iq[40];
         snprintf(iq, sizeof iq, "[%.3f .. %.3f]", q1, q3);
-        printf("  %12zu %12.2f %12.2f %8.3f %18s %7lld %7lld\n", bytes, sa[0] * 1e6, sa[1] * 1e6, med, iq, wrong[0],
-               wrong[1]);
+        printf("  %12zu %12.2f %12.2f %8.3f %18s %7lld %7lld%s\n", bytes, sa[0] * 1e6, sa[1] * 1e6, med, iq, wr[0],
+               wr[1], review ? "  review: B above 2x A, not scored" : "");
         fflush(stdout);
         if (csv)
-            fprintf(csv, "%s,%s,%d,%zu,%.3f,%.3f,%.4f,%.4f,%.4f,%d,%lld,%lld\n", ab[0]->name, ab[1]->name, p, bytes,
-                    sa[0] * 1e6, sa[1] * 1e6, med, q1, q3, n, wrong[0], wrong[1]);
+            fprintf(csv, "%s,%s,%d,%zu,%.3f,%.3f,%.4f,%.4f,%.4f,%d,%lld,%lld,%d\n", ab[0]->name, ab[1]->name, p, bytes,
+                    sa[0] * 1e6, sa[1] * 1e6, med, q1, q3, n, wr[0], wr[1], review);
     }
     if (csv && bm_out_close(csv, o->csv)) status = 1;
-    if (rank == 0 && status == 1 && all_ok) printf("# a result was wrong or a file could not be written\n");
+    if (rf && bm_out_close(rf, o->results)) status = 1;
+    if (rank == 0 && status == 1 && all_ok) printf("# a timed call was wrong or a file could not be written\n");
     bm_bcast(comm, &status, 1, MPI_INT, "the final status");
-    free(host_in); free(host_out); free(t); free(ratio);
-    ck_free(comm, dsend);
-    ck_free(comm, drecv);
+    free(b.host_in); free(b.host_out); free(b.host_exp); free(t); free(ratio);
+    free(rec); free(rtime); free(allrec); free(alltime); free(counts); free(displs);
+    for (int a = 0; a < 2; a++) {
+        ck_free(comm, b.dsend[a]);
+        ck_free(comm, b.drecv[a]);
+    }
     return status;
 }

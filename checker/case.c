@@ -162,19 +162,46 @@ static void add_difference(ck_sbuf *m, uint64_t got, uint64_t want, const char *
     ck_sbuf_add(m, ", %sx the declared %s", t, what);
 }
 
+/* The per-message checks, where the descriptor declares the largest message
+ * (max_msg_bytes): none above it (a schedule that lumps what it declares to
+ * send in chunks), and no more empty messages than declared (empty_msgs;
+ * none when it declares no formula): empty messages that make up a message
+ * count pad it. Only the transport's own sends are counted. */
+static void check_messages(const ck_algo *algo, const ck_counters *ctr, int p, int rank, size_t count, size_t es,
+                           const ck_config *cfg, ck_sbuf *m)
+{
+    if (!algo->max_msg_bytes) return;
+    const uint64_t bound = algo->max_msg_bytes(p, rank, count, es, cfg);
+    if (ctr->msgs_over) {
+        ck_sbuf_sep(m, "; ");
+        ck_sbuf_add(m, "messages: rank %d sent %llu message%s above the %llu B '%s' declares as its largest "
+                       "(max_msg_bytes; the largest was %llu B, p = %d, n = %zu B): a schedule that lumps what it "
+                       "should send in pieces", rank, (unsigned long long)ctr->msgs_over, ctr->msgs_over == 1 ? "" : "s",
+                    (unsigned long long)bound, algo->name, (unsigned long long)ctr->msg_largest, p, count * es);
+    }
+    const uint64_t empty = algo->empty_msgs ? algo->empty_msgs(p, rank, count, es, cfg) : 0;
+    if (ctr->msgs_empty > empty) {
+        ck_sbuf_sep(m, "; ");
+        ck_sbuf_add(m, "messages: rank %d sent %llu empty (0-byte) message%s where '%s' declares %llu (%s; p = %d, "
+                       "n = %zu B): empty messages that carry nothing pad the message count", rank,
+                    (unsigned long long)ctr->msgs_empty, ctr->msgs_empty == 1 ? "" : "s", algo->name,
+                    (unsigned long long)empty, algo->empty_msgs ? "empty_msgs" : "no empty_msgs formula: none", p,
+                    count * es);
+    }
+}
+
 /* Bytes and messages this rank sent against what the descriptor declares.
  * Reference algorithms (a library's own collective) bypass the counters. */
-static void check_traffic(const ck_algo *algo, const ck_counters *ctr, int p, int rank, const cc_case *cs,
-                          const ck_config *cfg, ck_sbuf *m)
+void cc_check_traffic(const ck_algo *algo, const ck_counters *ctr, int p, int rank, size_t count, size_t es,
+                      const ck_config *cfg, ck_sbuf *m)
 {
     if (algo->flags & CK_ALGO_REFERENCE) return;
-    const size_t es = ck_dtype_size(cs->dt);
     int bytes_right = 0;
     if (!algo->bytes_sent) {
         ck_sbuf_sep(m, "; ");
         ck_sbuf_add(m, "traffic: '%s' declares no bytes_sent formula", algo->name);
     } else {
-        uint64_t want = algo->bytes_sent(p, rank, cs->count, es, cfg);
+        uint64_t want = algo->bytes_sent(p, rank, count, es, cfg);
         bytes_right = want == ctr->bytes_sent;
         if (!bytes_right) {
             ck_sbuf_sep(m, "; ");
@@ -184,13 +211,14 @@ static void check_traffic(const ck_algo *algo, const ck_counters *ctr, int p, in
             add_difference(m, ctr->bytes_sent, want, " B", "less", "volume");
         }
     }
-    if (!algo->msgs_sent) return;   /* not declared: not checked */
-    uint64_t want = algo->msgs_sent(p, rank, cs->count, es, cfg);
+    check_messages(algo, ctr, p, rank, count, es, cfg, m);
+    if (!algo->msgs_sent) return;   /* not declared: not checked (the driver says so once) */
+    uint64_t want = algo->msgs_sent(p, rank, count, es, cfg);
     if (want == ctr->msgs_sent) return;
     ck_sbuf_sep(m, "; ");
     ck_sbuf_add(m, "messages: rank %d sent %llu message%s, but '%s' declares %llu (p = %d, n = %zu B)", rank,
                 (unsigned long long)ctr->msgs_sent, ctr->msgs_sent == 1 ? "" : "s", algo->name,
-                (unsigned long long)want, p, cs->count * es);
+                (unsigned long long)want, p, count * es);
     add_difference(m, ctr->msgs_sent, want, "", "fewer", "count");
     if (bytes_right && ctr->msgs_sent > want)
         ck_sbuf_add(m, " (the bytes are right: the data goes out in more, smaller messages than the schedule says)");
@@ -244,6 +272,14 @@ void cc_run_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, unsigned
     ck_counters ctr;
     ck_counters_get(comm, &ctr);
     res->status = rc;
+    res->rec.status = rc;
+    res->rec.ctr = ctr;
+    res->rec.reference = (algo->flags & CK_ALGO_REFERENCE) != 0;
+    res->rec.declared_bytes = algo->bytes_sent ? algo->bytes_sent(p, rank, cs->count, es, ck_comm_config(comm))
+                                               : UINT64_MAX;
+    res->rec.declared_msgs = algo->msgs_sent ? algo->msgs_sent(p, rank, cs->count, es, ck_comm_config(comm))
+                                             : UINT64_MAX;
+    res->rec.digest = CK_FNV1A64_INIT;   /* no result read back (yet): the digest of nothing */
     if (rc == CK_ERR_TIMEOUT || rc == CK_ERR_TRANSPORT) res->poisoned = 1;
     if (!ok) goto out;
     if (rc != CK_SUCCESS) {
@@ -264,10 +300,8 @@ void cc_run_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, unsigned
     }
 
     ck_download(comm, r.back, r.dev, r.total);
-    if (keep) {
-        memcpy(keep, r.back + r.data_off, bytes);
-        res->hash = ck_fnv1a64(r.back + r.data_off, bytes);
-    }
+    res->hash = res->rec.digest = ck_fnv1a64(r.back + r.data_off, bytes);
+    if (keep) memcpy(keep, r.back + r.data_off, bytes);
     check_guards(&r, bytes, es, "recvbuf", &m);
     if (!cs->inplace) {
         ck_download(comm, s.back, s.dev, s.total);
@@ -285,7 +319,8 @@ void cc_run_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, unsigned
             ck_sbuf_add(&m, "%s", diag);
         }
     }
-    check_traffic(algo, &ctr, p, rank, cs, ck_comm_config(comm), &m);
+    cc_check_traffic(algo, &ctr, p, rank, cs->count, es, ck_comm_config(comm), &m);
     res->fail = m.len > 0;
-out:;
+out:
+    res->rec.local_fail = res->fail;
 }

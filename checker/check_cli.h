@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "collcheck.h"
+#include "collkit_util.h"   /* ck_sbuf */
 
 #define CC_MAX_ALGOS  64
 #define CC_MAX_COUNTS 32
@@ -42,7 +43,21 @@ typedef struct {
     int           repeat;         /* calls per case (default 2) */
     int           repeat_given;   /* --repeat was given: every failure names its call */
     int           inputs;         /* bit 0: exact integer inputs, bit 1: random floats */
+    uint64_t      seed;           /* --seed (0: the default inputs) */
+    const char   *results;        /* --results FILE: what every call produced, for collverify (NULL: none) */
+    int           require_msgs;   /* --require-msgs: a descriptor without msgs_sent fails */
 } cc_options;
+
+/* What one rank's call produced, as --results writes it and collverify
+ * reads it (results.c): the digest of its result and the traffic counted. */
+typedef struct {
+    uint64_t digest;              /* FNV-1a 64 of the result's bytes */
+    int      status;              /* what ck_allreduce returned */
+    int      local_fail;          /* the in-process checks (guards, send buffer, ...) failed */
+    ck_counters ctr;              /* counted during the call */
+    uint64_t declared_bytes, declared_msgs;  /* the descriptor's formulas; UINT64_MAX: none */
+    int      reference;           /* CK_ALGO_REFERENCE: traffic not counted */
+} cc_record;
 
 typedef struct {
     size_t   count;
@@ -58,6 +73,7 @@ typedef struct {
     int      fail, status, poisoned;
     unsigned call;                /* 0-based call of the case (the inputs' salt or seed) */
     uint64_t hash;                /* of the result (FNV-1a), for the cross-rank comparison */
+    cc_record rec;                /* what the call produced, for --results */
     char     msg[1500];
 } cc_result;
 
@@ -76,6 +92,12 @@ int  cc_build_matrix(const cc_options *o, int p, cc_case **out);
  * copied there for the driver's cross-rank comparison. */
 void cc_run_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, unsigned call, cc_result *res,
                  void *keep);
+/* The traffic of one call (count elements of es bytes) on this rank against
+ * the descriptor's formulas: bytes, messages (where declared) and, where it
+ * declares its largest message, the per-message checks. Appends a clause to m
+ * for each difference; nothing for a reference algorithm. */
+void cc_check_traffic(const ck_algo *algo, const ck_counters *ctr, int p, int rank, size_t count, size_t es,
+                      const ck_config *cfg, ck_sbuf *m);
 /* cc_run_case keeps its buffers from call to call: free them, before the
  * communicator they were allocated on is destroyed. */
 void cc_release_buffers(void);

@@ -62,6 +62,7 @@
 #define COLLKIT_COLLCHECK_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "collkit.h"
 
 #ifdef __cplusplus
@@ -79,6 +80,19 @@ size_t cc_count_wrong(const void *host_got, size_t count, ck_dtype dt, ck_op op,
 void   cc_fill_salted(void *host_buf, size_t count, ck_dtype dt, ck_op op, int rank, int p, unsigned salt);
 void   cc_expected_salted(void *host_buf, size_t count, ck_dtype dt, ck_op op, int p, unsigned salt);
 size_t cc_count_wrong_salted(const void *host_got, size_t count, ck_dtype dt, ck_op op, int p, unsigned salt);
+
+/* The run's seed (default 0: the inputs described above). Another seed
+ * shifts every call's element keys by a 64-bit hash of it (the exact
+ * encodings: which rank holds an element's min, the element fields, prod's
+ * signs) and mixes it into the random floats, so a run's exact inputs and
+ * results cannot be known before the seed is chosen; the encodings and their
+ * diagnoses stay the same. Set it before any input is made (the whole
+ * process uses one seed). */
+void     cc_set_seed(uint64_t seed);
+uint64_t cc_get_seed(void);
+/* A --seed value: a whole number from 0 to 2^64-1 (decimal, or 0x hex), no
+ * sign, nothing after it. Returns 0 and sets *seed, or -1. */
+int      cc_parse_seed(const char *text, uint64_t *seed);
 
 /* Random-float inputs for sum and avg on f32, f64 and bf16: element i of rank
  * r for `seed`, deterministic in (rank, element, seed), non-integer, with

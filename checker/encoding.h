@@ -34,7 +34,7 @@ typedef struct cc_scheme {
     int      budget;  /* CC_PROD: the number of factors 2 a product may hold */
     int      lift;    /* CC_PROD, i64, p <= 26: one rank's factor is 2^(a + lift) + 1 (see cc_input) */
     unsigned salt;    /* which call of the case */
-    size_t   off;     /* salt * CC_SALT_STEP */
+    size_t   off;     /* salt * CC_SALT_STEP, plus the run's seed offset (cc_set_seed) */
     int64_t  M, K, S, Z;
     int64_t  H;       /* CC_MINMAX, i64: 2^39 added away from zero (no value fits in 32 bits) */
 } cc_scheme;

@@ -48,6 +48,11 @@ static void usage(FILE *f)
         "                     memory the ranks of one node share; adds oneshot and twoshot), cuda-ipc\n"
         "                     (device buffers, the same as --device cuda)\n"
         "  --quick            a smaller matrix (what the test suite runs)\n"
+        "  --seed S           another set of exact and random inputs (an integer; default 0): results\n"
+        "                     cannot be known before S is chosen, diagnoses decode them the same way\n"
+        "  --results FILE     write what every call produced (each rank's result digest and counted\n"
+        "                     traffic) for collverify, which checks it outside this process\n"
+        "  --require-msgs     fail an algorithm whose descriptor declares no message count (msgs_sent)\n"
         "  -v, --verbose      print every failing rank's diagnosis, not only the first\n"
         "  -h, --help         this text\n"
         "Exit: 0 all passed, 1 a case failed, 2 bad arguments.\n", CC_PRIME, CC_BIG);
@@ -153,6 +158,7 @@ int cc_parse_args(int argc, char **argv, cc_options *o, int quiet)
         char *a = argv[i], *val = NULL, name[64];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { if (!quiet) usage(stdout); return 0; }
         if (!strcmp(a, "--quick")) { o->quick = 1; continue; }
+        if (!strcmp(a, "--require-msgs")) { o->require_msgs = 1; continue; }
         if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) { o->verbose = 1; continue; }
         if (strncmp(a, "--", 2)) BAD("unexpected argument '%s'", a);
         char *eq = strchr(a, '=');
@@ -162,7 +168,7 @@ int cc_parse_args(int argc, char **argv, cc_options *o, int quiet)
         name[n] = '\0';
         static const char *const known[] = {"--algo", "--count", "--dtype", "--op", "--inplace",
                                             "--misaligned", "--timeout", "--chunk", "--device", "--repeat",
-                                            "--inputs", "--transport"};
+                                            "--inputs", "--transport", "--seed", "--results"};
         int found = 0;
         for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) found |= !strcmp(name, known[k]);
         if (!found) BAD("unknown option '%s'", name);
@@ -199,6 +205,11 @@ int cc_parse_args(int argc, char **argv, cc_options *o, int quiet)
             if (ck_parse_int(val, 1, 1000000, &v, why, sizeof why)) BAD("bad --repeat '%s': %s", val, why);
             o->repeat = (int)v;
             o->repeat_given = 1;
+        } else if (!strcmp(name, "--seed")) {
+            if (cc_parse_seed(val, &o->seed)) BAD("bad --seed '%s' (want an integer from 0 to 2^64-1)", val);
+        } else if (!strcmp(name, "--results")) {
+            if (!*val) BAD("bad --results '': want a file name");
+            o->results = val;
         } else if (!strcmp(name, "--timeout")) {
             if (ck_parse_double(val, 0, 1e6, &o->timeout, why, sizeof why))
                 BAD("bad --timeout '%s': %s (want seconds, 0 = off)", val, why);

@@ -64,7 +64,8 @@ static uint64_t splitmix(uint64_t x)
 /* Rank r's input for element i as the integer k (the value is k * q). */
 static int64_t rnd_k(const rnd_type *ty, unsigned seed, int r, size_t i)
 {
-    uint64_t h = splitmix(splitmix(((uint64_t)seed << 32) ^ (uint64_t)(unsigned)r) ^ splitmix((uint64_t)i));
+    uint64_t h = splitmix(splitmix(((uint64_t)seed << 32) ^ (uint64_t)(unsigned)r) ^ splitmix((uint64_t)i) ^
+                          cc_get_seed());
     int e = (int)((h >> 1) % (uint64_t)(ty->emax + 1));
     int64_t m = (int64_t)((h >> 8) & ((1ull << (ty->t - 1)) - 1));
     int64_t k = (((int64_t)1 << (ty->t - 1)) + m) << (ty->emax - e);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # student-kit.sh BUILD_DIR OUT_DIR — the folder (and OUT_DIR.tar.gz) a course
 # hands to its students: the handouts and skeletons, the tools (collcheck,
-# collbench, tagtrain, tagpredict, ckptdiff, tagsynth, collgrade, collkit-cc,
+# collverify, collbench, tagtrain, tagpredict, ckptdiff, tagsynth, collgrade, collkit-cc,
 # ckrun), the Made With ML data (datasets/madewithml/, with its licence), the
 # CUDA plug-in where this build has one (lib/libcollkit_cuda.so: opened only
 # when device memory is used, so the kit runs without CUDA), and the library with
@@ -19,7 +19,7 @@ if [ -e "$OUT" ]; then
   echo "student-kit: $OUT already exists; remove it or choose another folder (KIT=...)" >&2
   exit 2
 fi
-for f in bin/collcheck bin/collbench bin/tagtrain bin/tagpredict bin/ckptdiff bin/tagsynth bin/collkit-cc bin/collgrade \
+for f in bin/collcheck bin/collverify bin/collbench bin/tagtrain bin/tagpredict bin/ckptdiff bin/tagsynth bin/collkit-cc bin/collgrade \
          bin/ckrun collkit-targets.cmake; do
   [ -e "$B/$f" ] || { echo "student-kit: $B/$f is missing: build first (make)" >&2; exit 2; }
 done
@@ -40,7 +40,7 @@ mkdir -p "$OUT"/{bin,lib,include,cmake,plugin,labs,docs/algorithms}
 
 # Tools and libraries (compiled; the algorithms' code is inside libcollkit.a).
 # (ckptdiff and tagsynth: lab 04's equivalence part compares checkpoints of runs on synthetic data.)
-cp "$B"/bin/{collcheck,collbench,tagtrain,tagpredict,ckptdiff,tagsynth,collgrade,ckrun} "$OUT/bin/"
+cp "$B"/bin/{collcheck,collverify,collbench,tagtrain,tagpredict,ckptdiff,tagsynth,collgrade,ckrun} "$OUT/bin/"
 cp "$B"/lib/*.a "$OUT/lib/"
 # The CUDA plug-in, when this build has one: opened only where device memory is used.
 if [ -f "$B/lib/libcollkit_cuda.so" ]; then cp "$B/lib/libcollkit_cuda.so" "$OUT/lib/"; fi

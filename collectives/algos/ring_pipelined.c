@@ -191,6 +191,32 @@ static uint64_t rp_msgs(int p, int r, size_t count, size_t es, const ck_config *
     return 2 * (uint64_t)(p - 1) * rp_chunks(p, count, es, cfg);
 }
 
+/* Per message: none above the largest chunk, and a chunk message is empty
+ * only where a block has fewer elements than nc (its chunks of none). */
+static uint64_t rp_largest(int p, int r, size_t count, size_t es, const ck_config *cfg)
+{
+    (void)r;
+    if (p == 1 || count == 0) return 0;
+    size_t off0, lmax;
+    ck_block(count, p, 0, &off0, &lmax);
+    const size_t nc = rp_chunks(p, count, es, cfg);
+    return (uint64_t)((lmax + nc - 1) / nc) * es;
+}
+
+static uint64_t rp_empty(int p, int r, size_t count, size_t es, const ck_config *cfg)
+{
+    if (p == 1 || count == 0) return 0;
+    const size_t nc = rp_chunks(p, count, es, cfg);
+    uint64_t n = 0;
+    for (int s = 0; s < p - 1; s++) {
+        size_t off, rs_len, ag_len;
+        ck_block(count, p, ring_rs_send(p, r, s), &off, &rs_len);
+        ck_block(count, p, ring_ag_send(p, r, s), &off, &ag_len);
+        n += (rs_len < nc ? nc - rs_len : 0) + (ag_len < nc ? nc - ag_len : 0);
+    }
+    return n;
+}
+
 static double rp_cost(const ck_cost_params *m, int p, double n)
 {
     if (p == 1) return 0;
@@ -221,6 +247,8 @@ const ck_algo ck_algo_ring_pipelined = {
     .bytes_formula = "2(p-1)/p * n",
     .bytes_sent = rp_bytes,
     .msgs_sent = rp_msgs,
+    .max_msg_bytes = rp_largest,
+    .empty_msgs = rp_empty,
     .cost_formula = "(p-1)·(2·nc·α + n/p·(β + max(β,γ)) + c'·min(β,γ))",
     .cost = rp_cost,
     .diagnose = rp_diagnose,

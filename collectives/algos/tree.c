@@ -137,6 +137,16 @@ static uint64_t tree_msgs(int p, int r, size_t count, size_t es, const ck_config
     return p > 1 ? (uint64_t)ck_tree_links(ck_tree_heap(p, r)) * ck_num_chunks(count, ck_tree_segment(cfg, es)) : 0;
 }
 
+/* Per message: one segment, the longest ceil(n/S) elements; none is empty
+ * (S <= n, so every segment has an element). */
+static uint64_t tree_largest(int p, int r, size_t count, size_t es, const ck_config *cfg)
+{
+    (void)r;
+    if (p == 1 || count == 0) return 0;
+    const size_t S = ck_num_chunks(count, ck_tree_segment(cfg, es));
+    return (uint64_t)((count + S - 1) / S) * es;
+}
+
 static double tree_cost(const ck_cost_params *m, int p, double n)
 {
     int d = 0;
@@ -156,5 +166,5 @@ const ck_algo ck_algo_tree = {
     .mem = CK_MEM_HOST | CK_MEM_CUDA,
     .bytes_formula = "n x links (leaf n, <= 3n)", .bytes_sent = tree_bytes, .msgs_sent = tree_msgs,
     .cost_formula = "(d+S-1)(2α + 2w·sβ + w·sγ), d = floor(log2 p), S = ceil(n/c), s = n/S, w = min(2,p-1)",
-    .cost = tree_cost, .diagnose = tree_diagnose, .run = tree_run,
+    .cost = tree_cost, .diagnose = tree_diagnose, .run = tree_run, .max_msg_bytes = tree_largest,
 };

@@ -108,6 +108,21 @@ static uint64_t tree2_msgs(int p, int r, size_t count, size_t es, const ck_confi
     return msgs;
 }
 
+/* Per message: one segment of a half, the longest ceil(len/S) elements of
+ * either; none is empty (a half of no elements has no segments). */
+static uint64_t tree2_largest(int p, int r, size_t count, size_t es, const ck_config *cfg)
+{
+    ck_tree_part parts[2];
+    size_t most = 0;
+    if (p == 1) return 0;
+    tree2_parts(p, r, count, parts);
+    for (int t = 0; t < 2; t++) {
+        const size_t S = ck_num_chunks(parts[t].len, ck_tree_segment(cfg, es));
+        if (S && (parts[t].len + S - 1) / S > most) most = (parts[t].len + S - 1) / S;
+    }
+    return (uint64_t)most * es;
+}
+
 static double tree2_cost(const ck_cost_params *m, int p, double n)
 {
     if (p == 1) return 0;
@@ -143,4 +158,5 @@ const ck_algo ck_algo_tree2 = {
     .cost = tree2_cost,
     .diagnose = tree2_diagnose,
     .run = tree2_run,
+    .max_msg_bytes = tree2_largest,
 };

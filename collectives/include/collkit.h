@@ -230,6 +230,11 @@ struct ck_algo {
     ck_cost_fn      cost;          /* the same (collbench: model column, crossovers); NULL: no model */
     ck_diagnose_fn  diagnose;      /* optional: place a wrong element in the schedule (checker) */
     ck_allreduce_fn run;
+    /* Per-message checks (optional; the checker applies them when max_msg_bytes is given): */
+    ck_count_fn     max_msg_bytes; /* the largest message rank sends (a pipelined algorithm: its chunk);
+                                      a larger one fails the call ("lumped") */
+    ck_count_fn     empty_msgs;    /* its 0-byte messages, exactly (NULL with max_msg_bytes: none); more
+                                      fail the call ("padded": empty messages that make up a count) */
 };
 
 /* Built-in algorithms are listed in collectives/algos/algos.def. Programs that
@@ -274,10 +279,21 @@ int ck_allreduce_wait(ck_async *handle);   /* frees the handle; returns the all-
 
 /* -------------------------------------------------- counters and trace */
 
+/* What this rank moved since the last reset. The totals (bytes_*, msgs_*)
+ * are what the transport carried plus what the algorithm reported itself with
+ * ck_count_traffic; the *_self fields say how much of each total came from
+ * ck_count_traffic, which adds to them and can never lower or replace what
+ * the transport counted (its additions saturate instead of wrapping). The
+ * per-message fields count the transport's own sends only. */
 typedef struct ck_counters {
     uint64_t bytes_sent, bytes_recv;
     uint64_t msgs_sent, msgs_recv;
     uint64_t elems_reduced;
+    uint64_t bytes_sent_self, msgs_sent_self;   /* of the totals: reported with ck_count_traffic */
+    uint64_t bytes_recv_self, msgs_recv_self;
+    uint64_t msgs_empty;      /* sends of 0 bytes */
+    uint64_t msg_largest;     /* the largest send, in bytes */
+    uint64_t msgs_over;       /* sends above the call's max_msg_bytes (0 when the algorithm declares none) */
 } ck_counters;
 void ck_counters_get(const ck_comm *comm, ck_counters *out);
 void ck_counters_reset(ck_comm *comm);

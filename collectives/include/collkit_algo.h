@@ -89,7 +89,11 @@ int ck_fail(ck_comm *comm, int status, const char *fmt, ...)
 
 /* Count traffic that did not go through ck_isend/ck_irecv (a kernel loading a
  * peer's IPC-mapped buffer, a library call): the checker's traffic check and
- * collbench's counters then see it like any other. */
+ * collbench's counters then see it like any other. It adds to what the
+ * transport counted and is kept apart from it (ck_counters' *_self fields):
+ * it cannot lower or replace the transport's counts (a "negative" count
+ * saturates), collcheck names an algorithm that uses it, and collverify
+ * refuses such traffic unless told to accept it (--allow-self-traffic). */
 void ck_count_traffic(ck_comm *comm, uint64_t bytes_sent, uint64_t msgs_sent,
                       uint64_t bytes_recv, uint64_t msgs_recv);
 

@@ -96,6 +96,7 @@ int ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out)
     if (MPI_Comm_dup(mpi_comm, &c->mpi) != MPI_SUCCESS) { free(c); return CK_ERR_TRANSPORT; }
     MPI_Comm_rank(c->mpi, &c->rank);
     MPI_Comm_size(c->mpi, &c->size);
+    c->msg_bound = UINT64_MAX;
     config_defaults(&c->cfg, c->rank);
     /* Every rank must ask for the same transport: each one's setup is
      * collective, and ranks in two different setups would wait for each
@@ -256,14 +257,30 @@ const char *ck_event_kind_name(int kind)
     return (kind >= CK_EV_SEND && kind <= CK_EV_CALL) ? names[kind] : "?";
 }
 
-void ck_counters_get(const ck_comm *c, ck_counters *out) { *out = c->ctr; }
+static uint64_t add_sat(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
+/* The totals are the transport's counts plus the algorithm's own reports,
+ * which stay apart (self): an algorithm can add traffic it moved by other
+ * means, never take back or overwrite what the transport carried. */
+void ck_counters_get(const ck_comm *c, ck_counters *out)
+{
+    *out = c->ctr;
+    out->bytes_sent = add_sat(c->ctr.bytes_sent, c->self.bytes_sent);
+    out->msgs_sent = add_sat(c->ctr.msgs_sent, c->self.msgs_sent);
+    out->bytes_recv = add_sat(c->ctr.bytes_recv, c->self.bytes_recv);
+    out->msgs_recv = add_sat(c->ctr.msgs_recv, c->self.msgs_recv);
+    out->bytes_sent_self = c->self.bytes_sent;
+    out->msgs_sent_self = c->self.msgs_sent;
+    out->bytes_recv_self = c->self.bytes_recv;
+    out->msgs_recv_self = c->self.msgs_recv;
+}
 
 void ck_count_traffic(ck_comm *c, uint64_t bytes_sent, uint64_t msgs_sent, uint64_t bytes_recv, uint64_t msgs_recv)
 {
-    c->ctr.bytes_sent += bytes_sent;
-    c->ctr.msgs_sent += msgs_sent;
-    c->ctr.bytes_recv += bytes_recv;
-    c->ctr.msgs_recv += msgs_recv;
+    c->self.bytes_sent = add_sat(c->self.bytes_sent, bytes_sent);
+    c->self.msgs_sent = add_sat(c->self.msgs_sent, msgs_sent);
+    c->self.bytes_recv = add_sat(c->self.bytes_recv, bytes_recv);
+    c->self.msgs_recv = add_sat(c->self.msgs_recv, msgs_recv);
 }
 
 /* ------------------------------------------------------------ algorithm state */
@@ -291,7 +308,11 @@ int ck_algo_state_set(ck_comm *c, const ck_algo *a, void *state, void (*destroy)
     c->slots[c->nslots++] = (struct ck_algo_slot){a, state, destroy};
     return CK_SUCCESS;
 }
-void ck_counters_reset(ck_comm *c) { memset(&c->ctr, 0, sizeof c->ctr); }
+void ck_counters_reset(ck_comm *c)
+{
+    memset(&c->ctr, 0, sizeof c->ctr);
+    memset(&c->self, 0, sizeof c->self);
+}
 
 /* ------------------------------------------------------------ point to point */
 
@@ -415,8 +436,16 @@ static int post(ck_comm *c, int is_send, void *buf, size_t bytes, int peer, int 
                            tr_sep(c), tr_detail(c));
     r->active = 1;
     track_post(c, r);
-    if (is_send) { c->ctr.bytes_sent += bytes; c->ctr.msgs_sent++; }
-    else         { c->ctr.bytes_recv += bytes; c->ctr.msgs_recv++; }
+    if (is_send) {
+        c->ctr.bytes_sent += bytes;
+        c->ctr.msgs_sent++;
+        c->ctr.msgs_empty += bytes == 0;
+        c->ctr.msgs_over += bytes > c->msg_bound;
+        if (bytes > c->ctr.msg_largest) c->ctr.msg_largest = bytes;
+    } else {
+        c->ctr.bytes_recv += bytes;
+        c->ctr.msgs_recv++;
+    }
     return CK_SUCCESS;
 }
 
@@ -754,6 +783,8 @@ int ck_allreduce(ck_comm *c, const ck_algo *algo, const void *sendbuf, void *rec
     c->protocol[0] = '\0';
     const uint64_t posted = c->nposted, completed = c->ncompleted, cancelled = c->ncancelled;
     c->scratch_armed = 0;   /* only this call's ck_scratch is checked */
+    c->msg_bound = algo->max_msg_bytes ? algo->max_msg_bytes(c->size, c->rank, count, ck_dtype_size(dt), &c->cfg)
+                                       : UINT64_MAX;
     rc = algo->run(c, sendbuf, recvbuf, count, dt, op == CK_AVG ? CK_SUM : op);
     if (!rc && c->protocol[0]) rc = ck_fail(c, CK_ERR_PROTOCOL, "%s", c->protocol);
     rc = check_leaks(c, algo, rc, posted, completed, cancelled);
@@ -770,6 +801,7 @@ int ck_allreduce(ck_comm *c, const ck_algo *algo, const void *sendbuf, void *rec
                     algo->name, ck_strerror(rc), rc);
     }
     ck_step(c, 0, NULL);
+    c->msg_bound = UINT64_MAX;   /* point-to-point calls outside ck_allreduce have no declared bound */
     if (c->ev_cap) ck_trace_add(c, CK_EV_CALL, -1, count * ck_dtype_size(dt), t0, ck_now());
     c->algo_name = NULL;
     return rc;

@@ -19,7 +19,9 @@ struct ck_comm {
     int          step;
     const char  *phase;
 
-    ck_counters  ctr;
+    ck_counters  ctr;            /* the transport's counts (ck_counters_get adds `self`) */
+    ck_counters  self;           /* what ck_count_traffic reported, kept apart */
+    uint64_t     msg_bound;      /* the running call's max_msg_bytes; UINT64_MAX: none declared */
 
     /* Request accounting: every post, completion and cancel is counted, and
      * the requests posted but not yet completed are kept (where the caller's

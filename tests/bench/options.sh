@@ -7,6 +7,8 @@ B=$1
 . "$(dirname "$0")/../lib/expect.sh"
 expect() { local code=$1 re=$2; shift 2; expect_run "$code" "$re" "$B" "$@"; }   # expect CODE REGEX ARGS...
 expect 2 "-b 1048576 is larger than -e 8"           -b 1M -e 8
+expect 2 "--results works with --paired only"       --algo ring --results x.txt
+expect 2 "--seed '-1': want an integer"             --paired --algo ring,naive --seed -1
 expect 2 "unknown algorithm 'nosuch'"               --algo ring,nosuch
 expect 2 "known algorithms:.* ring"                 --algo nosuch
 expect 2 "--algo: empty algorithm list"             --algo ""

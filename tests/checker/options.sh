@@ -27,9 +27,23 @@ expect 2 "bad --op 'mean': unknown op \(want"                   --op mean
 expect 2 "no case to run: --inputs random checks f32, f64 and bf16 only, and --dtype 'i32,i64' selects none"  --inputs random --dtype i32,i64
 expect 2 "no case to run: --inputs random checks sum and avg only, and --op 'prod,max' selects neither"  --inputs random --op prod,max
 expect 2 "no case to run: --inputs random has no misaligned cases"  --inputs random --misaligned only
+for v in "" -1 x 1e3 18446744073709551616; do
+  expect 2 "collcheck: bad --seed '$v' \(want an integer from 0 to 2\^64-1\)" --seed "$v"
+done
+expect 2 "collcheck: bad --seed '.3'"                        --seed +3
+expect 2 "collcheck: bad --results '': want a file name"        --results ""
 # What still works: the same options, well formed.
 expect 0 "^ring "                                             --dtype f32,,i32 --op ,sum --timeout 2.5 --algo list
 # A verdict that cannot be written is a failure (a full disk, a closed pipe).
 expect_run 1 "collcheck: cannot write standard output: No space left on device" \
   bash -c '"$0" --algo list > /dev/full' "$C"
+# collverify: its own options, and the tool's parser for the rest.
+V=$(dirname "$C")/collverify
+expect_run 2 "collverify: --np and --results are required"       "$V" --algo ring
+expect_run 2 "collverify: bad --np '0'"                          "$V" --np 0 --results x
+expect_run 2 "collverify: --traffic 'nosuch': no such library algorithm"  "$V" --np 2 --results x --traffic nosuch
+expect_run 2 "collverify: --traffic 'mpi': a reference algorithm has no traffic formula"  "$V" --np 2 --results x --traffic mpi
+expect_run 2 "collcheck: bad --seed 'x'"                         "$V" --np 2 --results x --seed x
+expect_run 1 "cannot read --results '/nonexistent/r.txt'"        "$V" --np 2 --results /nonexistent/r.txt --algo ring
+expect_run 0 "usage: collverify --np P --results FILE"           "$V" --help
 expect_summary

@@ -1,0 +1,629 @@
+/*
+ * collverify — the verdict on a results file, computed by a program that never
+ * runs the algorithm it judges (it is linked with the checker's inputs and the
+ * library, never with a student's file):
+ *
+ *   collverify --np P --results FILE [collcheck's case options]
+ *   collverify --np P --paired --results FILE [collbench --paired's options]
+ *
+ * It derives the list of calls from its own options (the same ones the run
+ * was given, --seed included), computes every expected result itself, and
+ * checks every record of the file against it: each rank's result digest, the
+ * status, the run's own checks, and the traffic counted. A call without its
+ * record fails; so does a record given twice. What the checked program
+ * printed is never read.
+ *
+ * Traffic is checked against a formula collverify trusts: the algorithm's own
+ * descriptor when it is one of the library's, else the one --traffic ALGO
+ * names (a library algorithm whose bytes, messages and per-message bounds the
+ * checked one must match), else only against the formulas the file says the
+ * algorithm declared. Traffic the algorithm counted itself (ck_count_traffic)
+ * fails unless --allow-self-traffic.
+ *
+ * Closing line: "N passed, M failed" (collcheck files: one per case; paired
+ * files: one per timed call), exit 0 only when nothing failed. Paired files
+ * also get, per size, "ratio R" (median over the pairs of t(A)/t(B): the
+ * speed of B relative to A, the library's, as `collbench --paired --algo
+ * LIB,YOURS` orders them), with "review" after it when R > 2: such a speed is
+ * capped at 2 and not to be scored without a look.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "collbench.h"
+#include "collkit_algo.h"
+#include "encoding.h"
+#include "results.h"
+
+#define REVIEW_RATIO 2.0
+#define MAX_TOK      64
+
+typedef struct {
+    int   np, paired, allow_self, verbose;
+    const char *traffic;    /* --traffic ALGO */
+    const char *results;
+} vf_opts;
+
+static int usage(FILE *f)
+{
+    fprintf(f,
+        "usage: collverify --np P --results FILE [collcheck options]\n"
+        "       collverify --np P --paired --results FILE [collbench --paired options]\n"
+        "Checks a results file written by `collcheck --results` (or `collbench --paired\n"
+        "--results`) without running any algorithm: the calls are derived from the options\n"
+        "(give the ones the run was given, --seed included), every expected result is computed\n"
+        "here, and every rank's record of every call must be there and match it: result\n"
+        "digest, status, the run's own checks, traffic.\n"
+        "  --np P               the ranks the run had\n"
+        "  --results FILE       the file to check\n"
+        "  --paired             FILE comes from collbench --paired (--algo LIB,YOURS)\n"
+        "  --traffic ALGO       check bytes, messages and message sizes against the library's\n"
+        "                       ALGO (for an algorithm collverify does not know)\n"
+        "  --allow-self-traffic accept traffic an algorithm counted itself (ck_count_traffic)\n"
+        "  -v                   a line for every case, not only the failed ones\n"
+        "Prints the failures and \"N passed, M failed\"; paired files also \"ratio R at S B\" per\n"
+        "size (t(A)/t(B), median of the pairs) and \"review\" when R > %g (capped at %g).\n"
+        "Exit: 0 all passed, 1 a failure, 2 bad arguments.\n", REVIEW_RATIO, REVIEW_RATIO);
+    return f == stdout ? 0 : 2;
+}
+
+/* An algorithm named in --algo that is not the library's (a student's): a
+ * name in the registry so that the tools' own option parsers accept it. It
+ * never runs, and has no formulas: collverify trusts none of its claims. */
+static int vf_stub_run(ck_comm *c, const void *s, void *r, size_t n, ck_dtype dt, ck_op op)
+{
+    (void)c; (void)s; (void)r; (void)n; (void)dt; (void)op;
+    return CK_ERR_UNSUPPORTED;
+}
+
+static int register_stubs(const char *spec)
+{
+    static ck_algo stubs[16];
+    static char names[16][64];
+    static int n;
+    char buf[1024];
+    if (strlen(spec) >= sizeof buf || !strcmp(spec, "all") || !strcmp(spec, "list")) return 0;
+    strcpy(buf, spec);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (ck_algo_find(t) || n == 16 || strlen(t) >= sizeof names[0]) continue;
+        strcpy(names[n], t);
+        stubs[n] = (ck_algo){.name = names[n], .summary = "(known to collverify by name only)",
+                             .mem = CK_MEM_HOST | CK_MEM_SHM | CK_MEM_CUDA, .run = vf_stub_run};
+        if (ck_register_algo(&stubs[n]) == CK_SUCCESS) n++;
+    }
+    return 0;
+}
+
+static int is_stub(const ck_algo *a) { return a->run == vf_stub_run; }
+
+/* ------------------------------------------------------------ the file */
+
+typedef struct {
+    char   **lines;   /* every line, split later */
+    int      n;
+} vf_file;
+
+static int read_lines(const char *path, vf_file *f)
+{
+    FILE *in = fopen(path, "r");
+    if (!in) { perror(path); return -1; }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int capn = 0;
+    memset(f, 0, sizeof *f);
+    while ((len = getline(&line, &cap, in)) >= 0) {
+        if (len && line[len - 1] == '\n') line[--len] = 0;
+        if (f->n == capn) {
+            capn = capn ? 2 * capn : 1024;
+            char **nl = realloc(f->lines, (size_t)capn * sizeof *nl);
+            if (!nl) { fclose(in); free(line); return -1; }
+            f->lines = nl;
+        }
+        f->lines[f->n++] = line;
+        line = NULL;
+        cap = 0;
+    }
+    free(line);
+    fclose(in);
+    return 0;
+}
+
+/* One expected call: the records of its p ranks, found in the file. */
+typedef struct {
+    cc_record *rec;     /* p of them */
+    int       *seen;    /* per rank: how many records */
+    int       *casebad; /* per rank: its case fields differ from the call's */
+    double    *time;    /* paired: per rank, seconds */
+    char      *values;  /* random-float cases: rank 0's result, hex */
+    int        nvalues;
+} vf_call;
+
+static void calls_free(vf_call *c, size_t n)
+{
+    for (size_t i = 0; c && i < n; i++) {
+        free(c[i].rec);
+        free(c[i].seen);
+        free(c[i].casebad);
+        free(c[i].time);
+    }
+    free(c);
+}
+
+static vf_call *calls_new(size_t n, int p)
+{
+    vf_call *c = calloc(n, sizeof *c);
+    if (!c) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        c[i].rec = calloc((size_t)p, sizeof *c[i].rec);
+        c[i].seen = calloc((size_t)p, sizeof(int));
+        c[i].casebad = calloc((size_t)p, sizeof(int));
+        c[i].time = calloc((size_t)p, sizeof(double));
+        if (!c[i].rec || !c[i].seen || !c[i].casebad || !c[i].time) {
+            calls_free(c, n);
+            return NULL;
+        }
+    }
+    return c;
+}
+
+static void file_free(vf_file *f)
+{
+    for (int i = 0; i < f->n; i++) free(f->lines[i]);
+    free(f->lines);
+}
+
+/* ------------------------------------------------------------ the checks */
+
+/* The traffic of one rank's call against the trusted formula `t` (NULL:
+ * against what the record says the algorithm declared). Appends to m. */
+static void check_traffic(const vf_opts *vo, const ck_algo *a, const ck_algo *t, const cc_record *r, int p, int q,
+                          size_t count, size_t es, const ck_config *cfg, ck_sbuf *m)
+{
+    if (t && (t->flags & CK_ALGO_REFERENCE)) return;   /* the library's own collective: nothing counted */
+    if (r->reference) {
+        ck_sbuf_sep(m, "; ");
+        ck_sbuf_add(m, "rank %d: the record says '%s' is a reference algorithm (traffic not counted), which it is not",
+                    q, a->name);
+        return;
+    }
+    if ((r->ctr.bytes_sent_self || r->ctr.msgs_sent_self) && !vo->allow_self) {
+        ck_sbuf_sep(m, "; ");
+        ck_sbuf_add(m, "rank %d: %llu B in %llu messages counted by the algorithm itself (ck_count_traffic), not by "
+                       "the transport: not accepted here (--allow-self-traffic)", q,
+                    (unsigned long long)r->ctr.bytes_sent_self, (unsigned long long)r->ctr.msgs_sent_self);
+    }
+    uint64_t wb = t ? t->bytes_sent ? t->bytes_sent(p, q, count, es, cfg) : UINT64_MAX : r->declared_bytes;
+    uint64_t wm = t ? t->msgs_sent ? t->msgs_sent(p, q, count, es, cfg) : UINT64_MAX : r->declared_msgs;
+    const char *whose = t ? t->name : "its own declared formula";
+    if (!t && wb == UINT64_MAX) {
+        ck_sbuf_sep(m, "; ");
+        ck_sbuf_add(m, "rank %d: no bytes formula to check the traffic against", q);
+    } else if (wb != UINT64_MAX && wb != r->ctr.bytes_sent) {
+        ck_sbuf_sep(m, "; ");
+        ck_sbuf_add(m, "traffic: rank %d sent %llu B, %s says %llu B", q, (unsigned long long)r->ctr.bytes_sent, whose,
+                    (unsigned long long)wb);
+    }
+    if (wm != UINT64_MAX && wm != r->ctr.msgs_sent) {
+        ck_sbuf_sep(m, "; ");
+        ck_sbuf_add(m, "messages: rank %d sent %llu, %s says %llu", q, (unsigned long long)r->ctr.msgs_sent, whose,
+                    (unsigned long long)wm);
+    }
+    if (t && t->max_msg_bytes) {
+        uint64_t big = t->max_msg_bytes(p, q, count, es, cfg), empty = t->empty_msgs ? t->empty_msgs(p, q, count, es, cfg) : 0;
+        if (r->ctr.msg_largest > big) {
+            ck_sbuf_sep(m, "; ");
+            ck_sbuf_add(m, "messages: rank %d sent one of %llu B, above %s's largest, %llu B (lumped)", q,
+                        (unsigned long long)r->ctr.msg_largest, t->name, (unsigned long long)big);
+        }
+        if (r->ctr.msgs_empty > empty) {
+            ck_sbuf_sep(m, "; ");
+            ck_sbuf_add(m, "messages: rank %d sent %llu empty messages, %s sends %llu (padded)", q,
+                        (unsigned long long)r->ctr.msgs_empty, t->name, (unsigned long long)empty);
+        }
+    } else if (r->ctr.msgs_over) {
+        ck_sbuf_sep(m, "; ");
+        ck_sbuf_add(m, "messages: rank %d sent %llu above the largest its algorithm declares", q,
+                    (unsigned long long)r->ctr.msgs_over);
+    }
+}
+
+/* Every rank's record of one call: present once, case as expected, status
+ * and the run's checks clean, the digest expected (want; NULL: the ranks'
+ * must agree with rank 0's values, checked by the caller), the traffic. */
+static void check_call(const vf_opts *vo, const ck_algo *a, const ck_algo *t, const vf_call *c, int p,
+                       size_t count, size_t es, const ck_config *cfg, const uint64_t *want, ck_sbuf *m)
+{
+    for (int q = 0; q < p; q++) {
+        const cc_record *r = &c->rec[q];
+        if (!c->seen[q]) {
+            ck_sbuf_sep(m, "; ");
+            ck_sbuf_add(m, "rank %d: no record of this call", q);
+            continue;
+        }
+        if (c->seen[q] > 1) {
+            ck_sbuf_sep(m, "; ");
+            ck_sbuf_add(m, "rank %d: %d records of this call (one is wanted)", q, c->seen[q]);
+            continue;
+        }
+        if (c->casebad[q]) {
+            ck_sbuf_sep(m, "; ");
+            ck_sbuf_add(m, "rank %d: the record is of another case", q);
+            continue;
+        }
+        if (r->status != CK_SUCCESS) {
+            ck_sbuf_sep(m, "; ");
+            ck_sbuf_add(m, "rank %d: ck_allreduce returned %d (%s)", q, r->status, ck_strerror(r->status));
+        }
+        if (r->local_fail) {
+            ck_sbuf_sep(m, "; ");
+            ck_sbuf_add(m, "rank %d: the run's own checks failed (its output says why)", q);
+        }
+        if (want && r->digest != *want) {
+            ck_sbuf_sep(m, "; ");
+            ck_sbuf_add(m, "rank %d: its result is not the expected one (digest %016llx, expected %016llx)", q,
+                        (unsigned long long)r->digest, (unsigned long long)*want);
+        }
+        check_traffic(vo, a, t, r, p, q, count, es, cfg, m);
+    }
+}
+
+/* A random-float call: rank 0's values within the rounding bound, every
+ * rank's digest theirs. */
+static void check_random(const vf_call *c, int p, const cc_case *cs, unsigned call, void *buf, ck_sbuf *m)
+{
+    const size_t bytes = cs->count * ck_dtype_size(cs->dt);
+    if (c->nvalues != 1 || cc_results_hex_decode(c->values, buf, bytes)) {
+        ck_sbuf_sep(m, "; ");
+        ck_sbuf_add(m, c->nvalues ? "the result values are malformed or given twice" : "no result values of this call");
+        return;
+    }
+    const uint64_t h = ck_fnv1a64(buf, bytes);
+    for (int q = 0; q < p; q++)
+        if (c->seen[q] == 1 && c->rec[q].digest != h) {
+            ck_sbuf_sep(m, "; ");
+            ck_sbuf_add(m, "rank %d's result differs from the values recorded for rank 0", q);
+            return;
+        }
+    char why[600];
+    if (cc_check_random(why, sizeof why, buf, cs->count, cs->dt, cs->op, 0, p, call) < cs->count) {
+        ck_sbuf_sep(m, "; ");
+        ck_sbuf_add(m, "%s", why);
+    }
+}
+
+/* The trusted formula for algorithm a: its own when it is the library's. */
+static const ck_algo *trusted(const vf_opts *vo, const ck_algo *a)
+{
+    if (!is_stub(a)) return a;
+    return vo->traffic ? ck_algo_find(vo->traffic) : NULL;
+}
+
+/* Header "collkit-results 1 TOOL key=value ...": 0 when it is TOOL's with
+ * p, seed and chunk as expected; otherwise says why. */
+static int check_header(vf_file *f, const char *tool, int p, uint64_t seed, size_t chunk, char **tok, int *ntok)
+{
+    if (!f->n || strncmp(f->lines[0], CC_RESULTS_MAGIC " ", strlen(CC_RESULTS_MAGIC) + 1)) {
+        printf("collverify: the file does not start with a '" CC_RESULTS_MAGIC "' header\n");
+        return -1;
+    }
+    static char h[4096];   /* the header's tokens point into it */
+    snprintf(h, sizeof h, "%s", f->lines[0]);
+    *ntok = cc_results_split(h, tok, MAX_TOK);
+    uint64_t vp = 0, vs = 0, vc = 0;
+    if (*ntok < 3 || strcmp(tok[2], tool) || cc_kv_u64(tok, *ntok, "p", &vp) || cc_kv_u64(tok, *ntok, "seed", &vs) ||
+        cc_kv_u64(tok, *ntok, "chunk", &vc)) {
+        printf("collverify: the header is not that of a %s run: %s\n", tool, f->lines[0]);
+        return -1;
+    }
+    if (vp != (uint64_t)p || vs != seed || vc != chunk) {
+        printf("collverify: the run does not match these options: it had p = %llu, seed %llu, chunk %llu B; expected "
+               "p = %d, seed %llu, chunk %zu B\n", (unsigned long long)vp, (unsigned long long)vs,
+               (unsigned long long)vc, p, (unsigned long long)seed, chunk);
+        return -1;
+    }
+    return 0;
+}
+
+static int bad_line(int *nbad, int ln, const char *why)
+{
+    if ((*nbad)++ < 5) printf("collverify: line %d: %s\n", ln + 1, why);
+    return 0;
+}
+
+/* ------------------------------------------------------------ collcheck files */
+
+static int verify_check(const vf_opts *vo, const cc_options *o, vf_file *f, const ck_config *cfg)
+{
+    const int p = vo->np;
+    cc_case *cases = NULL;
+    int ncases = cc_build_matrix(o, p, &cases), failed = 0, passed = 0, nbad = 0;
+    char *tok[MAX_TOK];
+    int ntok;
+    if (ncases <= 0) { printf("collverify: no case to check at p = %d with these options\n", p); return 2; }
+    if (check_header(f, "collcheck", p, o->seed, cfg->chunk_bytes, tok, &ntok)) {
+        printf("0 passed, %d failed\n", o->nalgos * ncases);
+        free(cases);
+        return 1;
+    }
+    const int R = o->repeat;
+    const size_t ncalls = (size_t)o->nalgos * (size_t)ncases * (size_t)R;
+    vf_call *calls = calls_new(ncalls, p);
+    size_t maxb = 8;
+    for (int k = 0; k < ncases; k++)
+        if (cases[k].count * ck_dtype_size(cases[k].dt) > maxb) maxb = cases[k].count * ck_dtype_size(cases[k].dt);
+    unsigned char *buf = malloc(maxb);
+    if (!calls || !buf) {
+        printf("collverify: out of memory\n");
+        calls_free(calls, ncalls);
+        free(buf);
+        free(cases);
+        return 2;
+    }
+
+    for (int ln = 1; ln < f->n; ln++) {
+        ntok = cc_results_split(f->lines[ln], tok, MAX_TOK);
+        if (ntok == 0) continue;   /* an empty line */
+        if (ntok < 0) { bad_line(&nbad, ln, "too many fields"); continue; }
+        const int is_call = !strcmp(tok[0], "call"), is_values = !strcmp(tok[0], "values");
+        if ((!is_call && !is_values) || ntok < (is_call ? 6 : 5)) { bad_line(&nbad, ln, "not a record"); continue; }
+        int a = -1;
+        for (int i = 0; i < o->nalgos; i++)
+            if (!strcmp(o->algos[i]->name, tok[1])) a = i;
+        char *e1, *e2, *e3 = NULL;
+        long k = strtol(tok[2], &e1, 10), c = strtol(tok[3], &e2, 10), q = is_call ? strtol(tok[4], &e3, 10) : 0;
+        if (a < 0 || *e1 || *e2 || (e3 && *e3) || k < 0 || k >= ncases || c < 0 || c >= R || q < 0 || q >= p) {
+            bad_line(&nbad, ln, "a record of no call these options make");
+            continue;
+        }
+        vf_call *vc = &calls[((size_t)a * (size_t)ncases + (size_t)k) * (size_t)R + (size_t)c];
+        if (is_values) {
+            vc->nvalues++;
+            vc->values = tok[4];
+            continue;
+        }
+        const cc_case *cs = &cases[k];
+        cc_record r;
+        uint64_t cnt = 0, ip = 0, mis = 0, rnd = 0;
+        const char *dt = cc_kv_get(tok, ntok, "dtype"), *op = cc_kv_get(tok, ntok, "op");
+        if (cc_results_parse_record(tok, ntok, &r) || cc_kv_u64(tok, ntok, "count", &cnt) || !dt || !op ||
+            cc_kv_u64(tok, ntok, "inplace", &ip) || cc_kv_u64(tok, ntok, "misaligned", &mis) ||
+            cc_kv_u64(tok, ntok, "random", &rnd)) {
+            bad_line(&nbad, ln, "a record with a missing or malformed field");
+            continue;
+        }
+        vc->casebad[q] |= cnt != cs->count || strcmp(dt, ck_dtype_name(cs->dt)) || strcmp(op, ck_op_name(cs->op)) ||
+                          ip != (uint64_t)cs->inplace || mis != (uint64_t)cs->misaligned || rnd != (uint64_t)cs->random;
+        vc->rec[q] = r;
+        vc->seen[q]++;
+    }
+
+    for (int a = 0; a < o->nalgos; a++) {
+        const ck_algo *al = o->algos[a], *t = trusted(vo, al);
+        for (int k = 0; k < ncases; k++) {
+            const cc_case *cs = &cases[k];
+            const size_t es = ck_dtype_size(cs->dt);
+            const int ncall = cs->count ? R : 1;
+            char msg[2048];
+            ck_sbuf m;
+            ck_sbuf_init(&m, msg, sizeof msg);
+            int bad_call = -1;
+            for (int c = 0; c < ncall && bad_call < 0; c++) {
+                vf_call *vc = &calls[((size_t)a * (size_t)ncases + (size_t)k) * (size_t)R + (size_t)c];
+                uint64_t want = 0;
+                if (!cs->random) {
+                    cc_expected_salted(buf, cs->count, cs->dt, cs->op, p, (unsigned)c);
+                    want = ck_fnv1a64(buf, cs->count * es);
+                }
+                check_call(vo, al, t, vc, p, cs->count, es, cfg, cs->random ? NULL : &want, &m);
+                if (cs->random && cs->count) check_random(vc, p, cs, (unsigned)c, buf, &m);
+                if (m.len) bad_call = c;
+            }
+            char label[200];
+            snprintf(label, sizeof label, "%s n=%zu %s %s %s%s%s", al->name, cs->count, ck_dtype_name(cs->dt),
+                     ck_op_name(cs->op), cs->inplace ? "in-place" : "out-of-place", cs->misaligned ? " misaligned" : "",
+                     cs->random ? " random" : "");
+            if (bad_call < 0) {
+                passed++;
+                if (vo->verbose) printf("%s  PASS\n", label);
+            } else {
+                failed++;
+                printf("%s  FAIL  call %d of %d: %s\n", label, bad_call + 1, ncall, msg);
+            }
+        }
+    }
+    if (nbad) {
+        printf("collverify: %d line%s of the file are no record of this run%s\n", nbad, nbad == 1 ? "" : "s",
+               nbad > 5 ? " (the first 5 shown)" : "");
+        failed++;
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    calls_free(calls, ncalls);
+    free(buf);
+    free(cases);
+    return failed ? 1 : 0;
+}
+
+/* ------------------------------------------------------------ paired files */
+
+static int verify_paired(const vf_opts *vo, const bm_opts *o, vf_file *f, const ck_config *cfg)
+{
+    const int p = vo->np, n = o->iters;
+    const size_t es = ck_dtype_size(o->dtype);
+    char *tok[MAX_TOK];
+    int ntok, nbad = 0, passed = 0, failed = 0;
+    size_t sizes[64];
+    int nz = 0;
+    for (size_t s = o->minbytes; s <= o->maxbytes && nz < 64; s = s ? s * (size_t)o->factor : es) sizes[nz++] = s / es;
+    if (check_header(f, "paired", p, cc_get_seed(), cfg->chunk_bytes, tok, &ntok)) {
+        printf("0 passed, %d failed\n", nz * n * 2);
+        return 1;
+    }
+    const char *ha = cc_kv_get(tok, ntok, "a"), *hb = cc_kv_get(tok, ntok, "b");
+    if (!ha || !hb || strcmp(ha, o->algos[0]->name) || strcmp(hb, o->algos[1]->name)) {
+        printf("collverify: the run paired other algorithms than %s and %s\n", o->algos[0]->name, o->algos[1]->name);
+        printf("0 passed, %d failed\n", nz * n * 2);
+        return 1;
+    }
+    const size_t ncalls = (size_t)nz * (size_t)n * 2;
+    vf_call *calls = calls_new(ncalls, p);
+    unsigned char *buf = malloc(sizes[nz - 1] * es + 8);
+    double *ratio = malloc(sizeof(double) * (size_t)n);
+    if (!calls || !buf || !ratio) {
+        printf("collverify: out of memory\n");
+        calls_free(calls, ncalls);
+        free(buf);
+        free(ratio);
+        return 2;
+    }
+    for (int ln = 1; ln < f->n; ln++) {
+        ntok = cc_results_split(f->lines[ln], tok, MAX_TOK);
+        if (ntok == 0) continue;   /* an empty line */
+        if (ntok < 0) { bad_line(&nbad, ln, "too many fields"); continue; }
+        if (ntok < 6 || strcmp(tok[0], "timed")) { bad_line(&nbad, ln, "not a record"); continue; }
+        char *e[4];
+        long z = strtol(tok[1], &e[0], 10), i = strtol(tok[2], &e[1], 10), k = strtol(tok[3], &e[2], 10),
+             q = strtol(tok[4], &e[3], 10);
+        if (*e[0] || *e[1] || *e[2] || *e[3] || z < 0 || z >= nz || i < 0 || i >= n || k < 0 || k > 1 || q < 0 ||
+            q >= p) {
+            bad_line(&nbad, ln, "a record of no call these options make");
+            continue;
+        }
+        vf_call *vc = &calls[((size_t)z * (size_t)n + (size_t)i) * 2 + (size_t)k];
+        cc_record r;
+        uint64_t cnt = 0;
+        const char *ts = cc_kv_get(tok, ntok, "time");
+        char *te = NULL;
+        double tv = ts ? strtod(ts, &te) : -1;
+        if (cc_results_parse_record(tok, ntok, &r) || cc_kv_u64(tok, ntok, "count", &cnt) || !ts || *te ||
+            !(tv >= 0 && tv < 1e6)) {
+            bad_line(&nbad, ln, "a record with a missing or malformed field");
+            continue;
+        }
+        vc->casebad[q] |= cnt != sizes[z];
+        vc->rec[q] = r;
+        vc->time[q] = tv;
+        vc->seen[q]++;
+    }
+    for (int z = 0; z < nz; z++) {
+        const size_t count = sizes[z];
+        int all_ok = 1;
+        for (int i = 0; i < n; i++) {
+            double tt[2] = {0, 0};
+            for (int k = 0; k < 2; k++) {
+                const vf_call *vc = &calls[((size_t)z * (size_t)n + (size_t)i) * 2 + (size_t)k];
+                const ck_algo *al = o->algos[k];
+                /* the inputs of timed call (i, k): see paired.c */
+                cc_expected_salted(buf, count, o->dtype, o->op, p, (unsigned)(2 * i + k));
+                const uint64_t want = ck_fnv1a64(buf, count * es);
+                char msg[2048];
+                ck_sbuf m;
+                ck_sbuf_init(&m, msg, sizeof msg);
+                check_call(vo, al, trusted(vo, al), vc, p, count, es, cfg, &want, &m);
+                for (int q = 0; q < p; q++)
+                    if (vc->time[q] > tt[k]) tt[k] = vc->time[q];
+                if (m.len) {
+                    failed++;
+                    all_ok = 0;
+                    printf("%s n=%zu timed call %d  FAIL  %s\n", al->name, count, i + 1, msg);
+                } else {
+                    passed++;
+                    if (vo->verbose) printf("%s n=%zu timed call %d  PASS\n", al->name, count, i + 1);
+                }
+            }
+            ratio[i] = tt[1] > 0 ? tt[0] / tt[1] : 0;
+        }
+        if (!all_ok) continue;   /* a speed of wrong results is no speed */
+        qsort(ratio, (size_t)n, sizeof *ratio, bm_cmp_double);
+        const double r = bm_quantile(ratio, n, 0.5);
+        if (r > REVIEW_RATIO)
+            printf("ratio %.3f at %zu B review (measured %.4g: %s above %gx %s's speed is capped at %g and not scored "
+                   "without a look)\n", REVIEW_RATIO, count * es, r, o->algos[1]->name, REVIEW_RATIO, o->algos[0]->name,
+                   REVIEW_RATIO);
+        else printf("ratio %.3f at %zu B\n", r, count * es);
+    }
+    if (nbad) {
+        printf("collverify: %d line%s of the file are no record of this run%s\n", nbad, nbad == 1 ? "" : "s",
+               nbad > 5 ? " (the first 5 shown)" : "");
+        failed++;
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    calls_free(calls, ncalls);
+    free(buf);
+    free(ratio);
+    return failed ? 1 : 0;
+}
+
+/* ------------------------------------------------------------ main */
+
+int main(int argc, char **argv)
+{
+    vf_opts vo;
+    memset(&vo, 0, sizeof vo);
+    /* collverify's own options come out; the rest goes to the tool's parser. */
+    static char **rest;   /* static: still reachable on the early returns below */
+    rest = calloc((size_t)argc + 1, sizeof *rest);
+    int nrest = 0;
+    if (!rest) return 2;
+    rest[nrest++] = argv[0];
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) return usage(stdout);
+        if (!strcmp(a, "--paired")) vo.paired = 1;   /* collbench's option too: passed on */
+        if (!strcmp(a, "--allow-self-traffic")) { vo.allow_self = 1; continue; }
+        if (!strcmp(a, "-v")) { vo.verbose = 1; continue; }
+        if (!strcmp(a, "--np") || !strcmp(a, "--traffic")) {
+            if (i + 1 >= argc) { fprintf(stderr, "collverify: %s needs a value\n", a); return 2; }
+            const char *v = argv[++i];
+            if (!strcmp(a, "--traffic")) { vo.traffic = v; continue; }
+            char *end = NULL;
+            long np = strtol(v, &end, 10);
+            if (!*v || *end || np < 1 || np > 1 << 20) { fprintf(stderr, "collverify: bad --np '%s'\n", v); return 2; }
+            vo.np = (int)np;
+            continue;
+        }
+        if (!strcmp(a, "--results") && i + 1 < argc) vo.results = argv[i + 1];
+        if (!strncmp(a, "--results=", 10)) vo.results = a + 10;
+        if (!strcmp(a, "--algo") && i + 1 < argc) register_stubs(argv[i + 1]);
+        if (!strncmp(a, "--algo=", 7)) register_stubs(a + 7);
+        rest[nrest++] = argv[i];
+    }
+    if (!vo.np || !vo.results) {
+        fprintf(stderr, "collverify: --np and --results are required (collverify --help)\n");
+        return 2;
+    }
+    if (vo.traffic) {
+        const ck_algo *t = ck_algo_find(vo.traffic);
+        if (!t || is_stub(t)) { fprintf(stderr, "collverify: --traffic '%s': no such library algorithm\n", vo.traffic); return 2; }
+        if (t->flags & CK_ALGO_REFERENCE) {
+            fprintf(stderr, "collverify: --traffic '%s': a reference algorithm has no traffic formula\n", vo.traffic);
+            return 2;
+        }
+    }
+    /* The library's default chunk (ck_config), or the run's --chunk. */
+    ck_config cfg = {.chunk_bytes = 256 * 1024, .timeout_s = 30, .validate = 1};
+    cc_options co;
+    bm_opts bo;
+    if (vo.paired) {
+        /* collbench's parser wants MPI-free options only; --results is its own too. */
+        int rc = bm_parse_args(nrest, rest, &bo);
+        if (rc) return rc == 1 ? 0 : 2;
+        if (bo.mode != BM_MODE_PAIRED) { fprintf(stderr, "collverify: --paired needs collbench's --paired options\n"); return 2; }
+        if (bo.chunk) cfg.chunk_bytes = bo.chunk;
+        cc_set_seed(bo.seed);
+    } else {
+        int rc = cc_parse_args(nrest, rest, &co, 0);
+        if (rc >= 0) return rc;
+        if (co.chunk) cfg.chunk_bytes = co.chunk;
+        cc_set_seed(co.seed);
+    }
+    vf_file f;
+    if (read_lines(vo.results, &f)) {
+        printf("collverify: cannot read --results '%s'\n0 passed, 1 failed\n", vo.results);
+        return 1;
+    }
+    int rc = vo.paired ? verify_paired(&vo, &bo, &f, &cfg) : verify_check(&vo, &co, &f, &cfg);
+    file_free(&f);
+    fflush(stdout);
+    return ferror(stdout) ? 1 : rc;
+}

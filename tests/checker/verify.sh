@@ -1,0 +1,121 @@
+#!/bin/bash
+# A verdict the checked program cannot write: collcheck --results and
+# collbench --paired --results, checked by collverify, on honest algorithms
+# and on the cheats of cheats.c. Each check here is seen failing on a cheat
+# or on a file broken on purpose, and passing on the honest run.
+# usage: verify.sh CHEATS COLLCHECK COLLVERIFY MPIRUN [MPIRUN FLAGS...]
+set -u
+CHEATS=$1 CHECK=$2 VERIFY=$3
+shift 3
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+# expect STATUS REGEX FILE: the last command's status and a line of its output
+expect() { [ "$rc" = "$1" ] || { cat "$3"; fail "status $rc, expected $1 ($4)"; }
+           grep -Eq -- "$2" "$3" || { cat "$3"; fail "no '$2' ($4)"; }; }
+
+CASE=(--count 0,1,p+1,100 --dtype f32,i64 --op sum,max --seed 4242)
+
+# 1. An honest run and its file: every case verified.
+"$@" -np 3 "$CHECK" --algo ring "${CASE[@]}" --results "$dir/r.txt" > "$dir/o" 2>&1; rc=$?
+expect 0 '^46 passed, 0 failed$' "$dir/o" "honest collcheck"
+"$VERIFY" --np 3 --results "$dir/r.txt" --algo ring "${CASE[@]}" > "$dir/v" 2>&1; rc=$?
+expect 0 '^46 passed, 0 failed$' "$dir/v" "honest file"
+# ... checked against the options given to collverify, not the file's: another seed,
+"$VERIFY" --np 3 --results "$dir/r.txt" --algo ring "${CASE[@]}" --seed 1 > "$dir/v" 2>&1; rc=$?
+expect 1 'it had p = 3, seed 4242.*expected p = 3, seed 1' "$dir/v" "another seed"
+# a digest changed, a record missing, a record twice,
+awk '/^call ring 3 1 2 / { sub(/digest=[0-9a-f]/, "digest=f") } { print }' "$dir/r.txt" > "$dir/bad.txt"
+"$VERIFY" --np 3 --results "$dir/bad.txt" --algo ring "${CASE[@]}" > "$dir/v" 2>&1; rc=$?
+expect 1 'FAIL  call 2 of 2: rank 2: its result is not the expected one' "$dir/v" "changed digest"
+grep -v '^call ring 5 0 1 ' "$dir/r.txt" > "$dir/bad.txt"
+"$VERIFY" --np 3 --results "$dir/bad.txt" --algo ring "${CASE[@]}" > "$dir/v" 2>&1; rc=$?
+expect 1 'FAIL  call 1 of 2: rank 1: no record of this call' "$dir/v" "missing record"
+expect 1 '^45 passed, 1 failed$' "$dir/v" "missing record"
+{ cat "$dir/r.txt"; grep '^call ring 7 1 0 ' "$dir/r.txt"; } > "$dir/bad.txt"
+"$VERIFY" --np 3 --results "$dir/bad.txt" --algo ring "${CASE[@]}" > "$dir/v" 2>&1; rc=$?
+expect 1 'rank 0: 2 records of this call' "$dir/v" "duplicated record"
+# random floats recorded with their digests consistently, but those of the
+# case's other call (other inputs): outside the rounding bound,
+awk '$1 == "call" && $3 == 42 && $4 == 1 { d[$5] = $0; sub(/.* digest=/, "", d[$5]); sub(/ .*/, "", d[$5]) }
+     $1 == "values" && $3 == 42 && $4 == 1 { v = $5 }
+     { a[NR] = $0 } END { for (i = 1; i <= NR; i++) { $0 = a[i]
+       if ($1 == "call" && $3 == 42 && $4 == 0) sub(/digest=[0-9a-f]+/, "digest=" d[$5])
+       if ($1 == "values" && $3 == 42 && $4 == 0) $5 = v
+       print } }' "$dir/r.txt" > "$dir/bad.txt"
+"$VERIFY" --np 3 --results "$dir/bad.txt" --algo ring "${CASE[@]}" > "$dir/v" 2>&1; rc=$?
+expect 1 'ring n=4 f32 sum out-of-place random  FAIL  call 1 of 2: rank 0: [1-4] of 4 elements outside the rounding bound' "$dir/v" "random values"
+# and traffic against a formula collverify trusts (rd's is not the ring's).
+"$VERIFY" --np 3 --results "$dir/r.txt" --algo ring "${CASE[@]}" --traffic rd > "$dir/v" 2>&1; rc=$?
+expect 0 '^46 passed, 0 failed$' "$dir/v" "--traffic of a library algorithm is ignored for a library algorithm"
+sed -E 's/^(call|values) ring /\1 my_ring /' "$dir/r.txt" > "$dir/mine.txt"
+"$VERIFY" --np 3 --results "$dir/mine.txt" --algo my_ring "${CASE[@]}" > "$dir/v" 2>&1; rc=$?
+expect 0 '^46 passed, 0 failed$' "$dir/v" "an unknown algorithm against its declared formulas"
+"$VERIFY" --np 3 --results "$dir/mine.txt" --algo my_ring "${CASE[@]}" --traffic rd > "$dir/v" 2>&1; rc=$?
+expect 1 'traffic: rank [0-9] sent [0-9]+ B, rd says [0-9]+ B' "$dir/v" "--traffic rd"
+
+# 2. A program that does nothing and prints a passing closing line: its own
+#    output ends "passing", the verdict does not.
+"$@" -np 3 "$CHEATS" check --algo cheat_forge "${CASE[@]}" --results "$dir/f.txt" > "$dir/o" 2>&1
+[ "$(tail -n 1 "$dir/o")" != "" ] && grep -q '^1000 passed, 0 failed$' "$dir/o" || { cat "$dir/o"; fail "the forged line"; }
+"$VERIFY" --np 3 --results "$dir/f.txt" --algo cheat_forge "${CASE[@]}" > "$dir/v" 2>&1; rc=$?
+expect 1 '^[0-9]+ passed, [1-9][0-9]* failed$' "$dir/v" "forged closing line"
+
+# 3. Traffic "taken back" with ck_count_traffic: the transport's count stands.
+"$@" -np 3 "$CHEATS" check --algo cheat_wrap --count 100 --dtype i64 --op sum --inplace 0 --misaligned 0 \
+    --inputs exact --results "$dir/w.txt" > "$dir/o" 2>&1; rc=$?
+expect 1 'FAIL  traffic: rank [0-9] sent 18446744073709551615 B' "$dir/o" "ck_count_traffic cannot lower the count"
+expect 1 'counted by the algorithm itself' "$dir/o" "self-counted traffic named"
+"$VERIFY" --np 3 --results "$dir/w.txt" --algo cheat_wrap --count 100 --dtype i64 --op sum --inplace 0 \
+    --misaligned 0 --inputs exact > "$dir/v" 2>&1; rc=$?
+expect 1 'counted by the algorithm itself \(ck_count_traffic\), not by the transport: not accepted here' "$dir/v" "self traffic"
+
+# 4. One message per block padded with empty ones up to ring_pipelined's count.
+"$@" -np 3 "$CHEATS" check --algo cheat_pad --count 1021 --dtype f32 --op sum --inplace 0 --misaligned 0 \
+    --inputs exact --chunk 64 --results "$dir/p.txt" > "$dir/o" 2>&1; rc=$?
+expect 1 'above the 64 B .cheat_pad. declares as its largest.*lumps' "$dir/o" "lumped"
+expect 1 'empty \(0-byte\) messages where .cheat_pad. declares 0.*pad the message count' "$dir/o" "padded"
+"$VERIFY" --np 3 --results "$dir/p.txt" --algo cheat_pad --count 1021 --dtype f32 --op sum --inplace 0 \
+    --misaligned 0 --inputs exact --chunk 64 --traffic ring_pipelined > "$dir/v" 2>&1; rc=$?
+expect 1 'above ring_pipelined.s largest, 64 B \(lumped\).*\(padded\)' "$dir/v" "lumped and padded, by collverify"
+# ... while ring_pipelined itself passes both.
+"$@" -np 3 "$CHECK" --algo ring_pipelined --count 1,2,1021 --dtype f32 --op sum --chunk 64 \
+    --results "$dir/rp.txt" > "$dir/o" 2>&1; rc=$?
+expect 0 '^[0-9]+ passed, 0 failed$' "$dir/o" "ring_pipelined"
+"$VERIFY" --np 3 --results "$dir/rp.txt" --algo ring_pipelined --count 1,2,1021 --dtype f32 --op sum \
+    --chunk 64 > "$dir/v" 2>&1; rc=$?
+expect 0 '^[0-9]+ passed, 0 failed$' "$dir/v" "ring_pipelined verified"
+
+# 5. No message count declared: said; a failure with --require-msgs.
+"$@" -np 2 "$CHEATS" check --algo quiet_ring --count 5 --dtype f32 --op sum > "$dir/o" 2>&1; rc=$?
+expect 0 'quiet_ring messages: message count not declared \(msgs_sent\): not checked' "$dir/o" "undeclared count"
+"$@" -np 2 "$CHEATS" check --algo quiet_ring --count 5 --dtype f32 --op sum --require-msgs > "$dir/o" 2>&1; rc=$?
+expect 1 'not declared \(msgs_sent\): FAIL \(--require-msgs\)' "$dir/o" "--require-msgs"
+
+# 6. Paired runs: every timed call checked.
+P=(-n 4 -w 1 --model none --seed 9)
+# An algorithm that does nothing when benched finds no answer left for it.
+"$@" -np 2 "$CHEATS" bench --paired --algo ring,cheat_benchidle -b 64K -e 64K "${P[@]}" \
+    --results "$dir/b.txt" > "$dir/o" 2>&1; rc=$?
+expect 1 "'cheat_benchidle' at 65536 B, timed call 1: 16384 of 16384 elements wrong" "$dir/o" "idle when benched"
+"$VERIFY" --np 2 --paired --results "$dir/b.txt" --algo ring,cheat_benchidle -b 64K -e 64K "${P[@]}" > "$dir/v" 2>&1; rc=$?
+expect 1 'cheat_benchidle n=16384 timed call 1  FAIL  .*rank 0: its result is not the expected one' "$dir/v" "idle, verified"
+# An answer replayed from an earlier call, without communicating.
+"$@" -np 2 "$CHEATS" bench --paired --algo ring,cheat_cache -b 64K -e 64K "${P[@]}" > "$dir/o" 2>&1; rc=$?
+expect 1 "'cheat_cache' at 65536 B, timed call [0-9]+: [0-9]+ of 16384 elements wrong; traffic: rank [01] sent 0 B" "$dir/o" "cache"
+# Wrong only above 4 Mi elements: one timed call at 4 Mi + 1 finds it.
+"$@" -np 2 "$CHEATS" bench --paired --algo ring,cheat_big -b 16777220 -e 16777220 -n 1 -w 0 --model none \
+    > "$dir/o" 2>&1; rc=$?
+expect 1 "'cheat_big' at 16777220 B, timed call 1: 1 of 4194305 elements wrong" "$dir/o" "wrong above 4 Mi"
+# Far faster than the library's side: flagged for review, capped.
+"$@" -np 2 "$CHEATS" bench --paired --algo slow_ring,ring -b 1K -e 1K "${P[@]}" --csv "$dir/s.csv" \
+    --results "$dir/s.txt" > "$dir/o" 2>&1; rc=$?
+expect 0 'review: B above 2x A, not scored' "$dir/o" "review row"
+awk -F, 'NR == 2 && $13 == 1 { ok = 1 } END { exit !ok }' "$dir/s.csv" || { cat "$dir/s.csv"; fail "review column"; }
+"$VERIFY" --np 2 --paired --results "$dir/s.txt" --algo slow_ring,ring -b 1K -e 1K "${P[@]}" > "$dir/v" 2>&1; rc=$?
+expect 0 '^ratio 2.000 at 1024 B review \(measured [0-9.]+' "$dir/v" "review, verified"
+expect 0 '^8 passed, 0 failed$' "$dir/v" "paired verified"
+sed '/^timed 0 3 1 1 /d' "$dir/s.txt" > "$dir/bad.txt"
+"$VERIFY" --np 2 --paired --results "$dir/bad.txt" --algo slow_ring,ring -b 1K -e 1K "${P[@]}" > "$dir/v" 2>&1; rc=$?
+expect 1 'ring n=256 timed call 4  FAIL  rank 1: no record of this call' "$dir/v" "paired missing record"
+echo "verify ok"

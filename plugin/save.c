@@ -769,6 +769,14 @@ static const char *rules(int dir_only)
             return why;
         }
     }
+    if (!dir_only && !H.nrenames && stat(H.path, &st) == 0) {
+        inode_rec *f = inode_of(st.st_dev, st.st_ino);
+        if (f && f->last_write) {
+            snprintf(why, sizeof why, "state.bin was written in place (call %d) and never replaced by a rename: a "
+                     "power loss during the save leaves part of each version", f->last_write);
+            return why;
+        }
+    }
     if (last_rename) {
         int before = 0;
         for (int i = 0; i < H.ndirsyncs; i++) {

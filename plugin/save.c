@@ -235,7 +235,6 @@ enum {
     K_TRUNC,    /* changes a file's length through ARG_FD (ftruncate, fallocate) */
     K_TRUNCP,   /* changes the length of the file at ARG_PATH (truncate) */
     K_SYNC,     /* flushes the file or directory at ARG_FD */
-    K_SYNCALL,  /* flushes everything (sync, syncfs) */
     K_NAME,     /* changes names in a directory: a rename or link may put a file at PATH */
     K_CLOSE,    /* releases descriptors (close, close_range) */
     K_META,     /* changes a file's attributes */
@@ -265,7 +264,9 @@ static const fs_call fs_calls[] = {
     C(ftruncate, K_TRUNC, 0, -1, -1, -1), C(fallocate, K_TRUNC, 0, -1, -1, -1), C(truncate, K_TRUNCP, -1, 0, -1, -1),
     C(fsync, K_SYNC, 0, -1, -1, -1), C(fdatasync, K_SYNC, 0, -1, -1, -1),
     C(sync_file_range, K_META, 0, -1, -1, -1),   /* flushes data, not the metadata that finds it: no flush */
-    C(sync, K_SYNCALL, -1, -1, -1, -1), C(syncfs, K_SYNCALL, 0, -1, -1, -1),
+    /* sync and syncfs flush everything and say nothing about one file's
+     * errors: calls, not flushes of the file. */
+    C(sync, K_META, -1, -1, -1, -1), C(syncfs, K_META, 0, -1, -1, -1),
     C(renameat, K_NAME, -1, 3, -1, 2), C(renameat2, K_NAME, -1, 3, -1, 2), C(linkat, K_NAME, -1, 3, -1, 2),
     C(symlinkat, K_NAME, -1, 2, -1, 1), C(unlinkat, K_NAME, -1, 1, -1, 0), C(mkdirat, K_NAME, -1, 1, -1, 0),
     C(mknodat, K_NAME, -1, 1, -1, 0),
@@ -479,12 +480,6 @@ static void note_write(pid_t pid, const in_call *ic, int k)
     if (fl != -1 && (fl & O_DSYNC)) f->last_sync = k;
 }
 
-static void sync_all(int k)
-{
-    for (int i = 0; i < H.ninodes; i++) H.inodes[i].last_sync = k;
-    if (H.ndirsyncs < MAX_DIRSYNCS) H.dirsyncs[H.ndirsyncs++] = k;
-}
-
 static void leave(pid_t pid, const struct __ptrace_syscall_info *si, const in_call *ic)
 {
     long ret = (long)si->exit.rval;
@@ -512,7 +507,6 @@ static void leave(pid_t pid, const struct __ptrace_syscall_info *si, const in_ca
             if (f) f->last_sync = k;
         }
         break;
-    case K_SYNCALL: sync_all(k); break;
     case K_CLOSE: {
         unsigned long lo = ic->a[0], hi = c->nr == SYS_close_range ? ic->a[1] : ic->a[0];
         if (c->nr == SYS_close_range && (ic->a[2] & 4 /* CLOSE_RANGE_CLOEXEC */)) break;

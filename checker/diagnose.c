@@ -21,6 +21,7 @@
  * where in ITS schedule that rank's data meets the element: the checker itself
  * knows no algorithm.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +54,7 @@ typedef struct {
  * twice — exactly those when `exact`, one of them otherwise. */
 enum {
     K_UNEXPLAINED, K_FILL, K_OWN, K_PREV, K_PREV_OP, K_OTHER_OP, K_NODIV, K_ZERO_ID,
-    K_SHIFT, K_MISSING, K_DOUBLED, K_REPLACED, K_SIGN, K_NOT_INT, K_RANGE, K_WIDTH, K_NKINDS
+    K_SHIFT, K_MISSING, K_DOUBLED, K_REPLACED, K_SIGN, K_NOT_INT, K_RANGE, K_WIDTH, K_AVG, K_NKINDS
 };
 typedef struct {
     int       kind;
@@ -79,6 +80,7 @@ static const char *const kind_names[K_NKINDS] = {
     [K_NOT_INT]     = "not integers (garbage)",
     [K_RANGE]       = "outside the range of the inputs",
     [K_WIDTH]       = "right in their low 32 bits only",
+    [K_AVG]         = "the expected value / p",
 };
 
 static uint64_t bit(int r) { return r < 64 ? 1ull << r : 0; }
@@ -394,6 +396,22 @@ static int previous_call(ck_sbuf *b, ctx *c, size_t i, verdict *v)
     return 1;
 }
 
+/* A sum divided by p: element i holds the expected sum EV over p, within the
+ * rounding of the type (a division per contribution rounds differently from
+ * one at the end), or in integer division. */
+static int averaged(const ctx *c, size_t i, int64_t ev)
+{
+    const cc_scheme *s = &c->s;
+    if (s->op != CK_SUM || s->p < 2 || ev == 0) return 0;
+    if (s->dt == CK_I32 || s->dt == CK_I64) {
+        int64_t gv;
+        return cc_load_int(c->got, i, s->dt, &gv) && (gv == ev / s->p || gv == (ev - (s->p - 1)) / s->p);
+    }
+    const double x = cc_load_double(c->got, i, s->dt), want = (double)ev / s->p;
+    const double tol = s->dt == CK_F64 ? 1e-12 : s->dt == CK_F32 ? 1e-5 : 2e-2;
+    return x == x && fabs(x - want) <= tol * fabs(want);
+}
+
 static const char OVERWRITTEN[] = "(an input read after it was overwritten: in place, sendbuf is recvbuf)";
 
 static const char OWN_INPUT[] = ": it holds this rank's own input unchanged: no other rank's contribution is in it "
@@ -425,6 +443,11 @@ static void explain_element(ck_sbuf *b, ctx *c, size_t i, verdict *v)
         } else {
             say(b, " (avg is the exact sum divided once by p: run with --op sum for a finer diagnosis)");
         }
+        return;
+    }
+    if (averaged(c, i, ev)) {
+        say(b, ": it is the expected value / p (p = %d): an average where a sum was asked?", s->p);
+        *v = (verdict){K_AVG, 0, 0, 1};
         return;
     }
     if (!cc_load_int(c->got, i, s->dt, &gv)) {
@@ -539,9 +562,10 @@ static int replaced_pair(const ctx *c, const size_t *idx, int n, int *m_out, int
 
 /* The verdicts of the examined wrong elements (idx: which), summed up: a
  * claim when the majority (and at least two) agree, the counts otherwise. */
-static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, const size_t *idx, int n, const verdict *first)
+static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, const size_t *idx, int n, size_t nwrong,
+                      const verdict *first)
 {
-    static const int claims[] = {K_PREV, K_PREV_OP, K_OTHER_OP, K_SHIFT, K_ZERO_ID, K_NODIV};
+    static const int claims[] = {K_PREV, K_PREV_OP, K_OTHER_OP, K_SHIFT, K_ZERO_ID, K_NODIV, K_AVG};
     if (n < 2) {
         for (size_t k = 0; k < sizeof claims / sizeof claims[0]; k++)
             if (first->kind == claims[k]) {
@@ -685,6 +709,11 @@ static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, const size_t *
         case K_WIDTH:
             ck_sbuf_add(b, "; %s are right in their low 32 bits only: the 64-bit integers were reduced in a 32-bit "
                            "type", of);
+            return;
+        case K_AVG:
+            if (c_top == n && nwrong == c->count)
+                ck_sbuf_add(b, "; every element is the expected value / p: an average where a sum was asked?");
+            else ck_sbuf_add(b, "; %s are the expected value / p: an average where a sum was asked?", of);
             return;
         case K_ZERO_ID:
             ck_sbuf_add(b, "; %s are 0, which is no rank's input there: 0 is not the identity of %s", of,
@@ -837,7 +866,7 @@ size_t cc_diagnose_salted(char *out, size_t cap, const void *host_got, const voi
             if (!memcmp(exp + i * c.es, c.got + i * c.es, c.es)) continue;
             if (seen++ == (size_t)taken * nwrong / (size_t)n) { idx[taken] = i; explain_element(NULL, &c, i, &vs[taken++]); }
         }
-        summarise(&b, &c, vs, idx, taken, &v1);
+        summarise(&b, &c, vs, idx, taken, nwrong, &v1);
         if (p > 1) {
             size_t off, len;
             int blk = block_of(count, p, first, &off, &len);

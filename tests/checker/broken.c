@@ -75,6 +75,11 @@
  *   broken_ring_status     the ring, right result, then returns -1: a status
  *                          that is no collkit code, named as such, with the
  *                          note that the result itself is right
+ *   broken_ring_mean       the ring, then every element divided by p: an
+ *                          average where a sum was asked
+ *   broken_ring_far        the ring, then two elements written far past the
+ *                          end of recvbuf, beyond its guard: where sendbuf
+ *                          follows recvbuf in memory, into sendbuf's guard
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -257,6 +262,36 @@ static int ring_status_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtyp
 {
     int rc = ring_with_bug(c, s, d, n, dt, op, 0);
     return rc ? rc : -1;   /* BUG */
+}
+
+/* The ring, then the mean: every element divided by p (BUG: sum was asked). */
+static int ring_mean_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{
+    int rc = ring_with_bug(c, s, d, n, dt, op, 0);
+    const int p = ck_comm_size(c);
+    for (size_t i = 0; i < n && !rc; i++) {
+        switch (dt) {
+        case CK_F32: ((float *)d)[i] /= (float)p; break;
+        case CK_F64: ((double *)d)[i] /= p; break;
+        case CK_I32: ((int32_t *)d)[i] /= p; break;
+        case CK_I64: ((int64_t *)d)[i] /= p; break;
+        default: break;
+        }
+    }
+    return rc;
+}
+
+/* The ring, then a stray write far past the end of recvbuf: two elements
+ * just before sendbuf where sendbuf lies after recvbuf (out of place, in
+ * memory: its guard is what the bytes hit), else right after recvbuf. */
+static int ring_far_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{
+    int rc = ring_with_bug(c, s, d, n, dt, op, 0);
+    const size_t es = ck_dtype_size(dt);
+    char *end = (char *)d + n * es, *at = end;
+    if (s != CK_IN_PLACE && (const char *)s > end + 64 && (const char *)s - end < (1 << 20)) at = (char *)s - 2 * es;
+    memset(at, 0x5A, 2 * es);   /* BUG */
+    return rc;
 }
 
 /* ------------------------------------------------------------ stale state
@@ -571,5 +606,10 @@ const ck_algo broken_algos[] = {
      .run = ring_scratch_end_run},
     {.name = "broken_ring_status", .summary = "ring that returns -1 after a right result", .mem = CK_MEM_HOST,
      .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_status_run},
+    {.name = "broken_ring_mean", .summary = "ring that divides its result by p", .mem = CK_MEM_HOST,
+     .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_mean_run},
+    {.name = "broken_ring_far", .summary = "ring that writes two elements far past the end of recvbuf",
+     .mem = CK_MEM_HOST, .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs,
+     .run = ring_far_run},
 };
 const int broken_algos_count = (int)(sizeof broken_algos / sizeof broken_algos[0]);

@@ -244,9 +244,16 @@ static void check_traffic(const ck_algo *algo, const ck_counters *ctr, int p, in
         ck_sbuf_add(m, " (the bytes are right: the data goes out in more, smaller messages than the schedule says)");
 }
 
+/* The last call made on this rank (any algorithm, any case): what a case's
+ * first call may have been handed as state. */
+static cc_prev_call last_call;
+
 void cc_run_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, unsigned call, cc_result *res,
                  void *keep)
 {
+    const cc_prev_call before = last_call;
+    last_call = (cc_prev_call){1, cs->count, cs->dt, cs->op, call};
+    if (cs->random) last_call.valid = 0;   /* random inputs have no expected value per element */
     const int p = ck_comm_size(comm), rank = ck_comm_rank(comm);
     const size_t es = ck_dtype_size(cs->dt), bytes = cs->count * es;
     /* Misaligned: one element past 64-byte alignment for recv, three for send,
@@ -323,14 +330,20 @@ void cc_run_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, unsigned
         char diag[1200];
         size_t first = cs->random
             ? cc_check_random(diag, sizeof diag, r.back + r.data_off, cs->count, cs->dt, cs->op, rank, p, call)
-            : cc_diagnose_salted(diag, sizeof diag, r.back + r.data_off, own, cs->inplace ? -1 : FILL_BYTE,
-                                 cs->count, cs->dt, cs->op, rank, p, algo, ck_comm_config(comm), call);
+            : cc_diagnose_run(diag, sizeof diag, r.back + r.data_off, own, cs->inplace ? -1 : FILL_BYTE,
+                              cs->count, cs->dt, cs->op, rank, p, algo, ck_comm_config(comm), call, &before);
         if (first < cs->count) {
             ck_sbuf_sep(&m, "; ");
             ck_sbuf_add(&m, "%s", diag);
+            if (!cs->random) snprintf(res->claim, sizeof res->claim, "%s", cc_diagnose_claim());
         }
     }
     check_traffic(algo, &ctr, p, rank, cs, ck_comm_config(comm), &m);
     res->fail = m.len > 0;
+    if (res->fail && !keep) res->hash = ck_fnv1a64(r.back + r.data_off, bytes);
+    if (res->fail && !res->claim[0]) {   /* not the values: the first check that failed, in its own words */
+        size_t k = strcspn(res->msg, ":;(");
+        snprintf(res->claim, sizeof res->claim, "%.*s", (int)(k < 60 ? k : 60), res->msg);
+    }
 out:;
 }

@@ -38,9 +38,23 @@ static void add_rank_set(ck_sbuf *b, const int *ranks, int n)
     ck_sbuf_add(b, "}");
 }
 
+/* The last diagnosis's finding in a few words (cc_diagnose_claim). */
+static _Thread_local char claim[96];
+static void set_claim(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void set_claim(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(claim, sizeof claim, fmt, ap);
+    va_end(ap);
+}
+const char *cc_diagnose_claim(void) { return claim; }
+
 typedef struct {
     cc_scheme s, prev;   /* this call's encoding; the previous call's (has_prev) */
     int has_prev;
+    int prev_case;       /* the previous call was another case's (its elements: prev_count) */
+    size_t prev_count;
     size_t es, count;
     const unsigned char *got, *exp, *own;
     int fill_byte, rank;
@@ -375,12 +389,16 @@ static const char *op_word(ck_op op)
 /* The previous call's result, or that result combined with this call's. */
 static int previous_call(ck_sbuf *b, ctx *c, size_t i, verdict *v)
 {
-    if (!c->has_prev) return 0;
+    if (!c->has_prev || (c->prev_case && i >= c->prev_count)) return 0;
     unsigned char pe[8];
     cc_expected_at(&c->prev, i, pe);
     if (!memcmp(pe, c->got + i * c->es, c->es) && memcmp(pe, c->exp + i * c->es, c->es)) {
-        say(b, ": it is the previous call's result for this element (call %u; this is call %u)", c->prev.salt + 1,
-            c->s.salt + 1);
+        if (c->prev_case)
+            say(b, ": it is the previous case's result for this element (n=%zu %s %s, its call %u; this case's "
+                   "first call)", c->prev_count, ck_dtype_name(c->prev.dt), ck_op_name(c->prev.op), c->prev.salt + 1);
+        else
+            say(b, ": it is the previous call's result for this element (call %u; this is call %u)", c->prev.salt + 1,
+                c->s.salt + 1);
         *v = (verdict){K_PREV, 0, 0, 1};
         return 1;
     }
@@ -388,10 +406,11 @@ static int previous_call(ck_sbuf *b, ctx *c, size_t i, verdict *v)
     if (c->s.op == CK_AVG || !cc_load_int(c->got, i, c->s.dt, &gv) || !combine(&c->s, pv, ev, &both) ||
         both != gv || both == ev || both == pv)
         return 0;
+    const char *prev = c->prev_case ? "the previous case's last result" : "the previous call's result";
     if (c->s.op == CK_SUM || c->s.op == CK_PROD)
-        say(b, ": it is the previous call's result %s this call's", op_word(c->s.op));
+        say(b, ": it is %s %s this call's", prev, op_word(c->s.op));
     else
-        say(b, ": it is the %s of the previous call's result and this call's", op_word(c->s.op));
+        say(b, ": it is the %s of %s and this call's", op_word(c->s.op), prev);
     *v = (verdict){K_PREV_OP, 0, 0, 1};
     return 1;
 }
@@ -566,6 +585,8 @@ static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, const size_t *
                       const verdict *first)
 {
     static const int claims[] = {K_PREV, K_PREV_OP, K_OTHER_OP, K_SHIFT, K_ZERO_ID, K_NODIV, K_AVG};
+    if (first->kind == K_OTHER_OP) set_claim("equals the %s", ck_op_name((ck_op)first->param));
+    else set_claim("%s", kind_names[first->kind]);
     if (n < 2) {
         for (size_t k = 0; k < sizeof claims / sizeof claims[0]; k++)
             if (first->kind == claims[k]) {
@@ -587,6 +608,7 @@ static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, const size_t *
         (2 * c_top <= n || top == K_UNEXPLAINED || top == K_SIGN || (top == K_REPLACED && fit > c_top))) {
         ck_sbuf_add(b, "; %d of %d wrong elements examined fit rank %d's input in place of rank %d's %s", fit, n, rd,
                     rm, OVERWRITTEN);
+        set_claim("rank %d's input in place of rank %d's", rd, rm);
         return;
     }
     char of[96];
@@ -603,12 +625,14 @@ static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, const size_t *
                 if (same > c_par) { c_par = same; par = v[e].param; }
             }
         }
+        set_claim("%s", kind_names[top]);
         switch (top) {
         case K_OTHER_OP:
             if (c_par >= 2 && 2 * c_par > n) {
                 ck_sbuf_add(b, "; the reduction looks like %s, not %s (%d of %d wrong elements examined equal the %s "
                                "over the inputs)", ck_op_name((ck_op)par), ck_op_name(c->s.op), c_par, n,
                             ck_op_name((ck_op)par));
+                set_claim("the reduction looks like %s", ck_op_name((ck_op)par));
                 /* Every one of them one and the same rank's input: that
                  * rank's buffer copied over the others' as well. */
                 uint64_t one = 0;
@@ -628,6 +652,7 @@ static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, const size_t *
             if (c_par >= 2 && 2 * c_par > n) {
                 ck_sbuf_add(b, "; ");
                 add_shift(b, c, par);
+                set_claim("data shifted by %lld", par);
                 ck_sbuf_add(b, " (%d of %d wrong elements examined hold the value of the element %lld away)", c_par, n,
                             par);
                 return;
@@ -660,6 +685,8 @@ static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, const size_t *
                             top == K_MISSING ? "lack the contribution of" : "hold twice the contribution of");
                 if (k == 1) ck_sbuf_add(b, "rank %d", rs[0]);
                 else { ck_sbuf_add(b, "ranks "); add_rank_set(b, rs, k); }
+                if (k == 1)
+                    set_claim("%s rank %d's contribution", top == K_MISSING ? "lacking" : "holding twice", rs[0]);
                 return;
             }
             ck_sbuf_add(b, "; %s are %s, but not the same rank's in most of them (", of, kind_names[top]);
@@ -699,12 +726,20 @@ static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, const size_t *
             return;
         }
         case K_PREV:
-            ck_sbuf_add(b, "; %s hold the previous call's result: state kept between calls (a result, buffer or "
-                           "request kept from one call to the next)", of);
+            if (c->prev_case) {
+                ck_sbuf_add(b, "; %s hold the previous case's result: state carried from one case into the next (a "
+                               "result, buffer or request kept from one call to the next)", of);
+                set_claim("the previous case's result: state carried between cases");
+            } else
+                ck_sbuf_add(b, "; %s hold the previous call's result: state kept between calls (a result, buffer or "
+                               "request kept from one call to the next)", of);
             return;
         case K_PREV_OP:
-            ck_sbuf_add(b, "; %s hold the previous call's result %s this call's: an accumulator kept between calls "
-                           "and never reset", of, c->s.op == CK_SUM || c->s.op == CK_PROD ? op_word(c->s.op) : "combined with");
+            ck_sbuf_add(b, "; %s hold %s %s this call's: an accumulator kept between %s and never reset", of,
+                        c->prev_case ? "the previous case's last result" : "the previous call's result",
+                        c->s.op == CK_SUM || c->s.op == CK_PROD ? op_word(c->s.op) : "combined with",
+                        c->prev_case ? "cases" : "calls");
+            if (c->prev_case) set_claim("the previous case's result combined with this one's: state carried between cases");
             return;
         case K_WIDTH:
             ck_sbuf_add(b, "; %s are right in their low 32 bits only: the 64-bit integers were reduced in a 32-bit "
@@ -725,6 +760,7 @@ static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, const size_t *
         }
     }
     /* No majority: what the wrong elements show, most frequent first. */
+    set_claim("no single explanation");
     ck_sbuf_add(b, "; no single explanation fits most wrong elements: of %d examined,", n);
     int shown = 0;
     for (int round = 0; round < 4; round++) {
@@ -803,13 +839,28 @@ size_t cc_diagnose_salted(char *out, size_t cap, const void *host_got, const voi
                           size_t count, ck_dtype dt, ck_op op, int rank, int p, const ck_algo *algo,
                           const ck_config *cfg, unsigned salt)
 {
+    return cc_diagnose_run(out, cap, host_got, own_input, fill_byte, count, dt, op, rank, p, algo, cfg, salt, NULL);
+}
+
+size_t cc_diagnose_run(char *out, size_t cap, const void *host_got, const void *own_input, int fill_byte,
+                       size_t count, ck_dtype dt, ck_op op, int rank, int p, const ck_algo *algo,
+                       const ck_config *cfg, unsigned salt, const cc_prev_call *before)
+{
     ck_sbuf b;
     ck_sbuf_init(&b, out, cap);
+    claim[0] = 0;
     ctx c;
     memset(&c, 0, sizeof c);
     c.s = cc_scheme_salted(dt, op, p, salt);
     c.has_prev = salt > 0;
     if (c.has_prev) c.prev = cc_scheme_salted(dt, op, p, salt - 1);
+    else if (before && before->valid && before->dt == dt && before->count > 0) {
+        /* The state a case leaves behind is the same mistake as the state a
+         * call leaves behind: the previous case's last result is checked for. */
+        c.has_prev = c.prev_case = 1;
+        c.prev = cc_scheme_salted(dt, before->op, p, before->salt);
+        c.prev_count = before->count;
+    }
     c.es = ck_dtype_size(dt);
     c.count = count;
     c.got = host_got;

@@ -80,6 +80,13 @@
  *   broken_ring_far        the ring, then two elements written far past the
  *                          end of recvbuf, beyond its guard: where sendbuf
  *                          follows recvbuf in memory, into sendbuf's guard
+ *   broken_ring_first      the ring whose first call on a communicator skips
+ *                          one reduction (set-up done too late): every later
+ *                          call is right
+ *   broken_ring_carry      keeps its last result and, when a call's count or
+ *                          op differs from the last call's, returns that
+ *                          result instead of reducing (a cache keyed on too
+ *                          little): state carried from one case to the next
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -292,6 +299,36 @@ static int ring_far_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype d
     if (s != CK_IN_PLACE && (const char *)s > end + 64 && (const char *)s - end < (1 << 20)) at = (char *)s - 2 * es;
     memset(at, 0x5A, 2 * es);   /* BUG */
     return rc;
+}
+
+/* The ring whose first call on a communicator forgets a reduction: its
+ * set-up (here only a marker kept with the communicator) comes too late. */
+static const ck_algo first_key = {.name = "broken_ring_first's marker"};
+static int ring_first_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{
+    int first = ck_algo_state(c, &first_key) == NULL, rc;
+    if (first && (rc = ck_algo_state_set(c, &first_key, calloc(1, 1), free))) return rc;
+    return ring_with_bug(c, s, d, n, dt, op, first ? BUG_SKIP_REDUCE : 0);   /* BUG: the first call */
+}
+
+/* The ring behind a result cache keyed on (count, op) changes only: a call
+ * whose count or op differs from the last one's gets the last result back
+ * (BUG), as many elements as both have; the rest is reduced. A static cache:
+ * it outlives the communicator, so it carries one case's result into the
+ * next case's first call. */
+static struct { size_t count; ck_op op; ck_dtype dt; unsigned char *last; } carry;
+static int ring_carry_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{
+    int rc = ring_with_bug(c, s, d, n, dt, op, 0);
+    const size_t es = ck_dtype_size(dt);
+    if (rc) return rc;
+    if (carry.last && carry.dt == dt && (carry.count != n || carry.op != op))
+        memcpy(d, carry.last, (n < carry.count ? n : carry.count) * es);   /* BUG */
+    unsigned char *keep = realloc(carry.last, n * es + 1);
+    if (!keep) return CK_ERR_NOMEM;
+    memcpy(keep, d, n * es);
+    carry.last = keep; carry.count = n; carry.op = op; carry.dt = dt;
+    return CK_SUCCESS;
 }
 
 /* ------------------------------------------------------------ stale state
@@ -607,9 +644,12 @@ const ck_algo broken_algos[] = {
     {.name = "broken_ring_status", .summary = "ring that returns -1 after a right result", .mem = CK_MEM_HOST,
      .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_status_run},
     {.name = "broken_ring_mean", .summary = "ring that divides its result by p", .mem = CK_MEM_HOST,
-     .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_mean_run},
+     .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .run = ring_mean_run},
+    {.name = "broken_ring_first", .summary = "ring whose first call on a communicator skips a reduction",
+     .mem = CK_MEM_HOST, .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .run = ring_first_run},
+    {.name = "broken_ring_carry", .summary = "ring behind a result cache keyed on count and op only",
+     .mem = CK_MEM_HOST, .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .run = ring_carry_run},
     {.name = "broken_ring_far", .summary = "ring that writes two elements far past the end of recvbuf",
-     .mem = CK_MEM_HOST, .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs,
-     .run = ring_far_run},
+     .mem = CK_MEM_HOST, .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .run = ring_far_run},
 };
 const int broken_algos_count = (int)(sizeof broken_algos / sizeof broken_algos[0]);

@@ -219,6 +219,20 @@ static int replaced_input(ck_sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev, 
     return 1;
 }
 
+static int whole_chunks(const ctx *c, long long ad);
+
+/* A sum shifted by d whose p*d is whole chunks (and d is not): with these
+ * inputs the sum over all ranks of element i+d reads the same as one rank's
+ * input taken from p*d elements away with the others' in place — at p = 2,
+ * half a chunk. A pipelined algorithm that receives a chunk into a slot still
+ * holding the one before (one receive slot where two are needed) does the
+ * second. */
+static int chunk_apart(const ctx *c, long long d)
+{
+    const long long ad = d < 0 ? -d : d;
+    return c->s.p > 1 && !whole_chunks(c, ad) && whole_chunks(c, ad * c->s.p);
+}
+
 static void explain_mask(ck_sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev, verdict *v)
 {
     const int p = c->s.p;
@@ -242,6 +256,9 @@ static void explain_mask(ck_sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev, v
             if (d != 0 && replaced_input(b, c, i, gv, ev, v)) return;
             if (low == full && d != 0) {
                 say(b, ": it is the complete sum of element %lld (%+lld)", (long long)i + d, d);
+                if (chunk_apart(c, d))
+                    say(b, ", or one rank's input of element %lld (%+lld: whole chunks) with the others' of this one",
+                        (long long)i + d * c->s.p, d * c->s.p);
                 *v = (verdict){K_SHIFT, d, 0, 1};
                 return;
             }
@@ -534,6 +551,13 @@ static void add_shift(ck_sbuf *b, const ctx *c, long long d)
     size_t off, len;
     ck_block(c->count, c->s.p, 0, &off, &len);
     long long ad = d < 0 ? -d : d;
+    if (chunk_apart(c, d)) {
+        ck_sbuf_add(b, " (%s: or, reading the same with these inputs, one rank's contribution taken from %lld elements "
+                       "away, whole chunks of %zu B: a chunk received into a slot still being reduced: one receive "
+                       "slot where two are needed?)", c->s.p == 2 ? "half a chunk at p = 2" : "a fraction of a chunk",
+                    ad * c->s.p, c->cfg->chunk_bytes);
+        return;
+    }
     if (ad == 1) ck_sbuf_add(b, " (a block boundary off by one?)");
     else if (c->s.p > 1 && len > 1 && (ad == (long long)len || ad == (long long)len - 1))
         ck_sbuf_add(b, " (one whole block: a block index off by one?)");

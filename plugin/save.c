@@ -573,7 +573,14 @@ static int traced(void (*fn)(void *), void *arg, char *why, size_t len)
         if (!WIFSTOPPED(st)) continue;
         if (WSTOPSIG(st) != (SIGTRAP | 0x80)) { sig = WSTOPSIG(st) == SIGSTOP ? 0 : WSTOPSIG(st); continue; }
         struct __ptrace_syscall_info si;
-        if (ptrace(PTRACE_GET_SYSCALL_INFO, pid, sizeof si, &si) <= 0) continue;
+        if (ptrace(PTRACE_GET_SYSCALL_INFO, pid, sizeof si, &si) <= 0) {
+            /* Without it no call can be numbered: stop rather than miss them. */
+            fprintf(stderr, "save: ptrace(PTRACE_GET_SYSCALL_INFO): %s (the harness needs Linux 5.3 or later)\n",
+                    strerror(errno));
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, __WALL);
+            exit(2);
+        }
         if (si.op == PTRACE_SYSCALL_INFO_ENTRY) {
             if (si.entry.nr == SYS_ioctl && (long)(int)si.entry.args[0] == MARK_FD) {
                 if (si.entry.args[1] == MARK_START) armed = 1;

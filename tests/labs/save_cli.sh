@@ -21,6 +21,7 @@ expect() {
 "$CC" "$SRC/labs/06-faults/solution/my_save.c" -o "$dir/lab" > "$dir/cc.log" 2>&1 || { cat "$dir/cc.log"; echo "FAIL: build"; exit 1; }
 "$CC" "$SRC/labs/01-ring/solution/my_ring.c" -o "$dir/ring" > "$dir/cc2.log" 2>&1 || { cat "$dir/cc2.log"; echo "FAIL: build ring"; exit 1; }
 "$CC" "$SRC/tests/labs/hidden_save.c" -o "$dir/hidden" > "$dir/cc3.log" 2>&1 || { cat "$dir/cc3.log"; echo "FAIL: build hidden"; exit 1; }
+"$CC" "$SRC/tests/labs/flawed_save.c" -o "$dir/flawed" > "$dir/cc4.log" 2>&1 || { cat "$dir/cc4.log"; echo "FAIL: build flawed"; exit 1; }
 P=$dir/lab; D=$dir/d
 fresh() { rm -rf "$D"; mkdir -p "$D"; }
 fresh
@@ -50,14 +51,19 @@ fresh
 expect 0 "^save: PASS version 2 saved in 9 calls" "$P" save --dir "$D/" --size 0
 # The reference save killed at random moments; the recipe through a shared
 # mapping or a child process: refused and named (the same recipe written with
-# write passes, so the refusal is about the mapping and the process).
+# write passes, so the refusal is about the mapping and the process); a save
+# that tries io_uring first and then writes: refused, named, counted without it.
 fresh
 expect 0 "^save: PASS killed at 20 random moments of a save of version 2 \(65560 B, about [0-9]+ us; --seed 7\)" "$P" save --dir "$D" --kill-random 20 --size 65536 --seed 7
 fresh
-expect 1 "^save: FAIL the save made system calls the harness cannot follow: mmap \(a shared mapping of a file\)" env GRADE_TEST_SAVE=mmap "$dir/hidden" save --dir "$D" --count
+expect 1 "^save: REFUSED the save made system calls the harness cannot follow: mmap \(a shared mapping of a file\)" env GRADE_TEST_SAVE=mmap "$dir/hidden" save --dir "$D" --count
 fresh
-expect 1 "^save: FAIL the save made system calls the harness cannot follow: clone" env GRADE_TEST_SAVE=fork "$dir/hidden" save --dir "$D" --crash-at 3
+expect 1 "^save: REFUSED the save made system calls the harness cannot follow: clone" env GRADE_TEST_SAVE=fork "$dir/hidden" save --dir "$D" --crash-at 3
 fresh
 expect 0 "^save: COUNT 9 " "$dir/hidden" save --dir "$D" --count
+fresh
+expect 0 "^save: REFUSED the save made system calls the harness cannot follow: io_uring_setup " env GRADE_TEST_SAVE=uring "$dir/flawed" save --dir "$D" --count
+fresh
+expect 0 "^save: COUNT 9 " env GRADE_TEST_SAVE=uring "$dir/flawed" save --dir "$D" --count
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -26,7 +26,7 @@
  *
  * Calls whose effect on files the harness cannot follow — io_uring, POSIX
  * AIO, a shared mapping of a file, ioctl on a file, another process or
- * thread, a 32-bit system call — are refused (ENOSYS): the kernel never
+ * thread, an open of /proc, a 32-bit system call — are refused (ENOSYS): the kernel never
  * makes them, the save goes on without them (or fails), and a line before
  * the verdict names them ("save: REFUSED ..."; the integrity part fails).
  *
@@ -392,7 +392,7 @@ static void show(int k, const char *desc, long ret, int err, const char *note)
 }
 
 /* Is the call at entry one the harness cannot follow? Names it if so. */
-static const char *unfollowable(pid_t pid, const struct __ptrace_syscall_info *si, const fs_call *c)
+static const char *unfollowable(pid_t pid, int mem, const struct __ptrace_syscall_info *si, const fs_call *c)
 {
     if (si->arch != HARNESS_ARCH) return "a 32-bit system call (int 0x80)";
 #ifdef __X32_SYSCALL_BIT
@@ -400,6 +400,11 @@ static const char *unfollowable(pid_t pid, const struct __ptrace_syscall_info *s
 #endif
     const unsigned long *a = (const unsigned long *)si->entry.args;
     if (c && c->kind == K_DENY) return c->name;
+    if (c && c->kind == K_OPEN) {   /* /proc: another process's memory or descriptors, the harness's own */
+        char path[64];
+        child_str(mem, (unsigned long)si->entry.args[(int)c->path], path, sizeof path);
+        if (!strncmp(path, "/proc/", 6) || !strcmp(path, "/proc")) return "open of /proc";
+    }
     if (si->entry.nr == SYS_mmap && (int)a[4] >= 0 && (a[3] & (MAP_SHARED | MAP_SHARED_VALIDATE)))
         return "mmap (a shared mapping of a file)";
     if (si->entry.nr == SYS_ioctl && (long)(int)a[0] != MARK_FD) {
@@ -422,7 +427,7 @@ static int path_inode(dev_t *dev, ino_t *ino)
 static void entry(pid_t pid, int mem, const struct __ptrace_syscall_info *si, in_call *ic)
 {
     const fs_call *c = fs_call_of((long)si->entry.nr);
-    const char *no = unfollowable(pid, si, c);
+    const char *no = unfollowable(pid, mem, si, c);
     regs_t r;
     memset(ic, 0, sizeof *ic);
     if (no) {

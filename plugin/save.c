@@ -315,6 +315,15 @@ static void set_arg(regs_t *r, int i, unsigned long v)
     }
 }
 #define HARNESS_ARCH AUDIT_ARCH_X86_64
+#else
+/* Other machines: the registers are not mapped yet; traced() says so. */
+typedef struct { int unused; } regs_t;
+static int get_regs(pid_t pid, regs_t *r) { (void)pid; (void)r; return -1; }
+static int set_regs(pid_t pid, regs_t *r) { (void)pid; (void)r; return -1; }
+static void set_nr(regs_t *r, long nr) { (void)r; (void)nr; }
+static void set_ret(regs_t *r, long v) { (void)r; (void)v; }
+static void set_arg(regs_t *r, int i, unsigned long v) { (void)r; (void)i; (void)v; }
+#define HARNESS_ARCH 0u
 #endif
 
 /* The child marks the start and the end of the saver with this call (an
@@ -542,6 +551,10 @@ static saver_result *R;   /* shared with the child: what the saver returned */
  * else a phrase in WHY about how the child ended. */
 static int traced(void (*fn)(void *), void *arg, char *why, size_t len)
 {
+#if !defined(__x86_64__)
+    fprintf(stderr, "save: the crash harness traces system calls on x86-64 Linux only\n");
+    exit(2);
+#endif
     if (!R) {
         R = mmap(NULL, sizeof *R, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         if (R == MAP_FAILED) { fprintf(stderr, "save: mmap: %s\n", strerror(errno)); exit(2); }

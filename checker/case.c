@@ -23,6 +23,8 @@
  *
  * Every problem found becomes a clause of one message, joined with "; ".
  */
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "check_cli.h"
@@ -115,18 +117,64 @@ static void add_guard(ck_sbuf *m, const char *where, const char *what, size_t by
     ck_sbuf_add(m, "guard %s %s overwritten: wrote %zu element%s %s", where, what, n, n == 1 ? "" : "s", side);
 }
 
-/* Bytes written outside the data: report the farthest one after the end and
- * the farthest one before the start, in elements. */
-static void check_guards(const gbuf *g, size_t bytes, size_t es, const char *what, ck_sbuf *m)
+/* The guard bytes of an image of G (read back from the device, or the
+ * checker's own host image) that differ from the pattern: how far past the
+ * end and before the start, and the lowest and highest damaged offsets in
+ * the image (-1: none). Compared with the pattern, not with the host image:
+ * a write that lands in the checker's own memory must not pass for damage to
+ * the buffer that memory describes. */
+typedef struct { size_t after, before; long long lo, hi; } damage;
+static damage guard_damage(const gbuf *g, const unsigned char *img)
 {
-    const unsigned char *b = g->back;
-    size_t last = 0, first = 0;
-    for (size_t k = g->data_off + bytes; k < g->total; k++)
-        if (b[k] != g->host[k]) last = k - (g->data_off + bytes) + 1;
-    for (size_t k = 0; k < g->data_off; k++)
-        if (b[k] != g->host[k]) { first = g->data_off - k; break; }
-    if (last) add_guard(m, "after", what, last, es, "past the end");
-    if (first) add_guard(m, "before", what, first, es, "before the start");
+    damage d = {0, 0, -1, -1};
+    const size_t end = g->data_off + g->bytes;
+    for (size_t k = 0; k < g->total; k = k + 1 == g->data_off ? end : k + 1) {
+        if (k >= g->data_off && k < end) continue;   /* no data before the guard after it */
+        if (img[k] == guard_byte(g->which, (long long)k - (long long)g->data_off)) continue;
+        if (d.lo < 0) d.lo = (long long)k;
+        d.hi = (long long)k;
+        if (k >= end) d.after = k - end + 1;
+        else if (!d.before) d.before = g->data_off - k;
+    }
+    return d;
+}
+
+/* Bytes written outside the data: the farthest one after the end and the
+ * farthest one before the start, in elements. Damage to sendbuf's guards (or
+ * to the checker's own copies of the buffers) at addresses past the end of
+ * recvbuf, which the algorithm writes, is a write past the end of recvbuf
+ * that went beyond its guard: it is named as that. */
+static void check_guards(const gbuf *r, const gbuf *s, size_t es, ck_sbuf *m)
+{
+    const damage dr = guard_damage(r, r->back);
+    if (dr.after) add_guard(m, "after", "recvbuf", dr.after, es, "past the end");
+    if (dr.before) add_guard(m, "before", "recvbuf", dr.before, es, "before the start");
+    const uintptr_t rend = (uintptr_t)r->dev + r->data_off + r->bytes;
+    const uintptr_t far = (uintptr_t)64 << 20;   /* farther than this: not taken for one overrun */
+    struct { const gbuf *g; const unsigned char *img; uintptr_t base; const char *where; } views[3] = {
+        {s, s ? s->back : NULL, s ? (uintptr_t)s->dev : 0, "the guard %s sendbuf, which follows recvbuf in memory"},
+        {s, s ? s->host : NULL, s ? (uintptr_t)s->host : 0, "the checker's own memory, which follows recvbuf"},
+        {r, r->host, (uintptr_t)r->host, "the checker's own memory, which follows recvbuf"},
+    };
+    int past = 0;
+    for (int v = 0; v < 3 && !past; v++) {
+        if (!views[v].g || !views[v].img) continue;
+        const damage d = guard_damage(views[v].g, views[v].img);
+        if (d.lo < 0) continue;
+        const uintptr_t lo = views[v].base + (uintptr_t)d.lo, hi = views[v].base + (uintptr_t)d.hi;
+        if (lo >= rend && hi - rend < far) {
+            const size_t n = (size_t)(hi + 1 - rend + es - 1) / es;
+            char where[160];
+            snprintf(where, sizeof where, views[v].where, d.before ? "before" : "after");
+            ck_sbuf_sep(m, "; ");
+            ck_sbuf_add(m, "write past the end of recvbuf: up to %zu element%s past its end, beyond its guard (the "
+                           "bytes landed in %s)", n, n == 1 ? "" : "s", where);
+            past = 1;
+        } else if (v == 0) {
+            if (d.after) add_guard(m, "after", "sendbuf", d.after, es, "past the end");
+            if (d.before) add_guard(m, "before", "sendbuf", d.before, es, "before the start");
+        }
+    }
 }
 
 static void check_sendbuf(const gbuf *s, const cc_case *cs, size_t es, ck_sbuf *m)
@@ -224,9 +272,16 @@ void cc_check_traffic(const ck_algo *algo, const ck_counters *ctr, int p, int ra
         ck_sbuf_add(m, " (the bytes are right: the data goes out in more, smaller messages than the schedule says)");
 }
 
+/* The last call made on this rank (any algorithm, any case): what a case's
+ * first call may have been handed as state. */
+static cc_prev_call last_call;
+
 void cc_run_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, unsigned call, cc_result *res,
                  void *keep)
 {
+    const cc_prev_call before = last_call;
+    last_call = (cc_prev_call){1, cs->count, cs->dt, cs->op, call};
+    if (cs->random) last_call.valid = 0;   /* random inputs have no expected value per element */
     const int p = ck_comm_size(comm), rank = ck_comm_rank(comm);
     const size_t es = ck_dtype_size(cs->dt), bytes = cs->count * es;
     /* Misaligned: one element past 64-byte alignment for recv, three for send,
@@ -302,25 +357,27 @@ void cc_run_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, unsigned
     ck_download(comm, r.back, r.dev, r.total);
     res->hash = res->rec.digest = ck_fnv1a64(r.back + r.data_off, bytes);
     if (keep) memcpy(keep, r.back + r.data_off, bytes);
-    check_guards(&r, bytes, es, "recvbuf", &m);
-    if (!cs->inplace) {
-        ck_download(comm, s.back, s.dev, s.total);
-        check_guards(&s, bytes, es, "sendbuf", &m);
-        check_sendbuf(&s, cs, es, &m);
-    }
+    if (!cs->inplace) ck_download(comm, s.back, s.dev, s.total);
+    check_guards(&r, cs->inplace ? NULL : &s, es, &m);
+    if (!cs->inplace) check_sendbuf(&s, cs, es, &m);
     {
         char diag[1200];
         size_t first = cs->random
             ? cc_check_random(diag, sizeof diag, r.back + r.data_off, cs->count, cs->dt, cs->op, rank, p, call)
-            : cc_diagnose_salted(diag, sizeof diag, r.back + r.data_off, own, cs->inplace ? -1 : FILL_BYTE,
-                                 cs->count, cs->dt, cs->op, rank, p, algo, ck_comm_config(comm), call);
+            : cc_diagnose_run(diag, sizeof diag, r.back + r.data_off, own, cs->inplace ? -1 : FILL_BYTE,
+                              cs->count, cs->dt, cs->op, rank, p, algo, ck_comm_config(comm), call, &before);
         if (first < cs->count) {
             ck_sbuf_sep(&m, "; ");
             ck_sbuf_add(&m, "%s", diag);
+            if (!cs->random) snprintf(res->claim, sizeof res->claim, "%s", cc_diagnose_claim());
         }
     }
     cc_check_traffic(algo, &ctr, p, rank, cs->count, es, ck_comm_config(comm), &m);
     res->fail = m.len > 0;
+    if (res->fail && !res->claim[0]) {   /* not the values: the first check that failed, in its own words */
+        size_t k = strcspn(res->msg, ":;(");
+        snprintf(res->claim, sizeof res->claim, "%.*s", (int)(k < 60 ? k : 60), res->msg);
+    }
 out:
     res->rec.local_fail = res->fail;
 }

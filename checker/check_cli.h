@@ -72,10 +72,24 @@ typedef struct {
 typedef struct {
     int      fail, status, poisoned;
     unsigned call;                /* 0-based call of the case (the inputs' salt or seed) */
-    uint64_t hash;                /* of the result (FNV-1a), for the cross-rank comparison */
+    uint64_t hash;                /* of the result (FNV-1a), for the cross-rank comparison and the
+                                     probe's comparison of repeats */
     cc_record rec;                /* what the call produced, for --results */
+    char     claim[96];           /* what the failure shows, in a few words (the pattern summary) */
     char     msg[1500];
 } cc_result;
+
+/* One case of one algorithm, for the pattern summary (pattern.c): whether it
+ * failed, and what the same call did when repeated with the same inputs. */
+enum { CC_PROBE_NONE, CC_PROBE_SAME, CC_PROBE_DIFFERS, CC_PROBE_FIRST_ONLY, CC_PROBE_STATE };
+typedef struct {
+    cc_case  cs;
+    int      failed, probe;       /* probe: CC_PROBE_* */
+    char     claim[96];           /* the failing rank's cc_result.claim */
+} cc_outcome;
+/* What the failed cases among o[0..n) have in common, in words, into out;
+ * returns how many things it found to say (0: nothing). */
+int  cc_pattern(char *out, size_t cap, const cc_outcome *o, int n, int p);
 
 /* Every rank parses the same argv; with quiet set (not the print rank)
  * nothing is printed. Returns -1 to go on, or the exit code (0 after --help

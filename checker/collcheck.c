@@ -317,6 +317,38 @@ static void results_write(FILE *f, const ck_algo *algo, int k, const cc_case *cs
     }
 }
 
+/* The probe after a failed case (on a fresh communicator): the failed call
+ * made again, three times, with the same inputs. The same wrong result each
+ * time is a deterministic bug; the first repeat like the failure and the
+ * others right, a bug of a communicator's first call; the first right and
+ * the others wrong, or all right where a later call of the case failed with
+ * the previous call's result (CLAIM: rank 0's), state kept from call to call;
+ * anything else, a result that changes between identical calls:
+ * nondeterministic. Returns CC_PROBE_*, or -1 when a repeat timed out (the
+ * run cannot go on). */
+static int probe_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, const cc_result *orig, MPI_Comm ctl,
+                      double limit, const char *claim)
+{
+    cc_result r[4];
+    r[0] = *orig;
+    int loc[8] = {0}, glob[8];
+    for (int k = 1; k <= 3; k++) {
+        cc_run_case(comm, algo, cs, orig->call, &r[k], NULL);
+        if (ctl_barrier(ctl, limit)) return -1;
+        stray_messages(comm, algo, &r[k]);
+        loc[k - 1] = r[k].fail;                                                            /* 0..2: failed */
+        loc[k + 2] = r[k].fail != r[k - 1].fail || (r[k].fail && r[k].hash != r[k - 1].hash);   /* 3..5: changed */
+        loc[6] |= r[k].poisoned;
+    }
+    if (ctl_allreduce_max(loc, glob, 8, ctl, limit) || glob[6]) return -1;
+    const int f1 = glob[0], f2 = glob[1], f3 = glob[2];
+    if (!glob[3] && !glob[4] && !glob[5]) return CC_PROBE_SAME;
+    if (!glob[3] && f1 && !f2 && !f3 && orig->call == 0) return CC_PROBE_FIRST_ONLY;
+    if (!f1 && f2 && f3) return CC_PROBE_STATE;
+    if (!f1 && !f2 && !f3 && orig->call > 0 && claim && strstr(claim, "previous")) return CC_PROBE_STATE;
+    return CC_PROBE_DIFFERS;
+}
+
 static int setup_comm(ck_comm **comm, const cc_options *o)
 {
     int rc = ck_comm_create(MPI_COMM_WORLD, o->mem, comm);
@@ -431,8 +463,11 @@ int collcheck_main(int argc, char **argv)
     if (!hashes || (rank == 0 && (!all || !recs)) || (max_bytes && (!mine || !theirs)))
         finish_abort(rank, 0, 0, "out of memory");
     cc_result res;
+    cc_outcome *outcomes = rank == 0 ? calloc((size_t)ncases, sizeof *outcomes) : NULL;
+    if (rank == 0 && !outcomes) finish_abort(rank, 0, 0, "out of memory");
     for (int a = 0; a < o.nalgos; a++) {
         const ck_algo *algo = o.algos[a];
+        int probes = 0, algo_failed = 0;
         if (rank == 0 && (algo->flags & CK_ALGO_REFERENCE)) {
             printf("%-*s traffic: not counted (reference)\n", width, algo->name);
             fflush(stdout);
@@ -489,12 +524,14 @@ int collcheck_main(int argc, char **argv)
                     finish_abort(rank, passed, failed + 1, why);
                 }
             }
+            if (rank == 0) outcomes[k] = (cc_outcome){.cs = *cs, .failed = glob[0]};
             if (!glob[0]) {
                 passed++;
                 if (rank == 0) { printf("PASS\n"); fflush(stdout); }
                 continue;
             }
             failed++;
+            algo_failed++;
             if (rank == 0) {
                 /* The first failing rank speaks; a rank with a protocol error
                  * (its message names the cause) or whose watchdog fired (its
@@ -525,6 +562,7 @@ int collcheck_main(int argc, char **argv)
                     for (int q = 0; q < p; q++)
                         if (all[q].fail && q != who) printf("    %s\n", all[q].msg);
                 fflush(stdout);
+                if (who >= 0) snprintf(outcomes[k].claim, sizeof outcomes[k].claim, "%s", all[who].claim);
             }
             if (glob[1])
                 finish_abort(rank, passed, failed,
@@ -536,6 +574,35 @@ int collcheck_main(int argc, char **argv)
             ck_comm_destroy(comm);
             if (setup_comm(&comm, &o)) finish_abort(rank, passed, failed, "cannot recreate the communicator");
             cfg = ck_comm_config(comm);
+            /* The failed call again, with the same inputs (the first few
+             * failed cases of each algorithm: each costs three calls). */
+            if (cs->count && !cs->random && probes < 6) {
+                probes++;
+                int kind = probe_case(comm, algo, cs, &res, ctl, limit, rank == 0 ? outcomes[k].claim : NULL);
+                if (kind < 0)
+                    finish_abort(rank, passed, failed, "stopping: a repeat of a failed call timed out, so later cases "
+                                 "could not be trusted");
+                if (rank == 0) {
+                    outcomes[k].probe = kind;
+                    if (kind == CC_PROBE_DIFFERS && !strstr(outcomes[k].claim, "previous"))
+                        printf("    the same call repeated with the same inputs gave a different result: "
+                               "nondeterministic\n");
+                    else if (kind == CC_PROBE_FIRST_ONLY)
+                        printf("    the same call repeated with the same inputs: wrong on a fresh communicator's "
+                               "first call, right on the next\n");
+                    fflush(stdout);
+                }
+                cc_release_buffers();
+                ck_comm_destroy(comm);
+                if (setup_comm(&comm, &o)) finish_abort(rank, passed, failed, "cannot recreate the communicator");
+                cfg = ck_comm_config(comm);
+            }
+        }
+        if (rank == 0 && algo_failed) {
+            char text[2000];
+            if (cc_pattern(text, sizeof text, outcomes, ncases, p))
+                printf("%-*s pattern over %d cases, %d failed: %s\n", width, algo->name, ncases, algo_failed, text);
+            fflush(stdout);
         }
         /* Bytes the algorithm counted itself (ck_count_traffic) are part of
          * the traffic check, and named: the transport did not carry them. */
@@ -557,6 +624,7 @@ int collcheck_main(int argc, char **argv)
     }
     free(all);
     free(recs);
+    free(outcomes);
     free(hashes);
     free(mine);
     free(theirs);

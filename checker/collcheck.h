@@ -128,6 +128,18 @@ size_t cc_diagnose(char *out, size_t cap, const void *host_got, const void *own_
 size_t cc_diagnose_salted(char *out, size_t cap, const void *host_got, const void *own_input, int fill_byte,
                           size_t count, ck_dtype dt, ck_op op, int rank, int p, const ck_algo *algo,
                           const ck_config *cfg, unsigned salt);
+/* The call made before this one, when it belonged to another case (call
+ * `salt` of a case with `count` elements of type dt, op op): a value that is
+ * its result is state carried from one case into the next. */
+typedef struct { int valid; size_t count; ck_dtype dt; ck_op op; unsigned salt; } cc_prev_call;
+/* cc_diagnose_salted, with the call before this one when salt is 0. */
+size_t cc_diagnose_run(char *out, size_t cap, const void *host_got, const void *own_input, int fill_byte,
+                       size_t count, ck_dtype dt, ck_op op, int rank, int p, const ck_algo *algo,
+                       const ck_config *cfg, unsigned salt, const cc_prev_call *before);
+/* What the last diagnosis on this thread found, in a few words ("the
+ * reduction looks like max", "data shifted by 3"); "" when it found nothing
+ * or no element was wrong. */
+const char *cc_diagnose_claim(void);
 
 /* The whole CLI (calls MPI_Init/MPI_Finalize itself unless MPI is already
  * initialised). Tests and labs register their own algorithms with

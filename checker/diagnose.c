@@ -21,6 +21,7 @@
  * where in ITS schedule that rank's data meets the element: the checker itself
  * knows no algorithm.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,9 +38,23 @@ static void add_rank_set(ck_sbuf *b, const int *ranks, int n)
     ck_sbuf_add(b, "}");
 }
 
+/* The last diagnosis's finding in a few words (cc_diagnose_claim). */
+static _Thread_local char claim[96];
+static void set_claim(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void set_claim(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(claim, sizeof claim, fmt, ap);
+    va_end(ap);
+}
+const char *cc_diagnose_claim(void) { return claim; }
+
 typedef struct {
     cc_scheme s, prev;   /* this call's encoding; the previous call's (has_prev) */
     int has_prev;
+    int prev_case;       /* the previous call was another case's (its elements: prev_count) */
+    size_t prev_count;
     size_t es, count;
     const unsigned char *got, *exp, *own;
     int fill_byte, rank;
@@ -53,7 +68,7 @@ typedef struct {
  * twice — exactly those when `exact`, one of them otherwise. */
 enum {
     K_UNEXPLAINED, K_FILL, K_OWN, K_PREV, K_PREV_OP, K_OTHER_OP, K_NODIV, K_ZERO_ID,
-    K_SHIFT, K_MISSING, K_DOUBLED, K_REPLACED, K_SIGN, K_NOT_INT, K_RANGE, K_WIDTH, K_NKINDS
+    K_SHIFT, K_MISSING, K_DOUBLED, K_REPLACED, K_SIGN, K_NOT_INT, K_RANGE, K_WIDTH, K_AVG, K_NKINDS
 };
 typedef struct {
     int       kind;
@@ -79,6 +94,7 @@ static const char *const kind_names[K_NKINDS] = {
     [K_NOT_INT]     = "not integers (garbage)",
     [K_RANGE]       = "outside the range of the inputs",
     [K_WIDTH]       = "right in their low 32 bits only",
+    [K_AVG]         = "the expected value / p",
 };
 
 static uint64_t bit(int r) { return r < 64 ? 1ull << r : 0; }
@@ -203,6 +219,20 @@ static int replaced_input(ck_sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev, 
     return 1;
 }
 
+static int whole_chunks(const ctx *c, long long ad);
+
+/* A sum shifted by d whose p*d is whole chunks (and d is not): with these
+ * inputs the sum over all ranks of element i+d reads the same as one rank's
+ * input taken from p*d elements away with the others' in place — at p = 2,
+ * half a chunk. A pipelined algorithm that receives a chunk into a slot still
+ * holding the one before (one receive slot where two are needed) does the
+ * second. */
+static int chunk_apart(const ctx *c, long long d)
+{
+    const long long ad = d < 0 ? -d : d;
+    return c->s.p > 1 && !whole_chunks(c, ad) && whole_chunks(c, ad * c->s.p);
+}
+
 static void explain_mask(ck_sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev, verdict *v)
 {
     const int p = c->s.p;
@@ -226,6 +256,9 @@ static void explain_mask(ck_sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev, v
             if (d != 0 && replaced_input(b, c, i, gv, ev, v)) return;
             if (low == full && d != 0) {
                 say(b, ": it is the complete sum of element %lld (%+lld)", (long long)i + d, d);
+                if (chunk_apart(c, d))
+                    say(b, ", or one rank's input of element %lld (%+lld: whole chunks) with the others' of this one",
+                        (long long)i + d * c->s.p, d * c->s.p);
                 *v = (verdict){K_SHIFT, d, 0, 1};
                 return;
             }
@@ -373,12 +406,16 @@ static const char *op_word(ck_op op)
 /* The previous call's result, or that result combined with this call's. */
 static int previous_call(ck_sbuf *b, ctx *c, size_t i, verdict *v)
 {
-    if (!c->has_prev) return 0;
+    if (!c->has_prev || (c->prev_case && i >= c->prev_count)) return 0;
     unsigned char pe[8];
     cc_expected_at(&c->prev, i, pe);
     if (!memcmp(pe, c->got + i * c->es, c->es) && memcmp(pe, c->exp + i * c->es, c->es)) {
-        say(b, ": it is the previous call's result for this element (call %u; this is call %u)", c->prev.salt + 1,
-            c->s.salt + 1);
+        if (c->prev_case)
+            say(b, ": it is the previous case's result for this element (n=%zu %s %s, its call %u; this case's "
+                   "first call)", c->prev_count, ck_dtype_name(c->prev.dt), ck_op_name(c->prev.op), c->prev.salt + 1);
+        else
+            say(b, ": it is the previous call's result for this element (call %u; this is call %u)", c->prev.salt + 1,
+                c->s.salt + 1);
         *v = (verdict){K_PREV, 0, 0, 1};
         return 1;
     }
@@ -386,12 +423,29 @@ static int previous_call(ck_sbuf *b, ctx *c, size_t i, verdict *v)
     if (c->s.op == CK_AVG || !cc_load_int(c->got, i, c->s.dt, &gv) || !combine(&c->s, pv, ev, &both) ||
         both != gv || both == ev || both == pv)
         return 0;
+    const char *prev = c->prev_case ? "the previous case's last result" : "the previous call's result";
     if (c->s.op == CK_SUM || c->s.op == CK_PROD)
-        say(b, ": it is the previous call's result %s this call's", op_word(c->s.op));
+        say(b, ": it is %s %s this call's", prev, op_word(c->s.op));
     else
-        say(b, ": it is the %s of the previous call's result and this call's", op_word(c->s.op));
+        say(b, ": it is the %s of %s and this call's", op_word(c->s.op), prev);
     *v = (verdict){K_PREV_OP, 0, 0, 1};
     return 1;
+}
+
+/* A sum divided by p: element i holds the expected sum EV over p, within the
+ * rounding of the type (a division per contribution rounds differently from
+ * one at the end), or in integer division. */
+static int averaged(const ctx *c, size_t i, int64_t ev)
+{
+    const cc_scheme *s = &c->s;
+    if (s->op != CK_SUM || s->p < 2 || ev == 0) return 0;
+    if (s->dt == CK_I32 || s->dt == CK_I64) {
+        int64_t gv;
+        return cc_load_int(c->got, i, s->dt, &gv) && (gv == ev / s->p || gv == (ev - (s->p - 1)) / s->p);
+    }
+    const double x = cc_load_double(c->got, i, s->dt), want = (double)ev / s->p;
+    const double tol = s->dt == CK_F64 ? 1e-12 : s->dt == CK_F32 ? 1e-5 : 2e-2;
+    return x == x && fabs(x - want) <= tol * fabs(want);
 }
 
 static const char OVERWRITTEN[] = "(an input read after it was overwritten: in place, sendbuf is recvbuf)";
@@ -425,6 +479,11 @@ static void explain_element(ck_sbuf *b, ctx *c, size_t i, verdict *v)
         } else {
             say(b, " (avg is the exact sum divided once by p: run with --op sum for a finer diagnosis)");
         }
+        return;
+    }
+    if (averaged(c, i, ev)) {
+        say(b, ": it is the expected value / p (p = %d): an average where a sum was asked?", s->p);
+        *v = (verdict){K_AVG, 0, 0, 1};
         return;
     }
     if (!cc_load_int(c->got, i, s->dt, &gv)) {
@@ -492,6 +551,13 @@ static void add_shift(ck_sbuf *b, const ctx *c, long long d)
     size_t off, len;
     ck_block(c->count, c->s.p, 0, &off, &len);
     long long ad = d < 0 ? -d : d;
+    if (chunk_apart(c, d)) {
+        ck_sbuf_add(b, " (%s: or, reading the same with these inputs, one rank's contribution taken from %lld elements "
+                       "away, whole chunks of %zu B: a chunk received into a slot still being reduced: one receive "
+                       "slot where two are needed?)", c->s.p == 2 ? "half a chunk at p = 2" : "a fraction of a chunk",
+                    ad * c->s.p, c->cfg->chunk_bytes);
+        return;
+    }
     if (ad == 1) ck_sbuf_add(b, " (a block boundary off by one?)");
     else if (c->s.p > 1 && len > 1 && (ad == (long long)len || ad == (long long)len - 1))
         ck_sbuf_add(b, " (one whole block: a block index off by one?)");
@@ -539,9 +605,12 @@ static int replaced_pair(const ctx *c, const size_t *idx, int n, int *m_out, int
 
 /* The verdicts of the examined wrong elements (idx: which), summed up: a
  * claim when the majority (and at least two) agree, the counts otherwise. */
-static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, const size_t *idx, int n, const verdict *first)
+static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, const size_t *idx, int n, size_t nwrong,
+                      const verdict *first)
 {
-    static const int claims[] = {K_PREV, K_PREV_OP, K_OTHER_OP, K_SHIFT, K_ZERO_ID, K_NODIV};
+    static const int claims[] = {K_PREV, K_PREV_OP, K_OTHER_OP, K_SHIFT, K_ZERO_ID, K_NODIV, K_AVG};
+    if (first->kind == K_OTHER_OP) set_claim("equals the %s", ck_op_name((ck_op)first->param));
+    else set_claim("%s", kind_names[first->kind]);
     if (n < 2) {
         for (size_t k = 0; k < sizeof claims / sizeof claims[0]; k++)
             if (first->kind == claims[k]) {
@@ -563,6 +632,7 @@ static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, const size_t *
         (2 * c_top <= n || top == K_UNEXPLAINED || top == K_SIGN || (top == K_REPLACED && fit > c_top))) {
         ck_sbuf_add(b, "; %d of %d wrong elements examined fit rank %d's input in place of rank %d's %s", fit, n, rd,
                     rm, OVERWRITTEN);
+        set_claim("rank %d's input in place of rank %d's", rd, rm);
         return;
     }
     char of[96];
@@ -579,12 +649,14 @@ static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, const size_t *
                 if (same > c_par) { c_par = same; par = v[e].param; }
             }
         }
+        set_claim("%s", kind_names[top]);
         switch (top) {
         case K_OTHER_OP:
             if (c_par >= 2 && 2 * c_par > n) {
                 ck_sbuf_add(b, "; the reduction looks like %s, not %s (%d of %d wrong elements examined equal the %s "
                                "over the inputs)", ck_op_name((ck_op)par), ck_op_name(c->s.op), c_par, n,
                             ck_op_name((ck_op)par));
+                set_claim("the reduction looks like %s", ck_op_name((ck_op)par));
                 /* Every one of them one and the same rank's input: that
                  * rank's buffer copied over the others' as well. */
                 uint64_t one = 0;
@@ -604,6 +676,7 @@ static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, const size_t *
             if (c_par >= 2 && 2 * c_par > n) {
                 ck_sbuf_add(b, "; ");
                 add_shift(b, c, par);
+                set_claim("data shifted by %lld", par);
                 ck_sbuf_add(b, " (%d of %d wrong elements examined hold the value of the element %lld away)", c_par, n,
                             par);
                 return;
@@ -636,6 +709,8 @@ static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, const size_t *
                             top == K_MISSING ? "lack the contribution of" : "hold twice the contribution of");
                 if (k == 1) ck_sbuf_add(b, "rank %d", rs[0]);
                 else { ck_sbuf_add(b, "ranks "); add_rank_set(b, rs, k); }
+                if (k == 1)
+                    set_claim("%s rank %d's contribution", top == K_MISSING ? "lacking" : "holding twice", rs[0]);
                 return;
             }
             ck_sbuf_add(b, "; %s are %s, but not the same rank's in most of them (", of, kind_names[top]);
@@ -675,16 +750,29 @@ static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, const size_t *
             return;
         }
         case K_PREV:
-            ck_sbuf_add(b, "; %s hold the previous call's result: state kept between calls (a result, buffer or "
-                           "request kept from one call to the next)", of);
+            if (c->prev_case) {
+                ck_sbuf_add(b, "; %s hold the previous case's result: state carried from one case into the next (a "
+                               "result, buffer or request kept from one call to the next)", of);
+                set_claim("the previous case's result: state carried between cases");
+            } else
+                ck_sbuf_add(b, "; %s hold the previous call's result: state kept between calls (a result, buffer or "
+                               "request kept from one call to the next)", of);
             return;
         case K_PREV_OP:
-            ck_sbuf_add(b, "; %s hold the previous call's result %s this call's: an accumulator kept between calls "
-                           "and never reset", of, c->s.op == CK_SUM || c->s.op == CK_PROD ? op_word(c->s.op) : "combined with");
+            ck_sbuf_add(b, "; %s hold %s %s this call's: an accumulator kept between %s and never reset", of,
+                        c->prev_case ? "the previous case's last result" : "the previous call's result",
+                        c->s.op == CK_SUM || c->s.op == CK_PROD ? op_word(c->s.op) : "combined with",
+                        c->prev_case ? "cases" : "calls");
+            if (c->prev_case) set_claim("the previous case's result combined with this one's: state carried between cases");
             return;
         case K_WIDTH:
             ck_sbuf_add(b, "; %s are right in their low 32 bits only: the 64-bit integers were reduced in a 32-bit "
                            "type", of);
+            return;
+        case K_AVG:
+            if (c_top == n && nwrong == c->count)
+                ck_sbuf_add(b, "; every element is the expected value / p: an average where a sum was asked?");
+            else ck_sbuf_add(b, "; %s are the expected value / p: an average where a sum was asked?", of);
             return;
         case K_ZERO_ID:
             ck_sbuf_add(b, "; %s are 0, which is no rank's input there: 0 is not the identity of %s", of,
@@ -696,6 +784,7 @@ static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, const size_t *
         }
     }
     /* No majority: what the wrong elements show, most frequent first. */
+    set_claim("no single explanation");
     ck_sbuf_add(b, "; no single explanation fits most wrong elements: of %d examined,", n);
     int shown = 0;
     for (int round = 0; round < 4; round++) {
@@ -774,13 +863,28 @@ size_t cc_diagnose_salted(char *out, size_t cap, const void *host_got, const voi
                           size_t count, ck_dtype dt, ck_op op, int rank, int p, const ck_algo *algo,
                           const ck_config *cfg, unsigned salt)
 {
+    return cc_diagnose_run(out, cap, host_got, own_input, fill_byte, count, dt, op, rank, p, algo, cfg, salt, NULL);
+}
+
+size_t cc_diagnose_run(char *out, size_t cap, const void *host_got, const void *own_input, int fill_byte,
+                       size_t count, ck_dtype dt, ck_op op, int rank, int p, const ck_algo *algo,
+                       const ck_config *cfg, unsigned salt, const cc_prev_call *before)
+{
     ck_sbuf b;
     ck_sbuf_init(&b, out, cap);
+    claim[0] = 0;
     ctx c;
     memset(&c, 0, sizeof c);
     c.s = cc_scheme_salted(dt, op, p, salt);
     c.has_prev = salt > 0;
     if (c.has_prev) c.prev = cc_scheme_salted(dt, op, p, salt - 1);
+    else if (before && before->valid && before->dt == dt && before->count > 0) {
+        /* The state a case leaves behind is the same mistake as the state a
+         * call leaves behind: the previous case's last result is checked for. */
+        c.has_prev = c.prev_case = 1;
+        c.prev = cc_scheme_salted(dt, before->op, p, before->salt);
+        c.prev_count = before->count;
+    }
     c.es = ck_dtype_size(dt);
     c.count = count;
     c.got = host_got;
@@ -837,7 +941,7 @@ size_t cc_diagnose_salted(char *out, size_t cap, const void *host_got, const voi
             if (!memcmp(exp + i * c.es, c.got + i * c.es, c.es)) continue;
             if (seen++ == (size_t)taken * nwrong / (size_t)n) { idx[taken] = i; explain_element(NULL, &c, i, &vs[taken++]); }
         }
-        summarise(&b, &c, vs, idx, taken, &v1);
+        summarise(&b, &c, vs, idx, taken, nwrong, &v1);
         if (p > 1) {
             size_t off, len;
             int blk = block_of(count, p, first, &off, &len);

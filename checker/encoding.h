@@ -59,6 +59,8 @@ void      cc_expected_view(const cc_scheme *s, void *buf, size_t count);
 void      cc_expected_at(const cc_scheme *s, size_t i, void *dst);
 /* Element i as an exact integer: returns 1 and sets *v when it is one. */
 int       cc_load_int(const void *buf, size_t i, ck_dtype dt, int64_t *v);
+/* Element i as a double (NAN for an unknown type). */
+double    cc_load_double(const void *buf, size_t i, ck_dtype dt);
 /* Element i printed in its natural form ("17", "-3.5", "nan"). */
 void      cc_format(char *out, size_t cap, const void *buf, size_t i, ck_dtype dt);
 

@@ -249,6 +249,13 @@ int cc_load_int(const void *buf, size_t i, ck_dtype dt, int64_t *v)
     return 1;
 }
 
+double cc_load_double(const void *buf, size_t i, ck_dtype dt)
+{
+    int is_int;
+    int64_t iv = 0;
+    return load_double(buf, i, dt, &iv, &is_int);
+}
+
 void cc_format(char *out, size_t cap, const void *buf, size_t i, ck_dtype dt)
 {
     int is_int;

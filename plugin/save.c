@@ -3,23 +3,36 @@
  * saver a file registered (CK_REGISTER_SAVER, collkit_save.h) and stops it,
  * deterministically, at any one of its file-system calls.
  *
- * The program is linked with -Wl,--wrap=SYM for every call that makes or
- * breaks a save (cmake/CollkitPlugin.cmake): the saver's `write` is
- * __wrap_write below. Outside the saver (the harness's own I/O, the library,
- * MPI) a wrapper only calls the real function. While the saver runs (armed),
- * each call is numbered, and at call K the harness
- *   - kills the process before the call is made (--crash-at K: the machine
- *     stopped there; what is on disk is what the calls before made), or
+ * Every call of the saver (and of my_recover) runs in a child process that
+ * the harness traces at the system-call level (ptrace): whatever C library
+ * function the save goes through — open, the fortified __open_2, fopen,
+ * dprintf, mknod, close_range, a raw syscall() — the kernel sees a system
+ * call, and so does the harness. Each file-system system call (one that
+ * opens, writes, truncates, flushes, names or closes a file: `fs_calls`
+ * below) is numbered, and at call K the harness
+ *   - kills the child (SIGKILL) at the call's entry, before the kernel makes
+ *     it (--crash-at K: the machine stopped there; what is on disk is what
+ *     the calls before made), or
  *   - fails it without making it (--fail-at K: -1 with errno ENOSPC or EIO;
  *     close is the exception: Linux releases the descriptor even when close
- *     reports an error, so the harness does too);
+ *     reports an error, so the harness makes the call and then fails it);
  * and it records what durability needs: per file (by inode: a rename moves
- * the name, not the data) the last write and the last fsync after it, every
- * rename onto PATH, every fsync of PATH's directory.
+ * the name, not the data) the last write and the last flush after it, every
+ * rename or link onto PATH, every flush of PATH's directory.
  *
- * The first write to each open file is made short (half the bytes), as a
- * signal or a nearly full disk can make it: a save that does not continue a
- * short write leaves a truncated file.
+ * The first write to each open regular file is made short (half the bytes),
+ * as a signal or a nearly full disk can make it: a save that does not
+ * continue a short write leaves a truncated file.
+ *
+ * Calls whose effect on files the harness cannot follow — io_uring, POSIX
+ * AIO, a shared mapping of a file, ioctl on a file, another process or
+ * thread, an open of /proc, a 32-bit system call — are refused (ENOSYS): the kernel never
+ * makes them, the save goes on without them (or fails), and a line before
+ * the verdict names them ("save: REFUSED ..."; the integrity part fails).
+ *
+ * --kill-random N is independent of the counting: the save of version 2 runs
+ * untraced and is killed (SIGKILL) at N random moments spread over its own
+ * measured duration; each time the file must be one version, whole.
  *
  * Each run prints one verdict as its last line: "save: PASS ...",
  * "save: FAIL ..." (the contents, the return value or the directory are
@@ -32,14 +45,21 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/audit.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "collkit_save.h"
 
@@ -70,23 +90,25 @@ void ck_register_saver_or_exit(ck_save_fn save, ck_recover_fn recover, const cha
 /* ------------------------------------------------------------ the record */
 
 enum { INJ_NONE, INJ_CRASH, INJ_FAIL };
-enum { MAX_FD = 1024, NAME_LEN = 160, DESC_LEN = 400, MAX_INODES = 64, MAX_RENAMES = 32, MAX_DIRSYNCS = 32 };
+enum { MAX_FD = 1024, NAME_LEN = 160, DESC_LEN = 512, MAX_INODES = 64, MAX_RENAMES = 32, MAX_DIRSYNCS = 32,
+       MAX_DENIED = 4 };
 
 typedef struct { dev_t dev; ino_t ino; int last_write, last_sync; } inode_rec;
 typedef struct { int idx; dev_t dev; ino_t ino; char desc[DESC_LEN]; } rename_rec;
 
 static struct {
-    int armed, trace, count;          /* calls made while armed, numbered from 1 */
+    int trace, count;                 /* calls made while armed, numbered from 1 */
     int mode, at, err;                /* the injection: at call AT, crash or fail with ERR */
     int fired;                        /* the call that was failed, 0 if none */
     char fired_desc[DESC_LEN];
     const char *dir, *path;           /* DIR as given, DIR/state.bin */
+    char realdir[PATH_MAX];           /* DIR resolved: descriptors are shown relative to it */
     dev_t dir_dev; ino_t dir_ino;
-    char fdname[MAX_FD][NAME_LEN];    /* what each descriptor opened, as shown */
     unsigned char written[MAX_FD];    /* the descriptor was written since it was opened */
     inode_rec inodes[MAX_INODES]; int ninodes;
     rename_rec renames[MAX_RENAMES]; int nrenames;   /* successful renames onto PATH */
-    int dirsyncs[MAX_DIRSYNCS]; int ndirsyncs;       /* successful fsyncs of PATH's directory */
+    int dirsyncs[MAX_DIRSYNCS]; int ndirsyncs;       /* successful flushes of PATH's directory */
+    char denied[MAX_DENIED][48]; int ndenied;        /* calls refused: the harness cannot follow them */
 } H;
 
 static const char *errname(int e)
@@ -97,6 +119,7 @@ static const char *errname(int e)
     case EISDIR: return "EISDIR"; case EBADF: return "EBADF"; case EINVAL: return "EINVAL";
     case EINTR: return "EINTR"; case EXDEV: return "EXDEV"; case ENOTEMPTY: return "ENOTEMPTY";
     case EROFS: return "EROFS"; case EPERM: return "EPERM"; case EMFILE: return "EMFILE";
+    case ENOSYS: return "ENOSYS"; case ENOTTY: return "ENOTTY"; case ESPIPE: return "ESPIPE";
     default: { static char b[32]; snprintf(b, sizeof b, "errno %d", e); return b; }
     }
 }
@@ -105,29 +128,21 @@ static const char *errname(int e)
 static const char *shown(const char *p)
 {
     if (!p) return "(null)";
-    size_t n = strlen(H.dir);
-    if (!strncmp(p, H.dir, n) && p[n] == '/' && p[n + 1]) return p + n + 1;
+    const char *roots[2] = { H.dir, H.realdir };
+    for (int i = 0; i < 2; i++) {
+        size_t n = roots[i] ? strlen(roots[i]) : 0;
+        if (n && !strncmp(p, roots[i], n) && p[n] == '/' && p[n + 1]) return p + n + 1;
+    }
     return p;
-}
-
-/* A descriptor as the trace shows it: "3 state.bin.tmp.77", or "3" when it
- * was not opened by a call the harness sees (opendir's). */
-static const char *fdn(int fd)
-{
-    static char b[4][NAME_LEN + 16];
-    static int next;
-    char *o = b[next++ % 4];
-    if (fd >= 0 && fd < MAX_FD && H.fdname[fd][0]) snprintf(o, NAME_LEN + 16, "%d %s", fd, H.fdname[fd]);
-    else snprintf(o, NAME_LEN + 16, "%d", fd);
-    return o;
 }
 
 static void flags_str(int flags, char *out, size_t len)
 {
     int acc = flags & O_ACCMODE;
-    snprintf(out, len, "%s%s%s%s%s%s%s%s", acc == O_WRONLY ? "O_WRONLY" : acc == O_RDWR ? "O_RDWR" : "O_RDONLY",
+    snprintf(out, len, "%s%s%s%s%s%s%s%s%s", acc == O_WRONLY ? "O_WRONLY" : acc == O_RDWR ? "O_RDWR" : "O_RDONLY",
              flags & O_CREAT ? "|O_CREAT" : "", flags & O_EXCL ? "|O_EXCL" : "", flags & O_TRUNC ? "|O_TRUNC" : "",
              flags & O_APPEND ? "|O_APPEND" : "", flags & O_DIRECTORY ? "|O_DIRECTORY" : "",
+             (flags & O_TMPFILE) == O_TMPFILE ? "|O_TMPFILE" : "",
              (flags & O_SYNC) == O_SYNC ? "|O_SYNC" : (flags & O_DSYNC) ? "|O_DSYNC" : "",
              flags & O_CLOEXEC ? "|O_CLOEXEC" : "");
 }
@@ -142,292 +157,470 @@ static inode_rec *inode_of(dev_t dev, ino_t ino)
     return r;
 }
 
-static void note_write(int fd, int k)
+/* ------------------------------------------------------------ the traced child, seen from outside */
+
+/* What the child's descriptor FD is: through /proc, which shows the
+ * tracee's descriptor table to its tracer. */
+static int fd_stat(pid_t pid, long fd, struct stat *st)
 {
-    struct stat st;
-    if (fstat(fd, &st) != 0) return;
-    inode_rec *r = inode_of(st.st_dev, st.st_ino);
-    if (!r) return;
-    r->last_write = k;
-    int fl = fcntl(fd, F_GETFL);   /* O_SYNC / O_DSYNC: the write itself is flushed */
-    if (fl != -1 && (fl & O_DSYNC)) r->last_sync = k;
+    char p[64];
+    snprintf(p, sizeof p, "/proc/%d/fd/%ld", (int)pid, fd);
+    return stat(p, st);
 }
 
-static void note_sync(int fd, int k)
+/* The open flags of the child's FD (its fdinfo), -1 if unknown. */
+static int fd_flags(pid_t pid, long fd)
 {
-    struct stat st;
-    if (fstat(fd, &st) != 0) return;
-    if (S_ISDIR(st.st_mode)) {
-        if (st.st_dev == H.dir_dev && st.st_ino == H.dir_ino && H.ndirsyncs < MAX_DIRSYNCS) H.dirsyncs[H.ndirsyncs++] = k;
-        return;
+    char p[64], line[128];
+    snprintf(p, sizeof p, "/proc/%d/fdinfo/%ld", (int)pid, fd);
+    FILE *f = fopen(p, "r");
+    if (!f) return -1;
+    int fl = -1;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "flags:", 6)) { fl = (int)strtol(line + 6, NULL, 8); break; }
+    fclose(f);
+    return fl;
+}
+
+/* A descriptor as the trace shows it: "3 state.bin.tmp.77". */
+static const char *fdn(pid_t pid, long fd)
+{
+    static char b[4][NAME_LEN + 24];
+    static int next;
+    char *o = b[next++ % 4], p[64], target[PATH_MAX];
+    snprintf(p, sizeof p, "/proc/%d/fd/%ld", (int)pid, fd);
+    ssize_t n = fd >= 0 ? readlink(p, target, sizeof target - 1) : -1;
+    if (n > 0) {
+        target[n] = 0;
+        snprintf(o, NAME_LEN + 24, "%ld %.*s", fd, NAME_LEN, shown(target));
+    } else if (fd == AT_FDCWD) snprintf(o, NAME_LEN + 24, "AT_FDCWD");
+    else snprintf(o, NAME_LEN + 24, "%ld", fd);
+    return o;
+}
+
+/* A string argument: read from the child's memory (/proc/PID/mem). */
+static const char *child_str(int mem, unsigned long addr, char *out, size_t len)
+{
+    size_t got = 0;
+    out[0] = 0;
+    if (!addr) return "(null)";
+    while (got + 1 < len) {
+        size_t want = 64 - ((addr + got) & 63);   /* never across a page the string does not reach */
+        if (want > len - 1 - got) want = len - 1 - got;
+        ssize_t r = pread(mem, out + got, want, (off_t)(addr + got));
+        if (r <= 0) break;
+        void *z = memchr(out + got, 0, (size_t)r);
+        got += (size_t)r;
+        if (z) return out;
     }
-    inode_rec *r = inode_of(st.st_dev, st.st_ino);
-    if (r) r->last_sync = k;
+    out[got] = 0;
+    return out;
 }
 
-/* After a rename that succeeded: was its target PATH? (The same inode.) */
-static void note_rename(int newdirfd, const char *newpath, int k, const char *desc)
+/* A path argument with its directory descriptor, as the trace shows it. */
+static const char *at_path(pid_t pid, int mem, long dirfd, unsigned long addr, char *out, size_t len)
 {
-    struct stat a, b;
-    if (fstatat(newdirfd, newpath, &a, 0) != 0 || stat(H.path, &b) != 0) return;
-    if (a.st_dev != b.st_dev || a.st_ino != b.st_ino || H.nrenames == MAX_RENAMES) return;
-    rename_rec *r = &H.renames[H.nrenames++];
-    r->idx = k; r->dev = a.st_dev; r->ino = a.st_ino;
-    snprintf(r->desc, sizeof r->desc, "%s", desc);
+    char s[PATH_MAX];
+    child_str(mem, addr, s, sizeof s);
+    if ((int)dirfd == AT_FDCWD || s[0] == '/') snprintf(out, len, "%.*s", NAME_LEN, shown(s));
+    else snprintf(out, len, "%s/%.*s", fdn(pid, dirfd), NAME_LEN, s);
+    return out;
 }
 
-static void set_name(int fd, const char *name)
+/* ------------------------------------------------------------ the file-system calls */
+
+/* What a call does to files, for the record. */
+enum {
+    K_OPEN,     /* opens (may create, truncate): ARG_PATH, flags at ARG_N */
+    K_WRITE,    /* writes to the descriptor at ARG_FD, ARG_N bytes (or iovecs): the first made short */
+    K_TRUNC,    /* changes a file's length through ARG_FD (ftruncate, fallocate) */
+    K_TRUNCP,   /* changes the length of the file at ARG_PATH (truncate) */
+    K_SYNC,     /* flushes the file or directory at ARG_FD */
+    K_NAME,     /* changes names in a directory: a rename or link may put a file at PATH */
+    K_CLOSE,    /* releases descriptors (close, close_range) */
+    K_META,     /* changes a file's attributes */
+    K_DENY      /* cannot be followed: refused with ENOSYS and named */
+};
+
+typedef struct {
+    long nr;
+    const char *name;
+    int kind;
+    signed char fd, path, n;   /* argument positions (-1: none): descriptor, path, size or flags */
+    signed char dirfd;         /* the directory descriptor of PATH (-1: AT_FDCWD) */
+} fs_call;
+
+#define C(sys, k, fd, path, n, dirfd) { SYS_##sys, #sys, k, fd, path, n, dirfd }
+static const fs_call fs_calls[] = {
+#ifdef SYS_open
+    C(open, K_OPEN, -1, 0, 1, -1), C(creat, K_OPEN, -1, 0, -1, -1),
+    C(rename, K_NAME, -1, 1, -1, -1), C(link, K_NAME, -1, 1, -1, -1), C(symlink, K_NAME, -1, 1, -1, -1),
+    C(unlink, K_NAME, -1, 0, -1, -1), C(rmdir, K_NAME, -1, 0, -1, -1), C(mkdir, K_NAME, -1, 0, -1, -1),
+    C(mknod, K_NAME, -1, 0, -1, -1), C(chmod, K_META, -1, 0, -1, -1), C(chown, K_META, -1, 0, -1, -1),
+#endif
+    C(openat, K_OPEN, -1, 1, 2, 0), C(openat2, K_OPEN, -1, 1, -1, 0),
+    C(write, K_WRITE, 0, -1, 2, -1), C(pwrite64, K_WRITE, 0, -1, 2, -1), C(writev, K_WRITE, 0, -1, 2, -1),
+    C(pwritev, K_WRITE, 0, -1, 2, -1), C(pwritev2, K_WRITE, 0, -1, 2, -1),
+    C(sendfile, K_WRITE, 0, -1, 3, -1), C(copy_file_range, K_WRITE, 2, -1, 4, -1), C(splice, K_WRITE, 2, -1, 4, -1),
+    C(ftruncate, K_TRUNC, 0, -1, -1, -1), C(fallocate, K_TRUNC, 0, -1, -1, -1), C(truncate, K_TRUNCP, -1, 0, -1, -1),
+    C(fsync, K_SYNC, 0, -1, -1, -1), C(fdatasync, K_SYNC, 0, -1, -1, -1),
+    C(sync_file_range, K_META, 0, -1, -1, -1),   /* flushes data, not the metadata that finds it: no flush */
+    /* sync and syncfs flush everything and say nothing about one file's
+     * errors: calls, not flushes of the file. */
+    C(sync, K_META, -1, -1, -1, -1), C(syncfs, K_META, 0, -1, -1, -1),
+    C(renameat, K_NAME, -1, 3, -1, 2), C(renameat2, K_NAME, -1, 3, -1, 2), C(linkat, K_NAME, -1, 3, -1, 2),
+    C(symlinkat, K_NAME, -1, 2, -1, 1), C(unlinkat, K_NAME, -1, 1, -1, 0), C(mkdirat, K_NAME, -1, 1, -1, 0),
+    C(mknodat, K_NAME, -1, 1, -1, 0),
+    C(close, K_CLOSE, 0, -1, -1, -1), C(close_range, K_CLOSE, 0, -1, -1, -1),
+    C(fchmod, K_META, 0, -1, -1, -1), C(fchmodat, K_META, -1, 1, -1, 0), C(fchown, K_META, 0, -1, -1, -1),
+    C(fchownat, K_META, -1, 1, -1, 0), C(utimensat, K_META, -1, 1, -1, 0),
+    C(setxattr, K_META, -1, 0, -1, -1), C(lsetxattr, K_META, -1, 0, -1, -1), C(fsetxattr, K_META, 0, -1, -1, -1),
+    C(io_uring_setup, K_DENY, -1, -1, -1, -1), C(io_uring_enter, K_DENY, -1, -1, -1, -1),
+    C(io_uring_register, K_DENY, -1, -1, -1, -1), C(io_setup, K_DENY, -1, -1, -1, -1),
+    C(io_submit, K_DENY, -1, -1, -1, -1), C(remap_file_pages, K_DENY, -1, -1, -1, -1),
+    C(process_vm_writev, K_DENY, -1, -1, -1, -1), C(ptrace, K_DENY, -1, -1, -1, -1),
+    C(clone, K_DENY, -1, -1, -1, -1), C(clone3, K_DENY, -1, -1, -1, -1), C(fork, K_DENY, -1, -1, -1, -1),
+    C(vfork, K_DENY, -1, -1, -1, -1), C(execve, K_DENY, -1, -1, -1, -1), C(execveat, K_DENY, -1, -1, -1, -1),
+    C(open_by_handle_at, K_DENY, -1, -1, -1, -1), C(name_to_handle_at, K_DENY, -1, -1, -1, -1),
+    C(fanotify_init, K_DENY, -1, -1, -1, -1), C(userfaultfd, K_DENY, -1, -1, -1, -1),
+};
+#undef C
+
+static const fs_call *fs_call_of(long nr)
 {
-    if (fd < 0 || fd >= MAX_FD) return;
-    snprintf(H.fdname[fd], NAME_LEN, "%s", name);
-    H.written[fd] = 0;
+    for (size_t i = 0; i < sizeof fs_calls / sizeof fs_calls[0]; i++)
+        if (fs_calls[i].nr == nr) return &fs_calls[i];
+    return NULL;
 }
 
-/* The gate every armed call passes: its number, then a crash (never
- * returns), a failure (returns 1: the caller makes no call) or the call. */
-static int gate(const char *desc, int *k)
+static void deny(const char *what)
 {
-    *k = ++H.count;
-    if (H.mode == INJ_CRASH && *k == H.at) {
-        if (H.trace) printf("  [%d] %s   <- crash: the process is killed before this call\n", *k, desc);
-        printf("save: crash at call %d: %s\n", *k, desc);
-        fflush(stdout);
-        raise(SIGKILL);
+    for (int i = 0; i < H.ndenied; i++) if (!strcmp(H.denied[i], what)) return;
+    if (H.ndenied < MAX_DENIED) snprintf(H.denied[H.ndenied++], sizeof H.denied[0], "%s", what);
+}
+
+/* ------------------------------------------------------------ the tracer */
+
+#if defined(__x86_64__)
+typedef struct user_regs_struct regs_t;
+static int get_regs(pid_t pid, regs_t *r) { return (int)ptrace(PTRACE_GETREGS, pid, 0, r); }
+static int set_regs(pid_t pid, regs_t *r) { return (int)ptrace(PTRACE_SETREGS, pid, 0, r); }
+static void set_nr(regs_t *r, long nr) { r->orig_rax = (unsigned long long)nr; }
+static void set_ret(regs_t *r, long v) { r->rax = (unsigned long long)v; }
+static void set_arg(regs_t *r, int i, unsigned long v)
+{
+    switch (i) {
+    case 0: r->rdi = v; break; case 1: r->rsi = v; break; case 2: r->rdx = v; break;
+    case 3: r->r10 = v; break; case 4: r->r8 = v; break; default: r->r9 = v; break;
     }
-    if (H.mode == INJ_FAIL && *k == H.at) {
-        H.fired = *k;
-        snprintf(H.fired_desc, sizeof H.fired_desc, "%s", desc);
-        return 1;
+}
+#define HARNESS_ARCH AUDIT_ARCH_X86_64
+#else
+/* Other machines: the registers are not mapped yet; traced() says so. */
+typedef struct { int unused; } regs_t;
+static int get_regs(pid_t pid, regs_t *r) { (void)pid; (void)r; return -1; }
+static int set_regs(pid_t pid, regs_t *r) { (void)pid; (void)r; return -1; }
+static void set_nr(regs_t *r, long nr) { (void)r; (void)nr; }
+static void set_ret(regs_t *r, long v) { (void)r; (void)v; }
+static void set_arg(regs_t *r, int i, unsigned long v) { (void)r; (void)i; (void)v; }
+#define HARNESS_ARCH 0u
+#endif
+
+/* The child marks the start and the end of the saver with this call (an
+ * ioctl on no descriptor): only the calls between are the saver's. */
+enum { MARK_FD = -7, MARK_START = 0x434b5301, MARK_END = 0x434b5302 };
+static void mark(unsigned long which) { syscall(SYS_ioctl, MARK_FD, which, 0); }
+
+/* The call a task is in, between its entry stop and its exit stop. */
+typedef struct {
+    const fs_call *c;
+    int k;                  /* its number; 0: not counted */
+    int refused;            /* skipped at entry: errno to return at exit */
+    int fail_after;         /* made, then reported failed (close) */
+    int wrote_file;         /* a write to a regular file: its inode below */
+    dev_t dev; ino_t ino;
+    int path_had; dev_t path_dev; ino_t path_ino;   /* PATH before the call */
+    unsigned long a[6];
+    char desc[DESC_LEN];
+} in_call;
+
+static void describe(pid_t pid, int mem, const fs_call *c, const unsigned long *a, char *d, size_t len)
+{
+    char p[NAME_LEN + 40], q[NAME_LEN + 40], fl[160];
+    long n = c->n >= 0 ? (long)a[(int)c->n] : 0;
+    switch (c->kind) {
+    case K_OPEN:
+        at_path(pid, mem, c->dirfd >= 0 ? (long)(int)a[(int)c->dirfd] : AT_FDCWD, a[(int)c->path], p, sizeof p);
+        if (c->nr == SYS_openat2) { snprintf(d, len, "openat2(%s)", p); break; }
+        flags_str(c->n >= 0 ? (int)n : O_WRONLY | O_CREAT | O_TRUNC, fl, sizeof fl);
+        snprintf(d, len, "%s(%s, %s)", c->nr == SYS_openat ? "openat" : c->name, p, fl);
+        break;
+    case K_WRITE:
+        if (c->nr == SYS_write) snprintf(d, len, "write(%s, %ld B)", fdn(pid, (long)(int)a[0]), n);
+        else if (c->nr == SYS_pwrite64) snprintf(d, len, "pwrite(%s, %ld B at %ld)", fdn(pid, (long)(int)a[0]), n, (long)a[3]);
+        else if (c->fd == 0 && c->nr != SYS_sendfile) snprintf(d, len, "%s(%s, %ld iovecs)", c->name, fdn(pid, (long)(int)a[0]), n);
+        else snprintf(d, len, "%s(%s -> %s, %ld B)", c->name, fdn(pid, (long)(int)a[c->fd ? 0 : 1]),
+                      fdn(pid, (long)(int)a[(int)c->fd]), n);
+        break;
+    case K_TRUNC:
+        snprintf(d, len, "%s(%s, %ld)", c->name, fdn(pid, (long)(int)a[0]), (long)a[c->nr == SYS_fallocate ? 3 : 1]);
+        break;
+    case K_SYNC: case K_CLOSE:
+        if (c->nr == SYS_close_range) snprintf(d, len, "close_range(%ld, %ld)", (long)(unsigned)a[0], (long)(unsigned)a[1]);
+        else snprintf(d, len, "%s(%s)", c->name, fdn(pid, (long)(int)a[0]));
+        break;
+    case K_NAME:
+        at_path(pid, mem, c->dirfd >= 0 ? (long)(int)a[(int)c->dirfd] : AT_FDCWD, a[(int)c->path], p, sizeof p);
+        if (c->nr == SYS_renameat || c->nr == SYS_renameat2 || c->nr == SYS_linkat) {
+            at_path(pid, mem, (long)(int)a[0], a[1], q, sizeof q);
+            snprintf(d, len, "%s(%s -> %s)", c->name, q, p);
+        }
+#ifdef SYS_rename
+        else if (c->nr == SYS_rename || c->nr == SYS_link) {
+            at_path(pid, mem, AT_FDCWD, a[0], q, sizeof q);
+            snprintf(d, len, "%s(%s -> %s)", c->name, q, p);
+        }
+#endif
+        else snprintf(d, len, "%s(%s)", c->name, p);
+        break;
+    default:
+        if (c->fd >= 0) snprintf(d, len, "%s(%s)", c->name, fdn(pid, (long)(int)a[(int)c->fd]));
+        else if (c->path >= 0) snprintf(d, len, "%s(%s)", c->name,
+                                        at_path(pid, mem, c->dirfd >= 0 ? (long)(int)a[(int)c->dirfd] : AT_FDCWD,
+                                                a[(int)c->path], p, sizeof p));
+        else snprintf(d, len, "%s()", c->name);
     }
-    return 0;
 }
 
-static void show(int k, const char *desc, long ret, int err, int injected)
+static void show(int k, const char *desc, long ret, int err, const char *note)
 {
     if (!H.trace) return;
-    if (ret < 0) printf("  [%d] %s = -1 %s%s\n", k, desc, errname(err), injected ? "   <- injected failure" : "");
-    else printf("  [%d] %s = %ld\n", k, desc, ret);
+    if (ret < 0) printf("  [%d] %s = -1 %s%s\n", k, desc, errname(err), note);
+    else printf("  [%d] %s = %ld%s\n", k, desc, ret, note);
     fflush(stdout);
 }
 
-static int failed(int k, const char *desc)
+/* Is the call at entry one the harness cannot follow? Names it if so. */
+static const char *unfollowable(pid_t pid, int mem, const struct __ptrace_syscall_info *si, const fs_call *c)
 {
-    show(k, desc, -1, H.err, 1);
-    errno = H.err;
+    if (si->arch != HARNESS_ARCH) return "a 32-bit system call (int 0x80)";
+#ifdef __X32_SYSCALL_BIT
+    if (si->entry.nr & __X32_SYSCALL_BIT) return "an x32 system call";
+#endif
+    const unsigned long *a = (const unsigned long *)si->entry.args;
+    if (c && c->kind == K_DENY) return c->name;
+    if (c && c->kind == K_OPEN) {   /* /proc: another process's memory or descriptors, the harness's own */
+        char path[64];
+        child_str(mem, (unsigned long)si->entry.args[(int)c->path], path, sizeof path);
+        if (!strncmp(path, "/proc/", 6) || !strcmp(path, "/proc")) return "open of /proc";
+    }
+    if (si->entry.nr == SYS_mmap && (int)a[4] >= 0 && (a[3] & (MAP_SHARED | MAP_SHARED_VALIDATE)))
+        return "mmap (a shared mapping of a file)";
+    if (si->entry.nr == SYS_ioctl && (long)(int)a[0] != MARK_FD) {
+        struct stat st;
+        if (fd_stat(pid, (long)(int)a[0], &st) == 0 && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+            return "ioctl (on a file)";
+    }
+    return NULL;
+}
+
+/* PATH's inode now. */
+static int path_inode(dev_t *dev, ino_t *ino)
+{
+    struct stat st;
+    if (stat(H.path, &st) != 0) return 0;
+    *dev = st.st_dev; *ino = st.st_ino;
+    return 1;
+}
+
+static void entry(pid_t pid, int mem, const struct __ptrace_syscall_info *si, in_call *ic)
+{
+    const fs_call *c = fs_call_of((long)si->entry.nr);
+    const char *no = unfollowable(pid, mem, si, c);
+    regs_t r;
+    memset(ic, 0, sizeof *ic);
+    if (no) {
+        deny(no);
+        if (H.trace) { printf("  [-] %s   <- refused (ENOSYS): the harness cannot follow it\n", no); fflush(stdout); }
+        ic->refused = ENOSYS;
+    } else {
+        if (!c || c->kind == K_DENY) return;
+        ic->c = c;
+        for (int i = 0; i < 6; i++) ic->a[i] = (unsigned long)si->entry.args[i];
+        describe(pid, mem, c, ic->a, ic->desc, sizeof ic->desc);
+        ic->k = ++H.count;
+        if (H.mode == INJ_CRASH && ic->k == H.at) {
+            if (H.trace) printf("  [%d] %s   <- crash: the process is killed before this call\n", ic->k, ic->desc);
+            printf("save: crash at call %d: %s\n", ic->k, ic->desc);
+            fflush(stdout);
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, __WALL);
+            raise(SIGKILL);   /* the harness too: its exit status says the save was cut */
+        }
+        if (H.mode == INJ_FAIL && ic->k == H.at) {
+            H.fired = ic->k;
+            snprintf(H.fired_desc, sizeof H.fired_desc, "%s", ic->desc);
+            if (c->kind == K_CLOSE) ic->fail_after = H.err;
+            else ic->refused = H.err;
+        }
+        if (c->kind == K_NAME) ic->path_had = path_inode(&ic->path_dev, &ic->path_ino);
+        struct stat st;
+        long fd = c->fd >= 0 ? (long)(int)ic->a[(int)c->fd] : -1;
+        if ((c->kind == K_WRITE || c->kind == K_TRUNC || c->kind == K_SYNC) && fd_stat(pid, fd, &st) == 0) {
+            ic->dev = st.st_dev; ic->ino = st.st_ino;
+            ic->wrote_file = S_ISREG(st.st_mode);
+            if (c->kind == K_SYNC && S_ISDIR(st.st_mode)) ic->wrote_file = 2;
+        }
+        if (c->kind == K_TRUNCP) {
+            char s[PATH_MAX];
+            if (stat(child_str(mem, ic->a[0], s, sizeof s), &st) == 0) { ic->dev = st.st_dev; ic->ino = st.st_ino; ic->wrote_file = 1; }
+        }
+        /* The first write to each open regular file: half the bytes. */
+        if (!ic->refused && c->kind == K_WRITE && ic->wrote_file && fd >= 0 && fd < MAX_FD && !H.written[fd]) {
+            H.written[fd] = 1;
+            unsigned long n = ic->a[(int)c->n];
+            if (n > 1 && get_regs(pid, &r) == 0) { set_arg(&r, c->n, (n + 1) / 2); set_regs(pid, &r); }
+        }
+    }
+    if (ic->refused && get_regs(pid, &r) == 0) { set_nr(&r, -1); set_regs(pid, &r); }
+}
+
+static void note_write(pid_t pid, const in_call *ic, int k)
+{
+    inode_rec *f = inode_of(ic->dev, ic->ino);
+    if (!f) return;
+    f->last_write = k;
+    long fd = ic->c->fd >= 0 ? (long)(int)ic->a[(int)ic->c->fd] : -1;
+    int fl = fd >= 0 ? fd_flags(pid, fd) : -1;   /* O_SYNC / O_DSYNC: the write itself is flushed */
+    if (fl != -1 && (fl & O_DSYNC)) f->last_sync = k;
+}
+
+static void leave(pid_t pid, const struct __ptrace_syscall_info *si, const in_call *ic)
+{
+    long ret = (long)si->exit.rval;
+    int err = ret < 0 && ret > -4096 ? (int)-ret : 0;
+    const fs_call *c = ic->c;
+    if (ic->refused || ic->fail_after) {
+        regs_t r;
+        int e = ic->refused ? ic->refused : ic->fail_after;
+        if (get_regs(pid, &r) == 0) { set_ret(&r, -e); set_regs(pid, &r); }
+        if (c) show(ic->k, ic->desc, -1, e, "   <- injected failure");
+        if (ic->refused) return;
+        err = 0;   /* the close was made: its effect below */
+    } else if (c) show(ic->k, ic->desc, err ? -1 : ret, err, "");
+    if (!c || err) return;
+    int k = ic->k;
+    switch (c->kind) {
+    case K_OPEN: if (ret >= 0 && ret < MAX_FD) H.written[ret] = 0; break;
+    case K_WRITE: if (ret > 0 && ic->wrote_file) note_write(pid, ic, k); break;
+    case K_TRUNC: case K_TRUNCP: if (ic->wrote_file) note_write(pid, ic, k); break;
+    case K_SYNC:
+        if (ic->wrote_file == 2) {
+            if (ic->dev == H.dir_dev && ic->ino == H.dir_ino && H.ndirsyncs < MAX_DIRSYNCS) H.dirsyncs[H.ndirsyncs++] = k;
+        } else if (ic->wrote_file) {
+            inode_rec *f = inode_of(ic->dev, ic->ino);
+            if (f) f->last_sync = k;
+        }
+        break;
+    case K_CLOSE: {
+        unsigned long lo = ic->a[0], hi = c->nr == SYS_close_range ? ic->a[1] : ic->a[0];
+        if (c->nr == SYS_close_range && (ic->a[2] & 4 /* CLOSE_RANGE_CLOEXEC */)) break;
+        for (unsigned long fd = lo; fd <= hi && fd < MAX_FD; fd++) H.written[fd] = 0;
+        break;
+    }
+    case K_NAME: {
+        /* A file put at PATH by this call (a rename, a link): the durability
+         * rules follow its inode. */
+        dev_t dev; ino_t ino;
+        if (path_inode(&dev, &ino) && (!ic->path_had || dev != ic->path_dev || ino != ic->path_ino) &&
+            H.nrenames < MAX_RENAMES) {
+            rename_rec *rr = &H.renames[H.nrenames++];
+            rr->idx = k; rr->dev = dev; rr->ino = ino;
+            snprintf(rr->desc, sizeof rr->desc, "%s", ic->desc);
+        }
+        break;
+    }
+    default: break;
+    }
+}
+
+typedef struct { int done, rc, err; } saver_result;
+static saver_result *R;   /* shared with the child: what the saver returned */
+
+/* Runs FN (the saver or my_recover) in a traced child; 0 when it returned,
+ * else a phrase in WHY about how the child ended. */
+static int traced(void (*fn)(void *), void *arg, char *why, size_t len)
+{
+#if !defined(__x86_64__)
+    fprintf(stderr, "save: the crash harness traces system calls on x86-64 Linux only\n");
+    exit(2);
+#endif
+    if (!R) {
+        R = mmap(NULL, sizeof *R, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (R == MAP_FAILED) { fprintf(stderr, "save: mmap: %s\n", strerror(errno)); exit(2); }
+    }
+    memset(R, 0, sizeof *R);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) { fprintf(stderr, "save: fork: %s\n", strerror(errno)); exit(2); }
+    if (pid == 0) {
+        if (ptrace(PTRACE_TRACEME, 0, 0, 0) != 0) { fprintf(stderr, "save: ptrace: %s\n", strerror(errno)); _exit(3); }
+        raise(SIGSTOP);
+        mark(MARK_START);
+        fn(arg);
+        mark(MARK_END);
+        fflush(NULL);
+        _exit(0);
+    }
+    int st;
+    if (waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st)) {
+        snprintf(why, len, "the harness could not trace the save (ptrace: is it forbidden here?)");
+        return -1;
+    }
+    ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL);
+    char mp[64];
+    snprintf(mp, sizeof mp, "/proc/%d/mem", (int)pid);
+    int mem = open(mp, O_RDONLY | O_CLOEXEC);
+    int armed = 0, sig = 0, ended = 0;
+    in_call ic;
+    memset(&ic, 0, sizeof ic);
+    for (;;) {
+        if (ptrace(PTRACE_SYSCALL, pid, 0, sig) != 0) break;
+        sig = 0;
+        if (waitpid(pid, &st, __WALL) != pid) break;
+        if (WIFEXITED(st) || WIFSIGNALED(st)) { ended = 1; break; }
+        if (!WIFSTOPPED(st)) continue;
+        if (WSTOPSIG(st) != (SIGTRAP | 0x80)) { sig = WSTOPSIG(st) == SIGSTOP ? 0 : WSTOPSIG(st); continue; }
+        struct __ptrace_syscall_info si;
+        if (ptrace(PTRACE_GET_SYSCALL_INFO, pid, sizeof si, &si) <= 0) {
+            /* Without it no call can be numbered: stop rather than miss them. */
+            fprintf(stderr, "save: ptrace(PTRACE_GET_SYSCALL_INFO): %s (the harness needs Linux 5.3 or later)\n",
+                    strerror(errno));
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, __WALL);
+            exit(2);
+        }
+        if (si.op == PTRACE_SYSCALL_INFO_ENTRY) {
+            if (si.entry.nr == SYS_ioctl && (long)(int)si.entry.args[0] == MARK_FD) {
+                if (si.entry.args[1] == MARK_START) armed = 1;
+                if (si.entry.args[1] == MARK_END) armed = 0;
+                memset(&ic, 0, sizeof ic);
+                continue;
+            }
+            if (armed) entry(pid, mem, &si, &ic);
+            else memset(&ic, 0, sizeof ic);
+        } else if (si.op == PTRACE_SYSCALL_INFO_EXIT) {
+            leave(pid, &si, &ic);
+            memset(&ic, 0, sizeof ic);
+        }
+    }
+    if (!ended) { kill(pid, SIGKILL); waitpid(pid, &st, __WALL); }
+    if (mem >= 0) close(mem);
+    if (R->done) return 0;
+    if (WIFSIGNALED(st)) snprintf(why, len, "the process ended by signal %d (SIG%s) inside it", WTERMSIG(st), sigabbrev_np(WTERMSIG(st)) ? sigabbrev_np(WTERMSIG(st)) : "?");
+    else if (WIFEXITED(st)) snprintf(why, len, "the process ended inside it (exit status %d)", WEXITSTATUS(st));
+    else snprintf(why, len, "the process ended inside it");
     return -1;
-}
-
-/* ------------------------------------------------------------ the wrappers */
-
-int __real_open(const char *path, int flags, ...);
-int __real_open64(const char *path, int flags, ...);
-int __real_openat(int dirfd, const char *path, int flags, ...);
-int __real_openat64(int dirfd, const char *path, int flags, ...);
-int __real_creat(const char *path, mode_t mode);
-int __real_creat64(const char *path, mode_t mode);
-ssize_t __real_write(int fd, const void *buf, size_t n);
-ssize_t __real_pwrite(int fd, const void *buf, size_t n, off_t off);
-ssize_t __real_pwrite64(int fd, const void *buf, size_t n, off_t off);
-int __real_ftruncate(int fd, off_t len);
-int __real_ftruncate64(int fd, off_t len);
-int __real_fsync(int fd);
-int __real_fdatasync(int fd);
-int __real_rename(const char *from, const char *to);
-int __real_renameat(int fromdir, const char *from, int todir, const char *to);
-int __real_close(int fd);
-int __real_unlink(const char *path);
-int __real_unlinkat(int dirfd, const char *path, int flags);
-
-int __wrap_open(const char *path, int flags, ...);
-int __wrap_open64(const char *path, int flags, ...);
-int __wrap_openat(int dirfd, const char *path, int flags, ...);
-int __wrap_openat64(int dirfd, const char *path, int flags, ...);
-int __wrap_creat(const char *path, mode_t mode);
-int __wrap_creat64(const char *path, mode_t mode);
-ssize_t __wrap_write(int fd, const void *buf, size_t n);
-ssize_t __wrap_pwrite(int fd, const void *buf, size_t n, off_t off);
-ssize_t __wrap_pwrite64(int fd, const void *buf, size_t n, off_t off);
-int __wrap_ftruncate(int fd, off_t len);
-int __wrap_ftruncate64(int fd, off_t len);
-int __wrap_fsync(int fd);
-int __wrap_fdatasync(int fd);
-int __wrap_rename(const char *from, const char *to);
-int __wrap_renameat(int fromdir, const char *from, int todir, const char *to);
-int __wrap_close(int fd);
-int __wrap_unlink(const char *path);
-int __wrap_unlinkat(int dirfd, const char *path, int flags);
-
-static int open_common(int dirfd, const char *path, int flags, mode_t mode, const char *fn)
-{
-    char desc[DESC_LEN], fl[128];
-    flags_str(flags, fl, sizeof fl);
-    if (dirfd == AT_FDCWD) snprintf(desc, sizeof desc, "%s(%s, %s)", fn, shown(path), fl);
-    else snprintf(desc, sizeof desc, "%s(%s, %s, %s)", fn, fdn(dirfd), shown(path), fl);
-    int k;
-    if (gate(desc, &k)) return failed(k, desc);
-    int fd = __real_openat(dirfd, path, flags, mode);
-    int e = errno;
-    if (fd >= 0) set_name(fd, shown(path));
-    show(k, desc, fd, e, 0);
-    errno = e;
-    return fd;
-}
-
-static mode_t mode_arg(int flags, va_list ap)
-{
-    return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? (mode_t)va_arg(ap, int) : 0;
-}
-
-int __wrap_open(const char *path, int flags, ...)
-{
-    va_list ap; va_start(ap, flags); mode_t m = mode_arg(flags, ap); va_end(ap);
-    return H.armed ? open_common(AT_FDCWD, path, flags, m, "open") : __real_open(path, flags, m);
-}
-int __wrap_open64(const char *path, int flags, ...)
-{
-    va_list ap; va_start(ap, flags); mode_t m = mode_arg(flags, ap); va_end(ap);
-    return H.armed ? open_common(AT_FDCWD, path, flags, m, "open") : __real_open64(path, flags, m);
-}
-int __wrap_openat(int dirfd, const char *path, int flags, ...)
-{
-    va_list ap; va_start(ap, flags); mode_t m = mode_arg(flags, ap); va_end(ap);
-    return H.armed ? open_common(dirfd, path, flags, m, "openat") : __real_openat(dirfd, path, flags, m);
-}
-int __wrap_openat64(int dirfd, const char *path, int flags, ...)
-{
-    va_list ap; va_start(ap, flags); mode_t m = mode_arg(flags, ap); va_end(ap);
-    return H.armed ? open_common(dirfd, path, flags, m, "openat") : __real_openat64(dirfd, path, flags, m);
-}
-int __wrap_creat(const char *path, mode_t mode)
-{
-    return H.armed ? open_common(AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC, mode, "creat") : __real_creat(path, mode);
-}
-int __wrap_creat64(const char *path, mode_t mode)
-{
-    return H.armed ? open_common(AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC, mode, "creat") : __real_creat64(path, mode);
-}
-
-/* The first write to each open file writes half (rounded up). */
-static size_t short_len(int fd, size_t n)
-{
-    if (fd < 0 || fd >= MAX_FD || H.written[fd]) return n;
-    H.written[fd] = 1;
-    return n > 1 ? (n + 1) / 2 : n;
-}
-
-static ssize_t write_common(int fd, const void *buf, size_t n, off_t off, int positional)
-{
-    char desc[DESC_LEN];
-    if (positional) snprintf(desc, sizeof desc, "pwrite(%s, %zu B at %lld)", fdn(fd), n, (long long)off);
-    else snprintf(desc, sizeof desc, "write(%s, %zu B)", fdn(fd), n);
-    int k;
-    if (gate(desc, &k)) return failed(k, desc);
-    size_t m = short_len(fd, n);
-    ssize_t r = positional ? __real_pwrite(fd, buf, m, off) : __real_write(fd, buf, m);
-    int e = errno;
-    if (r > 0) note_write(fd, k);
-    show(k, desc, (long)r, e, 0);
-    errno = e;
-    return r;
-}
-
-ssize_t __wrap_write(int fd, const void *buf, size_t n)
-{
-    return H.armed ? write_common(fd, buf, n, 0, 0) : __real_write(fd, buf, n);
-}
-ssize_t __wrap_pwrite(int fd, const void *buf, size_t n, off_t off)
-{
-    return H.armed ? write_common(fd, buf, n, off, 1) : __real_pwrite(fd, buf, n, off);
-}
-ssize_t __wrap_pwrite64(int fd, const void *buf, size_t n, off_t off)
-{
-    return H.armed ? write_common(fd, buf, n, off, 1) : __real_pwrite64(fd, buf, n, off);
-}
-
-static int truncate_common(int fd, off_t len)
-{
-    char desc[DESC_LEN];
-    snprintf(desc, sizeof desc, "ftruncate(%s, %lld)", fdn(fd), (long long)len);
-    int k;
-    if (gate(desc, &k)) return failed(k, desc);
-    int r = __real_ftruncate(fd, len), e = errno;
-    if (r == 0) note_write(fd, k);
-    show(k, desc, r, e, 0);
-    errno = e;
-    return r;
-}
-int __wrap_ftruncate(int fd, off_t len) { return H.armed ? truncate_common(fd, len) : __real_ftruncate(fd, len); }
-int __wrap_ftruncate64(int fd, off_t len) { return H.armed ? truncate_common(fd, len) : __real_ftruncate64(fd, len); }
-
-static int sync_common(int fd, int data_only)
-{
-    char desc[DESC_LEN];
-    snprintf(desc, sizeof desc, "%s(%s)", data_only ? "fdatasync" : "fsync", fdn(fd));
-    int k;
-    if (gate(desc, &k)) return failed(k, desc);
-    int r = data_only ? __real_fdatasync(fd) : __real_fsync(fd), e = errno;
-    if (r == 0) note_sync(fd, k);
-    show(k, desc, r, e, 0);
-    errno = e;
-    return r;
-}
-int __wrap_fsync(int fd) { return H.armed ? sync_common(fd, 0) : __real_fsync(fd); }
-int __wrap_fdatasync(int fd) { return H.armed ? sync_common(fd, 1) : __real_fdatasync(fd); }
-
-static int rename_common(int fromdir, const char *from, int todir, const char *to)
-{
-    char desc[DESC_LEN], a[NAME_LEN + 16], b[NAME_LEN + 16];
-    if (fromdir == AT_FDCWD) snprintf(a, sizeof a, "%s", shown(from)); else snprintf(a, sizeof a, "%d/%s", fromdir, from);
-    if (todir == AT_FDCWD) snprintf(b, sizeof b, "%s", shown(to)); else snprintf(b, sizeof b, "%d/%s", todir, to);
-    snprintf(desc, sizeof desc, "%s(%s -> %s)", fromdir == AT_FDCWD && todir == AT_FDCWD ? "rename" : "renameat", a, b);
-    int k;
-    if (gate(desc, &k)) return failed(k, desc);
-    int r = __real_renameat(fromdir, from, todir, to), e = errno;
-    if (r == 0) note_rename(todir, to, k, desc);
-    show(k, desc, r, e, 0);
-    errno = e;
-    return r;
-}
-int __wrap_rename(const char *from, const char *to)
-{
-    return H.armed ? rename_common(AT_FDCWD, from, AT_FDCWD, to) : __real_rename(from, to);
-}
-int __wrap_renameat(int fromdir, const char *from, int todir, const char *to)
-{
-    return H.armed ? rename_common(fromdir, from, todir, to) : __real_renameat(fromdir, from, todir, to);
-}
-
-int __wrap_close(int fd)
-{
-    if (!H.armed) return __real_close(fd);
-    char desc[DESC_LEN];
-    snprintf(desc, sizeof desc, "close(%s)", fdn(fd));
-    int k, fail = gate(desc, &k);
-    int r = __real_close(fd), e = errno;   /* made even when failed: Linux frees the descriptor */
-    set_name(fd, "");
-    if (fail) return failed(k, desc);
-    show(k, desc, r, e, 0);
-    errno = e;
-    return r;
-}
-
-static int unlink_common(int dirfd, const char *path, int flags)
-{
-    char desc[DESC_LEN];
-    if (dirfd == AT_FDCWD && !flags) snprintf(desc, sizeof desc, "unlink(%s)", shown(path));
-    else snprintf(desc, sizeof desc, "unlinkat(%s, %s%s)", fdn(dirfd), shown(path),
-                  flags & AT_REMOVEDIR ? ", AT_REMOVEDIR" : "");
-    int k;
-    if (gate(desc, &k)) return failed(k, desc);
-    int r = __real_unlinkat(dirfd, path, flags), e = errno;
-    show(k, desc, r, e, 0);
-    errno = e;
-    return r;
-}
-int __wrap_unlink(const char *path) { return H.armed ? unlink_common(AT_FDCWD, path, 0) : __real_unlink(path); }
-int __wrap_unlinkat(int dirfd, const char *path, int flags)
-{
-    return H.armed ? unlink_common(dirfd, path, flags) : __real_unlinkat(dirfd, path, flags);
 }
 
 /* ------------------------------------------------------------ running the saver */
@@ -438,32 +631,46 @@ static void arm(int mode, int at, int err, int trace)
     H.mode = mode; H.at = at; H.err = err; H.trace = trace;
     H.ninodes = H.nrenames = H.ndirsyncs = 0;
     memset(H.written, 0, sizeof H.written);
-    for (int i = 0; i < MAX_FD; i++) H.fdname[i][0] = 0;
-    H.armed = 1;
 }
-static void disarm(void) { H.armed = 0; H.mode = INJ_NONE; }
+static void disarm(void) { H.mode = INJ_NONE; }
+
+typedef struct { const char *path; const void *data; size_t n; } save_args;
+static void do_save(void *p)
+{
+    const save_args *s = p;
+    errno = 0;
+    int rc = saver_save(s->path, s->data, s->n);
+    R->err = errno; R->rc = rc; R->done = 1;
+}
+static void do_recover(void *p) { saver_recover(p); R->done = 1; }
+
+enum { NO_RETURN = INT_MIN };         /* run_save's value when my_save never returned */
+static char ended[300];               /* then: how the process ended */
 
 static int run_save(const char *path, const void *data, size_t n, int *err, int mode, int at, int e, int trace,
                     const char *what)
 {
     if (trace) { printf("my_save(%s, %s, %zu B):\n", shown(path), what, n); fflush(stdout); }
+    save_args s = { path, data, n };
     arm(mode, at, e, trace);
-    errno = 0;
-    int rc = saver_save(path, data, n);
-    *err = errno;
+    int ok = traced(do_save, &s, ended, sizeof ended);
     disarm();
-    if (trace) { printf("  returned %d%s%s\n", rc, rc ? ", errno " : "", rc ? errname(*err) : ""); fflush(stdout); }
+    *err = ok == 0 ? R->err : 0;
+    int rc = ok == 0 ? R->rc : NO_RETURN;
+    if (trace && ok == 0) { printf("  returned %d%s%s\n", rc, rc ? ", errno " : "", rc ? errname(*err) : ""); fflush(stdout); }
+    if (trace && ok != 0) { printf("  did not return: %s\n", ended); fflush(stdout); }
     return rc;
 }
 
-static void run_recover(int trace)
+/* 0, or -1 when my_recover did not return (ENDED says why). */
+static int run_recover(int trace)
 {
     if (trace) { printf("my_recover(%s):\n", shown(H.path)); fflush(stdout); }
     arm(INJ_NONE, 0, 0, trace);
-    saver_recover(H.path);
+    int ok = traced(do_recover, (void *)H.path, ended, sizeof ended);
     disarm();
+    return ok;
 }
-
 /* ------------------------------------------------------------ versions and verdicts */
 
 enum { HEADER = 24, OLD_BODY = 1000 };
@@ -582,6 +789,14 @@ static const char *rules(int dir_only)
             return why;
         }
     }
+    if (!dir_only && !H.nrenames && stat(H.path, &st) == 0) {
+        inode_rec *f = inode_of(st.st_dev, st.st_ino);
+        if (f && f->last_write) {
+            snprintf(why, sizeof why, "state.bin was written in place (call %d) and never replaced by a rename: a "
+                     "power loss during the save leaves part of each version", f->last_write);
+            return why;
+        }
+    }
     if (last_rename) {
         int before = 0;
         for (int i = 0; i < H.ndirsyncs; i++) {
@@ -599,8 +814,26 @@ static const char *rules(int dir_only)
     return NULL;
 }
 
+/* The refused calls, as a verdict's phrase; NULL when there were none. */
+static const char *refused(void)
+{
+    static char why[400];
+    if (!H.ndenied) return NULL;
+    int n = snprintf(why, sizeof why, "the save made system calls the harness cannot follow: ");
+    for (int i = 0; i < H.ndenied && n < (int)sizeof why; i++)
+        n += snprintf(why + n, sizeof why - (size_t)n, "%s%s", i ? ", " : "", H.denied[i]);
+    if (n < (int)sizeof why)
+        snprintf(why + n, sizeof why - (size_t)n, " (refused with ENOSYS): write the file with open, write, fsync, "
+                 "rename and close, in this process");
+    return why;
+}
+
+/* The run's last line, after a line naming the calls refused (ENOSYS): the
+ * kernel made none of them, so the verdict is about what did happen, and the
+ * integrity part reads the refusals. */
 static int verdict(const char *kind, const char *fmt, ...)
 {
+    if (refused()) printf("save: REFUSED %s\n", refused());
     va_list ap;
     va_start(ap, fmt);
     printf("save: %s ", kind);
@@ -610,12 +843,112 @@ static int verdict(const char *kind, const char *fmt, ...)
     return strcmp(kind, "PASS") == 0 ? 0 : 1;
 }
 
+/* ------------------------------------------------------------ killed at random moments */
+
+static double now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+/* Version 1 at PATH, written by the harness itself: each kill starts from it. */
+static int put_v1(void)
+{
+    int fd = open(H.path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) return -1;
+    size_t done = 0;
+    while (done < v1len) {
+        ssize_t w = write(fd, v1 + done, v1len - done);
+        if (w <= 0) { close(fd); return -1; }
+        done += (size_t)w;
+    }
+    return close(fd);
+}
+
+/* The saver in a child that nothing traces: a save as a real process makes it. */
+static pid_t start(int recover)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) { fprintf(stderr, "save: fork: %s\n", strerror(errno)); exit(2); }
+    if (pid == 0) {
+        if (recover) { saver_recover(H.path); _exit(0); }
+        _exit(saver_save(H.path, v2, v2len) == 0 ? 0 : 1);
+    }
+    return pid;
+}
+
+static const char *how_ended(int st)
+{
+    static char b[80];
+    if (WIFSIGNALED(st)) snprintf(b, sizeof b, "the process ended by signal %d", WTERMSIG(st));
+    else if (WEXITSTATUS(st)) snprintf(b, sizeof b, "my_save returned an error");
+    else snprintf(b, sizeof b, "my_save returned 0");
+    return b;
+}
+
+/* N kills (SIGKILL) at moments drawn uniformly over the measured duration
+ * of a save of version 2 (from the fork of its process to its end). */
+static int kill_random(int n, uint32_t seed)
+{
+    char why[600], left[600];
+    double took[3];
+    for (int i = 0; i < 3; i++) {
+        if (put_v1() != 0) { fprintf(stderr, "save: cannot write %s: %s\n", H.path, strerror(errno)); return 2; }
+        int st;
+        double t0 = now_us();
+        pid_t pid = start(0);
+        waitpid(pid, &st, 0);
+        took[i] = now_us() - t0;
+        if (!WIFEXITED(st) || WEXITSTATUS(st))
+            return verdict("FAIL", "saving version 2 with no kill: %s", how_ended(st));
+        int c = contents(why, sizeof why, 0);
+        if (c != 2) return verdict("FAIL", "after saving version 2 with no kill, %s", c == 1 ? "state.bin still holds version 1" : why);
+        if (litter(left, sizeof left)) return verdict("FAIL", "after saving version 2 with no kill, the directory holds %s", left);
+    }
+    double lo = took[0] < took[1] ? took[0] : took[1], hi = took[0] < took[1] ? took[1] : took[0];
+    double dur = took[2] < lo ? lo : took[2] > hi ? hi : took[2];   /* the median of three */
+    uint32_t x = seed ? seed : 1;
+    int seen[3] = { 0, 0, 0 };
+    for (int i = 0; i < n; i++) {
+        if (put_v1() != 0) { fprintf(stderr, "save: cannot write %s: %s\n", H.path, strerror(errno)); return 2; }
+        x ^= x << 13; x ^= x >> 17; x ^= x << 5;
+        double at = dur * (double)(x >> 8) / (double)(1u << 24);
+        double t0 = now_us();
+        pid_t pid = start(0);
+        double wake = t0 + at;
+        struct timespec ts = { (time_t)(wake / 1e6), (long)((wake - (double)(time_t)(wake / 1e6) * 1e6) * 1e3) };
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {}
+        kill(pid, SIGKILL);
+        int st;
+        waitpid(pid, &st, 0);
+        int c = contents(why, sizeof why, 0);
+        if (c < 0)
+            return verdict("FAIL", "killed %.0f us into a save of version 2 (one takes about %.0f us; kill %d of %d, "
+                           "--seed %u): %s: it must hold version 1 or version 2, whole", at, dur, i + 1, n, seed, why);
+        if (WIFSIGNALED(st)) seen[c]++; else seen[0]++;
+        waitpid(pid = start(1), &st, 0);
+        int now = contents(why, sizeof why, 0);
+        if (now != c)
+            return verdict("FAIL", "killed %.0f us into a save of version 2 (--seed %u), state.bin held version %d; then "
+                           "my_recover changed it: %s", at, seed, c, now < 0 ? why : "it holds the other version now");
+        if (litter(left, sizeof left))
+            return verdict("FAIL", "killed %.0f us into a save of version 2 (--seed %u): after my_recover the directory "
+                           "still holds %s beside state.bin", at, seed, left);
+    }
+    return verdict("PASS", "killed at %d random moments of a save of version 2 (%zu B, about %.0f us; --seed %u): "
+                   "state.bin was version 1 %d times, version 2 %d times, whole (%d saves ended first); my_recover "
+                   "left only state.bin", n, v2len, dur, seed, seen[1], seen[2], seen[0]);
+}
+
 /* Before any injection: my_recover, then version 1 saved and checked. */
 static int prepare(int trace)
 {
     char why[600], left[600];
-    run_recover(trace);
+    if (run_recover(trace) != 0) return verdict("FAIL", "my_recover in an empty directory did not return: %s", ended);
     int e, rc = run_save(H.path, v1, v1len, &e, INJ_NONE, 0, 0, 0, "version 1");
+    if (rc == NO_RETURN) return verdict("FAIL", "saving version 1 (no fault injected): my_save did not return: %s", ended);
     if (rc != 0) return verdict("FAIL", "saving version 1 (no fault injected): my_save returned %d (%s)", rc, errname(e));
     if (contents(why, sizeof why, 0) != 1) return verdict("FAIL", "after saving version 1 (no fault injected), %s", why);
     if (litter(left, sizeof left))
@@ -627,15 +960,22 @@ static int usage(void)
 {
     fprintf(stderr,
             "usage: PROG save --dir DIR [--size BYTES] [--crash-at K | --fail-at K [--errno ENOSPC|EIO]]\n"
-            "                 [--count] [--verify] [--edge] [--trace]\n"
+            "                 [--count] [--verify] [--edge] [--kill-random N [--seed S]] [--trace]\n"
             "  Runs the registered saver (CK_REGISTER_SAVER) on DIR/state.bin, DIR an empty directory:\n"
             "  my_recover, version 1 saved, then version 2 saved under the harness (body BYTES, default 4099).\n"
+            "  Every call runs in a child process traced at the system-call level (ptrace): the calls\n"
+            "  that open, write, truncate, flush, name or close files are numbered, however the save\n"
+            "  makes them; io_uring, AIO, shared file mappings, ioctl on files and new processes or\n"
+            "  threads are refused (ENOSYS) and named on a line of their own (save: REFUSED).\n"
             "  --crash-at K    kill the process before the saver's K-th file-system call\n"
             "  --fail-at K     make that call fail instead (errno ENOSPC, or --errno EIO)\n"
             "  --count         print how many calls one save of version 2 makes (K goes 1..that)\n"
             "  --verify        after a crash: state.bin must be version 1 or 2; then my_recover must\n"
             "                  leave state.bin alone in DIR\n"
             "  --edge          an empty save (0 bytes) and a save into a directory that does not exist\n"
+            "  --kill-random N kill the save of version 2 (SIGKILL, not traced) at N random moments of\n"
+            "                  its measured duration; each time state.bin must be one version, whole,\n"
+            "                  and my_recover must leave it alone in DIR (--seed S: the same moments)\n"
             "  --trace         print every call the saver makes, numbered\n");
     return 2;
 }
@@ -657,6 +997,7 @@ int save_main(int argc, char **argv)
 {
     const char *dir = NULL;
     long size = 4099, at = 0;
+    long kills = 0, seed = -1;
     int mode = INJ_NONE, err = ENOSPC, count = 0, verify = 0, edge = 0, trace = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -675,13 +1016,16 @@ int save_main(int argc, char **argv)
         } else if (!strcmp(a, "--count")) count = 1;
         else if (!strcmp(a, "--verify")) verify = 1;
         else if (!strcmp(a, "--edge")) edge = 1;
+        else if (!strcmp(a, "--kill-random") && has) { if (number(a, argv[++i], 1, 100000, &kills)) return 2; }
+        else if (!strcmp(a, "--seed") && has) { if (number(a, argv[++i], 0, UINT32_MAX, &seed)) return 2; }
         else if (!strcmp(a, "--trace")) trace = 1;
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) return usage();
         else { fprintf(stderr, "save: unknown or incomplete option '%s'\n", a); return usage(); }
     }
     if (!dir || !*dir) { fprintf(stderr, "save: --dir DIR is required\n"); return usage(); }
-    if (count + verify + edge + (mode != INJ_NONE) > 1) {
-        fprintf(stderr, "save: --count, --verify, --edge and an injection (--crash-at, --fail-at) are separate runs\n");
+    if (count + verify + edge + (mode != INJ_NONE) + (kills > 0) > 1) {
+        fprintf(stderr, "save: --count, --verify, --edge, --kill-random and an injection (--crash-at, --fail-at) "
+                        "are separate runs\n");
         return 2;
     }
     if (!saver_save) {
@@ -699,6 +1043,7 @@ int save_main(int argc, char **argv)
     memcpy(dirbuf, dir, dl); dirbuf[dl] = 0;
     snprintf(pathbuf, sizeof pathbuf, "%s/state.bin", dirbuf);
     H.dir = dirbuf; H.path = pathbuf; H.dir_dev = st.st_dev; H.dir_ino = st.st_ino;
+    if (!realpath(dirbuf, H.realdir)) H.realdir[0] = 0;
     setvbuf(stdout, NULL, _IOLBF, 0);
 
     v1 = make_version(1, OLD_BODY, &v1len);
@@ -708,13 +1053,19 @@ int save_main(int argc, char **argv)
     if (verify) {
         int was = contents(why, sizeof why, 0);
         if (was < 0) return verdict("FAIL", "%s: it must hold version 1 or version 2, whole", why);
-        run_recover(trace);
+        if (run_recover(trace) != 0) return verdict("FAIL", "my_recover did not return: %s", ended);
         int now = contents(why, sizeof why, 0);
         if (now != was) return verdict("FAIL", "my_recover changed state.bin: %s", now < 0 ? why : "it holds the other version now");
         if (litter(left, sizeof left))
             return verdict("FAIL", "state.bin holds version %d, but after my_recover the directory still holds %s: "
                            "my_recover must remove the temporary files a killed save left", was, left);
         return verdict("PASS", "state.bin holds version %d, whole; my_recover left only state.bin", was);
+    }
+
+    if (kills) {
+        char left[600];
+        if (litter(left, sizeof left)) { fprintf(stderr, "save: --dir %s holds %s: --kill-random needs an empty directory\n", dir, left); return 2; }
+        return kill_random((int)kills, seed >= 0 ? (uint32_t)seed : (uint32_t)time(NULL) ^ (uint32_t)getpid() << 16);
     }
 
     int rc = prepare(trace && !edge);
@@ -729,10 +1080,12 @@ int save_main(int argc, char **argv)
         struct stat ms;
         char where[PATH_MAX + 16];
         snprintf(where, sizeof where, "%s/%s", H.dir, missing_name);
+        if (mrc == NO_RETURN) return verdict("FAIL", "a save into a directory that does not exist did not return: %s", ended);
         if (mrc == 0) return verdict("FAIL", "a save into a directory that does not exist (%s/state.bin) returned 0", missing_name);
         if (me == 0) return verdict("FAIL", "a save into a directory that does not exist returned %d without setting errno", mrc);
         if (stat(where, &ms) == 0) return verdict("FAIL", "a save into a directory that does not exist created %s", missing_name);
         rc = run_save(H.path, "", 0, &e, INJ_NONE, 0, 0, trace, "0 bytes");
+        if (rc == NO_RETURN) return verdict("FAIL", "saving 0 bytes: my_save did not return: %s", ended);
         if (rc != 0) return verdict("FAIL", "saving 0 bytes returned %d (%s): an empty file is a valid save", rc, errname(e));
         int c = contents(why, sizeof why, 1);
         if (c != 0) return verdict("FAIL", "after saving 0 bytes, %s; expected an empty file",
@@ -744,11 +1097,15 @@ int save_main(int argc, char **argv)
 
     int e;
     rc = run_save(H.path, v2, v2len, &e, mode, (int)at, err, trace, "version 2");
+    if (rc == NO_RETURN)
+        return verdict("FAIL", "saving version 2%s%s: my_save did not return: %s", H.fired ? " after a failure of " : "",
+                       H.fired ? H.fired_desc : "", ended);
     int calls = H.count, c = contents(why, sizeof why, 0), n_left = litter(left, sizeof left);
     const char *broken = rules(H.fired != 0);
 
     if (count) {
         if (rc != 0) return verdict("FAIL", "saving version 2 (no fault injected) returned %d (%s)", rc, errname(e));
+        if (refused()) printf("save: REFUSED %s\n", refused());
         printf("save: COUNT %d (one save of version 2 makes %d file-system calls: --crash-at and --fail-at "
                "take 1..%d)\n", calls, calls, calls);
         return 0;

@@ -75,6 +75,22 @@
  *   broken_ring_status     the ring, right result, then returns -1: a status
  *                          that is no collkit code, named as such, with the
  *                          note that the result itself is right
+ *   broken_ring_mean       the ring, then every element divided by p: an
+ *                          average where a sum was asked
+ *   broken_ring_far        the ring, then two elements written far past the
+ *                          end of recvbuf, beyond its guard: where sendbuf
+ *                          follows recvbuf in memory, into sendbuf's guard
+ *   broken_ring_first      the ring whose first call on a communicator skips
+ *                          one reduction (set-up done too late): every later
+ *                          call is right
+ *   broken_pipe_oneslot    the pipelined ring (chunks of cfg->chunk_bytes)
+ *                          with one receive slot where it needs two: chunk
+ *                          k+1 is received into the slot chunk k is still
+ *                          to be reduced from
+ *   broken_ring_carry      keeps its last result and, when a call's count or
+ *                          op differs from the last call's, returns that
+ *                          result instead of reducing (a cache keyed on too
+ *                          little): state carried from one case to the next
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -257,6 +273,130 @@ static int ring_status_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtyp
 {
     int rc = ring_with_bug(c, s, d, n, dt, op, 0);
     return rc ? rc : -1;   /* BUG */
+}
+
+/* The ring, then the mean: every element divided by p (BUG: sum was asked). */
+static int ring_mean_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{
+    int rc = ring_with_bug(c, s, d, n, dt, op, 0);
+    const int p = ck_comm_size(c);
+    for (size_t i = 0; i < n && !rc; i++) {
+        switch (dt) {
+        case CK_F32: ((float *)d)[i] /= (float)p; break;
+        case CK_F64: ((double *)d)[i] /= p; break;
+        case CK_I32: ((int32_t *)d)[i] /= p; break;
+        case CK_I64: ((int64_t *)d)[i] /= p; break;
+        default: break;
+        }
+    }
+    return rc;
+}
+
+/* The ring, then a stray write far past the end of recvbuf: two elements
+ * just before sendbuf where sendbuf lies after recvbuf (out of place, in
+ * memory: its guard is what the bytes hit), else right after recvbuf. */
+static int ring_far_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{
+    int rc = ring_with_bug(c, s, d, n, dt, op, 0);
+    const size_t es = ck_dtype_size(dt);
+    char *end = (char *)d + n * es, *at = end;
+    if (s != CK_IN_PLACE && (const char *)s > end + 64 && (const char *)s - end < (1 << 20)) at = (char *)s - 2 * es;
+    memset(at, 0x5A, 2 * es);   /* BUG */
+    return rc;
+}
+
+/* The ring whose first call on a communicator forgets a reduction: its
+ * set-up (here only a marker kept with the communicator) comes too late. */
+static const ck_algo first_key = {.name = "broken_ring_first's marker"};
+static int ring_first_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{
+    int first = ck_algo_state(c, &first_key) == NULL, rc;
+    if (first && (rc = ck_algo_state_set(c, &first_key, calloc(1, 1), free))) return rc;
+    return ring_with_bug(c, s, d, n, dt, op, first ? BUG_SKIP_REDUCE : 0);   /* BUG: the first call */
+}
+
+/* The ring behind a result cache keyed on (count, op) changes only: a call
+ * whose count or op differs from the last one's gets the last result back
+ * (BUG), as many elements as both have; the rest is reduced. A static cache:
+ * it outlives the communicator, so it carries one case's result into the
+ * next case's first call. */
+static struct { size_t count; ck_op op; ck_dtype dt; unsigned char *last; } carry;
+static int ring_carry_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{
+    int rc = ring_with_bug(c, s, d, n, dt, op, 0);
+    const size_t es = ck_dtype_size(dt);
+    if (rc) return rc;
+    if (carry.last && carry.dt == dt && (carry.count != n || carry.op != op))
+        memcpy(d, carry.last, (n < carry.count ? n : carry.count) * es);   /* BUG */
+    unsigned char *keep = realloc(carry.last, n * es + 1);
+    if (!keep) return CK_ERR_NOMEM;
+    memcpy(keep, d, n * es);
+    carry.last = keep; carry.count = n; carry.op = op; carry.dt = dt;
+    return CK_SUCCESS;
+}
+
+/* ------------------------------------------------------------ pipelined ring
+ * Each reduce-scatter step sends its block in nc chunks and receives the
+ * incoming block's chunks, the receive of chunk k+1 posted before chunk k is
+ * reduced — into the same single slot (BUG: two are needed). */
+static size_t pipe_chunks(int p, size_t count, size_t es, const ck_config *cfg)
+{
+    size_t chunk = cfg->chunk_bytes / es, off0, largest;
+    ck_block(count, p, 0, &off0, &largest);
+    return ck_num_chunks(largest, chunk ? chunk : 1);
+}
+
+static int pipe_oneslot_run(ck_comm *comm, const void *sendbuf, void *recvbuf, size_t count, ck_dtype dt, ck_op op)
+{
+    const int p = ck_comm_size(comm), r = ck_comm_rank(comm), right = (r + 1) % p, left = (r - 1 + p) % p;
+    const size_t es = ck_dtype_size(dt);
+    const char *in = sendbuf;
+    char *out = recvbuf;
+    int rc;
+    if (p == 1) return ck_copy(comm, out, in, count * es);
+    const size_t nc = pipe_chunks(p, count, es, ck_comm_config(comm));
+    size_t off0, largest;
+    ck_block(count, p, 0, &off0, &largest);
+    char *slot = ck_scratch(comm, ((largest + nc - 1) / nc) * es + 1);
+    if (!slot) return CK_ERR_NOMEM;
+    for (int s = 0; s < p - 1; s++) {
+        ck_step(comm, s, "reduce-scatter");
+        const int sb = ((r - s) % p + p) % p, rb = ((r - s - 1) % p + p) % p;
+        size_t soff, slen, roff, rlen, co, cl;
+        ck_block(count, p, sb, &soff, &slen);
+        ck_block(count, p, rb, &roff, &rlen);
+        const char *src = (s == 0 ? in : out) + soff * es;
+        /* Two chunks at a time: both received into the one slot, both sent,
+         * then reduced — the first from a slot the second has overwritten. */
+        for (size_t k = 0; k < nc; k += 2) {
+            const size_t m = k + 1 < nc ? 2 : 1;
+            ck_req rq[4] = {{0}};
+            for (size_t j = 0; j < m; j++) {
+                ck_block(rlen, nc, k + j, &co, &cl);
+                if ((rc = ck_irecv(comm, slot, cl * es, left, s, &rq[j]))) return rc;   /* BUG: one slot */
+            }
+            for (size_t j = 0; j < m; j++) {
+                ck_block(slen, nc, k + j, &co, &cl);
+                if ((rc = ck_isend(comm, src + co * es, cl * es, right, s, &rq[2 + j]))) return rc;
+            }
+            if ((rc = ck_waitall(comm, rq, 4))) return rc;
+            for (size_t j = 0; j < m; j++) {
+                ck_block(rlen, nc, k + j, &co, &cl);
+                if ((rc = ck_reduce_local(comm, out + (roff + co) * es, in + (roff + co) * es, slot, cl, dt, op)))
+                    return rc;
+            }
+        }
+    }
+    for (int s = 0; s < p - 1; s++) {
+        ck_step(comm, p - 1 + s, "all-gather");
+        const int sb = ((r + 1 - s) % p + p) % p, rb = ((r - s) % p + p) % p;
+        size_t soff, slen, roff, rlen;
+        ck_block(count, p, sb, &soff, &slen);
+        ck_block(count, p, rb, &roff, &rlen);
+        if ((rc = ck_sendrecv(comm, out + soff * es, slen * es, right, out + roff * es, rlen * es, left, p - 1 + s)))
+            return rc;
+    }
+    return CK_SUCCESS;
 }
 
 /* ------------------------------------------------------------ stale state
@@ -571,5 +711,15 @@ const ck_algo broken_algos[] = {
      .run = ring_scratch_end_run},
     {.name = "broken_ring_status", .summary = "ring that returns -1 after a right result", .mem = CK_MEM_HOST,
      .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_status_run},
+    {.name = "broken_ring_mean", .summary = "ring that divides its result by p", .mem = CK_MEM_HOST,
+     .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .run = ring_mean_run},
+    {.name = "broken_ring_first", .summary = "ring whose first call on a communicator skips a reduction",
+     .mem = CK_MEM_HOST, .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .run = ring_first_run},
+    {.name = "broken_pipe_oneslot", .summary = "pipelined ring with one receive slot where it needs two",
+     .mem = CK_MEM_HOST, .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .run = pipe_oneslot_run},
+    {.name = "broken_ring_carry", .summary = "ring behind a result cache keyed on count and op only",
+     .mem = CK_MEM_HOST, .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .run = ring_carry_run},
+    {.name = "broken_ring_far", .summary = "ring that writes two elements far past the end of recvbuf",
+     .mem = CK_MEM_HOST, .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .run = ring_far_run},
 };
 const int broken_algos_count = (int)(sizeof broken_algos / sizeof broken_algos[0]);

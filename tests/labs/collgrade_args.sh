@@ -54,7 +54,7 @@ bad_conf full    "3: part a: full=0.3 must be above zero=0.4"                "$h
 bad_conf algo    "3: part a: algo=my_rign is not one of the lab's algorithms" "$head" "part a 10 check algo=my_rign np=2"
 bad_conf noparts " no 'part' lines"                                           "$head"
 bad_conf noalgo  " no 'algo =' line"                                          "file = my_ring.c" "part a 10 check np=2"
-bad_conf mode    "3: part a: mode=crsh: expected crash, fail, durable or integrity"  "file = my_save.c" "" "part a 10 save mode=crsh"
+bad_conf mode    "3: part a: mode=crsh: expected crash, fail, durable, kill or integrity"  "file = my_save.c" "" "part a 10 save mode=crsh"
 bad_conf nomode  "2: part a: a save part needs mode="                        "file = my_save.c" "part a 10 save sizes=1"
 bad_conf sizes   "2: part a: sizes=1,x: expected sizes in bytes"             "file = my_save.c" "part a 10 save mode=crash sizes=1,x"
 bad_conf saveopt "2: part a: unknown option 'np' for a save part"            "file = my_save.c" "part a 10 save mode=crash np=2"

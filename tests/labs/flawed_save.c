@@ -7,6 +7,9 @@
  *   ignore_write takes a failed write for the end of the data     (faults)
  *   leave_temp   returns -1 on a failure but keeps its temp file  (faults)
  *   no_recover   my_recover does nothing                          (crash)
+ *   uring        first tries io_uring_setup (an inline-asm system
+ *                call: no symbol), then saves as it should   (integrity:
+ *                the harness refuses the call and names it)
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -45,8 +48,21 @@ static void dir_of(const char *path, char *dir, size_t len)
     else snprintf(dir, len, "%.*s", (int)(slash - path), path);
 }
 
+/* io_uring_setup(8, params) as a bare system call; its result is not used:
+ * the save goes on either way, as one that falls back from io_uring would. */
+static void try_uring(void)
+{
+#if defined(__x86_64__)
+    unsigned char params[120] = {0};
+    long r;
+    __asm__ volatile("syscall" : "=a"(r) : "a"(425L), "D"(8L), "S"(params) : "rcx", "r11", "memory");
+    (void)r;
+#endif
+}
+
 int my_save(const char *path, const void *data, size_t n)
 {
+    if (flaw("uring")) try_uring();
     char tmp[PATH_MAX], dir[PATH_MAX];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644), e;

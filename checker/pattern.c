@@ -1,0 +1,166 @@
+/*
+ * pattern.c — what the failed cases of one algorithm have in common, in one
+ * line at the end of the run: a run of a broken algorithm prints tens or
+ * hundreds of case lines, and the pattern among them ("fails only in place",
+ * "only for i64", "only when p does not divide the count") is often the
+ * quickest way to the bug.
+ *
+ * A dimension of the matrix (in place, type, op, p dividing the count, the
+ * count below p, alignment, input kind) is named when the failed cases take
+ * only some of the values the run covered in it: every case outside them
+ * passed. What the same call did when repeated with the same inputs
+ * (collcheck.c's probe) says whether the failure is deterministic, happens
+ * only on a communicator's first call, or changes between identical repeats
+ * (nondeterministic: a race). Last, the explanation the diagnoses give most
+ * often, counted over the cases that are not tiny (0 < count <= p): at a count of
+ * 1 or 2 a wrong value matches a coincidence ("equals the prod") as easily
+ * as the real explanation, and the first failure is often such a case.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "check_cli.h"
+#include "collkit_util.h"
+
+/* One dimension: its value for a case, and the phrase for a set of values. */
+typedef struct {
+    int (*value)(const cc_case *c, int p);   /* 0 .. 31 */
+    void (*say)(ck_sbuf *b, unsigned values);
+    int min_p;                               /* meaningful from this p on */
+} dimension;
+
+static int v_inplace(const cc_case *c, int p) { (void)p; return c->inplace; }
+static int v_dtype(const cc_case *c, int p) { (void)p; return (int)c->dt; }
+static int v_op(const cc_case *c, int p) { (void)p; return (int)c->op; }
+static int v_divides(const cc_case *c, int p) { return c->count % (size_t)p == 0; }
+static int v_small(const cc_case *c, int p) { return c->count < (size_t)p; }
+static int v_misaligned(const cc_case *c, int p) { (void)p; return c->misaligned; }
+static int v_random(const cc_case *c, int p) { (void)p; return c->random; }
+
+static int only(unsigned values) { return __builtin_ctz(values); }   /* the one value of a one-value set */
+
+static void s_inplace(ck_sbuf *b, unsigned v) { ck_sbuf_add(b, only(v) ? "fails only in place" : "fails only out of place"); }
+static void s_divides(ck_sbuf *b, unsigned v)
+{
+    ck_sbuf_add(b, only(v) ? "only when p divides the count" : "only when p does not divide the count");
+}
+static void s_small(ck_sbuf *b, unsigned v)
+{
+    ck_sbuf_add(b, only(v) ? "only when the count is smaller than p (some blocks are empty)" : "only when the count is at least p");
+}
+static void s_misaligned(ck_sbuf *b, unsigned v) { ck_sbuf_add(b, only(v) ? "only misaligned" : "only aligned"); }
+static void s_random(ck_sbuf *b, unsigned v)
+{
+    ck_sbuf_add(b, only(v) ? "only with random float inputs" : "only with exact (integer-valued) inputs");
+}
+static void s_dtype(ck_sbuf *b, unsigned v)
+{
+    ck_sbuf_add(b, "only for");
+    for (int k = 0, n = 0; k < 32; k++)
+        if (v >> k & 1u) ck_sbuf_add(b, "%s %s", n++ ? "," : "", ck_dtype_name((ck_dtype)k));
+}
+static void s_op(ck_sbuf *b, unsigned v)
+{
+    ck_sbuf_add(b, "only for");
+    for (int k = 0, n = 0; k < 32; k++)
+        if (v >> k & 1u) ck_sbuf_add(b, "%s %s", n++ ? "," : "", ck_op_name((ck_op)k));
+}
+
+static const dimension dims[] = {
+    {v_inplace, s_inplace, 1}, {v_dtype, s_dtype, 1}, {v_op, s_op, 1}, {v_divides, s_divides, 2},
+    {v_small, s_small, 2}, {v_misaligned, s_misaligned, 1}, {v_random, s_random, 1},
+};
+
+static int tiny(const cc_outcome *o, int p) { return o->cs.count > 0 && o->cs.count <= (size_t)p; }
+
+/* Does the claim say the state of another call (or case) is in the result? */
+static int about_state(const char *claim) { return strstr(claim, "previous") != NULL; }
+
+int cc_pattern(char *out, size_t cap, const cc_outcome *o, int n, int p)
+{
+    ck_sbuf b;
+    ck_sbuf_init(&b, out, cap);
+    int nfail = 0;
+    for (int k = 0; k < n; k++) nfail += o[k].failed;
+    if (!nfail) return 0;
+    int said = 0;
+    for (size_t d = 0; d < sizeof dims / sizeof dims[0] && nfail >= 2; d++) {   /* one failure is "only" anything */
+        if (p < dims[d].min_p) continue;
+        unsigned all = 0, bad = 0;
+        for (int k = 0; k < n; k++) {
+            unsigned bitv = 1u << (dims[d].value(&o[k].cs, p) & 31);
+            all |= bitv;
+            if (o[k].failed) bad |= bitv;
+        }
+        if (bad == all) continue;   /* the failures span every value run: no pattern here */
+        /* ... among the cases like the failed ones in every other dimension
+         * (i64 has no avg: "only for i64" must not bring "not for avg"). */
+        unsigned like = 0;
+        for (int k = 0; k < n; k++) {
+            int comparable = 1;
+            for (size_t e = 0; e < sizeof dims / sizeof dims[0] && comparable; e++) {
+                if (e == d || p < dims[e].min_p) continue;
+                unsigned failing = 0;
+                for (int j = 0; j < n; j++)
+                    if (o[j].failed) failing |= 1u << (dims[e].value(&o[j].cs, p) & 31);
+                comparable = (failing >> (dims[e].value(&o[k].cs, p) & 31)) & 1u;
+            }
+            if (comparable) like |= 1u << (dims[d].value(&o[k].cs, p) & 31);
+        }
+        if ((like & ~bad) == 0) continue;
+        if (said++) ck_sbuf_add(&b, "; ");
+        dims[d].say(&b, bad);
+    }
+    /* The probes: the same call again, three times, with the same inputs. */
+    int probed = 0, same = 0, differs = 0, first_only = 0, state = 0, claims_state = 0;
+    for (int k = 0; k < n; k++) {
+        if (!o[k].failed) continue;
+        claims_state += about_state(o[k].claim);
+        switch (o[k].probe) {
+        case CC_PROBE_SAME: probed++; same++; break;
+        case CC_PROBE_DIFFERS: probed++; differs++; break;
+        case CC_PROBE_FIRST_ONLY: probed++; first_only++; break;
+        case CC_PROBE_STATE: probed++; state++; break;
+        default: break;
+        }
+    }
+    if (differs && !claims_state) {
+        if (said++) ck_sbuf_add(&b, "; ");
+        ck_sbuf_add(&b, "results differ between repeats of the same case with the same inputs (%d of %d cases "
+                        "repeated): nondeterministic, a race (a buffer reused or read before its message arrived, "
+                        "a missing wait?)", differs, probed);
+    } else if (probed && first_only == probed) {
+        if (said++) ck_sbuf_add(&b, "; ");
+        ck_sbuf_add(&b, "only on the first call of a case: the same call repeated with the same inputs passes "
+                        "(something set up, or memory first used, on the first call?)");
+    } else if (probed && state + claims_state > 0 && 2 * (state + claims_state) >= probed) {
+        if (said++) ck_sbuf_add(&b, "; ");
+        ck_sbuf_add(&b, "state kept between calls or carried between cases: results hold an earlier call's result, "
+                        "and the same call repeated with the same inputs gives another");
+    }
+    /* The explanation most failed cases share, tiny ones aside. */
+    int best = -1, best_n = 0, counted = 0;
+    for (int pass = 0; pass < 2 && best < 0; pass++) {   /* pass 1: tiny cases too, when only they failed */
+        counted = 0;
+        for (int k = 0; k < n; k++) {
+            if (!o[k].failed || !o[k].claim[0] || (pass == 0 && tiny(&o[k], p))) continue;
+            counted++;
+            int same_claim = 0;
+            for (int j = 0; j < n; j++)
+                same_claim += o[j].failed && (pass || !tiny(&o[j], p)) && !strcmp(o[j].claim, o[k].claim);
+            if (same_claim > best_n) { best_n = same_claim; best = k; }
+        }
+    }
+    if (best >= 0 && best_n >= 2 && 2 * best_n > counted) {
+        if (said++) ck_sbuf_add(&b, "; ");
+        ck_sbuf_add(&b, "%s (%d of %d failed cases%s)", o[best].claim, best_n, counted,
+                    counted < nfail ? " with more elements than ranks" : "");
+        for (int k = 0; k < n; k++)
+            if (o[k].failed) {
+                if (tiny(&o[k], p) && o[k].claim[0] && strcmp(o[k].claim, o[best].claim))
+                    ck_sbuf_add(&b, "; the first failure (n=%zu) reads \"%s\": a coincidence at so few elements",
+                                o[k].cs.count, o[k].claim);
+                break;
+            }
+    }
+    return said;
+}

@@ -54,6 +54,7 @@ static void span_text(const cd_model *m, long elem, long n, char *out, size_t ca
 {
     if (elem < 0) { snprintf(out, cap, "?"); return; }
     if (n == 0) { snprintf(out, cap, "nothing"); return; }
+    if (elem == 0 && (size_t)n == m->count) { snprintf(out, cap, "all"); return; }
     int b0 = -1, b1 = -1;
     for (int b = 0; b < m->p; b++) {
         size_t off, len;
@@ -167,11 +168,12 @@ void cd_write_svg(const cd_model *m, int k, FILE *f)
     const int H = gridB + 56 + (nnotes + (more > 0)) * 18 + 10;
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
                "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n", W < 420 ? 420 : W, H, W < 420 ? 420 : W, H);
-    fprintf(f, "<defs><pattern id=\"hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
+    /* ids carry the frame number: the page inlines every frame, and a hidden frame's defs cannot be used */
+    fprintf(f, "<defs><pattern id=\"hatch%d\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
                "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#ffffff\" fill-opacity=\"0.55\"/>"
                "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"" WRONG "\" stroke-width=\"3\"/></pattern>"
-               "<marker id=\"head\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" "
-               "orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#333\"/></marker></defs>\n");
+               "<marker id=\"head%d\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" "
+               "orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#333\"/></marker></defs>\n", k, k);
     fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n");
     /* title */
     char b[64];
@@ -216,7 +218,7 @@ void cd_write_svg(const cd_model *m, int k, FILE *f)
                         (c->mask >> q & 1u) && !c->garbled ? cq : EMPTY);
             }
             if (c->wrong)
-                fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"url(#hatch)\"/>", x, y, cw, CELLH);
+                fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"url(#hatch%d)\"/>", x, y, cw, CELLH, k);
             fprintf(f, "<rect%s x=\"%d.5\" y=\"%d.5\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"%s\" stroke-width=\"%d\"/>\n",
                     c->first ? " class=\"went-wrong\"" : "", x, y, cw - 1, CELLH - 1, c->first ? WRONG : "#666", c->first ? 3 : 1);
         }
@@ -235,7 +237,7 @@ void cd_write_svg(const cd_model *m, int k, FILE *f)
         /* a cubic from (x0, ys) to (x0, yd) with both control points at xc peaks at x0 + 3/4 (xc - x0) */
         const int xc = x0 + (xa - x0) * 4 / 3;
         fprintf(f, "<path d=\"M%d,%d C%d,%d %d,%d %d,%d\" fill=\"none\" stroke=\"#333\" stroke-width=\"1.6\" "
-                   "marker-end=\"url(#head)\"/>\n", x0, ys, xc, ys, xc, yd, x0 + 2, yd);
+                   "marker-end=\"url(#head%d)\"/>\n", x0, ys, xc, ys, xc, yd, x0 + 2, yd, k);
         char span[64], by[32];
         span_text(m, g->elem, g->nelem, span, sizeof span);
         bytes_text(g->bytes, by, sizeof by);
@@ -252,8 +254,8 @@ void cd_write_svg(const cd_model *m, int k, FILE *f)
     fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"#333\">A cell is one element; stripe r is rank r's "
                "contribution. Dashed: the elements a rank sends in this step.</text>\n", y);
     y += 20;
-    fprintf(f, "<rect x=\"12\" y=\"%d\" width=\"14\" height=\"14\" fill=\"url(#hatch)\" stroke=\"" WRONG "\" stroke-width=\"2\"/>"
-               "<text x=\"32\" y=\"%d\" font-size=\"12\" fill=\"#333\">wrong (thick outline: went wrong in this step)</text>\n", y - 11, y);
+    fprintf(f, "<rect x=\"12\" y=\"%d\" width=\"14\" height=\"14\" fill=\"url(#hatch%d)\" stroke=\"" WRONG "\" stroke-width=\"2\"/>"
+               "<text x=\"32\" y=\"%d\" font-size=\"12\" fill=\"#333\">wrong (thick outline: went wrong in this step)</text>\n", y - 11, k, y);
     for (int j = 0; j < nnotes; j++) {
         y += 18;
         fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"" WRONG "\">", y);

@@ -8,8 +8,9 @@ set -eu
 B=$(cd "${1:?usage: slides.sh BUILD_DIR [OUT_DIR]}" && pwd)
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${2:-$B/slides}
-pkgs="pandoc texlive-latex-recommended texlive-fonts-recommended texlive-pictures lmodern poppler-utils gnuplot-nox"
+pkgs="pandoc texlive-latex-recommended texlive-fonts-recommended texlive-pictures lmodern poppler-utils gnuplot-nox librsvg2-bin"
 have() { command -v pandoc >/dev/null && command -v pdflatex >/dev/null && command -v gnuplot >/dev/null &&
+         command -v rsvg-convert >/dev/null &&
          kpsewhich beamer.cls >/dev/null 2>&1 && kpsewhich pgfmath.sty >/dev/null 2>&1; }
 if ! have; then
   if [ "$(id -u)" -eq 0 ] && [ "${SLIDES_NO_INSTALL:-0}" != 1 ]; then
@@ -21,7 +22,7 @@ if ! have; then
     exit 1
   fi
 fi
-[ -x "$B/bin/collbench" ] || { echo "slides: $B/bin/collbench not built (make)" >&2; exit 1; }
+for t in collbench colldraw ckrun; do [ -x "$B/bin/$t" ] || { echo "slides: $B/bin/$t not built (make)" >&2; exit 1; }; done
 mkdir -p "$OUT/fig"
 # Figures: the α-β-γ model of the built-in algorithms at the slides' parameters.
 "$B/bin/collbench" --extrapolate --model "$SRC/slides/params.txt" --algo naive,ring,rd,rabenseifner,tree,tree2 \
@@ -29,6 +30,15 @@ mkdir -p "$OUT/fig"
 pngterm=png; gnuplot -e 'set terminal pngcairo' > /dev/null 2>&1 && pngterm=pngcairo
 (cd "$SRC" && gnuplot -e "dir='$OUT/fig'; fmt='png'; pngterm='$pngterm'; algos='naive ring rd rabenseifner tree tree2'" \
     plots/extrapolation.gp)
+# Pictures of the algorithms, drawn from the running code by colldraw (a slide
+# names the command), as PDF for the decks: fig/NAME/frame-NN.pdf.
+draw() {
+  local name=$1; shift
+  "$B/bin/colldraw" --out "$OUT/fig/$name" "$@" > "$OUT/fig/$name.txt" 2>&1 || { cat "$OUT/fig/$name.txt" >&2; exit 1; }
+  for svg in "$OUT/fig/$name"/frame-*.svg; do rsvg-convert -f pdf -o "${svg%.svg}.pdf" "$svg"; done
+}
+draw ring4 --algo ring --np 4 --count 8
+draw rd6 --algo rd --np 6 --count 6
 status=0
 # Each deck: pandoc writes the LaTeX, pdflatex
 # typesets it twice; NAME.pandoc.log keeps pandoc's warnings, NAME.latex.log its overfull boxes and missing files

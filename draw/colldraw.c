@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "collcheck.h"
 #include "collkit_algo.h"
@@ -109,7 +110,8 @@ static void on_message(void *ctx, int kind, const void *buf, size_t bytes, int p
 /* ------------------------------------------------------------ options */
 
 typedef struct opts {
-    const char *algo, *out, *transport;
+    const char *algo, *out, *transport, *gantt;
+    int         call;      /* --gantt: which call of the trace */
     int         np;        /* 0: the job's size */
     long long   count;     /* -1: 2p */
     int         inplace;
@@ -121,6 +123,7 @@ static int usage(FILE *f, const char *prog)
     fprintf(f,
             "usage: %s --algo NAME [--np P] [--count N] [--inplace 0|1] [--out DIR]\n"
             "          [--transport mpi|shm] [--timeout SEC]\n"
+            "       %s --gantt TRACE.json [--call K] [--out DIR]\n"
             "Run one all-reduce of NAME (any registered algorithm: %s --algo list) with every\n"
             "step recorded, and draw it: per step each rank's buffer as a row of blocks coloured\n"
             "by whose contributions they hold, and the step's messages as arrows labelled with\n"
@@ -136,10 +139,13 @@ static int usage(FILE *f, const char *prog)
             "                  frames.txt (the frames as text)\n"
             "  --transport T   mpi (default) or shm (default for algorithms that need it)\n"
             "  --timeout SEC   the hang watchdog (default 30)\n"
+            "  --gantt TRACE   no run: draw call K (default 0) of a collbench trace\n"
+            "                  (collbench --trace TRACE) as a Gantt timeline, DIR/gantt.svg\n"
+            "                  (default folder colldraw-gantt): one row per rank and lane\n"
             "PNG or PDF: rsvg-convert -f png -o frame.png frame-03.svg (Debian: librsvg2-bin).\n"
             "Exit status: 0 drawn and right, 1 drawn and wrong (or the algorithm failed),\n"
             "2 bad arguments or output that cannot be written.\n",
-            prog, prog, CD_MAX_RANKS, CD_MAX_COUNT);
+            prog, prog, prog, CD_MAX_RANKS, CD_MAX_COUNT);
     return f == stdout ? 0 : 2;
 }
 
@@ -163,6 +169,11 @@ static int parse(int argc, char **argv, opts *o, int print)
         double d;
 #define BAD(...) do { if (print) { fprintf(stderr, "%s: ", argv[0]); fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } return 2; } while (0)
         if (!strcmp(a, "--algo")) o->algo = v;
+        else if (!strcmp(a, "--gantt")) { if (!*v) BAD("--gantt needs a trace file"); o->gantt = v; }
+        else if (!strcmp(a, "--call")) {
+            if (ck_parse_int(v, 0, 1 << 30, &n, err, sizeof err)) BAD("--call '%s': %s", v, err);
+            o->call = (int)n;
+        }
         else if (!strcmp(a, "--out")) { if (!*v) BAD("--out needs a folder"); o->out = v; }
         else if (!strcmp(a, "--transport")) {
             if (strcmp(v, "mpi") && strcmp(v, "shm")) BAD("bad --transport '%s' (want mpi or shm)", v);
@@ -181,6 +192,10 @@ static int parse(int argc, char **argv, opts *o, int print)
             o->timeout = d;
         } else BAD("unknown option '%s' (see --help)", a);
 #undef BAD
+    }
+    if (o->gantt) {
+        if (o->algo && print) fprintf(stderr, "%s: --gantt draws a trace; --algo is for a run (give one of them)\n", argv[0]);
+        return o->algo ? 2 : -1;
     }
     if (!o->algo) {
         if (print) fprintf(stderr, "%s: --algo NAME is needed (%s --algo list shows the registry)\n", argv[0], argv[0]);
@@ -272,7 +287,7 @@ typedef struct gathered {
 /* The first snapshot of rank r taken after step s was done: the state step s left. */
 static const int64_t *after(const gathered *g, size_t count, int s)
 {
-    for (int k = 0; k < g->nsnaps; k++)
+    for (int k = 0; k < g->nsnaps && s != CD_NO_STEP; k++)
         if (g->snaps[k].step > s) return g->data + (size_t)k * count;
     return g->data + (size_t)(g->nsnaps - 1) * count;
 }
@@ -304,6 +319,8 @@ static int build_model(cd_model *m, gathered *g)
     for (int k = 0; k < nsteps; k++)
         if (u == 0 || steps[u - 1] != steps[k]) steps[u++] = steps[k];
     nsteps = u;
+    /* an algorithm that names no step (or p = 1) still gets its result drawn */
+    if (nsteps == 0) steps[nsteps++] = CD_NO_STEP;
 
     m->nframes = nsteps + 1;
     m->frames = calloc((size_t)m->nframes, sizeof *m->frames);
@@ -416,6 +433,21 @@ int colldraw_main(int argc, char **argv, const char *tool)
     opts o;
     int rc = parse(argc, argv, &o, ck_is_print_rank());
     if (rc >= 0) return rc;
+    if (o.gantt) {
+        char dir[1024], svg[1100], err[1300];
+        snprintf(dir, sizeof dir, "%s", o.out ? o.out : "colldraw-gantt");
+        snprintf(svg, sizeof svg, "%s/gantt.svg", dir);
+        if (mkdir(dir, 0777) && errno != EEXIST) {
+            fprintf(stderr, "%s: cannot create %s: %s\n", argv[0], dir, strerror(errno));
+            return 2;
+        }
+        if (cd_gantt(o.gantt, o.call, svg, err, sizeof err)) {
+            fprintf(stderr, "%s: %s\n", argv[0], err);
+            return 2;
+        }
+        printf("colldraw: call %d of %s drawn in %s\n", o.call, o.gantt, svg);
+        return 0;
+    }
     if (o.np > 1 && ck_launcher_rank() < 0) return relaunch(argc, argv, tool, o.np);
 
     int was_init;

@@ -35,8 +35,10 @@ typedef struct cd_msg {
     long   elem, nelem;     /* the elements it carries (of the drawn buffer), elem -1 when unknown */
 } cd_msg;
 
+#define CD_NO_STEP (-2)     /* the result of a call that named no step */
+
 typedef struct cd_frame {
-    int      step;          /* the algorithm's ck_step; -1 for the input frame */
+    int      step;          /* the algorithm's ck_step; -1 for the input frame, CD_NO_STEP */
     char     phase[64];     /* "reduce-scatter", "input", "result" ... */
     cd_cell *cells;         /* p * count, rank-major */
     cd_msg  *msgs;
@@ -63,6 +65,10 @@ int  cd_write_all(const cd_model *m, const char *dir, char *err, size_t errlen);
 void cd_write_text(const cd_model *m, FILE *f);
 /* One frame as a standalone SVG document. */
 void cd_write_svg(const cd_model *m, int k, FILE *f);
+
+/* A Gantt timeline of call `call` of a collbench Chrome trace, as SVG.
+ * Returns 0, or -1 with the reason in err. */
+int  cd_gantt(const char *trace, int call, const char *out_svg, char *err, size_t errlen);
 
 /* The whole command line; `tool` is the word a multi-tool program was called
  * with ("draw"), NULL for the colldraw binary (used when it relaunches itself

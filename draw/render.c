@@ -182,7 +182,8 @@ void cd_write_svg(const cd_model *m, int k, FILE *f)
     esc(f, m->algo);
     fprintf(f, ", p = %d, %zu elements (%s)%s</text>\n", p, m->count, b, m->inplace ? "" : ", out of place");
     fprintf(f, "<text x=\"12\" y=\"44\" font-size=\"14\">");
-    if (F->step < 0) fprintf(f, "input: every rank holds its own contribution%s", m->inplace ? "" : " (the result buffer starts empty)");
+    if (F->step == -1) fprintf(f, "input: every rank holds its own contribution%s", m->inplace ? "" : " (the result buffer starts empty)");
+    else if (F->step == CD_NO_STEP) fprintf(f, "the result (the algorithm named no steps)");
     else {
         fprintf(f, "after step %d (", F->step);
         esc(f, F->phase[0] ? F->phase : "unnamed");
@@ -311,7 +312,8 @@ static void write_html(const cd_model *m, FILE *f, char *const *svgs)
     for (int k = 0; k < m->nframes; k++) {
         const cd_frame *F = &m->frames[k];
         fprintf(f, "<div class=\"frame\" id=\"frame-%d\" data-caption=\"", k);
-        if (F->step < 0) fprintf(f, "input");
+        if (F->step == -1) fprintf(f, "input");
+        else if (F->step == CD_NO_STEP) fprintf(f, "result");
         else { fprintf(f, "step %d, ", F->step); esc(f, F->phase); }
         fprintf(f, "\"%s>\n%s</div>\n", k ? " hidden" : "", svgs[k]);
     }

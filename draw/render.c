@@ -167,7 +167,7 @@ void cd_write_svg(const cd_model *m, int k, FILE *f)
     const int gridB = row_y(p) - ROWGAP;
     const int H = gridB + 56 + (nnotes + (more > 0)) * 18 + 10;
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-               "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n", W < 420 ? 420 : W, H, W < 420 ? 420 : W, H);
+               "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n", W < 660 ? 660 : W, H, W < 660 ? 660 : W, H);
     /* ids carry the frame number: the page inlines every frame, and a hidden frame's defs cannot be used */
     fprintf(f, "<defs><pattern id=\"hatch%d\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
                "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#ffffff\" fill-opacity=\"0.55\"/>"

@@ -39,6 +39,13 @@ draw() {
 }
 draw ring4 --algo ring --np 4 --count 8
 draw rd6 --algo rd --np 6 --count 6
+draw rab4 --algo rabenseifner --np 4 --count 8
+draw tree2p4 --algo tree2 --np 4 --count 8
+# The pipelined ring's chunks in flight, measured now, as a Gantt timeline.
+COLLKIT_CHUNK=8K "$B/bin/ckrun" -np 3 "$B/bin/collbench" --algo ring_pipelined -b 48K -e 48K -n 1 -w 0 -c 0 \
+    --model none --trace "$OUT/fig/pipe.json" > "$OUT/fig/pipe.txt" 2>&1 || { cat "$OUT/fig/pipe.txt" >&2; exit 1; }
+"$B/bin/colldraw" --gantt "$OUT/fig/pipe.json" --out "$OUT/fig/pipe" > /dev/null
+rsvg-convert -f pdf -o "$OUT/fig/pipe/gantt.pdf" "$OUT/fig/pipe/gantt.svg"
 status=0
 # Each deck: pandoc writes the LaTeX, pdflatex
 # typesets it twice; NAME.pandoc.log keeps pandoc's warnings, NAME.latex.log its overfull boxes and missing files

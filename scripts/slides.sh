@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # slides.sh BUILD_DIR [OUT_DIR] — `make slides`: one PDF deck per lab from the
 # Markdown in slides/ (pandoc + beamer), with the model figures regenerated
-# from slides/params.txt by this build's collbench and plots/*.gp, so every
+# from slides/params.txt by this build's collbench and slides/model.gp, so every
 # number on a slide comes from a command named on it. Installs the Debian
 # packages it needs when run as root; otherwise prints the exact command.
 set -eu
@@ -24,12 +24,10 @@ if ! have; then
 fi
 for t in collbench colldraw ckrun; do [ -x "$B/bin/$t" ] || { echo "slides: $B/bin/$t not built (make)" >&2; exit 1; }; done
 mkdir -p "$OUT/fig"
-# Figures: the α-β-γ model of the built-in algorithms at the slides' parameters.
-"$B/bin/collbench" --extrapolate --model "$SRC/slides/params.txt" --algo naive,ring,rd,rabenseifner,tree,tree2 \
+# The α-β-γ model of the built-in algorithms at the slides' parameters (drawn below).
+"$B/bin/collbench" --extrapolate --model "$SRC/slides/params.txt" --algo naive,ring,ring_pipelined,rd,rabenseifner,tree,tree2 \
     --pmax 4096 --csv "$OUT/fig/extrap.csv" > "$OUT/fig/extrap.txt"
 pngterm=png; gnuplot -e 'set terminal pngcairo' > /dev/null 2>&1 && pngterm=pngcairo
-(cd "$SRC" && gnuplot -e "dir='$OUT/fig'; fmt='png'; pngterm='$pngterm'; algos='naive ring rd rabenseifner tree tree2'" \
-    plots/extrapolation.gp)
 # Pictures of the algorithms, drawn from the running code by colldraw (a slide
 # names the command), as PDF for the decks: fig/NAME/frame-NN.pdf.
 draw() {
@@ -46,6 +44,38 @@ COLLKIT_CHUNK=8K "$B/bin/ckrun" -np 3 "$B/bin/collbench" --algo ring_pipelined -
     --model none --trace "$OUT/fig/pipe.json" > "$OUT/fig/pipe.txt" 2>&1 || { cat "$OUT/fig/pipe.txt" >&2; exit 1; }
 "$B/bin/colldraw" --gantt "$OUT/fig/pipe.json" --out "$OUT/fig/pipe" > /dev/null
 rsvg-convert -f pdf -o "$OUT/fig/pipe/gantt.pdf" "$OUT/fig/pipe/gantt.svg"
+# Deck 03's model, one readable panel per rank count, titled with the parameters it uses.
+par() { awk -v k="$1" '$1 == k { print $2 }' "$SRC/slides/params.txt"; }
+for P in 16 64 256; do
+  (cd "$SRC" && gnuplot -e "dir='$OUT/fig'; P=$P; pngterm='$pngterm'; alpha='$(par alpha_us)'; beta='$(par beta_ns_per_byte)'; gamma='$(par gamma_ns_per_byte)'; algos='naive ring rd rabenseifner tree tree2'" \
+      slides/model.gp)
+done
+# A model number on a slide is written {{model ALGO P BYTES UNIT}} (UNIT ms or µs) and a model
+# parameter {{param KEY}}; both are filled in here, from the CSV collbench just wrote and from
+# params.txt: no number can drift from the command or the file the slide names.
+fill() {
+  awk -v csv="$OUT/fig/extrap.csv" -v params="$SRC/slides/params.txt" '
+    BEGIN { while ((getline l < csv) > 0) { split(l, c, ","); t[c[1] "," c[2] "," c[3]] = c[4] }
+            while ((getline l < params) > 0) if (l !~ /^#/ && split(l, c, " ") == 2) par[c[1]] = c[2] }
+    { s = $0; out = ""
+      while (match(s, /\{\{param [a-z_]*\}\}/)) {
+        k = substr(s, RSTART + 8, RLENGTH - 10)
+        if (!(k in par)) { printf "slides: %s line %d: no parameter %s in %s\n", FILENAME, FNR, k, params > "/dev/stderr"; bad = 1 }
+        out = out substr(s, 1, RSTART - 1) par[k]; s = substr(s, RSTART + RLENGTH)
+      }
+      s = out s; out = ""
+      while (match(s, /\{\{model [^}]*\}\}/)) {
+        n = split(substr(s, RSTART + 8, RLENGTH - 10), a, " ")
+        k = a[1] "," a[2] "," a[3]
+        if (n != 4 || !(k in t) || (a[4] != "ms" && a[4] != "µs")) {
+          printf "slides: %s line %d: %s: no such model value (ALGO P BYTES ms|µs, rows of %s)\n", FILENAME, FNR,
+                 substr(s, RSTART, RLENGTH), csv > "/dev/stderr"; bad = 1; v = "??"
+        } else v = sprintf("%.1f %s", a[4] == "ms" ? t[k] / 1000 : t[k], a[4])
+        out = out substr(s, 1, RSTART - 1) v; s = substr(s, RSTART + RLENGTH)
+      }
+      print out s }
+    END { exit bad }' "$1"
+}
 status=0
 # Each deck: pandoc writes the LaTeX, pdflatex
 # typesets it twice; NAME.pandoc.log keeps pandoc's warnings, NAME.latex.log its overfull boxes and missing files
@@ -54,8 +84,9 @@ for md in "$SRC"/slides/[0-9][0-9]-*.md; do
   name=$(basename "$md" .md)
   [ -z "${SLIDES_ONLY:-}" ] || [ "$SLIDES_ONLY" = "$name" ] || continue
   ok=1
-  pandoc -t beamer -s --slide-level=2 -V theme=default -V aspectratio=169 -H "$SRC/slides/preamble.tex" \
-      "$md" -o "$OUT/$name.tex" 2> "$OUT/$name.pandoc.log" || ok=0
+  fill "$md" > "$OUT/$name.md" 2> "$OUT/$name.pandoc.log" &&
+    pandoc -t beamer -s --slide-level=2 -V theme=default -V aspectratio=169 -H "$SRC/slides/preamble.tex" \
+      "$OUT/$name.md" -o "$OUT/$name.tex" 2>> "$OUT/$name.pandoc.log" || ok=0
   if [ $ok = 1 ]; then
     for run in 1 2; do
       (cd "$OUT" && TEXINPUTS=".:$SRC/slides//:" pdflatex -interaction=nonstopmode -halt-on-error "$name.tex" \

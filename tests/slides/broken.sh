@@ -2,7 +2,8 @@
 # broken.sh SRC BUILD — the slide test can fail: a copy of the smallest deck is broken
 # on purpose, one way at a time, and render.sh must fail on it, naming the fault:
 # a missing image, a title-only page, a code line running off the page, a pandoc
-# warning, and a slide that LaTeX splits over two pages. Skipped (77) like render.sh.
+# warning, a slide that LaTeX splits over two pages, a model time typed by hand, and
+# a model number the collbench CSV does not hold. Skipped (77) like render.sh.
 set -u
 SRC=$1 B=$2
 R=$SRC/tests/slides/render.sh
@@ -52,4 +53,12 @@ check "slide split over pages" "pages for 7 slides" "
 ## Many {.allowframebreaks}
 
 $many"
+check "a model time typed by hand" "model times typed by hand.*99\.9 ms" "
+## Cost, typed
+
+- 64 MiB at p = 16: **99.9 ms**"
+check "a model number the CSV does not have" "no such model value" "
+## Cost, filled
+
+- 64 MiB at p = 16: **{{model ring 16 12345 ms}}**"
 [ $fails = 0 ] && echo PASS || { echo "$fails breakages not caught"; exit 1; }

@@ -5,6 +5,8 @@
 #   - the PDF has one page per slide of the source (its "## " headings, outside code
 #     blocks) plus the title page: a slide split in two, or one lost, shows;
 #   - every image the source names exists (and pdflatex, halting on errors, found it);
+#   - no model time is typed by hand: "15.8 ms" in a source is written {{model ring 16 67108864 ms}}
+#     and filled in by make slides from the CSV of the collbench command the slide names;
 #   - every page renders to an image, and every page but the title page carries more
 #     than its title: a line of text below it or an image.
 # DECK (e.g. 00-alpha-beta) checks that deck only (broken.sh uses it on broken copies).
@@ -30,6 +32,9 @@ for md in $decks; do
                 if (v + 0 > 5) { getline t; print $0 " :: " t } }' "$dir/$name.latex.log")
   [ -z "$over" ] || say "overfull boxes above 5 pt:
 $over"
+  # a model time typed by hand instead of filled in by make slides ({{model ALGO P BYTES ms}})
+  typed=$(awk '/^```/ { code = !code } !code' "$md" | grep -Eo '[0-9]+\.[0-9]+ (ms|µs)' | head -3 | tr '\n' ' ')
+  [ -z "$typed" ] || say "model times typed by hand (write {{model ALGO P BYTES ms}}): $typed"
   for img in $(grep -o '!\[[^]]*\]([^)]*)' "$md" | sed 's/.*](\([^) ]*\).*/\1/'); do
     [ -f "$dir/$img" ] || [ -f "$SRC/slides/$img" ] || say "image $img is missing"
   done

@@ -35,6 +35,7 @@ draw() {
   "$B/bin/colldraw" --out "$OUT/fig/$name" "$@" > "$OUT/fig/$name.txt" 2>&1 || { cat "$OUT/fig/$name.txt" >&2; exit 1; }
   for svg in "$OUT/fig/$name"/frame-*.svg; do rsvg-convert -f pdf -o "${svg%.svg}.pdf" "$svg"; done
 }
+draw naive4 --algo naive --np 4 --count 8
 draw ring4 --algo ring --np 4 --count 8
 draw rd6 --algo rd --np 6 --count 6
 draw rab4 --algo rabenseifner --np 4 --count 8

@@ -28,29 +28,34 @@ mkdir -p "$OUT/fig"
 "$B/bin/collbench" --extrapolate --model "$SRC/slides/params.txt" --algo naive,ring,ring_pipelined,rd,rabenseifner,tree,tree2 \
     --pmax 4096 --csv "$OUT/fig/extrap.csv" > "$OUT/fig/extrap.txt"
 pngterm=png; gnuplot -e 'set terminal pngcairo' > /dev/null 2>&1 && pngterm=pngcairo
-# Pictures of the algorithms, drawn from the running code by colldraw (a slide
-# names the command), as PDF for the decks: fig/NAME/frame-NN.pdf.
-draw() {
-  local name=$1; shift
-  "$B/bin/colldraw" --out "$OUT/fig/$name" "$@" > "$OUT/fig/$name.txt" 2>&1 || { cat "$OUT/fig/$name.txt" >&2; exit 1; }
-  for svg in "$OUT/fig/$name"/frame-*.svg; do rsvg-convert -f pdf -o "${svg%.svg}.pdf" "$svg"; done
-}
-draw naive4 --algo naive --np 4 --count 8
-draw ring4 --algo ring --np 4 --count 8
-draw rd6 --algo rd --np 6 --count 6
-draw rab4 --algo rabenseifner --np 4 --count 8
-draw tree2p4 --algo tree2 --np 4 --count 8
-# The pipelined ring's chunks in flight, measured now, as a Gantt timeline.
-COLLKIT_CHUNK=8K "$B/bin/ckrun" -np 3 "$B/bin/collbench" --algo ring_pipelined -b 48K -e 48K -n 1 -w 0 -c 0 \
-    --model none --trace "$OUT/fig/pipe.json" > "$OUT/fig/pipe.txt" 2>&1 || { cat "$OUT/fig/pipe.txt" >&2; exit 1; }
-"$B/bin/colldraw" --gantt "$OUT/fig/pipe.json" --out "$OUT/fig/pipe" > /dev/null
-rsvg-convert -f pdf -o "$OUT/fig/pipe/gantt.pdf" "$OUT/fig/pipe/gantt.svg"
-# Deck 03's model, one readable panel per rank count, titled with the parameters it uses.
-par() { awk -v k="$1" '$1 == k { print $2 }' "$SRC/slides/params.txt"; }
-for P in 16 64 256; do
-  (cd "$SRC" && gnuplot -e "dir='$OUT/fig'; P=$P; pngterm='$pngterm'; alpha='$(par alpha_us)'; beta='$(par beta_ns_per_byte)'; gamma='$(par gamma_ns_per_byte)'; algos='naive ring rd rabenseifner tree tree2'" \
-      slides/model.gp)
-done
+# The pictures take a while: a deck built alone (SLIDES_ONLY) that shows none skips them.
+figs=1
+if [ -n "${SLIDES_ONLY:-}" ] && ! grep -q '](fig/' "$SRC/slides/$SLIDES_ONLY.md" 2>/dev/null; then figs=0; fi
+if [ $figs = 1 ]; then
+  # Pictures of the algorithms, drawn from the running code by colldraw (a slide
+  # names the command), as PDF for the decks: fig/NAME/frame-NN.pdf.
+  draw() {
+    local name=$1; shift
+    "$B/bin/colldraw" --out "$OUT/fig/$name" "$@" > "$OUT/fig/$name.txt" 2>&1 || { cat "$OUT/fig/$name.txt" >&2; exit 1; }
+    for svg in "$OUT/fig/$name"/frame-*.svg; do rsvg-convert -f pdf -o "${svg%.svg}.pdf" "$svg"; done
+  }
+  draw naive4 --algo naive --np 4 --count 8
+  draw ring4 --algo ring --np 4 --count 8
+  draw rd6 --algo rd --np 6 --count 6
+  draw rab4 --algo rabenseifner --np 4 --count 8
+  draw tree2p4 --algo tree2 --np 4 --count 8
+  # The pipelined ring's chunks in flight, measured now, as a Gantt timeline.
+  COLLKIT_CHUNK=8K "$B/bin/ckrun" -np 3 "$B/bin/collbench" --algo ring_pipelined -b 48K -e 48K -n 1 -w 0 -c 0 \
+      --model none --trace "$OUT/fig/pipe.json" > "$OUT/fig/pipe.txt" 2>&1 || { cat "$OUT/fig/pipe.txt" >&2; exit 1; }
+  "$B/bin/colldraw" --gantt "$OUT/fig/pipe.json" --out "$OUT/fig/pipe" > /dev/null
+  rsvg-convert -f pdf -o "$OUT/fig/pipe/gantt.pdf" "$OUT/fig/pipe/gantt.svg"
+  # Deck 03's model, one readable panel per rank count, titled with the parameters it uses.
+  par() { awk -v k="$1" '$1 == k { print $2 }' "$SRC/slides/params.txt"; }
+  for P in 16 64 256; do
+    (cd "$SRC" && gnuplot -e "dir='$OUT/fig'; P=$P; pngterm='$pngterm'; alpha='$(par alpha_us)'; beta='$(par beta_ns_per_byte)'; gamma='$(par gamma_ns_per_byte)'; algos='naive ring rd rabenseifner tree tree2'" \
+        slides/model.gp)
+  done
+fi
 # A model number on a slide is written {{model ALGO P BYTES UNIT}} (UNIT ms or µs) and a model
 # parameter {{param KEY}}; both are filled in here, from the CSV collbench just wrote and from
 # params.txt: no number can drift from the command or the file the slide names.

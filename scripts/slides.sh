@@ -59,8 +59,14 @@ fi
 # A model number on a slide is written {{model ALGO P BYTES UNIT}} (UNIT ms or µs) and a model
 # parameter {{param KEY}}; both are filled in here, from the CSV collbench just wrote and from
 # params.txt: no number can drift from the command or the file the slide names.
+# A crossover is written {{crossover ALGOS P}} (ALGOS as --algo takes them, shm:ALGOS on the shm
+# transport): the size from which the second is fastest at P ranks, as collbench prints it.
+for key in $(cat "$SRC"/slides/[0-9][0-9]-*.md | grep -o '{{crossover [^ }]*' | sed 's/{{crossover //' | sort -u); do
+  case $key in shm:*) set -- --transport shm --algo "${key#shm:}" --pmax 8 ;; *) set -- --algo "$key" --pmax 4096 ;; esac
+  "$B/bin/collbench" --extrapolate --model "$SRC/slides/params.txt" "$@" > "$OUT/fig/cross-$key.txt"
+done
 fill() {
-  awk -v csv="$OUT/fig/extrap.csv" -v params="$SRC/slides/params.txt" '
+  awk -v csv="$OUT/fig/extrap.csv" -v params="$SRC/slides/params.txt" -v fig="$OUT/fig" '
     BEGIN { while ((getline l < csv) > 0) { split(l, c, ","); t[c[1] "," c[2] "," c[3]] = c[4] }
             while ((getline l < params) > 0) if (l !~ /^#/ && split(l, c, " ") == 2) par[c[1]] = c[2] }
     { s = $0; out = ""
@@ -68,6 +74,18 @@ fill() {
         k = substr(s, RSTART + 8, RLENGTH - 10)
         if (!(k in par)) { printf "slides: %s line %d: no parameter %s in %s\n", FILENAME, FNR, k, params > "/dev/stderr"; bad = 1 }
         out = out substr(s, 1, RSTART - 1) par[k]; s = substr(s, RSTART + RLENGTH)
+      }
+      s = out s; out = ""
+      while (match(s, /\{\{crossover [^}]*\}\}/)) {
+        at = RSTART; len = RLENGTH; v = ""   # the match below moves RSTART
+        n = split(substr(s, at + 12, len - 14), a, " ")
+        file = fig "/cross-" a[1] ".txt"
+        while (n == 2 && (getline l < file) > 0)
+          if (l ~ ("^ *p = *" a[2] ":") && match(l, /from [0-9.]+ [KMG]?B/)) v = substr(l, RSTART + 5, RLENGTH - 5)
+        close(file)
+        if (v == "") { printf "slides: %s line %d: %s: collbench names no crossover there\n", FILENAME, FNR,
+                              substr(s, at, len) > "/dev/stderr"; bad = 1; v = "??" }
+        out = out substr(s, 1, at - 1) v; s = substr(s, at + len)
       }
       s = out s; out = ""
       while (match(s, /\{\{model [^}]*\}\}/)) {

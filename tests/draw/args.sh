@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # args.sh COLLDRAW — bad options end with exit 2 and one line that names the problem,
-# before any MPI starts (no launcher needed); --help and --algo list exit 0.
+# before any MPI starts (no launcher needed); --help and --algo list exit 0; --np P
+# without a launcher starts colldraw again under ckrun.
 set -u
 D=$1
 fail() { echo "FAIL: $*"; exit 1; }
@@ -28,4 +29,11 @@ expect 2 "--out needs a value" --algo ring --out
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 expect 2 "is not a folder|cannot create" --algo ring --out "$tmp"
+# --np without a launcher: colldraw starts itself under the ckrun beside it
+tmpd=$(mktemp -d)
+trap 'rm -f "$tmp"; rm -rf "$tmpd"' EXIT
+out=$("$D" --algo ring --np 3 --count 5 --out "$tmpd/r" < /dev/null 2>&1); rc=$?
+[ $rc = 0 ] && echo "$out" | grep -q "ring at p = 3, 5 elements" && [ "$(grep -c '^frame ' "$tmpd/r/frames.txt")" = 5 ] ||
+  fail "colldraw --np 3 (relaunched under ckrun): exit $rc: $out"
+echo "ok: --np 3 relaunches under ckrun"
 echo "PASS"

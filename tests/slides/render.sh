@@ -13,7 +13,7 @@
 # Skipped (77) where the slide tools are not installed (make slides installs them).
 set -u
 SRC=$1 B=$2 ONLY=${3:-}
-for t in pandoc pdflatex pdftoppm pdftotext pdfinfo pdfimages gnuplot; do command -v $t > /dev/null || { echo "skip: no $t (make slides installs it)"; exit 77; }; done
+for t in pandoc pdflatex pdftoppm pdftotext pdfinfo pdfimages gnuplot rsvg-convert; do command -v $t > /dev/null || { echo "skip: no $t (make slides installs it)"; exit 77; }; done
 kpsewhich beamer.cls > /dev/null 2>&1 && kpsewhich pgfmath.sty > /dev/null 2>&1 || { echo "skip: no beamer"; exit 77; }
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT

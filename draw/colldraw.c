@@ -382,7 +382,7 @@ static int gather(const rec *R, int rank, int p, MPI_Comm comm, gathered *g)
 {
     long long mine[2] = {R->nsnaps, R->nposts};
     long long *all = rank == 0 ? malloc((size_t)p * 2 * sizeof *all) : NULL;
-    int bad = rank == 0 && !all;
+    int bad = rank == 0 && (!all || !g);
     MPI_Gather(mine, 2, MPI_LONG_LONG, all, 2, MPI_LONG_LONG, 0, comm);
     /* three gathers of raw bytes: snapshots, their data, the posts */
     const size_t sizes[3] = {sizeof(snap), R->count * sizeof(int64_t), sizeof(post_note)};

@@ -225,7 +225,7 @@ void cd_write_svg(const cd_model *m, int k, FILE *f)
         }
     }
     /* messages: the sent elements outlined on the sender's row, an arc to the receiver */
-    for (int j = 0; j < F->nmsgs; j++) {
+    for (int j = 0; lane && j < F->nmsgs; j++) {
         const cd_msg *g = &F->msgs[j];
         if (g->src < 0 || g->src >= p || g->dst < 0 || g->dst >= p) continue;
         if (g->elem >= 0 && g->nelem > 0 && (size_t)(g->elem + g->nelem) <= m->count)

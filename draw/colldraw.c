@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include "collcheck.h"
 #include "collkit_algo.h"
@@ -437,11 +436,7 @@ int colldraw_main(int argc, char **argv, const char *tool)
         char dir[1024], svg[1100], err[1300];
         snprintf(dir, sizeof dir, "%s", o.out ? o.out : "colldraw-gantt");
         snprintf(svg, sizeof svg, "%s/gantt.svg", dir);
-        if (mkdir(dir, 0777) && errno != EEXIST) {
-            fprintf(stderr, "%s: cannot create %s: %s\n", argv[0], dir, strerror(errno));
-            return 2;
-        }
-        if (cd_gantt(o.gantt, o.call, svg, err, sizeof err)) {
+        if (cd_out_dir(dir, 1, err, sizeof err) || cd_gantt(o.gantt, o.call, svg, err, sizeof err)) {
             fprintf(stderr, "%s: %s\n", argv[0], err);
             return 2;
         }

@@ -9,6 +9,7 @@
  * and a finished element is every colour. The step's messages are arcs on
  * the right, from sender row to receiver row, labelled with what they carry.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -374,23 +375,56 @@ static int write_file(const char *dir, const char *name, char *err, size_t errle
     return 0;
 }
 
+/* A file colldraw writes: frame-NN.svg, frames.txt, index.html (a drawing), gantt.svg (a timeline). */
+static int own_file(const char *name, int gantt)
+{
+    if (gantt) return !strcmp(name, "gantt.svg");
+    if (!strcmp(name, "frames.txt") || !strcmp(name, "index.html")) return 1;
+    size_t n = strlen(name);
+    return n >= 12 && !strncmp(name, "frame-", 6) && !strcmp(name + n - 4, ".svg") &&
+           strspn(name + 6, "0123456789") == n - 10;
+}
+
+int cd_out_dir(const char *dir, int gantt, char *err, size_t errlen)
+{
+    if (mkdir(dir, 0777) == 0) return 0;
+    if (errno != EEXIST) { snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno)); return -1; }
+    DIR *d = opendir(dir);
+    if (!d) { snprintf(err, errlen, "%s is not a folder colldraw can write into: %s", dir, strerror(errno)); return -1; }
+    /* Writing over a user's files would lose them: an existing folder must be empty or hold only
+     * what colldraw writes (a drawing with its frames.txt), which is replaced. */
+    int rc = 0, seen = 0, mine = gantt;
+    for (struct dirent *e; (e = readdir(d)) && !rc;) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        seen = 1;
+        if (!strcmp(e->d_name, "frames.txt")) mine = 1;
+        if (!own_file(e->d_name, gantt)) {
+            snprintf(err, errlen, "%s holds %s, which colldraw did not write: give a new or empty folder (--out)", dir,
+                     e->d_name);
+            rc = -1;
+        }
+    }
+    closedir(d);
+    if (!rc && seen && !mine) {
+        snprintf(err, errlen, "%s holds files but no frames.txt: not an earlier drawing; give a new or empty folder (--out)", dir);
+        rc = -1;
+    }
+    if (rc || gantt) return rc;
+    /* an earlier drawing: its frames go, so none is left beyond this one's count */
+    if (!(d = opendir(dir))) { snprintf(err, errlen, "cannot read %s: %s", dir, strerror(errno)); return -1; }
+    for (struct dirent *e; (e = readdir(d));) {
+        char path[1200];
+        if (strncmp(e->d_name, "frame-", 6) || !own_file(e->d_name, 0)) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+    return 0;
+}
+
 int cd_write_all(const cd_model *m, const char *dir, char *err, size_t errlen)
 {
-    if (mkdir(dir, 0777) && errno != EEXIST) {
-        snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
-        return -1;
-    }
-    struct stat st;
-    if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "%s is not a folder", dir);
-        return -1;
-    }
-    /* frames a previous drawing in this folder left beyond this one's count would mislead */
-    for (int k = m->nframes;; k++) {
-        char path[1200];
-        snprintf(path, sizeof path, "%s/frame-%02d.svg", dir, k);
-        if (unlink(path)) break;
-    }
+    if (cd_out_dir(dir, 0, err, errlen)) return -1;
     int rc = 0;
     char **svgs = calloc((size_t)m->nframes, sizeof *svgs);
     if (!svgs) { snprintf(err, errlen, "out of memory"); return -1; }

@@ -36,6 +36,7 @@ if [ $figs = 1 ]; then
   # names the command), as PDF for the decks: fig/NAME/frame-NN.pdf.
   draw() {
     local name=$1; shift
+    rm -rf "${OUT:?}/fig/$name"   # this build's own output: the PDFs beside the frames too
     "$B/bin/colldraw" --out "$OUT/fig/$name" "$@" > "$OUT/fig/$name.txt" 2>&1 || { cat "$OUT/fig/$name.txt" >&2; exit 1; }
     for svg in "$OUT/fig/$name"/frame-*.svg; do rsvg-convert -f pdf -o "${svg%.svg}.pdf" "$svg"; done
   }
@@ -48,6 +49,7 @@ if [ $figs = 1 ]; then
   # The pipelined ring's chunks in flight, measured now, as a Gantt timeline.
   COLLKIT_CHUNK=8K "$B/bin/ckrun" -np 3 "$B/bin/collbench" --algo ring_pipelined -b 48K -e 48K -n 1 -w 0 -c 0 \
       --model none --trace "$OUT/fig/pipe.json" > "$OUT/fig/pipe.txt" 2>&1 || { cat "$OUT/fig/pipe.txt" >&2; exit 1; }
+  rm -rf "${OUT:?}/fig/pipe"
   "$B/bin/colldraw" --gantt "$OUT/fig/pipe.json" --out "$OUT/fig/pipe" > /dev/null
   rsvg-convert -f pdf -o "$OUT/fig/pipe/gantt.pdf" "$OUT/fig/pipe/gantt.svg"
   # Deck 03's model, one readable panel per rank count, titled with the parameters it uses.

@@ -27,11 +27,15 @@ expect 2 "unknown option '--bogus'" --algo ring --bogus 1
 expect 2 "--out needs a value" --algo ring --out
 # output that cannot be written: a file where the folder should be
 tmp=$(mktemp)
-trap 'rm -f "$tmp"' EXIT
-expect 2 "is not a folder|cannot create" --algo ring --out "$tmp"
-# --np without a launcher: colldraw starts itself under the ckrun beside it
 tmpd=$(mktemp -d)
 trap 'rm -f "$tmp"; rm -rf "$tmpd"' EXIT
+expect 2 "is not a folder|cannot create" --algo ring --out "$tmp"
+# a folder holding a file colldraw did not write is refused, and the file kept
+mkdir "$tmpd/mine" && echo "my notes" > "$tmpd/mine/notes.txt"
+expect 2 "holds notes.txt, which colldraw did not write" --algo ring --out "$tmpd/mine"
+expect 2 "holds notes.txt, which colldraw did not write" --gantt /dev/null --out "$tmpd/mine"
+[ "$(cat "$tmpd/mine/notes.txt")" = "my notes" ] && [ "$(ls "$tmpd/mine")" = notes.txt ] || fail "a user's file was touched"
+# --np without a launcher: colldraw starts itself under the ckrun beside it
 out=$("$D" --algo ring --np 3 --count 5 --out "$tmpd/r" < /dev/null 2>&1); rc=$?
 [ $rc = 0 ] && echo "$out" | grep -q "ring at p = 3, 5 elements" && [ "$(grep -c '^frame ' "$tmpd/r/frames.txt")" = 5 ] ||
   fail "colldraw --np 3 (relaunched under ckrun): exit $rc: $out"

@@ -1,9 +1,10 @@
 /*
  * wrong_gather_ring — lab 01's ring with one bug: in the all-gather each
- * rank forwards block (r - s) instead of (r + 1 - s): the block it is about
- * to receive, not the one it just finished, so each rank receives its left
- * neighbour's block r - 1 - s where block r - s belongs: the drawing must show that block wrong from the
- * first all-gather step on, and nothing wrong before it.
+ * rank receives the finished block its left neighbour sends, block r - s,
+ * into block r + 2 - s instead of block r - s. The drawing must show that
+ * block wrong from the first all-gather step on, and nothing wrong before it.
+ * (The receive never lands in the block being sent, so the run is the same
+ * every time.)
  */
 #include "collkit_algo.h"
 
@@ -32,7 +33,7 @@ static int wrong_gather_ring_run(ck_comm *comm, const void *sendbuf, void *recvb
     }
     for (int s = 0; s < p - 1; s++) {
         ck_step(comm, p - 1 + s, "all-gather");
-        const int sb = ((r - s) % p + p) % p, rb = ((r - s) % p + p) % p;   /* the bug: sb should be r + 1 - s */
+        const int sb = ((r + 1 - s) % p + p) % p, rb = ((r + 2 - s) % p + p) % p;   /* the bug: rb should be r - s */
         size_t soff, slen, roff, rlen;
         ck_block(count, p, sb, &soff, &slen);
         ck_block(count, p, rb, &roff, &rlen);

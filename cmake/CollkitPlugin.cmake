@@ -2,7 +2,7 @@
 #
 # Builds algorithm files written outside the library (a student's my_ring.c,
 # a test's) into one program that is collcheck, collbench and tagtrain at
-# once:  <program> check|bench|train|list [ARGS]; and lab 06's crash harness
+# once (and colldraw):  <program> check|bench|train|draw|list [ARGS]; and lab 06's crash harness
 # for a file that registers a saver instead (CK_REGISTER_SAVER): save.  Each file registers its
 # algorithm with a CK_REGISTER_ALGO(descriptor) line and includes
 # collkit_algo.h only; it has no main. Used by the tests and labs in this
@@ -15,7 +15,7 @@ function(collkit_add_plugin)
   endif()
   add_executable(${P_NAME} ${P_SOURCES} ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../plugin/main.c
                  ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../plugin/save.c)
-  target_link_libraries(${P_NAME} PRIVATE collkit_check collbench_lib tagtrain_lib)
+  target_link_libraries(${P_NAME} PRIVATE collkit_check collbench_lib tagtrain_lib colldraw_lib)
   # Lab 06's crash harness (plugin/save.c) traces the saver at the system-call
   # level: nothing is wrapped at link time.
   # The algorithm files are linked as objects, so their CK_REGISTER_ALGO

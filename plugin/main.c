@@ -6,6 +6,7 @@
  *   mpirun -np 4 ./my_ring check --algo my_ring      collcheck
  *   mpirun -np 4 ./my_ring bench --algo my_ring,ring collbench
  *   mpirun -np 2 ./my_ring train --algo my_ring      tagtrain
+ *   ./my_ring draw --algo my_ring --np 4             colldraw (starts itself under ckrun)
  *   ./my_ring list                                   the registry, theirs included
  *   ./my_save save --dir DIR ...                     lab 06's crash harness (save.c)
  *
@@ -15,6 +16,7 @@
 #include <string.h>
 #include "collcheck.h"
 #include "collbench.h"
+#include "colldraw.h"
 #include "tagtrain.h"
 
 int save_main(int argc, char **argv);   /* save.c */
@@ -22,10 +24,11 @@ int save_main(int argc, char **argv);   /* save.c */
 static int usage(const char *prog)
 {
     fprintf(stderr,
-            "usage: %s check|bench|train|save|list [ARGS]\n"
+            "usage: %s check|bench|train|draw|save|list [ARGS]\n"
             "  check  collcheck with these algorithms registered (collcheck --help)\n"
             "  bench  collbench (collbench --help)\n"
             "  train  tagtrain (tagtrain --help)\n"
+            "  draw   colldraw: one call drawn step by step (colldraw --help)\n"
             "  save   the crash harness of a saver file (save --help)\n"
             "  list   print the registry\n", prog);
     return 2;
@@ -39,6 +42,7 @@ int main(int argc, char **argv)
     if (!strcmp(tool, "check")) return collcheck_main(argc - 1, argv + 1);
     if (!strcmp(tool, "bench")) return collbench_main(argc - 1, argv + 1);
     if (!strcmp(tool, "train")) return tagtrain_main(argc - 1, argv + 1);
+    if (!strcmp(tool, "draw")) return colldraw_main(argc - 1, argv + 1, "draw");
     if (!strcmp(tool, "save")) return save_main(argc - 1, argv + 1);
     if (!strcmp(tool, "list")) { ck_algo_print_table(stdout); return 0; }
     argv[1] = (char *)tool;

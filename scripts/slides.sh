@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # slides.sh BUILD_DIR [OUT_DIR] — `make slides`: one PDF deck per lab from the
 # Markdown in slides/ (pandoc + beamer), with the model figures regenerated
-# from slides/params.txt by this build's collbench and plots/*.gp, so every
+# from slides/params.txt by this build's collbench and slides/model.gp, so every
 # number on a slide comes from a command named on it. Installs the Debian
 # packages it needs when run as root; otherwise prints the exact command.
 set -eu
 B=$(cd "${1:?usage: slides.sh BUILD_DIR [OUT_DIR]}" && pwd)
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${2:-$B/slides}
-pkgs="pandoc texlive-latex-recommended texlive-fonts-recommended texlive-pictures lmodern poppler-utils gnuplot-nox"
+pkgs="pandoc texlive-latex-recommended texlive-fonts-recommended texlive-pictures lmodern poppler-utils gnuplot-nox librsvg2-bin"
 have() { command -v pandoc >/dev/null && command -v pdflatex >/dev/null && command -v gnuplot >/dev/null &&
+         command -v rsvg-convert >/dev/null &&
          kpsewhich beamer.cls >/dev/null 2>&1 && kpsewhich pgfmath.sty >/dev/null 2>&1; }
 if ! have; then
   if [ "$(id -u)" -eq 0 ] && [ "${SLIDES_NO_INSTALL:-0}" != 1 ]; then
@@ -21,23 +22,111 @@ if ! have; then
     exit 1
   fi
 fi
-[ -x "$B/bin/collbench" ] || { echo "slides: $B/bin/collbench not built (make)" >&2; exit 1; }
+for t in collbench colldraw ckrun; do [ -x "$B/bin/$t" ] || { echo "slides: $B/bin/$t not built (make)" >&2; exit 1; }; done
 mkdir -p "$OUT/fig"
-# Figures: the α-β-γ model of the built-in algorithms at the slides' parameters.
-"$B/bin/collbench" --extrapolate --model "$SRC/slides/params.txt" --algo naive,ring,rd,rabenseifner,tree,tree2 \
+# The α-β-γ model of the built-in algorithms at the slides' parameters (drawn below).
+"$B/bin/collbench" --extrapolate --model "$SRC/slides/params.txt" --algo naive,ring,ring_pipelined,rd,rabenseifner,tree,tree2 \
     --pmax 4096 --csv "$OUT/fig/extrap.csv" > "$OUT/fig/extrap.txt"
 pngterm=png; gnuplot -e 'set terminal pngcairo' > /dev/null 2>&1 && pngterm=pngcairo
-(cd "$SRC" && gnuplot -e "dir='$OUT/fig'; fmt='png'; pngterm='$pngterm'; algos='naive ring rd rabenseifner tree tree2'" \
-    plots/extrapolation.gp)
+# The pictures take a while: a deck built alone (SLIDES_ONLY) that shows none skips them.
+figs=1
+if [ -n "${SLIDES_ONLY:-}" ] && ! grep -q '](fig/' "$SRC/slides/$SLIDES_ONLY.md" 2>/dev/null; then figs=0; fi
+if [ $figs = 1 ]; then
+  # Pictures of the algorithms, drawn from the running code by colldraw (a slide
+  # names the command), as PDF for the decks: fig/NAME/frame-NN.pdf.
+  draw() {
+    local name=$1; shift
+    rm -rf "${OUT:?}/fig/$name"   # this build's own output: the PDFs beside the frames too
+    "$B/bin/colldraw" --out "$OUT/fig/$name" "$@" > "$OUT/fig/$name.txt" 2>&1 || { cat "$OUT/fig/$name.txt" >&2; exit 1; }
+    for svg in "$OUT/fig/$name"/frame-*.svg; do rsvg-convert -f pdf -o "${svg%.svg}.pdf" "$svg"; done
+  }
+  draw naive4 --algo naive --np 4 --count 8
+  draw ring4 --algo ring --np 4 --count 8
+  draw rd6 --algo rd --np 6 --count 6
+  draw rab4 --algo rabenseifner --np 4 --count 8
+  draw tree7 --algo tree --np 7 --count 7
+  draw tree2p4 --algo tree2 --np 4 --count 8
+  draw oneshot4 --algo oneshot --np 4 --count 8
+  # The pipelined ring's chunks in flight, measured now, as a Gantt timeline.
+  COLLKIT_CHUNK=8K "$B/bin/ckrun" -np 3 "$B/bin/collbench" --algo ring_pipelined -b 48K -e 48K -n 1 -w 0 -c 0 \
+      --model none --trace "$OUT/fig/pipe.json" > "$OUT/fig/pipe.txt" 2>&1 || { cat "$OUT/fig/pipe.txt" >&2; exit 1; }
+  rm -rf "${OUT:?}/fig/pipe"
+  "$B/bin/colldraw" --gantt "$OUT/fig/pipe.json" --out "$OUT/fig/pipe" > /dev/null
+  rsvg-convert -f pdf -o "$OUT/fig/pipe/gantt.pdf" "$OUT/fig/pipe/gantt.svg"
+  # Deck 03's model, one readable panel per rank count, titled with the parameters it uses.
+  par() { awk -v k="$1" '$1 == k { print $2 }' "$SRC/slides/params.txt"; }
+  for P in 16 64 256; do
+    (cd "$SRC" && gnuplot -e "dir='$OUT/fig'; P=$P; pngterm='$pngterm'; alpha='$(par alpha_us)'; beta='$(par beta_ns_per_byte)'; gamma='$(par gamma_ns_per_byte)'; algos='naive ring rd rabenseifner tree tree2'" \
+        slides/model.gp)
+  done
+fi
+# A model number on a slide is written {{model ALGO P BYTES UNIT}} (UNIT ms or µs) and a model
+# parameter {{param KEY}}; both are filled in here, from the CSV collbench just wrote and from
+# params.txt: no number can drift from the command or the file the slide names.
+# A crossover is written {{crossover ALGOS P}} (ALGOS as --algo takes them, shm:ALGOS on the shm
+# transport): the size from which the second is fastest at P ranks, as collbench prints it.
+for key in $(cat "$SRC"/slides/[0-9][0-9]-*.md | grep -o '{{crossover [^ }]*' | sed 's/{{crossover //' | sort -u); do
+  case $key in shm:*) set -- --transport shm --algo "${key#shm:}" --pmax 8 ;; *) set -- --algo "$key" --pmax 4096 ;; esac
+  "$B/bin/collbench" --extrapolate --model "$SRC/slides/params.txt" "$@" > "$OUT/fig/cross-$key.txt"
+done
+fill() {
+  awk -v csv="$OUT/fig/extrap.csv" -v params="$SRC/slides/params.txt" -v fig="$OUT/fig" '
+    BEGIN { while ((getline l < csv) > 0) { split(l, c, ","); t[c[1] "," c[2] "," c[3]] = c[4] }
+            while ((getline l < params) > 0) if (l !~ /^#/ && split(l, c, " ") == 2) par[c[1]] = c[2] }
+    { s = $0; out = ""
+      while (match(s, /\{\{param [a-z_]*\}\}/)) {
+        k = substr(s, RSTART + 8, RLENGTH - 10)
+        if (!(k in par)) { printf "slides: %s line %d: no parameter %s in %s\n", FILENAME, FNR, k, params > "/dev/stderr"; bad = 1 }
+        out = out substr(s, 1, RSTART - 1) par[k]; s = substr(s, RSTART + RLENGTH)
+      }
+      s = out s; out = ""
+      while (match(s, /\{\{crossover [^}]*\}\}/)) {
+        at = RSTART; len = RLENGTH; v = ""   # the match below moves RSTART
+        n = split(substr(s, at + 12, len - 14), a, " ")
+        file = fig "/cross-" a[1] ".txt"
+        while (n == 2 && (getline l < file) > 0)
+          if (l ~ ("^ *p = *" a[2] ":") && match(l, /from [0-9.]+ [KMG]?B/)) v = substr(l, RSTART + 5, RLENGTH - 5)
+        close(file)
+        if (v == "") { printf "slides: %s line %d: %s: collbench names no crossover there\n", FILENAME, FNR,
+                              substr(s, at, len) > "/dev/stderr"; bad = 1; v = "??" }
+        out = out substr(s, 1, at - 1) v; s = substr(s, at + len)
+      }
+      s = out s; out = ""
+      while (match(s, /\{\{model [^}]*\}\}/)) {
+        n = split(substr(s, RSTART + 8, RLENGTH - 10), a, " ")
+        k = a[1] "," a[2] "," a[3]
+        if (n != 4 || !(k in t) || (a[4] != "ms" && a[4] != "µs")) {
+          printf "slides: %s line %d: %s: no such model value (ALGO P BYTES ms|µs, rows of %s)\n", FILENAME, FNR,
+                 substr(s, RSTART, RLENGTH), csv > "/dev/stderr"; bad = 1; v = "??"
+        } else v = sprintf("%.1f %s", a[4] == "ms" ? t[k] / 1000 : t[k], a[4])
+        out = out substr(s, 1, RSTART - 1) v; s = substr(s, RSTART + RLENGTH)
+      }
+      print out s }
+    END { exit bad }' "$1"
+}
 status=0
+# Each deck: pandoc writes the LaTeX, pdflatex
+# typesets it twice; NAME.pandoc.log keeps pandoc's warnings, NAME.latex.log its overfull boxes and missing files
+# for the slide test). SLIDES_ONLY=NAME builds that deck alone.
 for md in "$SRC"/slides/[0-9][0-9]-*.md; do
   name=$(basename "$md" .md)
-  if pandoc -t beamer --slide-level=2 --resource-path="$OUT:$SRC/slides" -V theme=default -V aspectratio=169 \
-       -H "$SRC/slides/preamble.tex" \
-       "$md" -o "$OUT/$name.pdf" 2> "$OUT/$name.log"; then
+  [ -z "${SLIDES_ONLY:-}" ] || [ "$SLIDES_ONLY" = "$name" ] || continue
+  ok=1
+  fill "$md" > "$OUT/$name.md" 2> "$OUT/$name.pandoc.log" &&
+    pandoc -t beamer -s --slide-level=2 -V theme=default -V aspectratio=169 -H "$SRC/slides/preamble.tex" \
+      "$OUT/$name.md" -o "$OUT/$name.tex" 2>> "$OUT/$name.pandoc.log" || ok=0
+  if [ $ok = 1 ]; then
+    for run in 1 2; do
+      (cd "$OUT" && TEXINPUTS=".:$SRC/slides//:" pdflatex -interaction=nonstopmode -halt-on-error "$name.tex" \
+         > /dev/null 2>&1) || { ok=0; break; }
+    done
+    mv -f "$OUT/$name.log" "$OUT/$name.latex.log" 2>/dev/null
+  fi
+  rm -f "$OUT/$name".{aux,nav,out,snm,toc,vrb}
+  if [ $ok = 1 ]; then
     echo "slides: $OUT/$name.pdf"
   else
-    echo "slides: $name failed:" >&2; tail -20 "$OUT/$name.log" >&2; status=1
+    echo "slides: $name failed:" >&2; cat "$OUT/$name.pandoc.log" >&2; grep -A3 '^!' "$OUT/$name.latex.log" >&2 2>/dev/null; status=1
   fi
 done
 exit $status

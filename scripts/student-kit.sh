@@ -46,14 +46,14 @@ cp "$B"/lib/*.a "$OUT/lib/"
 if [ -f "$B/lib/libcollkit_cuda.so" ]; then cp "$B/lib/libcollkit_cuda.so" "$OUT/lib/"; fi
 # Headers of the public interfaces the plug-in program is built against.
 cp "$SRC"/collectives/include/*.h "$SRC"/checker/collcheck.h "$SRC"/bench/collbench.h "$SRC"/bench/model.h \
-   "$SRC"/trainer/tagtrain.h "$OUT/include/"
+   "$SRC"/trainer/tagtrain.h "$SRC"/draw/colldraw.h "$OUT/include/"
 cp "$SRC/cmake/CollkitPlugin.cmake" "$OUT/cmake/"
 cp "$SRC/plugin/main.c" "$SRC/plugin/save.c" "$OUT/plugin/"
 # The imported targets, pointed at the kit instead of the build tree.
 sed -e "s|$B/lib/|\${_KIT}/lib/|g" \
     -e "s|\"-iquote;$SRC/datasets\"|\"\"|g" \
     -e "s|$SRC/collectives/include|\${_KIT}/include|g; s|$SRC/checker|\${_KIT}/include|g" \
-    -e "s|$SRC/bench|\${_KIT}/include|g; s|$SRC/trainer|\${_KIT}/include|g" \
+    -e "s|$SRC/bench|\${_KIT}/include|g; s|$SRC/trainer|\${_KIT}/include|g; s|$SRC/draw|\${_KIT}/include|g" \
     "$B/collkit-targets.cmake" > "$OUT/cmake/collkit-targets.cmake"
 if grep -q "$SRC\|$B" "$OUT/cmake/collkit-targets.cmake"; then
   echo "student-kit: the exported targets still name the build tree:" >&2
@@ -96,6 +96,22 @@ sed -n 's/^CK_ALGO(\([a-z0-9_]*\))$/\1/p' "$SRC/collectives/algos/algos.def" | s
     > "$OUT/docs/algorithms/$a.md"
 done
 
+# Pictures: every host algorithm of the registry drawn step by step by colldraw
+# at 4 and 6 ranks (6: the fold of rd and rabenseifner), one page each that
+# works offline: docs/algorithms/NAME-pP.html. colldraw itself is in bin/ and
+# in every lab program (`lab draw --algo my_ring --np 4`).
+[ -x "$B/bin/colldraw" ] || { echo "student-kit: $B/bin/colldraw is missing: build first (make)" >&2; exit 2; }
+cp "$B/bin/colldraw" "$OUT/bin/"
+draws=$(mktemp -d)
+"$B/bin/colldraw" --algo list | awk 'NR > 1 && $2 ~ /host/ && !/reference/ { print $1 }' | while read -r a; do
+  for p in 4 6; do
+    "$B/bin/colldraw" --algo "$a" --np $p --count $((2 * p)) --out "$draws/$a-p$p" < /dev/null > "$draws/log" 2>&1 ||
+      { cat "$draws/log" >&2; echo "student-kit: colldraw --algo $a --np $p failed" >&2; exit 2; }
+    cp "$draws/$a-p$p/index.html" "$OUT/docs/algorithms/$a-p$p.html"
+  done
+done || { rm -rf "$draws"; exit 2; }
+rm -rf "$draws"
+
 cat > "$OUT/README.md" <<'MD'
 # collkit — student kit
 
@@ -114,7 +130,9 @@ handouts works here as written. The kit can live in any folder: nothing in it na
 it was made on.
 
 `bin/collkit-cc FILE.c -o PROGRAM` builds any algorithm file into one program that is collcheck,
-collbench and tagtrain (`PROGRAM check|bench|train|list`). `bin/ckrun` is `mpirun` with the flags
+collbench, tagtrain and colldraw (`PROGRAM check|bench|train|draw|list`); `docs/algorithms/NAME-p4.html`
+shows each library algorithm step by step, and `build/labs/01-ring/lab draw --algo my_ring --np 4`
+draws yours the same way (`bin/colldraw --help`). `bin/ckrun` is `mpirun` with the flags
 a laptop needs (more ranks than cores, running as root); on a cluster use `mpirun` or `srun`.
 
 ## What to install

@@ -316,6 +316,20 @@ const char     *ck_event_kind_name(int kind);
 
 double ck_now(void);   /* monotonic seconds */
 
+/* Watching an algorithm run, for tools that draw it (colldraw). While
+ * ck_allreduce runs the algorithm, `step` is called on every ck_step, before
+ * that step's work (so the buffers then show what the earlier steps left), and
+ * `message` on every point-to-point post (kind CK_EV_SEND or CK_EV_RECV) with
+ * the buffer it names. A NULL callback is skipped; ck_observe(comm, NULL)
+ * stops watching. */
+typedef struct ck_observer {
+    void (*step)(void *ctx, int step, const char *phase);
+    void (*message)(void *ctx, int kind, const void *buf, size_t bytes, int peer, int step);
+    void *ctx;
+} ck_observer;
+void ck_observe(ck_comm *comm, const ck_observer *obs);
+
+
 /* ------------------------------------------------------------ agreement, for tools */
 
 /* The ranks of one job must run one computation: a tool whose every rank

@@ -320,6 +320,12 @@ void ck_step(ck_comm *c, int step, const char *phase)
 {
     c->step = step;
     c->phase = phase;
+    if (c->running && c->obs.step) c->obs.step(c->obs.ctx, step, phase);
+}
+
+void ck_observe(ck_comm *c, const ck_observer *obs)
+{
+    if (c) c->obs = obs ? *obs : (ck_observer){0};
 }
 
 static int check_peer(ck_comm *c, int peer, const char *what)
@@ -436,6 +442,7 @@ static int post(ck_comm *c, int is_send, void *buf, size_t bytes, int peer, int 
                            tr_sep(c), tr_detail(c));
     r->active = 1;
     track_post(c, r);
+    if (c->running && c->obs.message) c->obs.message(c->obs.ctx, r->kind, buf, bytes, peer, c->step);
     if (is_send) {
         c->ctr.bytes_sent += bytes;
         c->ctr.msgs_sent++;
@@ -785,7 +792,9 @@ int ck_allreduce(ck_comm *c, const ck_algo *algo, const void *sendbuf, void *rec
     c->scratch_armed = 0;   /* only this call's ck_scratch is checked */
     c->msg_bound = algo->max_msg_bytes ? algo->max_msg_bytes(c->size, c->rank, count, ck_dtype_size(dt), &c->cfg)
                                        : UINT64_MAX;
+    c->running = 1;
     rc = algo->run(c, sendbuf, recvbuf, count, dt, op == CK_AVG ? CK_SUM : op);
+    c->running = 0;
     if (!rc && c->protocol[0]) rc = ck_fail(c, CK_ERR_PROTOCOL, "%s", c->protocol);
     rc = check_leaks(c, algo, rc, posted, completed, cancelled);
     if (!rc) rc = ck_sync(c);

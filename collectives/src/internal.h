@@ -39,6 +39,10 @@ struct ck_comm {
      * (so the ranks go on, no one hangs) and ck_allreduce reports it. */
     char         protocol[400];
 
+    /* ck_observe: called only while ck_allreduce runs the algorithm (running) */
+    ck_observer  obs;
+    int          running;
+
     ck_event    *events;
     size_t       ev_cap, ev_n, ev_dropped;
 

@@ -1,0 +1,560 @@
+/*
+ * colldraw — run one all-reduce with every step watched (ck_observe), and draw it.
+ *
+ * Every rank holds the checker's exact inputs (i64 sum: rank r contributes
+ * 2^r plus a field that names the element), so a value in a buffer says
+ * exactly which ranks' contributions it holds, or that it holds something no
+ * correct step can produce. Each rank copies its result buffer whenever the
+ * algorithm enters a step and notes the buffer of every message it posts;
+ * rank 0 gathers both and turns them into frames (cd_model) for render.c.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "collcheck.h"
+#include "collkit_algo.h"
+#include "colldraw.h"
+#include "encoding.h"
+
+/* ------------------------------------------------------------ recording */
+
+typedef struct snap {
+    int  step;
+    char phase[32];
+    long at;               /* index into rec.data: count values */
+} snap;
+
+typedef struct post_note {
+    int    kind, step, peer;
+    size_t bytes;
+    long   elem, nelem;    /* in the drawn buffer, -1 when the buffer is elsewhere */
+} post_note;
+
+typedef struct rec {
+    const int64_t *buf;    /* the drawn buffer (recvbuf) */
+    const int64_t *in;     /* sendbuf (== buf in place) */
+    size_t         count;
+    snap          *snaps;
+    int            nsnaps, capsnaps;
+    int64_t       *data;
+    post_note     *posts;
+    int            nposts, capposts;
+    int            full;   /* 1 once a limit was reached: the rest is not recorded */
+} rec;
+
+#define MAX_SNAPS 4096
+#define MAX_POSTS 16384
+
+static void take_snap(rec *R, int step, const char *phase)
+{
+    if (R->full) return;
+    if (R->nsnaps == MAX_SNAPS) { R->full = 1; return; }
+    if (R->nsnaps == R->capsnaps) {
+        int cap = R->capsnaps ? 2 * R->capsnaps : 16;
+        snap *s = realloc(R->snaps, (size_t)cap * sizeof *s);
+        int64_t *d = realloc(R->data, (size_t)cap * (R->count ? R->count : 1) * sizeof *d);
+        if (s) R->snaps = s;
+        if (d) R->data = d;
+        if (!s || !d) { R->full = 1; return; }
+        R->capsnaps = cap;
+    }
+    snap *s = &R->snaps[R->nsnaps];
+    s->step = step;
+    snprintf(s->phase, sizeof s->phase, "%s", phase ? phase : "");
+    s->at = (long)(R->nsnaps * R->count);
+    if (R->count) memcpy(R->data + s->at, R->buf, R->count * sizeof *R->data);
+    R->nsnaps++;
+}
+
+static void on_step(void *ctx, int step, const char *phase) { take_snap(ctx, step, phase); }
+
+/* Where a message's buffer lies in the drawn buffer (or the input, when out
+ * of place: its elements have the same indices). */
+static void locate(const rec *R, const void *buf, size_t bytes, long *elem, long *nelem)
+{
+    const char *b = buf;
+    const int64_t *bases[2] = {R->buf, R->in};
+    *elem = *nelem = -1;
+    for (int k = 0; k < 2; k++) {
+        const char *lo = (const char *)bases[k], *hi = lo + R->count * sizeof(int64_t);
+        if (b >= lo && b + bytes <= hi && (b - lo) % sizeof(int64_t) == 0) {
+            *elem = (long)((b - lo) / (long)sizeof(int64_t));
+            *nelem = (long)(bytes / sizeof(int64_t));
+            return;
+        }
+    }
+}
+
+static void on_message(void *ctx, int kind, const void *buf, size_t bytes, int peer, int step)
+{
+    rec *R = ctx;
+    if (R->full) return;
+    if (R->nposts == MAX_POSTS) { R->full = 1; return; }
+    if (R->nposts == R->capposts) {
+        int cap = R->capposts ? 2 * R->capposts : 64;
+        post_note *n = realloc(R->posts, (size_t)cap * sizeof *n);
+        if (!n) { R->full = 1; return; }
+        R->posts = n;
+        R->capposts = cap;
+    }
+    post_note *n = &R->posts[R->nposts++];
+    *n = (post_note){kind, step, peer, bytes, -1, -1};
+    locate(R, buf, bytes, &n->elem, &n->nelem);
+}
+
+/* ------------------------------------------------------------ options */
+
+typedef struct opts {
+    const char *algo, *out, *transport, *gantt;
+    int         call;      /* --gantt: which call of the trace */
+    int         np;        /* 0: the job's size */
+    long long   count;     /* -1: 2p */
+    int         inplace;
+    double      timeout;
+} opts;
+
+static int usage(FILE *f, const char *prog)
+{
+    fprintf(f,
+            "usage: %s --algo NAME [--np P] [--count N] [--inplace 0|1] [--out DIR]\n"
+            "          [--transport mpi|shm] [--timeout SEC]\n"
+            "       %s --gantt TRACE.json [--call K] [--out DIR]\n"
+            "Run one all-reduce of NAME (any registered algorithm: %s --algo list) with every\n"
+            "step recorded, and draw it: per step each rank's buffer as a row of blocks coloured\n"
+            "by whose contributions they hold, and the step's messages as arrows labelled with\n"
+            "the block and the bytes they carry. A wrong element is hatched red from the step it\n"
+            "went wrong.\n"
+            "  --np P          ranks (1 to %d); without a launcher colldraw starts itself under\n"
+            "                  ckrun -np P, under mpirun P must be the job's size\n"
+            "  --count N       elements (i64, 0 to %d; default 2p)\n"
+            "  --inplace 0|1   in place (default 1: every rank starts with its own input in the\n"
+            "                  buffer drawn) or out of place (the buffer drawn starts empty)\n"
+            "  --out DIR       where to write (default colldraw-NAME-pP): frame-NN.svg (one per\n"
+            "                  step), index.html (every frame, a step control, works offline),\n"
+            "                  frames.txt (the frames as text)\n"
+            "  --transport T   mpi (default) or shm (default for algorithms that need it)\n"
+            "  --timeout SEC   the hang watchdog (default 30)\n"
+            "  --gantt TRACE   no run: draw call K (default 0) of a collbench trace\n"
+            "                  (collbench --trace TRACE) as a Gantt timeline, DIR/gantt.svg\n"
+            "                  (default folder colldraw-gantt): one row per rank and lane\n"
+            "PNG or PDF: rsvg-convert -f png -o frame.png frame-03.svg (Debian: librsvg2-bin).\n"
+            "Exit status: 0 drawn and right, 1 drawn and wrong (or the algorithm failed),\n"
+            "2 bad arguments or output that cannot be written.\n",
+            prog, prog, prog, CD_MAX_RANKS, CD_MAX_COUNT);
+    return f == stdout ? 0 : 2;
+}
+
+/* Returns -1 to go on, else the exit status. */
+static int parse(int argc, char **argv, opts *o, int print)
+{
+    *o = (opts){.count = -1, .inplace = 1, .timeout = 30};
+    char err[200];
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            if (print) usage(stdout, argv[0]);
+            return 0;
+        }
+        if (i + 1 >= argc) {
+            if (print) fprintf(stderr, "%s: %s needs a value (or is no option: see --help)\n", argv[0], a);
+            return 2;
+        }
+        const char *v = argv[++i];
+        long long n;
+        double d;
+#define BAD(...) do { if (print) { fprintf(stderr, "%s: ", argv[0]); fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } return 2; } while (0)
+        if (!strcmp(a, "--algo")) o->algo = v;
+        else if (!strcmp(a, "--gantt")) { if (!*v) BAD("--gantt needs a trace file"); o->gantt = v; }
+        else if (!strcmp(a, "--call")) {
+            if (ck_parse_int(v, 0, 1 << 30, &n, err, sizeof err)) BAD("--call '%s': %s", v, err);
+            o->call = (int)n;
+        }
+        else if (!strcmp(a, "--out")) { if (!*v) BAD("--out needs a folder"); o->out = v; }
+        else if (!strcmp(a, "--transport")) {
+            if (strcmp(v, "mpi") && strcmp(v, "shm")) BAD("bad --transport '%s' (want mpi or shm)", v);
+            o->transport = v;
+        } else if (!strcmp(a, "--np")) {
+            if (ck_parse_int(v, 1, CD_MAX_RANKS, &n, err, sizeof err)) BAD("--np '%s': %s", v, err);
+            o->np = (int)n;
+        } else if (!strcmp(a, "--count")) {
+            if (ck_parse_int(v, 0, CD_MAX_COUNT, &n, err, sizeof err)) BAD("--count '%s': %s", v, err);
+            o->count = n;
+        } else if (!strcmp(a, "--inplace")) {
+            if (ck_parse_int(v, 0, 1, &n, err, sizeof err)) BAD("--inplace '%s': %s", v, err);
+            o->inplace = (int)n;
+        } else if (!strcmp(a, "--timeout")) {
+            if (ck_parse_double(v, 0, 1e6, &d, err, sizeof err)) BAD("--timeout '%s': %s", v, err);
+            o->timeout = d;
+        } else BAD("unknown option '%s' (see --help)", a);
+#undef BAD
+    }
+    if (o->gantt) {
+        if (o->algo && print) fprintf(stderr, "%s: --gantt draws a trace; --algo is for a run (give one of them)\n", argv[0]);
+        return o->algo ? 2 : -1;
+    }
+    if (!o->algo) {
+        if (print) fprintf(stderr, "%s: --algo NAME is needed (%s --algo list shows the registry)\n", argv[0], argv[0]);
+        return 2;
+    }
+    if (!strcmp(o->algo, "list")) {
+        if (print) ck_algo_print_table(stdout);
+        return 0;
+    }
+    const ck_algo *a = ck_algo_find(o->algo);
+    if (!a) {
+        if (print) fprintf(stderr, "%s: unknown algorithm '%s' (%s --algo list shows the registry)\n", argv[0], o->algo, argv[0]);
+        return 2;
+    }
+    if (a->flags & CK_ALGO_REFERENCE) {
+        if (print) fprintf(stderr, "%s: '%s' is a library's own collective: its steps are not collkit's to watch\n",
+                           argv[0], o->algo);
+        return 2;
+    }
+    if (!(a->mem & (CK_MEM_HOST | CK_MEM_SHM))) {
+        if (print) fprintf(stderr, "%s: '%s' runs on device buffers only; colldraw draws host buffers\n", argv[0], o->algo);
+        return 2;
+    }
+    return -1;
+}
+
+/* Not started by a launcher and asked for more than one rank: start again
+ * under ckrun (the one found beside this program, else on PATH). */
+static int relaunch(int argc, char **argv, const char *tool, int np)
+{
+    char self[4096], ckrun[4200], nps[16];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) { fprintf(stderr, "%s: cannot find this program to start it on %d ranks: run it as ckrun -np %d %s ...\n", argv[0], np, np, argv[0]); return 2; }
+    self[n] = '\0';
+    snprintf(ckrun, sizeof ckrun, "%s", self);
+    char *slash = strrchr(ckrun, '/');
+    snprintf(slash + 1, sizeof ckrun - (size_t)(slash + 1 - ckrun), "ckrun");
+    snprintf(nps, sizeof nps, "%d", np);
+    char **args = calloc((size_t)argc + 6, sizeof *args);
+    if (!args) return 2;
+    int k = 0;
+    args[k++] = "ckrun";
+    args[k++] = "-np";
+    args[k++] = nps;
+    args[k++] = self;
+    if (tool) args[k++] = (char *)tool;
+    for (int i = 1; i < argc; i++) args[k++] = argv[i];
+    args[k] = NULL;
+    fflush(NULL);
+    if (access(ckrun, X_OK) == 0) execv(ckrun, args);
+    execvp("ckrun", args);
+    fprintf(stderr, "%s: cannot start ckrun (%s): run it as mpirun -np %d %s ...\n", argv[0], strerror(errno), np, argv[0]);
+    free(args);
+    return 2;
+}
+
+/* ------------------------------------------------------------ decoding */
+
+static int64_t sum_of(const cc_scheme *s, uint32_t mask, size_t i)
+{
+    int64_t v = 0;
+    for (int r = 0; r < s->p; r++)
+        if (mask >> r & 1u) v += cc_input(s, r, i);
+    return v;
+}
+
+/* The cell element i of a rank's buffer is in, given its value v. */
+static cd_cell decode(const cc_scheme *s, size_t count, size_t i, int64_t v)
+{
+    cd_cell c = {.from = -1};
+    const uint32_t low = (uint32_t)(v & (int64_t)((1ull << s->p) - 1));
+    if (sum_of(s, low, i) == v) { c.mask = low; return c; }
+    c.wrong = 1;
+    c.garbled = 1;
+    for (size_t j = 0; j < count; j++)
+        if (j != i && sum_of(s, low, j) == v) { c.from = (long)j; c.mask = low; c.garbled = 0; break; }
+    return c;
+}
+
+/* ------------------------------------------------------------ frames */
+
+typedef struct gathered {
+    int        nsnaps, nposts;
+    snap      *snaps;
+    int64_t   *data;
+    post_note *posts;
+} gathered;
+
+/* The first snapshot of rank r taken after step s was done: the state step s left. */
+static const int64_t *after(const gathered *g, size_t count, int s)
+{
+    for (int k = 0; k < g->nsnaps && s != CD_NO_STEP; k++)
+        if (g->snaps[k].step > s) return g->data + (size_t)k * count;
+    return g->data + (size_t)(g->nsnaps - 1) * count;
+}
+
+static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
+
+static int build_model(cd_model *m, gathered *g)
+{
+    const int p = m->p;
+    const size_t count = m->count;
+    const cc_scheme s = cc_scheme_of(CK_I64, CK_SUM, p);
+    /* The steps anyone entered or posted in, in order (snapshots 0 and last are
+     * the input and the result, taken around the call). */
+    int nsteps = 0, cap = 16;
+    int *steps = malloc((size_t)cap * sizeof *steps);
+    if (!steps) return -1;
+    for (int r = 0; r < p; r++) {
+        for (int k = 1; k + 1 < g[r].nsnaps; k++) {
+            if (nsteps == cap) { int *n = realloc(steps, (size_t)(cap *= 2) * sizeof *n); if (!n) { free(steps); return -1; } steps = n; }
+            steps[nsteps++] = g[r].snaps[k].step;
+        }
+        for (int k = 0; k < g[r].nposts; k++) {
+            if (nsteps == cap) { int *n = realloc(steps, (size_t)(cap *= 2) * sizeof *n); if (!n) { free(steps); return -1; } steps = n; }
+            steps[nsteps++] = g[r].posts[k].step;
+        }
+    }
+    qsort(steps, (size_t)nsteps, sizeof *steps, cmp_int);
+    int u = 0;
+    for (int k = 0; k < nsteps; k++)
+        if (u == 0 || steps[u - 1] != steps[k]) steps[u++] = steps[k];
+    nsteps = u;
+    /* an algorithm that names no step (or p = 1) still gets its result drawn */
+    if (nsteps == 0) steps[nsteps++] = CD_NO_STEP;
+
+    m->nframes = nsteps + 1;
+    m->frames = calloc((size_t)m->nframes, sizeof *m->frames);
+    if (!m->frames) { free(steps); return -1; }
+    for (int f = 0; f < m->nframes; f++) {
+        cd_frame *F = &m->frames[f];
+        F->step = f == 0 ? -1 : steps[f - 1];
+        F->cells = calloc((size_t)p * (count ? count : 1), sizeof *F->cells);
+        if (!F->cells) { free(steps); return -1; }
+        if (f == 0) snprintf(F->phase, sizeof F->phase, "input");
+        for (int r = 0; r < p; r++) {
+            /* the state: the input, or what step F->step left */
+            const int64_t *v = f == 0 ? g[r].data : after(&g[r], count, F->step);
+            for (size_t i = 0; i < count; i++) F->cells[(size_t)r * count + i] = decode(&s, count, i, v[i]);
+            /* the phase: the names the ranks gave this step, each once */
+            for (int k = 1; f > 0 && k + 1 < g[r].nsnaps; k++) {
+                const char *ph = g[r].snaps[k].phase;
+                if (g[r].snaps[k].step != F->step || !*ph || strstr(F->phase, ph)) continue;
+                size_t l = strlen(F->phase);
+                snprintf(F->phase + l, sizeof F->phase - l, "%s%s", l ? " / " : "", ph);
+            }
+        }
+        /* the messages sent in this step; a send from a buffer not drawn
+         * (scratch) takes the elements of the receive it meets */
+        for (int r = 0; f > 0 && r < p; r++)
+            for (int k = 0; k < g[r].nposts; k++) {
+                const post_note *n = &g[r].posts[k];
+                if (n->kind != CK_EV_SEND || n->step != F->step) continue;
+                cd_msg msg = {r, n->peer, n->bytes, n->elem, n->nelem};
+                if (msg.elem < 0 && n->peer >= 0 && n->peer < p)
+                    for (int q = 0; q < g[n->peer].nposts; q++) {
+                        const post_note *rv = &g[n->peer].posts[q];
+                        if (rv->kind == CK_EV_RECV && rv->peer == r && rv->step == n->step && rv->bytes == n->bytes &&
+                            rv->elem >= 0) { msg.elem = rv->elem; msg.nelem = rv->nelem; break; }
+                    }
+                cd_msg *nm = realloc(F->msgs, (size_t)(F->nmsgs + 1) * sizeof *nm);
+                if (!nm) { free(steps); return -1; }
+                F->msgs = nm;
+                F->msgs[F->nmsgs++] = msg;
+            }
+    }
+    free(steps);
+    if (m->nframes > 1 && !m->frames[m->nframes - 1].phase[0])
+        snprintf(m->frames[m->nframes - 1].phase, sizeof m->frames[0].phase, "result");
+    /* the last frame must hold everything; then mark where each wrong element went wrong */
+    const uint32_t full = p >= 32 ? 0xffffffffu : (1u << p) - 1;
+    cd_frame *L = &m->frames[m->nframes - 1];
+    for (size_t c = 0; c < (size_t)p * count && m->nframes > 1; c++)
+        if (L->cells[c].mask != full) L->cells[c].wrong = 1;
+    for (int f = 0; f < m->nframes; f++)
+        for (size_t c = 0; c < (size_t)p * count; c++)
+            m->frames[f].cells[c].first = m->frames[f].cells[c].wrong && (f == 0 || !m->frames[f - 1].cells[c].wrong);
+    return 0;
+}
+
+/* ------------------------------------------------------------ gathering */
+
+static int gather(const rec *R, int rank, int p, MPI_Comm comm, gathered *g)
+{
+    long long mine[2] = {R->nsnaps, R->nposts};
+    long long *all = rank == 0 ? malloc((size_t)p * 2 * sizeof *all) : NULL;
+    int bad = rank == 0 && (!all || !g);
+    MPI_Gather(mine, 2, MPI_LONG_LONG, all, 2, MPI_LONG_LONG, 0, comm);
+    /* three gathers of raw bytes: snapshots, their data, the posts */
+    const size_t sizes[3] = {sizeof(snap), R->count * sizeof(int64_t), sizeof(post_note)};
+    const void *src[3] = {R->snaps, R->data, R->posts};
+    const int nmine[3] = {R->nsnaps, R->nsnaps, R->nposts};
+    char *dst[3] = {NULL, NULL, NULL};
+    int *cnt = rank == 0 ? calloc((size_t)p, sizeof *cnt) : NULL, *dis = rank == 0 ? calloc((size_t)p, sizeof *dis) : NULL;
+    if (rank == 0 && (!cnt || !dis)) bad = 1;
+    for (int t = 0; t < 3; t++) {
+        long long total = 0;
+        if (rank == 0 && !bad) {
+            for (int r = 0; r < p; r++) {
+                long long b = (t == 2 ? all[2 * r + 1] : all[2 * r]) * (long long)sizes[t];
+                if (b > INT_MAX || total > INT_MAX - b) { bad = 1; break; }
+                cnt[r] = (int)b;
+                dis[r] = (int)total;
+                total += b;
+            }
+            if (!bad) dst[t] = malloc((size_t)total + 1);
+            if (!dst[t]) bad = 1;
+            if (bad) for (int r = 0; r < p; r++) cnt[r] = dis[r] = 0;
+        }
+        MPI_Gatherv(src[t], (int)((size_t)nmine[t] * sizes[t]), MPI_BYTE, dst[t], cnt, dis, MPI_BYTE, 0, comm);
+    }
+    if (rank == 0 && !bad) {
+        size_t o[3] = {0, 0, 0};
+        for (int r = 0; r < p; r++) {
+            g[r].nsnaps = (int)all[2 * r];
+            g[r].nposts = (int)all[2 * r + 1];
+            g[r].snaps = (snap *)(dst[0] + o[0]);
+            g[r].data = (int64_t *)(dst[1] + o[1]);
+            g[r].posts = (post_note *)(dst[2] + o[2]);
+            o[0] += (size_t)g[r].nsnaps * sizes[0];
+            o[1] += (size_t)g[r].nsnaps * sizes[1];
+            o[2] += (size_t)g[r].nposts * sizes[2];
+        }
+    }
+    free(all);
+    free(cnt);
+    free(dis);
+    return bad ? -1 : 0;   /* rank 0 frees the three blocks through g[0] */
+}
+
+/* ------------------------------------------------------------ main */
+
+int colldraw_main(int argc, char **argv, const char *tool)
+{
+    opts o;
+    int rc = parse(argc, argv, &o, ck_is_print_rank());
+    if (rc >= 0) return rc;
+    if (o.gantt) {
+        char dir[1024], svg[1100], err[1300];
+        snprintf(dir, sizeof dir, "%s", o.out ? o.out : "colldraw-gantt");
+        snprintf(svg, sizeof svg, "%s/gantt.svg", dir);
+        if (cd_out_dir(dir, 1, err, sizeof err) || cd_gantt(o.gantt, o.call, svg, err, sizeof err)) {
+            fprintf(stderr, "%s: %s\n", argv[0], err);
+            return 2;
+        }
+        printf("colldraw: call %d of %s drawn in %s\n", o.call, o.gantt, svg);
+        return 0;
+    }
+    if (o.np > 1 && ck_launcher_rank() < 0) return relaunch(argc, argv, tool, o.np);
+
+    int was_init;
+    MPI_Initialized(&was_init);
+    if (!was_init) MPI_Init(&argc, &argv);
+    int rank, p;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    int status = 2;
+    if (ck_same_command_line(MPI_COMM_WORLD, argc, argv, "colldraw")) goto out;
+    if (o.np && o.np != p) {
+        if (rank == 0) fprintf(stderr, "%s: --np %d, but the job has %d ranks\n", argv[0], o.np, p);
+        goto out;
+    }
+    if (p > CD_MAX_RANKS) {
+        if (rank == 0) fprintf(stderr, "%s: %d ranks: colldraw draws 1 to %d\n", argv[0], p, CD_MAX_RANKS);
+        goto out;
+    }
+    const ck_algo *algo = ck_algo_find(o.algo);
+    const size_t count = o.count < 0 ? (size_t)(2 * p) : (size_t)o.count;
+    if (count > CD_MAX_COUNT) {
+        if (rank == 0) fprintf(stderr, "%s: %zu elements: colldraw draws 0 to %d\n", argv[0], count, CD_MAX_COUNT);
+        goto out;
+    }
+    const char *tp = o.transport ? o.transport : (algo->mem & CK_MEM_HOST) ? "mpi" : "shm";
+    unsigned mem = !strcmp(tp, "shm") ? (CK_MEM_HOST | CK_MEM_SHM) : CK_MEM_HOST;
+    ck_comm *comm = NULL;
+    if (ck_comm_create(MPI_COMM_WORLD, mem, &comm)) {
+        if (rank == 0) fprintf(stderr, "%s: cannot create the %s communicator\n", argv[0], tp);
+        goto out;
+    }
+    ck_comm_config(comm)->timeout_s = o.timeout;
+    const size_t bytes = (count ? count : 1) * sizeof(int64_t);
+    int64_t *in = ck_alloc(comm, bytes), *buf = o.inplace ? in : ck_alloc(comm, bytes);
+    rec R = {.buf = buf, .in = in, .count = count};
+    int err = !in || !buf;
+    if (!err) {
+        cc_fill(in, count, CK_I64, CK_SUM, rank, p);
+        if (!o.inplace) memset(buf, 0, bytes);   /* 0 decodes as "no contribution yet" */
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    int arc = CK_ERR_NOMEM;
+    char emsg[512] = "";
+    if (!err) {
+        take_snap(&R, -1, "input");
+        ck_observe(comm, &(ck_observer){on_step, on_message, &R});
+        arc = ck_allreduce(comm, algo, o.inplace ? CK_IN_PLACE : in, buf, count, CK_I64, CK_SUM);
+        ck_observe(comm, NULL);
+        snprintf(emsg, sizeof emsg, "%s", arc ? ck_comm_errmsg(comm) : "");
+        take_snap(&R, INT_MAX, "");
+    } else if (rank == 0) fprintf(stderr, "%s: out of memory for the buffers\n", argv[0]);
+    /* the first failing rank's status and message, for the picture */
+    int first = arc ? rank : p, frc = arc;
+    MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (first < p && first != 0) {
+        if (rank == first) {
+            MPI_Send(&frc, 1, MPI_INT, 0, 7, MPI_COMM_WORLD);
+            MPI_Send(emsg, sizeof emsg, MPI_CHAR, 0, 8, MPI_COMM_WORLD);
+        } else if (rank == 0) {
+            MPI_Recv(&frc, 1, MPI_INT, first, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Recv(emsg, sizeof emsg, MPI_CHAR, first, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+    }
+    int full = R.full;
+    MPI_Allreduce(MPI_IN_PLACE, &full, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+
+    gathered *g = rank == 0 ? calloc((size_t)p, sizeof *g) : NULL;
+    int gbad = gather(&R, rank, p, MPI_COMM_WORLD, g);
+    if (rank == 0) {
+        cd_model m = {.p = p, .count = count, .inplace = o.inplace, .status = first < p ? frc : 0};
+        snprintf(m.algo, sizeof m.algo, "%s", o.algo);
+        snprintf(m.transport, sizeof m.transport, "%s", ck_comm_transport_name(comm));
+        if (first < p) snprintf(m.error, sizeof m.error, "rank %d: %s", first, emsg[0] ? emsg : ck_strerror(frc));
+        char dir[512], werr[600];
+        if (o.out) snprintf(dir, sizeof dir, "%s", o.out);
+        else snprintf(dir, sizeof dir, "colldraw-%s-p%d", o.algo, p);
+        if (gbad || !g || build_model(&m, g)) {
+            fprintf(stderr, "%s: out of memory for the frames\n", argv[0]);
+            status = 2;
+        } else if (cd_write_all(&m, dir, werr, sizeof werr)) {
+            fprintf(stderr, "%s: %s\n", argv[0], werr);
+            status = 2;
+        } else {
+            int nwrong = 0, fw = -1;
+            size_t fc = 0;
+            const cd_frame *L = &m.frames[m.nframes - 1];
+            for (size_t c = 0; c < (size_t)p * count; c++) nwrong += L->cells[c].wrong;
+            for (int f = 0; f < m.nframes && fw < 0; f++)
+                for (size_t c = 0; c < (size_t)p * count; c++)
+                    if (m.frames[f].cells[c].first) { fw = f; fc = c; break; }
+            printf("colldraw: %s at p = %d, %zu elements (%s, %s): %d frames in %s/ (index.html, frame-00.svg ..)\n",
+                   o.algo, p, count, o.inplace ? "in place" : "out of place", m.transport, m.nframes, dir);
+            if (full) printf("colldraw: the run was longer than %d steps or %d messages: the frames stop there\n", MAX_SNAPS, MAX_POSTS);
+            if (m.error[0]) printf("colldraw: the algorithm failed: %s\n", m.error);
+            if (nwrong && fw >= 0)
+                printf("colldraw: %d wrong elements in the result; the first went wrong in frame %d (step %d, %s): rank %zu, element %zu\n",
+                       nwrong, fw, m.frames[fw].step, m.frames[fw].phase, fc / count, fc % count);
+            status = (nwrong || m.error[0]) ? 1 : 0;
+        }
+        for (int f = 0; f < m.nframes; f++) { free(m.frames[f].cells); free(m.frames[f].msgs); }
+        free(m.frames);
+        if (g && !gbad) { free(g[0].snaps); free(g[0].data); free(g[0].posts); }
+        free(g);
+    }
+    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    free(R.snaps);
+    free(R.data);
+    free(R.posts);
+    if (buf && !o.inplace) ck_free(comm, buf);
+    if (in) ck_free(comm, in);
+    ck_comm_destroy(comm);
+out:
+    if (!was_init) MPI_Finalize();
+    return status;
+}

@@ -1,0 +1,204 @@
+/*
+ * gantt.c — a Gantt timeline (SVG) of one all-reduce call from a collbench
+ * Chrome trace (collbench --trace FILE): one row per rank and lane (the
+ * calling thread with its waits, reductions and copies; one lane per peer
+ * and direction for sends and receives, extra lanes where a pipeline has
+ * several chunks in flight), bars from start to end, coloured by kind and
+ * labelled with the step. A pipelined ring shows its chunks overlapping.
+ *
+ * It reads the trace as collbench writes it, one event per line; a file in
+ * another layout is refused with the line that does not fit, not drawn.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "colldraw.h"
+
+typedef struct gev {
+    int    pid, tid, step, call;
+    char   cat[16];
+    double ts, dur;
+} gev;
+
+typedef struct lane {
+    int  pid, tid;
+    char name[64];
+} lane;
+
+/* The value after "key": a number, or a string (copied into out). */
+static int num_after(const char *line, const char *key, double *v)
+{
+    const char *p = strstr(line, key);
+    if (!p) return -1;
+    char *end;
+    errno = 0;
+    *v = strtod(p + strlen(key), &end);
+    return end == p + strlen(key) || errno ? -1 : 0;
+}
+
+static int str_after(const char *line, const char *key, char *out, size_t cap)
+{
+    const char *p = strstr(line, key);
+    if (!p) return -1;
+    p += strlen(key);
+    size_t n = 0;
+    while (p[n] && p[n] != '"') n++;
+    if (!p[n]) return -1;
+    snprintf(out, cap, "%.*s", (int)(n < cap ? n : cap - 1), p);
+    return 0;
+}
+
+static const char *kind_colour(const char *cat)
+{
+    if (!strcmp(cat, "send")) return "#4e79a7";
+    if (!strcmp(cat, "recv")) return "#f28e2b";
+    if (!strcmp(cat, "reduce")) return "#59a14f";
+    if (!strcmp(cat, "copy")) return "#b07aa1";
+    if (!strcmp(cat, "wait")) return "#bab0ac";
+    return "#dddddd";
+}
+
+static int cmp_lane(const void *a, const void *b)
+{
+    const lane *x = a, *y = b;
+    return x->pid != y->pid ? (x->pid > y->pid) - (x->pid < y->pid) : (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+int cd_gantt(const char *trace, int call, const char *out_svg, char *err, size_t errlen)
+{
+    FILE *f = fopen(trace, "r");
+    if (!f) { snprintf(err, errlen, "cannot read %s: %s", trace, strerror(errno)); return -1; }
+    gev *ev = NULL;
+    lane *ln = NULL;
+    int nev = 0, nln = 0, rc = 0, lineno = 0, collbench = 0;
+    char line[2048], title[160] = "";
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        if (strstr(line, "\"tool\":\"collbench\"")) collbench = 1;
+        if (strstr(line, "\"name\":\"thread_name\"")) {
+            lane l;
+            double pid, tid;
+            if (num_after(line, "\"pid\":", &pid) || num_after(line, "\"tid\":", &tid) ||
+                str_after(line, "\"args\":{\"name\":\"", l.name, sizeof l.name)) {
+                snprintf(err, errlen, "%s line %d: a thread name without pid, tid or name", trace, lineno);
+                rc = -1;
+                break;
+            }
+            l.pid = (int)pid;
+            l.tid = (int)tid;
+            lane *n = realloc(ln, (size_t)(nln + 1) * sizeof *n);
+            if (!n) { snprintf(err, errlen, "out of memory"); rc = -1; break; }
+            ln = n;
+            ln[nln++] = l;
+            continue;
+        }
+        if (!strstr(line, "\"ph\":\"X\"")) continue;
+        gev e;
+        double pid, tid, step, c;
+        if (num_after(line, "\"pid\":", &pid) || num_after(line, "\"tid\":", &tid) || num_after(line, "\"ts\":", &e.ts) ||
+            num_after(line, "\"dur\":", &e.dur) || num_after(line, "\"step\":", &step) ||
+            num_after(line, "\"call\":", &c) || str_after(line, "\"cat\":\"", e.cat, sizeof e.cat) || e.dur < 0) {
+            snprintf(err, errlen, "%s line %d: not an event as collbench writes it (pid, tid, ts, dur, cat, step, call)",
+                     trace, lineno);
+            rc = -1;
+            break;
+        }
+        e.pid = (int)pid;
+        e.tid = (int)tid;
+        e.step = (int)step;
+        e.call = (int)c;
+        if (e.call != call) continue;
+        if (!strcmp(e.cat, "allreduce") && !title[0]) str_after(line, "\"name\":\"", title, sizeof title);
+        gev *n = realloc(ev, (size_t)(nev + 1) * sizeof *n);
+        if (!n) { snprintf(err, errlen, "out of memory"); rc = -1; break; }
+        ev = n;
+        ev[nev++] = e;
+    }
+    fclose(f);
+    if (!rc && !collbench) { snprintf(err, errlen, "%s is not a collbench trace (collbench --trace FILE writes one)", trace); rc = -1; }
+    if (!rc && nev == 0) { snprintf(err, errlen, "%s has no events of call %d", trace, call); rc = -1; }
+    if (rc) { free(ev); free(ln); return rc; }
+
+    /* lanes that carry events of this call, in rank then lane order */
+    qsort(ln, (size_t)nln, sizeof *ln, cmp_lane);
+    int *used = calloc((size_t)(nln ? nln : 1), sizeof *used), nused = 0;
+    double t0 = 1e300, t1 = -1e300;
+    for (int i = 0; i < nev; i++) {
+        if (ev[i].ts < t0) t0 = ev[i].ts;
+        if (ev[i].ts + ev[i].dur > t1) t1 = ev[i].ts + ev[i].dur;
+        for (int k = 0; k < nln && used; k++)
+            if (ln[k].pid == ev[i].pid && ln[k].tid == ev[i].tid && !used[k]) { used[k] = 1; nused++; }
+    }
+    if (!used) { free(ev); free(ln); snprintf(err, errlen, "out of memory"); return -1; }
+    const int LEFT = 190, RH = 18, TOPM = 56, W = 1100;
+    const double span = t1 > t0 ? t1 - t0 : 1;
+    const double sx = (W - LEFT - 20) / span;
+    FILE *o = fopen(out_svg, "w");
+    if (!o) { free(ev); free(ln); free(used); snprintf(err, errlen, "cannot write %s: %s", out_svg, strerror(errno)); return -1; }
+    const int H = TOPM + nused * RH + 70;
+    fprintf(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+               "viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n"
+               "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n", W, H, W, H);
+    fprintf(o, "<text x=\"12\" y=\"24\" font-size=\"16\" font-weight=\"bold\">");
+    for (const char *s = title; *s; s++) {
+        if (*s == '<') fputs("&lt;", o);
+        else if (*s == '&') fputs("&amp;", o);
+        else if (*s == '>') fputs("&gt;", o);
+        else fputc(*s, o);
+    }
+    fprintf(o, "</text>\n<text x=\"12\" y=\"42\" font-size=\"12\" fill=\"#444\">every rank's timeline of call %d, %.0f \xc2\xb5s "
+               "(collbench --trace); numbers in bars are steps</text>\n", call, span);
+    int row = 0, lastpid = -1;
+    for (int k = 0; k < nln; k++) {
+        if (!used[k]) continue;
+        const int y = TOPM + row * RH;
+        if (ln[k].pid != lastpid) {
+            fprintf(o, "<line x1=\"8\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"#999\"/>", W - 10, y - 1, y - 1);
+            fprintf(o, "<text x=\"10\" y=\"%d\" font-size=\"12\" font-weight=\"bold\">rank %d</text>", y + 13, ln[k].pid);
+            lastpid = ln[k].pid;
+        }
+        fprintf(o, "<text x=\"64\" y=\"%d\" font-size=\"10\" fill=\"#444\">", y + 13);
+        for (const char *s = ln[k].name; *s; s++) {
+            if (*s == '<') fputs("&lt;", o);
+            else if (*s == '&') fputs("&amp;", o);
+            else fputc(*s, o);
+        }
+        fprintf(o, "</text>\n");
+        for (int i = 0; i < nev; i++) {
+            if (ev[i].pid != ln[k].pid || ev[i].tid != ln[k].tid) continue;
+            const double x = LEFT + (ev[i].ts - t0) * sx, w = ev[i].dur * sx < 1 ? 1 : ev[i].dur * sx;
+            const int call_bar = !strcmp(ev[i].cat, "allreduce");
+            fprintf(o, "<rect class=\"ev\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\" fill-opacity=\"%s\" stroke=\"#333\" "
+                       "stroke-width=\"0.4\"/>", x, y + 2, w, RH - 4, kind_colour(ev[i].cat), call_bar ? "0.35" : "1");
+            if (!call_bar && w > 14)
+                fprintf(o, "<text x=\"%.1f\" y=\"%d\" font-size=\"9\" fill=\"#fff\" text-anchor=\"middle\">%d</text>",
+                        x + w / 2, y + RH - 6, ev[i].step);
+        }
+        fputc('\n', o);
+        row++;
+    }
+    /* time axis and legend */
+    const int ya = TOPM + nused * RH + 6;
+    /* ticks of 1, 2 or 5 times a power of ten, at most 10 of them */
+    double tick = 0;
+    for (double base = 1e-3; !tick; base *= 10)
+        for (int i = 0; i < 3 && !tick; i++)
+            if (span / (base * (double[]){1, 2, 5}[i]) <= 10) tick = base * (double[]){1, 2, 5}[i];
+    for (double t = 0; t <= span + 1e-9; t += tick)
+        fprintf(o, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#666\"/><text x=\"%.1f\" y=\"%d\" font-size=\"10\" "
+                   "text-anchor=\"middle\">%g \xc2\xb5s</text>", LEFT + t * sx, LEFT + t * sx, ya, ya + 5, LEFT + t * sx, ya + 17, t);
+    const char *kinds[] = {"send", "recv", "reduce", "copy", "wait", "allreduce"};
+    for (int i = 0; i < 6; i++)
+        fprintf(o, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"12\" fill=\"%s\" fill-opacity=\"%s\" stroke=\"#333\" stroke-width=\"0.4\"/>"
+                   "<text x=\"%d\" y=\"%d\" font-size=\"11\">%s</text>", 12 + i * 110, ya + 30, kind_colour(kinds[i]),
+                i == 5 ? "0.35" : "1", 30 + i * 110, ya + 40, i == 5 ? "the call" : kinds[i]);
+    fprintf(o, "\n</svg>\n");
+    int bad = ferror(o);
+    bad |= fclose(o);
+    free(ev);
+    free(ln);
+    free(used);
+    if (bad) { snprintf(err, errlen, "cannot write %s", out_svg); return -1; }
+    return 0;
+}

@@ -1,0 +1,442 @@
+/*
+ * render.c — a recorded all-reduce (cd_model) as SVG frames, one HTML page
+ * with a step control, and a text dump. No MPI: pure output.
+ *
+ * A frame: one row per rank, one cell per element, the cells grouped by the
+ * p blocks of ck_block (the partition the ring and most schedules use). A
+ * cell is p thin stripes, stripe r in rank r's colour when the element holds
+ * rank r's contribution, so a reduce-scatter fills a block stripe by stripe
+ * and a finished element is every colour. The step's messages are arcs on
+ * the right, from sender row to receiver row, labelled with what they carry.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "collkit.h"
+#include "colldraw.h"
+
+static const char *const PALETTE[] = {"#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#edc948",
+                                      "#76b7b2", "#9c755f", "#ff9da7", "#bab0ac", "#86bcb6"};
+#define NPAL (int)(sizeof PALETTE / sizeof PALETTE[0])
+#define EMPTY "#eeeeee"
+#define WRONG "#c00000"
+
+static void colour(int r, char *out, size_t cap)
+{
+    if (r < NPAL) snprintf(out, cap, "%s", PALETTE[r]);
+    else snprintf(out, cap, "hsl(%d,55%%,55%%)", (r * 137) % 360);   /* golden-angle hues past the palette */
+}
+
+/* Text for SVG/HTML: the algorithm's name and phases come from the user's code. */
+static void esc(FILE *f, const char *s)
+{
+    for (; *s; s++) switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: if ((unsigned char)*s >= 0x20) fputc(*s, f);
+    }
+}
+
+static void bytes_text(size_t b, char *out, size_t cap)
+{
+    if (b < 1024) snprintf(out, cap, "%zu B", b);
+    else if (b < 1024 * 1024) snprintf(out, cap, "%.1f KiB", b / 1024.0);
+    else snprintf(out, cap, "%.1f MiB", b / 1048576.0);
+}
+
+/* "block 2", "blocks 1-2", "elements 3-5", "element 4": what [elem, elem+n) is. */
+static void span_text(const cd_model *m, long elem, long n, char *out, size_t cap)
+{
+    if (elem < 0) { snprintf(out, cap, "?"); return; }
+    if (n == 0) { snprintf(out, cap, "nothing"); return; }
+    if (elem == 0 && (size_t)n == m->count) { snprintf(out, cap, "all"); return; }
+    int b0 = -1, b1 = -1;
+    for (int b = 0; b < m->p; b++) {
+        size_t off, len;
+        ck_block(m->count, (size_t)m->p, (size_t)b, &off, &len);
+        if (len && (long)off == elem) b0 = b;
+        if (len && (long)(off + len) == elem + n) b1 = b;
+    }
+    if (b0 >= 0 && b1 == b0) snprintf(out, cap, "block %d", b0);
+    else if (b0 >= 0 && b1 > b0) snprintf(out, cap, "blocks %d-%d", b0, b1);
+    else if (n == 1) snprintf(out, cap, "element %ld", elem);
+    else snprintf(out, cap, "elements %ld-%ld", elem, elem + n - 1);
+}
+
+static int block_of(const cd_model *m, size_t i)
+{
+    for (int b = 0; b < m->p; b++) {
+        size_t off, len;
+        ck_block(m->count, (size_t)m->p, (size_t)b, &off, &len);
+        if (i >= off && i < off + len) return b;
+    }
+    return 0;
+}
+
+static void ranks_text(uint32_t mask, int p, char *out, size_t cap)
+{
+    size_t l = 0;
+    out[0] = '\0';
+    for (int r = 0; r < p && l + 8 < cap; r++)
+        if (mask >> r & 1u) l += (size_t)snprintf(out + l, cap - l, "%s%d", l ? "," : "", r);
+    if (!l) snprintf(out, cap, "none");
+}
+
+/* What a wrong cell holds, in words. */
+static void describe(const cd_model *m, const cd_cell *c, char *out, size_t cap)
+{
+    char rs[100];
+    const uint32_t full = m->p >= 32 ? 0xffffffffu : (1u << m->p) - 1;
+    if (c->from >= 0) {
+        ranks_text(c->mask, m->p, rs, sizeof rs);
+        snprintf(out, cap, "holds element %ld's contributions (block %d; ranks %s)", c->from, block_of(m, (size_t)c->from), rs);
+    } else if (c->garbled) {
+        snprintf(out, cap, "holds no set of this element's contributions (one counted twice, or another value)");
+    } else {
+        ranks_text(full & ~c->mask, m->p, rs, sizeof rs);
+        snprintf(out, cap, "lacks the contributions of ranks %s", rs);
+    }
+}
+
+enum { LEFT = 86, TOP = 74, ROWGAP = 16, CELLH = 36, BGAP = 8, LANEW = 104 };
+
+static int cell_w(const cd_model *m) { return m->count <= 16 ? 28 : m->count <= 64 ? 14 : m->count <= 160 ? 6 : 3; }
+
+static int cell_x(const cd_model *m, size_t i) { return LEFT + (int)i * cell_w(m) + block_of(m, i) * BGAP; }
+
+static int grid_right(const cd_model *m)
+{
+    return m->count ? cell_x(m, m->count - 1) + cell_w(m) : LEFT + 40;
+}
+
+static int row_y(int r) { return TOP + r * (CELLH + ROWGAP); }
+
+/* Lanes for the arcs: an arc takes the first lane free over its span of rows. */
+static int assign_lanes(const cd_frame *F, int *lane)
+{
+    int nl = 0;
+    for (int k = 0; k < F->nmsgs; k++) {
+        int lo = F->msgs[k].src < F->msgs[k].dst ? F->msgs[k].src : F->msgs[k].dst;
+        int hi = F->msgs[k].src ^ F->msgs[k].dst ^ lo;
+        for (int l = 0;; l++) {
+            int clash = 0;
+            for (int j = 0; j < k && !clash; j++) {
+                if (lane[j] != l) continue;
+                int lo2 = F->msgs[j].src < F->msgs[j].dst ? F->msgs[j].src : F->msgs[j].dst;
+                int hi2 = F->msgs[j].src ^ F->msgs[j].dst ^ lo2;
+                clash = lo <= hi2 && lo2 <= hi;
+            }
+            if (!clash) { lane[k] = l; if (l + 1 > nl) nl = l + 1; break; }
+        }
+    }
+    return nl;
+}
+
+void cd_write_svg(const cd_model *m, int k, FILE *f)
+{
+    const cd_frame *F = &m->frames[k];
+    const int p = m->p, cw = cell_w(m);
+    int *lane = calloc((size_t)(F->nmsgs ? F->nmsgs : 1), sizeof *lane);
+    const int nl = lane ? assign_lanes(F, lane) : 0;
+    /* the notes under the grid: where elements went wrong in this frame */
+    char notes[8][700];
+    int nnotes = 0, more = 0;
+    for (int r = 0; r < p; r++)
+        for (size_t i = 0; i < m->count; i++) {
+            size_t c = (size_t)r * m->count + i;
+            if (!F->cells[c].first) continue;
+            /* one note per run of elements of one rank that went wrong the same way */
+            size_t j = i;
+            while (j + 1 < m->count && F->cells[c + (j + 1 - i)].first && (F->cells[c + (j + 1 - i)].from >= 0) == (F->cells[c].from >= 0)) j++;
+            if (nnotes < 8) {
+                char what[300], span[64];
+                describe(m, &F->cells[c], what, sizeof what);
+                span_text(m, (long)i, (long)(j - i + 1), span, sizeof span);
+                snprintf(notes[nnotes++], sizeof notes[0], "rank %d, %s: %s", r, span, what);
+            } else more++;
+            i = j;
+        }
+    if (m->error[0] && k == m->nframes - 1 && nnotes < 8)
+        snprintf(notes[nnotes++], sizeof notes[0], "the algorithm failed: %s", m->error);
+    const int W = grid_right(m) + 24 + nl * LANEW + 40;
+    const int gridB = row_y(p) - ROWGAP;
+    const int H = gridB + 56 + (nnotes + (more > 0)) * 18 + 10;
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+               "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n", W < 660 ? 660 : W, H, W < 660 ? 660 : W, H);
+    /* ids carry the frame number: the page inlines every frame, and a hidden frame's defs cannot be used */
+    fprintf(f, "<defs><pattern id=\"hatch%d\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
+               "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#ffffff\" fill-opacity=\"0.55\"/>"
+               "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"" WRONG "\" stroke-width=\"3\"/></pattern>"
+               "<marker id=\"head%d\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" "
+               "orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#333\"/></marker></defs>\n", k, k);
+    fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n");
+    /* title */
+    char b[64];
+    bytes_text(m->count * 8, b, sizeof b);
+    fprintf(f, "<text x=\"12\" y=\"24\" font-size=\"17\" font-weight=\"bold\">");
+    esc(f, m->algo);
+    fprintf(f, ", p = %d, %zu elements (%s)%s</text>\n", p, m->count, b, m->inplace ? "" : ", out of place");
+    fprintf(f, "<text x=\"12\" y=\"44\" font-size=\"14\">");
+    if (F->step == -1) fprintf(f, "input: every rank holds its own contribution%s", m->inplace ? "" : " (the result buffer starts empty)");
+    else if (F->step == CD_NO_STEP) fprintf(f, "the result (the algorithm named no steps)");
+    else {
+        fprintf(f, "after step %d (", F->step);
+        esc(f, F->phase[0] ? F->phase : "unnamed");
+        fprintf(f, ")%s", k == m->nframes - 1 ? ": the result" : "");
+    }
+    fprintf(f, " \xc2\xb7 frame %d of %d</text>\n", k + 1, m->nframes);
+    /* block labels */
+    for (int bl = 0; bl < p && m->count; bl++) {
+        size_t off, len;
+        ck_block(m->count, (size_t)p, (size_t)bl, &off, &len);
+        if (!len) continue;
+        int x0 = cell_x(m, off), x1 = cell_x(m, off + len - 1) + cw;
+        if (x1 - x0 >= 34 || p <= 8)
+            fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\" fill=\"#555\">%s%d</text>\n",
+                    (x0 + x1) / 2, TOP - 8, x1 - x0 >= 44 ? "block " : "", bl);
+    }
+    /* rows */
+    for (int r = 0; r < p; r++) {
+        const int y = row_y(r);
+        char col[32];
+        colour(r, col, sizeof col);
+        fprintf(f, "<rect x=\"10\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>", y + CELLH / 2 - 6, col);
+        fprintf(f, "<text x=\"26\" y=\"%d\" font-size=\"13\">rank %d</text>\n", y + CELLH / 2 + 5, r);
+        for (size_t i = 0; i < m->count; i++) {
+            const cd_cell *c = &F->cells[(size_t)r * m->count + i];
+            const int x = cell_x(m, i);
+            for (int q = 0; q < p; q++) {
+                /* stripe q: rank q's contribution; heights split the cell exactly */
+                const int y0 = y + CELLH * q / p, y1 = y + CELLH * (q + 1) / p;
+                char cq[32];
+                colour(q, cq, sizeof cq);
+                fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>", x, y0, cw, y1 - y0,
+                        (c->mask >> q & 1u) && !c->garbled ? cq : EMPTY);
+            }
+            if (c->wrong)
+                fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"url(#hatch%d)\"/>", x, y, cw, CELLH, k);
+            fprintf(f, "<rect%s x=\"%d.5\" y=\"%d.5\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"%s\" stroke-width=\"%d\"/>\n",
+                    c->first ? " class=\"went-wrong\"" : "", x, y, cw - 1, CELLH - 1, c->first ? WRONG : "#666", c->first ? 3 : 1);
+        }
+    }
+    /* messages: the sent elements outlined on the sender's row, an arc to the receiver */
+    for (int j = 0; lane && j < F->nmsgs; j++) {
+        const cd_msg *g = &F->msgs[j];
+        if (g->src < 0 || g->src >= p || g->dst < 0 || g->dst >= p) continue;
+        if (g->elem >= 0 && g->nelem > 0 && (size_t)(g->elem + g->nelem) <= m->count)
+            fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#222\" "
+                       "stroke-width=\"2\" stroke-dasharray=\"4 2\"/>\n",
+                    cell_x(m, (size_t)g->elem) - 2, row_y(g->src) - 2,
+                    cell_x(m, (size_t)(g->elem + g->nelem - 1)) + cw - cell_x(m, (size_t)g->elem) + 4, CELLH + 4);
+        const int x0 = grid_right(m) + 4, xa = grid_right(m) + 24 + lane[j] * LANEW;
+        const int ys = row_y(g->src) + CELLH / 2 - 5, yd = row_y(g->dst) + CELLH / 2 + 5;
+        /* a cubic from (x0, ys) to (x0, yd) with both control points at xc peaks at x0 + 3/4 (xc - x0) */
+        const int xc = x0 + (xa - x0) * 4 / 3;
+        fprintf(f, "<path d=\"M%d,%d C%d,%d %d,%d %d,%d\" fill=\"none\" stroke=\"#333\" stroke-width=\"1.6\" "
+                   "marker-end=\"url(#head%d)\"/>\n", x0, ys, xc, ys, xc, yd, x0 + 2, yd, k);
+        char span[64], by[32];
+        span_text(m, g->elem, g->nelem, span, sizeof span);
+        bytes_text(g->bytes, by, sizeof by);
+        const int ym = (ys + yd) / 2;
+        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#222\">%d\xe2\x86\x92%d</text>", xa + 6, ym - 2, g->src, g->dst);
+        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#222\">%s%s%s</text>\n", xa + 6, ym + 11,
+                strcmp(span, "?") ? span : "", strcmp(span, "?") ? ", " : "", by);
+    }
+    if (F->step >= 0 && F->nmsgs == 0)
+        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#555\">no messages posted in this step</text>\n",
+                grid_right(m) + 12, TOP + 12);
+    /* legend and notes */
+    int y = gridB + 26;
+    fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"#333\">A cell is one element; stripe r is rank r's "
+               "contribution. Dashed: the elements a rank sends in this step.</text>\n", y);
+    y += 20;
+    fprintf(f, "<rect x=\"12\" y=\"%d\" width=\"14\" height=\"14\" fill=\"url(#hatch%d)\" stroke=\"" WRONG "\" stroke-width=\"2\"/>"
+               "<text x=\"32\" y=\"%d\" font-size=\"12\" fill=\"#333\">wrong (thick outline: went wrong in this step)</text>\n", y - 11, k, y);
+    for (int j = 0; j < nnotes; j++) {
+        y += 18;
+        fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"" WRONG "\">", y);
+        esc(f, notes[j]);
+        fprintf(f, "</text>\n");
+    }
+    if (more) fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"" WRONG "\">and %d more</text>\n", y + 18, more);
+    fprintf(f, "</svg>\n");
+    free(lane);
+}
+
+void cd_write_text(const cd_model *m, FILE *f)
+{
+    fprintf(f, "p %d count %zu %s\n", m->p, m->count, m->inplace ? "in-place" : "out-of-place");
+    for (int k = 0; k < m->nframes; k++) {
+        const cd_frame *F = &m->frames[k];
+        fprintf(f, "frame %d step %d %s\n", k, F->step, F->phase);
+        for (int r = 0; r < m->p; r++) {
+            fprintf(f, "  rank %d:", r);
+            for (size_t i = 0; i < m->count; i++) {
+                const cd_cell *c = &F->cells[(size_t)r * m->count + i];
+                fprintf(f, " %x%s", c->mask, c->wrong ? "!" : "");
+                if (c->from >= 0) fprintf(f, "<%ld", c->from);
+            }
+            fputc('\n', f);
+        }
+        for (int j = 0; j < F->nmsgs; j++) {
+            char span[64];
+            span_text(m, F->msgs[j].elem, F->msgs[j].nelem, span, sizeof span);
+            fprintf(f, "  send %d -> %d %zu B %s\n", F->msgs[j].src, F->msgs[j].dst, F->msgs[j].bytes, span);
+        }
+    }
+    if (m->error[0]) fprintf(f, "failed\n");
+}
+
+static void write_html(const cd_model *m, FILE *f, char *const *svgs)
+{
+    fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>");
+    esc(f, m->algo);
+    fprintf(f, " at p = %d: all-reduce step by step</title>\n"
+               "<style>body{font-family:DejaVu Sans,Helvetica,Arial,sans-serif;margin:16px;color:#222}"
+               "#controls{margin:8px 0;display:flex;gap:10px;align-items:center}"
+               "#controls button{font-size:15px;padding:4px 12px}#slider{width:320px}"
+               ".frame svg{max-width:100%%;height:auto}.hint{color:#666;font-size:13px}</style>\n</head>\n"
+               "<body data-frame=\"0\" data-frames=\"%d\">\n<h1 style=\"font-size:20px\">", m->p, m->nframes);
+    esc(f, m->algo);
+    fprintf(f, ": one all-reduce of %zu elements on %d ranks, step by step</h1>\n"
+               "<div id=\"controls\"><button id=\"prev\" type=\"button\">&#9664; prev</button>"
+               "<input id=\"slider\" type=\"range\" min=\"0\" max=\"%d\" value=\"0\" aria-label=\"frame\">"
+               "<button id=\"next\" type=\"button\">next &#9654;</button><span id=\"label\"></span></div>\n"
+               "<p class=\"hint\">Keys: &larr; &rarr; (or space) step, Home and End jump. The address ends in "
+               "#step=N for frame N.</p>\n", m->count, m->p, m->nframes - 1);
+    for (int k = 0; k < m->nframes; k++) {
+        const cd_frame *F = &m->frames[k];
+        fprintf(f, "<div class=\"frame\" id=\"frame-%d\" data-caption=\"", k);
+        if (F->step == -1) fprintf(f, "input");
+        else if (F->step == CD_NO_STEP) fprintf(f, "result");
+        else { fprintf(f, "step %d, ", F->step); esc(f, F->phase); }
+        fprintf(f, "\"%s>\n%s</div>\n", k ? " hidden" : "", svgs[k]);
+    }
+    fputs("<script>\n"
+          "(function () {\n"
+          "  var frames = document.querySelectorAll('.frame'), n = frames.length;\n"
+          "  var slider = document.getElementById('slider'), label = document.getElementById('label');\n"
+          "  var prev = document.getElementById('prev'), next = document.getElementById('next'), cur = 0;\n"
+          "  function show(k) {\n"
+          "    k = Math.max(0, Math.min(n - 1, k | 0)); cur = k;\n"
+          "    for (var i = 0; i < n; i++) frames[i].hidden = i !== k;\n"
+          "    slider.value = k; prev.disabled = k === 0; next.disabled = k === n - 1;\n"
+          "    label.textContent = 'frame ' + (k + 1) + ' of ' + n + ': ' + frames[k].getAttribute('data-caption');\n"
+          "    document.body.setAttribute('data-frame', k);\n"
+          "    try { history.replaceState(null, '', '#step=' + k); } catch (e) { /* file: pages may refuse */ }\n"
+          "  }\n"
+          "  prev.addEventListener('click', function () { show(cur - 1); });\n"
+          "  next.addEventListener('click', function () { show(cur + 1); });\n"
+          "  slider.addEventListener('input', function () { show(+slider.value); });\n"
+          "  document.addEventListener('keydown', function (e) {\n"
+          "    if (e.target === slider) return;   /* the slider moves itself and fires input */\n"
+          "    if (e.key === 'ArrowRight' || e.key === ' ') show(cur + 1);\n"
+          "    else if (e.key === 'ArrowLeft') show(cur - 1);\n"
+          "    else if (e.key === 'Home') show(0);\n"
+          "    else if (e.key === 'End') show(n - 1);\n"
+          "    else return;\n"
+          "    e.preventDefault();\n"
+          "  });\n"
+          "  var m = /step=(\\d+)/.exec(location.hash);\n"
+          "  show(m ? +m[1] : 0);\n"
+          "})();\n"
+          "</script>\n</body></html>\n", f);
+}
+
+/* One frame's SVG as a string (for the page, which inlines every frame). */
+static char *svg_string(const cd_model *m, int k)
+{
+    char *s = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&s, &n);
+    if (!f) return NULL;
+    cd_write_svg(m, k, f);
+    if (fclose(f)) { free(s); return NULL; }
+    return s;
+}
+
+static int write_file(const char *dir, const char *name, char *err, size_t errlen, const cd_model *m, int k,
+                      char *const *svgs)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f) { snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno)); return -1; }
+    if (svgs) write_html(m, f, svgs);
+    else if (k >= 0) fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", f), cd_write_svg(m, k, f);
+    else cd_write_text(m, f);
+    if (ferror(f) | fclose(f)) { snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno)); return -1; }
+    return 0;
+}
+
+/* A file colldraw writes: frame-NN.svg, frames.txt, index.html (a drawing), gantt.svg (a timeline). */
+static int own_file(const char *name, int gantt)
+{
+    if (gantt) return !strcmp(name, "gantt.svg");
+    if (!strcmp(name, "frames.txt") || !strcmp(name, "index.html")) return 1;
+    size_t n = strlen(name);
+    return n >= 12 && !strncmp(name, "frame-", 6) && !strcmp(name + n - 4, ".svg") &&
+           strspn(name + 6, "0123456789") == n - 10;
+}
+
+int cd_out_dir(const char *dir, int gantt, char *err, size_t errlen)
+{
+    if (mkdir(dir, 0777) == 0) return 0;
+    if (errno != EEXIST) { snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno)); return -1; }
+    DIR *d = opendir(dir);
+    if (!d) { snprintf(err, errlen, "%s is not a folder colldraw can write into: %s", dir, strerror(errno)); return -1; }
+    /* Writing over a user's files would lose them: an existing folder must be empty or hold only
+     * what colldraw writes (a drawing with its frames.txt), which is replaced. */
+    int rc = 0, seen = 0, mine = gantt;
+    for (struct dirent *e; (e = readdir(d)) && !rc;) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        seen = 1;
+        if (!strcmp(e->d_name, "frames.txt")) mine = 1;
+        if (!own_file(e->d_name, gantt)) {
+            snprintf(err, errlen, "%s holds %s, which colldraw did not write: give a new or empty folder (--out)", dir,
+                     e->d_name);
+            rc = -1;
+        }
+    }
+    closedir(d);
+    if (!rc && seen && !mine) {
+        snprintf(err, errlen, "%s holds files but no frames.txt: not an earlier drawing; give a new or empty folder (--out)", dir);
+        rc = -1;
+    }
+    if (rc || gantt) return rc;
+    /* an earlier drawing: its frames go, so none is left beyond this one's count */
+    if (!(d = opendir(dir))) { snprintf(err, errlen, "cannot read %s: %s", dir, strerror(errno)); return -1; }
+    for (struct dirent *e; (e = readdir(d));) {
+        char path[1200];
+        if (strncmp(e->d_name, "frame-", 6) || !own_file(e->d_name, 0)) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+    return 0;
+}
+
+int cd_write_all(const cd_model *m, const char *dir, char *err, size_t errlen)
+{
+    if (cd_out_dir(dir, 0, err, errlen)) return -1;
+    int rc = 0;
+    char **svgs = calloc((size_t)m->nframes, sizeof *svgs);
+    if (!svgs) { snprintf(err, errlen, "out of memory"); return -1; }
+    for (int k = 0; k < m->nframes && !rc; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "frame-%02d.svg", k);
+        rc = write_file(dir, name, err, errlen, m, k, NULL);
+        if (!rc && !(svgs[k] = svg_string(m, k))) { snprintf(err, errlen, "out of memory"); rc = -1; }
+    }
+    if (!rc) rc = write_file(dir, "frames.txt", err, errlen, m, -1, NULL);
+    if (!rc) rc = write_file(dir, "index.html", err, errlen, m, -1, svgs);
+    for (int k = 0; k < m->nframes; k++) free(svgs[k]);
+    free(svgs);
+    return rc;
+}

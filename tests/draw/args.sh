@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# args.sh COLLDRAW — bad options end with exit 2 and one line that names the problem,
+# before any MPI starts (no launcher needed); --help and --algo list exit 0; --np P
+# without a launcher starts colldraw again under ckrun.
+set -u
+D=$1
+fail() { echo "FAIL: $*"; exit 1; }
+expect() {   # expect STATUS REGEX ARGS...
+  local want=$1 re=$2; shift 2
+  out=$("$D" "$@" 2>&1); rc=$?
+  [ "$rc" = "$want" ] || fail "colldraw $*: exit $rc, want $want: $out"
+  echo "$out" | grep -Eq -- "$re" || fail "colldraw $*: no '$re' in: $out"
+  echo "ok: colldraw $* -> $rc"
+}
+expect 0 "usage: .*--algo NAME" --help
+expect 0 "ring" --algo list
+expect 2 "--algo NAME is needed" --count 4
+expect 2 "unknown algorithm 'nosuch'" --algo nosuch
+expect 2 "library's own collective" --algo mpi
+expect 2 "--np '0'" --algo ring --np 0
+expect 2 "--np '33'" --algo ring --np 33
+expect 2 "--count '-1'" --algo ring --count -1
+expect 2 "--count '513'" --algo ring --count 513
+expect 2 "--inplace '2'" --algo ring --inplace 2
+expect 2 "bad --transport 'tcp'" --algo ring --transport tcp
+expect 2 "unknown option '--bogus'" --algo ring --bogus 1
+expect 2 "--out needs a value" --algo ring --out
+# output that cannot be written: a file where the folder should be
+tmp=$(mktemp)
+tmpd=$(mktemp -d)
+trap 'rm -f "$tmp"; rm -rf "$tmpd"' EXIT
+expect 2 "is not a folder|cannot create" --algo ring --out "$tmp"
+# a folder holding a file colldraw did not write is refused, and the file kept
+mkdir "$tmpd/mine" && echo "my notes" > "$tmpd/mine/notes.txt"
+expect 2 "holds notes.txt, which colldraw did not write" --algo ring --out "$tmpd/mine"
+expect 2 "holds notes.txt, which colldraw did not write" --gantt /dev/null --out "$tmpd/mine"
+[ "$(cat "$tmpd/mine/notes.txt")" = "my notes" ] && [ "$(ls "$tmpd/mine")" = notes.txt ] || fail "a user's file was touched"
+# --np without a launcher: colldraw starts itself under the ckrun beside it
+out=$("$D" --algo ring --np 3 --count 5 --out "$tmpd/r" < /dev/null 2>&1); rc=$?
+[ $rc = 0 ] && echo "$out" | grep -q "ring at p = 3, 5 elements" && [ "$(grep -c '^frame ' "$tmpd/r/frames.txt")" = 5 ] ||
+  fail "colldraw --np 3 (relaunched under ckrun): exit $rc: $out"
+echo "ok: --np 3 relaunches under ckrun"
+echo "PASS"

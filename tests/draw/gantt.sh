@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# gantt.sh COLLDRAW COLLBENCH MPIRUN [FLAGS...] — a pipelined ring traced by collbench on
+# 3 ranks (small chunks: several in flight) drawn as a Gantt timeline: one bar per event
+# of the call, a row group per rank, a lane per peer and direction; a file that is no
+# collbench trace, and a call the trace does not hold, are refused with exit 2.
+set -u
+D=$1 CB=$2; shift 2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+COLLKIT_CHUNK=1024 "$@" -np 3 "$CB" --algo ring_pipelined -b 12K -e 12K -n 1 -w 0 -c 0 --model none \
+  --trace "$dir/t.json" > "$dir/cb.log" 2>&1 || { cat "$dir/cb.log"; fail "collbench --trace"; }
+"$D" --gantt "$dir/t.json" --out "$dir/g" || fail "colldraw --gantt: exit $?"
+svg=$dir/g/gantt.svg
+want=$(grep '"ph":"X"' "$dir/t.json" | grep -c '"call":0}')
+got=$(grep -o 'class="ev"' "$svg" | wc -l)
+[ "$want" -gt 0 ] && [ "$got" = "$want" ] || fail "$got bars for $want events of call 0"
+[ "$(grep -o '>rank [0-9]*</text>' "$svg" | sort -u | wc -l)" = 3 ] || fail "not one row group per rank"
+grep -q '>send to 1 (2)<' "$svg" || fail "no second lane for chunks in flight to one peer"
+echo "ok: $got bars, 3 ranks, lanes per chunk in flight"
+out=$("$D" --gantt /dev/null 2>&1); rc=$?
+[ $rc = 2 ] && echo "$out" | grep -q "not a collbench trace" || fail "a file that is no trace: exit $rc: $out"
+out=$("$D" --gantt "$dir/t.json" --call 7 --out "$dir/g" 2>&1); rc=$?
+[ $rc = 2 ] && echo "$out" | grep -q "no events of call 7" || fail "a call not in the trace: exit $rc: $out"
+echo PASS

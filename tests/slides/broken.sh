@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# broken.sh SRC BUILD — the slide test can fail: a copy of a deck is broken
+# on purpose, one way at a time, and render.sh must fail on it, naming the fault:
+# a missing image, a title-only page, a code line running off the page, a pandoc
+# warning, a slide that LaTeX splits over two pages, a model time typed by hand, and
+# a model number the collbench CSV does not hold. Skipped (77) like render.sh.
+set -u
+SRC=$1 B=$2
+R=$SRC/tests/slides/render.sh
+deck=06-faults   # no pictures: make slides skips drawing them for it alone
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+mkdir -p "$dir/src/scripts" "$dir/src/tests/slides"
+cp "$SRC/scripts/slides.sh" "$dir/src/scripts/"
+cp -r "$SRC/slides" "$SRC/plots" "$dir/src/"
+cp "$R" "$dir/src/tests/slides/"
+fails=0
+check() {   # check WHAT REGEX TEXT: the deck with TEXT appended must fail, saying REGEX
+  cp "$SRC/slides/$deck.md" "$dir/src/slides/$deck.md"
+  printf '%s\n' "$3" >> "$dir/src/slides/$deck.md"
+  out=$("$dir/src/tests/slides/render.sh" "$dir/src" "$B" "$deck" 2>&1); rc=$?
+  if [ $rc = 77 ]; then echo "$out"; exit 77; fi
+  if [ $rc = 0 ]; then echo "FAIL: $1: the slide test passed"; fails=$((fails + 1))
+  elif ! echo "$out" | grep -Eq -- "$2"; then echo "FAIL: $1: no '$2' in:"; echo "$out" | head -20; fails=$((fails + 1))
+  else echo "ok: $1: $(echo "$out" | grep -E -m1 -- "$2")"; fi
+}
+# the unbroken copy passes (so the failures below are the breakages')
+out=$("$dir/src/tests/slides/render.sh" "$dir/src" "$B" "$deck" 2>&1); rc=$?
+[ $rc = 77 ] && { echo "$out"; exit 77; }
+[ $rc = 0 ] || { echo "FAIL: the unbroken copy fails:"; echo "$out"; exit 1; }
+check "missing image" "nosuch\.png" "
+## A picture
+
+![the ring at four ranks](fig/nosuch.png)"
+check "title-only page" "page [0-9]+ holds only its title: Nothing below" "
+## Nothing below"
+long=$(printf 'x%.0s' $(seq 1 300))
+check "line off the page" "overfull boxes above 5 pt" "
+## A long line
+
+\`\`\`
+$long
+\`\`\`"
+check "pandoc warning" "pandoc warnings: .*Duplicate link reference" "
+## Links
+
+See [the ring][r].
+
+[r]: https://example.org/a
+[r]: https://example.org/b"
+many=$(for i in $(seq 1 60); do echo "- item $i"; done)
+check "slide split over pages" "[0-9]+ pages for [0-9]+ slides and a title page" "
+## Many {.allowframebreaks}
+
+$many"
+check "a model time typed by hand" "model times typed by hand.*99\.9 ms" "
+## Cost, typed
+
+- 64 MiB at p = 16: **99.9 ms**"
+check "a model number the CSV does not have" "no such model value" "
+## Cost, filled
+
+- 64 MiB at p = 16: **{{model ring 16 12345 ms}}**"
+[ $fails = 0 ] && echo PASS || { echo "$fails breakages not caught"; exit 1; }

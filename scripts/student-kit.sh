@@ -60,7 +60,7 @@ for lab in "$SRC"/labs/[0-9][0-9]-*/; do
   done
   [ -d "$lab/skeleton" ] && cp "$lab"/skeleton/* "$OUT/labs/$name/"
 done
-cp "$SRC/labs/README.md" "$OUT/labs/"
+cp "$SRC/labs/README.md" "$SRC/labs/allowed-symbols.txt" "$OUT/labs/"   # the grader reads the allow list
 # How the trainer's step works (lab 04): its README, which has no algorithm code.
 cp "$SRC/trainer/README.md" "$OUT/docs/trainer.md"
 

@@ -93,7 +93,13 @@ handouts works here as written.
 collbench and tagtrain (`PROGRAM check|bench|train|list`). `bin/ckrun` is `mpirun` with the flags
 a laptop needs (more ranks than cores, running as root); on a cluster use `mpirun` or `srun`.
 Needs: Open MPI, OpenBLAS, CMake, a C compiler (Debian: `apt-get install openmpi-bin libopenmpi-dev
-libopenblas-dev cmake gcc`).
+libopenblas-dev cmake gcc`); bubblewrap (`bubblewrap`) is wanted: with it the grader runs your program
+in a sandbox, as your instructor's grader does.
+
+What your file may call is listed in `labs/allowed-symbols.txt` (the grader's integrity part; a lab
+may add to it in its `lab.conf`). A grade marked PARTIAL (exit status 3) left something out, e.g.
+rank counts above `--np-max`: it is not your final grade. `bin/collgrade --help` says how each part is
+graded.
 MD
 cat > "$OUT/Makefile" <<'MK'
 # make labNN: build your file of lab NN and grade it.

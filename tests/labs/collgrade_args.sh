@@ -82,10 +82,12 @@ if [ -n "$SRC" ]; then
   mkdir -p "$conf_dir/integ"
   printf '%s\n' "file = my_ring.c" "algo = my_ring" "part integrity 20 integrity" > "$conf_dir/integ/lab.conf"
   sol=$SRC/labs/01-ring/solution/my_ring.c
-  for c in syscall dlphdr; do
-    { cat "$SRC/tests/labs/cheats/$c.c"
-      sed 's/^    const int p = ck_comm_size(comm), r = ck_comm_rank(comm);$/    cheat(comm, sendbuf, recvbuf, count, dt, op);\n&/' "$sol"; } > "$conf_dir/$c.c"
-  done
+  for c in syscall dlphdr; do "$SRC/tests/labs/cheats/assemble.sh" "$SRC" $c "$conf_dir/$c.c"; done
+  # collkit-cc itself: files and a folder named with quotes, '$', ';', unicode
+  odd="$conf_dir/o'dd \$(x) \"q\"; dir"
+  mkdir -p "$odd"; cp "$sol" "$odd/my ring;(1) \${x} é.c"
+  out=$("$(dirname "$G")/collkit-cc" "$odd/my ring;(1) \${x} é.c" -o "$odd/prog" 2>&1); rc=$?
+  check '[ $rc = 0 ] && [ -x "$odd/prog" ]' "collkit-cc on odd names: exit $rc: $(tail -3 <<<"$out")"
   out=$("$G" "$conf_dir/integ" --file "$sol" 2>&1); rc=$?
   check '[ $rc = 0 ] && grep -qE "integrity +20.0 / 20" <<<"$out"' "the reference ring's integrity: exit $rc: $out"
   out=$("$G" "$conf_dir/integ" --file "$conf_dir/syscall.c" 2>&1); rc=$?

@@ -78,6 +78,14 @@ check '[ $rc = 2 ] && grep -q "no file $conf_dir/comment/my_ring.c, named by $co
 printf '%s\n' "file = a.c b.c" "algo = x y" "part a 10 integrity" > "$conf_dir/comment/lab.conf"
 out=$("$G" "$conf_dir/comment" --file "$conf_dir/none.c" 2>&1); rc=$?
 check '[ $rc = 2 ] && grep -q -- "--file names 1 file(s), but .*names 2 (a.c b.c)" <<<"$out"' "--file count: exit $rc: $out"
+# --batch: refused without a sandbox, and with the options of one grading
+mkdir -p "$conf_dir/subs/a"
+out=$(COLLGRADE_SANDBOX=none "$G" 01 --batch "$conf_dir/subs" 2>&1); rc=$?
+check '[ $rc = 2 ] && grep -q "bubblewrap" <<<"$out" && [ ! -e "$conf_dir/subs.grades" ]' "--batch without a sandbox: exit $rc: $out"
+out=$("$G" 01 --batch "$conf_dir/subs" --file x.c 2>&1); rc=$?
+check '[ $rc = 2 ] && grep -q "do not go with it" <<<"$out"' "--batch with --file: exit $rc: $out"
+out=$("$G" 01 --regrade 2>&1); rc=$?
+check '[ $rc = 2 ] && grep -q "go with --batch" <<<"$out"' "--regrade alone: exit $rc: $out"
 if [ -n "$SRC" ]; then
   mkdir -p "$conf_dir/integ"
   printf '%s\n' "file = my_ring.c" "algo = my_ring" "part integrity 20 integrity" > "$conf_dir/integ/lab.conf"

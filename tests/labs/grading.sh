@@ -38,7 +38,7 @@ left_marks() {
   done
   echo $n
 }
-sandbox=0; bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid --unshare-net true 2>/dev/null && sandbox=1
+sandbox=0; [ "${COLLGRADE_SANDBOX:-}" != none ] && bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid --unshare-net true 2>/dev/null && sandbox=1
 
 # The honest attempt: full marks, under an odd name (spaces, quotes, ';',
 # '$(...)', unicode), which the report shows as given.

@@ -5,6 +5,7 @@
 #   make test         build, then run the CTest suite
 #   make test SANITIZE=1   the same with ASan + UBSan, in build-sanitize/
 #   make test SANITIZE=thread   the threaded and shared-memory tests under TSan, in build-tsan/
+#   make test-grading the grader against cheats, and --batch on 30 sandboxed submissions (minutes)
 #   make bench        build, then run the benchmark sweep (BENCH=full for more)
 #   make sim-bench    the algorithms on simulated clusters of 16 to 1024 hosts
 #                     (SimGrid SMPI, installed if missing; SIM=full for more)
@@ -34,7 +35,7 @@ CTEST_FLAGS ?= --output-on-failure
 
 KIT ?= student-kit
 
-.PHONY: all deps configure build test bench sim-bench clean student-kit slides gpu-check
+.PHONY: all deps configure build test test-grading bench sim-bench clean student-kit slides gpu-check
 
 all: build
 
@@ -50,7 +51,12 @@ build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 test: build
-	cd $(BUILD) && ctest $(CTEST_FLAGS) -j $(JOBS)
+	cd $(BUILD) && ctest $(CTEST_FLAGS) -LE grading -j $(JOBS)
+
+# The grader against cheats and its batch mode on 30 sandboxed submissions:
+# minutes, so not part of `make test` (tests/labs/grading.sh, batch.sh).
+test-grading: build
+	cd $(BUILD) && ctest --output-on-failure -L grading
 
 bench: build
 	@scripts/bench.sh $(BUILD)

@@ -19,6 +19,11 @@
 # apt-get update (an offline box must not stall on every make), and a missing
 # SimGrid never fails the script. COLLKIT_SIMGRID=require (what make
 # sim-bench sets) makes it a need like the others; COLLKIT_SIMGRID=0 skips it.
+#
+# bubblewrap (bwrap) is wanted the same way: collgrade runs each run of a
+# student's program in a sandbox with it, and its --batch mode needs it
+# (without it a single grading still works, and the batch test is skipped).
+# As root it is installed when the package lists know it; otherwise a note.
 set -eu
 SIMGRID=${COLLKIT_SIMGRID:-want}
 
@@ -88,6 +93,18 @@ install_simgrid() {
   apt-get install -y -qq --no-install-recommends libsimgrid-dev >/dev/null ||
     echo "collkit: note: SimGrid could not be installed; the simulated-cluster tests are skipped" >&2
 }
+
+# bubblewrap when wanted: installed by apt-get without an update, never a failure.
+if ! have bwrap; then
+  if [ "$(id -u)" -eq 0 ] && have apt-cache && apt-cache policy bubblewrap 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+    echo "collkit: installing bubblewrap (collgrade's sandbox)" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends bubblewrap >/dev/null ||
+      echo "collkit: note: bubblewrap could not be installed; collgrade --batch is unavailable" >&2
+  else
+    echo "collkit: note: bubblewrap is not installed: collgrade runs students' programs without a sandbox, and --batch is unavailable" \
+         "(sudo apt-get install bubblewrap)" >&2
+  fi
+fi
 
 if [ -z "$missing" ]; then
   if [ "$want_simgrid" = 1 ]; then

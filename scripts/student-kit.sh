@@ -75,7 +75,7 @@ for lab in "$SRC"/labs/[0-9][0-9]-*/; do
   done
   [ -d "$lab/skeleton" ] && cp "$lab"/skeleton/* "$OUT/labs/$name/"
 done
-cp "$SRC/labs/README.md" "$OUT/labs/"
+cp "$SRC/labs/README.md" "$SRC/labs/allowed-symbols.txt" "$OUT/labs/"   # the grader reads the allow list
 # The data in datasets/madewithml/, where the kit's programs look first
 # (beside their bin/), copied by datasets/fetch: sha256 checked, with LICENSE
 # and SOURCE.md. fetch and the licence go along, for a fresh copy.
@@ -180,6 +180,15 @@ programs: use Open MPI. CUDA is not needed: the GPU parts (lab 05's device part)
 MIT License, Copyright (c) 2023 Made With ML: `LICENSE` and `SOURCE.md` beside them). The programs
 find it relative to themselves; `COLLKIT_DATA=FOLDER` or `--data FILE` names another.
 `datasets/fetch` downloads a fresh, checked copy.
+
+## Grading yourself
+
+`bubblewrap` (Debian/Ubuntu/Fedora package `bubblewrap`) is wanted: with it `bin/collgrade` runs
+your program in a sandbox, as your instructor's grader does; without it each run is still a process
+group of its own. What your file may call is listed in `labs/allowed-symbols.txt` (the grader's integrity part; a lab
+may add to it in its `lab.conf`). A grade marked PARTIAL (exit status 3) left something out, e.g.
+rank counts above `--np-max`: it is not your final grade. `bin/collgrade --help` says how each part is
+graded.
 MD
 cat > "$OUT/Makefile" <<'MK'
 # make labNN: build your file of lab NN and grade it.

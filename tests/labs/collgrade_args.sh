@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
-# collgrade_args.sh COLLGRADE — collgrade's own arguments, no MPI needed: the
-# help is the whole comment block at the top of the script (its last line
-# too, none of the code after it), a time limit that is not a whole number
-# of seconds >= 1 stops it with exit 2 and one message, and so does a
-# malformed lab.conf, naming its file and line.
+# collgrade_args.sh COLLGRADE [SRC] — collgrade's own arguments, no MPI run
+# needed: the help is the whole comment block at the top of the script (its
+# last line too, none of the code after it) and every part kind's description,
+# a time limit that is not a whole number of seconds >= 1 stops it with exit 2
+# and one message, and so does a malformed lab.conf, naming its file and line.
+# With SRC, the integrity part alone on two cheats (tests/labs/cheats: a
+# system call as an instruction, symbol tables walked) and on the reference
+# ring: the allow list on the object code, in a few seconds.
 set -u
-G=$1
+G=$1 SRC=${2:-}
 pass=0; fail=0
 check() { if eval "$1"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $2"; fi; }
 
 out=$("$G" --help 2>&1); rc=$?
 check '[ $rc = 2 ]' "--help: exit $rc, expected 2"
 check 'grep -q "^collgrade — the autograder of the collkit labs" <<<"$out"' "--help: no first line"
-check 'grep -q "^2 bad arguments or a lab that cannot be graded.$" <<<"$out"' "--help: the header's last line is missing"
+check 'grep -q "^3 partial (see above).$" <<<"$out"' "--help: the header's last line is missing"
+for k in check integrity paired cost train save; do
+  check 'grep -q "^  $k  " <<<"$out"' "--help: the part kind $k is not described"
+done
 check 'grep -q -- "--time-limit S (or COLLGRADE_TIME_LIMIT=S)" <<<"$out"' "--help: the time limit is not documented"
 check '! grep -qE "^(set -u|HERE=|die\\(\\))" <<<"$out"' "--help prints code: $(tail -2 <<<"$out")"
 
@@ -57,6 +63,7 @@ bad_conf noalgo  " no 'algo =' line"                                          "f
 bad_conf mode    "3: part a: mode=crsh: expected crash, fail, durable, kill or integrity"  "file = my_save.c" "" "part a 10 save mode=crsh"
 bad_conf nomode  "2: part a: a save part needs mode="                        "file = my_save.c" "part a 10 save sizes=1"
 bad_conf sizes   "2: part a: sizes=1,x: expected sizes in bytes"             "file = my_save.c" "part a 10 save mode=crash sizes=1,x"
+bad_conf allow   "3: allow: 'x-y' is not a symbol name"                     "$head" "allow = open x-y" "part a 10 integrity"
 bad_conf saveopt "2: part a: unknown option 'np' for a save part"            "file = my_save.c" "part a 10 save mode=crash np=2"
 bad_conf crlf    "1: the line ends in a carriage return \\(Windows line endings\\)"  $'file = my_ring.c\r' $'algo = my_ring\r' $'part a 10 integrity\r'
 # A comment after a part (with '=' in it) is a comment, not options.
@@ -71,5 +78,30 @@ check '[ $rc = 2 ] && grep -q "no file $conf_dir/comment/my_ring.c, named by $co
 printf '%s\n' "file = a.c b.c" "algo = x y" "part a 10 integrity" > "$conf_dir/comment/lab.conf"
 out=$("$G" "$conf_dir/comment" --file "$conf_dir/none.c" 2>&1); rc=$?
 check '[ $rc = 2 ] && grep -q -- "--file names 1 file(s), but .*names 2 (a.c b.c)" <<<"$out"' "--file count: exit $rc: $out"
+# --batch: refused without a sandbox, and with the options of one grading
+mkdir -p "$conf_dir/subs/a"
+out=$(COLLGRADE_SANDBOX=none "$G" 01 --batch "$conf_dir/subs" 2>&1); rc=$?
+check '[ $rc = 2 ] && grep -q "bubblewrap" <<<"$out" && [ ! -e "$conf_dir/subs.grades" ]' "--batch without a sandbox: exit $rc: $out"
+out=$("$G" 01 --batch "$conf_dir/subs" --file x.c 2>&1); rc=$?
+check '[ $rc = 2 ] && grep -q "do not go with it" <<<"$out"' "--batch with --file: exit $rc: $out"
+out=$("$G" 01 --regrade 2>&1); rc=$?
+check '[ $rc = 2 ] && grep -q "go with --batch" <<<"$out"' "--regrade alone: exit $rc: $out"
+if [ -n "$SRC" ]; then
+  mkdir -p "$conf_dir/integ"
+  printf '%s\n' "file = my_ring.c" "algo = my_ring" "part integrity 20 integrity" > "$conf_dir/integ/lab.conf"
+  sol=$SRC/labs/01-ring/solution/my_ring.c
+  for c in syscall dlphdr; do "$SRC/tests/labs/cheats/assemble.sh" "$SRC" $c "$conf_dir/$c.c"; done
+  # collkit-cc itself: files and a folder named with quotes, '$', ';', unicode
+  odd="$conf_dir/o'dd \$(x) \"q\"; dir"
+  mkdir -p "$odd"; cp "$sol" "$odd/my ring;(1) \${x} é.c"
+  out=$("$(dirname "$G")/collkit-cc" "$odd/my ring;(1) \${x} é.c" -o "$odd/prog" 2>&1); rc=$?
+  check '[ $rc = 0 ] && [ -x "$odd/prog" ]' "collkit-cc on odd names: exit $rc: $(tail -3 <<<"$out")"
+  out=$("$G" "$conf_dir/integ" --file "$sol" 2>&1); rc=$?
+  check '[ $rc = 0 ] && grep -qE "integrity +20.0 / 20" <<<"$out"' "the reference ring's integrity: exit $rc: $out"
+  out=$("$G" "$conf_dir/integ" --file "$conf_dir/syscall.c" 2>&1); rc=$?
+  check '[ $rc = 1 ] && grep -qE "integrity +0.0 / 20 +the file uses what this lab forbids: (syscall|svc).* \(a system call written as an instruction\)" <<<"$out"' "inline syscall: exit $rc: $out"
+  out=$("$G" "$conf_dir/integ" --file "$conf_dir/dlphdr.c" 2>&1); rc=$?
+  check '[ $rc = 1 ] && grep -qE "integrity +0.0 / 20 +the file uses what this lab forbids: .*dl_iterate_phdr.* \(dynamic loading or symbol tables\)" <<<"$out"' "dl_iterate_phdr: exit $rc: $out"
+fi
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -474,6 +474,7 @@ int ck_waitall(ck_comm *c, ck_req *reqs, int n)
      * inactive one, e.g. a send-window slot not used yet, may hold nothing). */
     const int trace_peer = n == 1 && reqs[0].active ? reqs[0].peer : -1;
     unsigned long spins = 0;
+    double next_answer = t0 + 0.005;   /* roll calls of ranks whose own wait ran out (watch.c) */
     /* Without the watchdog there is nothing to notice while waiting: block in
      * the transport where it can (one pass), rather than poll it. Under SMPI,
      * where this is the default, every poll would cost simulated time. */
@@ -517,6 +518,7 @@ int ck_waitall(ck_comm *c, ck_req *reqs, int n)
         /* Reading the clock every pass would cost more than the test itself. */
         if (deadline > 0 && (spins & 1023) == 0) {
             double now = ck_now();
+            if (now > next_answer) { ck_watch_answer(); next_answer = now + 0.005; }
             if (now > deadline) {
                 for (int i = 0; i < n; i++)
                     if (reqs[i].active) {
@@ -654,16 +656,17 @@ static int validate_across_ranks(ck_comm *c, int local_err, size_t count, ck_dty
     } else if (MPI_Iallreduce(in, outv, 2 * NV, MPI_LONG_LONG, MPI_MAX, c->mpi, &rq) != MPI_SUCCESS) {
         return ck_fail(c, CK_ERR_TRANSPORT, "MPI_Iallreduce failed during argument validation");
     }
-    double t0 = ck_now();
-    for (int done = rq == MPI_REQUEST_NULL; !done;) {
-        MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
-        if (!done && c->cfg.timeout_s > 0 && ck_now() - t0 > c->cfg.timeout_s) {
-            ck_fail(c, CK_ERR_TIMEOUT,
-                    "watchdog: rank %d waited %.1f s for the other ranks to enter ck_allreduce "
-                    "(a rank did not call it, or is stuck elsewhere)", c->rank, ck_now() - t0);
+    if (rq != MPI_REQUEST_NULL) {
+        /* Bounded, with a roll call at the end that names a rank that never came. */
+        char why[sizeof c->errmsg];
+        int rc = ck_watch_wait(&rq, c->cfg.timeout_s, "entering ck_allreduce", why, sizeof why);
+        if (rc == CK_ERR_TIMEOUT) {
+            ck_fail(c, rc, "%s", why);
             fprintf(stderr, "collkit %s\n", c->errmsg);
-            return CK_ERR_TIMEOUT;
+            fflush(stderr);
+            return rc;
         }
+        if (rc) return ck_fail(c, CK_ERR_TRANSPORT, "MPI_Iallreduce failed during argument validation");
     }
     long long mx[NV], mn[NV];
     for (int i = 0; i < NV; i++) { mx[i] = outv[2 * i]; mn[i] = -outv[2 * i + 1]; }

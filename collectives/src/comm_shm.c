@@ -106,6 +106,7 @@ int ck_shm_wait(ck_comm *c, int (*pending)(void *arg), void *arg, const char *wh
         if ((who = pending(arg)) < 0) break;
         last = who;
         if ((polls & 15) == 0) waited = ck_now() - t0;
+        if ((polls & 255) == 0) ck_watch_answer();   /* roll calls of ranks whose wait ran out (watch.c) */
         if (c->polite && polls > 256) {
             struct timespec ts = {0, 20000};
             nanosleep(&ts, NULL);

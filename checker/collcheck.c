@@ -54,17 +54,11 @@
 /* Poll a nonblocking collective until done or the deadline (limit <= 0: none).
  * The checker never blocks in an MPI collective: a rank that is gone or stuck
  * must not hang the others. */
+static char g_stuck[1536];   /* the watchdog's sentence when a control wait ran out */
 static int wait_bounded(MPI_Request *rq, double limit)
 {
-    double t0 = ck_now();
-    struct timespec nap = {0, 200000};
-    for (unsigned long spin = 0;; spin++) {
-        int done = 0;
-        if (MPI_Test(rq, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return -1;
-        if (done) return 0;
-        if (limit > 0 && ck_now() - t0 > limit) return 1;
-        if (spin > 1000) nanosleep(&nap, NULL);
-    }
+    int rc = ck_watch_wait(rq, limit, "the checker's agreement after the call", g_stuck, sizeof g_stuck);
+    return rc == CK_ERR_TIMEOUT ? 1 : rc ? -1 : 0;
 }
 
 /* The control collectives: nonblocking and polled when there is a deadline;
@@ -273,7 +267,7 @@ static void finish_abort(int rank, int passed, int failed, const char *why)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     /* The other ranks give rank 0 time to print, then end themselves. */
-    struct timespec t = {3, 0};
+    struct timespec t = {1, 0};
     nanosleep(&t, NULL);
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
@@ -309,6 +303,11 @@ int collcheck_main(int argc, char **argv)
     /* Errors come back as codes (CK_ERR_TRANSPORT), e.g. a message longer than
      * the posted receive, instead of killing the job from inside MPI. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (ck_watch_init("collcheck")) {
+        if (!was_init) MPI_Finalize();
+        return 2;
+    }
+    ck_watch_set_timeout(o.timeout);
     int rank, p;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
@@ -367,9 +366,13 @@ int collcheck_main(int argc, char **argv)
         fflush(stdout);
     }
 
-    /* The agreement deadline: longer than any single watchdog wait, so a rank
-     * that timed out has time to arrive and say so. */
-    const double limit = o.timeout > 0 ? 2 * o.timeout + 10 : 0;
+    /* The agreement deadline. A rank whose own wait in the call ran out
+     * (the watchdog, --timeout) has waited one bound already, and so has
+     * every rank that waited on the same missing one: half a bound more is
+     * enough to meet them or to find out, by the roll call, who is missing.
+     * A rank that finished the call waits a whole bound for the others. So
+     * a stopped rank ends the run within 1.5 bounds (and a second). */
+    const double limit_ok = o.timeout > 0 ? o.timeout : 0, limit_late = limit_ok / 2;
     int passed = 0, failed = 0;
     cc_result *all = rank == 0 ? malloc((size_t)p * sizeof *all) : NULL;
     uint64_t *hashes = malloc((size_t)p * sizeof *hashes);
@@ -390,6 +393,9 @@ int collcheck_main(int argc, char **argv)
             const cc_case *cs = &cases[k];
             char label[160];
             case_label(label, sizeof label, cs, algo, width);
+            char phase[96];
+            snprintf(phase, sizeof phase, "case '%.80s'", label);
+            ck_watch_phase(phase);
             cases_running(1, rank, label);
             /* Announced before it runs: if a rank crashes, this is the case. */
             if (rank == 0) { printf("%s  ", label); fflush(stdout); }
@@ -398,6 +404,7 @@ int collcheck_main(int argc, char **argv)
             const int calls = cs->count ? o.repeat : 1;
             for (int call = 0; call < calls && !glob[0]; call++) {
                 cc_run_case(comm, algo, cs, (unsigned)call, &res, cs->random ? mine : NULL);
+                const double limit = res.status == CK_ERR_TIMEOUT ? limit_late : limit_ok;
                 /* Every rank has returned from the call: what is still
                  * waiting to be received was never going to be. */
                 int w = ctl_barrier(ctl, limit);
@@ -411,9 +418,8 @@ int collcheck_main(int argc, char **argv)
                 }
                 if (w == 0 && glob[0]) w = ctl_gather(&res, (int)sizeof res, all, ctl, limit);
                 if (w != 0) {
-                    char why[512];
-                    snprintf(why, sizeof why, "rank %d gave up after %.0f s waiting for the other ranks to finish "
-                             "'%s' (a rank is stuck where no watchdog reaches)", rank, limit, label);
+                    char why[2048];
+                    snprintf(why, sizeof why, "%s", w > 0 ? g_stuck : "MPI failed in the checker's agreement after the call");
                     if (rank != 0) fprintf(stderr, "collcheck: %s\n", why);
                     else printf("FAIL  %s\n", res.fail ? res.msg : "(no result from the other ranks)");
                     finish_abort(rank, passed, failed + 1, why);
@@ -481,7 +487,7 @@ int collcheck_main(int argc, char **argv)
     cc_release_buffers();
     ck_comm_destroy(comm);
     MPI_Comm_free(&ctl);
-    if (!was_init) MPI_Finalize();
+    if (!was_init) ck_watch_finalize();
     /* A verdict that did not reach its reader is not a pass. */
     return ck_stdout_done("collcheck") || failed ? 1 : 0;
 }

@@ -202,8 +202,11 @@ int ck_watch_wait(MPI_Request *rq, double bound, const char *what, char *why, si
     ck_watch_enter(what);
     const double t0 = ck_now(), until = bound - ck_watch_grace(bound);
     double next_answer = t0 + 0.005;
-    /* No sleeping: a barrier before a timed iteration must release every rank
-     * at once. The clock is read every 256 polls, roll calls taken every 5 ms. */
+    /* No sleeping at first: a barrier before a timed iteration must release
+     * every rank at once. After 50 ms the wait is for a slow rank, not a
+     * timing: a nap a poll leaves the core to the ranks that compute (more
+     * ranks than cores). The clock is read every 256 polls, roll calls taken
+     * every 5 ms. */
     for (unsigned long spin = 1;; spin++) {
         int done = 0;
         if (MPI_Test(rq, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
@@ -214,6 +217,11 @@ int ck_watch_wait(MPI_Request *rq, double bound, const char *what, char *why, si
         if (done) break;
         if (spin & 255) continue;
         const double now = ck_now();
+        if (now - t0 > 0.05) {
+            struct timespec ts = {0, 50000};
+            nanosleep(&ts, NULL);
+            spin |= 255;   /* from here on the clock every poll: a nap costs more than reading it */
+        }
         if (now >= next_answer) { ck_watch_answer(); next_answer = now + 0.005; }
         if (now - t0 > until) {
             int rc = ck_watch_expired(now - t0, bound, what, why, cap);   /* still waiting: answers say where */

@@ -326,7 +326,9 @@ int ck_same_command_line(MPI_Comm comm, int argc, char **argv, const char *prog)
  *
  * A rank answers while it waits in any of these, in ck_allreduce or in the
  * shm transport; a rank that is stopped, computing past the bound or gone
- * does not. */
+ * does not. When every rank answers (all alive, each in a wait of its own,
+ * which is bounded too), the wait goes on for one bound more before it ends
+ * the job as a deadlock: at most two bounds in all. */
 
 /* Collective over MPI_COMM_WORLD, right after MPI_Init: the program's name
  * for the messages, COLLKIT_TIMEOUT read, the roll-call communicator made. */
@@ -358,13 +360,11 @@ void ck_watch_abort(const char *fmt, ...) __attribute__((format(printf, 1, 2), n
 void ck_watch_finalize(void);
 
 /* For waits inside the library and the tools' own polling loops: say what
- * this thread waits for (answers name it), take and answer roll calls, and
- * hold one when a wait of `waited` s passed `bound` less the grace. */
+ * this thread waits for (answers name it), take and answer roll calls. */
 void   ck_watch_enter(const char *what);
 void   ck_watch_leave(void);
 void   ck_watch_answer(void);
 double ck_watch_grace(double bound);
-int    ck_watch_expired(double waited, double bound, const char *what, char *why, size_t cap);
 
 #ifdef __cplusplus
 }

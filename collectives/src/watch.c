@@ -134,14 +134,14 @@ void ck_watch_answer(void)
 
 /* Ask every other rank where it is, for `grace` seconds; describe who did not
  * answer (and where the others are) into out. */
-static void rollcall(double grace, char *out, size_t cap)
+static int rollcall(double grace, char *out, size_t cap)
 {
     ck_sbuf b;
     ck_sbuf_init(&b, out, cap);
-    if (g_watch == MPI_COMM_NULL || g_size < 2) return;
+    if (g_watch == MPI_COMM_NULL || g_size < 2) return -1;
     char *answered = calloc((size_t)g_size, 1);
     char (*where)[200] = calloc((size_t)g_size, sizeof *where);
-    if (!answered || !where) { free(answered); free(where); return; }
+    if (!answered || !where) { free(answered); free(where); return -1; }
     static const watch_msg call = {.kind = CALL};
     for (int r = 0; r < g_size; r++) {
         if (r == g_rank) continue;
@@ -182,18 +182,21 @@ static void rollcall(double grace, char *out, size_t cap)
         if (r != g_rank && answered[r]) ck_sbuf_add(&b, "%s rank %d in %s", k++ ? ";" : "; waiting:", r, where[r]);
     free(answered);
     free(where);
+    return missing;
 }
 
-int ck_watch_expired(double waited, double bound, const char *what, char *why, size_t cap)
+/* The bound passed: hold the roll call, and say so into why. Returns how
+ * many ranks did not answer (-1: no roll call possible). */
+static int expired(double waited, double bound, const char *what, char *why, size_t cap)
 {
     char phase[96], who[1024] = "";
     pthread_mutex_lock(&g_mu);
     snprintf(phase, sizeof phase, "%s", g_phase);
     pthread_mutex_unlock(&g_mu);
-    rollcall(ck_watch_grace(bound), who, sizeof who);
+    const int missing = rollcall(ck_watch_grace(bound), who, sizeof who);
     snprintf(why, cap, "watchdog: rank %d waited %.1f s for the other ranks in %s (%s)%s%s", g_rank,
              waited + ck_watch_grace(bound), phase, what, who[0] ? ": " : "", who);
-    return CK_ERR_TIMEOUT;
+    return missing;
 }
 
 int ck_watch_wait(MPI_Request *rq, double bound, const char *what, char *why, size_t cap)
@@ -201,6 +204,7 @@ int ck_watch_wait(MPI_Request *rq, double bound, const char *what, char *why, si
     if (!(bound > 0)) return MPI_Wait(rq, MPI_STATUS_IGNORE) == MPI_SUCCESS ? CK_SUCCESS : CK_ERR_TRANSPORT;
     ck_watch_enter(what);
     const double t0 = ck_now(), until = bound - ck_watch_grace(bound);
+    double extra = 0;
     double next_answer = t0 + 0.005;
     /* No sleeping at first: a barrier before a timed iteration must release
      * every rank at once. After 50 ms the wait is for a slow rank, not a
@@ -223,10 +227,17 @@ int ck_watch_wait(MPI_Request *rq, double bound, const char *what, char *why, si
             spin |= 255;   /* from here on the clock every poll: a nap costs more than reading it */
         }
         if (now >= next_answer) { ck_watch_answer(); next_answer = now + 0.005; }
-        if (now - t0 > until) {
-            int rc = ck_watch_expired(now - t0, bound, what, why, cap);   /* still waiting: answers say where */
+        if (now - t0 > until + extra) {
+            /* Still waiting (answers say where) while the roll call runs. */
+            if (expired(now - t0, bound, what, why, cap) == 0 && !extra) {
+                /* Every rank is alive and waiting somewhere; each of those
+                 * waits is bounded too, so a rank whose own wait ends comes
+                 * here next: one bound more before calling it a deadlock. */
+                extra = bound;
+                continue;
+            }
             ck_watch_leave();
-            return rc;
+            return CK_ERR_TIMEOUT;
         }
     }
     ck_watch_leave();

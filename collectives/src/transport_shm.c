@@ -68,6 +68,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -529,6 +530,19 @@ static int map_peer(shm_tr *t, int q, long pid, int fd, char *why, size_t whylen
     return CK_SUCCESS;
 }
 
+/* Test hook (tests/faults): COLLKIT_TEST_SHM_FAULT=POINT:RANK:SIG makes rank
+ * RANK send itself SIGSTOP or SIGKILL (SIG: STOP or KILL) at setup point
+ * POINT: 1 its segment made, 2 every rank's made, 3 the descriptors
+ * gathered, 4 the peers' segments mapped, 5 all agreed. */
+static void setup_point(int point, int rank)
+{
+    const char *h = getenv("COLLKIT_TEST_SHM_FAULT");
+    const char *c1 = h ? strchr(h, ':') : NULL;
+    if (!c1 || atoi(h) != point || atoi(c1 + 1) != rank) return;
+    const char *sig = strchr(c1 + 1, ':');
+    raise(sig && !strcmp(sig + 1, "KILL") ? SIGKILL : SIGSTOP);
+}
+
 /* Every rank agrees on a status: the worst one wins (a reason from this
  * rank, or "rank R failed" for another's). */
 static int agree(MPI_Comm comm, int rc, char *why, size_t whylen, int rank)
@@ -597,7 +611,9 @@ int ck_transport_shm_create(MPI_Comm comm, ck_transport *out, char *why, size_t 
         if (!rc) rc = create_segment(t, why, whylen);
         else snprintf(why, whylen, "out of host memory");
     }
+    setup_point(1, rank);
     rc = agree(comm, rc, why, whylen, rank);
+    setup_point(2, rank);
     if (rc) {
         shm_destroy(t);
         return rc;
@@ -610,13 +626,16 @@ int ck_transport_shm_create(MPI_Comm comm, ck_transport *out, char *why, size_t 
     rc = agree(comm, rc, why, whylen, rank);
     if (!rc) {
         ck_watch_allgather(mine, 2, MPI_INT64_T, ids, 2, MPI_INT64_T, comm, "setting up shared memory");
+        setup_point(3, rank);
         for (int q = 0; q < size && !rc; q++)
             if (q != rank) rc = map_peer(t, q, (long)ids[2 * q], (int)ids[2 * q + 1], why, whylen);
+        setup_point(4, rank);
         /* Every rank keeps its descriptor open until all have mapped: the
          * agreement orders that. */
         rc = agree(comm, rc, why, whylen, rank);
     }
     free(ids);
+    setup_point(5, rank);
     if (rc) {
         shm_destroy(t);
         return rc;

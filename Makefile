@@ -5,6 +5,7 @@
 #   make test         build, then run the CTest suite
 #   make test SANITIZE=1   the same with ASan + UBSan, in build-sanitize/
 #   make test SANITIZE=thread   the threaded and shared-memory tests under TSan, in build-tsan/
+#   make fault-test   the whole fault suite (a rank stopped or killed in every phase; minutes)
 #   make bench        build, then run the benchmark sweep (BENCH=full for more)
 #   make sim-bench    the algorithms on simulated clusters of 16 to 1024 hosts
 #                     (SimGrid SMPI, installed if missing; SIM=full for more)
@@ -27,11 +28,12 @@ else
   BUILD ?= build
 endif
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-CTEST_FLAGS ?= --output-on-failure
+# The whole fault suite takes minutes: make test runs its quick part only.
+CTEST_FLAGS ?= --output-on-failure -LE faults-full
 
 KIT ?= student-kit
 
-.PHONY: all deps configure build test bench sim-bench clean student-kit slides
+.PHONY: all deps configure build test fault-test bench sim-bench clean student-kit slides
 
 all: build
 
@@ -48,6 +50,9 @@ build: configure
 
 test: build
 	cd $(BUILD) && ctest $(CTEST_FLAGS) -j $(JOBS)
+
+fault-test: build
+	cd $(BUILD) && ctest --output-on-failure -L faults
 
 bench: build
 	@scripts/bench.sh $(BUILD)

@@ -1,0 +1,119 @@
+#!/bin/sh
+# faults.sh BINDIR "MPIRUN [FLAGS]" SET — a rank of a training job is stopped
+# (SIGSTOP: a hung or descheduled process) or killed (SIGKILL) at a known
+# point, by the test hooks TAGTRAIN_TEST_FAULT=PHASE:RANK:SIG (tagtrain's
+# phases) and COLLKIT_TEST_SHM_FAULT=POINT:RANK:SIG (the shm transport's
+# setup). Every such run must
+#   - end by itself (the job, stopped rank included: a hang is this script's
+#     `timeout` killing it, which fails the case), with a non-zero status;
+#   - name the rank: the watchdog's "rank R did not answer" for a stop,
+#     mpirun's "process rank R ... exited on signal 9" for a kill;
+#   - say it waited no longer than two bounds (the number in its message);
+#   - leave no name of ours in /dev/shm;
+#   - leave checkpoints from which --resume (or, with none yet, the same
+#     command again) reproduces the uninterrupted run's last.ckpt byte for
+#     byte (bucketed: within ckptdiff's tolerance).
+# SET: quick (the subset make test runs) or full (ctest -L faults).
+set -u
+BIN=$1 MPIRUN=$2 SET=$3
+T=3                      # COLLKIT_TIMEOUT: the bound
+HANG=60                  # a run still going after this is a hang
+W=$(mktemp -d /tmp/collkit_faults.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+pass=0 fail=0
+ok()  { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+check() { if eval "$1"; then ok; else bad "$2"; fi; }
+
+"$BIN/tagsynth" --rows 480 --seed 1 --out "$W/d.csv" > /dev/null &&
+"$BIN/tagsynth" --rows 120 --seed 2 --out "$W/h.csv" > /dev/null || { echo "FAIL: tagsynth"; exit 1; }
+DATA="--data $W/d.csv --holdout $W/h.csv"
+RUN="$DATA --features 256 --hidden 8 --epochs 4 --save-every 1 --val-frac 0.2 --dropout 0 --quiet"
+NP=3
+
+shm_names() { ls /dev/shm 2>/dev/null | grep collkit | sort; }
+
+# ref NAME OPTIONS...: the uninterrupted run, into $W/ref-NAME.
+ref() {
+  name=$1; shift
+  $MPIRUN -np $NP "$BIN/tagtrain" $RUN "$@" --save "$W/ref-$name" > "$W/ref.out" 2>&1
+  check '[ $? -eq 0 ] && [ -f "$W/ref-$name/last.ckpt" ]' "reference run $name failed: $(cat "$W/ref.out")"
+}
+
+# fault CASE REF SIG RANK ENVVAR=VALUE OPTIONS...: one faulted run, then its recovery.
+fault() {
+  case_=$1 refname=$2 sig=$3 rank=$4 hook=$5
+  shift 5
+  d="$W/k-$(echo "$case_" | tr -c 'a-z0-9\n' '_')"
+  rm -rf "$d"
+  before=$(shm_names)
+  env COLLKIT_TIMEOUT=$T "$hook" timeout -s KILL $HANG $MPIRUN -np $NP "$BIN/tagtrain" $RUN "$@" --save "$d" \
+    > "$W/f.out" 2>&1
+  rc=$?
+  check '[ $rc -ne 0 ] && [ $rc -ne 137 ] || grep -q "exited on signal 9" "$W/f.out"' \
+        "$case_: rc $rc: $( [ $rc -eq 137 ] && echo "a hang, killed after $HANG s" || cat "$W/f.out")"
+  if [ "$sig" = STOP ]; then
+    check 'grep -q "rank $rank did not answer (stopped, stalled or gone)" "$W/f.out"' \
+          "$case_: the stopped rank $rank is not named: $(cat "$W/f.out")"
+    # The waits it reports: none longer than two bounds.
+    waited=$(sed -n 's/.*waited \([0-9.]*\) s for the other ranks.*/\1/p' "$W/f.out" | sort -n | tail -1)
+    check '[ -n "$waited" ] && awk "BEGIN { exit !($waited <= 2 * $T) }"' "$case_: waited '$waited' s (bound $T s)"
+  else
+    check 'grep -q "process rank $rank .*exited on signal 9" "$W/f.out"' \
+          "$case_: the killed rank $rank is not named: $(cat "$W/f.out")"
+  fi
+  after=$(shm_names)
+  left=$(printf '%s\n' "$after" | grep -vxF "$before" | grep . )
+  check '[ -z "$left" ]' "$case_: left in /dev/shm: $left"
+  # Recovery: --resume from what was saved, else the same command again.
+  if [ -f "$d/last.ckpt" ]; then
+    $MPIRUN -np $NP "$BIN/tagtrain" $DATA --quiet --resume "$d/last.ckpt" --save "$d" > "$W/r.out" 2>&1
+  else
+    $MPIRUN -np $NP "$BIN/tagtrain" $RUN "$@" --save "$d" > "$W/r.out" 2>&1
+  fi
+  check '[ $? -eq 0 ]' "$case_: the run after the fault failed: $(cat "$W/r.out")"
+  # Byte for byte; bucketed runs within ckptdiff's data-parallel tolerance
+  # (a resumed bucketed run differs from an uninterrupted one in the last bits).
+  case " $* " in
+    *" --bucket-mb "*) same='"$BIN/ckptdiff" --quiet "$W/ref-$refname/last.ckpt" "$d/last.ckpt"' ;;
+    *) same='cmp -s "$W/ref-$refname/last.ckpt" "$d/last.ckpt"' ;;
+  esac
+  check "$same" \
+        "$case_: last.ckpt after recovery differs from the uninterrupted run's: $("$BIN/ckptdiff" "$W/ref-$refname/last.ckpt" "$d/last.ckpt" 2>&1 | head -3)"
+  echo "$case_: rc $rc, $(grep -o "rank [0-9]* did not answer\|process rank [0-9]* .*signal 9" "$W/f.out" | head -1)"
+}
+
+ref auto
+ref bucketed --algo ring --bucket-mb 0.005
+if [ "$SET" = quick ]; then
+  fault "stop in train, bucketed" bucketed STOP 1 TAGTRAIN_TEST_FAULT="train (epoch 3):1:STOP" --algo ring --bucket-mb 0.005
+  fault "stop in save" auto STOP 0 TAGTRAIN_TEST_FAULT="save (epoch 2):0:STOP"
+  fault "kill in shm setup" auto KILL 2 COLLKIT_TEST_SHM_FAULT=3:2:KILL
+else
+  for sig in STOP KILL; do
+    for ph in load featurise setup "train (epoch 1)" "train (epoch 3)" "eval (epoch 2)" "save (epoch 2)" "holdout"; do
+      r=$(( $(printf '%s' "$ph" | wc -c) % NP ))
+      [ "$ph" = "save (epoch 2)" ] && r=0   # only rank 0 saves
+      fault "$sig in $ph" auto $sig $r TAGTRAIN_TEST_FAULT="$ph:$r:$sig"
+    done
+    fault "$sig in train, bucketed" bucketed $sig 1 TAGTRAIN_TEST_FAULT="train (epoch 2):1:$sig" --algo ring --bucket-mb 0.005
+    for point in 1 2 3 4 5; do
+      fault "$sig at shm setup point $point" auto $sig $((point % NP)) COLLKIT_TEST_SHM_FAULT=$point:$((point % NP)):$sig
+    done
+  done
+  # A fault while resuming: the state read, the ranks comparing it.
+  ref shm --transport shm --algo ring
+  $MPIRUN -np $NP "$BIN/tagtrain" $RUN --transport shm --algo ring --stop-after 2 --save "$W/half" > "$W/h.out" 2>&1
+  check '[ $? -eq 0 ]' "half run failed: $(cat "$W/h.out")"
+  for sig in STOP KILL; do
+    rm -rf "$W/res" && cp -r "$W/half" "$W/res"
+    env COLLKIT_TIMEOUT=$T TAGTRAIN_TEST_FAULT="resume:1:$sig" timeout -s KILL $HANG \
+      $MPIRUN -np $NP "$BIN/tagtrain" $DATA --quiet --resume "$W/res/last.ckpt" --save "$W/res" > "$W/f.out" 2>&1
+    check '[ $? -ne 0 ] && grep -q "rank 1 did not answer\|process rank 1 .*signal 9" "$W/f.out"' \
+          "$sig in resume: $(cat "$W/f.out")"
+    $MPIRUN -np $NP "$BIN/tagtrain" $DATA --quiet --resume "$W/res/last.ckpt" --save "$W/res" > "$W/r.out" 2>&1
+    check '[ $? -eq 0 ] && cmp -s "$W/ref-shm/last.ckpt" "$W/res/last.ckpt"' "$sig in resume: recovery: $(cat "$W/r.out")"
+  done
+fi
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -136,6 +136,8 @@ static const char *pick_transport(const options *o, int p)
 #else
     MPI_Comm node;
     int nnode = 0;
+    /* MPI_Comm_split_type has no nonblocking form: meet first, bounded. */
+    ck_watch_barrier(MPI_COMM_WORLD, "choosing the transport");
     if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) return "mpi";
     MPI_Comm_size(node, &nnode);
     MPI_Comm_free(&node);

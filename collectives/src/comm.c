@@ -91,20 +91,27 @@ int ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out)
         return CK_ERR_INVALID_ARG;
     ck_comm *c = calloc(1, sizeof *c);
     if (!c) return CK_ERR_NOMEM;
-    if (MPI_Comm_dup(mpi_comm, &c->mpi) != MPI_SUCCESS) { free(c); return CK_ERR_TRANSPORT; }
+    /* Collective: bounded like every wait of the library (a rank that never
+     * comes ends the job, named: ck_watch_*). Without a bound, blocking. */
+    MPI_Comm_rank(mpi_comm, &c->rank);
+    config_defaults(&c->cfg, c->rank);
+    if (c->cfg.timeout_s > 0) {
+        MPI_Request rq;
+        char why[1536];
+        if (MPI_Comm_idup(mpi_comm, &c->mpi, &rq) != MPI_SUCCESS) { free(c); return CK_ERR_TRANSPORT; }
+        if (ck_watch_wait(&rq, c->cfg.timeout_s, "ck_comm_create", why, sizeof why)) ck_watch_abort("%s", why);
+    } else if (MPI_Comm_dup(mpi_comm, &c->mpi) != MPI_SUCCESS) {
+        free(c);
+        return CK_ERR_TRANSPORT;
+    }
     MPI_Comm_rank(c->mpi, &c->rank);
     MPI_Comm_size(c->mpi, &c->size);
-    config_defaults(&c->cfg, c->rank);
     /* Every rank must ask for the same transport: each one's setup is
      * collective, and ranks in two different setups would wait for each
      * other forever. */
     const int kind = mem & CK_MEM_SHM ? CK_MEM_SHM : (int)mem;   /* SHM and HOST|SHM are one transport */
     int kinds[2] = {kind, -kind}, agreed[2];
-    if (MPI_Allreduce(kinds, agreed, 2, MPI_INT, MPI_MAX, c->mpi) != MPI_SUCCESS) {
-        MPI_Comm_free(&c->mpi);
-        free(c);
-        return CK_ERR_TRANSPORT;
-    }
+    ck_watch_allreduce(kinds, agreed, 2, MPI_INT, MPI_MAX, c->mpi, "ck_comm_create");
     if (agreed[0] != -agreed[1]) {
         if (c->rank == 0) {
             fprintf(stderr, "collkit: ck_comm_create: the ranks asked for different transports (this rank: %s): every "

@@ -539,7 +539,9 @@ static uint64_t data_digest(uint64_t h, const mwml_data *d)
 /* Enter a phase: named in the watchdog's messages. Test hook
  * (tests/faults): TAGTRAIN_TEST_FAULT=PHASE:RANK:SIG makes rank RANK send
  * itself SIGSTOP or SIGKILL (SIG: STOP or KILL) as it enters the first phase
- * whose name starts with PHASE ("load", "train (epoch 2)"). */
+ * whose name starts with PHASE ("load", "train (epoch 2)"); with
+ * TAGTRAIN_TEST_FAULT_ONCE=FILE only in the run that creates FILE (a
+ * restarted job runs on). */
 static void enter_phase(const char *phase)
 {
     ck_watch_phase(phase);
@@ -548,6 +550,10 @@ static void enter_phase(const char *phase)
     if (!c1 || strncmp(phase, h, (size_t)(c1 - h)) || atoi(c1 + 1) != g_rank) return;
     static int done;
     if (done++) return;
+    const char *once = getenv("TAGTRAIN_TEST_FAULT_ONCE");
+    int fd = once ? open(once, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644) : -1;
+    if (once && fd < 0) return;
+    if (fd >= 0) close(fd);
     const char *sig = strchr(c1 + 1, ':');
     fflush(stdout);
     fflush(stderr);

@@ -13,6 +13,9 @@
 #   - leave checkpoints from which --resume (or, with none yet, the same
 #     command again) reproduces the uninterrupted run's last.ckpt byte for
 #     byte.
+# And under ckrun --restarts (the supervisor): the job restarted from the
+# last checkpoint, on fewer ranks with --min-np, ends equal to the
+# uninterrupted run (within ckptdiff's tolerance when the rank count changed).
 # SET: quick (the subset make test runs) or full (ctest -L faults).
 set -u
 BIN=$1 MPIRUN=$2 SET=$3
@@ -77,9 +80,34 @@ fault() {
   echo "$case_: rc $rc, $(grep -o "rank [0-9]* did not answer\|process rank [0-9]* .*signal 9" "$W/f.out" | head -1)"
 }
 
+# restart CASE NP MIN REF SAME HOOK...: the job under ckrun --restarts 1
+# --min-np MIN; a fault in its first attempt; it must be restarted from the
+# last checkpoint on one rank fewer (not below MIN) and end equal to the
+# uninterrupted run REF (SAME: cmp, byte for byte; else ckptdiff's tolerance).
+restart() {
+  case_=$1 np=$2 min=$3 refname=$4 same=$5
+  shift 5
+  d="$W/c-$np-$min"
+  rm -rf "$d" "$W/once"
+  env COLLKIT_TIMEOUT=$T "$@" TAGTRAIN_TEST_FAULT_ONCE="$W/once" timeout -k 10 $((2 * HANG)) \
+    "$BIN/ckrun" -np $np --restarts 1 --min-np $min "$BIN/tagtrain" $RUN --save "$d" > "$W/c.out" 2>&1
+  rc=$?
+  exp=$np; [ $np -gt $min ] && exp=$((np - 1))   # one rank fewer a restart, down to --min-np
+  check '[ $rc -eq 0 ] && grep -q "restart 1 of 1 on $exp ranks*, from $d/last.ckpt" "$W/c.out" &&
+         grep -q "ckrun: 2 attempts in" "$W/c.out"' "$case_: rc $rc: $(cat "$W/c.out")"
+  if [ "$same" = same ]; then
+    check 'cmp -s "$W/ref-$refname/last.ckpt" "$d/last.ckpt"' "$case_: last.ckpt differs from the uninterrupted run's"
+  else
+    "$BIN/ckptdiff" "$W/ref-$refname/last.ckpt" "$d/last.ckpt" > "$W/cd.out" 2>&1
+    check '[ $? -eq 0 ]' "$case_: not within the data-parallel tolerance: $(cat "$W/cd.out")"
+  fi
+  echo "$case_: rc $rc, $(grep "^ckrun: 2 attempts" "$W/c.out")"
+}
+
 ref auto
 ref bucketed --algo ring --bucket-mb 0.005
 if [ "$SET" = quick ]; then
+  restart "ckrun: a rank killed, restarted on fewer ranks" 3 2 auto tolerance TAGTRAIN_TEST_FAULT="train (epoch 3):2:KILL"
   fault "stop in train, bucketed" bucketed STOP 1 TAGTRAIN_TEST_FAULT="train (epoch 3):1:STOP" --algo ring --bucket-mb 0.005
   fault "stop in save" auto STOP 0 TAGTRAIN_TEST_FAULT="save (epoch 2):0:STOP"
   fault "kill in shm setup" auto KILL 2 COLLKIT_TEST_SHM_FAULT=3:2:KILL
@@ -95,6 +123,8 @@ else
       fault "$sig at shm setup point $point" auto $sig $((point % NP)) COLLKIT_TEST_SHM_FAULT=$point:$((point % NP)):$sig
     done
   done
+  restart "ckrun: a rank stopped, restarted on as many" 3 3 auto same TAGTRAIN_TEST_FAULT="eval (epoch 2):1:STOP"
+  restart "ckrun: a rank killed, restarted on one" 3 1 auto tolerance TAGTRAIN_TEST_FAULT="save (epoch 3):0:KILL"
   # A fault while resuming: the state read, the ranks comparing it.
   ref shm --transport shm --algo ring
   $MPIRUN -np $NP "$BIN/tagtrain" $RUN --transport shm --algo ring --stop-after 2 --save "$W/half" > "$W/h.out" 2>&1

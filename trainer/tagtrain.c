@@ -209,7 +209,9 @@ static void usage(FILE *f)
 "  --metrics FILE       holdout metrics as JSON\n"
 "  --log FILE           JSON lines: the run, one record per step and per epoch, a summary\n"
 "  --quiet              only the final summary\n"
-"  --help\n",
+"  --help\n"
+"faults: every wait is bounded by COLLKIT_TIMEOUT (30 s): a rank that stops or dies in any\n"
+"phase ends the job, named; ckrun --restarts N reruns it from DIR/last.ckpt\n",
             CFG_MAX_VAL_FRAC, DEF_VAL_FRAC, DEF_FEATURES, DEF_CHAR_MIN, DEF_CHAR_MAX, DEF_SUBLINEAR,
             DEF_TITLE_WEIGHT, DEF_NB_SCALE, DEF_SPLIT_SEED, DEF_HIDDEN, DEF_DROPOUT, DEF_SMOOTH, DEF_LR, DEF_WD, DEF_EPOCHS,
             DEF_BATCH, DEF_SEED, DEF_SAVE_DIR, DEF_SAVE_EVERY);

@@ -294,6 +294,12 @@ int collcheck_main(int argc, char **argv)
     int was_init = 0;
     MPI_Initialized(&was_init);
     if (!was_init) MPI_Init(&argc, &argv);
+    /* Every wait bounded by --timeout, a stopped rank named (ck_watch_*). */
+    if (ck_watch_init("collcheck")) {
+        if (!was_init) MPI_Finalize();
+        return 2;
+    }
+    ck_watch_set_timeout(o.timeout);
     /* Ranks given other options (--repeat, --chunk, ...) would run other
      * cases, and a correct algorithm would be blamed for it. */
     if (ck_same_command_line(MPI_COMM_WORLD, argc, argv, "collcheck")) {
@@ -303,11 +309,6 @@ int collcheck_main(int argc, char **argv)
     /* Errors come back as codes (CK_ERR_TRANSPORT), e.g. a message longer than
      * the posted receive, instead of killing the job from inside MPI. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    if (ck_watch_init("collcheck")) {
-        if (!was_init) MPI_Finalize();
-        return 2;
-    }
-    ck_watch_set_timeout(o.timeout);
     int rank, p;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &p);

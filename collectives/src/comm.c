@@ -95,7 +95,12 @@ int ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out)
      * comes ends the job, named: ck_watch_*). Without a bound, blocking. */
     MPI_Comm_rank(mpi_comm, &c->rank);
     config_defaults(&c->cfg, c->rank);
-    if (c->cfg.timeout_s > 0) {
+#ifdef COLLKIT_SMPI
+    const int bounded = 0;   /* SimGrid SMPI has no MPI_Comm_idup (and names a deadlock itself) */
+#else
+    const int bounded = c->cfg.timeout_s > 0;
+#endif
+    if (bounded) {
         MPI_Request rq;
         char why[1536];
         if (MPI_Comm_idup(mpi_comm, &c->mpi, &rq) != MPI_SUCCESS) { free(c); return CK_ERR_TRANSPORT; }

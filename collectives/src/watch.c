@@ -12,7 +12,10 @@
  * agreement) answers with its phase and what it waits for; a rank that is
  * stopped, stalled in computation or gone does not. The roll call takes the
  * last part of the bound (ck_watch_grace), so a bounded wait, roll call
- * included, never lasts longer than the bound.
+ * included, lasts no longer than the bound. When every rank answers, all are
+ * alive and each waits somewhere bounded too (a deadlock, or a rank still
+ * in a wait of its own that will end): the wait goes on one bound more, then
+ * ends the job saying where each rank is: two bounds at most.
  *
  * Ending. MPI_Abort on MPI_COMM_WORLD: Open MPI's launcher then kills every
  * rank, the stopped ones included (SIGKILL reaches a stopped process), and
@@ -106,10 +109,17 @@ static void answer(int to)
 static int take(watch_msg *m, int *from)
 {
     int found = 0;
-    MPI_Message h;
     MPI_Status st;
+#ifdef COLLKIT_SMPI
+    /* SimGrid SMPI has no matched probe; its simulated ranks run in one
+     * thread, so probe then receive cannot be split by another taker. */
+    if (MPI_Iprobe(MPI_ANY_SOURCE, TAG, g_watch, &found, &st) != MPI_SUCCESS || !found) return 0;
+    MPI_Recv(m, (int)sizeof *m, MPI_BYTE, st.MPI_SOURCE, TAG, g_watch, &st);
+#else
+    MPI_Message h;
     if (MPI_Improbe(MPI_ANY_SOURCE, TAG, g_watch, &found, &h, &st) != MPI_SUCCESS || !found) return 0;
     MPI_Mrecv(m, (int)sizeof *m, MPI_BYTE, &h, &st);
+#endif
     *from = st.MPI_SOURCE;
     return 1;
 }

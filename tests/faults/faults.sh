@@ -125,6 +125,20 @@ else
   done
   restart "ckrun: a rank stopped, restarted on as many" 3 3 auto same TAGTRAIN_TEST_FAULT="eval (epoch 2):1:STOP"
   restart "ckrun: a rank killed, restarted on one" 3 1 auto tolerance TAGTRAIN_TEST_FAULT="save (epoch 3):0:KILL"
+  # collcheck: a rank stopped while the cases run (SIGSTOP from here, to one
+  # of this mpirun's own processes) is named, and the run ends by itself.
+  $MPIRUN -np $NP "$BIN/collcheck" --algo ring,rd --count 1021 --repeat 100000 --timeout $T > "$W/cc.out" 2>&1 &
+  job=$!
+  for i in $(seq 100); do grep -q "^ring " "$W/cc.out" && break; sleep 0.1; done
+  victim=$(pgrep -P $job -x collcheck | sed -n 2p)
+  [ -n "$victim" ] && kill -STOP "$victim"
+  ( sleep $HANG; kill $job 2> /dev/null ) & guard=$!
+  wait $job; rc=$?
+  kill $guard 2> /dev/null
+  [ -n "$victim" ] && kill -KILL "$victim" 2> /dev/null
+  check '[ -n "$victim" ] && [ $rc -ne 0 ] && grep -q "rank [0-9] did not answer (stopped, stalled or gone)" "$W/cc.out"' \
+        "collcheck, a rank stopped: rc $rc, victim '$victim': $(tail -5 "$W/cc.out")"
+  echo "collcheck, a rank stopped: rc $rc, $(grep -o "rank [0-9] did not answer" "$W/cc.out" | head -1)"
   # A fault while resuming: the state read, the ranks comparing it.
   ref shm --transport shm --algo ring
   $MPIRUN -np $NP "$BIN/tagtrain" $RUN --transport shm --algo ring --stop-after 2 --save "$W/half" > "$W/h.out" 2>&1

@@ -121,11 +121,12 @@ typedef struct ck_config {
 /* Create a communicator over the ranks of `mpi_comm` (which is duplicated).
  * mem selects the transport: CK_MEM_HOST -> MPI transport (host buffers),
  * CK_MEM_SHM (or CK_MEM_HOST | CK_MEM_SHM) -> shared-memory transport (host
- * buffers, every rank on one node; ranks on several nodes, or a /dev/shm too
- * small for the staging slots, fall back to the MPI transport with a message
- * on stderr: ck_comm_transport_name says which one you got),
+ * buffers, every rank on one node; ranks on several nodes, or too little
+ * shared memory for the staging slots, fall back to the MPI transport with a
+ * message on stderr: ck_comm_transport_name says which one you got),
  * CK_MEM_CUDA -> CUDA IPC transport (device buffers; CK_ERR_UNSUPPORTED when
- * collkit was built without CUDA or no device is present). Collective. */
+ * collkit was built without CUDA or no device is present). Collective, and
+ * bounded by the watchdog (a rank that never comes ends the job, named). */
 int  ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out);
 void ck_comm_destroy(ck_comm *comm);           /* collective; NULL is fine */
 

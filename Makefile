@@ -6,6 +6,7 @@
 #   make test SANITIZE=1   the same with ASan + UBSan, in build-sanitize/
 #   make test SANITIZE=thread   the threaded and shared-memory tests under TSan, in build-tsan/
 #   make test-grading the grader against cheats, and --batch on 30 sandboxed submissions (minutes)
+#   make fault-test   the whole fault suite (a rank stopped or killed in every phase; minutes)
 #   make bench        build, then run the benchmark sweep (BENCH=full for more)
 #   make sim-bench    the algorithms on simulated clusters of 16 to 1024 hosts
 #                     (SimGrid SMPI, installed if missing; SIM=full for more)
@@ -31,11 +32,12 @@ else
   BUILD ?= build
 endif
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-CTEST_FLAGS ?= --output-on-failure
+# The whole fault suite takes minutes: make test runs its quick part only.
+CTEST_FLAGS ?= --output-on-failure -LE faults-full
 
 KIT ?= student-kit
 
-.PHONY: all deps configure build test test-grading bench sim-bench clean student-kit slides gpu-check
+.PHONY: all deps configure build test test-grading fault-test bench sim-bench clean student-kit slides gpu-check
 
 all: build
 
@@ -57,6 +59,9 @@ test: build
 # minutes, so not part of `make test` (tests/labs/grading.sh, batch.sh).
 test-grading: build
 	cd $(BUILD) && ctest --output-on-failure -L grading
+
+fault-test: build
+	cd $(BUILD) && ctest --output-on-failure -L faults
 
 bench: build
 	@scripts/bench.sh $(BUILD)

@@ -64,10 +64,16 @@ int collbench_main(int argc, char **argv)
     }
 
     MPI_Init(&argc, &argv);
+    /* Every wait bounded, a stopped rank named (sync.c, ck_watch_*). */
+    if (ck_watch_init("collbench")) {
+        MPI_Finalize();
+        return 1;
+    }
+    ck_watch_phase("start-up");
     /* Ranks given other sizes, iteration counts or modes would exchange
      * messages that do not match: refused here, before any of them. */
     if (ck_same_command_line(MPI_COMM_WORLD, argc, argv, "collbench")) {
-        MPI_Finalize();
+        ck_watch_finalize();
         return 2;
     }
     ck_comm *comm = NULL;
@@ -82,9 +88,10 @@ int collbench_main(int argc, char **argv)
             else
                 fprintf(stderr, "collbench: cannot create the communicator: %s\n", ck_strerror(rc));
         }
-        MPI_Finalize();
+        ck_watch_finalize();
         return rc == CK_ERR_UNSUPPORTED ? 3 : 1;
     }
+    ck_watch_phase(o.mode == BM_MODE_PINGPONG ? "ping-pong" : o.mode == BM_MODE_PAIRED ? "paired" : "sweep");
     bm_trace_set_capacity(o.trace_capacity);
     if (o.chunk) ck_comm_config(comm)->chunk_bytes = o.chunk;
 
@@ -108,7 +115,7 @@ int collbench_main(int argc, char **argv)
         rc = bm_run_sweep(comm, &o, model);
     }
     ck_comm_destroy(comm);
-    MPI_Finalize();
+    ck_watch_finalize();
     /* The table is the product: a full disk or a closed pipe is a failure. */
     return ck_stdout_done("collbench") && !rc ? 1 : rc;
 }

@@ -57,6 +57,8 @@ static void usage(FILE *f)
 "      --json FILE         results as JSON\n"
 "      --trace FILE        run one extra traced call per size and write a Chrome trace (Perfetto)\n"
 "      --trace-capacity N  events kept per rank (default 200000)\n"
+"      --overwrite         write over existing --csv, --json, --save-model and --trace files (they\n"
+"                          are refused otherwise, before anything runs)\n"
 "  -h, --help\n");
 }
 
@@ -107,7 +109,7 @@ static int parse_algos(const char *spec, bm_opts *o)
 int bm_parse_args(int argc, char **argv, bm_opts *o)
 {
     enum { O_ALGO = 256, O_PLACE, O_CSV, O_JSON, O_MODEL, O_SAVE, O_TRACE, O_TRACECAP, O_PING, O_EXTRAP,
-           O_PMAX, O_DEVICE, O_BUDGET, O_CHUNK, O_PAIRED, O_TRANSPORT, O_EVERYP, O_GPUS, O_SEED, O_RESULTS };
+           O_PMAX, O_DEVICE, O_BUDGET, O_CHUNK, O_PAIRED, O_TRANSPORT, O_EVERYP, O_GPUS, O_SEED, O_RESULTS, O_OVERWRITE };
     static const struct option lo[] = {
         {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'}, {"stepfactor", 1, 0, 'f'},
         {"iters", 1, 0, 'n'}, {"warmup_iters", 1, 0, 'w'}, {"check", 1, 0, 'c'},
@@ -118,9 +120,10 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
         {"pmax", 1, 0, O_PMAX}, {"device", 1, 0, O_DEVICE}, {"time-budget", 1, 0, O_BUDGET},
         {"chunk", 1, 0, O_CHUNK}, {"paired", 0, 0, O_PAIRED}, {"transport", 1, 0, O_TRANSPORT},
         {"every-p", 0, 0, O_EVERYP}, {"gpus", 0, 0, O_GPUS}, {"seed", 1, 0, O_SEED}, {"results", 1, 0, O_RESULTS},
+        {"overwrite", 0, 0, O_OVERWRITE},
         {0, 0, 0, 0}};
     const char *algo_spec = "all", *transport = NULL;
-    int rc, tmp = 0;
+    int rc, tmp = 0, overwrite = 0;
     memset(o, 0, sizeof *o);
     o->mode = BM_MODE_SWEEP;
     o->minbytes = 8;
@@ -167,6 +170,7 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
         case O_MODEL: o->model = optarg; break;
         case O_SAVE: o->save_model = optarg; break;
         case O_TRACE: o->trace = optarg; break;
+        case O_OVERWRITE: overwrite = 1; break;
         case O_TRACECAP:
             if ((rc = parse_int("--trace-capacity", optarg, 16, 1 << 22, &tmp))) return rc;
             o->trace_capacity = (size_t)tmp;
@@ -227,5 +231,12 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
     if (o->trace && o->mode != BM_MODE_SWEEP) return fail("--trace works with the all-reduce sweep only");
     if (o->json && o->mode != BM_MODE_SWEEP) return fail("--json works with the all-reduce sweep only (use --csv)");
     if (o->extrap_every_p && o->mode != BM_MODE_EXTRAPOLATE) return fail("--every-p works with --extrapolate only");
+    /* The output files: a user's file is never replaced unasked (ck_output_free). */
+    const char *outs[4][2] = {{"--csv", o->csv}, {"--json", o->json}, {"--save-model", o->save_model},
+                              {"--trace", o->trace}};
+    for (int i = 0; i < 4; i++) {
+        char why[1200];
+        if (outs[i][1] && ck_output_free(outs[i][1], overwrite, why, sizeof why)) return fail("%s %s", outs[i][0], why);
+    }
     return 0;
 }

@@ -8,10 +8,11 @@
  * iteration, the reduction of the times, the status agreement), and a plain
  * MPI_Barrier waits forever for a rank that is stopped or gone. So every
  * such collective here is the nonblocking form, polled until it completes or
- * the communicator's watchdog bound passes; then the rank says what it was
- * waiting for and ends the job (MPI_Abort): a stalled rank makes collbench
- * fail within the bound, never hang. The polling never sleeps: the barrier
- * before a timed iteration must release every rank at once.
+ * the communicator's watchdog bound passes (ck_watch_wait); then the rank
+ * asks the others where they are, names the ones that did not answer and
+ * ends the job (MPI_Abort): a stalled rank makes collbench fail within the
+ * bound, never hang. The polling never sleeps: the barrier before a timed
+ * iteration must release every rank at once.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -22,15 +23,8 @@
 
 static void bounded_wait(ck_comm *comm, MPI_Request *rq, const char *what)
 {
-    const double limit = ck_comm_config(comm)->timeout_s, t0 = ck_now();
-    for (unsigned long spin = 1;; spin++) {
-        int done = 0;
-        if (MPI_Test(rq, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) break;
-        if (done) return;
-        if ((spin & 1023) == 0 && ck_now() - t0 > limit) break;
-    }
-    bm_abort(comm, "rank %d waited %.0f s for the other ranks in %s: a rank is stalled, stopped or gone",
-             ck_comm_rank(comm), ck_now() - t0, what);
+    char why[1536];
+    if (ck_watch_wait(rq, ck_comm_config(comm)->timeout_s, what, why, sizeof why)) bm_abort(comm, "%s", why);
 }
 
 void bm_abort(ck_comm *comm, const char *fmt, ...)

@@ -55,17 +55,11 @@
 /* Poll a nonblocking collective until done or the deadline (limit <= 0: none).
  * The checker never blocks in an MPI collective: a rank that is gone or stuck
  * must not hang the others. */
+static char g_stuck[1536];   /* the watchdog's sentence when a control wait ran out */
 static int wait_bounded(MPI_Request *rq, double limit)
 {
-    double t0 = ck_now();
-    struct timespec nap = {0, 200000};
-    for (unsigned long spin = 0;; spin++) {
-        int done = 0;
-        if (MPI_Test(rq, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return -1;
-        if (done) return 0;
-        if (limit > 0 && ck_now() - t0 > limit) return 1;
-        if (spin > 1000) nanosleep(&nap, NULL);
-    }
+    int rc = ck_watch_wait(rq, limit, "the checker's agreement after the call", g_stuck, sizeof g_stuck);
+    return rc == CK_ERR_TIMEOUT ? 1 : rc ? -1 : 0;
 }
 
 /* The control collectives: nonblocking and polled when there is a deadline;
@@ -274,7 +268,7 @@ static void finish_abort(int rank, int passed, int failed, const char *why)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     /* The other ranks give rank 0 time to print, then end themselves. */
-    struct timespec t = {3, 0};
+    struct timespec t = {1, 0};
     nanosleep(&t, NULL);
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
@@ -372,6 +366,12 @@ int collcheck_main(int argc, char **argv)
     int was_init = 0;
     MPI_Initialized(&was_init);
     if (!was_init) MPI_Init(&argc, &argv);
+    /* Every wait bounded by --timeout, a stopped rank named (ck_watch_*). */
+    if (ck_watch_init("collcheck")) {
+        if (!was_init) MPI_Finalize();
+        return 2;
+    }
+    ck_watch_set_timeout(o.timeout);
     /* Ranks given other options (--repeat, --chunk, ...) would run other
      * cases, and a correct algorithm would be blamed for it. */
     if (ck_same_command_line(MPI_COMM_WORLD, argc, argv, "collcheck")) {
@@ -448,9 +448,13 @@ int collcheck_main(int argc, char **argv)
         fflush(stdout);
     }
 
-    /* The agreement deadline: longer than any single watchdog wait, so a rank
-     * that timed out has time to arrive and say so. */
-    const double limit = cfg->timeout_s > 0 ? 2 * cfg->timeout_s + 10 : 0;
+    /* The agreement deadline. A rank whose own wait in the call ran out
+     * (the watchdog, --timeout) has waited one bound already, and so has
+     * every rank that waited on the same missing one: half a bound more is
+     * enough to meet them or to find out, by the roll call, who is missing.
+     * A rank that finished the call waits a whole bound for the others. So
+     * a stopped rank ends the run within 1.5 bounds (and a second). */
+    const double limit_ok = cfg->timeout_s > 0 ? cfg->timeout_s : 0, limit_late = limit_ok / 2;
     int passed = 0, failed = 0;
     cc_result *all = rank == 0 ? malloc((size_t)p * sizeof *all) : NULL;
     cc_record *recs = rank == 0 ? malloc((size_t)p * sizeof *recs) : NULL;
@@ -486,6 +490,9 @@ int collcheck_main(int argc, char **argv)
             const cc_case *cs = &cases[k];
             char label[160];
             case_label(label, sizeof label, cs, algo, width);
+            char phase[96];
+            snprintf(phase, sizeof phase, "case '%.80s'", label);
+            ck_watch_phase(phase);
             cases_running(1, rank, label);
             /* Announced before it runs: if a rank crashes, this is the case. */
             if (rank == 0) { printf("%s  ", label); fflush(stdout); }
@@ -494,6 +501,7 @@ int collcheck_main(int argc, char **argv)
             const int calls = cs->count ? o.repeat : 1;
             for (int call = 0; call < calls && !glob[0]; call++) {
                 cc_run_case(comm, algo, cs, (unsigned)call, &res, cs->random ? mine : NULL);
+                const double limit = res.status == CK_ERR_TIMEOUT ? limit_late : limit_ok;
                 /* Every rank has returned from the call: what is still
                  * waiting to be received was never going to be. */
                 int w = ctl_barrier(ctl, limit);
@@ -516,9 +524,8 @@ int collcheck_main(int argc, char **argv)
                 }
                 if (w == 0 && glob[0]) w = ctl_gather(&res, (int)sizeof res, all, ctl, limit);
                 if (w != 0) {
-                    char why[512];
-                    snprintf(why, sizeof why, "rank %d gave up after %.0f s waiting for the other ranks to finish "
-                             "'%s' (a rank is stuck where no watchdog reaches)", rank, limit, label);
+                    char why[2048];
+                    snprintf(why, sizeof why, "%s", w > 0 ? g_stuck : "MPI failed in the checker's agreement after the call");
                     if (rank != 0) fprintf(stderr, "collcheck: %s\n", why);
                     else printf("FAIL  %s\n", res.fail ? res.msg : "(no result from the other ranks)");
                     finish_abort(rank, passed, failed + 1, why);
@@ -578,7 +585,7 @@ int collcheck_main(int argc, char **argv)
              * failed cases of each algorithm: each costs three calls). */
             if (cs->count && !cs->random && probes < 6) {
                 probes++;
-                int kind = probe_case(comm, algo, cs, &res, ctl, limit, rank == 0 ? outcomes[k].claim : NULL);
+                int kind = probe_case(comm, algo, cs, &res, ctl, limit_ok, rank == 0 ? outcomes[k].claim : NULL);
                 if (kind < 0)
                     finish_abort(rank, passed, failed, "stopping: a repeat of a failed call timed out, so later cases "
                                  "could not be trusted");
@@ -607,7 +614,7 @@ int collcheck_main(int argc, char **argv)
         /* Bytes the algorithm counted itself (ck_count_traffic) are part of
          * the traffic check, and named: the transport did not carry them. */
         int self_any = 0;
-        if (ctl_allreduce_max(&self_here, &self_any, 1, ctl, limit) == 0 && self_any && rank == 0) {
+        if (ctl_allreduce_max(&self_here, &self_any, 1, ctl, limit_ok) == 0 && self_any && rank == 0) {
             printf("%-*s traffic: some of it counted by the algorithm itself (ck_count_traffic), not carried by the "
                    "transport\n", width, algo->name);
             fflush(stdout);
@@ -632,7 +639,7 @@ int collcheck_main(int argc, char **argv)
     cc_release_buffers();
     ck_comm_destroy(comm);
     MPI_Comm_free(&ctl);
-    if (!was_init) MPI_Finalize();
+    if (!was_init) ck_watch_finalize();
     /* A verdict that did not reach its reader is not a pass. */
     return ck_stdout_done("collcheck") || failed || results_bad ? 1 : 0;
 }

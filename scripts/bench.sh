@@ -80,17 +80,14 @@ T0=$(date +%s)
 say() { printf '[bench %4ds] %s\n' $(( $(date +%s) - T0 )) "$*"; }
 FAILED=()
 failed() { say "$*"; FAILED+=("$*"); }   # a step that failed: named now and at the end
+. "$(dirname "$0")/newdir.sh"
 if [ -n "${BENCH_OUT:-}" ]; then
   OUT=$BENCH_OUT
-  [ ! -e "$OUT" ] || { echo "bench: BENCH_OUT=$OUT exists: give a new folder (results are never written over)" >&2; exit 2; }
-  mkdir -p "$OUT" || { echo "bench: cannot create BENCH_OUT=$OUT" >&2; exit 2; }
+  new_dir bench BENCH_OUT "$OUT"
   say "mode $MODE, ranks: $NP; results in $OUT"
 else
-  OUT=bench-results/$STAMP
-  n=1
-  while [ -e "$OUT" ]; do OUT=bench-results/$STAMP-$n; n=$((n + 1)); done   # never reuse a folder
-  mkdir -p "$OUT"
-  ln -sfn "$(basename "$OUT")" bench-results/latest
+  new_stamped_dir bench "bench-results/$STAMP" bench-results/latest   # never reuse a folder
+  OUT=$NEW_DIR
   say "mode $MODE, ranks: $NP; results in $OUT (bench-results/latest)"
 fi
 

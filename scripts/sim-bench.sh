@@ -97,17 +97,14 @@ ALGOS=$("$BUILD/bin/collbench" --algo list | awk 'NR > 1 && /^[A-Za-z0-9_]/ && $
 [ "$MODE" = smoke ] && ALGOS="ring rd mpi"
 
 STAMP=$(date +%Y%m%d-%H%M%S)
+. "$(dirname "$0")/newdir.sh"
 if [ -n "${SIM_OUT:-}" ]; then
   OUT=$SIM_OUT
-  [ ! -e "$OUT" ] || { echo "sim-bench: SIM_OUT=$OUT exists: give a new folder (results are never written over)" >&2; exit 2; }
-  mkdir -p "$OUT" || { echo "sim-bench: cannot create SIM_OUT=$OUT" >&2; exit 2; }
+  new_dir sim-bench SIM_OUT "$OUT"
   say "mode $MODE, $JOBS simulations at a time; results in $OUT"
 else
-  OUT=bench-results/sim-$STAMP
-  n=1
-  while [ -e "$OUT" ]; do OUT=bench-results/sim-$STAMP-$n; n=$((n + 1)); done   # never reuse a folder
-  mkdir -p "$OUT"
-  ln -sfn "$(basename "$OUT")" bench-results/sim-latest
+  new_stamped_dir sim-bench "bench-results/sim-$STAMP" bench-results/sim-latest   # never reuse a folder
+  OUT=$NEW_DIR
   say "mode $MODE, $JOBS simulations at a time; results in $OUT (bench-results/sim-latest)"
 fi
 {

@@ -538,6 +538,47 @@ static void remove_stale(const ckpt_dir *cd, int *count, double *bytes)
     closedir(d);
 }
 
+/* The run's lock on DIR: a file beside it, PARENT/.NAME.tagtrain-lock,
+ * flock'ed. Beside, not DIR itself: a lock on DIR's inode would not survive
+ * DIR being removed and made again during the run (rm -rf DIR; mkdir DIR),
+ * and a second run would lock the new inode and write into the same place.
+ * The lock file's path is checked to still name the locked file after
+ * locking (a run that ends does not remove it, but a user may): else the
+ * lock is taken again on the file that is there now. The file stays. */
+static int lock_dir(ckpt_dir *cd, const char *dir, char *err, size_t errlen)
+{
+    char real[PATH_MAX], lock[PATH_MAX + 32];
+    if (!realpath(dir, real)) { snprintf(err, errlen, "cannot resolve %s: %s", dir, strerror(errno)); return -1; }
+    char *slash = strrchr(real, '/');
+    const char *name = slash[1] ? slash + 1 : "root";
+    if (slash == real) snprintf(lock, sizeof lock, "/.%s.tagtrain-lock", name);
+    else snprintf(lock, sizeof lock, "%.*s/.%s.tagtrain-lock", (int)(slash - real), real, name);
+    for (int attempt = 0; attempt < 100; attempt++) {
+        int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (fd < 0) {
+            snprintf(err, errlen, "cannot create the lock file %s of %s: %s", lock, dir, strerror(errno));
+            return -1;
+        }
+        if (flock(fd, LOCK_EX | LOCK_NB)) {
+            const int e = errno;
+            close(fd);
+            if (e == EWOULDBLOCK)
+                snprintf(err, errlen, "another tagtrain run is saving into %s (choose another --save DIR)", dir);
+            else
+                snprintf(err, errlen, "cannot lock %s: %s", lock, strerror(e));
+            return -1;
+        }
+        struct stat a, b;
+        if (fstat(fd, &a) == 0 && stat(lock, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+            cd->lock_fd = fd;
+            return 0;
+        }
+        close(fd);   /* removed or replaced between open and flock: lock the one there now */
+    }
+    snprintf(err, errlen, "cannot lock %s: the lock file %s keeps being replaced", dir, lock);
+    return -1;
+}
+
 void ckpt_dir_close(ckpt_dir *cd)
 {
     if (cd->lock_fd >= 0) close(cd->lock_fd);   /* releases the lock */
@@ -559,12 +600,21 @@ int ckpt_dir_open(ckpt_dir *cd, const char *dir, char *note, size_t notelen, cha
     snprintf(cd->last, n, "%s/last.ckpt", dir);
     snprintf(cd->best, n, "%s/best.ckpt", dir);
     if (mkdir_p(dir, err, errlen)) goto fail;
-    cd->lock_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (cd->lock_fd < 0) { snprintf(err, errlen, "cannot open %s: %s", dir, strerror(errno)); goto fail; }
-    if (flock(cd->lock_fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK) {
-        snprintf(err, errlen, "another tagtrain run is saving into %s (choose another --save DIR)", dir);
+    /* Prove now that a checkpoint can be created here (a read-only file
+     * system, or a directory we may not write, would otherwise be found after
+     * the training), before the lock file beside it is made. The probe has a
+     * temporary file's name and content, so even a crash right here leaves
+     * nothing the next run would not clean. */
+    char probe[4200];
+    snprintf(probe, sizeof probe, "%s.tmp.%ld", cd->last, (long)getpid());
+    int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 || write_all(fd, CKPT_MAGIC, 8) || close(fd)) {
+        snprintf(err, errlen, "cannot write checkpoints into %s: %s", dir, strerror(errno));
+        if (fd >= 0) unlink(probe);
         goto fail;
     }
+    unlink(probe);
+    if (lock_dir(cd, dir, err, errlen)) goto fail;
     /* Under the lock no other run writes here: every temporary file is stale. */
     int nstale;
     double bytes;
@@ -577,19 +627,6 @@ int ckpt_dir_open(ckpt_dir *cd, const char *dir, char *note, size_t notelen, cha
                  "overwrite it (choose another --save DIR)", dir);
         goto fail;
     }
-    /* Prove now that a checkpoint can be created here (a read-only file
-     * system, or a directory we may not write, would otherwise be found after
-     * the training). The probe has a temporary file's name and content, so
-     * even a crash right here leaves nothing the next run would not clean. */
-    char probe[4200];
-    snprintf(probe, sizeof probe, "%s.tmp.%ld", cd->last, (long)getpid());
-    int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0 || write_all(fd, CKPT_MAGIC, 8) || close(fd)) {
-        snprintf(err, errlen, "cannot write checkpoints into %s: %s", dir, strerror(errno));
-        if (fd >= 0) unlink(probe);
-        goto fail;
-    }
-    unlink(probe);
     return 0;
 fail:
     ckpt_dir_close(cd);

@@ -109,11 +109,12 @@ int  ckpt_check_config(const train_config *c, char *err, size_t errlen);
 
 typedef struct {
     char *dir, *last, *best;       /* DIR, DIR/last.ckpt, DIR/best.ckpt */
-    int   lock_fd;                 /* DIR itself, flock'ed for the run */
+    int   lock_fd;                 /* PARENT/.NAME.tagtrain-lock, flock'ed for the run */
 } ckpt_dir;
 
 /* Make DIR ready before any training: create it; lock it (two runs writing
- * one directory would interleave their files); refuse when last.ckpt or
+ * one directory would interleave their files; the lock is a file beside
+ * DIR, so it holds even when DIR is removed and made again); refuse when last.ckpt or
  * best.ckpt is there and is not a checkpoint; remove temporary files of
  * checkpoint writes a killed run left behind; and prove that a file can be
  * created there, so a read-only or missing directory stops the run now, not

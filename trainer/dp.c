@@ -108,14 +108,15 @@ int dp_broadcast_params(dp_ctx *d, float *params, size_t n)
     const size_t part = INT_MAX / 4;
     for (size_t off = 0; off < n; off += part) {
         size_t len = n - off < part ? n - off : part;
-        if (MPI_Bcast(params + off, (int)len, MPI_FLOAT, 0, ck_comm_mpi(d->comm)) != MPI_SUCCESS) return -1;
+        ck_watch_bcast(params + off, (int)len, MPI_FLOAT, 0, ck_comm_mpi(d->comm), "rank 0's parameters");
     }
     return 0;
 }
 
 int dp_sum_doubles(dp_ctx *d, double *v, int n)
 {
-    return MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, ck_comm_mpi(d->comm)) == MPI_SUCCESS ? 0 : -1;
+    ck_watch_allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, ck_comm_mpi(d->comm), "the sums of the epoch");
+    return 0;
 }
 
 /* Bucket j covers grads[start_j, end_j) counted from the end of the buffer. */
@@ -187,10 +188,12 @@ int dp_allreduce_grads(dp_ctx *d, const csr_rows *x, const size_t *step_rows, si
     if (d->nbuckets > 0) {
         dp_bucket_ready(0, d);   /* nothing left unlaunched, even if a hook call was missed */
         for (int j = 0; j < d->launched; j++) {
+            /* The first failure is the answer: the buckets after it wait
+             * for the same missing rank, each for a whole watchdog bound. */
             int s = ck_allreduce_wait(d->handle[j]);
-            if (s && !rc) {
-                rc = s;
+            if (s) {
                 snprintf(err, errlen, "bucket %d all-reduce (%s) failed: %s", j, d->algo->name, ck_comm_errmsg(d->comm));
+                return s;
             }
         }
         if (!rc && d->err) {
@@ -220,11 +223,7 @@ int dp_check_sync(dp_ctx *d, const float *params, const float *m, const float *v
     uint64_t mine[3] = {dp_hash(params, n), m ? dp_hash(m, n) : 0, v ? dp_hash(v, n) : 0};
     uint64_t *all = malloc((size_t)d->p * sizeof mine);
     if (!all) { snprintf(err, errlen, "out of memory in the sync check"); return -1; }
-    if (MPI_Allgather(mine, 3, MPI_UINT64_T, all, 3, MPI_UINT64_T, ck_comm_mpi(d->comm)) != MPI_SUCCESS) {
-        free(all);
-        snprintf(err, errlen, "MPI_Allgather failed in the sync check");
-        return -1;
-    }
+    ck_watch_allgather(mine, 3, MPI_UINT64_T, all, 3, MPI_UINT64_T, ck_comm_mpi(d->comm), "the sync check");
     int bad = -1;
     for (int r = 1; r < d->p && bad < 0; r++)
         if (memcmp(all + 3 * r, all, sizeof mine)) bad = r;

@@ -29,6 +29,7 @@
 #include <stdarg.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,6 +136,8 @@ static const char *pick_transport(const options *o, int p)
 #else
     MPI_Comm node;
     int nnode = 0;
+    /* MPI_Comm_split_type has no nonblocking form: meet first, bounded. */
+    ck_watch_barrier(MPI_COMM_WORLD, "choosing the transport");
     if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) return "mpi";
     MPI_Comm_size(node, &nnode);
     MPI_Comm_free(&node);
@@ -206,7 +209,9 @@ static void usage(FILE *f)
 "  --metrics FILE       holdout metrics as JSON\n"
 "  --log FILE           JSON lines: the run, one record per step and per epoch, a summary\n"
 "  --quiet              only the final summary\n"
-"  --help\n",
+"  --help\n"
+"faults: every wait is bounded by COLLKIT_TIMEOUT (30 s): a rank that stops or dies in any\n"
+"phase ends the job, named; ckrun --restarts N reruns it from DIR/last.ckpt\n",
             CFG_MAX_VAL_FRAC, DEF_VAL_FRAC, DEF_FEATURES, DEF_CHAR_MIN, DEF_CHAR_MAX, DEF_SUBLINEAR,
             DEF_TITLE_WEIGHT, DEF_NB_SCALE, DEF_SPLIT_SEED, DEF_HIDDEN, DEF_DROPOUT, DEF_SMOOTH, DEF_LR, DEF_WD, DEF_EPOCHS,
             DEF_BATCH, DEF_SEED, DEF_SAVE_DIR, DEF_SAVE_EVERY);
@@ -487,14 +492,14 @@ static int parse_args(int argc, char **argv, options *o)
 static int all_ok(int ok)
 {
     int all = ok;
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    ck_watch_allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, "the verdict of every rank");
     return all;
 }
 
 /* Rank 0's verdict, for every rank. */
 static int from_root(int v)
 {
-    MPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    ck_watch_bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD, "rank 0's verdict");
     return v;
 }
 
@@ -506,8 +511,8 @@ static int from_root(int v)
 static int agree_on_args(int prc, int argc, char **argv)
 {
     int bad = prc == 2 ? g_rank : INT_MAX, first_bad, all_bad;
-    MPI_Allreduce(&bad, &first_bad, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Allreduce(&bad, &all_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    ck_watch_allreduce(&bad, &first_bad, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, "the verdict on the options");
+    ck_watch_allreduce(&bad, &all_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, "the verdict on the options");
     if (first_bad != INT_MAX) {
         if (g_rank == first_bad) {
             if (all_bad == INT_MAX) fprintf(stderr, "tagtrain: rank %d: %s\n", g_rank, g_argerr);   /* not every rank */
@@ -531,6 +536,30 @@ static uint64_t data_digest(uint64_t h, const mwml_data *d)
         h = ck_fnv1a64_update(h, &r->tag, sizeof r->tag);
     }
     return ck_fnv1a64_update(h, &d->n, sizeof d->n);
+}
+
+/* Enter a phase: named in the watchdog's messages. Test hook
+ * (tests/faults): TAGTRAIN_TEST_FAULT=PHASE:RANK:SIG makes rank RANK send
+ * itself SIGSTOP or SIGKILL (SIG: STOP or KILL) as it enters the first phase
+ * whose name starts with PHASE ("load", "train (epoch 2)"); with
+ * TAGTRAIN_TEST_FAULT_ONCE=FILE only in the run that creates FILE (a
+ * restarted job runs on). */
+static void enter_phase(const char *phase)
+{
+    ck_watch_phase(phase);
+    const char *h = getenv("TAGTRAIN_TEST_FAULT");
+    const char *c1 = h ? strchr(h, ':') : NULL;
+    if (!c1 || strncmp(phase, h, (size_t)(c1 - h)) || atoi(c1 + 1) != g_rank) return;
+    static int done;
+    if (done++) return;
+    const char *once = getenv("TAGTRAIN_TEST_FAULT_ONCE");
+    int fd = once ? open(once, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644) : -1;
+    if (once && fd < 0) return;
+    if (fd >= 0) close(fd);
+    const char *sig = strchr(c1 + 1, ':');
+    fflush(stdout);
+    fflush(stderr);
+    raise(sig && !strcmp(sig + 1, "KILL") ? SIGKILL : SIGSTOP);
 }
 
 static void fail_abort(const char *what, const char *msg)
@@ -636,10 +665,14 @@ int tagtrain_main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     const int rank = g_rank, root = rank == 0;
     double t_start = ck_now();
+    /* Every wait below is bounded (COLLKIT_TIMEOUT): a rank that stops in
+     * any phase ends the job, named, instead of holding the others. */
+    if (ck_watch_init("tagtrain")) fail_abort("start-up", "cannot create the watchdog's communicator");
+    enter_phase("options");
 
     options o;
     int prc = agree_on_args(parse_args(argc, argv, &o), argc, argv);
-    if (prc) { MPI_Finalize(); return prc == 1 ? 0 : 2; }
+    if (prc) { ck_watch_finalize(); return prc == 1 ? 0 : 2; }
     train_config *tc = &o.tc;
 #ifdef COLLKIT_SMPI
 #define NO_THREADS_WHY " (SimGrid SMPI runs every simulated rank in one thread: no progress thread can run)"
@@ -649,12 +682,12 @@ int tagtrain_main(int argc, char **argv)
     if (o.bucket_mb > 0 && p > 1 && provided < MPI_THREAD_MULTIPLE) {
         if (root) fprintf(stderr, "tagtrain: --bucket-mb needs MPI_THREAD_MULTIPLE, which this MPI does not provide%s\n",
                           NO_THREADS_WHY);
-        MPI_Finalize();
+        ck_watch_finalize();
         return 2;
     }
     if (o.inject_desync > 0 && p < 2) {
         if (root) fprintf(stderr, "tagtrain: --inject-desync needs at least 2 ranks\n");
-        MPI_Finalize();
+        ck_watch_finalize();
         return 2;
     }
 
@@ -663,6 +696,7 @@ int tagtrain_main(int argc, char **argv)
     checkpoint ck = {0};
     int have_ck = 0;
     if (o.resume) {
+        enter_phase("resume");
         int ok = ckpt_load(o.resume, &ck, err, sizeof err) == 0;
         if (ok && ck.kind != CKPT_STATE) {
             snprintf(err, sizeof err, "%s holds a model (best.ckpt), not a training state: resume from last.ckpt",
@@ -673,7 +707,7 @@ int tagtrain_main(int argc, char **argv)
         if (!all_ok(ok)) {
             if (!ok && root) fprintf(stderr, "tagtrain: --resume: %s\n", err);
             if (ok) ckpt_free(&ck);
-            MPI_Finalize();
+            ck_watch_finalize();
             return 1;
         }
         have_ck = 1;
@@ -693,7 +727,7 @@ int tagtrain_main(int argc, char **argv)
                         "resumed run keeps its configuration (only --epochs may change): drop %s, or start a new "
                         "run\n", cfg_options[given], o.cfg_given[given], o.resume, cfg_options[given]);
             ckpt_free(&ck);
-            MPI_Finalize();
+            ck_watch_finalize();
             return 2;
         }
         int epochs = o.set_epochs ? tc->epochs : ck.cfg.epochs;
@@ -710,6 +744,7 @@ int tagtrain_main(int argc, char **argv)
     openblas_set_num_threads(o.threads ? o.threads : 1);
 
     /* ---- data: load, audit, split, featurise into CSR rows */
+    enter_phase("load");
     char path_data[4096], path_hold[4096] = "";
     mwml_data data = {0}, hold = {0};
     int ok = mwml_find(o.data, "dataset.csv", path_data, sizeof path_data, err, sizeof err) == 0 &&
@@ -723,7 +758,7 @@ int tagtrain_main(int argc, char **argv)
         mwml_free(&data);
         mwml_free(&hold);
         if (have_ck) ckpt_free(&ck);
-        MPI_Finalize();
+        ck_watch_finalize();
         return 1;
     }
     {
@@ -737,7 +772,7 @@ int tagtrain_main(int argc, char **argv)
             mwml_free(&data);
             mwml_free(&hold);
             if (have_ck) ckpt_free(&ck);
-            MPI_Finalize();
+            ck_watch_finalize();
             return 1;
         }
     }
@@ -748,15 +783,16 @@ int tagtrain_main(int argc, char **argv)
     ok = ok && mwml_audit_rows(&data, cv ? NULL : &hold, &audit) == 0;
     if (!all_ok(ok) || ntr == 0) {
         if (root) fprintf(stderr, "tagtrain: cannot split %s: %s\n", path_data, ok ? "no training rows" : "out of memory");
-        MPI_Finalize();
+        ck_watch_finalize();
         return 1;
     }
     const char *dname = strrchr(path_data, '/') ? strrchr(path_data, '/') + 1 : path_data;
     const char *hname = strrchr(path_hold, '/') ? strrchr(path_hold, '/') + 1 : path_hold;
     if (from_root(root ? warn_data(&audit, dname, hname, nva, tc, data.n, o.strict_data) : 0)) {
-        MPI_Finalize();
+        ck_watch_finalize();
         return 1;
     }
+    enter_phase("featurise");
     featurizer feat = {0};
     feat_csr Xtr = {0}, Xva = {0}, Xho = {0};
     ok = (have_ck ? feat_load_opts(&feat, tc->feat_dim, &tc->feat, ck.idf)
@@ -766,12 +802,13 @@ int tagtrain_main(int argc, char **argv)
          (cv || feat_transform_csr(&feat, &hold, NULL, hold.n, &Xho) == 0);
     if (!all_ok(ok)) {
         if (!ok && root) fprintf(stderr, "tagtrain: cannot featurise the data: out of memory\n");
-        MPI_Finalize();
+        ck_watch_finalize();
         return 1;
     }
     const csr_rows xtr = {Xtr.ptr, Xtr.idx, Xtr.val}, xva = {Xva.ptr, Xva.idx, Xva.val}, xho = {Xho.ptr, Xho.idx, Xho.val};
 
     /* ---- communicator, model, data parallelism, optimizer */
+    enter_phase("setup");
     ck_comm *comm = NULL;
     int rc = ck_comm_create(MPI_COMM_WORLD, transport_mem(pick_transport(&o, p)), &comm);
     if (rc) fail_abort("ck_comm_create", ck_strerror(rc));
@@ -791,7 +828,7 @@ int tagtrain_main(int argc, char **argv)
             /* Every rank reaches the same verdict (the transport is agreed): a clean exit. */
             if (root) fprintf(stderr, "tagtrain: --algo on the %s transport: %s\n", ck_comm_transport_name(comm), aerr);
             ck_comm_destroy(comm);
-            MPI_Finalize();
+            ck_watch_finalize();
             return 2;
         }
     }
@@ -873,7 +910,7 @@ int tagtrain_main(int argc, char **argv)
         if (root) ckpt_dir_close(&cdir);
         dp_free(&dp);
         ck_comm_destroy(comm);
-        MPI_Finalize();
+        ck_watch_finalize();
         return 1;
     }
     if (have_ck) ckpt_free(&ck);
@@ -946,7 +983,10 @@ int tagtrain_main(int argc, char **argv)
         if (!order) fail_abort("epoch order", "out of memory");
         rng_t drop = rng_stream(tc->seed, RNG_DROPOUT, (uint64_t)rank, (uint64_t)epoch);
         double loss_cnt[2] = {0, 0};
-        MPI_Barrier(MPI_COMM_WORLD);   /* epoch timings start together */
+        char phase[64];
+        snprintf(phase, sizeof phase, "train (epoch %d)", epoch + 1);
+        enter_phase(phase);
+        ck_watch_barrier(MPI_COMM_WORLD, "the start of the epoch");   /* epoch timings start together */
         double te0 = ck_now(), comm0 = t_comm, comp0 = t_compute;
         int64_t step_in_epoch = 0;
         for (size_t pos = 0; pos < n_order; pos += per_step, step_in_epoch++) {
@@ -1001,7 +1041,7 @@ int tagtrain_main(int argc, char **argv)
         }
         free(order);
         double te = ck_now() - te0;
-        MPI_Allreduce(MPI_IN_PLACE, &te, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        ck_watch_allreduce(MPI_IN_PLACE, &te, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, "the epoch's time");
         double tm[2] = {t_comm - comm0, t_compute - comp0};
         if (dp_sum_doubles(&dp, loss_cnt, 2) || dp_sum_doubles(&dp, tm, 2)) fail_abort("epoch sums", "MPI failed");
         train_time += te;
@@ -1017,6 +1057,8 @@ int tagtrain_main(int argc, char **argv)
             }
         }
         /* Rank 0 validates, decides, saves; every rank follows its verdict. */
+        snprintf(phase, sizeof phase, "eval (epoch %d)", epoch + 1);
+        enter_phase(phase);
         if (root) {
             const double train_loss = epoch + 1 == nan_epoch && inf_hook ? INFINITY
                                       : loss_cnt[1] > 0 ? loss_cnt[0] / loss_cnt[1] : 0.0;
@@ -1067,6 +1109,8 @@ int tagtrain_main(int argc, char **argv)
                 }
             }
             if (!status && !o.no_save && ((epoch + 1) % o.save_every == 0 || epoch + 1 == last_epoch)) {
+                snprintf(phase, sizeof phase, "save (epoch %d)", epoch + 1);
+                enter_phase(phase);
                 checkpoint st = {.kind = CKPT_STATE, .cfg = *tc, .epochs_done = epoch + 1, .opt_steps = opt.t,
                                  .best_val_loss = best_val, .best_epoch = best_epoch, .nparams = model.nparams,
                                  .params = model.params, .m = opt.m, .v = opt.v, .best = best, .idf = feat.idf};
@@ -1082,6 +1126,7 @@ int tagtrain_main(int argc, char **argv)
     }
 
     /* ---- summary, and the best model on the holdout (or the fold) */
+    enter_phase("holdout and report");
     double comm_all[2] = {t_comm, t_compute};
     dp_sum_doubles(&dp, comm_all, 2);
     if (root && !status) {
@@ -1180,6 +1225,6 @@ int tagtrain_main(int argc, char **argv)
     free(tr_rows); free(va_rows);
     mwml_free(&data); mwml_free(&hold);
     if (root) ckpt_dir_close(&cdir);
-    MPI_Finalize();
+    ck_watch_finalize();
     return status;
 }

@@ -147,6 +147,25 @@ static int setup(ck_comm *comm, const char *name, shm_sym **out)
     return CK_SUCCESS;
 }
 
+/* Shared memory that runs short (the heap full, COLLKIT_SHM_HEAP too small,
+ * the node's memory or cgroup limit): the region could not be taken, and
+ * every rank knows it (ck_shm_region_create agrees across ranks), so every
+ * rank runs this call as ring over the transport's staging slots instead, and
+ * the next call tries again. Said once per process, by rank 0. */
+static int fallback(ck_comm *comm, const char *name, const void *sendbuf, void *recvbuf, size_t count, ck_dtype dt,
+                    ck_op op)
+{
+    static int said;
+    const ck_algo *ring = ck_algo_find("ring");
+    if (!ring) return CK_ERR_NOMEM;
+    if (ck_comm_rank(comm) == 0 && !said++) {
+        fprintf(stderr, "collkit: %s; shared memory runs short, so %s calls that cannot take it run ring over the "
+                "shm transport instead (COLLKIT_SHM_HEAP sets the heap)\n", ck_comm_errmsg(comm), name);
+        fflush(stderr);
+    }
+    return ring->run(comm, sendbuf, recvbuf, count, dt, op);
+}
+
 /* ------------------------------------------------------------ the barrier */
 
 typedef struct { shm_sym *s; uint64_t seq; } barrier_arg;
@@ -212,7 +231,10 @@ int ck_shm_sym_allreduce(ck_comm *comm, const void *sendbuf, void *recvbuf,
                        ck_comm_transport_name(comm));
     if (p == 1) return ck_copy(comm, out, in, bytes);
     shm_sym *s = ck_algo_state(comm, &sym_key);
-    if (!s && (rc = setup(comm, name, &s))) return rc;
+    if (!s && (rc = setup(comm, name, &s))) {
+        if (rc != CK_ERR_NOMEM) return rc;
+        return fallback(comm, name, sendbuf, recvbuf, count, dt, op);
+    }
     if (s->broken)
         return ck_fail(comm, CK_ERR_TRANSPORT, "%s: the shared regions are unusable after an earlier failure "
                        "(the ranks' barrier counts may differ)", name);

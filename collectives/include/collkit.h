@@ -121,11 +121,12 @@ typedef struct ck_config {
 /* Create a communicator over the ranks of `mpi_comm` (which is duplicated).
  * mem selects the transport: CK_MEM_HOST -> MPI transport (host buffers),
  * CK_MEM_SHM (or CK_MEM_HOST | CK_MEM_SHM) -> shared-memory transport (host
- * buffers, every rank on one node; ranks on several nodes, or a /dev/shm too
- * small for the staging slots, fall back to the MPI transport with a message
- * on stderr: ck_comm_transport_name says which one you got),
+ * buffers, every rank on one node; ranks on several nodes, or too little
+ * shared memory for the staging slots, fall back to the MPI transport with a
+ * message on stderr: ck_comm_transport_name says which one you got),
  * CK_MEM_CUDA -> CUDA IPC transport (device buffers; CK_ERR_UNSUPPORTED when
- * collkit was built without CUDA or no device is present). Collective. */
+ * collkit was built without CUDA or no device is present). Collective, and
+ * bounded by the watchdog (a rank that never comes ends the job, named). */
 int  ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out);
 void ck_comm_destroy(ck_comm *comm);           /* collective; NULL is fine */
 
@@ -346,6 +347,62 @@ int ck_first_differing_rank(MPI_Comm comm, uint64_t digest);
  * given different command lines" with its own and the first differing
  * rank's (an MPMD launch, or a wrapper that adds an option on some nodes). */
 int ck_same_command_line(MPI_Comm comm, int argc, char **argv, const char *prog);
+
+/* ------------------------------------------------------------ bounded waits, for programs */
+
+/* Every wait of a collkit program is bounded: the all-reduce's by the
+ * communicator's watchdog, the program's own collectives (a barrier, the
+ * broadcast of a verdict, the sum of the losses) by these. When a wait passes
+ * the bound (COLLKIT_TIMEOUT, default 30 s; <= 0: off), the rank asks every
+ * other rank where it is (a roll call over a private duplicate of
+ * MPI_COMM_WORLD, in the bound's last fifth, at most 2 s) and ends the job
+ * (MPI_Abort) with one line naming the ranks that did not answer and the phase:
+ *
+ *     tagtrain: watchdog: rank 0 waited 5.0 s for the other ranks in train
+ *     (epoch start): rank 2 did not answer (stopped, stalled or gone); waiting:
+ *     rank 1 in train (epoch start); ending the job
+ *
+ * A rank answers while it waits in any of these, in ck_allreduce or in the
+ * shm transport; a rank that is stopped, computing past the bound or gone
+ * does not. When every rank answers (all alive, each in a wait of its own,
+ * which is bounded too), the wait goes on for one bound more before it ends
+ * the job as a deadlock: at most two bounds in all. */
+
+/* Collective over MPI_COMM_WORLD, right after MPI_Init: the program's name
+ * for the messages, COLLKIT_TIMEOUT read, the roll-call communicator made. */
+int    ck_watch_init(const char *prog);
+/* The phase this rank is in ("load", "train", "save"), named in messages. */
+void   ck_watch_phase(const char *phase);
+double ck_watch_timeout(void);
+void   ck_watch_set_timeout(double seconds);   /* a program's --timeout */
+/* The bounded collectives: as MPI's, the job ended when the bound passes. */
+void ck_watch_barrier(MPI_Comm comm, const char *what);
+void ck_watch_bcast(void *buf, int n, MPI_Datatype t, int root, MPI_Comm comm, const char *what);
+void ck_watch_allreduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm comm, const char *what);
+void ck_watch_reduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm,
+                     const char *what);
+void ck_watch_gather(const void *s, int n, MPI_Datatype st, void *r, int m, MPI_Datatype rt, int root, MPI_Comm comm,
+                     const char *what);
+void ck_watch_gatherv(const void *s, int n, MPI_Datatype st, void *r, const int *counts, const int *displs,
+                      MPI_Datatype rt, int root, MPI_Comm comm, const char *what);
+void ck_watch_allgather(const void *s, int n, MPI_Datatype st, void *r, int m, MPI_Datatype rt, MPI_Comm comm,
+                        const char *what);
+/* The wait itself, for a program that says more before it ends the job:
+ * CK_SUCCESS when *rq completed within `bound` seconds (roll call included),
+ * else CK_ERR_TIMEOUT with the watchdog's sentence in why. */
+int  ck_watch_wait(MPI_Request *rq, double bound, const char *what, char *why, size_t cap);
+/* "PROG: MESSAGE; ending the job" on stderr, then MPI_Abort: does not return. */
+void ck_watch_abort(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* A bounded barrier over MPI_COMM_WORLD, then MPI_Finalize: MPI_Finalize
+ * itself waits for every rank, unbounded. */
+void ck_watch_finalize(void);
+
+/* For waits inside the library and the tools' own polling loops: say what
+ * this thread waits for (answers name it), take and answer roll calls. */
+void   ck_watch_enter(const char *what);
+void   ck_watch_leave(void);
+void   ck_watch_answer(void);
+double ck_watch_grace(double bound);
 
 #ifdef __cplusplus
 }

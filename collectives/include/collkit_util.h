@@ -91,6 +91,14 @@ void ck_sbuf_sep(ck_sbuf *b, const char *sep);
  * REASON" on stderr; the exit status of a tool whose work is otherwise done. */
 int ck_stdout_done(const char *prog);
 
+/* The rule for a tool's output files (--csv, --json, --save-model, --trace):
+ * a file that already holds something (a non-empty regular file) is the
+ * user's, and is written over only when they said so (--overwrite); an empty
+ * file, a device (/dev/null) or a path with nothing there is free. Checked
+ * before the work starts, so a refusal costs nothing. 0 when path may be
+ * written; -1 with "PATH exists (N bytes): ..." in why. */
+int ck_output_free(const char *path, int overwrite, char *why, size_t cap);
+
 #ifdef __cplusplus
 }
 #endif

@@ -16,14 +16,13 @@ int ck_first_differing_rank(MPI_Comm comm, uint64_t digest)
     MPI_Comm_size(comm, &p);
     uint64_t *all = rank == 0 ? malloc((size_t)p * sizeof *all) : NULL;
     if (rank == 0 && !all) {
-        fprintf(stderr, "collkit: out of memory comparing the ranks\n");
-        MPI_Abort(comm, 1);
+        ck_watch_abort("out of memory comparing the ranks");
     }
-    MPI_Gather(&digest, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, 0, comm);
+    ck_watch_gather(&digest, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, 0, comm, "comparing the ranks");
     for (int r = 1; rank == 0 && r < p && q < 0; r++)
         if (all[r] != all[0]) q = r;
     free(all);
-    MPI_Bcast(&q, 1, MPI_INT, 0, comm);
+    ck_watch_bcast(&q, 1, MPI_INT, 0, comm, "comparing the ranks");
     return q;
 }
 
@@ -50,10 +49,13 @@ int ck_same_command_line(MPI_Comm comm, int argc, char **argv, const char *prog)
     MPI_Comm_rank(comm, &rank);
     char line[2048];
     join_args(argc, argv, line, sizeof line);
-    if (rank == q) MPI_Send(line, (int)strlen(line) + 1, MPI_CHAR, 0, 0, comm);
+    char other[sizeof line], why[1536];
+    MPI_Request rq = MPI_REQUEST_NULL;
+    if (rank == q) MPI_Isend(line, (int)strlen(line) + 1, MPI_CHAR, 0, 0, comm, &rq);
+    if (rank == 0) MPI_Irecv(other, (int)sizeof other, MPI_CHAR, q, 0, comm, &rq);
+    if (rq != MPI_REQUEST_NULL && ck_watch_wait(&rq, ck_watch_timeout(), "comparing command lines", why, sizeof why))
+        ck_watch_abort("%s", why);
     if (rank == 0) {
-        char other[sizeof line];
-        MPI_Recv(other, (int)sizeof other, MPI_CHAR, q, 0, comm, MPI_STATUS_IGNORE);
         other[sizeof other - 1] = '\0';
         fprintf(stderr, "%s: the ranks were given different command lines; every rank of a run must get the same "
                 "options\n  rank 0:%s\n  rank %d:%s\n", prog, line[0] ? line : " (none)", q, other[0] ? other : " (none)");

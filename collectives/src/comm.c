@@ -93,21 +93,33 @@ int ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out)
         return CK_ERR_INVALID_ARG;
     ck_comm *c = calloc(1, sizeof *c);
     if (!c) return CK_ERR_NOMEM;
-    if (MPI_Comm_dup(mpi_comm, &c->mpi) != MPI_SUCCESS) { free(c); return CK_ERR_TRANSPORT; }
+    /* Collective: bounded like every wait of the library (a rank that never
+     * comes ends the job, named: ck_watch_*). Without a bound, blocking. */
+    MPI_Comm_rank(mpi_comm, &c->rank);
+    config_defaults(&c->cfg, c->rank);
+#ifdef COLLKIT_SMPI
+    const int bounded = 0;   /* SimGrid SMPI has no MPI_Comm_idup (and names a deadlock itself) */
+#else
+    const int bounded = c->cfg.timeout_s > 0;
+#endif
+    if (bounded) {
+        MPI_Request rq;
+        char why[1536];
+        if (MPI_Comm_idup(mpi_comm, &c->mpi, &rq) != MPI_SUCCESS) { free(c); return CK_ERR_TRANSPORT; }
+        if (ck_watch_wait(&rq, c->cfg.timeout_s, "ck_comm_create", why, sizeof why)) ck_watch_abort("%s", why);
+    } else if (MPI_Comm_dup(mpi_comm, &c->mpi) != MPI_SUCCESS) {
+        free(c);
+        return CK_ERR_TRANSPORT;
+    }
     MPI_Comm_rank(c->mpi, &c->rank);
     MPI_Comm_size(c->mpi, &c->size);
     c->msg_bound = UINT64_MAX;
-    config_defaults(&c->cfg, c->rank);
     /* Every rank must ask for the same transport: each one's setup is
      * collective, and ranks in two different setups would wait for each
      * other forever. */
     const int kind = mem & CK_MEM_SHM ? CK_MEM_SHM : (int)mem;   /* SHM and HOST|SHM are one transport */
     int kinds[2] = {kind, -kind}, agreed[2];
-    if (MPI_Allreduce(kinds, agreed, 2, MPI_INT, MPI_MAX, c->mpi) != MPI_SUCCESS) {
-        MPI_Comm_free(&c->mpi);
-        free(c);
-        return CK_ERR_TRANSPORT;
-    }
+    ck_watch_allreduce(kinds, agreed, 2, MPI_INT, MPI_MAX, c->mpi, "ck_comm_create");
     if (agreed[0] != -agreed[1]) {
         if (c->rank == 0) {
             fprintf(stderr, "collkit: ck_comm_create: the ranks asked for different transports (this rank: %s): every "
@@ -533,6 +545,7 @@ int ck_waitall(ck_comm *c, ck_req *reqs, int n)
      * inactive one, e.g. a send-window slot not used yet, may hold nothing). */
     const int trace_peer = n == 1 && reqs[0].active ? reqs[0].peer : -1;
     unsigned long spins = 0;
+    double next_answer = t0 + 0.005;   /* roll calls of ranks whose own wait ran out (watch.c) */
     /* Without the watchdog there is nothing to notice while waiting: block in
      * the transport where it can (one pass), rather than poll it. Under SMPI,
      * where this is the default, every poll would cost simulated time. */
@@ -576,6 +589,7 @@ int ck_waitall(ck_comm *c, ck_req *reqs, int n)
         /* Reading the clock every pass would cost more than the test itself. */
         if (deadline > 0 && (spins & 1023) == 0) {
             double now = ck_now();
+            if (now > next_answer) { ck_watch_answer(); next_answer = now + 0.005; }
             if (now > deadline) {
                 for (int i = 0; i < n; i++)
                     if (reqs[i].active) {
@@ -713,16 +727,17 @@ static int validate_across_ranks(ck_comm *c, int local_err, size_t count, ck_dty
     } else if (MPI_Iallreduce(in, outv, 2 * NV, MPI_LONG_LONG, MPI_MAX, c->mpi, &rq) != MPI_SUCCESS) {
         return ck_fail(c, CK_ERR_TRANSPORT, "MPI_Iallreduce failed during argument validation");
     }
-    double t0 = ck_now();
-    for (int done = rq == MPI_REQUEST_NULL; !done;) {
-        MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
-        if (!done && c->cfg.timeout_s > 0 && ck_now() - t0 > c->cfg.timeout_s) {
-            ck_fail(c, CK_ERR_TIMEOUT,
-                    "watchdog: rank %d waited %.1f s for the other ranks to enter ck_allreduce "
-                    "(a rank did not call it, or is stuck elsewhere)", c->rank, ck_now() - t0);
+    if (rq != MPI_REQUEST_NULL) {
+        /* Bounded, with a roll call at the end that names a rank that never came. */
+        char why[sizeof c->errmsg];
+        int rc = ck_watch_wait(&rq, c->cfg.timeout_s, "entering ck_allreduce", why, sizeof why);
+        if (rc == CK_ERR_TIMEOUT) {
+            ck_fail(c, rc, "%s", why);
             fprintf(stderr, "collkit %s\n", c->errmsg);
-            return CK_ERR_TIMEOUT;
+            fflush(stderr);
+            return rc;
         }
+        if (rc) return ck_fail(c, CK_ERR_TRANSPORT, "MPI_Iallreduce failed during argument validation");
     }
     long long mx[NV], mn[NV];
     for (int i = 0; i < NV; i++) { mx[i] = outv[2 * i]; mn[i] = -outv[2 * i + 1]; }

@@ -68,7 +68,7 @@ int ck_shm_region_create(ck_comm *c, size_t bytes, ck_shm_region **out)
         /* zeroed before any peer can see it: the agreement below orders it */
         if (!bad) memset(g->mine, 0, take);
     }
-    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, c->mpi);
+    ck_watch_allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, c->mpi, "taking a shared region");
     if (anybad) {
         region_free(g);
         free(offs);
@@ -78,7 +78,7 @@ int ck_shm_region_create(ck_comm *c, size_t bytes, ck_shm_region **out)
         return ck_fail(c, CK_ERR_NOMEM, "could not take a shared region of %zu B from the shared heap%s", take,
                        bad ? "" : " (on another rank)");
     }
-    MPI_Allgather(&off, 1, MPI_INT64_T, offs, 1, MPI_INT64_T, c->mpi);
+    ck_watch_allgather(&off, 1, MPI_INT64_T, offs, 1, MPI_INT64_T, c->mpi, "taking a shared region");
     for (int q = 0; q < g->p; q++) g->peer[q] = q == g->rank ? g->mine : ck_shm_peer(c, q, offs[q]);
     free(offs);
     *out = g;
@@ -89,7 +89,7 @@ void ck_shm_region_destroy(void *region)
 {
     ck_shm_region *g = region;
     if (!g) return;
-    MPI_Barrier(g->comm->mpi);   /* nobody frees while a peer may still load from it */
+    ck_watch_barrier(g->comm->mpi, "freeing a shared region");   /* nobody frees while a peer may still load from it */
     region_free(g);
 }
 
@@ -106,6 +106,7 @@ int ck_shm_wait(ck_comm *c, int (*pending)(void *arg), void *arg, const char *wh
         if ((who = pending(arg)) < 0) break;
         last = who;
         if ((polls & 15) == 0) waited = ck_now() - t0;
+        if ((polls & 255) == 0) ck_watch_answer();   /* roll calls of ranks whose wait ran out (watch.c) */
         if (c->polite && polls > 256) {
             struct timespec ts = {0, 20000};
             nanosleep(&ts, NULL);

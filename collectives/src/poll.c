@@ -21,6 +21,7 @@ int ck_poll_bounded(int (*ready)(void *arg), void *arg, double timeout_s, double
          * with others must not spin the machine away from them. */
         if (now - t0 < 1e-3) continue;
         if (now - t0 < 1e-2) { sched_yield(); continue; }
+        ck_watch_answer();   /* roll calls of ranks whose wait ran out (watch.c) */
         struct timespec ts = {0, 20000};
         nanosleep(&ts, NULL);
     }

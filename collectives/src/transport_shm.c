@@ -10,12 +10,14 @@
  *   - every rank must be on one node (MPI_Comm_split_type SHARED); when not,
  *     every rank says CK_ERR_UNSUPPORTED with the reason and ck_comm_create
  *     falls back to the MPI transport;
- *   - each rank creates one POSIX shared-memory object (shm_open), sized to
- *     its segment (sparse: tmpfs gives a page only when it is committed), and
- *     maps it; the names are all-gathered, every rank maps every peer's
- *     segment, all agree that this worked, and then each owner unlinks its
- *     name: nothing is left in /dev/shm, even if the job dies later, and the
- *     memory goes back when the last process unmaps it;
+ *   - each rank creates one anonymous shared-memory file (memfd_create),
+ *     sized to its segment (sparse: a page is given only when committed), and
+ *     maps it; the (pid, descriptor) pairs are all-gathered, every rank maps
+ *     every peer's segment through /proc/PID/fd/FD, and all agree that this
+ *     worked. The segments never have a name: a rank killed at any point of
+ *     the setup leaves nothing in /dev/shm, and the memory goes back when
+ *     the last process that maps it ends. Nor do they take /dev/shm's room:
+ *     a small /dev/shm (a container's 64 MB) does not limit them;
  *   - one segment, the same layout on every rank (offsets from its start):
  *
  *       [ header ][ control queues: p x (s -> me) ][ slots: p x NSLOT x SLOT ][ heap ... ]
@@ -55,8 +57,9 @@
  *
  * The heap. A first-fit free list over the heap area, 64-byte aligned
  * blocks with a 64-byte header. Memory is committed (fallocate) when a block
- * is handed out, so a full /dev/shm is an allocation that falls back to
- * plain malloc, never a SIGBUS later; large freed extents are punched out
+ * is handed out, so shared memory that runs short (the node's memory, a
+ * cgroup limit) is an allocation that falls back to plain malloc, never a
+ * SIGBUS later; large freed extents are punched out
  * again. When the heap is exhausted, ck_alloc returns plain host memory:
  * everything still works, the single-copy algorithms copy such buffers in.
  */
@@ -65,13 +68,13 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 #include "collkit_util.h"
@@ -380,7 +383,7 @@ static void *shm_alloc(void *self, size_t bytes)
     size_t off;
     pthread_mutex_lock(&t->mu);
     int got = heap_take(t, need, &off) == 0;
-    /* Commit the pages now: a full /dev/shm is then a malloc here, not a SIGBUS later. */
+    /* Commit the pages now: memory that runs short is then a malloc here, not a SIGBUS later. */
     if (got && fallocate(t->fd, 0, (off_t)(t->heap_off + off), (off_t)need)) {
         heap_release(t, off, need);
         got = 0;
@@ -472,20 +475,16 @@ static size_t heap_size(int rank)
     return (size_t)HEAP_DEFAULT;
 }
 
-/* My segment: create, size, commit the fixed part, map. */
-static int create_segment(shm_tr *t, char *name, size_t namelen, char *why, size_t whylen)
+/* My segment: create, size, commit the fixed part, map. A memfd has no
+ * name anywhere: nothing a killed rank could leave behind, and its memory
+ * goes back when the last process that maps it or holds it ends. Its pages
+ * come from the kernel's internal shmem mount, not from /dev/shm, so a small
+ * or full /dev/shm does not limit it (the node's memory and cgroup do). */
+static int create_segment(shm_tr *t, char *why, size_t whylen)
 {
-    static unsigned long serial;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    for (int attempt = 0; attempt < 16; attempt++) {
-        snprintf(name, namelen, "/collkit-%ld-%d-%lu-%lx", (long)getpid(), t->rank,
-                 __atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED), (unsigned long)ts.tv_nsec ^ (unsigned long)attempt);
-        t->fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
-        if (t->fd >= 0 || errno != EEXIST) break;
-    }
+    t->fd = (int)memfd_create("collkit-shm", MFD_CLOEXEC);
     if (t->fd < 0) {
-        snprintf(why, whylen, "shm_open: %s", strerror(errno));
+        snprintf(why, whylen, "memfd_create: %s", strerror(errno));
         return CK_ERR_UNSUPPORTED;
     }
     int rc = CK_SUCCESS;
@@ -493,10 +492,8 @@ static int create_segment(shm_tr *t, char *name, size_t namelen, char *why, size
         snprintf(why, whylen, "ftruncate of the shared segment: %s", strerror(errno));
         rc = CK_ERR_UNSUPPORTED;
     } else if (fallocate(t->fd, 0, 0, (off_t)t->heap_off)) {
-        struct statvfs sv;
-        unsigned long long freeb = statvfs("/dev/shm", &sv) == 0 ? (unsigned long long)sv.f_bavail * sv.f_frsize : 0;
-        snprintf(why, whylen, "the staging slots need %zu MB of /dev/shm per rank, %llu MB are free (%s)",
-                 t->heap_off >> 20, freeb >> 20, strerror(errno));
+        snprintf(why, whylen, "the staging slots need %zu MB of shared memory per rank: %s", t->heap_off >> 20,
+                 strerror(errno));
         rc = CK_ERR_UNSUPPORTED;
     } else {
         void *p = mmap(NULL, t->seg_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, t->fd, 0);
@@ -509,8 +506,41 @@ static int create_segment(shm_tr *t, char *name, size_t namelen, char *why, size
             ((seg_header *)p)->size = t->seg_bytes;
         }
     }
-    if (rc) shm_unlink(name);
     return rc;
+}
+
+/* Map rank q's segment: its descriptor, opened through /proc (the ranks of
+ * one node run as one user, so each may open the others' descriptors; a
+ * kernel or container that forbids it is a fallback to MPI, with why). */
+static int map_peer(shm_tr *t, int q, long pid, int fd, char *why, size_t whylen)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/fd/%d", pid, fd);
+    int f = open(path, O_RDWR | O_CLOEXEC);
+    void *p = f < 0 ? MAP_FAILED : mmap(NULL, t->seg_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, f, 0);
+    const int err = errno;
+    if (f >= 0) close(f);
+    if (p == MAP_FAILED || ((seg_header *)p)->magic != MAGIC || ((seg_header *)p)->size != t->seg_bytes) {
+        snprintf(why, whylen, "cannot map rank %d's segment (%s): %s", q, path,
+                 p == MAP_FAILED ? strerror(err) : "a different layout (COLLKIT_SHM_HEAP differs?)");
+        if (p != MAP_FAILED) munmap(p, t->seg_bytes);
+        return CK_ERR_UNSUPPORTED;
+    }
+    t->base[q] = p;
+    return CK_SUCCESS;
+}
+
+/* Test hook (tests/faults): COLLKIT_TEST_SHM_FAULT=POINT:RANK:SIG makes rank
+ * RANK send itself SIGSTOP or SIGKILL (SIG: STOP or KILL) at setup point
+ * POINT: 1 its segment made, 2 every rank's made, 3 the descriptors
+ * gathered, 4 the peers' segments mapped, 5 all agreed. */
+static void setup_point(int point, int rank)
+{
+    const char *h = getenv("COLLKIT_TEST_SHM_FAULT");
+    const char *c1 = h ? strchr(h, ':') : NULL;
+    if (!c1 || atoi(h) != point || atoi(c1 + 1) != rank) return;
+    const char *sig = strchr(c1 + 1, ':');
+    raise(sig && !strcmp(sig + 1, "KILL") ? SIGKILL : SIGSTOP);
 }
 
 /* Every rank agrees on a status: the worst one wins (a reason from this
@@ -518,7 +548,7 @@ static int create_segment(shm_tr *t, char *name, size_t namelen, char *why, size
 static int agree(MPI_Comm comm, int rc, char *why, size_t whylen, int rank)
 {
     int in[2] = {rc, rc ? rank : -1}, out[2];
-    MPI_Allreduce(in, out, 2, MPI_INT, MPI_MAX, comm);
+    ck_watch_allreduce(in, out, 2, MPI_INT, MPI_MAX, comm, "setting up shared memory");
     if (out[0] && !rc) snprintf(why, whylen, "rank %d could not set up its shared segment", out[1]);
     return out[0];
 }
@@ -541,7 +571,9 @@ int ck_transport_shm_create(MPI_Comm comm, ck_transport *out, char *why, size_t 
     return CK_ERR_UNSUPPORTED;
 #endif
 
-    /* One node, or MPI. */
+    /* One node, or MPI. (MPI_Comm_split_type has no nonblocking form: the
+     * bounded barrier first, so a rank missing from the start is named.) */
+    ck_watch_barrier(comm, "setting up shared memory");
     MPI_Comm local;
     if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local) != MPI_SUCCESS) {
         snprintf(why, whylen, "MPI_Comm_split_type failed");
@@ -552,7 +584,7 @@ int ck_transport_shm_create(MPI_Comm comm, ck_transport *out, char *why, size_t 
     MPI_Comm_size(local, &lsize);
     MPI_Comm_free(&local);
     leader = lrank == 0;
-    MPI_Allreduce(&leader, &nodes, 1, MPI_INT, MPI_SUM, comm);
+    ck_watch_allreduce(&leader, &nodes, 1, MPI_INT, MPI_SUM, comm, "setting up shared memory");
     if (nodes > 1 || lsize != size) {
         snprintf(why, whylen, "the %d ranks are on %d nodes, and shared memory reaches the ranks of one node only",
                  size, nodes);
@@ -561,7 +593,6 @@ int ck_transport_shm_create(MPI_Comm comm, ck_transport *out, char *why, size_t 
 
     shm_tr *t = calloc(1, sizeof *t);
     int rc = t ? CK_SUCCESS : CK_ERR_NOMEM;
-    char name[64] = "";
     if (t) {
         t->rank = rank;
         t->size = size;
@@ -577,42 +608,34 @@ int ck_transport_shm_create(MPI_Comm comm, ck_transport *out, char *why, size_t 
         t->outbox = calloc((size_t)size, sizeof *t->outbox);
         rc = t->base && t->inbox && t->outbox ? CK_SUCCESS : CK_ERR_NOMEM;
         if (!rc) rc = ck_proto_init(&t->pr, &shm_ops, t, "shm", rank, size, 32767, SLOT, NSLOT);
-        if (!rc) rc = create_segment(t, name, sizeof name, why, whylen);
+        if (!rc) rc = create_segment(t, why, whylen);
         else snprintf(why, whylen, "out of host memory");
     }
+    setup_point(1, rank);
     rc = agree(comm, rc, why, whylen, rank);
+    setup_point(2, rank);
     if (rc) {
-        if (t && t->base && t->base[rank]) shm_unlink(name);
         shm_destroy(t);
         return rc;
     }
 
-    /* Map every peer's segment, then (all mapped) unlink my name. */
-    char *names = malloc((size_t)size * 64);
-    rc = names ? CK_SUCCESS : CK_ERR_NOMEM;
+    /* Map every peer's segment: (pid, descriptor) of each, all-gathered. */
+    int64_t mine[2] = {(int64_t)getpid(), t->fd}, *ids = malloc((size_t)size * sizeof mine);
+    rc = ids ? CK_SUCCESS : CK_ERR_NOMEM;
     if (rc) snprintf(why, whylen, "out of host memory");
     rc = agree(comm, rc, why, whylen, rank);
     if (!rc) {
-        MPI_Allgather(name, 64, MPI_CHAR, names, 64, MPI_CHAR, comm);
-        for (int q = 0; q < size && !rc; q++) {
-            if (q == rank) continue;
-            int fd = shm_open(names + (size_t)q * 64, O_RDWR, 0600);
-            void *p = fd < 0 ? MAP_FAILED
-                             : mmap(NULL, t->seg_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
-            if (fd >= 0) close(fd);
-            if (p == MAP_FAILED || ((seg_header *)p)->magic != MAGIC || ((seg_header *)p)->size != t->seg_bytes) {
-                snprintf(why, whylen, "cannot map rank %d's segment %s: %s", q, names + (size_t)q * 64,
-                         p == MAP_FAILED ? strerror(errno) : "a different layout (COLLKIT_SHM_HEAP differs?)");
-                if (p != MAP_FAILED) munmap(p, t->seg_bytes);
-                rc = CK_ERR_UNSUPPORTED;
-            } else {
-                t->base[q] = p;
-            }
-        }
+        ck_watch_allgather(mine, 2, MPI_INT64_T, ids, 2, MPI_INT64_T, comm, "setting up shared memory");
+        setup_point(3, rank);
+        for (int q = 0; q < size && !rc; q++)
+            if (q != rank) rc = map_peer(t, q, (long)ids[2 * q], (int)ids[2 * q + 1], why, whylen);
+        setup_point(4, rank);
+        /* Every rank keeps its descriptor open until all have mapped: the
+         * agreement orders that. */
         rc = agree(comm, rc, why, whylen, rank);
     }
-    free(names);
-    shm_unlink(name);   /* every rank has it mapped (or gave up): the name is not needed any more */
+    free(ids);
+    setup_point(5, rank);
     if (rc) {
         shm_destroy(t);
         return rc;

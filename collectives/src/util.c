@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include "collkit_util.h"
 #ifdef COLLKIT_SMPI
 #include <simgrid/actor.h>
@@ -240,4 +241,18 @@ int ck_stdout_done(const char *prog)
     if (fflush(stdout) == 0 && !ferror(stdout)) return 0;
     fprintf(stderr, "%s: cannot write standard output: %s\n", prog, strerror(errno ? errno : EIO));
     return 1;
+}
+
+int ck_output_free(const char *path, int overwrite, char *why, size_t cap)
+{
+    struct stat st;
+    if (overwrite || stat(path, &st) != 0) return 0;   /* nothing there: a bad path is the open's to say */
+    if (S_ISDIR(st.st_mode)) {
+        snprintf(why, cap, "%s is a directory", path);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode) || st.st_size == 0) return 0;
+    snprintf(why, cap, "%s exists (%lld bytes): not written over (give another file, or --overwrite)", path,
+             (long long)st.st_size);
+    return -1;
 }

@@ -36,6 +36,20 @@ expect 2 "--device 'tpu'"                           --device tpu
 expect 2 "--chunk must be at least 1 byte"          --chunk 0
 expect 2 "--paired compares exactly two algorithms"  --paired --algo ring
 expect 2 "--json works with the all-reduce sweep"   --paired --algo ring,naive --json x.json
+# Output files: a file that holds something is the user's: refused before
+# anything runs, unless --overwrite; an empty file and /dev/null are free.
+OUTD=$(mktemp -d /tmp/collkit_bench_out.XXXXXX)
+echo "my results" > "$OUTD/mine.csv"
+: > "$OUTD/empty.csv"
+for opt in --csv --json --save-model --trace; do
+  expect 2 "$opt $OUTD/mine.csv exists \(11 bytes\): not written over" --algo ring $opt "$OUTD/mine.csv"
+done
+expect 2 "--csv $OUTD is a directory"               --csv "$OUTD"
+# (accepted: the run gets as far as the next check, which needs a model)
+expect 2 "--extrapolate needs --model FILE"         --extrapolate --csv "$OUTD/empty.csv" --save-model /dev/null
+expect 2 "--extrapolate needs --model FILE"         --extrapolate --csv "$OUTD/mine.csv" --overwrite
+[ "$(cat "$OUTD/mine.csv")" = "my results" ] || { echo "FAIL: the user's file was changed"; expect_fails=$((expect_fails + 1)); }
+rm -rf "$OUTD"
 # Every numeric option: an empty value, NaN and inf are errors, never 0 or "off".
 for opt in -b -e -f -n -w -c --pmax --trace-capacity --chunk --time-budget; do
   expect 2 "$opt '': expected (a number|an integer), got an empty string" "$opt" ""

@@ -39,6 +39,21 @@ check '[ $rc != 0 ] && ! grep -q "^ckrun:" <<<"$out"' "program's --hostfile: exi
 out=$("$C" -np 2 --hostfile 2>&1); rc=$?
 check '[ $rc = 2 ] && [ "$out" = "ckrun: --hostfile needs a file" ]' "--hostfile alone: exit $rc, output: $out"
 
+# The supervisor's options: whole numbers, --min-np within the rank count.
+for v in x -1 1.5 ""; do
+  out=$("$C" -np 2 --restarts "$v" $none 2>&1); rc=$?
+  check '[ $rc = 2 ] && [ "$out" = "ckrun: --restarts needs a whole number (0 to 9999)" ]' "--restarts '$v': exit $rc, output: $out"
+done
+if command -v mpirun > /dev/null; then
+  out=$("$C" -np 2 --min-np 3 --restarts 1 $none 2>&1); rc=$?
+  check '[ $rc = 2 ] && [ "$out" = "ckrun: --min-np 3: want 1 to the number of ranks (2)" ]' "--min-np 3 of 2: exit $rc, output: $out"
+  # A program that fails is run again, as many times as asked, then its status is ckrun's.
+  out=$("$C" -np 1 --restarts 2 /bin/false 2>&1); rc=$?
+  check '[ $rc = 1 ] && [ "$(grep -c "^ckrun: the job failed (status 1); restart [12] of 2 on 1 rank, from the start" <<<"$out")" = 2 ] &&
+         grep -q "^ckrun: 3 attempts in .* s, .* s of them in the failed ones; last status 1" <<<"$out"' \
+        "--restarts 2 /bin/false: exit $rc, output: $out"
+fi
+
 out=$("$C" --help 2>&1); rc=$?
 check '[ $rc = 0 ] && grep -q "^ckrun — mpirun with the settings" <<<"$out" && grep -q "ckrun is for one machine.$" <<<"$out"' \
       "--help: exit $rc, output: $out"

@@ -318,6 +318,13 @@ static void save_dir(void)
     /* A second run on the same directory is refused while the first holds it. */
     CHECK(ckpt_dir_open(&cd2, sd, note, sizeof note, err, sizeof err) != 0 && strstr(err, "another tagtrain run"),
           "second opener refused: %s", err);
+    /* ... also after the directory was removed and made again during the run. */
+    char moved[600];
+    snprintf(moved, sizeof moved, "%s.moved", sd);
+    CHECK(rename(sd, moved) == 0 && mkdir(sd, 0755) == 0, "replace the directory");
+    CHECK(ckpt_dir_open(&cd2, sd, note, sizeof note, err, sizeof err) != 0 && strstr(err, "another tagtrain run"),
+          "second opener refused after the directory was replaced: %s", err);
+    CHECK(rmdir(sd) == 0 && rename(moved, sd) == 0, "put the directory back");
     ckpt_dir_close(&cd);
 
     /* Killed writes leave temporary files: removed at the next open; a file

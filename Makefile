@@ -3,6 +3,7 @@
 #
 #   make              build into build/ (binaries in build/bin/)
 #   make test         build, then run the CTest suite
+#   make check-colls  the whole reduce-scatter / all-gather matrix (tests/colls)
 #   make test SANITIZE=1   the same with ASan + UBSan, in build-sanitize/
 #   make test SANITIZE=thread   the threaded and shared-memory tests under TSan, in build-tsan/
 #   make bench        build, then run the benchmark sweep (BENCH=full for more)
@@ -31,7 +32,7 @@ CTEST_FLAGS ?= --output-on-failure
 
 KIT ?= student-kit
 
-.PHONY: all deps configure build test bench sim-bench clean student-kit slides
+.PHONY: all deps configure build test check-colls bench sim-bench clean student-kit slides
 
 all: build
 
@@ -47,7 +48,12 @@ build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 test: build
-	cd $(BUILD) && ctest $(CTEST_FLAGS) -j $(JOBS)
+	cd $(BUILD) && ctest $(CTEST_FLAGS) -LE colls-full -j $(JOBS)
+
+# The whole reduce-scatter / all-gather check matrix (p = 1..8 on the mpi and
+# shm transports, about two minutes on two cores); make test runs a few p of it.
+check-colls: build
+	cd $(BUILD) && ctest $(CTEST_FLAGS) -L 'colls' -j $(JOBS)
 
 bench: build
 	@scripts/bench.sh $(BUILD)

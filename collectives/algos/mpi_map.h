@@ -1,0 +1,15 @@
+/*
+ * mpi_map.h — collkit's dtypes and ops as MPI's, for the reference
+ * algorithms that call MPI's own collectives (mpi.c, rs_mpi.c, ag_mpi.c).
+ * MPI has no bf16: it travels as 16-bit words, reduced by user-defined ops
+ * that call collkit's host kernels. Not an algorithm.
+ */
+#ifndef COLLKIT_MPI_MAP_H
+#define COLLKIT_MPI_MAP_H
+
+#include "collkit_algo.h"
+
+/* The MPI datatype and op of (dt, op), op one of sum, prod, min, max. */
+int ck_mpi_type_op(ck_dtype dt, ck_op op, MPI_Datatype *type, MPI_Op *mop);
+
+#endif

@@ -75,10 +75,19 @@ static int rs_halving_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
         return ck_sendrecv(comm, NULL, 0, -1, recvbuf, len * es, partner, CK_FOLD_TAG_OUT);
     }
 
-    /* work: the partial sums, at the offsets of the input; tmp: what arrives. */
-    char *work = ck_scratch(comm, 2 * count * es);
+    /* work: the partial sums, at the offsets of the input (in place the
+     * buffer itself: its other blocks are ours to overwrite); tmp: what
+     * arrives, at most the whole buffer at the fold, else the half kept in
+     * round 0. */
+    const int inplace = (const char *)recvbuf >= (const char *)sendbuf &&
+                        (const char *)recvbuf < (const char *)sendbuf + count * es;
+    size_t k0off, k0len, s0off, s0len;
+    round_of(&f, count, v, 0, &k0off, &k0len, &s0off, &s0len);
+    const size_t tmp_elems = partner >= 0 ? count : k0len;
+    char *work = ck_scratch(comm, ((inplace ? 0 : count) + tmp_elems) * es);
     if (!work) return CK_ERR_NOMEM;
-    char *tmp = work + count * es;
+    char *tmp = work + (inplace ? 0 : count * es);
+    if (inplace) work = (char *)sendbuf;
     if ((rc = ck_fold_in(comm, &f, sendbuf, work, tmp, count, dt, op, &data))) return rc;
     const int pair = partner >= 0;   /* responsible for the partner's block too */
     for (int k = 0; k < f.rounds; k++) {
@@ -99,7 +108,7 @@ static int rs_halving_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
     ck_block(count, p, partner, &poff, &plen);
     ck_step(comm, f.rounds + 1, "unfold");
     if ((rc = ck_sendrecv(comm, work + poff * es, plen * es, partner, NULL, 0, -1, CK_FOLD_TAG_OUT))) return rc;
-    return ck_copy(comm, recvbuf, work + off * es, len * es);
+    return recvbuf == work + off * es ? CK_SUCCESS : ck_copy(comm, recvbuf, work + off * es, len * es);
 }
 
 static uint64_t rs_halving_bytes(int p, int r, size_t count, size_t es, const ck_config *cfg)

@@ -39,24 +39,27 @@ static int rs_ring_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
     ck_block(count, p, r, &off, &len);
     if (p == 1) return recvbuf == in ? CK_SUCCESS : ck_copy(comm, recvbuf, in, len * es);
 
-    /* Two block-sized buffers, swapped every step: the partial sum being
-     * sent and the one arriving (block 0 is the largest). */
+    /* The partial sums: in place, in the buffer itself (block b's partial
+     * where block b's input was: the other blocks are ours to overwrite),
+     * with one block of scratch for what arrives; out of place sendbuf is
+     * read-only, so two block-sized buffers, swapped every step. */
+    const int inplace = (const char *)recvbuf >= in && (const char *)recvbuf < in + count * es;
     size_t off0, max_len;
-    ck_block(count, p, 0, &off0, &max_len);
-    char *scratch = ck_scratch(comm, 2 * max_len * es);
+    ck_block(count, p, 0, &off0, &max_len);   /* block 0 is the largest */
+    char *scratch = ck_scratch(comm, (inplace ? 1 : 2) * max_len * es);
     if (!scratch) return CK_ERR_NOMEM;
-    char *cur = scratch, *next = scratch + max_len * es;
+    char *cur = scratch, *next = scratch + (inplace ? 0 : max_len * es);
     int rc;
     for (int s = 0; s < p - 1; s++) {
         ck_step(comm, s, "reduce-scatter");
         size_t soff, slen, roff, rlen;
         ck_block(count, p, mod(r - 1 - s, p), &soff, &slen);
         ck_block(count, p, mod(r - 2 - s, p), &roff, &rlen);
-        const char *src = s == 0 ? in + soff * es : cur;   /* step 0 sends our own input */
+        const char *src = s == 0 || inplace ? in + soff * es : cur;   /* step 0 sends our own input */
         if ((rc = ck_sendrecv(comm, src, slen * es, (r + 1) % p, next, rlen * es, mod(r - 1, p), s))) return rc;
         /* The last step's block is ours: add our input straight into recvbuf
          * (in place it is that input, read once, element by element). */
-        char *dst = s == p - 2 ? recvbuf : next;
+        char *dst = s == p - 2 ? recvbuf : inplace ? (char *)in + roff * es : next;
         if ((rc = ck_reduce_local(comm, dst, in + roff * es, next, rlen, dt, op))) return rc;
         char *t = cur;
         cur = next;

@@ -184,7 +184,9 @@ typedef struct ck_algo ck_algo;
  *                   recvbuf in place); leave the full result in recvbuf.
  *   reduce-scatter  sendbuf holds count elements, recvbuf len: leave block
  *                   `rank` of the reduction there. In place recvbuf is
- *                   sendbuf + off: it aliases this rank's own input block.
+ *                   sendbuf + off: it aliases this rank's own input block,
+ *                   and the rest of the buffer is the body's to overwrite
+ *                   (partial sums need no scratch of their own).
  *   all-gather      sendbuf holds this rank's len elements, recvbuf count:
  *                   leave every rank's block at its offset. In place sendbuf
  *                   is recvbuf + off (already where it belongs); op is

@@ -25,7 +25,7 @@ int collbench_main(int argc, char **argv)
     if (rc == 1) return 0;
     if (rc) return 2;
     if (o.mode == BM_MODE_LIST) {
-        if (ck_is_print_rank()) ck_algo_print_table(stdout);
+        if (ck_is_print_rank()) ck_coll_algo_print_table(o.coll, stdout);
         return ck_stdout_done("collbench") ? 1 : 0;
     }
 

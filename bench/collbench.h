@@ -35,6 +35,7 @@ typedef struct bm_opts {
     size_t      chunk;                /* --chunk: pipeline chunk bytes (0: the library's default) */
     int         extrap_pmax;          /* --extrapolate: largest p */
     int         extrap_every_p;       /* --every-p: p = 2, 3, 4, ... instead of 2, 4, 8, ... */
+    ck_coll     coll;                 /* --coll: the collective swept (default all-reduce) */
 } bm_opts;
 
 /* Parse the command line (no MPI needed). Returns 0 to run, 1 when help was

@@ -78,21 +78,6 @@ int  cc_build_matrix(const cc_options *o, int p, cc_case **out);
  * copied there for the driver's cross-rank comparison. */
 void cc_run_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, unsigned call, cc_result *res,
                  void *keep);
-/* Reduce-scatter and all-gather (coll.c). The elements of the send and
- * receive buffers of one call (in place: the receive buffer only). */
-void   cc_coll_sizes(ck_coll coll, size_t count, int p, int rank, int inplace, size_t *send_elems,
-                     size_t *recv_elems);
-/* This rank's input over the WHOLE buffer (count elements; an all-gather
- * sends its own block of it). */
-void   cc_coll_input(ck_coll coll, void *full, size_t count, ck_dtype dt, ck_op op, int rank, int p, unsigned salt);
-/* Check and explain a result as cc_diagnose_salted does, for any collective:
- * `result` is the receive buffer (count elements in place, the rank's block
- * out of place for a reduce-scatter). Returns the first wrong element (its
- * place in the whole buffer), or count when all are right. */
-size_t cc_coll_diagnose(ck_coll coll, char *out, size_t cap, const void *result, const void *own_input,
-                        int fill_byte, size_t count, ck_dtype dt, ck_op op, int rank, int p, int inplace,
-                        const ck_algo *algo, const ck_config *cfg, unsigned salt);
-
 /* cc_run_case keeps its buffers from call to call: free them, before the
  * communicator they were allocated on is destroyed. */
 void cc_release_buffers(void);

@@ -18,7 +18,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "check_cli.h"
+#include "collcheck.h"
 #include "encoding.h"
 #include "collkit_util.h"
 
@@ -179,4 +179,31 @@ size_t cc_coll_diagnose(ck_coll coll, char *out, size_t cap, const void *result,
         return rs_diagnose(out, cap, block, own_input, fill_byte, count, dt, op, rank, p, algo, cfg, salt);
     }
     return cc_diagnose_salted(out, cap, result, own_input, fill_byte, count, dt, op, rank, p, algo, cfg, salt);
+}
+
+size_t cc_coll_count_wrong(ck_coll coll, const void *result, size_t count, ck_dtype dt, ck_op op, int rank, int p,
+                           int inplace, unsigned salt)
+{
+    if (coll == CK_COLL_ALLREDUCE) return cc_count_wrong_salted(result, count, dt, op, p, salt);
+    const size_t es = ck_dtype_size(dt);
+    size_t off, len;
+    ck_block(count, (size_t)p, (size_t)rank, &off, &len);
+    const unsigned char *got = result;
+    unsigned char *exp = malloc(count * es + 1);
+    if (!exp) return count;
+    size_t n = count;
+    if (coll == CK_COLL_ALLGATHER) {
+        const cc_scheme s = cc_scheme_salted(dt, CK_SUM, p, salt);
+        ag_expected(&s, exp, count);
+    } else {
+        cc_scheme s = cc_scheme_salted(dt, op, p, salt);
+        s.off += off;   /* elements off .. off+len of the call */
+        cc_expected_view(&s, exp, len);
+        n = len;
+        if (inplace) got += off * es;
+    }
+    size_t wrong = 0;
+    for (size_t i = 0; i < n; i++) wrong += memcmp(exp + i * es, got + i * es, es) != 0;
+    free(exp);
+    return wrong;
 }

@@ -136,6 +136,10 @@ static void ag_rd_diagnose(const ck_fault *f, char *out, size_t cap)
         ck_sbuf_sep(&sb, "; ");
         ck_sbuf_add(&sb, "rank %d gets the whole result from rank %d at the unfold", f->rank, q);
     }
+    if (b == f->rank) {
+        ck_sbuf_sep(&sb, "; ");
+        ck_sbuf_add(&sb, "rank %d copies its own block %d into place before the rounds", b, b);
+    }
 }
 
 const ck_algo ck_ag_rd = {

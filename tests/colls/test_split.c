@@ -99,6 +99,45 @@ int main(int argc, char **argv)
                     }
             }
 
+    /* collbench's #wrong column: 0 on a right result, 1 with one element changed. */
+    {
+        const size_t n = 1021;
+        size_t off, len;
+        ck_block(n, p, rank, &off, &len);
+        cc_coll_input(CK_COLL_REDUCE_SCATTER, in, n, CK_F32, CK_SUM, rank, p, 0);
+        int rc = ck_reduce_scatter(comm, rs, in, blk, n, CK_F32, CK_SUM);
+        size_t w0 = cc_coll_count_wrong(CK_COLL_REDUCE_SCATTER, blk, n, CK_F32, CK_SUM, rank, p, 0, 0);
+        ((float *)blk)[len / 2] += 1.0f;
+        size_t w1 = cc_coll_count_wrong(CK_COLL_REDUCE_SCATTER, blk, n, CK_F32, CK_SUM, rank, p, 0, 0);
+        CHECK(!rc && w0 == 0 && w1 == 1, "reduce-scatter #wrong: %zu then %zu (status %d)", w0, w1, rc);
+        cc_coll_input(CK_COLL_ALLGATHER, a, n, CK_I64, CK_SUM, rank, p, 0);
+        rc = ck_allgather(comm, ag, (char *)a + off * 8, b, n, CK_I64);
+        w0 = cc_coll_count_wrong(CK_COLL_ALLGATHER, b, n, CK_I64, CK_SUM, rank, p, 0, 0);
+        ((int64_t *)b)[n - 1] ^= 4;
+        w1 = cc_coll_count_wrong(CK_COLL_ALLGATHER, b, n, CK_I64, CK_SUM, rank, p, 0, 0);
+        CHECK(!rc && w0 == 0 && w1 == 1, "all-gather #wrong: %zu then %zu (status %d)", w0, w1, rc);
+    }
+
+    /* Every diagnose hook places every fault somewhere, at every p up to 9
+     * (the checker's tests reach only the ring's through broken algorithms). */
+    for (int coll = CK_COLL_REDUCE_SCATTER; coll <= CK_COLL_ALLGATHER && rank == 0; coll++)
+        for (int k = 0; k < ck_coll_algo_count((ck_coll)coll); k++) {
+            const ck_algo *d = ck_coll_algo_at((ck_coll)coll, k);
+            if (!d->diagnose) continue;
+            for (int q = 2; q <= 9; q++)
+                for (int fr = 0; fr < q; fr++)
+                    for (int mi = 0; mi < q; mi++) {
+                        if (mi == fr && coll == CK_COLL_REDUCE_SCATTER) continue;
+                        size_t off, len;
+                        ck_block(100, q, fr, &off, &len);
+                        ck_fault f = {q, fr, 100, off, 4, mi, -1, NULL};
+                        char where[400] = "";
+                        d->diagnose(&f, where, sizeof where);
+                        CHECK(where[0] && strstr(where, "rank"), "%s %s p=%d rank %d fault of rank %d: '%s'",
+                              ck_coll_name((ck_coll)coll), d->name, q, fr, mi, where);
+                    }
+        }
+
     /* One collective's algorithm is no other's: a clear error on every rank. */
     int rc = ck_allreduce(comm, rs, in, a, 4, CK_F32, CK_SUM);
     CHECK(rc == CK_ERR_INVALID_ARG && strstr(ck_comm_errmsg(comm), "is a reduce_scatter algorithm"),

@@ -15,6 +15,7 @@
  * Cost: T = (p-1)·α + (p-1)/p·n·β.
  */
 #include "collkit_algo.h"
+#include "halves.h"
 
 static int ag_direct_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
                          size_t count, ck_dtype dt, ck_op op)
@@ -45,12 +46,6 @@ static uint64_t ag_direct_bytes(int p, int r, size_t count, size_t es, const ck_
     return (uint64_t)(p - 1) * len * es;
 }
 
-static uint64_t ag_direct_msgs(int p, int r, size_t count, size_t es, const ck_config *cfg)
-{
-    (void)r; (void)es; (void)cfg;
-    return p == 1 || count == 0 ? 0 : (uint64_t)(p - 1);
-}
-
 static double ag_direct_cost(const ck_cost_params *m, int p, double n)
 {
     return (p - 1) * m->alpha + (double)(p - 1) / p * n * m->beta;
@@ -74,7 +69,7 @@ const ck_algo ck_ag_direct = {
     .mem = CK_MEM_HOST | CK_MEM_CUDA,
     .bytes_formula = "(p-1) * n_r (own block)",
     .bytes_sent = ag_direct_bytes,
-    .msgs_sent = ag_direct_msgs,
+    .msgs_sent = ck_halves_msgs,
     .cost_formula = "(p-1)α + (p-1)/p·nβ",
     .cost = ag_direct_cost,
     .diagnose = ag_direct_diagnose,

@@ -43,17 +43,7 @@ static int ag_mpi_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
 }
 
 /* Modelled as the best of the hand-written ones, by their own cost functions. */
-static double ag_mpi_cost(const ck_cost_params *m, int p, double n)
-{
-    double best = -1;
-    for (int i = 0; i < ck_coll_algo_count(CK_COLL_ALLGATHER); i++) {
-        const ck_algo *a = ck_coll_algo_at(CK_COLL_ALLGATHER, i);
-        if (a->flags & CK_ALGO_REFERENCE || !a->cost) continue;
-        double t = a->cost(m, p, n);
-        if (best < 0 || t < best) best = t;
-    }
-    return best;
-}
+static double ag_mpi_cost(const ck_cost_params *m, int p, double n) { return ck_coll_best_cost(CK_COLL_ALLGATHER, m, p, n); }
 
 const ck_algo ck_ag_mpi = {
     .name = "mpi",

@@ -23,21 +23,6 @@
 #include "collkit_algo.h"
 #include "fold.h"
 
-static int first_block(const ck_fold *f, int v) { return v < f->rem ? 2 * v : v + f->rem; }
-
-/* Elements of the blocks of virtual ranks [a, b). */
-static void vrange(const ck_fold *f, size_t count, int a, int b, size_t *off, size_t *len)
-{
-    size_t o, l, end;
-    ck_block(count, f->p, first_block(f, a), off, &l);
-    if (b == f->pp) end = count;
-    else {
-        ck_block(count, f->p, first_block(f, b), &o, &l);
-        end = o;
-    }
-    *len = end - *off;
-}
-
 static int ag_rd_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
                      size_t count, ck_dtype dt, ck_op op)
 {
@@ -65,8 +50,8 @@ static int ag_rd_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
         ck_step(comm, 1 + k, "doubling");
         const int d = 1 << k, pv = v ^ d;
         size_t soff, slen, roff, rlen;
-        vrange(&f, count, v & ~(d - 1), (v & ~(d - 1)) + d, &soff, &slen);
-        vrange(&f, count, pv & ~(d - 1), (pv & ~(d - 1)) + d, &roff, &rlen);
+        ck_fold_vrange(&f, count, v & ~(d - 1), (v & ~(d - 1)) + d, &soff, &slen);
+        ck_fold_vrange(&f, count, pv & ~(d - 1), (pv & ~(d - 1)) + d, &roff, &rlen);
         const int peer = ck_fold_to_real(&f, pv);
         if ((rc = ck_sendrecv(comm, out + soff * es, slen * es, peer, out + roff * es, rlen * es, peer,
                               CK_FOLD_TAGS + k)))
@@ -88,7 +73,7 @@ static uint64_t ag_rd_bytes(int p, int r, size_t count, size_t es, const ck_conf
     for (int k = 0; k < f.rounds; k++) {
         const int d = 1 << k;
         size_t soff, slen;
-        vrange(&f, count, v & ~(d - 1), (v & ~(d - 1)) + d, &soff, &slen);
+        ck_fold_vrange(&f, count, v & ~(d - 1), (v & ~(d - 1)) + d, &soff, &slen);
         n += slen;
     }
     return n * es;

@@ -16,6 +16,7 @@
  * Cost: T = (p-1)·α + (p-1)/p·n·β (nothing to reduce).
  */
 #include "collkit_algo.h"
+#include "halves.h"
 
 static int mod(int a, int p) { return (a % p + p) % p; }
 
@@ -51,12 +52,6 @@ static uint64_t ag_ring_bytes(int p, int r, size_t count, size_t es, const ck_co
     return (uint64_t)(count - len) * es;
 }
 
-static uint64_t ag_ring_msgs(int p, int r, size_t count, size_t es, const ck_config *cfg)
-{
-    (void)r; (void)es; (void)cfg;
-    return p == 1 || count == 0 ? 0 : (uint64_t)(p - 1);
-}
-
 static double ag_ring_cost(const ck_cost_params *m, int p, double n)
 {
     return (p - 1) * m->alpha + (double)(p - 1) / p * n * m->beta;
@@ -83,7 +78,7 @@ const ck_algo ck_ag_ring = {
     .mem = CK_MEM_HOST | CK_MEM_CUDA,
     .bytes_formula = "(p-1)/p * n",
     .bytes_sent = ag_ring_bytes,
-    .msgs_sent = ag_ring_msgs,
+    .msgs_sent = ck_halves_msgs,
     .cost_formula = "(p-1)α + (p-1)/p·nβ",
     .cost = ag_ring_cost,
     .diagnose = ag_ring_diagnose,

@@ -77,6 +77,18 @@ static int mpi_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
     return CK_SUCCESS;
 }
 
+double ck_coll_best_cost(ck_coll coll, const ck_cost_params *m, int p, double n)
+{
+    double best = -1;
+    for (int i = 0; i < ck_coll_algo_count(coll); i++) {
+        const ck_algo *a = ck_coll_algo_at(coll, i);
+        if (a->flags & CK_ALGO_REFERENCE || !a->cost) continue;
+        double t = a->cost(m, p, n);
+        if (best < 0 || t < best) best = t;
+    }
+    return best;
+}
+
 /* Open MPI's tuned component picks among recursive doubling, the ring and
  * Rabenseifner by size; modelled as the best of the three, by their own
  * cost functions. */

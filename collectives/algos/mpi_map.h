@@ -12,4 +12,9 @@
 /* The MPI datatype and op of (dt, op), op one of sum, prod, min, max. */
 int ck_mpi_type_op(ck_dtype dt, ck_op op, MPI_Datatype *type, MPI_Op *mop);
 
+/* The model of a reference that chooses its own algorithm: the cheapest
+ * hand-written algorithm of the collective's registry, by its own cost
+ * function (-1 when none has one). */
+double ck_coll_best_cost(ck_coll coll, const ck_cost_params *m, int p, double n);
+
 #endif

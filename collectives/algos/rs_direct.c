@@ -19,6 +19,7 @@
  * Cost: T = (p-1)·α + (p-1)/p·n·β + (p-1)/p·n·γ.
  */
 #include "collkit_algo.h"
+#include "halves.h"
 
 static int rs_direct_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
                          size_t count, ck_dtype dt, ck_op op)
@@ -45,20 +46,6 @@ static int rs_direct_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
     return CK_SUCCESS;
 }
 
-static uint64_t rs_direct_bytes(int p, int r, size_t count, size_t es, const ck_config *cfg)
-{
-    (void)cfg;
-    size_t off, len;
-    ck_block(count, p, r, &off, &len);
-    return (uint64_t)(count - len) * es;
-}
-
-static uint64_t rs_direct_msgs(int p, int r, size_t count, size_t es, const ck_config *cfg)
-{
-    (void)r; (void)es; (void)cfg;
-    return p == 1 || count == 0 ? 0 : (uint64_t)(p - 1);
-}
-
 static double rs_direct_cost(const ck_cost_params *m, int p, double n)
 {
     const double f = (double)(p - 1) / p;
@@ -81,8 +68,8 @@ const ck_algo ck_rs_direct = {
     .summary = "pairwise: each block straight to its owner, p-1 steps",
     .mem = CK_MEM_HOST | CK_MEM_CUDA,
     .bytes_formula = "(p-1)/p * n",
-    .bytes_sent = rs_direct_bytes,
-    .msgs_sent = rs_direct_msgs,
+    .bytes_sent = ck_rs_bytes_but_own,
+    .msgs_sent = ck_halves_msgs,
     .cost_formula = "(p-1)α + (p-1)/p·nβ + (p-1)/p·nγ",
     .cost = rs_direct_cost,
     .diagnose = rs_direct_diagnose,

@@ -29,30 +29,14 @@
 #include "collkit_algo.h"
 #include "fold.h"
 
-/* The first block virtual rank v is responsible for (v == pp: p, the end). */
-static int first_block(const ck_fold *f, int v) { return v < f->rem ? 2 * v : v + f->rem; }
-
-/* Elements of the blocks of virtual ranks [a, b). */
-static void vrange(const ck_fold *f, size_t count, int a, int b, size_t *off, size_t *len)
-{
-    size_t o, l, end;
-    ck_block(count, f->p, first_block(f, a), off, &l);
-    if (b == f->pp) end = count;
-    else {
-        ck_block(count, f->p, first_block(f, b), &o, &l);
-        end = o;
-    }
-    *len = end - *off;
-}
-
 /* Round k of virtual rank v: the partner, the part it keeps and the part it sends. */
 static int round_of(const ck_fold *f, size_t count, int v, int k, size_t *koff, size_t *klen, size_t *soff,
                     size_t *slen)
 {
     const int d = f->pp >> (k + 1), lo = v & ~(2 * d - 1);
     const int keep_lo = (v & d) ? lo + d : lo, send_lo = (v & d) ? lo : lo + d;
-    vrange(f, count, keep_lo, keep_lo + d, koff, klen);
-    vrange(f, count, send_lo, send_lo + d, soff, slen);
+    ck_fold_vrange(f, count, keep_lo, keep_lo + d, koff, klen);
+    ck_fold_vrange(f, count, send_lo, send_lo + d, soff, slen);
     return v ^ d;
 }
 

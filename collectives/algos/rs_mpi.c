@@ -47,17 +47,7 @@ static int rs_mpi_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
 }
 
 /* Modelled as the best of the hand-written ones, by their own cost functions. */
-static double rs_mpi_cost(const ck_cost_params *m, int p, double n)
-{
-    double best = -1;
-    for (int i = 0; i < ck_coll_algo_count(CK_COLL_REDUCE_SCATTER); i++) {
-        const ck_algo *a = ck_coll_algo_at(CK_COLL_REDUCE_SCATTER, i);
-        if (a->flags & CK_ALGO_REFERENCE || !a->cost) continue;
-        double t = a->cost(m, p, n);
-        if (best < 0 || t < best) best = t;
-    }
-    return best;
-}
+static double rs_mpi_cost(const ck_cost_params *m, int p, double n) { return ck_coll_best_cost(CK_COLL_REDUCE_SCATTER, m, p, n); }
 
 const ck_algo ck_rs_mpi = {
     .name = "mpi",

@@ -26,6 +26,7 @@
  * bandwidth term, the same per-byte optimum (every link busy every step).
  */
 #include "collkit_algo.h"
+#include "halves.h"
 
 static int mod(int a, int p) { return (a % p + p) % p; }
 
@@ -68,21 +69,6 @@ static int rs_ring_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
     return CK_SUCCESS;
 }
 
-static uint64_t rs_ring_bytes(int p, int r, size_t count, size_t es, const ck_config *cfg)
-{
-    (void)cfg;
-    size_t off, len;
-    ck_block(count, p, r, &off, &len);
-    return (uint64_t)(count - len) * es;
-}
-
-/* One message per step, empty blocks included. */
-static uint64_t rs_ring_msgs(int p, int r, size_t count, size_t es, const ck_config *cfg)
-{
-    (void)r; (void)es; (void)cfg;
-    return p == 1 || count == 0 ? 0 : (uint64_t)(p - 1);
-}
-
 static double rs_ring_cost(const ck_cost_params *m, int p, double n)
 {
     const double f = (double)(p - 1) / p;
@@ -112,8 +98,8 @@ const ck_algo ck_rs_ring = {
     .summary = "each block once around a ring, gathering one input per hop, p-1 steps",
     .mem = CK_MEM_HOST | CK_MEM_CUDA,
     .bytes_formula = "(p-1)/p * n",
-    .bytes_sent = rs_ring_bytes,
-    .msgs_sent = rs_ring_msgs,
+    .bytes_sent = ck_rs_bytes_but_own,
+    .msgs_sent = ck_halves_msgs,
     .cost_formula = "(p-1)α + (p-1)/p·nβ + (p-1)/p·nγ",
     .cost = rs_ring_cost,
     .diagnose = rs_ring_diagnose,

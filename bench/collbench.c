@@ -38,7 +38,7 @@ int collbench_main(int argc, char **argv)
         return rc == CK_SUCCESS ? 0 : rc == CK_ERR_UNSUPPORTED ? 3 : 1;
     }
     if (o.mode == BM_MODE_LIST) {
-        if (ck_is_print_rank()) ck_algo_print_table(stdout);
+        if (ck_is_print_rank()) ck_coll_algo_print_table(o.coll, stdout);
         return ck_stdout_done("collbench") ? 1 : 0;
     }
 

@@ -38,6 +38,7 @@ typedef struct bm_opts {
     int         extrap_every_p;       /* --every-p: p = 2, 3, 4, ... instead of 2, 4, 8, ... */
     uint64_t    seed;                 /* --seed: the checker's inputs (cc_set_seed) */
     const char *results;              /* --results FILE (--paired): every timed call's record, for collverify */
+    ck_coll     coll;                 /* --coll: the collective swept (default all-reduce) */
 } bm_opts;
 
 /* Parse the command line (no MPI needed). Returns 0 to run, 1 when help was

@@ -27,6 +27,8 @@ static void usage(FILE *f)
 "  -w, --warmup_iters N    untimed iterations first (default 5)\n"
 "      --time-budget S     stop timing a size after about S seconds (at least 3 iterations)\n"
 "what to run\n"
+"      --coll C            allreduce (default), reduce_scatter or allgather: the collective swept;\n"
+"                          busbw = algbw * (p-1)/p for the two halves (nccl-tests' factor)\n"
 "      --algo LIST         comma-separated registry names, or all (default all); --algo list prints them\n"
 "  -d, --dtype T           f32 f64 i32 i64 bf16 (default f32)\n"
 "  -o, --op OP             sum prod min max avg (default sum)\n"
@@ -101,7 +103,7 @@ static int parse_algos(const char *spec, bm_opts *o)
 {
     char err[1024];
     if (!strcmp(spec, "list")) { o->mode = BM_MODE_LIST; return 0; }
-    if (ck_algo_parse_list(spec, o->mem, o->algos, BM_MAX_ALGOS, &o->nalgos, err, sizeof err))
+    if (ck_coll_algo_parse_list(o->coll, spec, o->mem, o->algos, BM_MAX_ALGOS, &o->nalgos, err, sizeof err))
         return fail("--algo: %s", err);
     return 0;
 }
@@ -109,7 +111,7 @@ static int parse_algos(const char *spec, bm_opts *o)
 int bm_parse_args(int argc, char **argv, bm_opts *o)
 {
     enum { O_ALGO = 256, O_PLACE, O_CSV, O_JSON, O_MODEL, O_SAVE, O_TRACE, O_TRACECAP, O_PING, O_EXTRAP,
-           O_PMAX, O_DEVICE, O_BUDGET, O_CHUNK, O_PAIRED, O_TRANSPORT, O_EVERYP, O_GPUS, O_SEED, O_RESULTS, O_OVERWRITE };
+           O_PMAX, O_DEVICE, O_BUDGET, O_CHUNK, O_PAIRED, O_TRANSPORT, O_EVERYP, O_GPUS, O_SEED, O_RESULTS, O_OVERWRITE, O_COLL };
     static const struct option lo[] = {
         {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'}, {"stepfactor", 1, 0, 'f'},
         {"iters", 1, 0, 'n'}, {"warmup_iters", 1, 0, 'w'}, {"check", 1, 0, 'c'},
@@ -121,6 +123,7 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
         {"chunk", 1, 0, O_CHUNK}, {"paired", 0, 0, O_PAIRED}, {"transport", 1, 0, O_TRANSPORT},
         {"every-p", 0, 0, O_EVERYP}, {"gpus", 0, 0, O_GPUS}, {"seed", 1, 0, O_SEED}, {"results", 1, 0, O_RESULTS},
         {"overwrite", 0, 0, O_OVERWRITE},
+        {"coll", 1, 0, O_COLL},
         {0, 0, 0, 0}};
     const char *algo_spec = "all", *transport = NULL;
     int rc, tmp = 0, overwrite = 0;
@@ -159,6 +162,10 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
             break;
         case 'h': if (ck_is_print_rank()) usage(stdout); return 1;
         case O_ALGO: algo_spec = optarg; break;
+        case O_COLL:
+            if (ck_coll_parse(optarg, &o->coll))
+                return fail("--coll '%s': expected allreduce, reduce_scatter or allgather", optarg);
+            break;
         case O_PLACE:
             if (!strcmp(optarg, "out")) o->place = BM_PLACE_OUT;
             else if (!strcmp(optarg, "in")) o->place = BM_PLACE_IN;
@@ -225,6 +232,8 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
     if (o->mode == BM_MODE_PINGPONG && o->minbytes == 0)
         return fail("--pingpong needs -b of at least 1 byte");
     if ((rc = parse_algos(algo_spec, o))) return rc;
+    if (o->coll != CK_COLL_ALLREDUCE && o->mode == BM_MODE_PAIRED)
+        return fail("--paired times all-reduces only (--coll %s)", ck_coll_name(o->coll));
     if (o->mode == BM_MODE_PAIRED && o->nalgos != 2)
         return fail("--paired compares exactly two algorithms: --algo A,B (got %d)", o->nalgos);
     if (o->results && o->mode != BM_MODE_PAIRED) return fail("--results works with --paired only");

@@ -56,13 +56,39 @@ static void report_failure(ck_comm *comm, const ck_algo *a, int rc)
         bm_abort(comm, "rank %d: '%s' failed with %s", ck_comm_rank(comm), a->name, ck_strerror(rc));
 }
 
+/* One call of the collective swept (--coll). */
+static int call_one(ck_comm *comm, const ck_algo *a, const void *s, void *r, size_t count, const bm_opts *o)
+{
+    switch (o->coll) {
+    case CK_COLL_REDUCE_SCATTER: return ck_reduce_scatter(comm, a, s, r, count, o->dtype, o->op);
+    case CK_COLL_ALLGATHER: return ck_allgather(comm, a, s, r, count, o->dtype);
+    default: return ck_allreduce(comm, a, s, r, count, o->dtype, o->op);
+    }
+}
+
 /* Run one call on every rank and agree on its status. */
 static int call_all(ck_comm *comm, const ck_algo *a, const void *s, void *r, size_t count, const bm_opts *o)
 {
-    int rc = ck_allreduce(comm, a, s, r, count, o->dtype, o->op), worst;
+    int rc = call_one(comm, a, s, r, count, o), worst;
     if (rc) report_failure(comm, a, rc);
     bm_allreduce(comm, &rc, &worst, 1, MPI_INT, MPI_MAX, "the status agreement after a call");
     return worst;
+}
+
+/* This rank's input where the call reads it: the whole buffer, or (an
+ * all-gather) its own block, at its offset when in place. */
+static void upload_input(ck_comm *comm, const bm_opts *o, size_t count, int place, const void *host_in, void *dsend,
+                         void *drecv)
+{
+    const size_t es = ck_dtype_size(o->dtype);
+    void *dst = place == BM_PLACE_IN ? drecv : dsend;
+    if (o->coll != CK_COLL_ALLGATHER) {
+        ck_upload(comm, dst, host_in, count * es);
+        return;
+    }
+    size_t off, len;
+    ck_block(count, (size_t)ck_comm_size(comm), (size_t)ck_comm_rank(comm), &off, &len);
+    ck_upload(comm, (char *)dst + (place == BM_PLACE_IN ? off * es : 0), (const char *)host_in + off * es, len * es);
 }
 
 /* Time one (algorithm, size, place). Buffers are device buffers when the
@@ -77,7 +103,7 @@ static int measure(ck_comm *comm, const ck_algo *a, const bm_opts *o, size_t cou
     ck_config *cfg = ck_comm_config(comm);
     int rc;
 
-    ck_upload(comm, place == BM_PLACE_IN ? drecv : dsend, host_in, bytes);
+    upload_input(comm, o, count, place, host_in, dsend, drecv);
 
     /* Warm-up, with validation on: a bad call is reported here, with detail. */
     for (int i = 0; i < o->warmup; i++)
@@ -102,7 +128,7 @@ static int measure(ck_comm *comm, const ck_algo *a, const bm_opts *o, size_t cou
     for (int i = 0; i < iters; i++) {
         bm_barrier(comm, "the barrier before a timed iteration");
         double t0 = ck_now();
-        int r1 = ck_allreduce(comm, a, send, drecv, count, o->dtype, o->op);
+        int r1 = call_one(comm, a, send, drecv, count, o);
         times[i] = ck_now() - t0;
         if (r1 && !lrc) {
             lrc = r1;
@@ -120,17 +146,20 @@ static int measure(ck_comm *comm, const ck_algo *a, const bm_opts *o, size_t cou
     /* Check: fresh checker inputs, one validated call, compare on every rank. */
     row->wrong = -1;
     if (o->check) {
-        ck_upload(comm, place == BM_PLACE_IN ? drecv : dsend, host_in, bytes);
+        upload_input(comm, o, count, place, host_in, dsend, drecv);
         if ((rc = call_all(comm, a, send, drecv, count, o))) return rc;
-        ck_download(comm, host_out, drecv, bytes);
-        long long w = (long long)cc_count_wrong(host_out, count, o->dtype, o->op, p), wsum = 0;
+        size_t send_elems, recv_elems;
+        cc_coll_sizes(o->coll, count, p, rank, place == BM_PLACE_IN, &send_elems, &recv_elems);
+        ck_download(comm, host_out, drecv, recv_elems * ck_dtype_size(o->dtype));
+        long long w = (long long)cc_coll_count_wrong(o->coll, host_out, count, o->dtype, o->op, rank, p,
+                                                     place == BM_PLACE_IN, 0), wsum = 0;
         bm_reduce(comm, &w, &wsum, 1, MPI_LONG_LONG, MPI_SUM, "the count of wrong elements");
         row->wrong = wsum;
     }
 
     /* Trace: one more call with recording on, outside everything timed. */
     if (trace_call) {
-        ck_upload(comm, place == BM_PLACE_IN ? drecv : dsend, host_in, bytes);
+        upload_input(comm, o, count, place, host_in, dsend, drecv);
         bm_trace_begin(comm);
         bm_barrier(comm, "the barrier before the traced call");
         rc = call_all(comm, a, send, drecv, count, o);
@@ -149,14 +178,15 @@ static int measure(ck_comm *comm, const ck_algo *a, const bm_opts *o, size_t cou
 #define GROUP_HDR "  %9s %9s %9s %7s %7s %6s"
 static void print_header(const bm_opts *o, int p, const bm_params *m, ck_comm *comm)
 {
-    printf("# collbench: all-reduce, %d ranks, transport %s, pipeline chunk %zu B\n", p,
+    printf("# collbench: %s, %d ranks, transport %s, pipeline chunk %zu B\n", ck_coll_name(o->coll), p,
            ck_comm_transport_name(comm), ck_comm_config(comm)->chunk_bytes);
     printf("# minBytes %zu maxBytes %zu step: %d(factor) warmup iters: %d iters: %d%s validation: %d\n",
            o->minbytes, o->maxbytes, o->factor, o->warmup, o->iters,
            o->time_budget > 0 ? " (fewer past --time-budget)" : "", o->check);
     printf("# time = slowest rank per iteration (barrier before each), median over iterations; min/max too\n");
     printf("# argument validation across ranks is off inside the timed loop (it is an extra collective per call)\n");
-    printf("# algbw = size/time, busbw = algbw*2(p-1)/p, decimal GB/s; model = alpha-beta-gamma prediction\n");
+    printf("# algbw = size/time, busbw = algbw*%s, decimal GB/s; model = alpha-beta-gamma prediction\n",
+           o->coll == CK_COLL_ALLREDUCE ? "2(p-1)/p" : "(p-1)/p (size: the whole buffer)");
     if (m) bm_params_print(stdout, "# model: ", m);
     else printf("# model: none\n");
     printf("#\n");
@@ -175,7 +205,10 @@ static void print_header(const bm_opts *o, int p, const bm_params *m, ck_comm *c
     fflush(stdout);
 }
 
-static double busfactor(int p) { return p > 1 ? 2.0 * (p - 1) / p : 0.0; }
+/* nccl-tests' factors: an all-reduce moves 2(p-1)/p of the buffer over
+ * each link, a reduce-scatter or an all-gather (p-1)/p. */
+static ck_coll g_coll;
+static double busfactor(int p) { return p > 1 ? (g_coll == CK_COLL_ALLREDUCE ? 2.0 : 1.0) * (p - 1) / p : 0.0; }
 
 static void print_group(const bm_row *r, int p)
 {
@@ -280,6 +313,7 @@ int bm_run_sweep(ck_comm *comm, const bm_opts *o, const bm_params *m)
         return 1;
     }
 
+    g_coll = o->coll;
     int nrows = 0, nlabels = 0, status = 0;
     FILE *csv = NULL;
     if (rank == 0) {
@@ -294,7 +328,7 @@ int bm_run_sweep(ck_comm *comm, const bm_opts *o, const bm_params *m)
         int busbw_n = 0;
         for (int si = 0; si < nsizes && !algo_failed; si++) {
             size_t count = counts[si], bytes = count * es;
-            cc_fill(host_in, count, o->dtype, o->op, rank, p);
+            cc_coll_input(o->coll, host_in, count, o->dtype, o->op, rank, p, 0);
             bm_row *grp[2] = {NULL, NULL};
             for (int g = 0; g < 2; g++) {
                 int place = g ? BM_PLACE_IN : BM_PLACE_OUT;

@@ -179,15 +179,15 @@ static void check_guards(const gbuf *r, const gbuf *s, size_t es, ck_sbuf *m)
 
 static void check_sendbuf(const gbuf *s, const cc_case *cs, size_t es, ck_sbuf *m)
 {
-    if (!memcmp(s->back + s->data_off, s->host + s->data_off, cs->count * es)) return;
-    for (size_t i = 0; i < cs->count; i++)
+    if (!memcmp(s->back + s->data_off, s->host + s->data_off, s->bytes)) return;
+    for (size_t i = 0; i < s->bytes / es; i++)
         if (memcmp(s->back + s->data_off + i * es, s->host + s->data_off + i * es, es)) {
             char was[64], now[64];
             cc_format(was, sizeof was, s->host + s->data_off, i, cs->dt);
             cc_format(now, sizeof now, s->back + s->data_off, i, cs->dt);
             ck_sbuf_sep(m, "; ");
             ck_sbuf_add(m, "send buffer modified: element %zu changed from %s to %s "
-                           "(an out-of-place all-reduce must not write sendbuf)", i, was, now);
+                           "(an out-of-place %s must not write sendbuf)", i, was, now, ck_coll_name(cs->coll));
             return;
         }
 }
@@ -283,7 +283,13 @@ void cc_run_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, unsigned
     last_call = (cc_prev_call){1, cs->count, cs->dt, cs->op, call};
     if (cs->random) last_call.valid = 0;   /* random inputs have no expected value per element */
     const int p = ck_comm_size(comm), rank = ck_comm_rank(comm);
-    const size_t es = ck_dtype_size(cs->dt), bytes = cs->count * es;
+    const size_t es = ck_dtype_size(cs->dt);
+    size_t send_elems, recv_elems;
+    cc_coll_sizes(cs->coll, cs->count, p, rank, cs->inplace, &send_elems, &recv_elems);
+    const size_t bytes = recv_elems * es;
+    /* Out of place the receive buffer starts as the fill; an all-gather's
+     * does in place too, but for this rank's block. */
+    const int fill = cs->inplace && cs->coll != CK_COLL_ALLGATHER ? -1 : FILL_BYTE;
     /* Misaligned: one element past 64-byte alignment for recv, three for send,
      * so the two buffers are also misaligned relative to each other. Offsets
      * stay whole elements: a double at a 4-byte address is undefined
@@ -296,15 +302,23 @@ void cc_run_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, unsigned
     ck_sbuf_init(&m, res->msg, sizeof res->msg);
     memset(&s, 0, sizeof s);
     int ok = gbuf_alloc(comm, &r, bytes, rshift, RECV_GUARD) == 0;
-    if (!cs->inplace) ok &= gbuf_alloc(comm, &s, bytes, sshift, SEND_GUARD) == 0;
+    if (!cs->inplace) ok &= gbuf_alloc(comm, &s, send_elems * es, sshift, SEND_GUARD) == 0;
     void *rdev = NULL;
     const void *sdev = CK_IN_PLACE;
     const unsigned char *own = NULL;
+    unsigned char *whole = NULL;   /* an all-gather's input over the whole buffer, its block sent */
+    if (ok && cs->coll == CK_COLL_ALLGATHER) ok = (whole = malloc(cs->count * es + 1)) != NULL;
     if (ok) {
         unsigned char *in = cs->inplace ? r.host + r.data_off : s.host + s.data_off;
         if (cs->random) cc_fill_random(in, cs->count, cs->dt, rank, call);
-        else cc_fill_salted(in, cs->count, cs->dt, cs->op, rank, p, call);
-        own = in;
+        else if (whole) {
+            size_t off, len;
+            ck_block(cs->count, (size_t)p, (size_t)rank, &off, &len);
+            cc_coll_input(cs->coll, whole, cs->count, cs->dt, cs->op, rank, p, call);
+            memset(r.host + r.data_off, FILL_BYTE, bytes);
+            memcpy(cs->inplace ? in + off * es : in, whole + off * es, len * es);
+        } else cc_fill_salted(in, cs->count, cs->dt, cs->op, rank, p, call);
+        own = whole ? NULL : in;
         if (!cs->inplace) {
             memset(r.host + r.data_off, FILL_BYTE, bytes);
             ok &= ck_upload(comm, s.dev, s.host, s.total) == CK_SUCCESS;
@@ -323,7 +337,9 @@ void cc_run_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, unsigned
     }
 
     ck_counters_reset(comm);
-    int rc = ck_allreduce(comm, algo, sdev, rdev, cs->count, cs->dt, cs->op);
+    int rc = cs->coll == CK_COLL_REDUCE_SCATTER ? ck_reduce_scatter(comm, algo, sdev, rdev, cs->count, cs->dt, cs->op)
+           : cs->coll == CK_COLL_ALLGATHER      ? ck_allgather(comm, algo, sdev, rdev, cs->count, cs->dt)
+                                                : ck_allreduce(comm, algo, sdev, rdev, cs->count, cs->dt, cs->op);
     ck_counters ctr;
     ck_counters_get(comm, &ctr);
     res->status = rc;
@@ -339,15 +355,16 @@ void cc_run_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, unsigned
     if (!ok) goto out;
     if (rc != CK_SUCCESS) {
         res->fail = 1;
-        ck_sbuf_add(&m, "rank %d: ck_allreduce returned '%s': %s", rank, ck_strerror(rc), ck_comm_errmsg(comm));
+        ck_sbuf_add(&m, "rank %d: ck_%s returned '%s': %s", rank, ck_coll_name(cs->coll), ck_strerror(rc),
+                    ck_comm_errmsg(comm));
         /* A failure the algorithm reported itself (not the watchdog's, not a
          * broken rule the library found, not arguments the ranks disagreed
          * on): when its result is right anyway, the status is the bug. */
         if (cs->count && !res->poisoned && rc != CK_ERR_PROTOCOL && rc != CK_ERR_MISMATCH && !cs->random &&
             ck_download(comm, r.back, r.dev, r.total) == CK_SUCCESS) {
             char diag[1200];
-            if (cc_diagnose_salted(diag, sizeof diag, r.back + r.data_off, own, cs->inplace ? -1 : FILL_BYTE, cs->count,
-                                   cs->dt, cs->op, rank, p, algo, ck_comm_config(comm), call) >= cs->count)
+            if (cc_coll_diagnose(cs->coll, diag, sizeof diag, r.back + r.data_off, own, fill, cs->count, cs->dt,
+                                 cs->op, rank, p, cs->inplace, algo, ck_comm_config(comm), call) >= cs->count)
                 ck_sbuf_add(&m, " (yet its result on rank %d is right: the algorithm did the work and then returned a "
                                 "failure status; it must return CK_SUCCESS, 0, when it succeeds)", rank);
         }
@@ -364,8 +381,11 @@ void cc_run_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, unsigned
         char diag[1200];
         size_t first = cs->random
             ? cc_check_random(diag, sizeof diag, r.back + r.data_off, cs->count, cs->dt, cs->op, rank, p, call)
-            : cc_diagnose_run(diag, sizeof diag, r.back + r.data_off, own, cs->inplace ? -1 : FILL_BYTE,
-                              cs->count, cs->dt, cs->op, rank, p, algo, ck_comm_config(comm), call, &before);
+            : cs->coll == CK_COLL_ALLREDUCE
+                ? cc_diagnose_run(diag, sizeof diag, r.back + r.data_off, own, cs->inplace ? -1 : FILL_BYTE,
+                                  cs->count, cs->dt, cs->op, rank, p, algo, ck_comm_config(comm), call, &before)
+                : cc_coll_diagnose(cs->coll, diag, sizeof diag, r.back + r.data_off, own, fill, cs->count, cs->dt,
+                                   cs->op, rank, p, cs->inplace, algo, ck_comm_config(comm), call);
         if (first < cs->count) {
             ck_sbuf_sep(&m, "; ");
             ck_sbuf_add(&m, "%s", diag);
@@ -380,4 +400,5 @@ void cc_run_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, unsigned
     }
 out:
     res->rec.local_fail = res->fail;
+    free(whole);
 }

@@ -46,6 +46,7 @@ typedef struct {
     uint64_t      seed;           /* --seed (0: the default inputs) */
     const char   *results;        /* --results FILE: what every call produced, for collverify (NULL: none) */
     int           require_msgs;   /* --require-msgs: a descriptor without msgs_sent fails */
+    ck_coll       coll;           /* --coll: the collective checked (default all-reduce) */
 } cc_options;
 
 /* What one rank's call produced, as --results writes it and collverify
@@ -65,6 +66,7 @@ typedef struct {
     ck_op    op;
     int      inplace, misaligned;
     int      random;              /* random-float inputs (sum/avg on f32, f64, bf16) */
+    ck_coll  coll;                /* the collective the case calls */
 } cc_case;
 
 /* What one rank reports about one call of one case (gathered to rank 0 on

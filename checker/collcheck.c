@@ -140,7 +140,7 @@ static void stray_messages(ck_comm *comm, const ck_algo *algo, cc_result *res)
 static void case_label(char *out, size_t cap, const cc_case *c, const ck_algo *a, int width)
 {
     snprintf(out, cap, "%-*s n=%-8zu %-4s %-4s %-12s%s%s", width, a->name, c->count, ck_dtype_name(c->dt),
-             ck_op_name(c->op), c->inplace ? "in-place" : "out-of-place", c->misaligned ? " misaligned" : "",
+             c->coll == CK_COLL_ALLGATHER ? "-" : ck_op_name(c->op), c->inplace ? "in-place" : "out-of-place", c->misaligned ? " misaligned" : "",
              c->random ? " random" : "");
 }
 

@@ -141,6 +141,26 @@ size_t cc_diagnose_run(char *out, size_t cap, const void *host_got, const void *
  * or no element was wrong. */
 const char *cc_diagnose_claim(void);
 
+/* Reduce-scatter and all-gather (coll.c), with the same inputs. The
+ * elements of the send and receive buffers of one call (in place: the
+ * receive buffer only). */
+void   cc_coll_sizes(ck_coll coll, size_t count, int p, int rank, int inplace, size_t *send_elems,
+                     size_t *recv_elems);
+/* This rank's input over the WHOLE buffer (count elements; an all-gather
+ * sends its own block of it). */
+void   cc_coll_input(ck_coll coll, void *full, size_t count, ck_dtype dt, ck_op op, int rank, int p, unsigned salt);
+/* Check and explain a result as cc_diagnose_salted does, for any collective:
+ * `result` is the receive buffer (count elements in place, the rank's block
+ * out of place for a reduce-scatter). Returns the first wrong element (its
+ * place in the whole buffer), or count when all are right. */
+size_t cc_coll_diagnose(ck_coll coll, char *out, size_t cap, const void *result, const void *own_input,
+                        int fill_byte, size_t count, ck_dtype dt, ck_op op, int rank, int p, int inplace,
+                        const ck_algo *algo, const ck_config *cfg, unsigned salt);
+
+/* The number of wrong elements of such a result (bitwise). */
+size_t cc_coll_count_wrong(ck_coll coll, const void *result, size_t count, ck_dtype dt, ck_op op, int rank, int p,
+                           int inplace, unsigned salt);
+
 /* The whole CLI (calls MPI_Init/MPI_Finalize itself unless MPI is already
  * initialised). Tests and labs register their own algorithms with
  * ck_register_algo() and then call this. Returns the process exit code:

@@ -55,7 +55,7 @@ int cc_build_matrix(const cc_options *o, int p, cc_case **out)
             for (int k = 0; k < nc; k++)
                 for (int ip = 0; ip < 2; ip++) {
                     if (!(o->inplace >> ip & 1)) continue;
-                    if (o->misaligned < 2) c[n++] = (cc_case){counts[k], (ck_dtype)dt, (ck_op)op, ip, 0, 0};
+                    if (o->misaligned < 2) c[n++] = (cc_case){counts[k], (ck_dtype)dt, (ck_op)op, ip, 0, 0, o->coll};
                 }
         }
     /* Misaligned buffers: one per (dtype, op) at the prime count (the largest
@@ -70,14 +70,14 @@ int cc_build_matrix(const cc_options *o, int p, cc_case **out)
             for (int k = 0; k < nc; k++) {
                 if (o->misaligned != 2 && !(counts[k] == best && best > 0)) continue;
                 for (int ip = 0; ip < 2; ip++)
-                    if (o->inplace >> ip & 1) c[n++] = (cc_case){counts[k], (ck_dtype)dt, (ck_op)op, ip, 1, 0};
+                    if (o->inplace >> ip & 1) c[n++] = (cc_case){counts[k], (ck_dtype)dt, (ck_op)op, ip, 1, 0, o->coll};
             }
             if (o->quick && o->misaligned < 2) break;
         }
     /* --quick keeps the >= 1 Mi count to one case: it is the one that crosses
      * the pipelining and eager/rendezvous thresholds. */
     if (o->quick && !o->ncounts && first_dt >= 0 && (o->inplace & 1) && o->misaligned < 2)
-        c[n++] = (cc_case){CC_BIG, (ck_dtype)first_dt, (ck_op)first_op, 0, 0, 0};
+        c[n++] = (cc_case){CC_BIG, (ck_dtype)first_dt, (ck_op)first_op, 0, 0, 0, o->coll};
     /* Random floats: sum and avg on the floating types, at every count >= 1
      * (--quick: above p only, out of place, unless only in-place is asked). */
     for (int dt = 0; dt < CK_NUM_DTYPES && (o->inputs & 2) && o->misaligned < 2; dt++)
@@ -88,7 +88,7 @@ int cc_build_matrix(const cc_options *o, int p, cc_case **out)
                 for (int ip = 0; ip < 2; ip++) {
                     if (!(o->inplace >> ip & 1)) continue;
                     if (o->quick && ip == 1 && (o->inplace & 1)) continue;
-                    c[n++] = (cc_case){counts[k], (ck_dtype)dt, (ck_op)op, ip, 0, 1};
+                    c[n++] = (cc_case){counts[k], (ck_dtype)dt, (ck_op)op, ip, 0, 1, o->coll};
                 }
             }
         }

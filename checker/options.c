@@ -18,7 +18,7 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: mpirun -np P collcheck [options]\n"
         "       collcheck --algo list\n"
-        "Checks all-reduce algorithms: exact results on verifiable inputs (a wrong\n"
+        "Checks collective algorithms (all-reduce by default): exact results on verifiable inputs (a wrong\n"
         "result is decoded: which ranks' contributions it holds, which element, which\n"
         "op, the previous call's result), random-float results within the rounding\n"
         "bound and bitwise identical on every rank, guard bytes (around both buffers\n"
@@ -32,7 +32,11 @@ static void usage(FILE *f)
         "on a first call, state, or a result that changes: nondeterministic), and each\n"
         "algorithm with failures ends with a pattern line: what its failed cases share\n"
         "(only in place, only for i64, only when p does not divide the count, ...).\n"
-        "  --algo NAME[,NAME..]|all|list  algorithms to check (default all)\n"
+        "  --coll allreduce|reduce_scatter|allgather  the collective checked (default allreduce).\n"
+        "                     reduce_scatter: rank r's result is block r of the reduction;\n"
+        "                     allgather: every rank's block everywhere (no --op); both with\n"
+        "                     exact inputs only (collkit.h: ck_reduce_scatter, ck_allgather)\n"
+        "  --algo NAME[,NAME..]|all|list  algorithms of that collective to check (default all)\n"
         "  --count N[,N..]    element counts; N may be p, p-1, p+1 or use K/M (x1024)\n"
         "                     (default 0,1,p-1,p,p+1,%d,%d)\n"
         "  --dtype T[,T..]|all  f32 f64 i32 i64 bf16 (default all)\n"
@@ -171,7 +175,7 @@ int cc_parse_args(int argc, char **argv, cc_options *o, int quiet)
         if (n >= sizeof name) BAD("unknown option '%s'", a);
         memcpy(name, a, n);
         name[n] = '\0';
-        static const char *const known[] = {"--algo", "--count", "--dtype", "--op", "--inplace",
+        static const char *const known[] = {"--algo", "--coll", "--count", "--dtype", "--op", "--inplace",
                                             "--misaligned", "--timeout", "--chunk", "--device", "--repeat",
                                             "--inputs", "--transport", "--seed", "--results"};
         int found = 0;
@@ -181,6 +185,9 @@ int cc_parse_args(int argc, char **argv, cc_options *o, int quiet)
         else if (i + 1 < argc) val = argv[++i];
         else BAD("option %s needs a value", name);
         if (!strcmp(name, "--algo")) algo_spec = val;
+        else if (!strcmp(name, "--coll")) {
+            if (ck_coll_parse(val, &o->coll)) BAD("bad --coll '%s' (want allreduce, reduce_scatter or allgather)", val);
+        }
         else if (!strcmp(name, "--count")) {
             if (parse_counts(val, o, why, sizeof why))
                 BAD("bad --count '%s'%s%s (want N[,N..] with N >= 0, or p, p-1, p+1)", val, *why ? ": " : "", why);
@@ -241,11 +248,22 @@ int cc_parse_args(int argc, char **argv, cc_options *o, int quiet)
         o->mem = dev ? CK_MEM_CUDA : !strcmp(transport, "shm") ? CK_MEM_HOST | CK_MEM_SHM : CK_MEM_HOST;
     }
     if (!strcmp(algo_spec, "list")) {
-        if (!quiet) ck_algo_print_table(stdout);
+        if (!quiet) ck_coll_algo_print_table(o->coll, stdout);
         return 0;
     }
-    if (ck_algo_parse_list(algo_spec, o->mem, o->algos, CC_MAX_ALGOS, &o->nalgos, why, sizeof why))
+    if (ck_coll_algo_parse_list(o->coll, algo_spec, o->mem, o->algos, CC_MAX_ALGOS, &o->nalgos, why, sizeof why))
         BAD("--algo: %s", why);
+    /* Random floats test the order of a sum across ranks, which only an
+     * all-reduce's ranks must agree on; an all-gather reduces nothing. */
+    if (o->coll != CK_COLL_ALLREDUCE) {
+        if (o->inputs == 2) BAD("--inputs random checks all-reduce only (--coll %s takes exact inputs)", ck_coll_name(o->coll));
+        o->inputs = 1;
+    }
+    if (o->coll == CK_COLL_ALLGATHER) {
+        if (strcmp(o->op_text, "all") && o->ops != 1u << CK_SUM)
+            BAD("--op: an all-gather reduces nothing (leave --op out, or give sum)");
+        o->ops = 1u << CK_SUM;
+    }
     unsigned valid_ops = o->ops;
     if (!(o->dtypes & ((1u << CK_F32) | (1u << CK_F64) | (1u << CK_BF16)))) valid_ops &= ~(1u << CK_AVG);
     if (!valid_ops) BAD("--op avg is defined for floating types only (f32, f64, bf16)");

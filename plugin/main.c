@@ -30,7 +30,7 @@ static int usage(const char *prog)
             "  train  tagtrain (tagtrain --help)\n"
             "  draw   colldraw: one call drawn step by step (colldraw --help)\n"
             "  save   the crash harness of a saver file (save --help)\n"
-            "  list   print the registry\n", prog);
+            "  list   print the registries (all-reduce, reduce-scatter, all-gather)\n", prog);
     return 2;
 }
 
@@ -44,7 +44,14 @@ int main(int argc, char **argv)
     if (!strcmp(tool, "train")) return tagtrain_main(argc - 1, argv + 1);
     if (!strcmp(tool, "draw")) return colldraw_main(argc - 1, argv + 1, "draw");
     if (!strcmp(tool, "save")) return save_main(argc - 1, argv + 1);
-    if (!strcmp(tool, "list")) { ck_algo_print_table(stdout); return 0; }
+    if (!strcmp(tool, "list")) {
+        /* The three registries, the file's algorithms among the library's. */
+        for (int c = 0; c < CK_NUM_COLLS; c++) {
+            if (c) printf("\n%s:\n", ck_coll_name((ck_coll)c));
+            ck_coll_algo_print_table((ck_coll)c, stdout);
+        }
+        return 0;
+    }
     argv[1] = (char *)tool;
     fprintf(stderr, "%s: unknown tool '%s'\n", argv[0], tool);
     return usage(argv[0]);

@@ -27,6 +27,8 @@
 #   extrap.csv, scaling.csv                     model to 4096 ranks; speedup/efficiency
 #   trace_ring_pipelined.json                   a Chrome trace (https://ui.perfetto.dev)
 #   trace_twoshot_shm.json                      twoshot on shm: copy-in, barriers, reduce-scatter, all-gather
+#   rs_pN.{csv,txt}, ag_pN.{csv,txt}, colls.csv reduce-scatter and all-gather sweeps (collbench --coll)
+#   zero.csv, zero{0,1}.{log,txt}               tagtrain replicated vs --zero 1: step time, memory per rank
 #   *.png, *.svg                                the plots (plots/README.md)
 set -euo pipefail
 BUILD=${1:-build}
@@ -141,6 +143,25 @@ for p in $NP; do
   first=0
 done
 
+# 2b. The two halves of the all-reduce as collectives of their own: every
+#     reduce-scatter and all-gather algorithm (mpi included) at each rank
+#     count, busbw with nccl-tests' factor (p-1)/p. Their tables go to
+#     colls_pN.txt and the end of summary.md, their rows to colls.csv (the
+#     algorithm named rs:NAME or ag:NAME).
+for p in $NP; do
+  for coll in reduce_scatter allgather; do
+    tag=$([ $coll = reduce_scatter ] && echo rs || echo ag)
+    say "$coll p=$p: all algorithms"
+    if ! "${LAUNCH[@]}" -np "$p" "$BIN/collbench" --coll $coll --algo all "${OPTS[@]}" -c 1 --model "$OUT/params.txt" \
+          --csv "$OUT/${tag}_p$p.csv" > "$OUT/${tag}_p$p.txt"; then
+      failed "$coll sweep p=$p reported a failure or wrong results: see $OUT/${tag}_p$p.txt"
+    fi
+    [ -s "$OUT/${tag}_p$p.csv" ] || continue
+    awk -F, -v OFS=, -v t=$tag -v hdr="$([ -s "$OUT/colls.csv" ] && echo 0 || echo 1)" \
+        'NR == 1 { if (hdr) print; next } { $1 = t ":" $1; print }' "$OUT/${tag}_p$p.csv" >> "$OUT/colls.csv"
+  done
+done
+
 # 3. A trace of the pipelined ring: the overlap of receive and reduce is
 #    visible; and one of twoshot on shm: copy-in, barrier waits,
 #    reduce-scatter, all-gather.
@@ -223,6 +244,24 @@ if [ -x scripts/bench_trainer.sh ]; then
   scripts/bench_trainer.sh "$BUILD" "$OUT" || failed "trainer benchmark failed (see $OUT/trainer_*.txt)"
 fi
 
+# 6b. Sharded training: replicated DP against ZeRO-1 (tagtrain --zero 1) on
+#     tagsynth data, one run each at the largest p: step time and per-rank
+#     memory (parameters, gradients, optimizer state; peak resident memory).
+if [ -x "$BIN/tagsynth" ] && [ -x "$BIN/tagtrain" ]; then
+  say "sharded training: replicated vs --zero 1 at p=$TP"
+  ZE=$([ "$MODE" = smoke ] && echo 1 || echo 3) ZF=$([ "$MODE" = smoke ] && echo 4096 || echo 32768)
+  ( "$BIN/tagsynth" --rows 2000 --seed 1 --out "$OUT/zero_data.csv" > /dev/null || exit 1
+  echo "mode,p,step_s,compute_per_step_s,comm_per_step_s,param_bytes,grad_bytes,optim_state_bytes,peak_rss_bytes"
+  for z in 0 1; do
+    "${LAUNCH[@]}" -np "$TP" "$BIN/tagtrain" --data "$OUT/zero_data.csv" --folds 5 --fold 5 --features "$ZF" \
+        --hidden 64 --epochs "$ZE" --no-save --quiet --algo ring --transport mpi --zero $z --log "$OUT/zero$z.log" \
+        > "$OUT/zero$z.txt" 2>&1 || exit 1
+    f() { grep "\"type\":\"$1\"" "$OUT/zero$z.log" | sed "s/.*\"$2\":\([^,}]*\).*/\1/"; }
+    cps=$(f summary compute_per_step_s) mps=$(f summary comm_per_step_s)
+    echo "$([ $z = 0 ] && echo replicated || echo zero1),$TP,$(awk -v a="$cps" -v b="$mps" 'BEGIN { print a + b }'),$cps,$mps,$(f run param_bytes_per_rank),$(f run grad_bytes_per_rank),$(f run optim_state_bytes_per_rank),$(f summary peak_rss_bytes)"
+  done ) > "$OUT/zero.csv" || failed "sharded training benchmark failed (see $OUT/zero0.txt, $OUT/zero1.txt)"
+fi
+
 # 7. Summary and plots.
 say "summary and plots"
 "$BIN/benchreport" --dir "$OUT" --info "Run $STAMP on $(hostname), $(nproc) cores, mode $MODE, ranks $NP; $(mpirun --version 2>/dev/null | head -1)."
@@ -280,6 +319,37 @@ if [ -s "$OUT/sweep_gpu.csv" ]; then
       cat "$OUT/sweep_gpu_p$p.txt"
       echo '```'
     done
+  } >> "$OUT/summary.md"
+fi
+
+# Reduce-scatter, all-gather and sharded training, appended to the summary.
+if [ -s "$OUT/colls.csv" ] || [ -s "$OUT/zero.csv" ]; then
+  {
+    echo
+    echo "## Reduce-scatter and all-gather"
+    echo
+    echo "The two halves of the ring all-reduce as collectives of their own (collbench --coll;"
+    echo "busbw = algbw * (p-1)/p, size = the whole buffer). Rows in colls.csv (rs:NAME, ag:NAME)."
+    for p in $NP; do
+      for tag in rs ag; do
+        [ -s "$OUT/${tag}_p$p.txt" ] || continue
+        echo
+        echo '```'
+        grep -v '^#$' "$OUT/${tag}_p$p.txt"
+        echo '```'
+      done
+    done
+    if [ -s "$OUT/zero.csv" ]; then
+      echo
+      echo "## Sharded training (tagtrain --zero 1)"
+      echo
+      echo "Replicated data parallelism against ZeRO stage 1 on tagsynth data (32768 features, 64 hidden"
+      echo "units; 4096 features with BENCH=smoke); seconds per step and bytes per rank (zero.csv):"
+      echo
+      echo "| mode | p | step s | compute s | comm s | parameters B | gradients B | optimizer state B | peak RSS B |"
+      echo "|---|---|---|---|---|---|---|---|---|"
+      tail -n +2 "$OUT/zero.csv" | awk -F, '{ printf "|"; for (i = 1; i <= NF; i++) printf " %s |", $i; printf "\n" }'
+    fi
   } >> "$OUT/summary.md"
 fi
 

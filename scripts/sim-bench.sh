@@ -32,6 +32,7 @@
 #   sweep.csv, sweep_pN_ALGO.{csv,txt}   collbench per rank count and algorithm
 #   topology.csv                the same algorithms on the fat trees (column platform)
 #   trainer.csv                 simulated tagtrain: samples/s and efficiency, p = 1 .. 64
+#   colls.csv, rs_pN_ALGO.*, ag_pN_ALGO.*   reduce-scatter and all-gather per rank count and algorithm
 #   extrap.csv, scaling.csv     the model to 4096 ranks; speedup/efficiency
 #   *.png, *.svg                busbw, latency, model per p; topology; trainer; ...
 set -euo pipefail
@@ -168,6 +169,23 @@ for p in $TOPO_P; do
   done
 done
 
+# 4b. Reduce-scatter and all-gather on the crossbar at the same p: every
+#     algorithm of the two registries that runs on host buffers (smoke: the
+#     rings), busbw with the factor (p-1)/p. Appended to summary.md; rows in
+#     colls.csv (rs:NAME, ag:NAME).
+for coll in reduce_scatter allgather; do
+  tag=$([ $coll = reduce_scatter ] && echo rs || echo ag)
+  calgos=$("$BUILD/bin/collbench" --coll $coll --algo list | awk 'NR > 1 && /^[A-Za-z0-9_]/ && $2 ~ /host/ { print $1 }')
+  [ "$MODE" = smoke ] && calgos=ring
+  for p in $NP; do
+    sizes=("${SIZES[@]}"); [ "$p" -ge 256 ] && sizes=("${BIG_SIZES[@]}")
+    for a in $calgos; do
+      job "$coll p=$p $a" "$OUT/${tag}_p${p}_$a.txt" $SIMRUN -np "$p" -fold "$SBIN/collbench" --coll $coll --algo "$a" \
+          "${sizes[@]}" "${COMMON[@]}" --csv "$OUT/${tag}_p${p}_$a.csv"
+    done
+  done
+done
+
 # 5. The trainer, weak scaling: LOCAL rows per rank per step, the whole
 #    gradient all-reduced (tagtrain's default), compute charged as modelled
 #    flops (trainer/tagtrain.c, sim_charge). Synthetic data (tagsynth: the same on every
@@ -270,6 +288,26 @@ if command -v gnuplot > /dev/null 2>&1; then
   [ -s "$OUT/gnuplot.log" ] || rm -f "$OUT/gnuplot.log"
 else
   say "gnuplot not found: CSV and summary only (scripts/deps.sh installs gnuplot-nox)"
+fi
+# The halves, appended to the summary (benchreport covers the all-reduce).
+: > "$OUT/colls.csv"
+for f in "$OUT"/rs_p*_*.csv "$OUT"/ag_p*_*.csv; do
+  [ -s "$f" ] || continue
+  t=$(basename "$f" | cut -d_ -f1)
+  awk -F, -v OFS=, -v t="$t" -v hdr="$([ -s "$OUT/colls.csv" ] && echo 0 || echo 1)" \
+      'NR == 1 { if (hdr) print; next } { $1 = t ":" $1; print }' "$f" >> "$OUT/colls.csv"
+done
+if [ -s "$OUT/colls.csv" ]; then
+  {
+    echo
+    echo "## Reduce-scatter and all-gather (simulated crossbar)"
+    echo
+    echo "busbw = algbw * (p-1)/p (size: the whole buffer); every row in colls.csv (rs:NAME, ag:NAME)."
+    echo
+    echo "| collective:algorithm | p | bytes | time us | busbw GB/s | model us |"
+    echo "|---|---|---|---|---|---|"
+    awk -F, 'NR > 1 && ($3 == 1024 || $3 == 1048576 || $3 == 16777216) { printf "| %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $9, $13, $15 }' "$OUT/colls.csv"
+  } >> "$OUT/summary.md"
 fi
 say "done: $OUT/summary.md"
 sed -n '/^## Acceptance checks/,/^## The fastest/p' "$OUT/summary.md" | grep '^- \|^  ' || true

@@ -44,6 +44,8 @@
 #include "model.h"
 #include "optim.h"
 #include "dp.h"
+#include "zero.h"
+#include <sys/resource.h>
 #include "eval.h"
 #include "ckpt.h"
 #include "json.h"
@@ -110,6 +112,8 @@ enum { NCFG_OPTIONS = sizeof cfg_options / sizeof cfg_options[0] };
 typedef struct {
     train_config tc;
     const char *algo_name, *transport, *data, *holdout, *save_dir, *resume, *metrics, *log;
+    const char *rs_algo, *ag_algo;   /* --zero 1: the two halves of the gradient all-reduce */
+    int zero;                        /* --zero: 0 replicated, 1 optimizer state sharded (zero.h) */
     double bucket_mb;
     int check_sync, threads, stop_after, inject_desync, no_save, quiet, sparse_grads, strict_data;
     int save_every;
@@ -192,6 +196,13 @@ static void usage(FILE *f)
 "                       a named --algo); shm: the ranks of one node map each\n"
 "                       other's gradient buffer (falls back to mpi across nodes)\n"
 "  --bucket-mb X        DDP-style buckets of X MiB all-reduced during backward (off)\n"
+"  --zero 0|1           1: ZeRO stage 1, the optimizer state sharded over the ranks:\n"
+"                       gradients reduce-scattered, each rank steps its block of the\n"
+"                       parameters, parameters all-gathered (0: replicated, the default)\n"
+"  --rs-algo NAME       --zero 1's reduce-scatter algorithm (ring): collcheck --coll\n"
+"                       reduce_scatter --algo list shows them\n"
+"  --ag-algo NAME       --zero 1's all-gather algorithm (ring): collcheck --coll allgather\n"
+"                       --algo list shows them\n"
 "  --sparse-grads       all-reduce only the input-layer rows the step's samples touch\n"
 "                       (an optimisation; the default all-reduces the whole gradient\n"
 "                       buffer, as DDP does; see trainer/README.md)\n"
@@ -318,6 +329,7 @@ static int parse_args(int argc, char **argv, options *o)
     t->split_seed = DEF_SPLIT_SEED;
     t->feat = (feat_opts){DEF_CHAR_MIN, DEF_CHAR_MAX, DEF_SUBLINEAR, DEF_TITLE_WEIGHT, DEF_NB_SCALE};
     o->algo_name = "auto";
+    o->rs_algo = o->ag_algo = "ring";
     o->save_dir = DEF_SAVE_DIR;
     o->save_every = DEF_SAVE_EVERY;
     o->inject_desync = -1;
@@ -340,7 +352,7 @@ static int parse_args(int argc, char **argv, options *o)
             "--dropout", "--optimizer", "--schedule", "--lr", "--momentum", "--weight-decay", "--warmup", "--epochs",
             "--batch", "--accum", "--seed", "--val-frac", "--bucket-mb", "--threads", "--stop-after",
             "--inject-desync", "--char-ngrams", "--sublinear-tf", "--title-weight", "--split-seed", "--label-smoothing",
-            "--save-every", "--folds", "--fold", "--class-weight", "--nb-scale", NULL};
+            "--save-every", "--folds", "--fold", "--class-weight", "--nb-scale", "--zero", "--rs-algo", "--ag-algo", NULL};
         int known = 0;
         for (int k = 0; valued[k]; k++) known |= !strcmp(a, valued[k]);
         if (strncmp(a, "--", 2)) return bad_arg("unexpected argument '%s'", a);
@@ -350,6 +362,13 @@ static int parse_args(int argc, char **argv, options *o)
         for (int k = 0; k < NCFG_OPTIONS; k++)
             if (!strcmp(a, cfg_options[k])) o->cfg_given[k] = v;
         if (!strcmp(a, "--algo")) o->algo_name = v;
+        else if (!strcmp(a, "--rs-algo")) o->rs_algo = v;
+        else if (!strcmp(a, "--ag-algo")) o->ag_algo = v;
+        else if (!strcmp(a, "--zero")) {
+            if (strcmp(v, "0") && strcmp(v, "1"))
+                return bad_arg("--zero: want 0 (replicated) or 1 (optimizer state sharded), got '%s'", v);
+            o->zero = v[0] - '0';
+        }
         else if (!strcmp(a, "--transport")) {
             if (strcmp(v, "mpi") && strcmp(v, "shm")) return bad_arg("--transport: want mpi or shm, got '%s'", v);
             o->transport = v;
@@ -469,6 +488,9 @@ static int parse_args(int argc, char **argv, options *o)
     if (o->sparse_grads && o->bucket_mb > 0)
         return bad_arg("--sparse-grads and --bucket-mb do not go together: the touched rows are known only once "
                        "the whole backward is done");
+    if (o->zero && (o->sparse_grads || o->bucket_mb > 0))
+        return bad_arg("--zero 1 reduce-scatters the whole gradient buffer after backward: not with %s",
+                       o->sparse_grads ? "--sparse-grads" : "--bucket-mb");
     /* The default decay is AdamW's; coupled into SGD it would be far too strong. */
     if (!set_wd && t->opt.kind == OPT_SGD) t->opt.weight_decay = 0.0f;
     if (!strcmp(o->algo_name, "list")) { if (g_rank == 0) ck_algo_print_table(stdout); return 1; }
@@ -838,6 +860,14 @@ int tagtrain_main(int argc, char **argv)
         fail_abort("model", "out of memory");
     dp_ctx dp;
     if (dp_init(&dp, comm, algo, &model, o.bucket_mb, o.sparse_grads, err, sizeof err)) fail_abort("setup", err);
+    zero_ctx zero;
+    if (zero_init(&zero, comm, o.zero, o.rs_algo, o.ag_algo, model.nparams, err, sizeof err)) {
+        /* Every rank reaches the same verdict: a clean exit. */
+        if (root) fprintf(stderr, "tagtrain: %s\n", err);
+        ck_comm_destroy(comm);
+        MPI_Finalize();
+        return 2;
+    }
     size_t *rows = malloc((size_t)model.max_batch * sizeof *rows);   /* this rank's batch rows */
     int *labels = malloc((size_t)model.max_batch * sizeof *labels);
     if (!rows || !labels) fail_abort("setup", "out of memory");
@@ -847,14 +877,21 @@ int tagtrain_main(int argc, char **argv)
     int64_t steps_per_epoch = (int64_t)((npad + per_step - 1) / per_step);
     optimizer opt;
     if (!have_ck || o.set_epochs) tc->opt.total_steps = steps_per_epoch * tc->epochs;
-    if (opt_create(&opt, &tc->opt, model.nparams)) fail_abort("optimizer", "out of memory");
+    if (zero_opt_create(&zero, &opt, &tc->opt)) fail_abort("optimizer", "out of memory");
+    /* --zero 1: rank 0 gathers the whole optimizer state for its checkpoints. */
+    float *full_m = NULL, *full_v = NULL;
+    if (zero.stage && root && !o.no_save) {
+        full_m = malloc((model.nparams ? model.nparams : 1) * sizeof(float));
+        full_v = malloc((model.nparams ? model.nparams : 1) * sizeof(float));
+        if (!full_m || !full_v) fail_abort("optimizer", "out of memory");
+    }
 
     int start_epoch = 0, best_epoch = 0;
     double best_val = INFINITY;
     if (have_ck) {
         memcpy(model.params, ck.params, model.nparams * sizeof(float));
-        memcpy(opt.m, ck.m, model.nparams * sizeof(float));
-        memcpy(opt.v, ck.v, model.nparams * sizeof(float));
+        memcpy(opt.m, ck.m + zero.off, zero.len * sizeof(float));   /* this rank's block (all of it, replicated) */
+        memcpy(opt.v, ck.v + zero.off, zero.len * sizeof(float));
         opt.t = ck.opt_steps;
         start_epoch = ck.epochs_done;
         best_val = ck.best_val_loss;
@@ -916,7 +953,10 @@ int tagtrain_main(int argc, char **argv)
     if (have_ck) ckpt_free(&ck);
 
     const size_t dense_bytes = model.nparams * sizeof(float);
-    const char *ar_mode = o.sparse_grads ? "sparse" : dp.nbuckets ? "bucketed" : "dense";
+    const char *ar_mode = zero.stage ? "zero1" : o.sparse_grads ? "sparse" : dp.nbuckets ? "bucketed" : "dense";
+    /* What one rank holds: parameters and gradients whole, the optimizer's
+     * m and v for its block (all of them when replicated). */
+    const size_t state_bytes = zero_state_bytes(&zero), state_full = zero_replicated_state_bytes(&zero);
     const double nnz_per_row = ntr ? (double)Xtr.ptr[ntr] / (double)ntr : 0.0;   /* banner and log */
     if (root && !o.quiet) {
         printf("tagtrain: %d rank%s, algo %s%s on the %s transport, %zu train / %zu val", p, p > 1 ? "s" : "",
@@ -927,14 +967,21 @@ int tagtrain_main(int argc, char **argv)
         for (int i = 0; i < tc->model.nhidden; i++) printf("-%d", tc->model.hidden[i]);
         printf("-%d (%zu params), batch %d x accum %d, %s lr %g\n", MLP_CLASSES, model.nparams, tc->batch, tc->accum,
                opt_kind_name(tc->opt.kind), tc->opt.lr);
-        if (p == 1) printf("  all-reduce: none (1 rank)\n");
+        if (zero.stage)
+            printf("  zero 1: gradients reduce-scattered (%s), this rank's block of %zu parameters stepped, "
+                   "parameters all-gathered (%s); %.2f MB each way per step\n", zero.rs->name, zero.len, zero.ag->name,
+                   dense_bytes / 1e6);
+        else if (p == 1) printf("  all-reduce: none (1 rank)\n");
         else if (o.sparse_grads)
             printf("  all-reduce: sparse (--sparse-grads): the touched rows of the input layer and the rest, "
                    "up to %.2f MB per step\n", dense_bytes / 1e6);
         else
             printf("  all-reduce: %s, %.2f MB per step (the whole gradient buffer)%s\n", ar_mode, dense_bytes / 1e6,
                    dp.nbuckets ? ", in buckets during backward" : "");
-        printf("  data: %s%s%s (%.0f non-zero features per train row)\n", path_data, cv ? "" : ", ", path_hold,
+        printf("  memory per rank: parameters %.2f MB, gradients %.2f MB, optimizer state %.2f MB", dense_bytes / 1e6,
+               dense_bytes / 1e6, state_bytes / 1e6);
+        if (zero.stage) printf(" (replicated: %.2f MB)", state_full / 1e6);
+        printf("\n  data: %s%s%s (%.0f non-zero features per train row)\n", path_data, cv ? "" : ", ", path_hold,
                nnz_per_row);
         if (have_ck) printf("  resumed from %s after epoch %d\n", o.resume, start_epoch);
         if (note[0]) printf("  %s\n", note);
@@ -951,6 +998,15 @@ int tagtrain_main(int argc, char **argv)
         json_str(&j, "allreduce", ar_mode);
         json_int(&j, "params", (long long)model.nparams);
         json_int(&j, "gradient_bytes", (long long)dense_bytes);
+        json_int(&j, "zero", zero.stage);
+        if (zero.stage) {
+            json_str(&j, "rs_algo", zero.rs->name);
+            json_str(&j, "ag_algo", zero.ag->name);
+        }
+        json_int(&j, "param_bytes_per_rank", (long long)dense_bytes);
+        json_int(&j, "grad_bytes_per_rank", (long long)dense_bytes);
+        json_int(&j, "optim_state_bytes_per_rank", (long long)state_bytes);
+        json_int(&j, "optim_state_bytes_replicated", (long long)state_full);
         json_int(&j, "train_rows", (long long)ntr);
         json_int(&j, "val_rows", (long long)nva);
         json_num(&j, "nnz_per_row", nnz_per_row);
@@ -1011,15 +1067,27 @@ int tagtrain_main(int argc, char **argv)
             }
             const double t1 = ck_now();
 
-            /* 2. all-reduce: every rank's buffer becomes the SUM over all ranks. */
-            rc = dp_allreduce_grads(&dp, &xtr, order + pos, len, err, sizeof err);
-            if (rc) fail_abort("training step", err);
-            const double t2 = ck_now();
+            double t2, t3;
+            if (zero.stage) {
+                /* 2+3. --zero 1: reduce-scatter, this rank's block stepped, all-gather. */
+                double cs = 0;
+                if ((rc = zero_step(&zero, &opt, model.params, model.grads, 1.0f / (float)len, &cs, err, sizeof err)))
+                    fail_abort("training step", err);
+                sim_charge(10.0 * (double)zero.len);
+                t3 = ck_now();
+                t2 = t1 + cs;   /* the collectives' time as comm, the rest as compute */
+                dp.last_bytes = p > 1 ? dense_bytes : 0;   /* the buffer each half covers */
+            } else {
+                /* 2. all-reduce: every rank's buffer becomes the SUM over all ranks. */
+                rc = dp_allreduce_grads(&dp, &xtr, order + pos, len, err, sizeof err);
+                if (rc) fail_abort("training step", err);
+                t2 = ck_now();
 
-            /* 3. optimizer: the mean gradient is the sum / samples in the step. */
-            optimizer_step(&opt, model.params, model.grads, 1.0f / (float)len);
-            sim_charge(10.0 * (double)model.nparams);
-            const double t3 = ck_now();
+                /* 3. optimizer: the mean gradient is the sum / samples in the step. */
+                optimizer_step(&opt, model.params, model.grads, 1.0f / (float)len);
+                sim_charge(10.0 * (double)model.nparams);
+                t3 = ck_now();
+            }
 
             t_compute += (t1 - t0) + (t3 - t2);
             t_comm += t2 - t1;
@@ -1036,6 +1104,7 @@ int tagtrain_main(int argc, char **argv)
                 json_num(&j, "compute_s", (t1 - t0) + (t3 - t2));
                 json_num(&j, "comm_s", t2 - t1);
                 json_int(&j, "allreduce_bytes", (long long)dp.last_bytes);
+                if (zero.stage) json_int(&j, "sent_bytes", (long long)zero.last_bytes);
                 json_end(&j);
             }
         }
@@ -1050,12 +1119,19 @@ int tagtrain_main(int argc, char **argv)
 
         if (o.inject_desync == epoch + 1 && rank == 1) model.params[0] += 1e-3f;
         if (o.check_sync) {
-            rc = dp_check_sync(&dp, model.params, opt.m, opt.v, model.nparams, err, sizeof err);
+            /* Sharded optimizer state differs from rank to rank by design. */
+            rc = dp_check_sync(&dp, model.params, zero.stage ? NULL : opt.m, zero.stage ? NULL : opt.v, model.nparams,
+                               err, sizeof err);
             if (rc) {
                 if (root) fprintf(stderr, "tagtrain: --check-sync after epoch %d: %s\n", epoch + 1, err);
                 MPI_Abort(MPI_COMM_WORLD, 3);
             }
         }
+        /* --zero 1: the whole optimizer state on rank 0 for the save below
+         * (collective, so decided here on every rank alike). */
+        const int saving = !o.no_save && ((epoch + 1) % o.save_every == 0 || epoch + 1 == last_epoch);
+        if (zero.stage && saving && zero_gather_state(&zero, &opt, full_m, full_v))
+            fail_abort("checkpoint", "gathering the optimizer state failed");
         /* Rank 0 validates, decides, saves; every rank follows its verdict. */
         snprintf(phase, sizeof phase, "eval (epoch %d)", epoch + 1);
         enter_phase(phase);
@@ -1108,12 +1184,13 @@ int tagtrain_main(int argc, char **argv)
                     status = 1;
                 }
             }
-            if (!status && !o.no_save && ((epoch + 1) % o.save_every == 0 || epoch + 1 == last_epoch)) {
+            if (!status && saving) {
                 snprintf(phase, sizeof phase, "save (epoch %d)", epoch + 1);
                 enter_phase(phase);
                 checkpoint st = {.kind = CKPT_STATE, .cfg = *tc, .epochs_done = epoch + 1, .opt_steps = opt.t,
                                  .best_val_loss = best_val, .best_epoch = best_epoch, .nparams = model.nparams,
-                                 .params = model.params, .m = opt.m, .v = opt.v, .best = best, .idf = feat.idf};
+                                 .params = model.params, .m = zero.stage ? full_m : opt.m,
+                                 .v = zero.stage ? full_v : opt.v, .best = best, .idf = feat.idf};
                 if (ckpt_dir_save(&cdir, &st, best_dirty, err, sizeof err)) {
                     fprintf(stderr, "tagtrain: checkpoint: %s\n", err);
                     status = 1;
@@ -1129,6 +1206,10 @@ int tagtrain_main(int argc, char **argv)
     enter_phase("holdout and report");
     double comm_all[2] = {t_comm, t_compute};
     dp_sum_doubles(&dp, comm_all, 2);
+    /* Peak resident memory, the largest rank's: what --zero 1 saves shows here. */
+    struct rusage ru;
+    double peak_rss = getrusage(RUSAGE_SELF, &ru) ? 0.0 : (double)ru.ru_maxrss * 1024.0;
+    MPI_Allreduce(MPI_IN_PLACE, &peak_rss, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     if (root && !status) {
         double comm_frac = comm_all[0] + comm_all[1] > 0 ? comm_all[0] / (comm_all[0] + comm_all[1]) : 0.0;
         const double sps = train_time > 0 ? samples_done / train_time : 0.0;
@@ -1150,7 +1231,7 @@ int tagtrain_main(int argc, char **argv)
         printf("trained %d epoch%s in %.2f s (%.2f s total): %.0f samples/s, comm fraction %.3f", trained,
                trained == 1 ? "" : "s", train_time, ck_now() - t_start, sps, comm_frac);
         if (!cv) printf(", holdout weighted F1 %.4f", ho.w_f1);
-        printf("\n");
+        printf("\npeak resident memory per rank: %.1f MB (the largest rank's)\n", peak_rss / 1e6);
         if (!o.no_save && trained > 0)
             printf("checkpoints: %s (%s), %s\n", cdir.best, nva ? "best by val loss" : "the last epoch", cdir.last);
         if (logf) {
@@ -1168,6 +1249,7 @@ int tagtrain_main(int argc, char **argv)
             json_num(&j, "compute_per_step_s", steps_done ? comm_all[1] / p / (double)steps_done : 0.0);
             json_num(&j, "comm_per_step_s", steps_done ? comm_all[0] / p / (double)steps_done : 0.0);
             json_num(&j, "allreduce_bytes_per_step", steps_done ? bytes_total / (double)steps_done : 0.0);
+            json_num(&j, "peak_rss_bytes", peak_rss);
             json_int(&j, "best_epoch", best_epoch);
             json_num(&j, "best_val_loss", best_val);
             json_num(&j, "best_val_f1", best_f1);
@@ -1217,6 +1299,8 @@ int tagtrain_main(int argc, char **argv)
     free(rows);
     free(labels);
     opt_free(&opt);
+    free(full_m);
+    free(full_v);
     dp_free(&dp);
     mlp_free(&model);
     ck_comm_destroy(comm);

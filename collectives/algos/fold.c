@@ -69,3 +69,17 @@ void ck_fold_explain(const ck_fold *f, int who, int rank, ck_sbuf *out)
         ck_sbuf_add(out, "rank %d gets the result from rank %d at the unfold", rank, rank + 1);
     }
 }
+
+/* The first block virtual rank v is responsible for. */
+static int first_block(const ck_fold *f, int v) { return v < f->rem ? 2 * v : v + f->rem; }
+
+void ck_fold_vrange(const ck_fold *f, size_t count, int a, int b, size_t *off, size_t *len)
+{
+    size_t o, l, end = count;
+    ck_block(count, f->p, first_block(f, a), off, &l);
+    if (b < f->pp) {
+        ck_block(count, f->p, first_block(f, b), &o, &l);
+        end = o;
+    }
+    *len = end - *off;
+}

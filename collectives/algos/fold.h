@@ -51,6 +51,12 @@ int ck_fold_in(ck_comm *comm, const ck_fold *f, const void *sendbuf, void *recvb
  * the even one receives the result into recvbuf; the others do nothing. */
 int ck_fold_out(ck_comm *comm, const ck_fold *f, void *recvbuf, size_t bytes, int step);
 
+/* The elements that virtual ranks [a, b) are responsible for, in ck_block's
+ * partition over the p real ranks: a virtual rank its real rank's block, the
+ * odd rank of a folded pair both blocks of the pair (contiguous). For the
+ * reduce-scatter and all-gather rounds, which split and join whole blocks. */
+void ck_fold_vrange(const ck_fold *f, size_t count, int a, int b, size_t *off, size_t *len);
+
 /* Bytes and messages the fold adds to rank r's sends: n and 1 on both ranks
  * of a pair (the even one sends nothing else), 0 on the others. */
 uint64_t ck_fold_bytes(const ck_fold *f, int r, uint64_t n);

@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <math.h>
 #include "collkit_algo.h"
+#include "mpi_map.h"
 
 #define DEFINE_BF16_OP(name, ckop)                                                   \
     static void name(void *in, void *inout, int *len, MPI_Datatype *dt)              \
@@ -43,21 +44,29 @@ static MPI_Op bf16_op(ck_op op)
     return ops[op];
 }
 
-static int mpi_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
-                   size_t count, ck_dtype dt, ck_op op)
+int ck_mpi_type_op(ck_dtype dt, ck_op op, MPI_Datatype *type, MPI_Op *mop)
 {
     static const MPI_Op mpi_ops[] = {[CK_SUM] = MPI_SUM, [CK_PROD] = MPI_PROD,
                                      [CK_MIN] = MPI_MIN, [CK_MAX] = MPI_MAX};
-    MPI_Datatype type;
-    MPI_Op mop = dt == CK_BF16 ? bf16_op(op) : mpi_ops[op];
+    if ((unsigned)op > CK_MAX) return CK_ERR_INVALID_ARG;
+    *mop = dt == CK_BF16 ? bf16_op(op) : mpi_ops[op];
     switch (dt) {
-    case CK_F32: type = MPI_FLOAT; break;
-    case CK_F64: type = MPI_DOUBLE; break;
-    case CK_I32: type = MPI_INT32_T; break;
-    case CK_I64: type = MPI_INT64_T; break;
-    case CK_BF16: type = MPI_UINT16_T; break;
+    case CK_F32: *type = MPI_FLOAT; break;
+    case CK_F64: *type = MPI_DOUBLE; break;
+    case CK_I32: *type = MPI_INT32_T; break;
+    case CK_I64: *type = MPI_INT64_T; break;
+    case CK_BF16: *type = MPI_UINT16_T; break;
     default: return CK_ERR_INVALID_ARG;
     }
+    return CK_SUCCESS;
+}
+
+static int mpi_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
+                   size_t count, ck_dtype dt, ck_op op)
+{
+    MPI_Datatype type;
+    MPI_Op mop;
+    if (ck_mpi_type_op(dt, op, &type, &mop)) return CK_ERR_INVALID_ARG;
     const size_t es = ck_dtype_size(dt), max_part = INT_MAX / 8;   /* MPI counts are int */
     for (size_t off = 0; off < count; off += max_part) {
         size_t n = count - off < max_part ? count - off : max_part;
@@ -66,6 +75,18 @@ static int mpi_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
             return CK_ERR_TRANSPORT;
     }
     return CK_SUCCESS;
+}
+
+double ck_coll_best_cost(ck_coll coll, const ck_cost_params *m, int p, double n)
+{
+    double best = -1;
+    for (int i = 0; i < ck_coll_algo_count(coll); i++) {
+        const ck_algo *a = ck_coll_algo_at(coll, i);
+        if (a->flags & CK_ALGO_REFERENCE || !a->cost) continue;
+        double t = a->cost(m, p, n);
+        if (best < 0 || t < best) best = t;
+    }
+    return best;
 }
 
 /* Open MPI's tuned component picks among recursive doubling, the ring and

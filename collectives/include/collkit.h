@@ -164,15 +164,42 @@ int   ck_download(ck_comm *comm, void *host_dst, const void *src, size_t bytes);
  * bounded by config.timeout_s like any other (CK_ERR_TIMEOUT). */
 int   ck_sync(ck_comm *comm);
 
+/* ------------------------------------------------------------ the collectives */
+
+/* The collectives collkit implements, each with its own registry of
+ * algorithms written against the same point-to-point interface. All three cut
+ * the buffer into p blocks by ck_block; rank r owns block r.
+ *   CK_COLL_ALLREDUCE       every rank gets the whole reduction (ck_allreduce)
+ *   CK_COLL_REDUCE_SCATTER  rank r gets block r of the reduction (ck_reduce_scatter)
+ *   CK_COLL_ALLGATHER       every rank gets every rank's block (ck_allgather)
+ * An all-reduce is a reduce-scatter followed by an all-gather: that split is
+ * what sharded (ZeRO) training is built on. */
+typedef enum { CK_COLL_ALLREDUCE = 0, CK_COLL_REDUCE_SCATTER, CK_COLL_ALLGATHER, CK_NUM_COLLS } ck_coll;
+const char *ck_coll_name(ck_coll coll);               /* "allreduce", "reduce_scatter", "allgather" */
+int         ck_coll_parse(const char *s, ck_coll *out);  /* those names; CK_ERR_INVALID_ARG otherwise */
+
 /* ------------------------------------------------------------ the registry */
 
 typedef struct ck_algo ck_algo;
 
-/* An all-reduce body. Called by ck_allreduce after validation with:
- *   sendbuf == recvbuf for in-place, count > 0, op != CK_AVG (avg runs as sum,
- *   then ck_allreduce divides once), buffers of the communicator's memory kind.
- * It must leave the full result in recvbuf on every rank and must not write
- * sendbuf. It returns a status (pass on what ck_wait & co. return). */
+/* An algorithm's body. Called by ck_allreduce (ck_reduce_scatter,
+ * ck_allgather) after validation with count > 0 (the elements of the WHOLE
+ * buffer, every block together), op != CK_AVG (avg runs as sum, then the
+ * library divides once), buffers of the communicator's memory kind. It
+ * returns a status (pass on what ck_wait & co. return). By collective
+ * (ck_algo.coll), with (off, len) = ck_block(count, p, rank):
+ *   all-reduce      sendbuf and recvbuf hold count elements (sendbuf ==
+ *                   recvbuf in place); leave the full result in recvbuf.
+ *   reduce-scatter  sendbuf holds count elements, recvbuf len: leave block
+ *                   `rank` of the reduction there. In place recvbuf is
+ *                   sendbuf + off: it aliases this rank's own input block,
+ *                   and the rest of the buffer is the body's to overwrite
+ *                   (partial sums need no scratch of their own).
+ *   all-gather      sendbuf holds this rank's len elements, recvbuf count:
+ *                   leave every rank's block at its offset. In place sendbuf
+ *                   is recvbuf + off (already where it belongs); op is
+ *                   CK_SUM and means nothing.
+ * Outside those aliases a body never writes sendbuf. */
 typedef int (*ck_allreduce_fn)(ck_comm *comm, const void *sendbuf, void *recvbuf,
                                size_t count, ck_dtype dt, ck_op op);
 
@@ -236,10 +263,14 @@ struct ck_algo {
                                       a larger one fails the call ("lumped") */
     ck_count_fn     empty_msgs;    /* its 0-byte messages, exactly (NULL with max_msg_bytes: none); more
                                       fail the call ("padded": empty messages that make up a count) */
+    ck_coll         coll;          /* the collective it implements: its registry (0: all-reduce) */
 };
 
-/* Built-in algorithms are listed in collectives/algos/algos.def. Programs that
- * carry their own (labs, tests) add them at run time, before use. */
+/* Built-in algorithms are listed in collectives/algos/algos.def (all-reduce),
+ * reduce_scatter.def and allgather.def. Programs that carry their own (labs,
+ * tests) add them at run time, before use; algo->coll picks the registry, and
+ * names are unique within one. The functions without "coll" in their name
+ * are the all-reduce registry's. */
 int            ck_register_algo(const ck_algo *algo);   /* CK_ERR_INVALID_ARG on a duplicate name */
 const ck_algo *ck_algo_find(const char *name);           /* NULL if unknown */
 int            ck_algo_count(void);
@@ -253,6 +284,13 @@ void           ck_algo_print_table(FILE *out);
  * ends with the names that run on `mem`), for the caller to print once. */
 int            ck_algo_parse_list(const char *spec, unsigned mem, const ck_algo **out, int max, int *n,
                                   char *err, size_t errlen);
+/* The same for the registry of one collective. */
+const ck_algo *ck_coll_algo_find(ck_coll coll, const char *name);
+int            ck_coll_algo_count(ck_coll coll);
+const ck_algo *ck_coll_algo_at(ck_coll coll, int i);
+void           ck_coll_algo_print_table(ck_coll coll, FILE *out);
+int            ck_coll_algo_parse_list(ck_coll coll, const char *spec, unsigned mem, const ck_algo **out, int max,
+                                       int *n, char *err, size_t errlen);
 
 /* ------------------------------------------------------------ all-reduce */
 
@@ -268,6 +306,21 @@ int            ck_algo_parse_list(const char *spec, unsigned mem, const ck_algo 
  * returns, the result is in recvbuf and the stream is idle. */
 int ck_allreduce(ck_comm *comm, const ck_algo *algo, const void *sendbuf, void *recvbuf,
                  size_t count, ck_dtype dt, ck_op op);
+
+/* Reduce-scatter: rank r's recvbuf (ck_block(count, p, r): len elements at
+ * offset off) gets block r of the reduction of every rank's sendbuf (count
+ * elements). count is the whole buffer's, the same on every rank. In place
+ * (sendbuf CK_IN_PLACE or recvbuf), recvbuf holds count elements and the
+ * result is left in its block r (recvbuf + off); the other blocks are left
+ * undefined. avg: sum, then one division of the block. */
+int ck_reduce_scatter(ck_comm *comm, const ck_algo *algo, const void *sendbuf, void *recvbuf,
+                      size_t count, ck_dtype dt, ck_op op);
+/* All-gather: every rank's recvbuf (count elements) gets every rank's block,
+ * rank q's len_q elements at its offset (ck_block(count, p, q)); sendbuf
+ * holds this rank's len elements. In place (sendbuf CK_IN_PLACE or recvbuf),
+ * this rank's block is already at its offset in recvbuf. */
+int ck_allgather(ck_comm *comm, const ck_algo *algo, const void *sendbuf, void *recvbuf,
+                 size_t count, ck_dtype dt);
 
 /* Nonblocking all-reduce on a progress thread: the same registry algorithm
  * runs on a private clone of `comm`, in the order the calls were made.

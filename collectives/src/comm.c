@@ -714,7 +714,7 @@ static long long name_hash(const char *s) { return (long long)(ck_fnv1a64(s, str
 static int validate_across_ranks(ck_comm *c, int local_err, size_t count, ck_dtype dt, ck_op op, const ck_algo *algo)
 {
     enum { NV = 6 };
-    long long v[NV] = {local_err, (long long)count, dt, op, name_hash(algo ? algo->name : ""),
+    long long v[NV] = {local_err, (long long)count, dt, op, name_hash(algo ? algo->name : "") + (algo ? algo->coll : 0),
                        (long long)c->cfg.chunk_bytes};
     long long in[2 * NV], outv[2 * NV];
     for (int i = 0; i < NV; i++) { in[2 * i] = v[i]; in[2 * i + 1] = -v[i]; }
@@ -752,7 +752,8 @@ static int validate_across_ranks(ck_comm *c, int local_err, size_t count, ck_dty
     if (mn[3] != mx[3])
         return ck_fail(c, CK_ERR_MISMATCH, "op differs across ranks (this rank: %s)", ck_op_name(op));
     if (mn[4] != mx[4])
-        return ck_fail(c, CK_ERR_MISMATCH, "algorithm differs across ranks (this rank: %s)", algo ? algo->name : "?");
+        return ck_fail(c, CK_ERR_MISMATCH, "algorithm differs across ranks (this rank: %s %s)",
+                       algo ? ck_coll_name(algo->coll) : "", algo ? algo->name : "?");
     /* The pipelined algorithms cut their messages by it: ranks that differ
      * would post receives of other sizes than the sends. */
     if (mn[5] != mx[5])
@@ -762,10 +763,14 @@ static int validate_across_ranks(ck_comm *c, int local_err, size_t count, ck_dty
     return CK_SUCCESS;
 }
 
-static int check_local_args(ck_comm *c, const ck_algo *algo, const void *sendbuf, void *recvbuf,
+static int check_local_args(ck_comm *c, const ck_algo *algo, ck_coll coll, const void *sendbuf, void *recvbuf,
                             size_t count, ck_dtype dt, ck_op op)
 {
     if (!algo || !algo->run) return ck_fail(c, CK_ERR_INVALID_ARG, "no algorithm given");
+    if (algo->coll != coll)
+        return ck_fail(c, CK_ERR_INVALID_ARG, "algorithm '%s' is a %s algorithm, not a%s %s one", algo->name,
+                       ck_coll_name(algo->coll), coll == CK_COLL_ALLREDUCE || coll == CK_COLL_ALLGATHER ? "n" : "",
+                       ck_coll_name(coll));
     if ((unsigned)dt >= CK_NUM_DTYPES) return ck_fail(c, CK_ERR_INVALID_ARG, "invalid dtype %d", (int)dt);
     if ((unsigned)op >= CK_NUM_OPS) return ck_fail(c, CK_ERR_INVALID_ARG, "invalid op %d", (int)op);
     if (op == CK_AVG && !ck_dtype_is_float(dt))
@@ -786,16 +791,34 @@ static int check_local_args(ck_comm *c, const ck_algo *algo, const void *sendbuf
     return CK_SUCCESS;
 }
 
-int ck_allreduce(ck_comm *c, const ck_algo *algo, const void *sendbuf, void *recvbuf,
-                 size_t count, ck_dtype dt, ck_op op)
+/* One call of any collective: validation, the body, the checks after it.
+ * The buffers reach the body as collkit.h's ck_allreduce_fn describes: in
+ * place, a reduce-scatter gets the whole buffer and its own block of it, an
+ * all-gather its own block of the whole buffer. */
+static int run_collective(ck_comm *c, const ck_algo *algo, ck_coll coll, const void *sendbuf, void *recvbuf,
+                          size_t count, ck_dtype dt, ck_op op)
 {
     if (!c) return CK_ERR_INVALID_ARG;
     c->errmsg[0] = '\0';
-    int rc = check_local_args(c, algo, sendbuf, recvbuf, count, dt, op);
+    int rc = check_local_args(c, algo, coll, sendbuf, recvbuf, count, dt, op);
     if (c->cfg.validate) rc = validate_across_ranks(c, rc, count, dt, op, algo);
     if (rc) return rc;
     if (count == 0) return CK_SUCCESS;
-    if (sendbuf == CK_IN_PLACE) sendbuf = recvbuf;
+    const int inplace = sendbuf == CK_IN_PLACE || sendbuf == recvbuf;
+    size_t off, len;
+    ck_block(count, (size_t)c->size, (size_t)c->rank, &off, &len);
+    void *result = recvbuf;   /* what avg divides */
+    size_t nresult = count;
+    if (coll == CK_COLL_REDUCE_SCATTER) {
+        if (inplace) {
+            sendbuf = recvbuf;
+            recvbuf = (char *)recvbuf + off * ck_dtype_size(dt);
+        }
+        result = recvbuf;
+        nresult = len;
+    } else if (inplace) {
+        sendbuf = coll == CK_COLL_ALLGATHER ? (char *)recvbuf + off * ck_dtype_size(dt) : recvbuf;
+    }
 
     double t0 = c->ev_cap ? ck_now() : 0.0;
     tr_arm(c);
@@ -814,7 +837,7 @@ int ck_allreduce(ck_comm *c, const ck_algo *algo, const void *sendbuf, void *rec
     rc = check_leaks(c, algo, rc, posted, completed, cancelled);
     if (!rc) rc = ck_sync(c);
     rc = check_scratch(c, algo, rc);
-    if (!rc && op == CK_AVG && (rc = c->tr.divide(c->tr.self, recvbuf, count, dt, c->size)))
+    if (!rc && op == CK_AVG && nresult && (rc = c->tr.divide(c->tr.self, result, nresult, dt, c->size)))
         ck_fail(c, rc, "avg: the division by %d failed%s%s", c->size, tr_sep(c), tr_detail(c));
     if (rc && !c->errmsg[0]) {
         if (rc < 0 || rc >= CK_NUM_ERRORS)   /* -1, errno-style codes: the caller would read them as something else */
@@ -829,4 +852,22 @@ int ck_allreduce(ck_comm *c, const ck_algo *algo, const void *sendbuf, void *rec
     if (c->ev_cap) ck_trace_add(c, CK_EV_CALL, -1, count * ck_dtype_size(dt), t0, ck_now());
     c->algo_name = NULL;
     return rc;
+}
+
+int ck_allreduce(ck_comm *c, const ck_algo *algo, const void *sendbuf, void *recvbuf,
+                 size_t count, ck_dtype dt, ck_op op)
+{
+    return run_collective(c, algo, CK_COLL_ALLREDUCE, sendbuf, recvbuf, count, dt, op);
+}
+
+int ck_reduce_scatter(ck_comm *c, const ck_algo *algo, const void *sendbuf, void *recvbuf,
+                      size_t count, ck_dtype dt, ck_op op)
+{
+    return run_collective(c, algo, CK_COLL_REDUCE_SCATTER, sendbuf, recvbuf, count, dt, op);
+}
+
+int ck_allgather(ck_comm *c, const ck_algo *algo, const void *sendbuf, void *recvbuf,
+                 size_t count, ck_dtype dt)
+{
+    return run_collective(c, algo, CK_COLL_ALLGATHER, sendbuf, recvbuf, count, dt, CK_SUM);
 }

@@ -94,6 +94,8 @@ static void load(void)
     *(void **)&api.gpu_count = need(h, "ck_cuda_gpu_count");
 #ifdef COLLKIT_HAVE_NCCL
     api.nccl = need(h, "ck_algo_nccl");
+    api.rs_nccl = need(h, "ck_rs_nccl");
+    api.ag_nccl = need(h, "ck_ag_nccl");
 #endif
     if (load_error[0]) {
         dlclose(h);
@@ -132,17 +134,22 @@ int ck_gpu_count(int *ndev, char *why, size_t whylen)
 }
 
 #ifdef COLLKIT_HAVE_NCCL
-/* nccl's entry in the registry (algos.def): it names the algorithm without
- * loading CUDA; running it loads the plug-in and runs the plug-in's nccl. Its
- * mem is CUDA only, so by the time it runs the communicator's creation has
- * loaded the plug-in already. */
-static int nccl_run(ck_comm *c, const void *sendbuf, void *recvbuf, size_t count, ck_dtype dt, ck_op op)
-{
-    const char *why;
-    const ck_cuda_plugin_api *p = ck_cuda_plugin(&why);
-    if (!p) return ck_fail(c, CK_ERR_UNSUPPORTED, "CUDA support not available: %s", why);
-    return p->nccl->run(c, sendbuf, recvbuf, count, dt, op);
-}
+/* nccl's entries in the registries (algos.def, reduce_scatter.def,
+ * allgather.def): they name the algorithms without loading CUDA; running one
+ * loads the plug-in and runs the plug-in's own. Their mem is CUDA only, so by
+ * the time one runs the communicator's creation has loaded the plug-in
+ * already. */
+#define NCCL_STAND_IN(fn, field)                                                                       \
+    static int fn(ck_comm *c, const void *sendbuf, void *recvbuf, size_t count, ck_dtype dt, ck_op op) \
+    {                                                                                                  \
+        const char *why;                                                                               \
+        const ck_cuda_plugin_api *p = ck_cuda_plugin(&why);                                            \
+        if (!p) return ck_fail(c, CK_ERR_UNSUPPORTED, "CUDA support not available: %s", why);          \
+        return p->field->run(c, sendbuf, recvbuf, count, dt, op);                                      \
+    }
+NCCL_STAND_IN(nccl_run, nccl)
+NCCL_STAND_IN(nccl_rs_run, rs_nccl)
+NCCL_STAND_IN(nccl_ag_run, ag_nccl)
 
 const ck_algo ck_algo_nccl = {
     .name = "nccl",
@@ -152,6 +159,28 @@ const ck_algo ck_algo_nccl = {
     .bytes_formula = "(not counted)",
     .cost_formula = "NCCL's own choice",
     .run = nccl_run,
+};
+
+const ck_algo ck_rs_nccl = {
+    .name = "nccl",
+    .coll = CK_COLL_REDUCE_SCATTER,
+    .summary = "ncclReduceScatter (reference; from the CUDA plug-in, libcollkit_cuda)",
+    .mem = CK_MEM_CUDA,
+    .flags = CK_ALGO_REFERENCE,
+    .bytes_formula = "(not counted)",
+    .cost_formula = "NCCL's own choice (ring: (p-1)α + (p-1)/p·n·β + (p-1)/p·n·γ)",
+    .run = nccl_rs_run,
+};
+
+const ck_algo ck_ag_nccl = {
+    .name = "nccl",
+    .coll = CK_COLL_ALLGATHER,
+    .summary = "ncclAllGather (reference; from the CUDA plug-in, libcollkit_cuda)",
+    .mem = CK_MEM_CUDA,
+    .flags = CK_ALGO_REFERENCE,
+    .bytes_formula = "(not counted)",
+    .cost_formula = "NCCL's own choice (ring: (p-1)α + (p-1)/p·n·β)",
+    .run = nccl_ag_run,
 };
 #endif
 #endif

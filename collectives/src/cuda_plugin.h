@@ -23,7 +23,9 @@ typedef struct {
     int (*transport_create)(MPI_Comm mpi_comm, double timeout_s, ck_transport *out);
     int (*sym_allreduce)(ck_comm *comm, const void *sendbuf, void *recvbuf,
                          size_t count, ck_dtype dt, ck_op op, int two_shot);
-    const ck_algo *nccl;   /* NULL in a build without NCCL */
+    const ck_algo *nccl;      /* NULL in a build without NCCL */
+    const ck_algo *rs_nccl;   /* ncclReduceScatter (NULL without NCCL) */
+    const ck_algo *ag_nccl;   /* ncclAllGather (NULL without NCCL) */
     int (*gpu_count)(int *ndev, char *why, size_t whylen);   /* ck_gpu_count's CUDA half */
 } ck_cuda_plugin_api;
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # smoke.sh SRC BUILD SMPI_BUILD — `make sim-bench` end to end at its smallest
-# (SIM=smoke: p = 16, ring, rd and MPI_Allreduce, the fat trees, the trainer at
+# (SIM=smoke: p = 16, ring, rd and MPI_Allreduce, the ring reduce-scatter and
+# all-gather, the fat trees, the trainer at
 # p = 1 and 2, the report and the plots), so that no step of the script rots
 # unseen: it must exit 0 with every simulation's figures in the results, and
 # refuse a results folder that already exists.
@@ -19,6 +20,10 @@ rc=$?
 for a in ring rd mpi; do
   grep -q "^$a,16," "$d/out/sweep.csv" 2>/dev/null && ok || bad "no $a rows at p = 16 in sweep.csv"
 done
+for a in rs:ring ag:ring; do
+  grep -q "^$a,16," "$d/out/colls.csv" 2>/dev/null && ok || bad "no $a rows at p = 16 in colls.csv"
+done
+grep -q '^## Reduce-scatter and all-gather' "$d/out/summary.md" 2>/dev/null && ok || bad "summary.md lacks the halves"
 for a in ring rd; do
   grep -Eq "^$a,2,[0-9.]+,0\.[0-9]+," "$d/out/trainer.csv" 2>/dev/null && ok || bad "no $a row at p = 2 in trainer.csv"
 done

@@ -28,6 +28,9 @@
  * first and, where NCCL would refuse, stop with a message naming the ranks
  * and the GPU — all of them together, so no rank is left waiting in init.
  *
+ * Reduce-scatter and all-gather (ck_rs_nccl, ck_ag_nccl, at the end) are
+ * NCCL's too, on the same NCCL communicator.
+ *
  * Bytes: about 2(p-1)/p·n per rank for the ring, but not counted: like
  * `mpi`, it bypasses the point-to-point layer (CK_ALGO_REFERENCE: no traffic
  * check, no trace, no model; collbench measures it).
@@ -112,22 +115,83 @@ static int nccl_setup(ck_comm *c)
     return ck_algo_state_set(c, &ck_algo_nccl, nc, nccl_free);
 }
 
-static int nccl_run(ck_comm *c, const void *sendbuf, void *recvbuf, size_t count, ck_dtype dt, ck_op op)
+static const ncclDataType_t nccl_types[] = {[CK_F32] = ncclFloat32, [CK_F64] = ncclFloat64, [CK_I32] = ncclInt32,
+                                            [CK_I64] = ncclInt64, [CK_BF16] = ncclBfloat16};
+static const ncclRedOp_t nccl_ops[] = {[CK_SUM] = ncclSum, [CK_PROD] = ncclProd, [CK_MIN] = ncclMin,
+                                       [CK_MAX] = ncclMax};
+
+/* The NCCL communicator, made on first use (one for all three collectives:
+ * the state belongs to the all-reduce's descriptor). */
+static int nccl_comm(ck_comm *c, ck_dtype dt, ck_op op, ncclComm_t *out)
 {
-    static const ncclDataType_t types[] = {[CK_F32] = ncclFloat32, [CK_F64] = ncclFloat64,
-                                           [CK_I32] = ncclInt32, [CK_I64] = ncclInt64,
-                                           [CK_BF16] = ncclBfloat16};
-    static const ncclRedOp_t ops[] = {[CK_SUM] = ncclSum, [CK_PROD] = ncclProd,
-                                      [CK_MIN] = ncclMin, [CK_MAX] = ncclMax};
     int rc;
     if ((unsigned)dt >= CK_NUM_DTYPES || (unsigned)op >= CK_AVG) return CK_ERR_INVALID_ARG;
     if (!ck_algo_state(c, &ck_algo_nccl) && (rc = nccl_setup(c))) return rc;
     if ((rc = ck_cuda_use(c))) return rc;
-    ncclResult_t r = ncclAllReduce(sendbuf, recvbuf, count, types[dt], ops[op],
-                                   *(ncclComm_t *)ck_algo_state(c, &ck_algo_nccl), ck_cuda_stream(c));
-    if (r != ncclSuccess)
-        return ck_fail(c, CK_ERR_TRANSPORT, "nccl: ncclAllReduce failed: %s", ncclGetErrorString(r));
+    *out = *(ncclComm_t *)ck_algo_state(c, &ck_algo_nccl);
+    return CK_SUCCESS;
+}
+
+static int nccl_status(ck_comm *c, ncclResult_t r, const char *what)
+{
+    if (r != ncclSuccess) return ck_fail(c, CK_ERR_TRANSPORT, "nccl: %s failed: %s", what, ncclGetErrorString(r));
     return CK_SUCCESS;   /* the transport's finish synchronises the stream */
+}
+
+static int nccl_run(ck_comm *c, const void *sendbuf, void *recvbuf, size_t count, ck_dtype dt, ck_op op)
+{
+    ncclComm_t nc;
+    int rc = nccl_comm(c, dt, op, &nc);
+    if (rc) return rc;
+    return nccl_status(c, ncclAllReduce(sendbuf, recvbuf, count, nccl_types[dt], nccl_ops[op], nc, ck_cuda_stream(c)),
+                       "ncclAllReduce");
+}
+
+/* ncclReduceScatter and ncclAllGather take equal blocks. Uneven ones
+ * (count not a multiple of p) run as one group of p ncclReduce (ncclBroadcast)
+ * calls, block q rooted at rank q. collkit's in place is NCCL's: this rank's
+ * block at its offset of the whole buffer. */
+static int nccl_rs_run(ck_comm *c, const void *sendbuf, void *recvbuf, size_t count, ck_dtype dt, ck_op op)
+{
+    const int p = ck_comm_size(c), r = ck_comm_rank(c);
+    ncclComm_t nc;
+    int rc = nccl_comm(c, dt, op, &nc);
+    if (rc) return rc;
+    if (count % p == 0)
+        return nccl_status(c, ncclReduceScatter(sendbuf, recvbuf, count / p, nccl_types[dt], nccl_ops[op], nc,
+                                                ck_cuda_stream(c)), "ncclReduceScatter");
+    const size_t es = ck_dtype_size(dt);
+    ncclResult_t res = ncclGroupStart();
+    for (int q = 0; q < p && res == ncclSuccess; q++) {
+        size_t off, len;
+        ck_block(count, p, q, &off, &len);
+        res = ncclReduce((const char *)sendbuf + off * es, q == r ? recvbuf : NULL, len, nccl_types[dt],
+                         nccl_ops[op], q, nc, ck_cuda_stream(c));
+    }
+    ncclResult_t end = ncclGroupEnd();
+    return nccl_status(c, res != ncclSuccess ? res : end, "grouped ncclReduce");
+}
+
+static int nccl_ag_run(ck_comm *c, const void *sendbuf, void *recvbuf, size_t count, ck_dtype dt, ck_op op)
+{
+    (void)op;
+    const int p = ck_comm_size(c);
+    ncclComm_t nc;
+    int rc = nccl_comm(c, dt, CK_SUM, &nc);
+    if (rc) return rc;
+    if (count % p == 0)
+        return nccl_status(c, ncclAllGather(sendbuf, recvbuf, count / p, nccl_types[dt], nc, ck_cuda_stream(c)),
+                           "ncclAllGather");
+    const size_t es = ck_dtype_size(dt);
+    ncclResult_t res = ncclGroupStart();
+    for (int q = 0; q < p && res == ncclSuccess; q++) {
+        size_t off, len;
+        ck_block(count, p, q, &off, &len);
+        res = ncclBroadcast(q == ck_comm_rank(c) ? sendbuf : NULL, (char *)recvbuf + off * es, len, nccl_types[dt], q,
+                            nc, ck_cuda_stream(c));
+    }
+    ncclResult_t end = ncclGroupEnd();
+    return nccl_status(c, res != ncclSuccess ? res : end, "grouped ncclBroadcast");
 }
 
 const ck_algo ck_algo_nccl = {
@@ -141,4 +205,26 @@ const ck_algo ck_algo_nccl = {
     .cost_formula = "NCCL's own choice (ring: 2(p-1)α + 2(p-1)/p·n·β + (p-1)/p·n·γ)",
     .cost = NULL,
     .run = nccl_run,
+};
+
+const ck_algo ck_rs_nccl = {
+    .name = "nccl",
+    .coll = CK_COLL_REDUCE_SCATTER,
+    .summary = "ncclReduceScatter (reference; uneven blocks: grouped ncclReduce)",
+    .mem = CK_MEM_CUDA,
+    .flags = CK_ALGO_REFERENCE,
+    .bytes_formula = "(not counted)",
+    .cost_formula = "NCCL's own choice (ring: (p-1)α + (p-1)/p·n·β + (p-1)/p·n·γ)",
+    .run = nccl_rs_run,
+};
+
+const ck_algo ck_ag_nccl = {
+    .name = "nccl",
+    .coll = CK_COLL_ALLGATHER,
+    .summary = "ncclAllGather (reference; uneven blocks: grouped ncclBroadcast)",
+    .mem = CK_MEM_CUDA,
+    .flags = CK_ALGO_REFERENCE,
+    .bytes_formula = "(not counted)",
+    .cost_formula = "NCCL's own choice (ring: (p-1)α + (p-1)/p·n·β)",
+    .run = nccl_ag_run,
 };

@@ -616,6 +616,11 @@ int main(int argc, char **argv)
         if (rc >= 0) return rc;
         if (co.chunk) cfg.chunk_bytes = co.chunk;
         cc_set_seed(co.seed);
+        if (co.coll != CK_COLL_ALLREDUCE) {
+            fprintf(stderr, "collverify: --coll %s: only all-reduce results are recomputed here so far\n",
+                    ck_coll_name(co.coll));
+            return 2;
+        }
     }
     vf_file f;
     if (read_lines(vo.results, &f)) {

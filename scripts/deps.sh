@@ -19,6 +19,9 @@
 # apt-get update (an offline box must not stall on every make), and a missing
 # SimGrid never fails the script. COLLKIT_SIMGRID=require (what make
 # sim-bench sets) makes it a need like the others; COLLKIT_SIMGRID=0 skips it.
+#
+# Chromium (draw.html) and bubblewrap (labs.kit_cleanroot, when not root) are
+# wanted by one test each and never installed: a note names the test skipped.
 set -eu
 SIMGRID=${COLLKIT_SIMGRID:-want}
 
@@ -80,6 +83,16 @@ if [ "$SIMGRID" = want ] && ! simgrid; then
     echo "collkit: note: SimGrid is not installed, so the simulated-cluster tests are skipped" \
          "(sudo apt-get install libsimgrid-dev, or make sim-bench)" >&2
   fi
+fi
+# Wanted by a few tests, never installed here (large, or needed only where root is not):
+# a note says which tests are skipped without it.
+if ! have chromium && ! have chromium-browser && ! have google-chrome; then
+  echo "collkit: note: no Chromium, so draw.html (colldraw's page in a headless browser) is skipped" \
+       "(sudo apt-get install chromium)" >&2
+fi
+if [ "$(id -u)" -ne 0 ] && ! have bwrap; then
+  echo "collkit: note: no bubblewrap and not root, so labs.kit_cleanroot (the student kit in a mount" \
+       "namespace) is skipped (sudo apt-get install bubblewrap)" >&2
 fi
 # Installed alone only when the package lists already know it (no update).
 simgrid_known() { have apt-cache && apt-cache policy libsimgrid-dev 2>/dev/null | grep -q 'Candidate: [0-9]'; }

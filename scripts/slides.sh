@@ -8,10 +8,16 @@ set -eu
 B=$(cd "${1:?usage: slides.sh BUILD_DIR [OUT_DIR]}" && pwd)
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${2:-$B/slides}
-pkgs="pandoc texlive-latex-recommended texlive-fonts-recommended texlive-pictures lmodern poppler-utils gnuplot-nox librsvg2-bin"
+# What each is for: pandoc writes the LaTeX; texlive-latex-recommended (beamer), texlive-pictures
+# (pgf, which beamer loads), texlive-fonts-recommended and lmodern typeset it; gnuplot-nox draws
+# the model figures; librsvg2-bin converts colldraw's SVG to PDF, in the font the SVG names
+# (fonts-dejavu-core); poppler-utils (pdfinfo, pdftoppm, pdftotext, pdfimages) is what the slide
+# test reads the PDFs with.
+pkgs="pandoc texlive-latex-recommended texlive-fonts-recommended texlive-pictures lmodern poppler-utils gnuplot-nox librsvg2-bin fonts-dejavu-core"
+font() { ! command -v fc-match >/dev/null || fc-match -f '%{family}' 'DejaVu Sans' 2>/dev/null | grep -q DejaVu; }
 have() { command -v pandoc >/dev/null && command -v pdflatex >/dev/null && command -v gnuplot >/dev/null &&
-         command -v rsvg-convert >/dev/null &&
-         kpsewhich beamer.cls >/dev/null 2>&1 && kpsewhich pgfmath.sty >/dev/null 2>&1; }
+         command -v rsvg-convert >/dev/null && command -v pdftoppm >/dev/null && command -v pdfinfo >/dev/null && font &&
+         kpsewhich beamer.cls >/dev/null 2>&1 && kpsewhich pgfmath.sty >/dev/null 2>&1 && kpsewhich lmodern.sty >/dev/null 2>&1; }
 if ! have; then
   if [ "$(id -u)" -eq 0 ] && [ "${SLIDES_NO_INSTALL:-0}" != 1 ]; then
     echo "slides: installing $pkgs" >&2

@@ -148,19 +148,52 @@ static void draw_cell(FILE *f, const cd_model *m, const cd_cell *c, int x, int y
             c->first ? " class=\"went-wrong\"" : "", x, y, cw - 1, h - 1, c->first ? WRONG : "#666", c->first ? 3 : 1);
 }
 
-/* Lanes for the arcs: an arc takes the first lane free over its span of rows. */
-static int assign_lanes(const cd_frame *F, int *lane)
+/* Loads of the same elements share one lane and one label: into one rank
+ * from several peers (fan-in: a rank folding one block from every input copy)
+ * or from one rank by several peers (fan-out: every rank copying one staging
+ * buffer). lead[j] is the first message of j's group (j itself for a message). */
+static void group_loads(const cd_frame *F, int *lead, int *fan)
+{
+    for (int j = 0; j < F->nmsgs; j++) {
+        const cd_msg *a = &F->msgs[j];
+        lead[j] = j;
+        fan[j] = 0;   /* 1 fan-in, 2 fan-out, 0 alone */
+        for (int i = 0; i < j && a->load; i++) {
+            const cd_msg *b = &F->msgs[i];
+            if (lead[i] != i || !b->load || b->dst_row != a->dst_row || b->src_row != a->src_row ||
+                b->elem != a->elem || b->nelem != a->nelem || b->bytes != a->bytes) continue;
+            const int kind = b->dst == a->dst ? 1 : b->src == a->src ? 2 : 0;
+            if (kind && (fan[i] == 0 || fan[i] == kind)) { lead[j] = i; fan[i] = kind; break; }
+        }
+    }
+}
+
+/* The rows a group's arcs span. */
+static void group_span(const cd_frame *F, const int *lead, int g, int *lo, int *hi)
+{
+    *lo = *hi = F->msgs[g].dst;
+    for (int j = g; j < F->nmsgs; j++)
+        if (lead[j] == g) {
+            const int a = F->msgs[j].src, b = F->msgs[j].dst;
+            if ((a < b ? a : b) < *lo) *lo = a < b ? a : b;
+            if ((a > b ? a : b) > *hi) *hi = a > b ? a : b;
+        }
+}
+
+/* Lanes for the arcs: a group takes the first lane free over its span of rows. */
+static int assign_lanes(const cd_frame *F, const int *lead, int *lane)
 {
     int nl = 0;
     for (int k = 0; k < F->nmsgs; k++) {
-        int lo = F->msgs[k].src < F->msgs[k].dst ? F->msgs[k].src : F->msgs[k].dst;
-        int hi = F->msgs[k].src ^ F->msgs[k].dst ^ lo;
+        if (lead[k] != k) continue;
+        int lo, hi;
+        group_span(F, lead, k, &lo, &hi);
         for (int l = 0;; l++) {
             int clash = 0;
             for (int j = 0; j < k && !clash; j++) {
-                if (lane[j] != l) continue;
-                int lo2 = F->msgs[j].src < F->msgs[j].dst ? F->msgs[j].src : F->msgs[j].dst;
-                int hi2 = F->msgs[j].src ^ F->msgs[j].dst ^ lo2;
+                if (lead[j] != j || lane[j] != l) continue;
+                int lo2, hi2;
+                group_span(F, lead, j, &lo2, &hi2);
                 clash = lo <= hi2 && lo2 <= hi;
             }
             if (!clash) { lane[k] = l; if (l + 1 > nl) nl = l + 1; break; }
@@ -174,7 +207,11 @@ void cd_write_svg(const cd_model *m, int k, FILE *f)
     const cd_frame *F = &m->frames[k];
     const int p = m->p, cw = cell_w(m);
     int *lane = calloc((size_t)(F->nmsgs ? F->nmsgs : 1), sizeof *lane);
-    const int nl = lane ? assign_lanes(F, lane) : 0;
+    int *lead = calloc((size_t)(F->nmsgs ? F->nmsgs : 1), sizeof *lead);
+    int *fan = calloc((size_t)(F->nmsgs ? F->nmsgs : 1), sizeof *fan);
+    if (!lead || !fan) { free(lane); lane = NULL; }
+    if (lane) group_loads(F, lead, fan);
+    const int nl = lane ? assign_lanes(F, lead, lane) : 0;
     /* the notes under the grid: where elements went wrong in this frame */
     char notes[8][700];
     int nnotes = 0, more = 0;
@@ -259,20 +296,35 @@ void cd_write_svg(const cd_model *m, int k, FILE *f)
                        "stroke-width=\"2\" stroke-dasharray=\"4 2\"/>\n",
                     cell_x(m, (size_t)g->elem) - 2, row_y(m, g->src, g->src_row) - 2,
                     cell_x(m, (size_t)(g->elem + g->nelem - 1)) + cw - cell_x(m, (size_t)g->elem) + 4, row_h(g->src_row) + 4);
-        const int x0 = grid_right(m) + 4, xa = grid_right(m) + 24 + lane[j] * LANEW;
+        const int x0 = grid_right(m) + 4, xa = grid_right(m) + 24 + lane[lead[j]] * LANEW;
         const int ys = row_y(m, g->src, g->src_row) + row_h(g->src_row) / 2 - 4, yd = row_y(m, g->dst, g->dst_row) + row_h(g->dst_row) / 2 + 4;
         /* a cubic from (x0, ys) to (x0, yd) with both control points at xc peaks at x0 + 3/4 (xc - x0) */
         const int xc = x0 + (xa - x0) * 4 / 3;
         fprintf(f, "<path d=\"M%d,%d C%d,%d %d,%d %d,%d\" fill=\"none\" stroke=\"#333\" stroke-width=\"1.6\"%s "
                    "marker-end=\"url(#head%d)\"/>\n", x0, ys, xc, ys, xc, yd, x0 + 2, yd, g->load ? " stroke-dasharray=\"5 3\"" : "", k);
-        char span[64], by[32];
+        if (lead[j] != j) continue;   /* a group is labelled once, by its first message */
+        char span[64], by[32], ends[200];
+        int n = 0, lo, hi;
+        size_t l = 0;
+        /* fan-out: one source, the destinations listed; else the sources listed */
+        for (int i = j; i < F->nmsgs && l + 12 < sizeof ends; i++)
+            if (lead[i] == j) {
+                l += (size_t)snprintf(ends + l, sizeof ends - l, "%s%d", n ? "," : "", fan[j] == 2 ? F->msgs[i].dst : F->msgs[i].src);
+                n++;
+            }
         span_text(m, g->elem, g->nelem, span, sizeof span);
         bytes_text(g->bytes, by, sizeof by);
-        const int ym = (ys + yd) / 2;
-        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#222\"" HALO ">%d\xe2\x86\x92%d%s</text>", xa + 6, ym - 2, g->src, g->dst,
-                g->load ? " load" : "");
-        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#222\"" HALO ">%s%s%s</text>\n", xa + 6, ym + 11,
-                strcmp(span, "?") ? span : "", strcmp(span, "?") ? ", " : "", by);
+        group_span(F, lead, j, &lo, &hi);
+        /* the label where the group's arcs reach furthest out: the middle of its span */
+        /* (neighbouring lanes' labels alternate up and down: a label is wider than a lane) */
+        const int ym = n > 1 ? (row_y(m, lo, 0) + row_y(m, hi, 0) + CELLH) / 2 + (lane[j] % 2 ? 16 : -16) : (ys + yd) / 2;
+        if (fan[j] == 2)
+            fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#222\"" HALO ">%d\xe2\x86\x92%s load</text>", xa + 6, ym - 2, g->src, ends);
+        else
+            fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#222\"" HALO ">%s\xe2\x86\x92%d%s</text>", xa + 6, ym - 2, ends, g->dst,
+                    g->load ? " load" : "");
+        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#222\"" HALO ">%s%s%s%s</text>\n", xa + 6, ym + 11,
+                strcmp(span, "?") ? span : "", strcmp(span, "?") ? ", " : "", by, n > 1 ? " each" : "");
     }
     if (F->step >= 0 && F->nmsgs == 0)
         fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#555\">%s</text>\n",
@@ -298,6 +350,8 @@ void cd_write_svg(const cd_model *m, int k, FILE *f)
     if (more) fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"" WRONG "\">and %d more</text>\n", y + 18, more);
     fprintf(f, "</svg>\n");
     free(lane);
+    free(lead);
+    free(fan);
 }
 
 void cd_write_text(const cd_model *m, FILE *f)

@@ -60,6 +60,31 @@ if [ $figs = 1 ]; then
   rm -rf "${OUT:?}/fig/pipe"
   "$B/bin/colldraw" --gantt "$OUT/fig/pipe.json" --out "$OUT/fig/pipe" > /dev/null
   rsvg-convert -f pdf -o "$OUT/fig/pipe/gantt.pdf" "$OUT/fig/pipe/gantt.svg"
+  # Deck 03's simulated scale (p = 16 to 1024): make sim-bench's own results where a run left
+  # them (SIM_RESULTS, default bench-results/sim-latest), else the small run checked in as
+  # slides/sim/ (slides/sim/make.sh). The title says which run: simulator, host, date.
+  simdir=${SIM_RESULTS:-$SRC/bench-results/sim-latest}
+  # usable: both sizes drawn at three rank counts or more (SIM=smoke runs neither at 256 B)
+  sizes_at() { awk -F, 'NR > 1 && $7 == "out" && ($3 == 256 || $3 == 1048576) && !seen[$3 "," $2]++ { n[$3]++ }
+                        END { print ((n[256] >= 3 && n[1048576] >= 3) ? "yes" : "no") }' "$1"; }
+  if [ -s "$simdir/sweep.csv" ] && [ -s "$simdir/platform.txt" ] && [ -s "$simdir/summary.md" ] &&
+     [ "$(sizes_at "$simdir/sweep.csv")" = yes ]; then
+    simcsv=$simdir/sweep.csv
+    # "Simulated with SimGrid version 3.32 on HOST, mode quick; run STAMP." (sim-bench's --info)
+    run=$(grep -o 'Simulated with [^;]*; run [0-9-]*' "$simdir/summary.md" | head -1 |
+          sed 's/^Simulated with //; s/ version / /; s/, mode [a-z]*;/,/')
+    run="${run:-$(basename "$(cd "$simdir" && pwd -P)")} (make sim-bench)"
+  else
+    simdir=$SRC/slides/sim simcsv=$SRC/slides/sim/scale.csv
+    run=$(awk '$1 == "run" { sub(/^run /, ""); print }' "$simdir/platform.txt")
+  fi
+  key() { awk -v k="$1" '$1 == k { print $2 }' "$simdir/platform.txt"; }
+  where="$(key name), $(key bw_gbs) GB/s links, $(key alpha_us) µs"
+  for size in 256 1048576; do
+    (cd "$SRC" && gnuplot -e "csv='$simcsv'; out='$OUT/fig/scale-$size.png'; B=$size; pngterm='$pngterm'; algos='ring rd rabenseifner tree2'" \
+        -e "where='$where'; when='$run'" slides/scale.gp) 2> "$OUT/fig/scale-$size.log" ||
+      { cat "$OUT/fig/scale-$size.log" >&2; exit 1; }
+  done
   # Deck 03's model, one readable panel per rank count, titled with the parameters it uses.
   par() { awk -v k="$1" '$1 == k { print $2 }' "$SRC/slides/params.txt"; }
   for P in 16 64 256; do

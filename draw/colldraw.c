@@ -22,16 +22,23 @@
 
 /* ------------------------------------------------------------ recording */
 
+/* A snapshot holds NROWS rows of count values: the drawn buffer, then the
+ * shared regions the algorithm showed (ck_show_shared), zeros where none. */
+#define NROWS (1 + CD_MAX_SHARED)
+
 typedef struct snap {
     int  step;
     char phase[32];
-    long at;               /* index into rec.data: count values */
+    char shared[CD_MAX_SHARED][CD_NAME];   /* the regions' names, "" where none */
+    long at;               /* index into rec.data: NROWS * count values */
 } snap;
 
 typedef struct post_note {
-    int    kind, step, peer;
+    int    kind, step, peer;   /* kind CK_EV_COPY: a load from peer's memory (ck_show_load) */
+    int    row;            /* where the buffer is: 0 the drawn buffer, k + 1 shared region k */
+    char   from[CD_NAME];  /* a load: the peer's region it came from, "" its buffer */
     size_t bytes;
-    long   elem, nelem;    /* in the drawn buffer, -1 when the buffer is elsewhere */
+    long   elem, nelem;    /* in that row (a region: its slots), -1 when the buffer is elsewhere */
 } post_note;
 
 typedef struct rec {
@@ -43,6 +50,9 @@ typedef struct rec {
     int64_t       *data;
     post_note     *posts;
     int            nposts, capposts;
+    const void    *sh_buf[CD_MAX_SHARED];   /* the regions shown, where they are now */
+    size_t         sh_bytes[CD_MAX_SHARED];
+    char           sh_name[CD_MAX_SHARED][CD_NAME];
     int            full;   /* 1 once a limit was reached: the rest is not recorded */
 } rec;
 
@@ -56,7 +66,7 @@ static void take_snap(rec *R, int step, const char *phase)
     if (R->nsnaps == R->capsnaps) {
         int cap = R->capsnaps ? 2 * R->capsnaps : 16;
         snap *s = realloc(R->snaps, (size_t)cap * sizeof *s);
-        int64_t *d = realloc(R->data, (size_t)cap * (R->count ? R->count : 1) * sizeof *d);
+        int64_t *d = realloc(R->data, (size_t)cap * NROWS * (R->count ? R->count : 1) * sizeof *d);
         if (s) R->snaps = s;
         if (d) R->data = d;
         if (!s || !d) { R->full = 1; return; }
@@ -65,9 +75,36 @@ static void take_snap(rec *R, int step, const char *phase)
     snap *s = &R->snaps[R->nsnaps];
     s->step = step;
     snprintf(s->phase, sizeof s->phase, "%s", phase ? phase : "");
-    s->at = (long)(R->nsnaps * R->count);
+    s->at = (long)(R->nsnaps * NROWS * R->count);
     if (R->count) memcpy(R->data + s->at, R->buf, R->count * sizeof *R->data);
+    for (int k = 0; k < CD_MAX_SHARED; k++) {
+        int64_t *row = R->data + s->at + (long)((size_t)(k + 1) * R->count);
+        size_t n = R->sh_bytes[k] / sizeof *row < R->count ? R->sh_bytes[k] / sizeof *row : R->count;
+        memset(row, 0, R->count * sizeof *row);
+        if (n && R->sh_buf[k]) memcpy(row, R->sh_buf[k], n * sizeof *row);
+        memcpy(s->shared[k], R->sh_name[k], CD_NAME);
+    }
     R->nsnaps++;
+}
+
+/* Region k of this rank named `name`, a new one if there is room, or -1
+ * (regions past CD_MAX_SHARED are not drawn). */
+static int region_slot(rec *R, const char *name)
+{
+    for (int k = 0; k < CD_MAX_SHARED; k++)
+        if (!strncmp(R->sh_name[k], name, CD_NAME - 1)) return k;
+    for (int k = 0; k < CD_MAX_SHARED; k++)
+        if (!R->sh_name[k][0]) { snprintf(R->sh_name[k], CD_NAME, "%s", name); return k; }
+    return -1;
+}
+
+static void on_shared(void *ctx, const char *name, const void *buf, size_t bytes)
+{
+    rec *R = ctx;
+    int k = name && *name ? region_slot(R, name) : -1;
+    if (k < 0) return;
+    R->sh_buf[k] = buf;
+    R->sh_bytes[k] = bytes;
 }
 
 static void on_step(void *ctx, int step, const char *phase) { take_snap(ctx, step, phase); }
@@ -89,21 +126,46 @@ static void locate(const rec *R, const void *buf, size_t bytes, long *elem, long
     }
 }
 
-static void on_message(void *ctx, int kind, const void *buf, size_t bytes, int peer, int step)
+static post_note *new_post(rec *R)
 {
-    rec *R = ctx;
-    if (R->full) return;
-    if (R->nposts == MAX_POSTS) { R->full = 1; return; }
+    if (R->full) return NULL;
+    if (R->nposts == MAX_POSTS) { R->full = 1; return NULL; }
     if (R->nposts == R->capposts) {
         int cap = R->capposts ? 2 * R->capposts : 64;
         post_note *n = realloc(R->posts, (size_t)cap * sizeof *n);
-        if (!n) { R->full = 1; return; }
+        if (!n) { R->full = 1; return NULL; }
         R->posts = n;
         R->capposts = cap;
     }
-    post_note *n = &R->posts[R->nposts++];
-    *n = (post_note){kind, step, peer, bytes, -1, -1};
+    return memset(&R->posts[R->nposts++], 0, sizeof *R->posts);
+}
+
+static void on_message(void *ctx, int kind, const void *buf, size_t bytes, int peer, int step)
+{
+    post_note *n = new_post(ctx);
+    if (!n) return;
+    *n = (post_note){.kind = kind, .step = step, .peer = peer, .bytes = bytes};
+    locate(ctx, buf, bytes, &n->elem, &n->nelem);
+}
+
+/* A load into buf: the drawn buffer, else the slots of one of this rank's regions. */
+static void on_load(void *ctx, int peer, const char *from, const void *buf, size_t bytes, int step)
+{
+    rec *R = ctx;
+    post_note *n = new_post(R);
+    if (!n) return;
+    *n = (post_note){.kind = CK_EV_COPY, .step = step, .peer = peer, .bytes = bytes};
+    snprintf(n->from, sizeof n->from, "%s", from ? from : "");
     locate(R, buf, bytes, &n->elem, &n->nelem);
+    const char *b = buf;
+    for (int k = 0; k < CD_MAX_SHARED && n->elem < 0; k++) {
+        const char *lo = R->sh_buf[k];
+        if (lo && b >= lo && b + bytes <= lo + R->sh_bytes[k] && (b - lo) % sizeof(int64_t) == 0) {
+            n->row = k + 1;
+            n->elem = (long)((b - lo) / (long)sizeof(int64_t));
+            n->nelem = (long)(bytes / sizeof(int64_t));
+        }
+    }
 }
 
 /* ------------------------------------------------------------ options */
@@ -127,7 +189,8 @@ static int usage(FILE *f, const char *prog)
             "step recorded, and draw it: per step each rank's buffer as a row of blocks coloured\n"
             "by whose contributions they hold, and the step's messages as arrows labelled with\n"
             "the block and the bytes they carry. A wrong element is hatched red from the step it\n"
-            "went wrong.\n"
+            "went wrong. Shared-memory algorithms (oneshot, twoshot) get rows for the memory\n"
+            "their peers load from (ck_show_shared) and dashed arrows for the loads.\n"
             "  --np P          ranks (1 to %d); without a launcher colldraw starts itself under\n"
             "                  ckrun -np P, under mpirun P must be the job's size\n"
             "  --count N       elements (i64, 0 to %d; default 2p)\n"
@@ -284,11 +347,42 @@ typedef struct gathered {
 } gathered;
 
 /* The first snapshot of rank r taken after step s was done: the state step s left. */
-static const int64_t *after(const gathered *g, size_t count, int s)
+static int after(const gathered *g, int s)
 {
     for (int k = 0; k < g->nsnaps && s != CD_NO_STEP; k++)
-        if (g->snaps[k].step > s) return g->data + (size_t)k * count;
-    return g->data + (size_t)(g->nsnaps - 1) * count;
+        if (g->snaps[k].step > s) return k;
+    return g->nsnaps - 1;
+}
+
+/* The model's row of a region name (0 the buffer, k + 1 region k), -1 when not drawn. */
+static int model_row(const cd_model *m, const char *name)
+{
+    if (!*name) return 0;
+    for (int k = 0; k < m->nshared; k++)
+        if (!strcmp(m->shared[k], name)) return k + 1;
+    return -1;
+}
+
+/* A region's slots hold elements wherever the algorithm put them: each value
+ * says which element's contributions it holds, and the cell is drawn there. */
+static void decode_region(const cc_scheme *s, size_t count, const int64_t *v, cd_cell *row)
+{
+    for (size_t i = 0; i < count; i++) row[i] = (cd_cell){.from = -1};
+    for (size_t i = 0; i < count; i++) {
+        if (!v[i]) continue;   /* nothing yet (the region starts zeroed) */
+        cd_cell c = decode(s, count, i, v[i]);
+        if (!c.wrong) row[i] = c;
+        else if (!c.garbled) row[c.from] = (cd_cell){.mask = c.mask, .from = -1};
+        else row[i] = c;
+    }
+}
+
+/* The element a region slot holds in snapshot k of a rank, or -1. */
+static long slot_elem(const cc_scheme *s, size_t count, const int64_t *v, long slot)
+{
+    if (slot < 0 || (size_t)slot >= count || !v[slot]) return -1;
+    cd_cell c = decode(s, count, (size_t)slot, v[slot]);
+    return !c.wrong ? slot : !c.garbled ? c.from : -1;
 }
 
 static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
@@ -314,6 +408,14 @@ static int build_model(cd_model *m, gathered *g)
         }
     }
     qsort(steps, (size_t)nsteps, sizeof *steps, cmp_int);
+    /* the regions any rank showed, by name */
+    for (int r = 0; r < p; r++)
+        for (int k = 0; k < g[r].nsnaps; k++)
+            for (int j = 0; j < CD_MAX_SHARED; j++) {
+                const char *nm = g[r].snaps[k].shared[j];
+                if (*nm && model_row(m, nm) < 0 && m->nshared < CD_MAX_SHARED)
+                    snprintf(m->shared[m->nshared++], CD_NAME, "%s", nm);
+            }
     int u = 0;
     for (int k = 0; k < nsteps; k++)
         if (u == 0 || steps[u - 1] != steps[k]) steps[u++] = steps[k];
@@ -328,12 +430,18 @@ static int build_model(cd_model *m, gathered *g)
         cd_frame *F = &m->frames[f];
         F->step = f == 0 ? -1 : steps[f - 1];
         F->cells = calloc((size_t)p * (count ? count : 1), sizeof *F->cells);
-        if (!F->cells) { free(steps); return -1; }
+        F->shared = m->nshared ? calloc((size_t)p * CD_MAX_SHARED * (count ? count : 1), sizeof *F->shared) : NULL;
+        if (!F->cells || (m->nshared && !F->shared)) { free(steps); return -1; }
         if (f == 0) snprintf(F->phase, sizeof F->phase, "input");
         for (int r = 0; r < p; r++) {
             /* the state: the input, or what step F->step left */
-            const int64_t *v = f == 0 ? g[r].data : after(&g[r], count, F->step);
+            const int sk = f == 0 ? 0 : after(&g[r], F->step);
+            const int64_t *v = g[r].data + (size_t)sk * NROWS * count;
             for (size_t i = 0; i < count; i++) F->cells[(size_t)r * count + i] = decode(&s, count, i, v[i]);
+            for (int j = 0; j < CD_MAX_SHARED && F->shared; j++) {
+                const int row = *g[r].snaps[sk].shared[j] ? model_row(m, g[r].snaps[sk].shared[j]) : -1;
+                if (row > 0) decode_region(&s, count, v + (size_t)(j + 1) * count, F->shared + ((size_t)r * CD_MAX_SHARED + (size_t)(row - 1)) * count);
+            }
             /* the phase: the names the ranks gave this step, each once */
             for (int k = 1; f > 0 && k + 1 < g[r].nsnaps; k++) {
                 const char *ph = g[r].snaps[k].phase;
@@ -347,8 +455,26 @@ static int build_model(cd_model *m, gathered *g)
         for (int r = 0; f > 0 && r < p; r++)
             for (int k = 0; k < g[r].nposts; k++) {
                 const post_note *n = &g[r].posts[k];
+                if (n->kind == CK_EV_COPY && n->step == F->step && n->peer >= 0 && n->peer < p) {
+                    /* a load: from the peer's buffer or region into this rank's */
+                    const int sk = after(&g[r], F->step);
+                    const int from = model_row(m, n->from);
+                    int row = 0;
+                    long elem = n->elem;
+                    if (n->row > 0) {
+                        row = model_row(m, g[r].snaps[sk].shared[n->row - 1]);
+                        elem = slot_elem(&s, count, g[r].data + ((size_t)sk * NROWS + (size_t)n->row) * count, n->elem);
+                    }
+                    cd_msg msg = {.src = n->peer, .dst = r, .src_row = from < 0 ? 0 : from, .dst_row = row < 0 ? 0 : row,
+                                  .load = 1, .bytes = n->bytes, .elem = elem, .nelem = n->nelem};
+                    cd_msg *nm = realloc(F->msgs, (size_t)(F->nmsgs + 1) * sizeof *nm);
+                    if (!nm) { free(steps); return -1; }
+                    F->msgs = nm;
+                    F->msgs[F->nmsgs++] = msg;
+                    continue;
+                }
                 if (n->kind != CK_EV_SEND || n->step != F->step) continue;
-                cd_msg msg = {r, n->peer, n->bytes, n->elem, n->nelem};
+                cd_msg msg = {.src = r, .dst = n->peer, .bytes = n->bytes, .elem = n->elem, .nelem = n->nelem};
                 if (msg.elem < 0 && n->peer >= 0 && n->peer < p)
                     for (int q = 0; q < g[n->peer].nposts; q++) {
                         const post_note *rv = &g[n->peer].posts[q];
@@ -384,7 +510,7 @@ static int gather(const rec *R, int rank, int p, MPI_Comm comm, gathered *g)
     int bad = rank == 0 && (!all || !g);
     MPI_Gather(mine, 2, MPI_LONG_LONG, all, 2, MPI_LONG_LONG, 0, comm);
     /* three gathers of raw bytes: snapshots, their data, the posts */
-    const size_t sizes[3] = {sizeof(snap), R->count * sizeof(int64_t), sizeof(post_note)};
+    const size_t sizes[3] = {sizeof(snap), NROWS * R->count * sizeof(int64_t), sizeof(post_note)};
     const void *src[3] = {R->snaps, R->data, R->posts};
     const int nmine[3] = {R->nsnaps, R->nsnaps, R->nposts};
     char *dst[3] = {NULL, NULL, NULL};
@@ -488,7 +614,7 @@ int colldraw_main(int argc, char **argv, const char *tool)
     char emsg[512] = "";
     if (!err) {
         take_snap(&R, -1, "input");
-        ck_observe(comm, &(ck_observer){on_step, on_message, &R});
+        ck_observe(comm, &(ck_observer){.step = on_step, .message = on_message, .ctx = &R, .shared = on_shared, .load = on_load});
         arc = ck_allreduce(comm, algo, o.inplace ? CK_IN_PLACE : in, buf, count, CK_I64, CK_SUM);
         ck_observe(comm, NULL);
         snprintf(emsg, sizeof emsg, "%s", arc ? ck_comm_errmsg(comm) : "");
@@ -542,7 +668,7 @@ int colldraw_main(int argc, char **argv, const char *tool)
                        nwrong, fw, m.frames[fw].step, m.frames[fw].phase, fc / count, fc % count);
             status = (nwrong || m.error[0]) ? 1 : 0;
         }
-        for (int f = 0; f < m.nframes; f++) { free(m.frames[f].cells); free(m.frames[f].msgs); }
+        for (int f = 0; f < m.nframes; f++) { free(m.frames[f].cells); free(m.frames[f].shared); free(m.frames[f].msgs); }
         free(m.frames);
         if (g && !gbad) { free(g[0].snaps); free(g[0].data); free(g[0].posts); }
         free(g);

@@ -19,6 +19,8 @@ extern "C" {
 
 #define CD_MAX_RANKS 32     /* one bit per rank in a cell's mask; more rows are unreadable anyway */
 #define CD_MAX_COUNT 512    /* elements drawn: beyond this a cell is narrower than a pixel */
+#define CD_MAX_SHARED 2     /* shared regions drawn per rank (ck_show_shared): input copy, staging */
+#define CD_NAME 24          /* a region's name, with its terminating zero */
 
 /* One element of one rank's buffer after a step. */
 typedef struct cd_cell {
@@ -31,6 +33,8 @@ typedef struct cd_cell {
 
 typedef struct cd_msg {
     int    src, dst;
+    int    src_row, dst_row; /* 0: the rank's buffer, k + 1: its shared region k */
+    int    load;             /* 1: dst loaded it from src's memory (no message) */
     size_t bytes;
     long   elem, nelem;     /* the elements it carries (of the drawn buffer), elem -1 when unknown */
 } cd_msg;
@@ -41,6 +45,8 @@ typedef struct cd_frame {
     int      step;          /* the algorithm's ck_step; -1 for the input frame, CD_NO_STEP */
     char     phase[64];     /* "reduce-scatter", "input", "result" ... */
     cd_cell *cells;         /* p * count, rank-major */
+    cd_cell *shared;        /* p * CD_MAX_SHARED * count: region k of rank r, cell i the element i it holds
+                               (mask 0: holds none), NULL when no region was shown */
     cd_msg  *msgs;
     int      nmsgs;
 } cd_frame;
@@ -51,6 +57,8 @@ typedef struct cd_model {
     int       p;
     size_t    count;
     int       inplace;
+    int       nshared;       /* regions shown (ck_show_shared), drawn as rows under each rank's buffer */
+    char      shared[CD_MAX_SHARED][CD_NAME];
     int       status;        /* what ck_allreduce returned on the first failing rank (0: success) */
     char      error[512];    /* its message, "" when none */
     cd_frame *frames;

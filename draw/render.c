@@ -24,6 +24,8 @@ static const char *const PALETTE[] = {"#4e79a7", "#f28e2b", "#59a14f", "#b07aa1"
 #define NPAL (int)(sizeof PALETTE / sizeof PALETTE[0])
 #define EMPTY "#eeeeee"
 #define WRONG "#c00000"
+/* a label over arcs stays readable: a white outline painted under its letters */
+#define HALO " stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\""
 
 static void colour(int r, char *out, size_t cap)
 {
@@ -104,7 +106,7 @@ static void describe(const cd_model *m, const cd_cell *c, char *out, size_t cap)
     }
 }
 
-enum { LEFT = 86, TOP = 74, ROWGAP = 16, CELLH = 36, BGAP = 8, LANEW = 104 };
+enum { LEFT = 86, TOP = 74, ROWGAP = 16, CELLH = 36, BGAP = 8, LANEW = 104, SHH = 22, SHGAP = 4 };
 
 static int cell_w(const cd_model *m) { return m->count <= 16 ? 28 : m->count <= 64 ? 14 : m->count <= 160 ? 6 : 3; }
 
@@ -115,21 +117,83 @@ static int grid_right(const cd_model *m)
     return m->count ? cell_x(m, m->count - 1) + cell_w(m) : LEFT + 40;
 }
 
-static int row_y(int r) { return TOP + r * (CELLH + ROWGAP); }
+/* Rank r's rows: its buffer (sub 0), then its shared regions (sub k + 1), lower. */
+static int row_y(const cd_model *m, int r, int sub)
+{
+    return TOP + r * (CELLH + m->nshared * (SHH + SHGAP) + ROWGAP) + (sub ? CELLH + SHGAP + (sub - 1) * (SHH + SHGAP) : 0);
+}
+static int row_h(int sub) { return sub ? SHH : CELLH; }
 
-/* Lanes for the arcs: an arc takes the first lane free over its span of rows. */
-static int assign_lanes(const cd_frame *F, int *lane)
+/* One cell: p stripes (stripe q rank q's contribution), hatched when wrong.
+ * A region's cell that holds nothing is only a dotted outline: no element is there. */
+static void draw_cell(FILE *f, const cd_model *m, const cd_cell *c, int x, int y, int h, int k, int region)
+{
+    const int p = m->p, cw = cell_w(m);
+    if (region && !c->mask && !c->wrong) {
+        fprintf(f, "<rect x=\"%d.5\" y=\"%d.5\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#bbb\" "
+                   "stroke-dasharray=\"2 2\"/>\n", x, y, cw - 1, h - 1);
+        return;
+    }
+    for (int q = 0; q < p; q++) {
+        /* stripe q: rank q's contribution; heights split the cell exactly */
+        const int y0 = y + h * q / p, y1 = y + h * (q + 1) / p;
+        char cq[32];
+        colour(q, cq, sizeof cq);
+        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>", x, y0, cw, y1 - y0,
+                (c->mask >> q & 1u) && !c->garbled ? cq : EMPTY);
+    }
+    if (c->wrong)
+        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"url(#hatch%d)\"/>", x, y, cw, h, k);
+    fprintf(f, "<rect%s x=\"%d.5\" y=\"%d.5\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"%s\" stroke-width=\"%d\"/>\n",
+            c->first ? " class=\"went-wrong\"" : "", x, y, cw - 1, h - 1, c->first ? WRONG : "#666", c->first ? 3 : 1);
+}
+
+/* Loads of the same elements share one lane and one label: into one rank
+ * from several peers (fan-in: a rank folding one block from every input copy)
+ * or from one rank by several peers (fan-out: every rank copying one staging
+ * buffer). lead[j] is the first message of j's group (j itself for a message). */
+static void group_loads(const cd_frame *F, int *lead, int *fan)
+{
+    for (int j = 0; j < F->nmsgs; j++) {
+        const cd_msg *a = &F->msgs[j];
+        lead[j] = j;
+        fan[j] = 0;   /* 1 fan-in, 2 fan-out, 0 alone */
+        for (int i = 0; i < j && a->load; i++) {
+            const cd_msg *b = &F->msgs[i];
+            if (lead[i] != i || !b->load || b->dst_row != a->dst_row || b->src_row != a->src_row ||
+                b->elem != a->elem || b->nelem != a->nelem || b->bytes != a->bytes) continue;
+            const int kind = b->dst == a->dst ? 1 : b->src == a->src ? 2 : 0;
+            if (kind && (fan[i] == 0 || fan[i] == kind)) { lead[j] = i; fan[i] = kind; break; }
+        }
+    }
+}
+
+/* The rows a group's arcs span. */
+static void group_span(const cd_frame *F, const int *lead, int g, int *lo, int *hi)
+{
+    *lo = *hi = F->msgs[g].dst;
+    for (int j = g; j < F->nmsgs; j++)
+        if (lead[j] == g) {
+            const int a = F->msgs[j].src, b = F->msgs[j].dst;
+            if ((a < b ? a : b) < *lo) *lo = a < b ? a : b;
+            if ((a > b ? a : b) > *hi) *hi = a > b ? a : b;
+        }
+}
+
+/* Lanes for the arcs: a group takes the first lane free over its span of rows. */
+static int assign_lanes(const cd_frame *F, const int *lead, int *lane)
 {
     int nl = 0;
     for (int k = 0; k < F->nmsgs; k++) {
-        int lo = F->msgs[k].src < F->msgs[k].dst ? F->msgs[k].src : F->msgs[k].dst;
-        int hi = F->msgs[k].src ^ F->msgs[k].dst ^ lo;
+        if (lead[k] != k) continue;
+        int lo, hi;
+        group_span(F, lead, k, &lo, &hi);
         for (int l = 0;; l++) {
             int clash = 0;
             for (int j = 0; j < k && !clash; j++) {
-                if (lane[j] != l) continue;
-                int lo2 = F->msgs[j].src < F->msgs[j].dst ? F->msgs[j].src : F->msgs[j].dst;
-                int hi2 = F->msgs[j].src ^ F->msgs[j].dst ^ lo2;
+                if (lead[j] != j || lane[j] != l) continue;
+                int lo2, hi2;
+                group_span(F, lead, j, &lo2, &hi2);
                 clash = lo <= hi2 && lo2 <= hi;
             }
             if (!clash) { lane[k] = l; if (l + 1 > nl) nl = l + 1; break; }
@@ -143,7 +207,11 @@ void cd_write_svg(const cd_model *m, int k, FILE *f)
     const cd_frame *F = &m->frames[k];
     const int p = m->p, cw = cell_w(m);
     int *lane = calloc((size_t)(F->nmsgs ? F->nmsgs : 1), sizeof *lane);
-    const int nl = lane ? assign_lanes(F, lane) : 0;
+    int *lead = calloc((size_t)(F->nmsgs ? F->nmsgs : 1), sizeof *lead);
+    int *fan = calloc((size_t)(F->nmsgs ? F->nmsgs : 1), sizeof *fan);
+    if (!lead || !fan) { free(lane); lane = NULL; }
+    if (lane) group_loads(F, lead, fan);
+    const int nl = lane ? assign_lanes(F, lead, lane) : 0;
     /* the notes under the grid: where elements went wrong in this frame */
     char notes[8][700];
     int nnotes = 0, more = 0;
@@ -165,8 +233,8 @@ void cd_write_svg(const cd_model *m, int k, FILE *f)
     if (m->error[0] && k == m->nframes - 1 && nnotes < 8)
         snprintf(notes[nnotes++], sizeof notes[0], "the algorithm failed: %s", m->error);
     const int W = grid_right(m) + 24 + nl * LANEW + 40;
-    const int gridB = row_y(p) - ROWGAP;
-    const int H = gridB + 56 + (nnotes + (more > 0)) * 18 + 10;
+    const int gridB = row_y(m, p, 0) - ROWGAP;
+    const int H = gridB + 56 + (m->nshared ? 18 : 0) + (nnotes + (more > 0)) * 18 + 10;
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
                "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n", W < 660 ? 660 : W, H, W < 660 ? 660 : W, H);
     /* ids carry the frame number: the page inlines every frame, and a hidden frame's defs cannot be used */
@@ -203,26 +271,20 @@ void cd_write_svg(const cd_model *m, int k, FILE *f)
     }
     /* rows */
     for (int r = 0; r < p; r++) {
-        const int y = row_y(r);
+        const int y = row_y(m, r, 0);
         char col[32];
         colour(r, col, sizeof col);
         fprintf(f, "<rect x=\"10\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>", y + CELLH / 2 - 6, col);
         fprintf(f, "<text x=\"26\" y=\"%d\" font-size=\"13\">rank %d</text>\n", y + CELLH / 2 + 5, r);
-        for (size_t i = 0; i < m->count; i++) {
-            const cd_cell *c = &F->cells[(size_t)r * m->count + i];
-            const int x = cell_x(m, i);
-            for (int q = 0; q < p; q++) {
-                /* stripe q: rank q's contribution; heights split the cell exactly */
-                const int y0 = y + CELLH * q / p, y1 = y + CELLH * (q + 1) / p;
-                char cq[32];
-                colour(q, cq, sizeof cq);
-                fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>", x, y0, cw, y1 - y0,
-                        (c->mask >> q & 1u) && !c->garbled ? cq : EMPTY);
-            }
-            if (c->wrong)
-                fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"url(#hatch%d)\"/>", x, y, cw, CELLH, k);
-            fprintf(f, "<rect%s x=\"%d.5\" y=\"%d.5\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"%s\" stroke-width=\"%d\"/>\n",
-                    c->first ? " class=\"went-wrong\"" : "", x, y, cw - 1, CELLH - 1, c->first ? WRONG : "#666", c->first ? 3 : 1);
+        for (size_t i = 0; i < m->count; i++) draw_cell(f, m, &F->cells[(size_t)r * m->count + i], cell_x(m, i), y, CELLH, k, 0);
+        for (int j = 0; j < m->nshared && F->shared; j++) {
+            const int ys = row_y(m, r, j + 1);
+            fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"10\" font-style=\"italic\" fill=\"#444\" text-anchor=\"end\">",
+                    LEFT - 6, ys + SHH / 2 + 4);
+            esc(f, m->shared[j]);
+            fprintf(f, "</text>\n");
+            for (size_t i = 0; i < m->count; i++)
+                draw_cell(f, m, &F->shared[((size_t)r * CD_MAX_SHARED + (size_t)j) * m->count + i], cell_x(m, i), ys, SHH, k, 1);
         }
     }
     /* messages: the sent elements outlined on the sender's row, an arc to the receiver */
@@ -232,29 +294,50 @@ void cd_write_svg(const cd_model *m, int k, FILE *f)
         if (g->elem >= 0 && g->nelem > 0 && (size_t)(g->elem + g->nelem) <= m->count)
             fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#222\" "
                        "stroke-width=\"2\" stroke-dasharray=\"4 2\"/>\n",
-                    cell_x(m, (size_t)g->elem) - 2, row_y(g->src) - 2,
-                    cell_x(m, (size_t)(g->elem + g->nelem - 1)) + cw - cell_x(m, (size_t)g->elem) + 4, CELLH + 4);
-        const int x0 = grid_right(m) + 4, xa = grid_right(m) + 24 + lane[j] * LANEW;
-        const int ys = row_y(g->src) + CELLH / 2 - 5, yd = row_y(g->dst) + CELLH / 2 + 5;
+                    cell_x(m, (size_t)g->elem) - 2, row_y(m, g->src, g->src_row) - 2,
+                    cell_x(m, (size_t)(g->elem + g->nelem - 1)) + cw - cell_x(m, (size_t)g->elem) + 4, row_h(g->src_row) + 4);
+        const int x0 = grid_right(m) + 4, xa = grid_right(m) + 24 + lane[lead[j]] * LANEW;
+        const int ys = row_y(m, g->src, g->src_row) + row_h(g->src_row) / 2 - 4, yd = row_y(m, g->dst, g->dst_row) + row_h(g->dst_row) / 2 + 4;
         /* a cubic from (x0, ys) to (x0, yd) with both control points at xc peaks at x0 + 3/4 (xc - x0) */
         const int xc = x0 + (xa - x0) * 4 / 3;
-        fprintf(f, "<path d=\"M%d,%d C%d,%d %d,%d %d,%d\" fill=\"none\" stroke=\"#333\" stroke-width=\"1.6\" "
-                   "marker-end=\"url(#head%d)\"/>\n", x0, ys, xc, ys, xc, yd, x0 + 2, yd, k);
-        char span[64], by[32];
+        fprintf(f, "<path d=\"M%d,%d C%d,%d %d,%d %d,%d\" fill=\"none\" stroke=\"#333\" stroke-width=\"1.6\"%s "
+                   "marker-end=\"url(#head%d)\"/>\n", x0, ys, xc, ys, xc, yd, x0 + 2, yd, g->load ? " stroke-dasharray=\"5 3\"" : "", k);
+        if (lead[j] != j) continue;   /* a group is labelled once, by its first message */
+        char span[64], by[32], ends[200];
+        int n = 0, lo, hi;
+        size_t l = 0;
+        /* fan-out: one source, the destinations listed; else the sources listed */
+        for (int i = j; i < F->nmsgs && l + 12 < sizeof ends; i++)
+            if (lead[i] == j) {
+                l += (size_t)snprintf(ends + l, sizeof ends - l, "%s%d", n ? "," : "", fan[j] == 2 ? F->msgs[i].dst : F->msgs[i].src);
+                n++;
+            }
         span_text(m, g->elem, g->nelem, span, sizeof span);
         bytes_text(g->bytes, by, sizeof by);
-        const int ym = (ys + yd) / 2;
-        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#222\">%d\xe2\x86\x92%d</text>", xa + 6, ym - 2, g->src, g->dst);
-        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#222\">%s%s%s</text>\n", xa + 6, ym + 11,
-                strcmp(span, "?") ? span : "", strcmp(span, "?") ? ", " : "", by);
+        group_span(F, lead, j, &lo, &hi);
+        /* the label where the group's arcs reach furthest out: the middle of its span */
+        /* (neighbouring lanes' labels alternate up and down: a label is wider than a lane) */
+        const int ym = n > 1 ? (row_y(m, lo, 0) + row_y(m, hi, 0) + CELLH) / 2 + (lane[j] % 2 ? 16 : -16) : (ys + yd) / 2;
+        if (fan[j] == 2)
+            fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#222\"" HALO ">%d\xe2\x86\x92%s load</text>", xa + 6, ym - 2, g->src, ends);
+        else
+            fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#222\"" HALO ">%s\xe2\x86\x92%d%s</text>", xa + 6, ym - 2, ends, g->dst,
+                    g->load ? " load" : "");
+        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#222\"" HALO ">%s%s%s%s</text>\n", xa + 6, ym + 11,
+                strcmp(span, "?") ? span : "", strcmp(span, "?") ? ", " : "", by, n > 1 ? " each" : "");
     }
     if (F->step >= 0 && F->nmsgs == 0)
-        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#555\">no messages posted in this step</text>\n",
-                grid_right(m) + 12, TOP + 12);
+        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#555\">%s</text>\n",
+                grid_right(m) + 12, TOP + 12, m->nshared ? "no messages, no loads in this step" : "no messages posted in this step");
     /* legend and notes */
     int y = gridB + 26;
     fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"#333\">A cell is one element; stripe r is rank r's "
                "contribution. Dashed: the elements a rank sends in this step.</text>\n", y);
+    if (m->nshared) {
+        y += 18;
+        fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"#333\">Italic rows: a rank's shared memory, which its "
+                   "peers load from; a dashed arrow is such a load (no message).</text>\n", y);
+    }
     y += 20;
     fprintf(f, "<rect x=\"12\" y=\"%d\" width=\"14\" height=\"14\" fill=\"url(#hatch%d)\" stroke=\"" WRONG "\" stroke-width=\"2\"/>"
                "<text x=\"32\" y=\"%d\" font-size=\"12\" fill=\"#333\">wrong (thick outline: went wrong in this step)</text>\n", y - 11, k, y);
@@ -267,6 +350,8 @@ void cd_write_svg(const cd_model *m, int k, FILE *f)
     if (more) fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"" WRONG "\">and %d more</text>\n", y + 18, more);
     fprintf(f, "</svg>\n");
     free(lane);
+    free(lead);
+    free(fan);
 }
 
 void cd_write_text(const cd_model *m, FILE *f)
@@ -283,11 +368,20 @@ void cd_write_text(const cd_model *m, FILE *f)
                 if (c->from >= 0) fprintf(f, "<%ld", c->from);
             }
             fputc('\n', f);
+            for (int j = 0; j < m->nshared && F->shared; j++) {
+                fprintf(f, "  rank %d %s:", r, m->shared[j]);
+                for (size_t i = 0; i < m->count; i++) {
+                    const cd_cell *c = &F->shared[((size_t)r * CD_MAX_SHARED + (size_t)j) * m->count + i];
+                    fprintf(f, " %x%s", c->mask, c->wrong ? "!" : "");
+                }
+                fputc('\n', f);
+            }
         }
         for (int j = 0; j < F->nmsgs; j++) {
             char span[64];
             span_text(m, F->msgs[j].elem, F->msgs[j].nelem, span, sizeof span);
-            fprintf(f, "  send %d -> %d %zu B %s\n", F->msgs[j].src, F->msgs[j].dst, F->msgs[j].bytes, span);
+            fprintf(f, "  %s %d -> %d %zu B %s\n", F->msgs[j].load ? "load" : "send", F->msgs[j].src, F->msgs[j].dst,
+                    F->msgs[j].bytes, span);
         }
     }
     if (m->error[0]) fprintf(f, "failed\n");

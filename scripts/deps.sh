@@ -24,6 +24,8 @@
 # student's program in a sandbox with it, and its --batch mode needs it
 # (without it a single grading still works, and the batch test is skipped).
 # As root it is installed when the package lists know it; otherwise a note.
+# Chromium (draw.html) is wanted by one test and never installed: a note names
+# the test skipped.
 set -eu
 SIMGRID=${COLLKIT_SIMGRID:-want}
 
@@ -85,6 +87,16 @@ if [ "$SIMGRID" = want ] && ! simgrid; then
     echo "collkit: note: SimGrid is not installed, so the simulated-cluster tests are skipped" \
          "(sudo apt-get install libsimgrid-dev, or make sim-bench)" >&2
   fi
+fi
+# Wanted by a few tests, never installed here (large, or needed only where root is not):
+# a note says which tests are skipped without it.
+if ! have chromium && ! have chromium-browser && ! have google-chrome; then
+  echo "collkit: note: no Chromium, so draw.html (colldraw's page in a headless browser) is skipped" \
+       "(sudo apt-get install chromium)" >&2
+fi
+if [ "$(id -u)" -ne 0 ] && ! have bwrap; then
+  echo "collkit: note: no bubblewrap and not root, so labs.kit_cleanroot (the student kit in a mount" \
+       "namespace) is skipped (sudo apt-get install bubblewrap)" >&2
 fi
 # Installed alone only when the package lists already know it (no update).
 simgrid_known() { have apt-cache && apt-cache policy libsimgrid-dev 2>/dev/null | grep -q 'Candidate: [0-9]'; }

@@ -8,10 +8,16 @@ set -eu
 B=$(cd "${1:?usage: slides.sh BUILD_DIR [OUT_DIR]}" && pwd)
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${2:-$B/slides}
-pkgs="pandoc texlive-latex-recommended texlive-fonts-recommended texlive-pictures lmodern poppler-utils gnuplot-nox librsvg2-bin"
+# What each is for: pandoc writes the LaTeX; texlive-latex-recommended (beamer), texlive-pictures
+# (pgf, which beamer loads), texlive-fonts-recommended and lmodern typeset it; gnuplot-nox draws
+# the model figures; librsvg2-bin converts colldraw's SVG to PDF, in the font the SVG names
+# (fonts-dejavu-core); poppler-utils (pdfinfo, pdftoppm, pdftotext, pdfimages) is what the slide
+# test reads the PDFs with.
+pkgs="pandoc texlive-latex-recommended texlive-fonts-recommended texlive-pictures lmodern poppler-utils gnuplot-nox librsvg2-bin fonts-dejavu-core"
+font() { ! command -v fc-match >/dev/null || fc-match -f '%{family}' 'DejaVu Sans' 2>/dev/null | grep -q DejaVu; }
 have() { command -v pandoc >/dev/null && command -v pdflatex >/dev/null && command -v gnuplot >/dev/null &&
-         command -v rsvg-convert >/dev/null &&
-         kpsewhich beamer.cls >/dev/null 2>&1 && kpsewhich pgfmath.sty >/dev/null 2>&1; }
+         command -v rsvg-convert >/dev/null && command -v pdftoppm >/dev/null && command -v pdfinfo >/dev/null && font &&
+         kpsewhich beamer.cls >/dev/null 2>&1 && kpsewhich pgfmath.sty >/dev/null 2>&1 && kpsewhich lmodern.sty >/dev/null 2>&1; }
 if ! have; then
   if [ "$(id -u)" -eq 0 ] && [ "${SLIDES_NO_INSTALL:-0}" != 1 ]; then
     echo "slides: installing $pkgs" >&2
@@ -46,13 +52,39 @@ if [ $figs = 1 ]; then
   draw rab4 --algo rabenseifner --np 4 --count 8
   draw tree7 --algo tree --np 7 --count 7
   draw tree2p4 --algo tree2 --np 4 --count 8
-  draw oneshot4 --algo oneshot --np 4 --count 8
+  draw oneshot4 --algo oneshot --np 4 --count 16
+  draw twoshot4 --algo twoshot --np 4 --count 16
   # The pipelined ring's chunks in flight, measured now, as a Gantt timeline.
   COLLKIT_CHUNK=8K "$B/bin/ckrun" -np 3 "$B/bin/collbench" --algo ring_pipelined -b 48K -e 48K -n 1 -w 0 -c 0 \
       --model none --trace "$OUT/fig/pipe.json" > "$OUT/fig/pipe.txt" 2>&1 || { cat "$OUT/fig/pipe.txt" >&2; exit 1; }
   rm -rf "${OUT:?}/fig/pipe"
   "$B/bin/colldraw" --gantt "$OUT/fig/pipe.json" --out "$OUT/fig/pipe" > /dev/null
   rsvg-convert -f pdf -o "$OUT/fig/pipe/gantt.pdf" "$OUT/fig/pipe/gantt.svg"
+  # Deck 03's simulated scale (p = 16 to 1024): make sim-bench's own results where a run left
+  # them (SIM_RESULTS, default bench-results/sim-latest), else the small run checked in as
+  # slides/sim/ (slides/sim/make.sh). The title says which run: simulator, host, date.
+  simdir=${SIM_RESULTS:-$SRC/bench-results/sim-latest}
+  # usable: both sizes drawn at three rank counts or more (SIM=smoke runs neither at 256 B)
+  sizes_at() { awk -F, 'NR > 1 && $7 == "out" && ($3 == 256 || $3 == 1048576) && !seen[$3 "," $2]++ { n[$3]++ }
+                        END { print ((n[256] >= 3 && n[1048576] >= 3) ? "yes" : "no") }' "$1"; }
+  if [ -s "$simdir/sweep.csv" ] && [ -s "$simdir/platform.txt" ] && [ -s "$simdir/summary.md" ] &&
+     [ "$(sizes_at "$simdir/sweep.csv")" = yes ]; then
+    simcsv=$simdir/sweep.csv
+    # "Simulated with SimGrid version 3.32 on HOST, mode quick; run STAMP." (sim-bench's --info)
+    run=$(grep -o 'Simulated with [^;]*; run [0-9-]*' "$simdir/summary.md" | head -1 |
+          sed 's/^Simulated with //; s/ version / /; s/, mode [a-z]*;/,/')
+    run="${run:-$(basename "$(cd "$simdir" && pwd -P)")} (make sim-bench)"
+  else
+    simdir=$SRC/slides/sim simcsv=$SRC/slides/sim/scale.csv
+    run=$(awk '$1 == "run" { sub(/^run /, ""); print }' "$simdir/platform.txt")
+  fi
+  key() { awk -v k="$1" '$1 == k { print $2 }' "$simdir/platform.txt"; }
+  where="$(key name), $(key bw_gbs) GB/s links, $(key alpha_us) µs"
+  for size in 256 1048576; do
+    (cd "$SRC" && gnuplot -e "csv='$simcsv'; out='$OUT/fig/scale-$size.png'; B=$size; pngterm='$pngterm'; algos='ring rd rabenseifner tree2'" \
+        -e "where='$where'; when='$run'" slides/scale.gp) 2> "$OUT/fig/scale-$size.log" ||
+      { cat "$OUT/fig/scale-$size.log" >&2; exit 1; }
+  done
   # Deck 03's model, one readable panel per rank count, titled with the parameters it uses.
   par() { awk -v k="$1" '$1 == k { print $2 }' "$SRC/slides/params.txt"; }
   for P in 16 64 256; do

@@ -55,6 +55,10 @@
  * (ck_shm_copy_nt): a result nobody reads soon should not cost a read of the
  * line before its write, nor evict the inputs still to come.
  *
+ * A drawing tool (colldraw) sees the regions and the loads through
+ * ck_show_shared and ck_show_load: with no message posted, they are what
+ * moves the data.
+ *
  * The fold. Every rank folds in rank order 0, 1, ..., p-1 with the library's
  * reduce kernel (ck_reduce_local), so the results are bitwise those of the
  * device kernels and of naive. For p > 2 the fold goes in blocks that stay in
@@ -257,6 +261,7 @@ int ck_shm_sym_allreduce(ck_comm *comm, const void *sendbuf, void *recvbuf,
 
         /* 1. my input where the peers can load it, and where it is */
         desc_line *d = desc_at(s->mine, p, h);
+        if (soff < 0) ck_show_shared(comm, "input copy", s->mine + half_off(s, h), n * es);
         ck_step(comm, step, "copy-in");
         if (soff < 0 && (rc = ck_copy(comm, s->mine + half_off(s, h), in + off * es, n * es))) break;
         d->gen = g;
@@ -283,6 +288,8 @@ int ck_shm_sym_allreduce(ck_comm *comm, const void *sendbuf, void *recvbuf,
         if (!two_shot) {
             /* 3. oneshot: fold all p inputs myself */
             ck_step(comm, step++, "reduce");
+            for (int q = 0; q < p; q++)
+                if (q != r) ck_show_load(comm, q, desc_at(s->peer[q], p, h)->exposed ? NULL : "input copy", out + off * es, n * es);
             rc = fold(comm, out + off * es, xs, p, n, es, dt, op, nt);
             loaded += (uint64_t)(p - 1) * n * es;
             continue;
@@ -301,7 +308,10 @@ int ck_shm_sym_allreduce(ck_comm *comm, const void *sendbuf, void *recvbuf,
             char *stage = s->mine + staging_off(s, k), *y[64], **ys = p <= 64 ? y : malloc((size_t)p * sizeof *ys);
             if (!ys) { rc = ck_fail(comm, CK_ERR_NOMEM, "%s: out of memory", name); break; }
             for (int q = 0; q < p; q++) ys[q] = xs[q] + (o_r + jo) * es;
+            ck_show_shared(comm, "staging", stage, jl * es);
             ck_step(comm, step, "reduce-scatter");
+            for (int q = 0; q < p && jl; q++)
+                if (q != r) ck_show_load(comm, q, desc_at(s->peer[q], p, h)->exposed ? NULL : "input copy", stage, jl * es);
             if (jl && (rc = fold(comm, stage, ys, p, jl, es, dt, op, 0))) { if (ys != y) free(ys); break; }
             if (ys != y) free(ys);
             loaded += (uint64_t)(p - 1) * jl * es;
@@ -316,6 +326,7 @@ int ck_shm_sym_allreduce(ck_comm *comm, const void *sendbuf, void *recvbuf,
                 const char *src = s->peer[q] + staging_off(s, k);
                 char *dst = out + (off + o_q + jo) * es;
                 if (!ql) continue;
+                if (q != r) ck_show_load(comm, q, "staging", dst, ql * es);
                 rc = nt ? ck_shm_copy_nt(comm, dst, src, ql * es) : ck_copy(comm, dst, src, ql * es);
                 if (q != r) loaded += ql * es;
             }

@@ -380,6 +380,12 @@ typedef struct ck_observer {
     void (*step)(void *ctx, int step, const char *phase);
     void (*message)(void *ctx, int kind, const void *buf, size_t bytes, int peer, int step);
     void *ctx;
+    /* Symmetric (shared-memory) algorithms, which post no messages: `shared`
+     * is called on ck_show_shared (memory of this rank's that its peers load
+     * from, named), `load` on ck_show_load (this rank loaded bytes from a
+     * peer's region `from` into buf, which is its own buffer or region). */
+    void (*shared)(void *ctx, const char *name, const void *buf, size_t bytes);
+    void (*load)(void *ctx, int peer, const char *from, const void *buf, size_t bytes, int step);
 } ck_observer;
 void ck_observe(ck_comm *comm, const ck_observer *obs);
 

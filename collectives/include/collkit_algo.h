@@ -81,6 +81,15 @@ void *ck_scratch(ck_comm *comm, size_t bytes);
 /* Mark the algorithm's current step (for trace events and watchdog messages):
  * phase is a short static string ("reduce-scatter", "all-gather", ...). */
 void ck_step(ck_comm *comm, int step, const char *phase);
+/* For a tool that draws the run (ck_observe; nothing otherwise): an algorithm
+ * that shares memory instead of sending messages names each region its peers
+ * load from (name a short static string, e.g. "staging"; named again when it
+ * moves), and each load it makes from a peer's region (from; NULL: the peer's
+ * own buffer) into its own memory. A region must stay valid while the
+ * communicator lives, as memory peers load from does: the tool reads it again
+ * after the call returns. */
+void ck_show_shared(ck_comm *comm, const char *name, const void *buf, size_t bytes);
+void ck_show_load(ck_comm *comm, int peer, const char *from, const void *buf, size_t bytes);
 
 /* Record the detail of a failure on the communicator (printf-style), shown by
  * ck_comm_errmsg(); returns status, so `return ck_fail(comm, CK_ERR_..., ...)`. */

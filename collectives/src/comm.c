@@ -335,6 +335,16 @@ void ck_step(ck_comm *c, int step, const char *phase)
     if (c->running && c->obs.step) c->obs.step(c->obs.ctx, step, phase);
 }
 
+void ck_show_shared(ck_comm *c, const char *name, const void *buf, size_t bytes)
+{
+    if (c->running && c->obs.shared) c->obs.shared(c->obs.ctx, name, buf, bytes);
+}
+
+void ck_show_load(ck_comm *c, int peer, const char *from, const void *buf, size_t bytes)
+{
+    if (c->running && c->obs.load) c->obs.load(c->obs.ctx, peer, from, buf, bytes, c->step);
+}
+
 void ck_observe(ck_comm *c, const ck_observer *obs)
 {
     if (c) c->obs = obs ? *obs : (ck_observer){0};

@@ -144,6 +144,8 @@ static int my_twoshot_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
         ck_block(n, (size_t)p, (size_t)r, &o_r, &len_r);
 
         /* 1-2. my input where the peers can load it; wait for theirs */
+        /* (ck_show_*: what colldraw draws as each rank's shared rows and loads; nothing otherwise) */
+        ck_show_shared(comm, "in", in_at(s, s->region->mine), n * es);
         ck_step(comm, step, "copy-in");
         if ((rc = ck_copy(comm, in_at(s, s->region->mine), in + off * es, n * es))) break;
         if ((rc = my_barrier(comm, s, "its input"))) break;
@@ -151,12 +153,14 @@ static int my_twoshot_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
         /* 3. reduce-scatter: my slice of every rank's input, in rank order */
         ck_step(comm, step, "reduce-scatter");
         char *red = red_at(s, s->region->mine);
+        ck_show_shared(comm, "red", red, len_r * es);
         (void)red; (void)o_r; (void)len_r;
         /* TODO 2 — red[0 .. len_r) = slice r (elements o_r .. o_r+len_r) of
          * every rank's `in` (in_at(s, peer[q])), folded in rank order:
          * ck_reduce_local(comm, red, <rank 0's>, <rank 1's>, len_r, dt, op), then
          * red = red op <rank q's> for q = 2 .. p-1. Nothing to do when len_r = 0.
-         * Add what you loaded from peers to `loaded`. */
+         * Add what you loaded from peers to `loaded`. For the drawing, name each
+         * load: ck_show_load(comm, q, "in", red, len_r * es) for every q != r. */
         if ((rc = my_barrier(comm, s, "its reduced slice"))) break;
 
         /* 5. all-gather: slice q from its owner */
@@ -164,7 +168,8 @@ static int my_twoshot_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
         /* TODO 3 — for every rank q (start with your own, r, then r+1, ...:
          * the readers spread over the owners): its slice (ck_block(n, p, q, ...))
          * from red_at(s, peer[q]) into out + (off + o_q) * es with ck_copy.
-         * Add the bytes loaded from peers (q != r) to `loaded`. */
+         * Add the bytes loaded from peers (q != r) to `loaded`, and name each such
+         * load for the drawing: ck_show_load(comm, q, "red", <where it went>, <bytes>). */
     }
     ck_count_traffic(comm, loaded, 0, loaded, 0);
     return rc;

@@ -148,6 +148,8 @@ static int my_twoshot_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
         ck_block(n, (size_t)p, (size_t)r, &o_r, &len_r);
 
         /* 1-2. my input where the peers can load it; wait for theirs */
+        /* (ck_show_*: what colldraw draws as each rank's shared rows and loads; nothing otherwise) */
+        ck_show_shared(comm, "in", in_at(s, s->region->mine), n * es);
         ck_step(comm, step, "copy-in");
         if ((rc = ck_copy(comm, in_at(s, s->region->mine), in + off * es, n * es))) break;
         if ((rc = my_barrier(comm, s, "its input"))) break;
@@ -155,11 +157,14 @@ static int my_twoshot_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
         /* 3. reduce-scatter: my slice of every rank's input, in rank order */
         ck_step(comm, step, "reduce-scatter");
         char *red = red_at(s, s->region->mine);
+        ck_show_shared(comm, "red", red, len_r * es);
         if (len_r) {
             rc = ck_reduce_local(comm, red, in_at(s, peer[0]) + o_r * es, in_at(s, peer[1]) + o_r * es, len_r, dt, op);
             for (int q = 2; q < p && !rc; q++)
                 rc = ck_reduce_local(comm, red, red, in_at(s, peer[q]) + o_r * es, len_r, dt, op);
             if (rc) break;
+            for (int q = 0; q < p; q++)
+                if (q != r) ck_show_load(comm, q, "in", red, len_r * es);
         }
         loaded += (uint64_t)(p - 1) * len_r * es;
         if ((rc = my_barrier(comm, s, "its reduced slice"))) break;
@@ -171,6 +176,7 @@ static int my_twoshot_run(ck_comm *comm, const void *sendbuf, void *recvbuf,
             size_t o_q, len_q;
             ck_block(n, (size_t)p, (size_t)q, &o_q, &len_q);
             rc = ck_copy(comm, out + (off + o_q) * es, red_at(s, peer[q]), len_q * es);
+            if (q != r && len_q) ck_show_load(comm, q, "red", out + (off + o_q) * es, len_q * es);
             if (q != r) loaded += len_q * es;
         }
     }

@@ -43,7 +43,8 @@ static void usage(FILE *f)
 "      --pingpong          ranks 0 and 1 ping-pong over the sizes; fits alpha and beta, times gamma and memcpy\n"
 "      --extrapolate       print the model for p = 2 .. --pmax (default 4096) and the crossover sizes\n"
 "      --paired            --algo A,B timed against each other: ABBA order, slowest rank per call,\n"
-"                          median speed t(A)/t(B) per size with quartiles (out-of-place)\n"
+"                          median speed t(A)/t(B) per size with quartiles (out-of-place); with\n"
+"                          --coll, two algorithms of that collective\n"
 "      --seed S            another set of the checker's inputs (default 0)\n"
 "      --results FILE      --paired: write every timed call's record (time, result digest, traffic)\n"
 "                          for collverify to check outside this process\n"
@@ -232,8 +233,6 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
     if (o->mode == BM_MODE_PINGPONG && o->minbytes == 0)
         return fail("--pingpong needs -b of at least 1 byte");
     if ((rc = parse_algos(algo_spec, o))) return rc;
-    if (o->coll != CK_COLL_ALLREDUCE && o->mode == BM_MODE_PAIRED)
-        return fail("--paired times all-reduces only (--coll %s)", ck_coll_name(o->coll));
     if (o->mode == BM_MODE_PAIRED && o->nalgos != 2)
         return fail("--paired compares exactly two algorithms: --algo A,B (got %d)", o->nalgos);
     if (o->results && o->mode != BM_MODE_PAIRED) return fail("--results works with --paired only");

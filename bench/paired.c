@@ -30,6 +30,11 @@
  *   - --results FILE: every rank's record of every timed call (its time,
  *     result digest and counted traffic) for collverify to check outside
  *     this process.
+ *
+ * --coll reduce_scatter|allgather pairs algorithms of that collective the
+ * same way, with the checker's inputs for it (coll.c): the size is the
+ * whole buffer's, a reduce-scatter's result is the rank's block of it, an
+ * all-gather sends the rank's block and receives the whole buffer.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -54,6 +59,19 @@ double bm_quantile(const double *v, int n, double q)
     return i + 1 < n ? v[i] + (x - i) * (v[i + 1] - v[i]) : v[n - 1];
 }
 
+/* Call `call`'s input of this rank into the send buffer dev (host: count
+ * elements of scratch): the whole buffer, an all-gather's block of it. */
+static void upload_input(ck_comm *comm, const bm_opts *o, void *dev, unsigned char *host, size_t count,
+                         unsigned call)
+{
+    const int rank = ck_comm_rank(comm), p = ck_comm_size(comm);
+    const size_t es = ck_dtype_size(o->dtype);
+    size_t off = 0, len = count;
+    cc_coll_input(o->coll, host, count, o->dtype, o->op, rank, p, call);
+    if (o->coll == CK_COLL_ALLGATHER) ck_block(count, (size_t)p, (size_t)rank, &off, &len);
+    if (ck_upload(comm, dev, host + off * es, len * es)) bm_abort(comm, "rank %d: upload failed", rank);
+}
+
 /* One timed call of algorithm a (0 or 1), pair i: fresh inputs, a poisoned
  * receive buffer, the call timed alone, then checked. Returns the call's
  * seconds; *wrong gets its wrong elements, rec what it produced, and the
@@ -67,33 +85,35 @@ static double timed_call(ck_comm *comm, const bm_opts *o, const ck_algo *al, int
                          pair_bufs *b, long long *wrong, cc_record *rec, char *msg, size_t cap)
 {
     const int rank = ck_comm_rank(comm), p = ck_comm_size(comm);
-    const size_t bytes = count * ck_dtype_size(o->dtype);
+    const size_t es = ck_dtype_size(o->dtype), bytes = count * es;
     const unsigned call = (unsigned)(2 * i + a);
-    cc_fill_salted(b->host_in, count, o->dtype, o->op, rank, p, call);
-    memset(b->host_out, 0xFF, bytes);
-    if (ck_upload(comm, b->dsend[a], b->host_in, bytes) || ck_upload(comm, b->drecv[a], b->host_out, bytes))
-        bm_abort(comm, "rank %d: upload failed", rank);
+    size_t send_elems, recv_elems;
+    cc_coll_sizes(o->coll, count, p, rank, 0, &send_elems, &recv_elems);
+    const size_t rbytes = recv_elems * es;
+    upload_input(comm, o, b->dsend[a], b->host_in, count, call);
+    memset(b->host_out, 0xFF, rbytes);
+    if (ck_upload(comm, b->drecv[a], b->host_out, rbytes)) bm_abort(comm, "rank %d: upload failed", rank);
     ck_counters_reset(comm);
     bm_barrier(comm, "the barrier before a timed call");
     double t0 = ck_now();
-    int rc = ck_allreduce(comm, al, b->dsend[a], b->drecv[a], count, o->dtype, o->op);
+    int rc = cc_coll_call(comm, o->coll, al, b->dsend[a], b->drecv[a], count, o->dtype, o->op);
     const double t = ck_now() - t0;
     ck_counters ctr;
     ck_counters_get(comm, &ctr);
     if (rc) bm_abort(comm, "rank %d: '%s' failed: %s (%s)", rank, al->name, ck_strerror(rc), ck_comm_errmsg(comm));
-    if (ck_download(comm, b->host_out, b->drecv[a], bytes)) bm_abort(comm, "rank %d: download failed", rank);
-    cc_expected_salted(b->host_exp, count, o->dtype, o->op, p, call);
+    if (ck_download(comm, b->host_out, b->drecv[a], rbytes)) bm_abort(comm, "rank %d: download failed", rank);
+    cc_coll_expected(o->coll, b->host_exp, count, o->dtype, o->op, rank, p, call);
     *wrong = 0;
-    if (memcmp(b->host_out, b->host_exp, bytes))
-        *wrong = (long long)cc_count_wrong_salted(b->host_out, count, o->dtype, o->op, p, call);
+    if (memcmp(b->host_out, b->host_exp, rbytes))
+        *wrong = (long long)cc_coll_count_wrong(o->coll, b->host_out, count, o->dtype, o->op, rank, p, 0, call);
     char why[1024];
     ck_sbuf m;
     ck_sbuf_init(&m, why, sizeof why);
-    if (*wrong) ck_sbuf_add(&m, "%lld of %zu elements wrong", *wrong, count);
+    if (*wrong) ck_sbuf_add(&m, "%lld of %zu elements wrong", *wrong, recv_elems);
     const ck_config *cfg = ck_comm_config(comm);
     cc_check_traffic(al, &ctr, p, rank, count, ck_dtype_size(o->dtype), cfg, &m);
     memset(rec, 0, sizeof *rec);
-    rec->digest = ck_fnv1a64(b->host_out, bytes);
+    rec->digest = ck_fnv1a64(b->host_out, rbytes);
     rec->status = rc;
     rec->local_fail = m.len > 0;
     rec->ctr = ctr;
@@ -167,8 +187,9 @@ int bm_run_paired(ck_comm *comm, const bm_opts *o)
     }
     bm_bcast(comm, &status, 1, MPI_INT, "the status of the result files");
     if (rank == 0 && !status) {
-        printf("# collbench --paired: A = %s, B = %s; %d ranks, %s %s, out-of-place, %s buffers\n", ab[0]->name,
-               ab[1]->name, p, ck_dtype_name(o->dtype), ck_op_name(o->op), o->mem == CK_MEM_CUDA ? "cuda" : "host");
+        printf("# collbench --paired: %s, A = %s, B = %s; %d ranks, %s %s, out-of-place, %s buffers\n",
+               ck_coll_name(o->coll), ab[0]->name, ab[1]->name, p, ck_dtype_name(o->dtype),
+               o->coll == CK_COLL_ALLGATHER ? "-" : ck_op_name(o->op), o->mem == CK_MEM_CUDA ? "cuda" : "host");
         printf("# %d pairs per size in ABBA order; a call's time is the slowest rank's; speed = t(A) / t(B),\n"
                "# above 1: B is faster. Median over pairs, [first .. third quartile]. Every timed call is\n"
                "# checked (own buffers, fresh inputs, poisoned output): #wrong counts wrong elements over\n"
@@ -180,9 +201,9 @@ int bm_run_paired(ck_comm *comm, const bm_opts *o)
                          "review\n");
         if (rf)
             fprintf(rf, CC_RESULTS_MAGIC " paired p=%d seed=%llu chunk=%zu transport=%s a=%s b=%s dtype=%s op=%s "
-                        "iters=%d\n", p, (unsigned long long)o->seed, ck_comm_config(comm)->chunk_bytes,
+                        "iters=%d coll=%s\n", p, (unsigned long long)o->seed, ck_comm_config(comm)->chunk_bytes,
                     ck_comm_transport_name(comm), ab[0]->name, ab[1]->name, ck_dtype_name(o->dtype),
-                    ck_op_name(o->op), n);
+                    ck_op_name(o->op), n, ck_coll_name(o->coll));
         fflush(stdout);
     }
     ck_config *cfg = ck_comm_config(comm);
@@ -190,11 +211,10 @@ int bm_run_paired(ck_comm *comm, const bm_opts *o)
     int z = 0;
     for (size_t s = o->minbytes; !status && s <= o->maxbytes; s = s ? s * (size_t)o->factor : es, z++) {
         const size_t count = s / es, bytes = count * es;
-        cc_fill(b.host_in, count, o->dtype, o->op, rank, p);
         for (int a = 0; a < 2; a++) {
-            if (ck_upload(comm, b.dsend[a], b.host_in, bytes)) bm_abort(comm, "rank %d: upload failed", rank);
+            upload_input(comm, o, b.dsend[a], b.host_in, count, 0);
             for (int w = 0; w < o->warmup; w++) {
-                int rc = ck_allreduce(comm, ab[a], b.dsend[a], b.drecv[a], count, o->dtype, o->op);
+                int rc = cc_coll_call(comm, o->coll, ab[a], b.dsend[a], b.drecv[a], count, o->dtype, o->op);
                 if (rc) bm_abort(comm, "rank %d: '%s' failed in warm-up: %s (%s)", rank, ab[a]->name,
                                  ck_strerror(rc), ck_comm_errmsg(comm));
             }

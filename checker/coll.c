@@ -181,29 +181,56 @@ size_t cc_coll_diagnose(ck_coll coll, char *out, size_t cap, const void *result,
     return cc_diagnose_salted(out, cap, result, own_input, fill_byte, count, dt, op, rank, p, algo, cfg, salt);
 }
 
+void cc_coll_result(ck_coll coll, size_t count, int p, int rank, int inplace, size_t *off_elems, size_t *elems)
+{
+    size_t off, len;
+    ck_block(count, (size_t)p, (size_t)rank, &off, &len);
+    *off_elems = coll == CK_COLL_REDUCE_SCATTER && inplace ? off : 0;
+    *elems = coll == CK_COLL_REDUCE_SCATTER ? len : count;
+}
+
+size_t cc_coll_expected(ck_coll coll, void *out, size_t count, ck_dtype dt, ck_op op, int rank, int p, unsigned salt)
+{
+    if (coll == CK_COLL_ALLGATHER) {
+        const cc_scheme s = cc_scheme_salted(dt, CK_SUM, p, salt);
+        ag_expected(&s, out, count);
+        return count;
+    }
+    if (coll == CK_COLL_REDUCE_SCATTER) {
+        size_t off, len;
+        ck_block(count, (size_t)p, (size_t)rank, &off, &len);
+        cc_scheme s = cc_scheme_salted(dt, op, p, salt);
+        s.off += off;   /* elements off .. off+len of the call */
+        cc_expected_view(&s, out, len);
+        return len;
+    }
+    cc_expected_salted(out, count, dt, op, p, salt);
+    return count;
+}
+
 size_t cc_coll_count_wrong(ck_coll coll, const void *result, size_t count, ck_dtype dt, ck_op op, int rank, int p,
                            int inplace, unsigned salt)
 {
     if (coll == CK_COLL_ALLREDUCE) return cc_count_wrong_salted(result, count, dt, op, p, salt);
     const size_t es = ck_dtype_size(dt);
-    size_t off, len;
-    ck_block(count, (size_t)p, (size_t)rank, &off, &len);
-    const unsigned char *got = result;
+    size_t at, n;
+    cc_coll_result(coll, count, p, rank, inplace, &at, &n);
+    const unsigned char *got = (const unsigned char *)result + at * es;
     unsigned char *exp = malloc(count * es + 1);
     if (!exp) return count;
-    size_t n = count;
-    if (coll == CK_COLL_ALLGATHER) {
-        const cc_scheme s = cc_scheme_salted(dt, CK_SUM, p, salt);
-        ag_expected(&s, exp, count);
-    } else {
-        cc_scheme s = cc_scheme_salted(dt, op, p, salt);
-        s.off += off;   /* elements off .. off+len of the call */
-        cc_expected_view(&s, exp, len);
-        n = len;
-        if (inplace) got += off * es;
-    }
+    cc_coll_expected(coll, exp, count, dt, op, rank, p, salt);
     size_t wrong = 0;
     for (size_t i = 0; i < n; i++) wrong += memcmp(exp + i * es, got + i * es, es) != 0;
     free(exp);
     return wrong;
+}
+
+int cc_coll_call(ck_comm *comm, ck_coll coll, const ck_algo *algo, const void *sendbuf, void *recvbuf, size_t count,
+                 ck_dtype dt, ck_op op)
+{
+    switch (coll) {
+    case CK_COLL_REDUCE_SCATTER: return ck_reduce_scatter(comm, algo, sendbuf, recvbuf, count, dt, op);
+    case CK_COLL_ALLGATHER: return ck_allgather(comm, algo, sendbuf, recvbuf, count, dt);
+    default: return ck_allreduce(comm, algo, sendbuf, recvbuf, count, dt, op);
+    }
 }

@@ -287,9 +287,9 @@ static FILE *results_open(const cc_options *o, int rank, int p, ck_comm *comm, M
             fprintf(stderr, "collcheck: cannot write --results '%s'\n", o->results);
             ok = 0;
         } else
-            fprintf(f, CC_RESULTS_MAGIC " collcheck p=%d seed=%llu chunk=%zu transport=%s repeat=%d\n", p,
+            fprintf(f, CC_RESULTS_MAGIC " collcheck p=%d seed=%llu chunk=%zu transport=%s repeat=%d coll=%s\n", p,
                     (unsigned long long)o->seed, ck_comm_config(comm)->chunk_bytes, ck_comm_transport_name(comm),
-                    o->repeat);
+                    o->repeat, ck_coll_name(o->coll));
     }
     MPI_Bcast(&ok, 1, MPI_INT, 0, ctl);
     return ok ? f : (FILE *)-1;

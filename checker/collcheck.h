@@ -157,6 +157,21 @@ size_t cc_coll_diagnose(ck_coll coll, char *out, size_t cap, const void *result,
                         int fill_byte, size_t count, ck_dtype dt, ck_op op, int rank, int p, int inplace,
                         const ck_algo *algo, const ck_config *cfg, unsigned salt);
 
+/* Where a rank's result is in its receive buffer, in elements: at *off_elems,
+ * *elems of them (a reduce-scatter's block r: at its offset in place, at 0
+ * out of place; an all-gather's or all-reduce's whole buffer). The rest of an
+ * in-place reduce-scatter's buffer is the algorithm's scratch: no result. */
+void   cc_coll_result(ck_coll coll, size_t count, int p, int rank, int inplace, size_t *off_elems, size_t *elems);
+/* The exact result rank `rank` must end with for call `salt` of the inputs
+ * above (count elements over the whole buffer; out holds count): the
+ * elements cc_coll_result says, written from out[0]; returns their number. */
+size_t cc_coll_expected(ck_coll coll, void *out, size_t count, ck_dtype dt, ck_op op, int rank, int p,
+                        unsigned salt);
+/* One call of the collective `coll` (ck_allreduce, ck_reduce_scatter or
+ * ck_allgather, which takes no op). */
+int    cc_coll_call(ck_comm *comm, ck_coll coll, const ck_algo *algo, const void *sendbuf, void *recvbuf,
+                    size_t count, ck_dtype dt, ck_op op);
+
 /* The number of wrong elements of such a result (bitwise). */
 size_t cc_coll_count_wrong(ck_coll coll, const void *result, size_t count, ck_dtype dt, ck_op op, int rank, int p,
                            int inplace, unsigned salt);

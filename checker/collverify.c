@@ -11,7 +11,10 @@
  * checks every record of the file against it: each rank's result digest, the
  * status, the run's own checks, and the traffic counted. A call without its
  * record fails; so does a record given twice. What the checked program
- * printed is never read.
+ * printed is never read. Any collective (--coll allreduce, reduce_scatter,
+ * allgather): every rank's own expected result, rank r's block of the
+ * reduction for a reduce-scatter, every rank's block for an all-gather; the
+ * algorithms and --traffic are looked up in that collective's registry.
  *
  * Traffic is checked against a formula collverify trusts: the algorithm's own
  * descriptor when it is one of the library's, else the one --traffic ALGO
@@ -40,6 +43,7 @@
 
 typedef struct {
     int   np, paired, allow_self, verbose;
+    ck_coll coll;           /* --coll: the collective the run called */
     const char *traffic;    /* --traffic ALGO */
     const char *results;
 } vf_opts;
@@ -53,12 +57,14 @@ static int usage(FILE *f)
         "--results`) without running any algorithm: the calls are derived from the options\n"
         "(give the ones the run was given, --seed included), every expected result is computed\n"
         "here, and every rank's record of every call must be there and match it: result\n"
-        "digest, status, the run's own checks, traffic.\n"
+        "digest, status, the run's own checks, traffic. --coll reduce_scatter|allgather (as the\n"
+        "run had it) checks those collectives: rank r's block of the reduction, every rank's block.\n"
         "  --np P               the ranks the run had\n"
         "  --results FILE       the file to check\n"
         "  --paired             FILE comes from collbench --paired (--algo LIB,YOURS)\n"
         "  --traffic ALGO       check bytes, messages and message sizes against the library's\n"
-        "                       ALGO (for an algorithm collverify does not know)\n"
+        "                       ALGO of the same collective (for an algorithm collverify does\n"
+        "                       not know)\n"
         "  --allow-self-traffic accept traffic an algorithm counted itself (ck_count_traffic)\n"
         "  -v                   a line for every case, not only the failed ones\n"
         "Prints the failures and \"N passed, M failed\"; paired files also \"ratio R at S B\" per\n"
@@ -76,7 +82,7 @@ static int vf_stub_run(ck_comm *c, const void *s, void *r, size_t n, ck_dtype dt
     return CK_ERR_UNSUPPORTED;
 }
 
-static int register_stubs(const char *spec)
+static int register_stubs(ck_coll coll, const char *spec)
 {
     static ck_algo stubs[16];
     static char names[16][64];
@@ -85,10 +91,10 @@ static int register_stubs(const char *spec)
     if (strlen(spec) >= sizeof buf || !strcmp(spec, "all") || !strcmp(spec, "list")) return 0;
     strcpy(buf, spec);
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (ck_algo_find(t) || n == 16 || strlen(t) >= sizeof names[0]) continue;
+        if (ck_coll_algo_find(coll, t) || n == 16 || strlen(t) >= sizeof names[0]) continue;
         strcpy(names[n], t);
         stubs[n] = (ck_algo){.name = names[n], .summary = "(known to collverify by name only)",
-                             .mem = CK_MEM_HOST | CK_MEM_SHM | CK_MEM_CUDA, .run = vf_stub_run};
+                             .mem = CK_MEM_HOST | CK_MEM_SHM | CK_MEM_CUDA, .run = vf_stub_run, .coll = coll};
         if (ck_register_algo(&stubs[n]) == CK_SUCCESS) n++;
     }
     return 0;
@@ -229,8 +235,9 @@ static void check_traffic(const vf_opts *vo, const ck_algo *a, const ck_algo *t,
 }
 
 /* Every rank's record of one call: present once, case as expected, status
- * and the run's checks clean, the digest expected (want; NULL: the ranks'
- * must agree with rank 0's values, checked by the caller), the traffic. */
+ * and the run's checks clean, the digest expected (want[q], rank q's; NULL:
+ * the ranks' must agree with rank 0's values, checked by the caller), the
+ * traffic. */
 static void check_call(const vf_opts *vo, const ck_algo *a, const ck_algo *t, const vf_call *c, int p,
                        size_t count, size_t es, const ck_config *cfg, const uint64_t *want, ck_sbuf *m)
 {
@@ -253,16 +260,17 @@ static void check_call(const vf_opts *vo, const ck_algo *a, const ck_algo *t, co
         }
         if (r->status != CK_SUCCESS) {
             ck_sbuf_sep(m, "; ");
-            ck_sbuf_add(m, "rank %d: ck_allreduce returned %d (%s)", q, r->status, ck_strerror(r->status));
+            ck_sbuf_add(m, "rank %d: ck_%s returned %d (%s)", q, ck_coll_name(vo->coll), r->status,
+                        ck_strerror(r->status));
         }
         if (r->local_fail) {
             ck_sbuf_sep(m, "; ");
             ck_sbuf_add(m, "rank %d: the run's own checks failed (its output says why)", q);
         }
-        if (want && r->digest != *want) {
+        if (want && r->digest != want[q]) {
             ck_sbuf_sep(m, "; ");
             ck_sbuf_add(m, "rank %d: its result is not the expected one (digest %016llx, expected %016llx)", q,
-                        (unsigned long long)r->digest, (unsigned long long)*want);
+                        (unsigned long long)r->digest, (unsigned long long)want[q]);
         }
         check_traffic(vo, a, t, r, p, q, count, es, cfg, m);
     }
@@ -296,12 +304,25 @@ static void check_random(const vf_call *c, int p, const cc_case *cs, unsigned ca
 static const ck_algo *trusted(const vf_opts *vo, const ck_algo *a)
 {
     if (!is_stub(a)) return a;
-    return vo->traffic ? ck_algo_find(vo->traffic) : NULL;
+    return vo->traffic ? ck_coll_algo_find(vo->coll, vo->traffic) : NULL;
+}
+
+/* Every rank's expected digest of call `salt` (want: p of them; buf: count
+ * elements of scratch). */
+static void expected_digests(ck_coll coll, uint64_t *want, void *buf, size_t count, ck_dtype dt, ck_op op, int p,
+                             unsigned salt)
+{
+    const size_t es = ck_dtype_size(dt);
+    for (int q = 0; q < p; q++) {
+        if (coll != CK_COLL_REDUCE_SCATTER && q > 0) { want[q] = want[0]; continue; }   /* the same on every rank */
+        want[q] = ck_fnv1a64(buf, cc_coll_expected(coll, buf, count, dt, op, q, p, salt) * es);
+    }
 }
 
 /* Header "collkit-results 1 TOOL key=value ...": 0 when it is TOOL's with
  * p, seed and chunk as expected; otherwise says why. */
-static int check_header(vf_file *f, const char *tool, int p, uint64_t seed, size_t chunk, char **tok, int *ntok)
+static int check_header(vf_file *f, const char *tool, int p, uint64_t seed, size_t chunk, ck_coll coll, char **tok,
+                        int *ntok)
 {
     if (!f->n || strncmp(f->lines[0], CC_RESULTS_MAGIC " ", strlen(CC_RESULTS_MAGIC) + 1)) {
         printf("collverify: the file does not start with a '" CC_RESULTS_MAGIC "' header\n");
@@ -320,6 +341,14 @@ static int check_header(vf_file *f, const char *tool, int p, uint64_t seed, size
         printf("collverify: the run does not match these options: it had p = %llu, seed %llu, chunk %llu B; expected "
                "p = %d, seed %llu, chunk %zu B\n", (unsigned long long)vp, (unsigned long long)vs,
                (unsigned long long)vc, p, (unsigned long long)seed, chunk);
+        return -1;
+    }
+    /* (a header without coll= is an all-reduce run's) */
+    const char *hc = cc_kv_get(tok, *ntok, "coll");
+    ck_coll vcoll = CK_COLL_ALLREDUCE;
+    if ((hc && ck_coll_parse(hc, &vcoll)) || vcoll != coll) {
+        printf("collverify: the run does not match these options: it called %s, expected %s (--coll)\n",
+               hc ? hc : ck_coll_name(CK_COLL_ALLREDUCE), ck_coll_name(coll));
         return -1;
     }
     return 0;
@@ -341,7 +370,7 @@ static int verify_check(const vf_opts *vo, const cc_options *o, vf_file *f, cons
     char *tok[MAX_TOK];
     int ntok;
     if (ncases <= 0) { printf("collverify: no case to check at p = %d with these options\n", p); return 2; }
-    if (check_header(f, "collcheck", p, o->seed, cfg->chunk_bytes, tok, &ntok)) {
+    if (check_header(f, "collcheck", p, o->seed, cfg->chunk_bytes, vo->coll, tok, &ntok)) {
         printf("0 passed, %d failed\n", o->nalgos * ncases);
         free(cases);
         return 1;
@@ -353,10 +382,12 @@ static int verify_check(const vf_opts *vo, const cc_options *o, vf_file *f, cons
     for (int k = 0; k < ncases; k++)
         if (cases[k].count * ck_dtype_size(cases[k].dt) > maxb) maxb = cases[k].count * ck_dtype_size(cases[k].dt);
     unsigned char *buf = malloc(maxb);
-    if (!calls || !buf) {
+    uint64_t *want = malloc((size_t)p * sizeof *want);
+    if (!calls || !buf || !want) {
         printf("collverify: out of memory\n");
         calls_free(calls, ncalls);
         free(buf);
+        free(want);
         free(cases);
         return 2;
     }
@@ -410,18 +441,14 @@ static int verify_check(const vf_opts *vo, const cc_options *o, vf_file *f, cons
             int bad_call = -1;
             for (int c = 0; c < ncall && bad_call < 0; c++) {
                 vf_call *vc = &calls[((size_t)a * (size_t)ncases + (size_t)k) * (size_t)R + (size_t)c];
-                uint64_t want = 0;
-                if (!cs->random) {
-                    cc_expected_salted(buf, cs->count, cs->dt, cs->op, p, (unsigned)c);
-                    want = ck_fnv1a64(buf, cs->count * es);
-                }
-                check_call(vo, al, t, vc, p, cs->count, es, cfg, cs->random ? NULL : &want, &m);
+                if (!cs->random) expected_digests(vo->coll, want, buf, cs->count, cs->dt, cs->op, p, (unsigned)c);
+                check_call(vo, al, t, vc, p, cs->count, es, cfg, cs->random ? NULL : want, &m);
                 if (cs->random && cs->count) check_random(vc, p, cs, (unsigned)c, buf, &m);
                 if (m.len) bad_call = c;
             }
             char label[200];
             snprintf(label, sizeof label, "%s n=%zu %s %s %s%s%s", al->name, cs->count, ck_dtype_name(cs->dt),
-                     ck_op_name(cs->op), cs->inplace ? "in-place" : "out-of-place", cs->misaligned ? " misaligned" : "",
+                     vo->coll == CK_COLL_ALLGATHER ? "-" : ck_op_name(cs->op), cs->inplace ? "in-place" : "out-of-place", cs->misaligned ? " misaligned" : "",
                      cs->random ? " random" : "");
             if (bad_call < 0) {
                 passed++;
@@ -440,6 +467,7 @@ static int verify_check(const vf_opts *vo, const cc_options *o, vf_file *f, cons
     printf("%d passed, %d failed\n", passed, failed);
     calls_free(calls, ncalls);
     free(buf);
+    free(want);
     free(cases);
     return failed ? 1 : 0;
 }
@@ -455,7 +483,7 @@ static int verify_paired(const vf_opts *vo, const bm_opts *o, vf_file *f, const 
     size_t sizes[64];
     int nz = 0;
     for (size_t s = o->minbytes; s <= o->maxbytes && nz < 64; s = s ? s * (size_t)o->factor : es) sizes[nz++] = s / es;
-    if (check_header(f, "paired", p, cc_get_seed(), cfg->chunk_bytes, tok, &ntok)) {
+    if (check_header(f, "paired", p, cc_get_seed(), cfg->chunk_bytes, vo->coll, tok, &ntok)) {
         printf("0 passed, %d failed\n", nz * n * 2);
         return 1;
     }
@@ -469,11 +497,13 @@ static int verify_paired(const vf_opts *vo, const bm_opts *o, vf_file *f, const 
     vf_call *calls = calls_new(ncalls, p);
     unsigned char *buf = malloc(sizes[nz - 1] * es + 8);
     double *ratio = malloc(sizeof(double) * (size_t)n);
-    if (!calls || !buf || !ratio) {
+    uint64_t *want = malloc((size_t)p * sizeof *want);
+    if (!calls || !buf || !ratio || !want) {
         printf("collverify: out of memory\n");
         calls_free(calls, ncalls);
         free(buf);
         free(ratio);
+        free(want);
         return 2;
     }
     for (int ln = 1; ln < f->n; ln++) {
@@ -514,12 +544,11 @@ static int verify_paired(const vf_opts *vo, const bm_opts *o, vf_file *f, const 
                 const vf_call *vc = &calls[((size_t)z * (size_t)n + (size_t)i) * 2 + (size_t)k];
                 const ck_algo *al = o->algos[k];
                 /* the inputs of timed call (i, k): see paired.c */
-                cc_expected_salted(buf, count, o->dtype, o->op, p, (unsigned)(2 * i + k));
-                const uint64_t want = ck_fnv1a64(buf, count * es);
+                expected_digests(vo->coll, want, buf, count, o->dtype, o->op, p, (unsigned)(2 * i + k));
                 char msg[2048];
                 ck_sbuf m;
                 ck_sbuf_init(&m, msg, sizeof msg);
-                check_call(vo, al, trusted(vo, al), vc, p, count, es, cfg, &want, &m);
+                check_call(vo, al, trusted(vo, al), vc, p, count, es, cfg, want, &m);
                 for (int q = 0; q < p; q++)
                     if (vc->time[q] > tt[k]) tt[k] = vc->time[q];
                 if (m.len) {
@@ -551,6 +580,7 @@ static int verify_paired(const vf_opts *vo, const bm_opts *o, vf_file *f, const 
     calls_free(calls, ncalls);
     free(buf);
     free(ratio);
+    free(want);
     return failed ? 1 : 0;
 }
 
@@ -566,6 +596,12 @@ int main(int argc, char **argv)
     int nrest = 0;
     if (!rest) return 2;
     rest[nrest++] = argv[0];
+    /* The collective first: the names in --algo are looked up in its
+     * registry (a bad name is the tool's parser's to report). */
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--coll") && i + 1 < argc) ck_coll_parse(argv[i + 1], &vo.coll);
+        if (!strncmp(argv[i], "--coll=", 7)) ck_coll_parse(argv[i] + 7, &vo.coll);
+    }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) return usage(stdout);
@@ -584,8 +620,8 @@ int main(int argc, char **argv)
         }
         if (!strcmp(a, "--results") && i + 1 < argc) vo.results = argv[i + 1];
         if (!strncmp(a, "--results=", 10)) vo.results = a + 10;
-        if (!strcmp(a, "--algo") && i + 1 < argc) register_stubs(argv[i + 1]);
-        if (!strncmp(a, "--algo=", 7)) register_stubs(a + 7);
+        if (!strcmp(a, "--algo") && i + 1 < argc) register_stubs(vo.coll, argv[i + 1]);
+        if (!strncmp(a, "--algo=", 7)) register_stubs(vo.coll, a + 7);
         rest[nrest++] = argv[i];
     }
     if (!vo.np || !vo.results) {
@@ -593,8 +629,12 @@ int main(int argc, char **argv)
         return 2;
     }
     if (vo.traffic) {
-        const ck_algo *t = ck_algo_find(vo.traffic);
-        if (!t || is_stub(t)) { fprintf(stderr, "collverify: --traffic '%s': no such library algorithm\n", vo.traffic); return 2; }
+        const ck_algo *t = ck_coll_algo_find(vo.coll, vo.traffic);
+        if (!t || is_stub(t)) {
+            fprintf(stderr, "collverify: --traffic '%s': no such library %s algorithm\n", vo.traffic,
+                    ck_coll_name(vo.coll));
+            return 2;
+        }
         if (t->flags & CK_ALGO_REFERENCE) {
             fprintf(stderr, "collverify: --traffic '%s': a reference algorithm has no traffic formula\n", vo.traffic);
             return 2;
@@ -616,11 +656,6 @@ int main(int argc, char **argv)
         if (rc >= 0) return rc;
         if (co.chunk) cfg.chunk_bytes = co.chunk;
         cc_set_seed(co.seed);
-        if (co.coll != CK_COLL_ALLREDUCE) {
-            fprintf(stderr, "collverify: --coll %s: only all-reduce results are recomputed here so far\n",
-                    ck_coll_name(co.coll));
-            return 2;
-        }
     }
     vf_file f;
     if (read_lines(vo.results, &f)) {

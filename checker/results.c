@@ -7,7 +7,8 @@
  * The format (text, one record a line, fields separated by one space):
  *
  *   collkit-results 1 TOOL key=value ...       the header: TOOL is collcheck or
- *                                              paired; p, seed, chunk, ...
+ *                                              paired; p, seed, chunk, coll
+ *                                              (the collective), ...
  *   call ALGO CASE CALL RANK key=value ...     collcheck: case CASE (0-based,
  *                                              in collcheck's order) call CALL
  *   timed SIZE ITER ALGO RANK key=value ...    paired: timed call ITER of
@@ -16,8 +17,9 @@
  *   values ALGO CASE CALL HEX                  a random-float case's result on
  *                                              rank 0 (the ranks' must be equal)
  *
- * A record's keys: digest (FNV-1a 64 of the result, hex), status (what
- * ck_allreduce returned), local (1: the writing process's own checks
+ * A record's keys: digest (FNV-1a 64 of the result, hex: the rank's whole
+ * receive buffer, a reduce-scatter's block r only), status (what the
+ * collective returned), local (1: the writing process's own checks
  * failed), bytes, msgs, self_bytes, self_msgs (the part of bytes/msgs the
  * algorithm reported itself with ck_count_traffic), empty, largest, over
  * (0-byte sends, the largest send, sends above the declared largest),

@@ -18,6 +18,12 @@
  *   slow_ring        a correct ring that sleeps 5 ms first: the library side of
  *                    a paired run whose speed must be flagged for review
  *   quiet_ring       the ring, declaring no message count (--require-msgs)
+ *
+ * and, in the reduce-scatter and all-gather registries (--coll), under the
+ * same names, with the library ring's formulas of that collective:
+ *
+ *   cheat_forge      does nothing, and prints a passing closing line
+ *   cheat_benchidle  the library's ring when checked, nothing when benched
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +72,29 @@ static int benchidle_run(ck_comm *c, const void *s, void *r, size_t n, ck_dtype 
     return ring()->run(c, s, r, n, dt, op);
 }
 RING_LIKE(cheat_benchidle, benchidle_run)
+
+/* The halves: the library ring of each collective, its formulas declared. */
+static const ck_algo *rs_ring(void) { return ck_coll_algo_find(CK_COLL_REDUCE_SCATTER, "ring"); }
+static const ck_algo *ag_ring(void) { return ck_coll_algo_find(CK_COLL_ALLGATHER, "ring"); }
+static uint64_t rs_bytes(int p, int r, size_t n, size_t es, const ck_config *c) { return rs_ring()->bytes_sent(p, r, n, es, c); }
+static uint64_t ag_bytes(int p, int r, size_t n, size_t es, const ck_config *c) { return ag_ring()->bytes_sent(p, r, n, es, c); }
+static uint64_t half_msgs(int p, int r, size_t n, size_t es, const ck_config *c) { return rs_ring()->msgs_sent(p, r, n, es, c); }
+static int rs_idle_run(ck_comm *c, const void *s, void *r, size_t n, ck_dtype dt, ck_op op)
+{
+    return benched ? CK_SUCCESS : rs_ring()->run(c, s, r, n, dt, op);
+}
+static int ag_idle_run(ck_comm *c, const void *s, void *r, size_t n, ck_dtype dt, ck_op op)
+{
+    return benched ? CK_SUCCESS : ag_ring()->run(c, s, r, n, dt, op);
+}
+#define HALF_LIKE(id, nm, cl, bytes, fn) \
+    static const ck_algo id = {.name = nm, .coll = cl, .summary = "a cheat (tests/checker/cheats.c)", \
+                               .mem = CK_MEM_HOST, .bytes_formula = "(p-1)/p * n", .bytes_sent = bytes, \
+                               .msgs_sent = half_msgs, .run = fn};
+HALF_LIKE(rs_forge, "cheat_forge", CK_COLL_REDUCE_SCATTER, rs_bytes, forge_run)
+HALF_LIKE(ag_forge, "cheat_forge", CK_COLL_ALLGATHER, ag_bytes, forge_run)
+HALF_LIKE(rs_benchidle, "cheat_benchidle", CK_COLL_REDUCE_SCATTER, rs_bytes, rs_idle_run)
+HALF_LIKE(ag_benchidle, "cheat_benchidle", CK_COLL_ALLGATHER, ag_bytes, ag_idle_run)
 
 static int big_run(ck_comm *c, const void *s, void *r, size_t n, ck_dtype dt, ck_op op)
 {
@@ -168,7 +197,7 @@ static const ck_algo quiet_ring = {.name = "quiet_ring", .summary = "the ring wi
 int main(int argc, char **argv)
 {
     const ck_algo *all[] = {&cheat_forge, &cheat_benchidle, &cheat_big, &cheat_cache, &cheat_wrap, &cheat_pad,
-                            &slow_ring, &quiet_ring};
+                            &slow_ring, &quiet_ring, &rs_forge, &ag_forge, &rs_benchidle, &ag_benchidle};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (ck_register_algo(all[i])) return 2;
     if (argc < 2) { fprintf(stderr, "usage: %s check|bench [ARGS]\n", argv[0]); return 2; }

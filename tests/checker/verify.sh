@@ -118,4 +118,73 @@ expect 0 '^8 passed, 0 failed$' "$dir/v" "paired verified"
 sed '/^timed 0 3 1 1 /d' "$dir/s.txt" > "$dir/bad.txt"
 "$VERIFY" --np 2 --paired --results "$dir/bad.txt" --algo slow_ring,ring -b 1K -e 1K "${P[@]}" > "$dir/v" 2>&1; rc=$?
 expect 1 'ring n=256 timed call 4  FAIL  rank 1: no record of this call' "$dir/v" "paired missing record"
+
+# 7. Reduce-scatter and all-gather (--coll): every rank's own expected result
+#    (rank r's block of the reduction; every rank's block), in place too.
+for C in reduce_scatter allgather; do
+  CC=(--coll "$C" --count 0,1,p+1,100 --dtype f32,i64 --seed 77)
+  "$@" -np 3 "$CHECK" --algo ring "${CC[@]}" --results "$dir/$C.txt" > "$dir/o" 2>&1; rc=$?
+  expect 0 '^[0-9]+ passed, 0 failed$' "$dir/o" "honest $C"
+  n=$(sed -n 's/^\([0-9]*\) passed, 0 failed$/\1/p' "$dir/o")
+  "$VERIFY" --np 3 --results "$dir/$C.txt" --algo ring "${CC[@]}" > "$dir/v" 2>&1; rc=$?
+  expect 0 "^$n passed, 0 failed\$" "$dir/v" "honest $C file"
+  # ... the run's collective, not another's,
+  "$VERIFY" --np 3 --results "$dir/$C.txt" --algo ring "${CC[@]:2}" > "$dir/v" 2>&1; rc=$?
+  expect 1 "it called $C, expected allreduce" "$dir/v" "$C file checked as an all-reduce"
+  # a digest changed, a record missing, a record twice,
+  rec=$(awk '$1 == "call" && $4 == 1 && $5 == 2 && / count=100 / { print $2, $3; exit }' "$dir/$C.txt")
+  awk -v k="${rec#* }" '$1 == "call" && $3 == k && $4 == 1 && $5 == 2 { sub(/digest=[0-9a-f]/, "digest=f") } { print }' \
+      "$dir/$C.txt" > "$dir/bad.txt"
+  "$VERIFY" --np 3 --results "$dir/bad.txt" --algo ring "${CC[@]}" > "$dir/v" 2>&1; rc=$?
+  expect 1 'n=100 .*FAIL  call 2 of 2: rank 2: its result is not the expected one' "$dir/v" "$C changed digest"
+  awk -v k="${rec#* }" '!($1 == "call" && $3 == k && $4 == 0 && $5 == 1)' "$dir/$C.txt" > "$dir/bad.txt"
+  "$VERIFY" --np 3 --results "$dir/bad.txt" --algo ring "${CC[@]}" > "$dir/v" 2>&1; rc=$?
+  expect 1 "^$((n - 1)) passed, 1 failed\$" "$dir/v" "$C missing record"
+  expect 1 'FAIL  call 1 of 2: rank 1: no record of this call' "$dir/v" "$C missing record"
+  { cat "$dir/$C.txt"; awk -v k="${rec#* }" '$1 == "call" && $3 == k && $4 == 1 && $5 == 0' "$dir/$C.txt"; } > "$dir/bad.txt"
+  "$VERIFY" --np 3 --results "$dir/bad.txt" --algo ring "${CC[@]}" > "$dir/v" 2>&1; rc=$?
+  expect 1 'rank 0: 2 records of this call' "$dir/v" "$C duplicated record"
+  # a program that does nothing and prints a passing closing line,
+  "$@" -np 3 "$CHEATS" check --algo cheat_forge "${CC[@]}" --results "$dir/f.txt" > "$dir/o" 2>&1
+  grep -q '^1000 passed, 0 failed$' "$dir/o" || { cat "$dir/o"; fail "the forged line ($C)"; }
+  "$VERIFY" --np 3 --results "$dir/f.txt" --algo cheat_forge "${CC[@]}" > "$dir/v" 2>&1; rc=$?
+  expect 1 'cheat_forge n=1 .*FAIL  call 1 of 2: .*rank 0: its result is not the expected one' "$dir/v" "$C forged"
+  # and traffic against the library formula named (an algorithm collverify
+  # does not know): the ring's passes, the recursive one's does not.
+  sed -E "s/^call ring /call mine /" "$dir/$C.txt" > "$dir/mine.txt"
+  "$VERIFY" --np 3 --results "$dir/mine.txt" --algo mine "${CC[@]}" --traffic ring > "$dir/v" 2>&1; rc=$?
+  expect 0 "^$n passed, 0 failed\$" "$dir/v" "$C against the ring's traffic"
+  other=$([ "$C" = reduce_scatter ] && echo halving || echo rd)
+  "$VERIFY" --np 3 --results "$dir/mine.txt" --algo mine "${CC[@]}" --traffic $other > "$dir/v" 2>&1; rc=$?
+  expect 1 "(traffic|messages): rank [0-9] sent [0-9]+( B)?, $other says" "$dir/v" "$C against $other's traffic"
+done
+# Reduce-scatter: each rank's own block, so one rank's record of another's
+# block fails (rank 1 claims rank 0's result).
+awk '$1 == "call" && / count=100 / && $5 == 0 { d[$3 " " $4] = $0; sub(/.* digest=/, "", d[$3 " " $4]); sub(/ .*/, "", d[$3 " " $4]) }
+     { a[NR] = $0 } END { for (i = 1; i <= NR; i++) { $0 = a[i]
+       if ($1 == "call" && / count=100 / && $5 == 1) sub(/digest=[0-9a-f]+/, "digest=" d[$3 " " $4]); print } }' \
+    "$dir/reduce_scatter.txt" > "$dir/bad.txt"
+"$VERIFY" --np 3 --results "$dir/bad.txt" --algo ring --coll reduce_scatter --count 0,1,p+1,100 --dtype f32,i64 \
+    --seed 77 > "$dir/v" 2>&1; rc=$?
+expect 1 'ring n=100 .*FAIL  call 1 of 2: rank 1: its result is not the expected one' "$dir/v" "rank 0's block as rank 1's"
+
+# 8. Paired runs of the halves (collbench --paired --coll): every timed call
+#    checked, by collbench and by collverify.
+"$@" -np 2 "$CHEATS" bench --paired --coll reduce_scatter --algo ring,cheat_benchidle -b 64K -e 64K "${P[@]}" \
+    --results "$dir/rb.txt" > "$dir/o" 2>&1; rc=$?
+expect 1 "'cheat_benchidle' at 65536 B, timed call 1: 8192 of 8192 elements wrong" "$dir/o" "rs idle when benched"
+"$VERIFY" --np 2 --paired --coll reduce_scatter --results "$dir/rb.txt" --algo ring,cheat_benchidle -b 64K -e 64K \
+    "${P[@]}" > "$dir/v" 2>&1; rc=$?
+expect 1 'cheat_benchidle n=16384 timed call 1  FAIL  .*rank 0: its result is not the expected one' "$dir/v" "rs idle, verified"
+"$@" -np 3 "$CHEATS" bench --paired --coll allgather --algo ring,direct -b 1K -e 4K "${P[@]}" \
+    --results "$dir/ag.txt" > "$dir/o" 2>&1; rc=$?
+expect 0 '^ +4096 ' "$dir/o" "paired all-gather"
+"$VERIFY" --np 3 --paired --coll allgather --results "$dir/ag.txt" --algo ring,direct -b 1K -e 4K "${P[@]}" \
+    > "$dir/v" 2>&1; rc=$?
+expect 0 '^ratio [0-9.]+ at 4096 B' "$dir/v" "paired all-gather, verified"
+expect 0 '^24 passed, 0 failed$' "$dir/v" "paired all-gather, verified"
+sed '/^timed 1 2 0 2 /s/digest=[0-9a-f]/digest=f/' "$dir/ag.txt" > "$dir/bad.txt"
+"$VERIFY" --np 3 --paired --coll allgather --results "$dir/bad.txt" --algo ring,direct -b 1K -e 4K "${P[@]}" \
+    > "$dir/v" 2>&1; rc=$?
+expect 1 'ring n=512 timed call 3  FAIL  rank 2: its result is not the expected one' "$dir/v" "paired all-gather, changed"
 echo "verify ok"

@@ -631,7 +631,7 @@ int main(int argc, char **argv)
     if (vo.traffic) {
         const ck_algo *t = ck_coll_algo_find(vo.coll, vo.traffic);
         if (!t || is_stub(t)) {
-            fprintf(stderr, "collverify: --traffic '%s': no such library %s algorithm\n", vo.traffic,
+            fprintf(stderr, "collverify: --traffic '%s': no such library algorithm (--coll %s)\n", vo.traffic,
                     ck_coll_name(vo.coll));
             return 2;
         }

@@ -42,6 +42,7 @@ V=$(dirname "$C")/collverify
 expect_run 2 "collverify: --np and --results are required"       "$V" --algo ring
 expect_run 2 "collverify: bad --np '0'"                          "$V" --np 0 --results x
 expect_run 2 "collverify: --traffic 'nosuch': no such library algorithm"  "$V" --np 2 --results x --traffic nosuch
+expect_run 2 "collverify: --traffic 'rd': no such library algorithm \(--coll reduce_scatter\)"  "$V" --np 2 --results x --coll reduce_scatter --traffic rd
 expect_run 2 "collverify: --traffic 'mpi': a reference algorithm has no traffic formula"  "$V" --np 2 --results x --traffic mpi
 expect_run 2 "collcheck: bad --seed 'x'"                         "$V" --np 2 --results x --seed x
 expect_run 1 "cannot read --results '/nonexistent/r.txt'"        "$V" --np 2 --results /nonexistent/r.txt --algo ring

@@ -320,7 +320,7 @@ static void expected_digests(ck_coll coll, uint64_t *want, void *buf, size_t cou
 }
 
 /* Header "collkit-results 1 TOOL key=value ...": 0 when it is TOOL's with
- * p, seed and chunk as expected; otherwise says why. */
+ * p, seed, chunk and the collective as expected; otherwise says why. */
 static int check_header(vf_file *f, const char *tool, int p, uint64_t seed, size_t chunk, ck_coll coll, char **tok,
                         int *ntok)
 {

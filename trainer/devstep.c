@@ -77,18 +77,27 @@ int devstep_available(char *why, size_t whylen)
     }
 }
 
-/* auto's choice. nccl is the reference and the fastest where it runs; it
- * refuses ranks that share a GPU (nccl.c), and ring over CUDA IPC moves the
- * data with copies and events only — no kernel that spins waiting for a
- * peer's, which ranks time-sharing one GPU could hold up. */
-static const char *auto_algo(int have_nccl, const char *shared, char *note, size_t len)
+const char *devstep_pick_algo(const char *name, int have_nccl, const char *ids, size_t idlen, int p, char *note,
+                              size_t notelen)
 {
+    note[0] = '\0';
+    if (strcmp(name, "auto")) return name;
+    /* nccl is the reference and the fastest where it runs; it refuses ranks
+     * that share a GPU (nccl.c). ring over CUDA IPC moves the data with
+     * copies and events only — no kernel that spins waiting for a peer's,
+     * which ranks time-sharing one GPU could hold up. */
+    char shared[160] = "";
+    for (int a = 0; a < p && !shared[0]; a++)
+        for (int b = a + 1; b < p && !shared[0]; b++)
+            if (!strncmp(ids + (size_t)a * idlen, ids + (size_t)b * idlen, idlen))
+                snprintf(shared, sizeof shared, "ranks %d and %d share GPU %.*s", a, b, (int)idlen,
+                         ids + (size_t)a * idlen);
     if (have_nccl && !shared[0]) {
-        snprintf(note, len, "auto: nccl (the reference; every rank has a GPU of its own)");
+        snprintf(note, notelen, "auto: nccl (the reference; every rank has a GPU of its own)");
         return "nccl";
     }
-    if (!have_nccl) snprintf(note, len, "auto: ring over CUDA IPC (this build has no NCCL)");
-    else snprintf(note, len, "auto: ring over CUDA IPC, not nccl: %s, which NCCL refuses", shared);
+    if (!have_nccl) snprintf(note, notelen, "auto: ring over CUDA IPC (this build has no NCCL)");
+    else snprintf(note, notelen, "auto: ring over CUDA IPC, not nccl: %s, which NCCL refuses", shared);
     return "ring";
 }
 
@@ -119,15 +128,9 @@ int devstep_open(devstep **out, MPI_Comm world, const char *algo_name, const mlp
     if (!ids) ck_watch_abort("tagtrain: rank %d: out of memory", me);
     if (ds->api->pci_id(mine, sizeof mine)) snprintf(mine, sizeof mine, "rank %d's GPU", me);
     ck_watch_allgather(mine, ID, MPI_CHAR, ids, ID, MPI_CHAR, world, "the GPUs' PCI ids");
-    char shared[160] = "";
-    for (int a = 0; a < ds->p && !shared[0]; a++)
-        for (int b = a + 1; b < ds->p && !shared[0]; b++)
-            if (!strncmp(ids + (size_t)a * ID, ids + (size_t)b * ID, ID))
-                snprintf(shared, sizeof shared, "ranks %d and %d share GPU %.*s", a, b, ID, ids + (size_t)a * ID);
+    const char *name = devstep_pick_algo(algo_name, ck_algo_find("nccl") != NULL, ids, ID, ds->p, ds->note,
+                                         sizeof ds->note);
     free(ids);
-
-    const char *name = algo_name;
-    if (!strcmp(algo_name, "auto")) name = auto_algo(ck_algo_find("nccl") != NULL, shared, ds->note, sizeof ds->note);
     int n = 0;
     ok = ck_algo_parse_list(name, ck_comm_mem(ds->comm), &ds->algo, 1, &n, err, errlen) == 0;
     ok = ok && ds->api->create(&ds->dev, m, x, nrows, max_batch, err, errlen) == 0;

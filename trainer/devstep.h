@@ -53,6 +53,13 @@ int devstep_available(char *why, size_t whylen);
  * (nrows rows; micro-batch shards of up to max_batch rows). Every rank gets
  * the same verdict: 0, or -1 on every rank, with a message in err on the
  * ranks that failed ("" on the others). */
+/* The algorithm a run uses: `name`, or for "auto" nccl when have_nccl and
+ * no two of the p ranks' GPUs are the same (ids: p PCI bus ids of idlen
+ * bytes each, rank order), else ring, with the reason in note ("" for a
+ * named algorithm). */
+const char *devstep_pick_algo(const char *name, int have_nccl, const char *ids, size_t idlen, int p, char *note,
+                              size_t notelen);
+
 int devstep_open(devstep **out, MPI_Comm world, const char *algo_name, const mlp *m, const csr_rows *x, size_t nrows,
                  int max_batch, char *err, size_t errlen);
 void devstep_close(devstep *ds);   /* collective; NULL is fine */

@@ -1084,7 +1084,10 @@ int tagtrain_main(int argc, char **argv)
     const int nan_epoch = nan_hook ? atoi(nan_hook) : 0;
     const int inf_hook = nan_hook && strstr(nan_hook, ":inf") != NULL;
     for (int epoch = start_epoch; epoch < last_epoch && !status; epoch++) {
-        if (epoch + 1 == nan_epoch && !inf_hook) model.params[model.nparams - 1] = NAN;
+        if (epoch + 1 == nan_epoch && !inf_hook) {
+            model.params[model.nparams - 1] = NAN;
+            if (ds && devstep_upload(ds, model.params, opt.m, opt.v, err, sizeof err)) fail_abort("device", err);
+        }
         size_t *order = NULL;
         size_t n_order = dp_epoch_order(ntr, p, tc->seed, epoch, &order);
         if (!order) fail_abort("epoch order", "out of memory");
@@ -1171,11 +1174,11 @@ int tagtrain_main(int argc, char **argv)
             }
         }
         free(order);
+        double te = ck_now() - te0;
+        ck_watch_allreduce(MPI_IN_PLACE, &te, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, "the epoch's time");
         /* --device cuda: the host model and optimizer take the device's state
          * (evaluation, --check-sync and checkpoints read them). */
         if (ds && devstep_download(ds, model.params, opt.m, opt.v, err, sizeof err)) fail_abort("device", err);
-        double te = ck_now() - te0;
-        ck_watch_allreduce(MPI_IN_PLACE, &te, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, "the epoch's time");
         double tm[2] = {t_comm - comm0, t_compute - comp0};
         if (dp_sum_doubles(&dp, loss_cnt, 2) || dp_sum_doubles(&dp, tm, 2)) fail_abort("epoch sums", "MPI failed");
         train_time += te;

@@ -67,14 +67,18 @@ static const mlp_dev_api *plugin(char *why, size_t whylen)
 
 int devstep_available(char *why, size_t whylen)
 {
+#ifdef COLLKIT_HAVE_CUDA
+    /* The GPU first: the device model's libraries (cuBLAS) are loaded only
+     * where there is one to run them. */
     int ndev = 0;
     char e[320];
-    if (!plugin(why, whylen)) return -1;
     switch (ck_gpu_count(&ndev, e, sizeof e)) {
-    case CK_SUCCESS: return 0;
+    case CK_SUCCESS: break;
     case CK_ERR_UNSUPPORTED: snprintf(why, whylen, "%s", e); return -1;
     default: snprintf(why, whylen, "the CUDA device does not work: %s", e); return -1;
     }
+#endif
+    return plugin(why, whylen) ? 0 : -1;
 }
 
 const char *devstep_pick_algo(const char *name, int have_nccl, const char *ids, size_t idlen, int p, char *note,

@@ -65,6 +65,8 @@ static const mlp_dev_api *plugin(char *why, size_t whylen)
 #endif
 }
 
+int devstep_load(char *why, size_t whylen) { return plugin(why, whylen) ? 0 : -1; }
+
 int devstep_available(char *why, size_t whylen)
 {
 #ifdef COLLKIT_HAVE_CUDA

@@ -41,6 +41,11 @@ int devstep_parse_device(const char *s);
  * with a message in err that names the algorithms that can. */
 int devstep_check_algo(const char *name, char *err, size_t errlen);
 
+/* Load the device model's plug-in (no GPU needed): 0, or -1 with the
+ * reason (no CUDA in this build, the loader's message, a plug-in from
+ * another build). */
+int devstep_load(char *why, size_t whylen);
+
 /* Whether this process can train on a GPU: CUDA in this build, the device
  * model's plug-in loads, a CUDA device is there. Not collective. 0, or -1
  * with the reason in why. */

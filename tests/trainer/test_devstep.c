@@ -7,6 +7,8 @@
  *   - auto picks nccl only with NCCL in the build and no two ranks on one
  *     GPU (ids compared), else ring with the reason (which ranks share what);
  *     a named algorithm is taken as given;
+ *   - the device model's plug-in loads where the build has CUDA (GPU or
+ *     not), and says "no CUDA" where it has none;
  *   - devstep_available says yes, or no with a reason (no GPU here, or no
  *     CUDA in this build) — never an empty one.
  */
@@ -49,6 +51,15 @@ int main(void)
     a = devstep_pick_algo("twoshot", 1, two[0], ID, 4, note, sizeof note);
     CHECK(!strcmp(a, "twoshot") && !note[0], "a named algorithm as given: %s (%s)", a, note);
 
+    /* The plug-in loads where this build has CUDA (every symbol it needs is
+     * there: cuBLAS, the CUDA runtime, its own optimizer), GPU or not. */
+    err[0] = '\0';
+    int ld = devstep_load(err, sizeof err);
+#ifdef COLLKIT_HAVE_CUDA
+    CHECK(ld == 0, "lib/libtagtrain_cuda.so does not load: %s", err);
+#else
+    CHECK(ld == -1 && strstr(err, "no CUDA"), "a build without CUDA: %d, '%s'", ld, err);
+#endif
     err[0] = '\0';
     int av = devstep_available(err, sizeof err);
     CHECK(av == 0 || (av == -1 && strlen(err) > 10), "devstep_available: %d, reason '%s'", av, err);

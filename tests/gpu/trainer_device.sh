@@ -3,7 +3,7 @@
 # against the host trainer, the reference, on the real data (fold 5 of 5: 612
 # training rows, even, so p = 2 needs no padding), dropout 0:
 #   1. the device run equals the host run after 2 epochs (40 steps), within
-#      ckptdiff's max |a - b| / (1 + |a|) <= 1e-5 with SGD and <= 1e-3 with
+#      ckptdiff's max |a - b| / (1 + |a|) <= 1e-4 with SGD and <= 1e-3 with
 #      AdamW (Adam divides by the gradient's scale, so a gradient near zero
 #      amplifies float rounding in another order: cuBLAS, atomics);
 #   2. data parallelism on the device: p = 2 (one GPU time-shared, or two)
@@ -43,7 +43,7 @@ for opt in sgd adam; do
     bad "host run ($opt): $(cat "$W/o")"
   train 1 $common --optimizer $opt --lr $lr --device cuda --save "$W/gpu-$opt" --log "$W/gpu-$opt.jsonl" > "$W/o" 2>&1 ||
     bad "device run ($opt): $(cat "$W/o")"
-  same "cpu-$opt" "gpu-$opt" "$([ $opt = sgd ] && echo 1e-5 || echo 1e-3)" "device against host, $opt"
+  same "cpu-$opt" "gpu-$opt" "$([ $opt = sgd ] && echo 1e-4 || echo 1e-3)" "device against host, $opt"
 done
 check '[ "$(jstr "$W/gpu-adam.jsonl" run device)@$(jstr "$W/gpu-adam.jsonl" run transport)" = cuda@cuda-ipc ]' \
       "the log of a device run: $(grep '"type":"run"' "$W/gpu-adam.jsonl")"

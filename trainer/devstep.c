@@ -59,8 +59,8 @@ static const mlp_dev_api *plugin(char *why, size_t whylen)
     if (!api) snprintf(why, whylen, "the device model cannot be loaded: %s", reason);
     return api;
 #else
-    snprintf(why, whylen, "this build of collkit has no CUDA (the CUDA Toolkit was not found when it was "
-             "configured: cmake/cuda.cmake); --device cpu trains on the host");
+    snprintf(why, whylen, "this build of collkit has no CUDA (configured without the CUDA Toolkit: "
+             "cmake/cuda.cmake); --device cpu trains on the host");
     return NULL;
 #endif
 }

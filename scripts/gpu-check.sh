@@ -9,13 +9,13 @@
 #   3. collbench --gpus, as the ranks count the devices: none -> exit 3;
 #   4. the GPU tests (unit.cuda_logic, gpu.probe, test_gpu at p = 1, 2, 3, and
 #      gpu.trainer_model: the trainer's device model against the host's);
-#      with the Made With ML data, gpu.trainer_device (tagtrain --device cuda
-#      against the host trainer, data parallelism on the device, checkpoints
-#      across the two) and the trainer's samples/s on the host and the device;
 #   5. collcheck --quick of every algorithm that takes device buffers, at
 #      p = 1, 2 and 3 (ranks share the GPUs when there are fewer: local rank
 #      modulo device count; nccl only where every rank has its own GPU);
-#   6. a short sweep: p = 1 with nccl, p = 2 (time-shared on one GPU);
+#   6. a short sweep: p = 1 with nccl, p = 2 (time-shared on one GPU); then,
+#      with the Made With ML data, gpu.trainer_device (tagtrain --device cuda
+#      against the host trainer, data parallelism on the device, checkpoints
+#      across the two) and the trainer's samples/s on the host and the device;
 #   7. BUILD_DIR/gpu-check/report.md: every step's verdict, the figures
 #      (busbw at the largest size per algorithm, trainer samples/s host and
 #      device), the logs beside it.

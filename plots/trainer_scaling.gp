@@ -6,12 +6,19 @@
 #   left:  samples/s (all ranks together); ideal (dashed): p x samples/s at p = 1
 #   right: efficiency = samples/s(p) / (p x samples/s(1)), and the share of
 #          step time spent waiting for the gradient all-reduce
+# The GPU runs (tagtrain --device cuda) come with csv='trainer_gpu.csv',
+# tag='_gpu' and setup (how the ranks sit on the GPUs), and nccl drawn thick:
+# the reference line.
 load 'plots/common.gp'
-set output sprintf('%s/trainer_scaling.%s', dir, fmt)
-f = dir.'/trainer.csv'
+if (!exists('csv')) csv = 'trainer.csv'
+if (!exists('tag')) tag = ''
+if (!exists('setup')) setup = ''
+set output sprintf('%s/trainer_scaling%s.%s', dir, tag, fmt)
+f = dir.'/'.csv
 stats f using 3 every ::1::1 nooutput
 s1 = STATS_min
-set multiplot layout 1,2 title 'tagtrain data-parallel scaling (weak: fixed local batch)'
+set multiplot layout 1,2 title (tag eq '_gpu' ? "tagtrain --device cuda scaling (weak: fixed local batch)\n".setup \
+                                                : 'tagtrain data-parallel scaling (weak: fixed local batch)') noenhanced
 set xlabel 'ranks p'
 set logscale x 2
 stats f using 2 every ::1 nooutput
@@ -21,11 +28,11 @@ set format x '%g'
 set key inside left top
 set ylabel 'samples/s'
 set yrange [0:*]
-plot for [a in algos] f using (strcol(1) eq a ? $2 : NaN):3 with linespoints pt 7 title a noenhanced, \
+plot for [a in algos] f using (strcol(1) eq a ? $2 : NaN):3 with linespoints pt 7 lw (a eq 'nccl' ? 3 : 1) title a noenhanced, \
      x * s1 with lines dt 2 lc 'black' title 'ideal'
 set ylabel 'efficiency (solid), comm fraction (dotted)'
 set yrange [0:1.1]
-plot for [a in algos] f using (strcol(1) eq a ? $2 : NaN):4 with linespoints pt 7 title a noenhanced, \
+plot for [a in algos] f using (strcol(1) eq a ? $2 : NaN):4 with linespoints pt 7 lw (a eq 'nccl' ? 3 : 1) title a noenhanced, \
      for [a in algos] f using (strcol(1) eq a ? $2 : NaN):5 with linespoints pt 6 dt 3 notitle, \
      1 with lines dt 2 lc 'black' title 'ideal'
 unset multiplot

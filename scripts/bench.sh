@@ -29,6 +29,8 @@
 #   trace_twoshot_shm.json                      twoshot on shm: copy-in, barriers, reduce-scatter, all-gather
 #   rs_pN.{csv,txt}, ag_pN.{csv,txt}, colls.csv reduce-scatter and all-gather sweeps (collbench --coll)
 #   zero.csv, zero{0,1}.{log,txt}               tagtrain replicated vs --zero 1: step time, memory per rank
+#   trainer.csv, trainer_gpu.csv                tagtrain's weak scaling per algorithm, on the host and (where
+#                                               there is a GPU) --device cuda (scripts/bench_trainer.sh)
 #   *.png, *.svg                                the plots (plots/README.md)
 set -euo pipefail
 BUILD=${1:-build}
@@ -56,7 +58,8 @@ case "$MODE" in
   quick) NP=${BENCH_NP:-"2 4"}; OPTS=(-b 8 -e 64M -f 2 -n 50 -w 5 --time-budget 0.25 --place out) ;;
   full)  NP=${BENCH_NP:-"1 2 3 4"}; OPTS=(-b 8 -e 64M -f 2 -n 50 -w 5 --time-budget 2 --place both) ;;
   smoke) NP=${BENCH_NP:-"2"}; OPTS=(-b 8 -e 64K -f 8 -n 3 -w 1 --time-budget 0.05 --place out); PP_MAX=1M
-         export TRAINER_EPOCHS=${TRAINER_EPOCHS:-1} TRAINER_NP=${TRAINER_NP:-2} TRAINER_ALGOS=${TRAINER_ALGOS:-"ring twoshot@shm"} ;;
+         export TRAINER_EPOCHS=${TRAINER_EPOCHS:-1} TRAINER_NP=${TRAINER_NP:-2} TRAINER_ALGOS=${TRAINER_ALGOS:-"ring twoshot@shm"}
+         export TRAINER_GPU_ALGOS=${TRAINER_GPU_ALGOS:-"nccl ring"} ;;
   *) echo "bench: BENCH must be quick, full or smoke (got '$MODE')" >&2; exit 2 ;;
 esac
 # The rank counts, checked before anything runs: whole numbers from 1 to 4096,

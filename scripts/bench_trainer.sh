@@ -12,6 +12,14 @@
 #   OUTDIR/trainer.csv              algo,p,samples_per_s,efficiency,comm_fraction,allreduce_bytes_per_step
 #   OUTDIR/trainer_ceiling.txt      the same efficiency for p independent 1-rank runs
 #   OUTDIR/trainer_scaling.png/.svg samples/s and efficiency against p
+# and, where collbench --gpus counts a usable GPU and tagtrain runs --device
+# cuda, the same on the GPU (device_trainer below): every algorithm that takes
+# device buffers (TRAINER_GPU_ALGOS), nccl the reference line, at p = 1 and
+# TRAINER_NP; ranks beyond the GPU count time-share the GPUs (local rank
+# modulo device count: the plot's title says so) and nccl is left out there
+# unless NCCL_MULTI_RANK_GPU_ENABLE=1 (NCCL refuses a shared GPU otherwise):
+#   OUTDIR/trainer_gpu.csv          algo,p,samples_per_s,efficiency,comm_fraction,allreduce_bytes_per_step,gpu_setup
+#   OUTDIR/trainer_scaling_gpu.png/.svg
 #
 # Efficiency is WEAK scaling, with the same per-rank work at every p:
 #   every rank keeps a local batch of LOCAL_BATCH rows (global --batch =
@@ -116,15 +124,67 @@ for p in $NPS; do
   say "p=$p ceiling (independent runs, no all-reduce): $ceil"
 done
 
+# The trainer on the GPU, where there is one: its own CSV and plot, the same
+# weak scaling (local batch, epochs, rank counts) with device algorithms.
+device_trainer() {
+  local ngpu p a setup s c b eff dalgos
+  if ! ngpu=$("$BIN/collbench" --gpus 2> "$OUT/trainer_gpu_probe.txt"); then
+    say "GPU trainer skipped: $(sed 's/^collbench: //' "$OUT/trainer_gpu_probe.txt" | head -1)"
+    return 0
+  fi
+  # nccl first: the reference every other line is read against.
+  dalgos=${TRAINER_GPU_ALGOS:-"$("$BIN/tagtrain" --algo list |
+      awk 'NR > 1 && $2 ~ /cuda/ { if ($1 == "nccl") first = $1; else rest = rest " " $1 } END { print first rest }')"}
+  dalgos=$(echo $dalgos)
+  run_device() {   # run_device P ALGO: "samples_per_s comm_fraction bytes_per_step"
+    local log="$OUT/trainer_gpu_${2}_p$1.jsonl"
+    rm -f "$log"
+    "${LAUNCH[@]}" -np "$1" "$BIN/tagtrain" --device cuda --algo "$2" --batch $((LOCAL_BATCH * $1)) --epochs "$EPOCHS" \
+        --threads 1 --no-save --quiet --log "$log" > "$OUT/trainer_gpu_${2}_p$1.txt" 2>&1 ||
+        { echo "NaN NaN NaN"; echo "GPU p=$1 $2: $OUT/trainer_gpu_${2}_p$1.txt" >> "$OUT/trainer_failed.txt"; return; }
+    grep '"type":"summary"' "$log" |
+      sed 's/.*"samples_per_s":\([0-9.e+-]*\),"comm_fraction":\([0-9.e+-]*\).*"allreduce_bytes_per_step":\([0-9.e+-]*\).*/\1 \2 \3/'
+  }
+  setup_of() { [ "$1" -le "$ngpu" ] && echo "$1 rank(s) on $1 GPU(s)" || echo "time-shared: $1 ranks on $ngpu GPU(s)"; }
+  say "GPU trainer: $ngpu GPU(s), p=1 (no all-reduce), local batch $LOCAL_BATCH, $EPOCHS epochs: $dalgos"
+  local s1 c1 b1
+  read -r s1 c1 b1 < <(run_device 1 ring)
+  echo "algo,p,samples_per_s,efficiency,comm_fraction,allreduce_bytes_per_step,gpu_setup" > "$OUT/trainer_gpu.csv"
+  for a in $dalgos; do echo "$a,1,$s1,1.000,$c1,$b1,$(setup_of 1)" >> "$OUT/trainer_gpu.csv"; done
+  local shared="$ngpu GPU(s), one rank each; nccl (thick) is the reference"
+  for p in $NPS; do
+    setup=$(setup_of "$p")
+    [ "$p" -gt "$ngpu" ] && shared="p > $ngpu: the ranks time-share $ngpu GPU(s); nccl (thick) is the reference"
+    for a in $dalgos; do
+      if [ "$a" = nccl ] && [ "$p" -gt "$ngpu" ] && [ "${NCCL_MULTI_RANK_GPU_ENABLE:-}" != 1 ]; then
+        say "GPU p=$p nccl: left out ($setup: NCCL refuses ranks that share a GPU)"
+        continue
+      fi
+      read -r s c b < <(run_device "$p" "$a")
+      eff=$(awk -v s="$s" -v s1="$s1" -v p="$p" 'BEGIN { printf "%.3f", (s1 > 0 ? s / (p * s1) : 0) }')
+      echo "$a,$p,$s,$eff,$c,$b,$setup" >> "$OUT/trainer_gpu.csv"
+      say "GPU p=$p $a ($setup): $s samples/s, efficiency $eff, comm fraction $c"
+    done
+  done
+  if command -v gnuplot > /dev/null; then
+    for fmt in png svg; do
+      gnuplot -e "dir='$OUT'; fmt='$fmt'; pngterm='$term'; algos='$dalgos'; csv='trainer_gpu.csv'; tag='_gpu'; setup='$shared'" \
+          plots/trainer_scaling.gp || say "gnuplot failed for the GPU trainer plot ($fmt)"
+    done
+  fi
+  say "wrote $OUT/trainer_gpu.csv and trainer_scaling_gpu.png/.svg"
+}
+
+term=png
+command -v gnuplot > /dev/null && gnuplot -e "set terminal pngcairo" > /dev/null 2>&1 && term=pngcairo
 if command -v gnuplot > /dev/null; then
-  term=png
-  gnuplot -e "set terminal pngcairo" > /dev/null 2>&1 && term=pngcairo
   for fmt in png svg; do
     gnuplot -e "dir='$OUT'; fmt='$fmt'; pngterm='$term'; algos='$(echo $algos)'" plots/trainer_scaling.gp ||
       say "gnuplot failed for $fmt"
   done
 fi
 say "wrote $OUT/trainer.csv and trainer_scaling.png/.svg"
+device_trainer
 # A run that failed is a NaN row in trainer.csv, listed here, and exit 1.
 if [ -s "$OUT/trainer_failed.txt" ]; then
   say "$(wc -l < "$OUT/trainer_failed.txt") run(s) failed:"; sed 's/^/  /' "$OUT/trainer_failed.txt"

@@ -12,9 +12,13 @@
 #   5. collcheck --quick of every algorithm that takes device buffers, at
 #      p = 1, 2 and 3 (ranks share the GPUs when there are fewer: local rank
 #      modulo device count; nccl only where every rank has its own GPU);
-#   6. a short sweep: p = 1 with nccl, p = 2 (time-shared on one GPU);
+#   6. a short sweep: p = 1 with nccl, p = 2 (time-shared on one GPU); then,
+#      with the Made With ML data, gpu.trainer_device (tagtrain --device cuda
+#      against the host trainer, data parallelism on the device, checkpoints
+#      across the two) and the trainer's samples/s on the host and the device;
 #   7. BUILD_DIR/gpu-check/report.md: every step's verdict, the figures
-#      (busbw at the largest size per algorithm), the logs beside it.
+#      (busbw at the largest size per algorithm, trainer samples/s host and
+#      device), the logs beside it.
 # Exit status: 0 every step passed; 1 a step failed (the report names it);
 # 2 something needed is missing (cmake, nvcc, MPI): named; 3 no usable GPU
 # here (none, no driver, or all hidden by CUDA_VISIBLE_DEVICES): said so.
@@ -184,8 +188,8 @@ if cmake -S "$ROOT" -B "$B" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DCOLLKIT_CUD
   if grep -q "OpenBLAS not found" "$O/configure.log"; then
     md "| trainer device model | not built | no OpenBLAS on this node: no host model to compare with |"
   else
-    run_for 200 cmake --build "$B" -j "$(nproc)" --target test_trainer_cuda >> "$O/build.log" 2>&1 ||
-      step "build test_trainer_cuda" FAIL "see build.log"
+    run_for 200 cmake --build "$B" -j "$(nproc)" --target test_trainer_cuda tagtrain tagtrain_cuda ckptdiff \
+        >> "$O/build.log" 2>&1 || step "build test_trainer_cuda, tagtrain" FAIL "see build.log"
   fi
 else
   step "build" FAIL "see configure.log / build.log: $(grep -m1 -iE 'error' "$O/configure.log" "$O/build.log" | cut -c1-200)"
@@ -254,6 +258,34 @@ for p in 1 2; do
     step "sweep p=$p" FAIL "exit $?, $setup: $(grep -m1 -iE 'error|wrong|FAIL' "$O/sweep_p$p.txt" | cut -c1-200)"
   fi
 done
+# ---------------------------------------------------------------- 6b. the trainer
+# tagtrain --device cuda against the host trainer (gpu.trainer_device), then
+# the default model's samples/s at p = 1, host and device (3 epochs). After
+# the collectives' checks: what is left of the budget.
+if [ -x "$BIN/tagtrain" ] && [ -x "$BIN/ckptdiff" ]; then
+  say "tagtrain --device cuda against the host trainer"
+  (cd "$B" && run_for 240 ctest -V -R '^gpu\.trainer_device$' --output-on-failure) > "$O/trainer_device.log" 2>&1; rc=$?
+  have_data=1
+  if grep -q "Skipped\|SKIP" "$O/trainer_device.log" && [ $rc = 0 ]; then
+    md "| gpu.trainer_device | not run | $(grep -m1 -o 'SKIP.*' "$O/trainer_device.log") |"
+    grep -q "no Made With ML data" "$O/trainer_device.log" && have_data=0
+  elif [ $rc = 0 ]; then
+    step "gpu.trainer_device" PASS "$(grep -m1 -o '[0-9]* passed, [0-9]* failed' "$O/trainer_device.log")"
+  else
+    step "gpu.trainer_device" FAIL "$(grep -m1 'FAIL' "$O/trainer_device.log" | cut -c1-200) (trainer_device.log)"
+  fi
+  sps() { grep '"type":"summary"' "$1" 2>/dev/null | sed 's/.*"samples_per_s":\([0-9.e+-]*\),.*/\1/'; }
+  for dev in cpu cuda; do
+    [ $have_data = 1 ] || break
+    run_for 120 "${MPIRUN[@]}" -np 1 "$BIN/tagtrain" --device $dev --epochs 3 --no-save --quiet \
+        --log "$O/trainer_$dev.jsonl" > "$O/trainer_$dev.txt" 2>&1 ||
+      step "tagtrain --device $dev" FAIL "$(grep -m1 'tagtrain' "$O/trainer_$dev.txt" | cut -c1-200)"
+  done
+  if [ $have_data = 1 ]; then
+    TRAINER_SPS="host $(sps "$O/trainer_cpu.jsonl") samples/s, device $(sps "$O/trainer_cuda.jsonl") samples/s"
+    say "trainer, default model, p = 1: $TRAINER_SPS"
+  fi
+fi
 md ""; md "## Bandwidth at the largest size (GB/s; collbench --device cuda, out of place)"; md ""
 md "At p = 1 the bus bandwidth is 0 by definition (nothing crosses a link): the algorithm bandwidth"
 md "(bytes / time) shows the cost of one call on one GPU instead."; md ""
@@ -263,5 +295,9 @@ cat "$O"/sweep_p*.csv 2>/dev/null | awk -F, '
   { if ($3 + 0 >= big[$1, $2] + 0) { big[$1, $2] = $3; bw[$1, $2] = $2 == 1 ? $12 : $13 }; if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 } }
   END { for (i = 1; i <= n; i++) { a = order[i]; printf "| %s | %s | %s |\n", a, ((a, 1) in bw) ? bw[a, 1] : "-", ((a, 2) in bw) ? bw[a, 2] : "-" } }' >> "$REPORT"
 [ "$NGPU" -lt 2 ] && md "" && md "p = 2 time-shares one GPU: it measures the algorithms' overheads, not an interconnect."
+if [ -n "${TRAINER_SPS:-}" ]; then
+  md ""; md "## The trainer (tagtrain, default model, p = 1, 3 epochs; samples/s of the training steps)"; md ""
+  md "$TRAINER_SPS"
+fi
 
 if [ ${#FAILED[@]} = 0 ]; then finish 0 "PASS"; else finish 1 "FAILED: ${FAILED[*]}"; fi

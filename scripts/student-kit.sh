@@ -3,8 +3,9 @@
 # hands to its students: the handouts and skeletons, the tools (collcheck,
 # collverify, collbench, tagtrain, tagpredict, ckptdiff, tagsynth, collgrade, collkit-cc,
 # ckrun), the Made With ML data (datasets/madewithml/, with its licence), the
-# CUDA plug-in where this build has one (lib/libcollkit_cuda.so: opened only
-# when device memory is used, so the kit runs without CUDA), and the library with
+# CUDA plug-ins where this build has them (lib/libcollkit_cuda.so and
+# lib/libtagtrain_cuda.so: opened only when device memory is used, so the kit
+# runs without CUDA), and the library with
 # the reference algorithms as compiled code only. Students compare their
 # algorithm with the library's (--algo ring,my_ring), they cannot read it;
 # what each algorithm does is in docs/algorithms/ (the slide at the top of
@@ -42,8 +43,11 @@ mkdir -p "$OUT"/{bin,lib,include,cmake,plugin,labs,docs/algorithms}
 # (ckptdiff and tagsynth: lab 04's equivalence part compares checkpoints of runs on synthetic data.)
 cp "$B"/bin/{collcheck,collverify,collbench,tagtrain,tagpredict,ckptdiff,tagsynth,collgrade,ckrun} "$OUT/bin/"
 cp "$B"/lib/*.a "$OUT/lib/"
-# The CUDA plug-in, when this build has one: opened only where device memory is used.
-if [ -f "$B/lib/libcollkit_cuda.so" ]; then cp "$B/lib/libcollkit_cuda.so" "$OUT/lib/"; fi
+# The CUDA plug-ins, when this build has them: opened only where device memory
+# is used (libcollkit_cuda.so) or tagtrain runs --device cuda (libtagtrain_cuda.so).
+for f in libcollkit_cuda.so libtagtrain_cuda.so; do
+  if [ -f "$B/lib/$f" ]; then cp "$B/lib/$f" "$OUT/lib/"; fi
+done
 # Headers of the public interfaces the plug-in program is built against.
 cp "$SRC"/collectives/include/*.h "$SRC"/checker/collcheck.h "$SRC"/bench/collbench.h "$SRC"/bench/model.h \
    "$SRC"/trainer/tagtrain.h "$SRC"/draw/colldraw.h "$OUT/include/"

@@ -60,4 +60,29 @@ int    mlp_dev_zero_grads(mlp_dev *d);
  * it advances) as on the host; the moments are the device's own. */
 int    mlp_dev_step(mlp_dev *d, optimizer *o, float scale);
 
+/* tagtrain opens the device model as a plug-in, lib/libtagtrain_cuda.so
+ * (device_plugin.c; trainer/devstep.c loads it), so that tagtrain built with
+ * CUDA starts on a machine without the CUDA libraries and trains on the host
+ * there. The plug-in exports one table of the calls above. Its two sizes
+ * must be the program's: a plug-in from another build is refused, not
+ * called with another layout. */
+typedef struct {
+    size_t api_size, mlp_size;   /* sizeof(mlp_dev_api), sizeof(mlp) where it was built */
+    int    (*create)(mlp_dev **out, const mlp *shape, const csr_rows *x, size_t nrows, int max_batch, char *err,
+                     size_t errlen);
+    void   (*destroy)(mlp_dev *d);
+    const char *(*error)(const mlp_dev *d);
+    float *(*grads)(mlp_dev *d);
+    int    (*set_params)(mlp_dev *d, const float *host);
+    int    (*get_params)(mlp_dev *d, float *host);
+    int    (*get_moments)(mlp_dev *d, float *m, float *v);
+    int    (*set_moments)(mlp_dev *d, const float *m, const float *v);
+    int    (*forward)(mlp_dev *d, const size_t *rows, const int *labels, int b, int train, rng_t *rng, double *loss);
+    int    (*backward)(mlp_dev *d, const int *labels, int b);
+    int    (*step)(mlp_dev *d, optimizer *o, float scale);
+    /* The PCI bus id of this thread's current device (which ranks share a GPU). */
+    int    (*pci_id)(char *out, size_t len);
+} mlp_dev_api;
+#define MLP_DEV_API_SYMBOL "tagtrain_cuda_api"
+
 #endif

@@ -45,6 +45,7 @@
 #include "optim.h"
 #include "dp.h"
 #include "zero.h"
+#include "devstep.h"
 #include <sys/resource.h>
 #include "eval.h"
 #include "ckpt.h"
@@ -114,6 +115,7 @@ typedef struct {
     const char *algo_name, *transport, *data, *holdout, *save_dir, *resume, *metrics, *log;
     const char *rs_algo, *ag_algo;   /* --zero 1: the two halves of the gradient all-reduce */
     int zero;                        /* --zero: 0 replicated, 1 optimizer state sharded (zero.h) */
+    int device;                      /* --device: 0 cpu, 1 cuda (devstep.h) */
     double bucket_mb;
     int check_sync, threads, stop_after, inject_desync, no_save, quiet, sparse_grads, strict_data;
     int save_every;
@@ -134,6 +136,7 @@ static unsigned transport_mem(const char *transport)
 static const char *pick_transport(const options *o, int p)
 {
     if (o->transport) return o->transport;
+    if (o->device) return "mpi";   /* the gradients move on the device's communicator (devstep.h) */
     if (strcmp(o->algo_name, "auto") || p < 2) return "mpi";
 #ifdef COLLKIT_SMPI
     return "mpi";   /* simulated ranks are hosts of their own */
@@ -192,6 +195,12 @@ static void usage(FILE *f)
 "  --algo NAME          all-reduce algorithm, or auto (auto): --algo list shows them;\n"
 "                       auto is twoshot on the shm transport when every rank is\n"
 "                       on one node, else ring on the mpi transport\n"
+"  --device cpu|cuda    where the model trains (cpu). cuda: parameters, gradients and\n"
+"                       optimizer state in GPU memory (one GPU per rank, or ranks\n"
+"                       sharing one), the gradients all-reduced by a device algorithm:\n"
+"                       --algo nccl, ring, twoshot... (--algo list: those with cuda);\n"
+"                       auto is nccl where it can run, else ring over CUDA IPC. Not\n"
+"                       yet with --zero, --sparse-grads, --bucket-mb or --transport\n"
 "  --transport T        mpi or shm: how the gradient moves between ranks (mpi for\n"
 "                       a named --algo); shm: the ranks of one node map each\n"
 "                       other's gradient buffer (falls back to mpi across nodes)\n"
@@ -352,7 +361,7 @@ static int parse_args(int argc, char **argv, options *o)
             "--dropout", "--optimizer", "--schedule", "--lr", "--momentum", "--weight-decay", "--warmup", "--epochs",
             "--batch", "--accum", "--seed", "--val-frac", "--bucket-mb", "--threads", "--stop-after",
             "--inject-desync", "--char-ngrams", "--sublinear-tf", "--title-weight", "--split-seed", "--label-smoothing",
-            "--save-every", "--folds", "--fold", "--class-weight", "--nb-scale", "--zero", "--rs-algo", "--ag-algo", NULL};
+            "--save-every", "--folds", "--fold", "--class-weight", "--nb-scale", "--zero", "--rs-algo", "--ag-algo", "--device", NULL};
         int known = 0;
         for (int k = 0; valued[k]; k++) known |= !strcmp(a, valued[k]);
         if (strncmp(a, "--", 2)) return bad_arg("unexpected argument '%s'", a);
@@ -368,6 +377,9 @@ static int parse_args(int argc, char **argv, options *o)
             if (strcmp(v, "0") && strcmp(v, "1"))
                 return bad_arg("--zero: want 0 (replicated) or 1 (optimizer state sharded), got '%s'", v);
             o->zero = v[0] - '0';
+        }
+        else if (!strcmp(a, "--device")) {
+            if ((o->device = devstep_parse_device(v)) < 0) return bad_arg("--device: want cpu or cuda, got '%s'", v);
         }
         else if (!strcmp(a, "--transport")) {
             if (strcmp(v, "mpi") && strcmp(v, "shm")) return bad_arg("--transport: want mpi or shm, got '%s'", v);
@@ -491,6 +503,12 @@ static int parse_args(int argc, char **argv, options *o)
     if (o->zero && (o->sparse_grads || o->bucket_mb > 0))
         return bad_arg("--zero 1 reduce-scatters the whole gradient buffer after backward: not with %s",
                        o->sparse_grads ? "--sparse-grads" : "--bucket-mb");
+    /* The device step all-reduces the whole buffer after backward, on its own communicator. */
+    if (o->device && (o->zero || o->sparse_grads || o->bucket_mb > 0 || o->transport))
+        return bad_arg("--device cuda does not take %s yet: on the GPU the whole gradient buffer is all-reduced "
+                       "after backward, over CUDA IPC or NCCL (--algo); use --device cpu for it",
+                       o->zero ? "--zero" : o->sparse_grads ? "--sparse-grads" : o->bucket_mb > 0 ? "--bucket-mb"
+                                                                                    : "--transport");
     /* The default decay is AdamW's; coupled into SGD it would be far too strong. */
     if (!set_wd && t->opt.kind == OPT_SGD) t->opt.weight_decay = 0.0f;
     if (!strcmp(o->algo_name, "list")) { if (g_rank == 0) ck_algo_print_table(stdout); return 1; }
@@ -498,7 +516,9 @@ static int parse_args(int argc, char **argv, options *o)
     const ck_algo *algo;
     int nalgo;
     char aerr[1024];
-    if (strcmp(o->algo_name, "auto") &&
+    if (o->device) {
+        if (devstep_check_algo(o->algo_name, aerr, sizeof aerr)) return bad_arg("--algo with --device cuda: %s", aerr);
+    } else if (strcmp(o->algo_name, "auto") &&
         ck_algo_parse_list(o->algo_name, transport_mem(o->transport ? o->transport : "mpi"), &algo, 1, &nalgo, aerr,
                            sizeof aerr))
         return bad_arg("--algo: %s%s", aerr,
@@ -713,6 +733,18 @@ int tagtrain_main(int argc, char **argv)
         return 2;
     }
 
+    if (o.device) {
+        /* --device cuda: CUDA and a GPU on every rank, said before any data is read. */
+        char why[640];
+        int ok = devstep_available(why, sizeof why) == 0, first = ok ? INT_MAX : rank;
+        ck_watch_allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, "the verdict on the GPUs");
+        if (first != INT_MAX) {
+            if (rank == first) fprintf(stderr, "tagtrain: rank %d: --device cuda: %s\n", rank, why);
+            ck_watch_finalize();
+            return 1;
+        }
+    }
+
     /* ---- resume: the checkpoint's configuration wins */
     char err[MWML_ERRLEN];
     checkpoint ck = {0};
@@ -846,6 +878,7 @@ int tagtrain_main(int argc, char **argv)
         char aerr[1024];
         int nalgo = 0;
         const char *name = algo_auto ? (ck_comm_mem(comm) & CK_MEM_SHM ? "twoshot" : "ring") : o.algo_name;
+        if (o.device) name = "ring";   /* the host communicator only broadcasts and sums: devstep.h has the gradients' */
         if (ck_algo_parse_list(name, ck_comm_mem(comm), &algo, 1, &nalgo, aerr, sizeof aerr)) {
             /* Every rank reaches the same verdict (the transport is agreed): a clean exit. */
             if (root) fprintf(stderr, "tagtrain: --algo on the %s transport: %s\n", ck_comm_transport_name(comm), aerr);
@@ -902,6 +935,20 @@ int tagtrain_main(int argc, char **argv)
     /* Every rank starts from rank 0's parameters (the checkpoint case too:
      * it costs one broadcast and rules out a rank that read a different file). */
     if (dp_broadcast_params(&dp, model.params, model.nparams)) fail_abort("broadcast", "MPI_Bcast failed");
+    /* --device cuda: the model on the GPU, from those parameters and moments (devstep.h). */
+    devstep *ds = NULL;
+    if (o.device) {
+        if (devstep_open(&ds, MPI_COMM_WORLD, o.algo_name, &model, &xtr, ntr, local_max, err, sizeof err)) {
+            if (err[0]) fprintf(stderr, "tagtrain: rank %d: --device cuda: %s\n", rank, err);
+            dp_free(&dp);
+            ck_comm_destroy(comm);
+            ck_watch_finalize();
+            return 1;
+        }
+        if (devstep_upload(ds, model.params, opt.m, opt.v, err, sizeof err)) fail_abort("device", err);
+        algo = devstep_algo(ds);
+    }
+    ck_comm *gcomm = ds ? devstep_comm(ds) : comm;   /* where the gradients move */
 
     /* The best parameters by val loss, kept by rank 0 for best.ckpt and the holdout. */
     float *best = root ? malloc(model.nparams * sizeof(float)) : NULL;
@@ -945,6 +992,7 @@ int tagtrain_main(int argc, char **argv)
         if (logf) fclose(logf);
         if (metf) fclose(metf);
         if (root) ckpt_dir_close(&cdir);
+        devstep_close(ds);
         dp_free(&dp);
         ck_comm_destroy(comm);
         ck_watch_finalize();
@@ -960,7 +1008,7 @@ int tagtrain_main(int argc, char **argv)
     const double nnz_per_row = ntr ? (double)Xtr.ptr[ntr] / (double)ntr : 0.0;   /* banner and log */
     if (root && !o.quiet) {
         printf("tagtrain: %d rank%s, algo %s%s on the %s transport, %zu train / %zu val", p, p > 1 ? "s" : "",
-               algo->name, algo_auto ? " (auto)" : "", ck_comm_transport_name(comm), ntr, nva);
+               algo->name, algo_auto ? " (auto)" : "", ck_comm_transport_name(gcomm), ntr, nva);
         if (cv) printf(" rows (fold %d of %d; holdout not read)", tc->fold + 1, tc->folds);
         else printf(" / %zu holdout rows", hold.n);
         printf(", %d features, model %d", tc->feat_dim, tc->feat_dim);
@@ -983,6 +1031,8 @@ int tagtrain_main(int argc, char **argv)
         if (zero.stage) printf(" (replicated: %.2f MB)", state_full / 1e6);
         printf("\n  data: %s%s%s (%.0f non-zero features per train row)\n", path_data, cv ? "" : ", ", path_hold,
                nnz_per_row);
+        if (ds) printf("  device: cuda (parameters, gradients and optimizer state in GPU memory)%s%s\n",
+                       devstep_note(ds)[0] ? "; " : "", devstep_note(ds));
         if (have_ck) printf("  resumed from %s after epoch %d\n", o.resume, start_epoch);
         if (note[0]) printf("  %s\n", note);
         if (repaired[0]) printf("  repaired %s: %s; rewritten from the training state\n", cdir.best, repaired);
@@ -994,8 +1044,9 @@ int tagtrain_main(int argc, char **argv)
         json_str(&j, "program", "tagtrain");
         json_int(&j, "ranks", p);
         json_str(&j, "algo", algo->name);
-        json_str(&j, "transport", ck_comm_transport_name(comm));
+        json_str(&j, "transport", ck_comm_transport_name(gcomm));
         json_str(&j, "allreduce", ar_mode);
+        json_str(&j, "device", ds ? "cuda" : "cpu");
         json_int(&j, "params", (long long)model.nparams);
         json_int(&j, "gradient_bytes", (long long)dense_bytes);
         json_int(&j, "zero", zero.stage);
@@ -1033,7 +1084,10 @@ int tagtrain_main(int argc, char **argv)
     const int nan_epoch = nan_hook ? atoi(nan_hook) : 0;
     const int inf_hook = nan_hook && strstr(nan_hook, ":inf") != NULL;
     for (int epoch = start_epoch; epoch < last_epoch && !status; epoch++) {
-        if (epoch + 1 == nan_epoch && !inf_hook) model.params[model.nparams - 1] = NAN;
+        if (epoch + 1 == nan_epoch && !inf_hook) {
+            model.params[model.nparams - 1] = NAN;
+            if (ds && devstep_upload(ds, model.params, opt.m, opt.v, err, sizeof err)) fail_abort("device", err);
+        }
         size_t *order = NULL;
         size_t n_order = dp_epoch_order(ntr, p, tc->seed, epoch, &order);
         if (!order) fail_abort("epoch order", "out of memory");
@@ -1053,7 +1107,11 @@ int tagtrain_main(int argc, char **argv)
 
             /* 1. forward + backward, micro-batch by micro-batch: this rank's
              *    share (dp_shard) of each, gradients SUMMED into model.grads. */
-            for (size_t mb = 0; mb < len; mb += (size_t)tc->batch) {
+            if (ds) {   /* --device cuda: the same on the GPU */
+                if (devstep_forward_backward(ds, &dp, order, pos, len, tc->batch, Xtr.y, rows, labels, &drop, loss_cnt,
+                                             err, sizeof err))
+                    fail_abort("training step", err);
+            } else for (size_t mb = 0; mb < len; mb += (size_t)tc->batch) {
                 const size_t mlen = len - mb < (size_t)tc->batch ? len - mb : (size_t)tc->batch;
                 const int last_micro = mb + mlen == len;
                 const int b = dp_shard(&dp, order, pos + mb, mlen, rows);
@@ -1077,6 +1135,13 @@ int tagtrain_main(int argc, char **argv)
                 t3 = ck_now();
                 t2 = t1 + cs;   /* the collectives' time as comm, the rest as compute */
                 dp.last_bytes = p > 1 ? dense_bytes : 0;   /* the buffer each half covers */
+            } else if (ds) {
+                /* 2+3. --device cuda: the device gradient buffer all-reduced, the
+                 * optimizer on the GPU (queued: its time shows in the next step's compute). */
+                if (devstep_allreduce(ds, &dp.last_bytes, err, sizeof err)) fail_abort("training step", err);
+                t2 = ck_now();
+                if (devstep_update(ds, &opt, 1.0f / (float)len, err, sizeof err)) fail_abort("training step", err);
+                t3 = ck_now();
             } else {
                 /* 2. all-reduce: every rank's buffer becomes the SUM over all ranks. */
                 rc = dp_allreduce_grads(&dp, &xtr, order + pos, len, err, sizeof err);
@@ -1111,6 +1176,9 @@ int tagtrain_main(int argc, char **argv)
         free(order);
         double te = ck_now() - te0;
         ck_watch_allreduce(MPI_IN_PLACE, &te, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, "the epoch's time");
+        /* --device cuda: the host model and optimizer take the device's state
+         * (evaluation, --check-sync and checkpoints read them). */
+        if (ds && devstep_download(ds, model.params, opt.m, opt.v, err, sizeof err)) fail_abort("device", err);
         double tm[2] = {t_comm - comm0, t_compute - comp0};
         if (dp_sum_doubles(&dp, loss_cnt, 2) || dp_sum_doubles(&dp, tm, 2)) fail_abort("epoch sums", "MPI failed");
         train_time += te;
@@ -1239,7 +1307,7 @@ int tagtrain_main(int argc, char **argv)
             log_record(&j, logf, "summary");
             json_int(&j, "ranks", p);
             json_str(&j, "algo", algo->name);
-            json_str(&j, "transport", ck_comm_transport_name(comm));
+            json_str(&j, "transport", ck_comm_transport_name(gcomm));
             json_str(&j, "allreduce", ar_mode);
             json_int(&j, "epochs", trained);
             json_num(&j, "train_time_s", train_time);
@@ -1301,6 +1369,7 @@ int tagtrain_main(int argc, char **argv)
     opt_free(&opt);
     free(full_m);
     free(full_v);
+    devstep_close(ds);
     dp_free(&dp);
     mlp_free(&model);
     ck_comm_destroy(comm);

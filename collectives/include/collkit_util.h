@@ -99,6 +99,17 @@ int ck_stdout_done(const char *prog);
  * written; -1 with "PATH exists (N bytes): ..." in why. */
 int ck_output_free(const char *path, int overwrite, char *why, size_t cap);
 
+/* ------------------------------------------------------------ plug-ins */
+
+/* Open a plug-in (a shared library the program loads only when it needs it:
+ * the CUDA parts, so that a program built with CUDA still starts on a
+ * machine without it) with dlopen(RTLD_NOW | RTLD_LOCAL): FILE in lib/ beside
+ * the program's bin/ folder (a build, a student kit) when it is there, else
+ * by name through the program's run path and LD_LIBRARY_PATH. The handle,
+ * or NULL with the loader's reason in why (e.g. "libcudart.so.13: cannot
+ * open shared object file"). */
+void *ck_plugin_open(const char *file, char *why, size_t whylen);
+
 #ifdef __cplusplus
 }
 #endif

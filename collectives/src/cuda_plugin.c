@@ -9,15 +9,14 @@
  */
 #ifdef COLLKIT_HAVE_CUDA
 #include <dlfcn.h>
-#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 #include "internal.h"
 #include "protocol.h"
 #include "cuda_plugin.h"
 #include "single_copy.h"
+#include "collkit_util.h"
 
 #ifndef COLLKIT_CUDA_PLUGIN_FILE
 #define COLLKIT_CUDA_PLUGIN_FILE "libcollkit_cuda.so"
@@ -56,37 +55,10 @@ static void *need(void *h, const char *sym)
     return p;
 }
 
-/* <the program's folder>/../lib/<plug-in>: where it sits for the programs in
- * bin/ (a build, a student kit). 0 if /proc/self/exe cannot be read. */
-static int beside_bin(char *out, size_t len)
-{
-    char exe[PATH_MAX];
-    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (k <= 0) return 0;
-    exe[k] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (!slash) return 0;
-    *slash = '\0';
-    int n = snprintf(out, len, "%s/../lib/%s", exe, COLLKIT_CUDA_PLUGIN_FILE);
-    return n > 0 && (size_t)n < len;
-}
-
 static void load(void)
 {
-    /* The file beside bin/ by its full path when it is there; else by name,
-     * through the program's run path (collkit-cc's programs) and
-     * LD_LIBRARY_PATH. (A full path first because the sanitizers intercept
-     * dlopen and look a bare name up in their own run path, not the
-     * program's.) A file that is there but does not load (no libcudart) is
-     * the reason given. */
-    char path[PATH_MAX + 64];
-    int there = beside_bin(path, sizeof path) && access(path, F_OK) == 0;
-    void *h = dlopen(there ? path : COLLKIT_CUDA_PLUGIN_FILE, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        const char *e = dlerror();
-        snprintf(load_error, sizeof load_error, "%s", e ? e : "dlopen failed");
-        return;
-    }
+    void *h = ck_plugin_open(COLLKIT_CUDA_PLUGIN_FILE, load_error, sizeof load_error);
+    if (!h) return;
     /* dlsym returns data as void *; POSIX guarantees the function pointers
      * round-trip through it. */
     *(void **)&api.transport_create = need(h, "ck_transport_cuda_create");

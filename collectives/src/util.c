@@ -2,6 +2,7 @@
  * util.c — see collkit_util.h: the print-rank detector, the number parsers,
  * FNV-1a and the string builder, shared by the library and every tool.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <float.h>
 #include <limits.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "collkit_util.h"
 #ifdef COLLKIT_SMPI
 #include <simgrid/actor.h>
@@ -255,4 +257,30 @@ int ck_output_free(const char *path, int overwrite, char *why, size_t cap)
     snprintf(why, cap, "%s exists (%lld bytes): not written over (give another file, or --overwrite)", path,
              (long long)st.st_size);
     return -1;
+}
+
+/* ------------------------------------------------------------ plug-ins */
+
+void *ck_plugin_open(const char *file, char *why, size_t whylen)
+{
+    /* By its full path when it is beside bin/ (the sanitizers intercept
+     * dlopen and look a bare name up in their own run path, not the
+     * program's); a file that is there but does not load (no libcudart) is
+     * the reason given. */
+    char exe[PATH_MAX], path[PATH_MAX + 256];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    int there = 0;
+    if (k > 0) {
+        exe[k] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) *slash = '\0';
+        int n = snprintf(path, sizeof path, "%s/../lib/%s", slash ? exe : ".", file);
+        there = n > 0 && (size_t)n < sizeof path && access(path, F_OK) == 0;
+    }
+    void *h = dlopen(there ? path : file, RTLD_NOW | RTLD_LOCAL);
+    if (!h && why && whylen) {
+        const char *e = dlerror();
+        snprintf(why, whylen, "%s", e ? e : "dlopen failed");
+    }
+    return h;
 }

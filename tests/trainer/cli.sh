@@ -136,10 +136,27 @@ args)
   done
   train1 --algo nope > "$W/o" 2>&1
   check 'grep -q "unknown algorithm .nope." "$W/o" && grep -q "ring" "$W/o"' "unknown --algo does not list the names"
+  # --device: cpu or cuda; what the device step does not take yet is refused
+  # up front, and so is an algorithm that cannot all-reduce device buffers
+  # (the message names those that can).
+  for a in "--device gpu" "--device cuda --zero 1" "--device cuda --sparse-grads" "--device cuda --bucket-mb 1" \
+           "--device cuda --transport shm" "--device cuda --algo mpi"; do
+    train1 $a > "$W/o" 2>&1; rc=$?
+    check '[ $rc -eq 2 ] && grep -q "tagtrain: .*--device" "$W/o"' "'$a': want exit 2 and a message, got rc $rc: $(cat "$W/o")"
+  done
+  train1 --device cuda --algo mpi > "$W/o" 2>&1
+  check 'grep -q "mpi. runs on host buffers, not cuda" "$W/o" && grep -q "ring" "$W/o"' \
+        "--device cuda --algo mpi does not name the device algorithms: $(cat "$W/o")"
+  # Without a GPU (or CUDA in the build): a clear error, exit 1, before any data is read.
+  if ! "$BIN/test_gpu" --probe > /dev/null 2>&1; then
+    train 2 --device cuda --no-save > "$W/o" 2>&1; rc=$?
+    check '[ $rc -eq 1 ] && [ "$(grep -c "tagtrain: rank 0: --device cuda: .*\(CUDA\|cuda\)" "$W/o")" = 1 ] &&
+           ! grep -q "featuris\|holdout" "$W/o"' "--device cuda without a GPU: rc $rc: $(cat "$W/o")"
+  fi
   train1 --algo list > "$W/o" 2>&1; rc=$?
   check '[ $rc -eq 0 ] && grep -q "ring" "$W/o"' "--algo list failed"
   train1 --help > "$W/o" 2>&1; rc=$?
-  check '[ $rc -eq 0 ] && grep -q -- "--bucket-mb" "$W/o" && grep -q -- "--sparse-grads" "$W/o"' "--help failed"
+  check '[ $rc -eq 0 ] && grep -q -- "--bucket-mb" "$W/o" && grep -q -- "--sparse-grads" "$W/o" && grep -q -- "--device cpu|cuda" "$W/o"' "--help failed"
   train 2 --data "$W/none.csv" --no-save > "$W/o" 2>&1; rc=$?
   check '[ $rc -eq 1 ] && grep -q "none.csv" "$W/o"' "missing --data file: rc $rc $(cat "$W/o")"
   printf 'id,created_on,title,description,tag\n1,x,"unterminated,desc,other\n' > "$W/bad.csv"

@@ -31,8 +31,10 @@ fi
 for t in collbench colldraw ckrun; do [ -x "$B/bin/$t" ] || { echo "slides: $B/bin/$t not built (make)" >&2; exit 1; }; done
 mkdir -p "$OUT/fig"
 # The α-β-γ model of the built-in algorithms at the slides' parameters (drawn below).
+# --overwrite here and for the trace: they are this script's own outputs, and a deck is rebuilt
+# after every edit.
 "$B/bin/collbench" --extrapolate --model "$SRC/slides/params.txt" --algo naive,ring,ring_pipelined,rd,rabenseifner,tree,tree2 \
-    --pmax 4096 --csv "$OUT/fig/extrap.csv" > "$OUT/fig/extrap.txt"
+    --pmax 4096 --overwrite --csv "$OUT/fig/extrap.csv" > "$OUT/fig/extrap.txt"
 pngterm=png; gnuplot -e 'set terminal pngcairo' > /dev/null 2>&1 && pngterm=pngcairo
 # The pictures take a while: a deck built alone (SLIDES_ONLY) that shows none skips them.
 figs=1
@@ -49,6 +51,7 @@ if [ $figs = 1 ]; then
   draw naive4 --algo naive --np 4 --count 8
   draw ring4 --algo ring --np 4 --count 8
   draw rd6 --algo rd --np 6 --count 6
+  draw rd4 --algo rd --np 4 --count 4
   draw rab4 --algo rabenseifner --np 4 --count 8
   draw tree7 --algo tree --np 7 --count 7
   draw tree2p4 --algo tree2 --np 4 --count 8
@@ -56,7 +59,7 @@ if [ $figs = 1 ]; then
   draw twoshot4 --algo twoshot --np 4 --count 16
   # The pipelined ring's chunks in flight, measured now, as a Gantt timeline.
   COLLKIT_CHUNK=8K "$B/bin/ckrun" -np 3 "$B/bin/collbench" --algo ring_pipelined -b 48K -e 48K -n 1 -w 0 -c 0 \
-      --model none --trace "$OUT/fig/pipe.json" > "$OUT/fig/pipe.txt" 2>&1 || { cat "$OUT/fig/pipe.txt" >&2; exit 1; }
+      --model none --overwrite --trace "$OUT/fig/pipe.json" > "$OUT/fig/pipe.txt" 2>&1 || { cat "$OUT/fig/pipe.txt" >&2; exit 1; }
   rm -rf "${OUT:?}/fig/pipe"
   "$B/bin/colldraw" --gantt "$OUT/fig/pipe.json" --out "$OUT/fig/pipe" > /dev/null
   rsvg-convert -f pdf -o "$OUT/fig/pipe/gantt.pdf" "$OUT/fig/pipe/gantt.svg"

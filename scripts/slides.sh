@@ -60,6 +60,9 @@ if [ $figs = 1 ]; then
   # The pipelined ring's chunks in flight, measured now, as a Gantt timeline.
   COLLKIT_CHUNK=8K "$B/bin/ckrun" -np 3 "$B/bin/collbench" --algo ring_pipelined -b 48K -e 48K -n 1 -w 0 -c 0 \
       --model none --overwrite --trace "$OUT/fig/pipe.json" > "$OUT/fig/pipe.txt" 2>&1 || { cat "$OUT/fig/pipe.txt" >&2; exit 1; }
+  # where and when it was measured, for the slide ({{measured pipe}}): a timing is a fact about
+  # one machine at one moment
+  echo "$(uname -n), $(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC')" > "$OUT/fig/pipe.where"
   rm -rf "${OUT:?}/fig/pipe"
   "$B/bin/colldraw" --gantt "$OUT/fig/pipe.json" --out "$OUT/fig/pipe" > /dev/null
   rsvg-convert -f pdf -o "$OUT/fig/pipe/gantt.pdf" "$OUT/fig/pipe/gantt.svg"
@@ -98,6 +101,8 @@ fi
 # A model number on a slide is written {{model ALGO P BYTES UNIT}} (UNIT ms or µs) and a model
 # parameter {{param KEY}}; both are filled in here, from the CSV collbench just wrote and from
 # params.txt: no number can drift from the command or the file the slide names.
+# A measured figure says where and when: {{measured NAME}} is filled in with the machine, its
+# cores and the time at which this script measured NAME (fig/NAME.where).
 # A crossover is written {{crossover ALGOS P}} (ALGOS as --algo takes them, shm:ALGOS on the shm
 # transport): the size from which the second is fastest at P ranks, as collbench prints it.
 for key in $(cat "$SRC"/slides/[0-9][0-9]-*.md | grep -o '{{crossover [^ }]*' | sed 's/{{crossover //' | sort -u); do
@@ -124,7 +129,19 @@ fill() {
         close(file)
         if (v == "") { printf "slides: %s line %d: %s: collbench names no crossover there\n", FILENAME, FNR,
                               substr(s, at, len) > "/dev/stderr"; bad = 1; v = "??" }
+        # collbench counts sizes in powers of 1024 ("KB" = 1024 B): the slides write KiB, MiB
+        else if (match(v, / [KMG]B$/)) v = substr(v, 1, RSTART + 1) "i" substr(v, RSTART + 2)
         out = out substr(s, 1, at - 1) v; s = substr(s, at + len)
+      }
+      s = out s; out = ""
+      while (match(s, /\{\{measured [a-z0-9]*\}\}/)) {
+        file = fig "/" substr(s, RSTART + 11, RLENGTH - 13) ".where"; v = ""
+        if ((getline v < file) <= 0 || v == "") {
+          printf "slides: %s line %d: %s: nothing measured (%s)\n", FILENAME, FNR, substr(s, RSTART, RLENGTH), file > "/dev/stderr"
+          bad = 1; v = "??"
+        }
+        close(file)
+        out = out substr(s, 1, RSTART - 1) v; s = substr(s, RSTART + RLENGTH)
       }
       s = out s; out = ""
       while (match(s, /\{\{model [^}]*\}\}/)) {

@@ -57,15 +57,21 @@ if [ $figs = 1 ]; then
   draw tree2p4 --algo tree2 --np 4 --count 8
   draw oneshot4 --algo oneshot --np 4 --count 16
   draw twoshot4 --algo twoshot --np 4 --count 16
-  # The pipelined ring's chunks in flight, measured now, as a Gantt timeline.
-  COLLKIT_CHUNK=8K "$B/bin/ckrun" -np 3 "$B/bin/collbench" --algo ring_pipelined -b 48K -e 48K -n 1 -w 0 -c 0 \
-      --model none --overwrite --trace "$OUT/fig/pipe.json" > "$OUT/fig/pipe.txt" 2>&1 || { cat "$OUT/fig/pipe.txt" >&2; exit 1; }
-  # where and when it was measured, for the slide ({{measured pipe}}): a timing is a fact about
-  # one machine at one moment
-  echo "$(uname -n), $(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC')" > "$OUT/fig/pipe.where"
-  rm -rf "${OUT:?}/fig/pipe"
-  "$B/bin/colldraw" --gantt "$OUT/fig/pipe.json" --out "$OUT/fig/pipe" > /dev/null
-  rsvg-convert -f pdf -o "$OUT/fig/pipe/gantt.pdf" "$OUT/fig/pipe/gantt.svg"
+  # The ring and the pipelined ring measured now, one call each, as Gantt timelines
+  # (fig/NAME/gantt.pdf): where the ring idles, and the chunks in flight that fill it.
+  # fig/NAME.where says on which machine and when, for the slide ({{measured NAME}}): a timing
+  # is a fact about one machine at one moment.
+  gantt() {
+    local name=$1; shift
+    COLLKIT_CHUNK=8K "$B/bin/ckrun" -np 3 "$B/bin/collbench" "$@" -b 48K -e 48K -n 1 -w 0 -c 0 --model none \
+        --overwrite --trace "$OUT/fig/$name.json" > "$OUT/fig/$name.txt" 2>&1 || { cat "$OUT/fig/$name.txt" >&2; exit 1; }
+    echo "$(uname -n), $(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC')" > "$OUT/fig/$name.where"
+    rm -rf "${OUT:?}/fig/$name"
+    "$B/bin/colldraw" --gantt "$OUT/fig/$name.json" --out "$OUT/fig/$name" > /dev/null
+    rsvg-convert -f pdf -o "$OUT/fig/$name/gantt.pdf" "$OUT/fig/$name/gantt.svg"
+  }
+  gantt ring --algo ring
+  gantt pipe --algo ring_pipelined
   # Deck 03's simulated scale (p = 16 to 1024): make sim-bench's own results where a run left
   # them (SIM_RESULTS, default bench-results/sim-latest), else the small run checked in as
   # slides/sim/ (slides/sim/make.sh). The title says which run: simulator, host, date.

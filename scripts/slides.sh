@@ -104,7 +104,8 @@ if [ $figs = 1 ]; then
         slides/model.gp)
   done
 fi
-# A model number on a slide is written {{model ALGO P BYTES UNIT}} (UNIT ms or µs) and a model
+# A model number on a slide is written {{model ALGO P BYTES UNIT}} (UNIT ms or µs for the time,
+# GB/s for the busbw collbench derives from it, decimal as nccl-tests') and a model
 # parameter {{param KEY}}; both are filled in here, from the CSV collbench just wrote and from
 # params.txt: no number can drift from the command or the file the slide names.
 # A measured figure says where and when: {{measured NAME}} is filled in with the machine, its
@@ -117,7 +118,7 @@ for key in $(cat "$SRC"/slides/[0-9][0-9]-*.md | grep -o '{{crossover [^ }]*' | 
 done
 fill() {
   awk -v csv="$OUT/fig/extrap.csv" -v params="$SRC/slides/params.txt" -v fig="$OUT/fig" '
-    BEGIN { while ((getline l < csv) > 0) { split(l, c, ","); t[c[1] "," c[2] "," c[3]] = c[4] }
+    BEGIN { while ((getline l < csv) > 0) { split(l, c, ","); t[c[1] "," c[2] "," c[3]] = c[4]; bw[c[1] "," c[2] "," c[3]] = c[5] }
             while ((getline l < params) > 0) if (l !~ /^#/ && split(l, c, " ") == 2) par[c[1]] = c[2] }
     { s = $0; out = ""
       while (match(s, /\{\{param [a-z_]*\}\}/)) {
@@ -153,10 +154,10 @@ fill() {
       while (match(s, /\{\{model [^}]*\}\}/)) {
         n = split(substr(s, RSTART + 8, RLENGTH - 10), a, " ")
         k = a[1] "," a[2] "," a[3]
-        if (n != 4 || !(k in t) || (a[4] != "ms" && a[4] != "µs")) {
-          printf "slides: %s line %d: %s: no such model value (ALGO P BYTES ms|µs, rows of %s)\n", FILENAME, FNR,
+        if (n != 4 || !(k in t) || (a[4] != "ms" && a[4] != "µs" && a[4] != "GB/s")) {
+          printf "slides: %s line %d: %s: no such model value (ALGO P BYTES ms|µs|GB/s, rows of %s)\n", FILENAME, FNR,
                  substr(s, RSTART, RLENGTH), csv > "/dev/stderr"; bad = 1; v = "??"
-        } else v = sprintf("%.1f %s", a[4] == "ms" ? t[k] / 1000 : t[k], a[4])
+        } else v = sprintf("%.1f %s", a[4] == "GB/s" ? bw[k] : a[4] == "ms" ? t[k] / 1000 : t[k], a[4])
         out = out substr(s, 1, RSTART - 1) v; s = substr(s, RSTART + RLENGTH)
       }
       print out s }

@@ -36,7 +36,9 @@ mkdir -p "$OUT/fig"
 "$B/bin/collbench" --extrapolate --model "$SRC/slides/params.txt" --algo naive,ring,ring_pipelined,rd,rabenseifner,tree,tree2 \
     --pmax 4096 --overwrite --csv "$OUT/fig/extrap.csv" > "$OUT/fig/extrap.txt"
 pngterm=png; gnuplot -e 'set terminal pngcairo' > /dev/null 2>&1 && pngterm=pngcairo
-# The pictures take a while: a deck built alone (SLIDES_ONLY) that shows none skips them.
+# The pictures take a while: a deck built alone (SLIDES_ONLY, as while editing it) gets only
+# the ones it shows. want NAME: the deck shows fig/NAME/... (or every deck is being built).
+want() { [ -z "${SLIDES_ONLY:-}" ] || grep -q "](fig/$1/" "$SRC/slides/$SLIDES_ONLY.md" 2>/dev/null; }
 figs=1
 if [ -n "${SLIDES_ONLY:-}" ] && ! grep -q '](fig/' "$SRC/slides/$SLIDES_ONLY.md" 2>/dev/null; then figs=0; fi
 if [ $figs = 1 ]; then
@@ -44,6 +46,7 @@ if [ $figs = 1 ]; then
   # names the command), as PDF for the decks: fig/NAME/frame-NN.pdf.
   draw() {
     local name=$1; shift
+    want "$name" || return 0
     rm -rf "${OUT:?}/fig/$name"   # this build's own output: the PDFs beside the frames too
     "$B/bin/colldraw" --out "$OUT/fig/$name" "$@" > "$OUT/fig/$name.txt" 2>&1 || { cat "$OUT/fig/$name.txt" >&2; exit 1; }
     for svg in "$OUT/fig/$name"/frame-*.svg; do rsvg-convert -f pdf -o "${svg%.svg}.pdf" "$svg"; done
@@ -63,6 +66,7 @@ if [ $figs = 1 ]; then
   # is a fact about one machine at one moment.
   gantt() {
     local name=$1; shift
+    want "$name" || return 0
     COLLKIT_CHUNK=8K "$B/bin/ckrun" -np 3 "$B/bin/collbench" "$@" -b 48K -e 48K -n 1 -w 0 -c 0 --model none \
         --overwrite --trace "$OUT/fig/$name.json" > "$OUT/fig/$name.txt" 2>&1 || { cat "$OUT/fig/$name.txt" >&2; exit 1; }
     echo "$(uname -n), $(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC')" > "$OUT/fig/$name.where"

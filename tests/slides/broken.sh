@@ -3,7 +3,8 @@
 # on purpose, one way at a time, and render.sh must fail on it, naming the fault:
 # a missing image, a title-only page, a code line running off the page, a pandoc
 # warning, a slide that LaTeX splits over two pages, a model time typed by hand,
-# a model number the collbench CSV does not hold, and a make slides that cannot build
+# a model number the collbench CSV does not hold, a picture whose caption names another
+# command than the one that drew it, and a make slides that cannot build
 # a second time over its own outputs. Skipped (77) like render.sh.
 set -u
 SRC=$1 B=$2
@@ -54,6 +55,12 @@ check "slide split over pages" "[0-9]+ pages for [0-9]+ slides and a title page"
 ## Many {.allowframebreaks}
 
 $many"
+check "a picture captioned with another command" "drawn by 'colldraw --algo ring --np 4 --count 8'" "
+## The ring, drawn
+
+![](fig/ring4/frame-01.pdf){height=60%}
+
+\`colldraw --algo ring --np 8 --count 8\`, after step 0."
 check "a model time typed by hand" "model times typed by hand.*99\.9 ms" "
 ## Cost, typed
 

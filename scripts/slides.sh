@@ -31,10 +31,14 @@ fi
 for t in collbench colldraw ckrun; do [ -x "$B/bin/$t" ] || { echo "slides: $B/bin/$t not built (make)" >&2; exit 1; }; done
 mkdir -p "$OUT/fig"
 # The α-β-γ model of the built-in algorithms at the slides' parameters (drawn below).
+# --overwrite here and for the trace: they are this script's own outputs, and a deck is rebuilt
+# after every edit.
 "$B/bin/collbench" --extrapolate --model "$SRC/slides/params.txt" --algo naive,ring,ring_pipelined,rd,rabenseifner,tree,tree2 \
-    --pmax 4096 --csv "$OUT/fig/extrap.csv" > "$OUT/fig/extrap.txt"
+    --pmax 4096 --overwrite --csv "$OUT/fig/extrap.csv" > "$OUT/fig/extrap.txt"
 pngterm=png; gnuplot -e 'set terminal pngcairo' > /dev/null 2>&1 && pngterm=pngcairo
-# The pictures take a while: a deck built alone (SLIDES_ONLY) that shows none skips them.
+# The pictures take a while: a deck built alone (SLIDES_ONLY, as while editing it) gets only
+# the ones it shows. want NAME: the deck shows fig/NAME/... (or every deck is being built).
+want() { [ -z "${SLIDES_ONLY:-}" ] || grep -q "](fig/$1/" "$SRC/slides/$SLIDES_ONLY.md" 2>/dev/null; }
 figs=1
 if [ -n "${SLIDES_ONLY:-}" ] && ! grep -q '](fig/' "$SRC/slides/$SLIDES_ONLY.md" 2>/dev/null; then figs=0; fi
 if [ $figs = 1 ]; then
@@ -42,6 +46,7 @@ if [ $figs = 1 ]; then
   # names the command), as PDF for the decks: fig/NAME/frame-NN.pdf.
   draw() {
     local name=$1; shift
+    want "$name" || return 0
     rm -rf "${OUT:?}/fig/$name"   # this build's own output: the PDFs beside the frames too
     "$B/bin/colldraw" --out "$OUT/fig/$name" "$@" > "$OUT/fig/$name.txt" 2>&1 || { cat "$OUT/fig/$name.txt" >&2; exit 1; }
     for svg in "$OUT/fig/$name"/frame-*.svg; do rsvg-convert -f pdf -o "${svg%.svg}.pdf" "$svg"; done
@@ -49,17 +54,28 @@ if [ $figs = 1 ]; then
   draw naive4 --algo naive --np 4 --count 8
   draw ring4 --algo ring --np 4 --count 8
   draw rd6 --algo rd --np 6 --count 6
+  draw rd4 --algo rd --np 4 --count 4
   draw rab4 --algo rabenseifner --np 4 --count 8
   draw tree7 --algo tree --np 7 --count 7
   draw tree2p4 --algo tree2 --np 4 --count 8
   draw oneshot4 --algo oneshot --np 4 --count 16
   draw twoshot4 --algo twoshot --np 4 --count 16
-  # The pipelined ring's chunks in flight, measured now, as a Gantt timeline.
-  COLLKIT_CHUNK=8K "$B/bin/ckrun" -np 3 "$B/bin/collbench" --algo ring_pipelined -b 48K -e 48K -n 1 -w 0 -c 0 \
-      --model none --trace "$OUT/fig/pipe.json" > "$OUT/fig/pipe.txt" 2>&1 || { cat "$OUT/fig/pipe.txt" >&2; exit 1; }
-  rm -rf "${OUT:?}/fig/pipe"
-  "$B/bin/colldraw" --gantt "$OUT/fig/pipe.json" --out "$OUT/fig/pipe" > /dev/null
-  rsvg-convert -f pdf -o "$OUT/fig/pipe/gantt.pdf" "$OUT/fig/pipe/gantt.svg"
+  # The ring and the pipelined ring measured now, one call each, as Gantt timelines
+  # (fig/NAME/gantt.pdf): where the ring idles, and the chunks in flight that fill it.
+  # fig/NAME.where says on which machine and when, for the slide ({{measured NAME}}): a timing
+  # is a fact about one machine at one moment.
+  gantt() {
+    local name=$1; shift
+    want "$name" || return 0
+    COLLKIT_CHUNK=8K "$B/bin/ckrun" -np 3 "$B/bin/collbench" "$@" -b 48K -e 48K -n 1 -w 0 -c 0 --model none \
+        --overwrite --trace "$OUT/fig/$name.json" > "$OUT/fig/$name.txt" 2>&1 || { cat "$OUT/fig/$name.txt" >&2; exit 1; }
+    echo "$(uname -n), $(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC')" > "$OUT/fig/$name.where"
+    rm -rf "${OUT:?}/fig/$name"
+    "$B/bin/colldraw" --gantt "$OUT/fig/$name.json" --out "$OUT/fig/$name" > /dev/null
+    rsvg-convert -f pdf -o "$OUT/fig/$name/gantt.pdf" "$OUT/fig/$name/gantt.svg"
+  }
+  gantt ring --algo ring
+  gantt pipe --algo ring_pipelined
   # Deck 03's simulated scale (p = 16 to 1024): make sim-bench's own results where a run left
   # them (SIM_RESULTS, default bench-results/sim-latest), else the small run checked in as
   # slides/sim/ (slides/sim/make.sh). The title says which run: simulator, host, date.
@@ -92,9 +108,12 @@ if [ $figs = 1 ]; then
         slides/model.gp)
   done
 fi
-# A model number on a slide is written {{model ALGO P BYTES UNIT}} (UNIT ms or µs) and a model
+# A model number on a slide is written {{model ALGO P BYTES UNIT}} (UNIT ms or µs for the time,
+# GB/s for the busbw collbench derives from it, decimal as nccl-tests') and a model
 # parameter {{param KEY}}; both are filled in here, from the CSV collbench just wrote and from
 # params.txt: no number can drift from the command or the file the slide names.
+# A measured figure says where and when: {{measured NAME}} is filled in with the machine, its
+# cores and the time at which this script measured NAME (fig/NAME.where).
 # A crossover is written {{crossover ALGOS P}} (ALGOS as --algo takes them, shm:ALGOS on the shm
 # transport): the size from which the second is fastest at P ranks, as collbench prints it.
 for key in $(cat "$SRC"/slides/[0-9][0-9]-*.md | grep -o '{{crossover [^ }]*' | sed 's/{{crossover //' | sort -u); do
@@ -103,7 +122,7 @@ for key in $(cat "$SRC"/slides/[0-9][0-9]-*.md | grep -o '{{crossover [^ }]*' | 
 done
 fill() {
   awk -v csv="$OUT/fig/extrap.csv" -v params="$SRC/slides/params.txt" -v fig="$OUT/fig" '
-    BEGIN { while ((getline l < csv) > 0) { split(l, c, ","); t[c[1] "," c[2] "," c[3]] = c[4] }
+    BEGIN { while ((getline l < csv) > 0) { split(l, c, ","); t[c[1] "," c[2] "," c[3]] = c[4]; bw[c[1] "," c[2] "," c[3]] = c[5] }
             while ((getline l < params) > 0) if (l !~ /^#/ && split(l, c, " ") == 2) par[c[1]] = c[2] }
     { s = $0; out = ""
       while (match(s, /\{\{param [a-z_]*\}\}/)) {
@@ -121,16 +140,28 @@ fill() {
         close(file)
         if (v == "") { printf "slides: %s line %d: %s: collbench names no crossover there\n", FILENAME, FNR,
                               substr(s, at, len) > "/dev/stderr"; bad = 1; v = "??" }
+        # collbench counts sizes in powers of 1024 ("KB" = 1024 B): the slides write KiB, MiB
+        else if (match(v, / [KMG]B$/)) v = substr(v, 1, RSTART + 1) "i" substr(v, RSTART + 2)
         out = out substr(s, 1, at - 1) v; s = substr(s, at + len)
+      }
+      s = out s; out = ""
+      while (match(s, /\{\{measured [a-z0-9]*\}\}/)) {
+        file = fig "/" substr(s, RSTART + 11, RLENGTH - 13) ".where"; v = ""
+        if ((getline v < file) <= 0 || v == "") {
+          printf "slides: %s line %d: %s: nothing measured (%s)\n", FILENAME, FNR, substr(s, RSTART, RLENGTH), file > "/dev/stderr"
+          bad = 1; v = "??"
+        }
+        close(file)
+        out = out substr(s, 1, RSTART - 1) v; s = substr(s, RSTART + RLENGTH)
       }
       s = out s; out = ""
       while (match(s, /\{\{model [^}]*\}\}/)) {
         n = split(substr(s, RSTART + 8, RLENGTH - 10), a, " ")
         k = a[1] "," a[2] "," a[3]
-        if (n != 4 || !(k in t) || (a[4] != "ms" && a[4] != "µs")) {
-          printf "slides: %s line %d: %s: no such model value (ALGO P BYTES ms|µs, rows of %s)\n", FILENAME, FNR,
+        if (n != 4 || !(k in t) || (a[4] != "ms" && a[4] != "µs" && a[4] != "GB/s")) {
+          printf "slides: %s line %d: %s: no such model value (ALGO P BYTES ms|µs|GB/s, rows of %s)\n", FILENAME, FNR,
                  substr(s, RSTART, RLENGTH), csv > "/dev/stderr"; bad = 1; v = "??"
-        } else v = sprintf("%.1f %s", a[4] == "ms" ? t[k] / 1000 : t[k], a[4])
+        } else v = sprintf("%.1f %s", a[4] == "GB/s" ? bw[k] : a[4] == "ms" ? t[k] / 1000 : t[k], a[4])
         out = out substr(s, 1, RSTART - 1) v; s = substr(s, RSTART + RLENGTH)
       }
       print out s }

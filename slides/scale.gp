@@ -5,10 +5,11 @@
 #   gnuplot -e "csv='sweep.csv'; out='fig/scale-256.png'; B=256; pngterm='pngcairo'; algos='ring rd';
 #               where='...'; when='...'" slides/scale.gp
 load 'plots/common.gp'
-set terminal @pngterm size 1280,720 font 'Sans,20'
+# Sized for projection like model.gp: a small canvas, large type, the key beside the plot.
+set terminal @pngterm size 1200,675 font 'Sans,24'
 set output out
 size(b) = b >= 1048576 ? sprintf('%g MiB', b / 1048576.) : b >= 1024 ? sprintf('%g KiB', b / 1024.) : sprintf('%d B', b)
-set title sprintf("one all-reduce of %s, simulated: %s\n%s", size(B), where, when) noenhanced font ',18'
+set title sprintf("one all-reduce of %s, simulated: %s\n%s", size(B), where, when) noenhanced font ',19'
 set logscale xy 2
 set logscale y 10
 set format y '10^{%T}'
@@ -16,10 +17,10 @@ set xrange [12:1400]
 set xtics ('16' 16, '64' 64, '256' 256, '1024' 1024)
 set xlabel 'ranks p (one per simulated host)'
 set ylabel 'time (µs)'
-set key outside right top
+set key outside right top vertical samplen 1.5 font ',22'
 set grid
 plot for [a in algos] csv using (strcol(1) eq a && $3 == B && strcol(7) eq 'out' ? $2 : NaN):9 \
-         with linespoints lw 3 pt 7 ps 1.5 title a noenhanced, \
+         with linespoints lw 5 pt 7 ps 2 title a noenhanced, \
      for [i = 1:words(algos)] csv using (strcol(1) eq word(algos, i) && $3 == B && strcol(7) eq 'out' ? $2 : NaN):15 \
-         with lines dt 2 lw 2 lc i notitle, \
-     NaN with lines dt 2 lw 2 lc rgb '#666666' title 'α-β-γ model'
+         with lines dt 2 lw 3 lc i notitle, \
+     NaN with lines dt 2 lw 3 lc rgb '#666666' title 'α-β-γ model'

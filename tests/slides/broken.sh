@@ -2,8 +2,10 @@
 # broken.sh SRC BUILD — the slide test can fail: a copy of a deck is broken
 # on purpose, one way at a time, and render.sh must fail on it, naming the fault:
 # a missing image, a title-only page, a code line running off the page, a pandoc
-# warning, a slide that LaTeX splits over two pages, a model time typed by hand, and
-# a model number the collbench CSV does not hold. Skipped (77) like render.sh.
+# warning, a slide that LaTeX splits over two pages, a model time typed by hand,
+# a model number the collbench CSV does not hold, a picture whose caption names another
+# command than the one that drew it, and a make slides that cannot build
+# a second time over its own outputs. Skipped (77) like render.sh.
 set -u
 SRC=$1 B=$2
 R=$SRC/tests/slides/render.sh
@@ -53,6 +55,12 @@ check "slide split over pages" "[0-9]+ pages for [0-9]+ slides and a title page"
 ## Many {.allowframebreaks}
 
 $many"
+check "a picture captioned with another command" "drawn by 'colldraw --algo ring --np 4 --count 8'" "
+## The ring, drawn
+
+![](fig/ring4/frame-01.pdf){height=60%}
+
+\`colldraw --algo ring --np 8 --count 8\`, after step 0."
 check "a model time typed by hand" "model times typed by hand.*99\.9 ms" "
 ## Cost, typed
 
@@ -61,4 +69,14 @@ check "a model number the CSV does not have" "no such model value" "
 ## Cost, filled
 
 - 64 MiB at p = 16: **{{model ring 16 12345 ms}}**"
+# make slides refusing to write over its own outputs on a second build (collbench keeps an
+# existing CSV or trace unless told --overwrite)
+sed -i 's/ --overwrite//' "$dir/src/scripts/slides.sh"
+cp "$SRC/slides/$deck.md" "$dir/src/slides/$deck.md"
+out=$(SLIDES_REBUILD=1 "$dir/src/tests/slides/render.sh" "$dir/src" "$B" "$deck" 2>&1); rc=$?
+if [ $rc = 0 ]; then echo "FAIL: a second build: the slide test passed"; fails=$((fails + 1))
+elif ! echo "$out" | grep -q "does not build $deck a second time"; then
+  echo "FAIL: a second build: no 'a second time' in:"; echo "$out" | head -20; fails=$((fails + 1))
+else echo "ok: a second build: $(echo "$out" | grep -m1 'a second time')"; fi
+cp "$SRC/scripts/slides.sh" "$dir/src/scripts/"
 [ $fails = 0 ] && echo PASS || { echo "$fails breakages not caught"; exit 1; }

@@ -4,11 +4,13 @@
 #   - LaTeX reported no overfull box above 5 pt (a line or a table off the page);
 #   - the PDF has one page per slide of the source (its "## " headings, outside code
 #     blocks) plus the title page: a slide split in two, or one lost, shows;
-#   - every image the source names exists (and pdflatex, halting on errors, found it);
+#   - every image the source names exists (and pdflatex, halting on errors, found it), and a
+#     picture of an algorithm (fig/NAME/frame-NN) comes with the colldraw command that drew it;
 #   - no model time is typed by hand: "15.8 ms" in a source is written {{model ring 16 67108864 ms}}
 #     and filled in by make slides from the CSV of the collbench command the slide names;
 #   - every page renders to an image, and every page but the title page carries more
-#     than its title: a line of text below it or an image.
+#     than its title: a line of text below it or an image;
+#   - make slides builds a second time over its own outputs (a deck is rebuilt after each edit).
 # DECK (e.g. 00-alpha-beta) checks that deck only (broken.sh uses it on broken copies).
 # Skipped (77) where the slide tools are not installed (make slides installs them).
 set -u
@@ -19,6 +21,17 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 pass=0; fail=0
 SLIDES_ONLY=$ONLY SLIDES_NO_INSTALL=1 "$SRC/scripts/slides.sh" "$B" "$dir" > "$dir/log" 2>&1 || { echo "FAIL: slides.sh"; cat "$dir/log"; exit 1; }
+# A deck is rebuilt after every edit: make slides must build again over its own outputs (the
+# model CSV, the trace). Checked on one deck that draws no pictures (seconds, not a full build):
+# the whole run when no DECK is named, or when SLIDES_REBUILD=1 asks (broken.sh).
+if [ -z "$ONLY" ] || [ "${SLIDES_REBUILD:-0}" = 1 ]; then
+  again=$ONLY
+  [ -n "$again" ] || again=$(grep -L '](fig/' "$SRC"/slides/[0-9][0-9]-*.md | head -1 | xargs -r basename -s .md)
+  if [ -n "$again" ]; then
+    SLIDES_ONLY=$again SLIDES_NO_INSTALL=1 "$SRC/scripts/slides.sh" "$B" "$dir" > "$dir/log2" 2>&1 ||
+      { echo "FAIL: slides.sh does not build $again a second time over its own outputs:"; cat "$dir/log2"; exit 1; }
+  fi
+fi
 decks=$(ls "$SRC"/slides/[0-9][0-9]-*.md)
 [ -z "$ONLY" ] || decks=$SRC/slides/$ONLY.md
 for md in $decks; do
@@ -37,6 +50,13 @@ $over"
   [ -z "$typed" ] || say "model times typed by hand (write {{model ALGO P BYTES ms}}): $typed"
   for img in $(grep -o '!\[[^]]*\]([^)]*)' "$md" | sed 's/.*](\([^) ]*\).*/\1/'); do
     [ -f "$dir/$img" ] || [ -f "$SRC/slides/$img" ] || say "image $img is missing"
+  done
+  # a picture of an algorithm names the command that drew it: the colldraw arguments
+  # slides.sh draws fig/NAME with must be written in the deck
+  for f in $(grep -o '](fig/[^/)]*/frame-' "$md" | sed 's|](fig/||; s|/frame-||' | sort -u); do
+    args=$(awk -v n="$f" '$1 == "draw" && $2 == n { $1 = ""; $2 = ""; sub(/^ +/, ""); print; exit }' "$SRC/scripts/slides.sh")
+    if [ -z "$args" ]; then say "fig/$f: scripts/slides.sh draws no $f"
+    elif ! grep -qF -- "colldraw $args" "$md"; then say "fig/$f is drawn by 'colldraw $args', a command the deck does not name"; fi
   done
   slides=$(awk '/^```/ { code = !code } !code && /^## /' "$md" | wc -l)
   pages=$(pdfinfo "$pdf" 2>/dev/null | awk '/^Pages:/ { print $2 }')

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include "dp.h"
 #include "rng.h"
 #include "collkit_util.h"
@@ -29,13 +31,14 @@ int dp_init(dp_ctx *d, ck_comm *comm, const ck_algo *algo, mlp *m, double bucket
      * all-reduces (twoshot, oneshot) need no copy in; on the mpi transport it
      * is aligned host memory, as before. */
     const size_t gbytes = (m->nparams ? m->nparams : 1) * sizeof(float);
+    free(m->grads);   /* first: never two whole gradient buffers at once */
+    m->grads = NULL;
     float *g = ck_alloc(comm, gbytes);
     if (!g) {
         snprintf(err, errlen, "out of memory for the gradient buffer (%zu parameters)", m->nparams);
         return -1;
     }
     memset(g, 0, gbytes);
-    free(m->grads);
     m->grads = d->grads = g;
     d->model = m;
     if (bucket_mb > 0) {
@@ -63,8 +66,43 @@ int dp_init(dp_ctx *d, ck_comm *comm, const ck_algo *algo, mlp *m, double bucket
     return 0;
 }
 
+int dp_grads_on_demand(dp_ctx *d, char *err, size_t errlen)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    const size_t bytes = ((d->nparams ? d->nparams : 1) * sizeof(float) + page - 1) / page * page;
+    void *g = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (g == MAP_FAILED) {
+        snprintf(err, errlen, "cannot map the gradient buffer (%zu parameters)", d->nparams);
+        return -1;
+    }
+    ck_free(d->comm, d->grads);
+    d->model->grads = d->grads = g;
+    d->mapped = bytes;
+    return 0;
+}
+
+void dp_release_grads(dp_ctx *d, size_t off, size_t len)
+{
+    if (!len) return;
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    char *a = (char *)(d->grads + off), *end = (char *)(d->grads + off + len);
+    char *last = (char *)d->grads + d->mapped;
+    end = end + (page - (size_t)(end - (char *)d->grads) % page) % page;   /* the partial last page is ours too */
+    if (end > last) end = last;
+    /* Private anonymous pages read back as zeros once released; if the
+     * kernel refuses, zeroing them keeps the meaning, not the memory. */
+    if (madvise(a, (size_t)(end - a), MADV_DONTNEED)) memset(a, 0, len * sizeof(float));
+}
+
 void dp_free(dp_ctx *d)
 {
+    if (d->model && d->mapped) {
+        munmap(d->grads, d->mapped);
+        d->model->grads = NULL;
+        d->model = NULL;
+        d->grads = NULL;
+        d->mapped = 0;
+    }
     if (d->model) {
         ck_free(d->comm, d->grads);
         d->model->grads = NULL;   /* mlp_free must not free it again */

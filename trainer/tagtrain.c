@@ -995,7 +995,9 @@ int tagtrain_main(int argc, char **argv)
                    dp.nbuckets ? ", in buckets during backward" : "");
         printf("  memory per rank: parameters %.2f MB, gradients %.2f MB, optimizer state %.2f MB", dense_bytes / 1e6,
                grad_bytes / 1e6, state_bytes / 1e6);
-        if (zero.stage) printf(" (replicated: %.2f MB, %.2f MB)", dense_bytes / 1e6, state_full / 1e6);
+        if (zero.stage == 1) printf(" (replicated: %.2f MB)", state_full / 1e6);
+        if (zero.stage == 2)
+            printf(" (replicated: gradients %.2f MB, optimizer state %.2f MB)", dense_bytes / 1e6, state_full / 1e6);
         printf("\n  data: %s%s%s (%.0f non-zero features per train row)\n", path_data, cv ? "" : ", ", path_hold,
                nnz_per_row);
         if (have_ck) printf("  resumed from %s after epoch %d\n", o.resume, start_epoch);

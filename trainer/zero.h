@@ -19,9 +19,10 @@
  * finished bucket is reduce-scattered at once, while backward goes on with
  * the layers below. Rank r's shard is block r of EVERY bucket (each bucket
  * sharded evenly, as PyTorch's FSDP shards each unit's flat parameter): the
- * sums of its block are copied out into a gradient shard of 1/p of the
- * buffer, and the bucket's pages are handed back to the kernel
- * (dp_release_grads), which reads them as zeros at the next backward. What a
+ * sums of its block land in a gradient shard of 1/p of the buffer (an
+ * out-of-place reduce-scatter), and the bucket's pages are handed back to the
+ * kernel (dp_release_grads), which reads them as zeros at the next backward.
+ * What a
  * rank holds of the gradients between steps is the shard, 1/p; during the
  * last backward of a step, the pages backward writes (the input layer's
  * gradient touches only the rows of the batch's features) and the bucket

@@ -211,9 +211,9 @@ done
 # 5b. Sharded training: replicated data parallelism against --zero 1 and
 #     --zero 2 (buckets of 256 KiB: 4 of the 1 MB gradient buffer) at
 #     p = ZERO_NP, ZLOCAL rows per rank per step. The log-p halves (halving,
-#     rd; replicated: rabenseifner, which is those two) keep p = 256 to
-#     seconds; data for two steps at p = 256, one epoch. About 2 minutes of
-#     simulation in all (p = 256: 40 s each), half that with two at a time.
+#     rd; replicated: rabenseifner, which is those two) keep p = 256 under a
+#     minute; data for two steps at p = 256, one epoch. About 2 minutes with
+#     two simulations at a time on 2 cores (p = 256: 40-60 s each).
 ZLOCAL=4
 "$BUILD/bin/tagsynth" --rows $((256 * ZLOCAL * 2)) --out "$OUT/zero_data.csv" --force > /dev/null
 ZTRAIN=(--data "$OUT/zero_data.csv" --holdout "$OUT/trainer_holdout.csv" --features 4096 --char-ngrams off --hidden 64

@@ -865,8 +865,9 @@ int tagtrain_main(int argc, char **argv)
     if (mlp_create(&model, &tc->model, local_max > eval_batch ? local_max : eval_batch))
         fail_abort("model", "out of memory");
     dp_ctx dp;
-    /* --zero 2's --bucket-mb is its own (zero.h), not DDP's. */
-    if (dp_init(&dp, comm, algo, &model, o.zero ? 0 : o.bucket_mb, o.sparse_grads, err, sizeof err))
+    /* --zero 2's --bucket-mb is its own (zero.h), not DDP's; its gradient buffer is mapped on demand. */
+    if (dp_init(&dp, comm, algo, &model, o.zero ? 0 : o.bucket_mb,
+                (o.sparse_grads ? DP_SPARSE_GRADS : 0) | (o.zero == 2 ? DP_GRADS_ON_DEMAND : 0), err, sizeof err))
         fail_abort("setup", err);
     zero_ctx zero;
     if (zero_init(&zero, &dp, o.zero, o.rs_algo, o.ag_algo, o.bucket_mb, err, sizeof err)) {
@@ -1232,10 +1233,20 @@ int tagtrain_main(int argc, char **argv)
     enter_phase("holdout and report");
     double comm_all[2] = {t_comm, t_compute};
     dp_sum_doubles(&dp, comm_all, 2);
-    /* Peak resident memory, the largest rank's: what --zero 1 saves shows here. */
+    /* Peak resident memory, the largest rank's: what --zero 1 saves shows
+     * here; and resident memory now, after the last step: what a rank holds
+     * between steps, in all and of the gradients (--zero 2: the shard, not
+     * the pages backward wrote during the step). */
     struct rusage ru;
-    double peak_rss = getrusage(RUSAGE_SELF, &ru) ? 0.0 : (double)ru.ru_maxrss * 1024.0;
-    MPI_Allreduce(MPI_IN_PLACE, &peak_rss, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    double rss[3] = {getrusage(RUSAGE_SELF, &ru) ? 0.0 : (double)ru.ru_maxrss * 1024.0, 0.0,
+                     (double)zero_grad_resident_bytes(&zero)};
+    FILE *statm = fopen("/proc/self/statm", "r");
+    long pages_total, pages_resident;
+    if (statm && fscanf(statm, "%ld %ld", &pages_total, &pages_resident) == 2)
+        rss[1] = (double)pages_resident * (double)sysconf(_SC_PAGESIZE);
+    if (statm) fclose(statm);
+    MPI_Allreduce(MPI_IN_PLACE, rss, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    const double peak_rss = rss[0];
     if (root && !status) {
         double comm_frac = comm_all[0] + comm_all[1] > 0 ? comm_all[0] / (comm_all[0] + comm_all[1]) : 0.0;
         const double sps = train_time > 0 ? samples_done / train_time : 0.0;
@@ -1257,7 +1268,8 @@ int tagtrain_main(int argc, char **argv)
         printf("trained %d epoch%s in %.2f s (%.2f s total): %.0f samples/s, comm fraction %.3f", trained,
                trained == 1 ? "" : "s", train_time, ck_now() - t_start, sps, comm_frac);
         if (!cv) printf(", holdout weighted F1 %.4f", ho.w_f1);
-        printf("\npeak resident memory per rank: %.1f MB (the largest rank's)\n", peak_rss / 1e6);
+        printf("\npeak resident memory per rank: %.1f MB (the largest rank's); after training %.1f MB, of it "
+               "gradients %.2f MB\n", peak_rss / 1e6, rss[1] / 1e6, rss[2] / 1e6);
         if (!o.no_save && trained > 0)
             printf("checkpoints: %s (%s), %s\n", cdir.best, nva ? "best by val loss" : "the last epoch", cdir.last);
         if (logf) {
@@ -1276,6 +1288,8 @@ int tagtrain_main(int argc, char **argv)
             json_num(&j, "comm_per_step_s", steps_done ? comm_all[0] / p / (double)steps_done : 0.0);
             json_num(&j, "allreduce_bytes_per_step", steps_done ? bytes_total / (double)steps_done : 0.0);
             json_num(&j, "peak_rss_bytes", peak_rss);
+            json_num(&j, "rss_after_training_bytes", rss[1]);
+            json_num(&j, "grad_resident_bytes", rss[2]);
             json_int(&j, "best_epoch", best_epoch);
             json_num(&j, "best_val_loss", best_val);
             json_num(&j, "best_val_f1", best_f1);

@@ -246,3 +246,7 @@ void zero_load_state(const zero_ctx *z, optimizer *o, const float *full_m, const
 size_t zero_state_bytes(const zero_ctx *z) { return 2 * z->len * sizeof(float); }
 size_t zero_replicated_state_bytes(const zero_ctx *z) { return 2 * z->n * sizeof(float); }
 size_t zero_grad_bytes(const zero_ctx *z) { return (z->stage == 2 ? z->len : z->n) * sizeof(float); }
+size_t zero_grad_resident_bytes(const zero_ctx *z)
+{
+    return dp_grads_resident(z->dp) + (z->stage == 2 ? z->len * sizeof(float) : 0);
+}

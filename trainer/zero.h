@@ -76,7 +76,8 @@ typedef struct {
  * ag_name name algorithms of the reduce_scatter and allgather registries that
  * run on the communicator's memory; bucket_mb is stage 2's bucket (<= 0: the
  * default; rounded up to whole pages). Stage 2 makes dp's gradient buffer one
- * mapped on demand (dp_grads_on_demand). Collective only in what every rank
+ * mapped on demand (dp_grads_on_demand; dp_init with DP_GRADS_ON_DEMAND never
+ * allocates the other kind first). Collective only in what every rank
  * decides alike. Returns 0, or -1 with a message in err. */
 int  zero_init(zero_ctx *z, dp_ctx *dp, int stage, const char *rs_name, const char *ag_name, double bucket_mb,
                char *err, size_t errlen);
@@ -117,5 +118,8 @@ void zero_load_state(const zero_ctx *z, optimizer *o, const float *full_m, const
 size_t zero_state_bytes(const zero_ctx *z);   /* optimizer state (m and v) */
 size_t zero_replicated_state_bytes(const zero_ctx *z);
 size_t zero_grad_bytes(const zero_ctx *z);    /* gradients: the whole buffer, or the shard at stage 2 */
+/* The same, measured now: the gradient buffer's pages in memory
+ * (dp_grads_resident) and the shard. */
+size_t zero_grad_resident_bytes(const zero_ctx *z);
 
 #endif

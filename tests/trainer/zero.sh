@@ -13,8 +13,10 @@
 #     continues as the replicated run;
 #   - optimizer-state memory per rank is 1/p of the replicated run's, and at
 #     stage 2 the gradients' too, as the log prints them (rank 0: the largest
-#     shard) and as measured: peak resident memory drops by about that much
-#     (a model whose Adam state is 17 MB);
+#     shard) and as measured: peak resident memory drops by about the
+#     optimizer state (a model whose Adam state is 17 MB), the gradients
+#     resident after training are the shard only, and the peak drops by part
+#     of that again;
 #   - --zero 1 with --bucket-mb, --zero 2 with --sparse-grads, an unknown
 #     --rs-algo, --zero 3: a clear error, exit 2.
 set -u
@@ -96,15 +98,22 @@ saved=$(( $(jfield "$W/rb.log" run optim_state_bytes_per_rank) - $(jfield "$W/zb
 check 'awk -v z="$zp" -v r="$rp" -v s="$saved" "BEGIN { exit !(r - z >= 0.75 * s) }"' \
   "peak resident memory: replicated $rp B, --zero 1 $zp B, want a drop of about the optimizer state saved, $saved B"
 echo "peak resident memory at p = 2: replicated $rp B, --zero 1 $zp B (optimizer state $saved B less per rank)"
-# Stage 2 holds 1/p of the gradients besides: half of them less again, less
-# the bucket in flight and the pages backward writes.
+# Stage 2 holds 1/p of the gradients: between steps the shard and none of the
+# buffer's pages (measured after training: the pages in memory and the
+# shard), where stage 1 holds the whole buffer; at the peak, during backward,
+# also the pages backward writes and a bucket of scratch, so the peak drops by
+# only part of the saving (natively about 60 %, under ASan less).
 train 2 --zero 2 --bucket-mb 0.25 $B --log "$W/z2b.log"
 check '[ $? -eq 0 ]' "large-model --zero 2 run"
 z2p=$(jfield "$W/z2b.log" summary peak_rss_bytes)
-gsaved=$(( $(jfield "$W/zb.log" run grad_bytes_per_rank) - $(jfield "$W/z2b.log" run grad_bytes_per_rank) ))
-check 'awk -v z="$zp" -v z2="$z2p" -v s="$gsaved" "BEGIN { exit !(z - z2 >= 0.4 * s) }"' \
-  "peak resident memory: --zero 1 $zp B, --zero 2 $z2p B, want a drop of about the gradients saved, $gsaved B"
-echo "peak resident memory at p = 2: --zero 2 $z2p B (gradients $gsaved B less per rank than --zero 1)"
+g1=$(jfield "$W/zb.log" run grad_bytes_per_rank) g2=$(jfield "$W/z2b.log" run grad_bytes_per_rank)
+m1=$(jfield "$W/zb.log" summary grad_resident_bytes) m2=$(jfield "$W/z2b.log" summary grad_resident_bytes)
+check 'awk -v m1="$m1" -v m2="$m2" -v g1="$g1" -v g2="$g2" "BEGIN { exit !(m1 >= g1 && m2 >= g2 && m2 <= g2 + 65536) }"' \
+  "gradients resident after training: --zero 1 $m1 B (want its buffer, $g1 B), --zero 2 $m2 B (want its shard, $g2 B)"
+gsaved=$((g1 - g2))
+check 'awk -v z="$zp" -v z2="$z2p" -v s="$gsaved" "BEGIN { exit !(z - z2 >= 0.25 * s) }"' \
+  "peak resident memory: --zero 1 $zp B, --zero 2 $z2p B, want a drop of part of the gradients saved, $gsaved B"
+echo "p = 2, --zero 2: gradients resident after training $m2 B (--zero 1: $m1 B); peak resident memory $z2p B"
 
 # Errors before any training (one process is enough).
 "$BIN/tagtrain" $A --zero 1 --bucket-mb 1 > "$W/o" 2>&1

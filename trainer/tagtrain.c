@@ -961,7 +961,8 @@ int tagtrain_main(int argc, char **argv)
     if (have_ck) ckpt_free(&ck);
 
     const size_t dense_bytes = model.nparams * sizeof(float);
-    const char *ar_mode = zero.stage == 2 ? "zero2" : zero.stage ? "zero1" : o.sparse_grads ? "sparse" : dp.nbuckets ? "bucketed" : "dense";
+    const char *ar_mode = zero.stage == 2 ? "zero2" : zero.stage ? "zero1" : o.sparse_grads ? "sparse"
+                          : dp.nbuckets ? "bucketed" : "dense";
     /* What one rank holds between steps: the parameters whole, the gradients
      * whole (--zero 2: its shard), the optimizer's m and v for its shard (all
      * of them when replicated). */

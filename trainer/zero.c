@@ -49,9 +49,17 @@ int zero_init(zero_ctx *z, dp_ctx *dp, int stage, const char *rs_name, const cha
         if (dp_grads_on_demand(dp, err, errlen)) return -1;
     }
     z->len = zero_shard_len(z, z->rank);
-    if (stage == 2 && !(z->gshard = calloc(z->len ? z->len : 1, sizeof *z->gshard))) {
-        snprintf(err, errlen, "out of memory for the gradient shard (%zu parameters)", z->len);
-        return -1;
+    if (stage == 2) {
+        /* Agreed, so that every rank stops here alike rather than one
+         * leaving the others to wait for it. */
+        z->gshard = calloc(z->len ? z->len : 1, sizeof *z->gshard);
+        int bad = !z->gshard, anybad = 0;
+        MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, ck_comm_mpi(z->comm));
+        if (anybad) {
+            snprintf(err, errlen, "out of memory for the gradient shard on a rank (%zu parameters here)", z->len);
+            zero_free(z);
+            return -1;
+        }
     }
     return 0;
 }

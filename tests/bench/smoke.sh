@@ -37,9 +37,10 @@ for a in ring twoshot@shm; do
 done
 grep -q "efficiency ceiling" "$o/trainer_ceiling.txt" 2>/dev/null && ok || bad "no trainer_ceiling.txt"
 # Sharded training: a row per mode; --zero 2 holds half the gradients of --zero 1 at p = 2.
-awk -F, 'NR > 1 && NF == 10 { g[$1] = $7; r[$1] = $9 } END { exit !(g["replicated"] > 0 && g["zero1"] == g["replicated"] &&
-         g["zero2"] == 4 * int((g["zero1"] / 4 + 1) / 2) && r["zero2"] > 0) }' "$o/zero.csv" 2>/dev/null && ok ||
-  bad "zero.csv: want replicated, zero1 and zero2 rows, zero2 with half the gradients: $(cat "$o/zero.csv" 2>&1)"
+awk -F, 'NR > 1 && NF == 11 { g[$1] = $7; r[$1] = $9; m[$1] = $10 } END { exit !(g["replicated"] > 0 &&
+         g["zero1"] == g["replicated"] && g["zero2"] == 4 * int((g["zero1"] / 4 + 1) / 2) && r["zero2"] > 0 &&
+         m["zero1"] >= g["zero1"] && m["zero2"] >= g["zero2"] && m["zero2"] < g["zero1"]) }' "$o/zero.csv" 2>/dev/null && ok ||
+  bad "zero.csv: want replicated, zero1 and zero2 rows, zero2 holding half the gradients: $(cat "$o/zero.csv" 2>&1)"
 grep -q '^## Sharded training' "$o/summary.md" 2>/dev/null && ok || bad "summary.md has no sharded training section"
 grep -q '^## Trainer' "$o/summary.md" 2>/dev/null && ok || bad "summary.md has no trainer section"
 if command -v gnuplot > /dev/null; then

@@ -28,7 +28,7 @@
 #   trace_ring_pipelined.json                   a Chrome trace (https://ui.perfetto.dev)
 #   trace_twoshot_shm.json                      twoshot on shm: copy-in, barriers, reduce-scatter, all-gather
 #   rs_pN.{csv,txt}, ag_pN.{csv,txt}, colls.csv reduce-scatter and all-gather sweeps (collbench --coll)
-#   zero.csv, zero{0,1}.{log,txt}               tagtrain replicated vs --zero 1: step time, memory per rank
+#   zero.csv, zero{0,1,2}.{log,txt}             tagtrain replicated vs --zero 1, --zero 2: step time, memory per rank
 #   trainer.csv, trainer_gpu.csv                tagtrain's weak scaling per algorithm, on the host and (where
 #                                               there is a GPU) --device cuda (scripts/bench_trainer.sh)
 #   *.png, *.svg                                the plots (plots/README.md)
@@ -247,22 +247,32 @@ if [ -x scripts/bench_trainer.sh ]; then
   scripts/bench_trainer.sh "$BUILD" "$OUT" || failed "trainer benchmark failed (see $OUT/trainer_*.txt)"
 fi
 
-# 6b. Sharded training: replicated DP against ZeRO-1 (tagtrain --zero 1) on
-#     tagsynth data, one run each at the largest p: step time and per-rank
-#     memory (parameters, gradients, optimizer state; peak resident memory).
+# 6b. Sharded training: replicated DP against ZeRO-1 and ZeRO-2 (tagtrain
+#     --zero 1, --zero 2 in its default 4 MiB buckets) on tagsynth data, one
+#     run each at the largest p: step time, per-rank memory as tagtrain holds
+#     it between steps (parameters, gradients, optimizer state) and as
+#     measured (peak resident memory, the largest rank's; the gradients
+#     resident after training: what stays between steps), bytes each rank
+#     sends per step (--zero: measured; replicated: the ring's 2(p-1)/p of
+#     the buffer, what it sends).
 if [ -x "$BIN/tagsynth" ] && [ -x "$BIN/tagtrain" ]; then
-  say "sharded training: replicated vs --zero 1 at p=$TP"
+  say "sharded training: replicated vs --zero 1 and --zero 2 at p=$TP"
   ZE=$([ "$MODE" = smoke ] && echo 1 || echo 3) ZF=$([ "$MODE" = smoke ] && echo 4096 || echo 32768)
   ( "$BIN/tagsynth" --rows 2000 --seed 1 --out "$OUT/zero_data.csv" > /dev/null || exit 1
-  echo "mode,p,step_s,compute_per_step_s,comm_per_step_s,param_bytes,grad_bytes,optim_state_bytes,peak_rss_bytes"
-  for z in 0 1; do
+  echo "mode,p,step_s,compute_per_step_s,comm_per_step_s,param_bytes,grad_bytes,optim_state_bytes,peak_rss_bytes,grad_resident_bytes,sent_bytes_per_step"
+  for z in 0 1 2; do
     "${LAUNCH[@]}" -np "$TP" "$BIN/tagtrain" --data "$OUT/zero_data.csv" --folds 5 --fold 5 --features "$ZF" \
         --hidden 64 --epochs "$ZE" --no-save --quiet --algo ring --transport mpi --zero $z --log "$OUT/zero$z.log" \
         > "$OUT/zero$z.txt" 2>&1 || exit 1
     f() { grep "\"type\":\"$1\"" "$OUT/zero$z.log" | sed "s/.*\"$2\":\([^,}]*\).*/\1/"; }
     cps=$(f summary compute_per_step_s) mps=$(f summary comm_per_step_s)
-    echo "$([ $z = 0 ] && echo replicated || echo zero1),$TP,$(awk -v a="$cps" -v b="$mps" 'BEGIN { print a + b }'),$cps,$mps,$(f run param_bytes_per_rank),$(f run grad_bytes_per_rank),$(f run optim_state_bytes_per_rank),$(f summary peak_rss_bytes)"
-  done ) > "$OUT/zero.csv" || failed "sharded training benchmark failed (see $OUT/zero0.txt, $OUT/zero1.txt)"
+    if [ $z = 0 ]; then
+      sent=$(awk -v b="$(f run gradient_bytes)" -v p="$TP" 'BEGIN { printf "%.0f", 2 * (p - 1) / p * b }')
+    else
+      sent=$(f step sent_bytes | awk '{ s += $1; n++ } END { printf "%.0f", n ? s / n : 0 }')
+    fi
+    echo "$([ $z = 0 ] && echo replicated || echo zero$z),$TP,$(awk -v a="$cps" -v b="$mps" 'BEGIN { print a + b }'),$cps,$mps,$(f run param_bytes_per_rank),$(f run grad_bytes_per_rank),$(f run optim_state_bytes_per_rank),$(f summary peak_rss_bytes),$(f summary grad_resident_bytes),$sent"
+  done ) > "$OUT/zero.csv" || failed "sharded training benchmark failed (see $OUT/zero0.txt .. zero2.txt)"
 fi
 
 # 7. Summary and plots.
@@ -344,13 +354,15 @@ if [ -s "$OUT/colls.csv" ] || [ -s "$OUT/zero.csv" ]; then
     done
     if [ -s "$OUT/zero.csv" ]; then
       echo
-      echo "## Sharded training (tagtrain --zero 1)"
+      echo "## Sharded training (tagtrain --zero 1 and --zero 2)"
       echo
-      echo "Replicated data parallelism against ZeRO stage 1 on tagsynth data (32768 features, 64 hidden"
-      echo "units; 4096 features with BENCH=smoke); seconds per step and bytes per rank (zero.csv):"
+      echo "Replicated data parallelism against ZeRO stages 1 and 2 on tagsynth data (32768 features, 64 hidden"
+      echo "units; 4096 features with BENCH=smoke); seconds per step and bytes per rank (zero.csv): the memory"
+      echo "held between steps, the peak resident memory and the gradients resident after training measured,"
+      echo "the bytes sent per step:"
       echo
-      echo "| mode | p | step s | compute s | comm s | parameters B | gradients B | optimizer state B | peak RSS B |"
-      echo "|---|---|---|---|---|---|---|---|---|"
+      echo "| mode | p | step s | compute s | comm s | parameters B | gradients B | optimizer state B | peak RSS B | gradients resident B | sent B/step |"
+      echo "|---|---|---|---|---|---|---|---|---|---|---|"
       tail -n +2 "$OUT/zero.csv" | awk -F, '{ printf "|"; for (i = 1; i <= NF; i++) printf " %s |", $i; printf "\n" }'
     fi
   } >> "$OUT/summary.md"

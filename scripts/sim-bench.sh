@@ -9,7 +9,7 @@
 #   SIM_JOBS=4 make sim-bench   simulations run side by side (default: the cores)
 #   SIM=smoke                   every step once at its smallest (p = 16, two
 #                               algorithms, sizes to 64 KB, the trainer at
-#                               p = 1, 2): a minute, what the test suite runs
+#                               p = 1, 2, --zero at p = 2): a minute, what the test suite runs
 #                               (sim.bench.smoke) so that no step rots unseen
 #   SIM_OUT=DIR                 results into DIR (a new folder) instead of
 #                               bench-results/sim-<date-time>/
@@ -32,6 +32,8 @@
 #   sweep.csv, sweep_pN_ALGO.{csv,txt}   collbench per rank count and algorithm
 #   topology.csv                the same algorithms on the fat trees (column platform)
 #   trainer.csv                 simulated tagtrain: samples/s and efficiency, p = 1 .. 64
+#   zero.csv, zeroZ_pN.*        simulated tagtrain replicated, --zero 1, --zero 2 at p = 16, 64, 256:
+#                               step time, bytes per rank held and sent per step
 #   colls.csv, rs_pN_ALGO.*, ag_pN_ALGO.*   reduce-scatter and all-gather per rank count and algorithm
 #   extrap.csv, scaling.csv     the model to 4096 ranks; speedup/efficiency
 #   *.png, *.svg                busbw, latency, model per p; topology; trainer; ...
@@ -70,6 +72,7 @@ SIZES=(-b 16 -e 16M -f 4)
 NP="16 64 256"
 TOPO_ALGOS="ring rd rabenseifner tree2 mpi"
 TRAIN_NP="1 2 4 8 16 32 64"
+ZERO_NP="16 64 256"
 # The report's acceptance checks, at CHECK_P ranks (benchreport --sim).
 CHECK_P=64
 CHECKS=(--fastest 1K:rd --near-link 16M:ring,rabenseifner --model-algos ring,rd,rabenseifner)
@@ -83,7 +86,7 @@ elif [ "$MODE" = smoke ]; then
   SIZES=(-b 16 -e 64K -f 64)
   NP="16" CHECK_P=16 TOPO_P="16" TOPO_ALGOS="ring rd"
   CHECKS=(--fastest 1K:rd --model-algos ring,rd)   # what its sizes and algorithms can show
-  HUGE_ALGOS="" TRAIN_ALGOS="ring rd" TRAIN_NP="1 2"
+  HUGE_ALGOS="" TRAIN_ALGOS="ring rd" TRAIN_NP="1 2" ZERO_NP="2"
 else
   SIZES=(-b 16 -e 16M -f 2)
   BIG_SIZES=(-b 16 -e 16M -f 4)
@@ -204,6 +207,24 @@ for p in $TRAIN_NP; do
         --batch $((LOCAL * p)) "${TRAIN[@]}" --log "$OUT/trainer_${a}_p$p.jsonl"
   done
 done
+
+# 5b. Sharded training: replicated data parallelism against --zero 1 and
+#     --zero 2 (buckets of 256 KiB: 4 of the 1 MB gradient buffer) at
+#     p = ZERO_NP, ZLOCAL rows per rank per step. The log-p halves (halving,
+#     rd; replicated: rabenseifner, which is those two) keep p = 256 under a
+#     minute; data for two steps at p = 256, one epoch. About 2 minutes with
+#     two simulations at a time on 2 cores (p = 256: 40-60 s each).
+ZLOCAL=4
+"$BUILD/bin/tagsynth" --rows $((256 * ZLOCAL * 2)) --out "$OUT/zero_data.csv" --force > /dev/null
+ZTRAIN=(--data "$OUT/zero_data.csv" --holdout "$OUT/trainer_holdout.csv" --features 4096 --char-ngrams off --hidden 64
+        --epochs 1 --no-save --quiet --algo rabenseifner --rs-algo halving --ag-algo rd)
+for p in $ZERO_NP; do
+  for z in 0 1 2; do
+    zb=(); [ $z = 2 ] && zb=(--bucket-mb 0.25)
+    job "zero$z p=$p" "$OUT/zero${z}_p$p.txt" $SIMRUN -np "$p" "$SBIN/tagtrain" --zero $z "${zb[@]}" \
+        --batch $((ZLOCAL * p)) "${ZTRAIN[@]}" --log "$OUT/zero${z}_p$p.jsonl"
+  done
+done
 drain
 [ -s "$FAILS" ] && say "$(wc -l < "$FAILS") simulations failed (listed in $FAILS; the rest of the report is written)"
 
@@ -246,7 +267,28 @@ for a in $TRAIN_ALGOS; do
     echo "$a,$p,$s,$eff,$c" >> "$OUT/trainer.csv"
   done
 done
-rm -f "$OUT/trainer_data.csv" "$OUT/trainer_holdout.csv"   # regenerated from their seeds; not results
+# zero.csv: simulated seconds per step, the bytes a rank holds between
+# steps, the bytes it sends per step (measured; replicated: what
+# rabenseifner sends, 2(p-1)/p of the buffer). Peak resident memory is left
+# out: SMPI runs every rank in one process.
+echo "mode,p,step_s,compute_per_step_s,comm_per_step_s,param_bytes,grad_bytes,optim_state_bytes,sent_bytes_per_step" \
+  > "$OUT/zero.csv"
+for p in $ZERO_NP; do
+  for z in 0 1 2; do
+    log=$OUT/zero${z}_p$p.jsonl
+    f() { grep "\"type\":\"$1\"" "$log" 2>/dev/null | sed "s/.*\"$2\":\([^,}]*\).*/\1/"; }
+    cps=$(f summary compute_per_step_s || true) mps=$(f summary comm_per_step_s || true)
+    [ -n "$cps" ] || continue   # a failed simulation: listed in failed.txt
+    if [ $z = 0 ]; then
+      sent=$(awk -v b="$(f run gradient_bytes)" -v p="$p" 'BEGIN { printf "%.0f", 2 * (p - 1) / p * b }')
+    else
+      sent=$(f step sent_bytes | awk '{ s += $1; n++ } END { printf "%.0f", n ? s / n : 0 }')
+    fi
+    echo "$([ $z = 0 ] && echo replicated || echo zero$z),$p,$(awk -v a="$cps" -v b="$mps" 'BEGIN { printf "%.6g", a + b }'),$cps,$mps,$(f run param_bytes_per_rank),$(f run grad_bytes_per_rank),$(f run optim_state_bytes_per_rank),$sent" \
+      >> "$OUT/zero.csv"
+  done
+done
+rm -f "$OUT/trainer_data.csv" "$OUT/trainer_holdout.csv" "$OUT/zero_data.csv"   # regenerated from their seeds; not results
 PT=${TRAIN_NP##* }
 say "trainer (p = 1 .. $PT, efficiency at p = $PT): $(awk -F, -v p="$PT" '$2 == p { printf "%s%s %s", sep, $1, $4; sep = ", " }' "$OUT/trainer.csv")"
 
@@ -307,6 +349,20 @@ if [ -s "$OUT/colls.csv" ]; then
     echo "| collective:algorithm | p | bytes | time us | busbw GB/s | model us |"
     echo "|---|---|---|---|---|---|"
     awk -F, 'NR > 1 && ($3 == 1024 || $3 == 1048576 || $3 == 16777216) { printf "| %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $9, $13, $15 }' "$OUT/colls.csv"
+  } >> "$OUT/summary.md"
+fi
+if [ "$(wc -l < "$OUT/zero.csv")" -gt 1 ]; then
+  {
+    echo
+    echo "## Sharded training (simulated tagtrain --zero 1 and --zero 2)"
+    echo
+    echo "Replicated data parallelism (rabenseifner) against ZeRO stages 1 and 2 (halving + rd), $ZLOCAL rows"
+    echo "per rank per step, a 1 MB model: simulated seconds per step, bytes per rank held between steps and"
+    echo "sent per step (zero.csv)."
+    echo
+    echo "| mode | p | step s | compute s | comm s | parameters B | gradients B | optimizer state B | sent B/step |"
+    echo "|---|---|---|---|---|---|---|---|---|"
+    tail -n +2 "$OUT/zero.csv" | awk -F, '{ printf "|"; for (i = 1; i <= NF; i++) printf " %s |", $i; printf "\n" }'
   } >> "$OUT/summary.md"
 fi
 say "done: $OUT/summary.md"

@@ -3,16 +3,20 @@
  * buffer), bucketed (slices launched during backward) or sparse (touched rows).
  */
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include "dp.h"
 #include "rng.h"
 #include "collkit_util.h"
 
-int dp_init(dp_ctx *d, ck_comm *comm, const ck_algo *algo, mlp *m, double bucket_mb, int sparse_grads,
+int dp_init(dp_ctx *d, ck_comm *comm, const ck_algo *algo, mlp *m, double bucket_mb, unsigned flags,
             char *err, size_t errlen)
 {
+    const int sparse_grads = (flags & DP_SPARSE_GRADS) != 0;
     memset(d, 0, sizeof *d);
     d->comm = comm;
     d->algo = algo;
@@ -27,17 +31,27 @@ int dp_init(dp_ctx *d, ck_comm *comm, const ck_algo *algo, mlp *m, double bucket
     /* The gradient buffer becomes the communicator's memory (ck_alloc): on
      * the shm transport the peers load it where it is, so the single-copy
      * all-reduces (twoshot, oneshot) need no copy in; on the mpi transport it
-     * is aligned host memory, as before. */
+     * is aligned host memory, as before. Or, asked, a mapping whose pages
+     * exist once written. */
     const size_t gbytes = (m->nparams ? m->nparams : 1) * sizeof(float);
-    float *g = ck_alloc(comm, gbytes);
-    if (!g) {
-        snprintf(err, errlen, "out of memory for the gradient buffer (%zu parameters)", m->nparams);
-        return -1;
-    }
-    memset(g, 0, gbytes);
-    free(m->grads);
-    m->grads = d->grads = g;
+    free(m->grads);   /* first: never two whole gradient buffers at once */
+    m->grads = NULL;
     d->model = m;
+    if (flags & DP_GRADS_ON_DEMAND) {
+        if (dp_grads_on_demand(d, err, errlen)) {
+            d->model = NULL;
+            return -1;
+        }
+    } else {
+        float *g = ck_alloc(comm, gbytes);
+        if (!g) {
+            snprintf(err, errlen, "out of memory for the gradient buffer (%zu parameters)", m->nparams);
+            d->model = NULL;
+            return -1;
+        }
+        memset(g, 0, gbytes);
+        m->grads = d->grads = g;
+    }
     if (bucket_mb > 0) {
         size_t elems = (size_t)(bucket_mb * 1048576.0 / sizeof(float));
         if (elems < 1) elems = 1;
@@ -63,8 +77,59 @@ int dp_init(dp_ctx *d, ck_comm *comm, const ck_algo *algo, mlp *m, double bucket
     return 0;
 }
 
+int dp_grads_on_demand(dp_ctx *d, char *err, size_t errlen)
+{
+    if (d->mapped) return 0;
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    const size_t bytes = ((d->nparams ? d->nparams : 1) * sizeof(float) + page - 1) / page * page;
+    void *g = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (g == MAP_FAILED) {
+        snprintf(err, errlen, "cannot map the gradient buffer (%zu parameters)", d->nparams);
+        return -1;
+    }
+    if (d->grads) ck_free(d->comm, d->grads);
+    d->model->grads = d->grads = g;
+    d->mapped = bytes;
+    return 0;
+}
+
+void dp_release_grads(dp_ctx *d, size_t off, size_t len)
+{
+    if (!len) return;
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    char *a = (char *)(d->grads + off), *end = (char *)(d->grads + off + len);
+    char *last = (char *)d->grads + d->mapped;
+    end = end + (page - (size_t)(end - (char *)d->grads) % page) % page;   /* the partial last page is ours too */
+    if (end > last) end = last;
+    /* Private anonymous pages read back as zeros once released; if the
+     * kernel refuses, zeroing them keeps the meaning, not the memory. */
+    if (madvise(a, (size_t)(end - a), MADV_DONTNEED)) memset(a, 0, len * sizeof(float));
+}
+
+size_t dp_grads_resident(const dp_ctx *d)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (!d->grads) return 0;
+    const uintptr_t a = (uintptr_t)d->grads / page * page;
+    const uintptr_t e = ((uintptr_t)(d->grads + d->nparams) + page - 1) / page * page;
+    const size_t npages = (size_t)(e - a) / page;
+    unsigned char *vec = malloc(npages ? npages : 1);
+    size_t resident = 0;
+    if (vec && mincore((void *)a, (size_t)(e - a), vec) == 0)
+        for (size_t i = 0; i < npages; i++) resident += vec[i] & 1;
+    free(vec);
+    return resident * page;
+}
+
 void dp_free(dp_ctx *d)
 {
+    if (d->model && d->mapped) {
+        munmap(d->grads, d->mapped);
+        d->model->grads = NULL;
+        d->model = NULL;
+        d->grads = NULL;
+        d->mapped = 0;
+    }
     if (d->model) {
         ck_free(d->comm, d->grads);
         d->model->grads = NULL;   /* mlp_free must not free it again */

@@ -61,6 +61,7 @@ typedef struct {
     int            rank, p;
     size_t         nparams;
     float         *grads;              /* the model's gradient buffer (from ck_alloc, owned here) */
+    size_t         mapped;             /* > 0: grads is mapped on demand, this many bytes (dp_grads_on_demand) */
     mlp           *model;              /* whose grads dp_init replaced */
 
     /* buckets: launched from mlp_backward, waited for in dp_allreduce_grads */
@@ -79,15 +80,39 @@ typedef struct {
     size_t         last_bytes;         /* bytes all-reduced by the last dp_allreduce_grads (0 at p = 1) */
 } dp_ctx;
 
+/* dp_init's flags. */
+enum {
+    DP_SPARSE_GRADS    = 1u << 0,   /* the touched-rows all-reduce (not with buckets) */
+    DP_GRADS_ON_DEMAND = 1u << 1,   /* the gradient buffer from dp_grads_on_demand from the start */
+};
 /* Set up for model m (its parameter layout and gradient buffer). The
  * gradient buffer is replaced by one (zeroed) from the communicator's memory
- * (ck_alloc: on the shm transport, the shared heap the peers load from);
- * dp_free frees it and sets m->grads to NULL, so call it before mlp_free.
- * bucket_mb <= 0: no buckets. sparse_grads: the touched-rows all-reduce (not
- * with buckets). Returns 0, or -1 with a message in err. */
-int  dp_init(dp_ctx *d, ck_comm *comm, const ck_algo *algo, mlp *m, double bucket_mb, int sparse_grads,
+ * (ck_alloc: on the shm transport, the shared heap the peers load from), or
+ * with DP_GRADS_ON_DEMAND by a mapping (dp_grads_on_demand); dp_free frees it
+ * and sets m->grads to NULL, so call it before mlp_free. bucket_mb <= 0: no
+ * buckets. Returns 0, or -1 with a message in err. */
+int  dp_init(dp_ctx *d, ck_comm *comm, const ck_algo *algo, mlp *m, double bucket_mb, unsigned flags,
              char *err, size_t errlen);
 void dp_free(dp_ctx *d);
+
+/* Replace the gradient buffer by an anonymous mapping whose pages exist only
+ * once written (ZeRO stage 2, zero.h: a rank keeps 1/p of the gradients, and
+ * the buffer's pages come and go bucket by bucket); nothing to do when it is
+ * one already. Host memory of this process, not the communicator's: what the
+ * single-copy all-reduces load from their peers cannot live there. Returns
+ * 0, or -1 with a message in err. */
+int  dp_grads_on_demand(dp_ctx *d, char *err, size_t errlen);
+/* Hand grads[off, off + len) back to the kernel: it reads as zeros again and
+ * holds no memory until written. off is at a page boundary of the buffer (a
+ * whole number of pages from its start); the partial page at the end of the
+ * range goes too, so the range must not share a page with live data. Only for
+ * a buffer from dp_grads_on_demand. */
+void dp_release_grads(dp_ctx *d, size_t off, size_t len);
+
+/* Bytes of the gradient buffer's pages that are in memory now (mincore):
+ * what a rank really holds of it (the whole buffer, pages shared with its
+ * neighbours included, unless it is mapped on demand). */
+size_t dp_grads_resident(const dp_ctx *d);
 
 /* The epoch order: writes ceil(n/p)*p indices into a malloc'd *order. Returns its length. */
 size_t dp_epoch_order(size_t n, int p, uint64_t seed, int epoch, size_t **order);

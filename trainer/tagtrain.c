@@ -113,8 +113,8 @@ enum { NCFG_OPTIONS = sizeof cfg_options / sizeof cfg_options[0] };
 typedef struct {
     train_config tc;
     const char *algo_name, *transport, *data, *holdout, *save_dir, *resume, *metrics, *log;
-    const char *rs_algo, *ag_algo;   /* --zero 1: the two halves of the gradient all-reduce */
-    int zero;                        /* --zero: 0 replicated, 1 optimizer state sharded (zero.h) */
+    const char *rs_algo, *ag_algo;   /* --zero: the two halves of the gradient all-reduce */
+    int zero;                        /* --zero: 0 replicated, 1 optimizer state sharded, 2 gradients too (zero.h) */
     int device;                      /* --device: 0 cpu, 1 cuda (devstep.h) */
     double bucket_mb;
     int check_sync, threads, stop_after, inject_desync, no_save, quiet, sparse_grads, strict_data;
@@ -204,13 +204,16 @@ static void usage(FILE *f)
 "  --transport T        mpi or shm: how the gradient moves between ranks (mpi for\n"
 "                       a named --algo); shm: the ranks of one node map each\n"
 "                       other's gradient buffer (falls back to mpi across nodes)\n"
-"  --bucket-mb X        DDP-style buckets of X MiB all-reduced during backward (off)\n"
-"  --zero 0|1           1: ZeRO stage 1, the optimizer state sharded over the ranks:\n"
+"  --bucket-mb X        DDP-style buckets of X MiB all-reduced during backward (off);\n"
+"                       with --zero 2, the size of its buckets (%g)\n"
+"  --zero 0|1|2         1: ZeRO stage 1, the optimizer state sharded over the ranks:\n"
 "                       gradients reduce-scattered, each rank steps its block of the\n"
-"                       parameters, parameters all-gathered (0: replicated, the default)\n"
-"  --rs-algo NAME       --zero 1's reduce-scatter algorithm (ring): collcheck --coll\n"
+"                       parameters, parameters all-gathered (0: replicated, the default);\n"
+"                       2: the gradients sharded too: each bucket reduce-scattered as\n"
+"                       backward finishes it, each rank keeping 1/p of the gradients\n"
+"  --rs-algo NAME       --zero's reduce-scatter algorithm (ring): collcheck --coll\n"
 "                       reduce_scatter --algo list shows them\n"
-"  --ag-algo NAME       --zero 1's all-gather algorithm (ring): collcheck --coll allgather\n"
+"  --ag-algo NAME       --zero's all-gather algorithm (ring): collcheck --coll allgather\n"
 "                       --algo list shows them\n"
 "  --sparse-grads       all-reduce only the input-layer rows the step's samples touch\n"
 "                       (an optimisation; the default all-reduces the whole gradient\n"
@@ -234,7 +237,7 @@ static void usage(FILE *f)
 "phase ends the job, named; ckrun --restarts N reruns it from DIR/last.ckpt\n",
             CFG_MAX_VAL_FRAC, DEF_VAL_FRAC, DEF_FEATURES, DEF_CHAR_MIN, DEF_CHAR_MAX, DEF_SUBLINEAR,
             DEF_TITLE_WEIGHT, DEF_NB_SCALE, DEF_SPLIT_SEED, DEF_HIDDEN, DEF_DROPOUT, DEF_SMOOTH, DEF_LR, DEF_WD, DEF_EPOCHS,
-            DEF_BATCH, DEF_SEED, DEF_SAVE_DIR, DEF_SAVE_EVERY);
+            DEF_BATCH, DEF_SEED, ZERO_DEF_BUCKET_MB, DEF_SAVE_DIR, DEF_SAVE_EVERY);
 }
 
 /* ------------------------------------------------------------ arguments */
@@ -374,8 +377,9 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "--rs-algo")) o->rs_algo = v;
         else if (!strcmp(a, "--ag-algo")) o->ag_algo = v;
         else if (!strcmp(a, "--zero")) {
-            if (strcmp(v, "0") && strcmp(v, "1"))
-                return bad_arg("--zero: want 0 (replicated) or 1 (optimizer state sharded), got '%s'", v);
+            if (strcmp(v, "0") && strcmp(v, "1") && strcmp(v, "2"))
+                return bad_arg("--zero: want 0 (replicated), 1 (optimizer state sharded) or 2 (gradients too), "
+                               "got '%s'", v);
             o->zero = v[0] - '0';
         }
         else if (!strcmp(a, "--device")) {
@@ -500,9 +504,11 @@ static int parse_args(int argc, char **argv, options *o)
     if (o->sparse_grads && o->bucket_mb > 0)
         return bad_arg("--sparse-grads and --bucket-mb do not go together: the touched rows are known only once "
                        "the whole backward is done");
-    if (o->zero && (o->sparse_grads || o->bucket_mb > 0))
+    if (o->zero == 1 && (o->sparse_grads || o->bucket_mb > 0))
         return bad_arg("--zero 1 reduce-scatters the whole gradient buffer after backward: not with %s",
                        o->sparse_grads ? "--sparse-grads" : "--bucket-mb");
+    if (o->zero == 2 && o->sparse_grads)
+        return bad_arg("--zero 2 reduce-scatters the whole gradient buffer, bucket by bucket: not with --sparse-grads");
     /* The device step all-reduces the whole buffer after backward, on its own communicator. */
     if (o->device && (o->zero || o->sparse_grads || o->bucket_mb > 0 || o->transport))
         return bad_arg("--device cuda does not take %s yet: on the GPU the whole gradient buffer is all-reduced "
@@ -721,7 +727,7 @@ int tagtrain_main(int argc, char **argv)
 #else
 #define NO_THREADS_WHY ""
 #endif
-    if (o.bucket_mb > 0 && p > 1 && provided < MPI_THREAD_MULTIPLE) {
+    if (o.bucket_mb > 0 && !o.zero && p > 1 && provided < MPI_THREAD_MULTIPLE) {
         if (root) fprintf(stderr, "tagtrain: --bucket-mb needs MPI_THREAD_MULTIPLE, which this MPI does not provide%s\n",
                           NO_THREADS_WHY);
         ck_watch_finalize();
@@ -892,9 +898,12 @@ int tagtrain_main(int argc, char **argv)
     if (mlp_create(&model, &tc->model, local_max > eval_batch ? local_max : eval_batch))
         fail_abort("model", "out of memory");
     dp_ctx dp;
-    if (dp_init(&dp, comm, algo, &model, o.bucket_mb, o.sparse_grads, err, sizeof err)) fail_abort("setup", err);
+    /* --zero 2's --bucket-mb is its own (zero.h), not DDP's; its gradient buffer is mapped on demand. */
+    if (dp_init(&dp, comm, algo, &model, o.zero ? 0 : o.bucket_mb,
+                (o.sparse_grads ? DP_SPARSE_GRADS : 0) | (o.zero == 2 ? DP_GRADS_ON_DEMAND : 0), err, sizeof err))
+        fail_abort("setup", err);
     zero_ctx zero;
-    if (zero_init(&zero, comm, o.zero, o.rs_algo, o.ag_algo, model.nparams, err, sizeof err)) {
+    if (zero_init(&zero, &dp, o.zero, o.rs_algo, o.ag_algo, o.bucket_mb, err, sizeof err)) {
         /* Every rank reaches the same verdict: a clean exit. */
         if (root) fprintf(stderr, "tagtrain: %s\n", err);
         ck_comm_destroy(comm);
@@ -911,7 +920,7 @@ int tagtrain_main(int argc, char **argv)
     optimizer opt;
     if (!have_ck || o.set_epochs) tc->opt.total_steps = steps_per_epoch * tc->epochs;
     if (zero_opt_create(&zero, &opt, &tc->opt)) fail_abort("optimizer", "out of memory");
-    /* --zero 1: rank 0 gathers the whole optimizer state for its checkpoints. */
+    /* --zero: rank 0 gathers the whole optimizer state for its checkpoints. */
     float *full_m = NULL, *full_v = NULL;
     if (zero.stage && root && !o.no_save) {
         full_m = malloc((model.nparams ? model.nparams : 1) * sizeof(float));
@@ -923,8 +932,7 @@ int tagtrain_main(int argc, char **argv)
     double best_val = INFINITY;
     if (have_ck) {
         memcpy(model.params, ck.params, model.nparams * sizeof(float));
-        memcpy(opt.m, ck.m + zero.off, zero.len * sizeof(float));   /* this rank's block (all of it, replicated) */
-        memcpy(opt.v, ck.v + zero.off, zero.len * sizeof(float));
+        zero_load_state(&zero, &opt, ck.m, ck.v);   /* this rank's shard (all of it, replicated) */
         opt.t = ck.opt_steps;
         start_epoch = ck.epochs_done;
         best_val = ck.best_val_loss;
@@ -1001,10 +1009,13 @@ int tagtrain_main(int argc, char **argv)
     if (have_ck) ckpt_free(&ck);
 
     const size_t dense_bytes = model.nparams * sizeof(float);
-    const char *ar_mode = zero.stage ? "zero1" : o.sparse_grads ? "sparse" : dp.nbuckets ? "bucketed" : "dense";
-    /* What one rank holds: parameters and gradients whole, the optimizer's
-     * m and v for its block (all of them when replicated). */
+    const char *ar_mode = zero.stage == 2 ? "zero2" : zero.stage ? "zero1" : o.sparse_grads ? "sparse"
+                          : dp.nbuckets ? "bucketed" : "dense";
+    /* What one rank holds between steps: the parameters whole, the gradients
+     * whole (--zero 2: its shard), the optimizer's m and v for its shard (all
+     * of them when replicated). */
     const size_t state_bytes = zero_state_bytes(&zero), state_full = zero_replicated_state_bytes(&zero);
+    const size_t grad_bytes = zero_grad_bytes(&zero);
     const double nnz_per_row = ntr ? (double)Xtr.ptr[ntr] / (double)ntr : 0.0;   /* banner and log */
     if (root && !o.quiet) {
         printf("tagtrain: %d rank%s, algo %s%s on the %s transport, %zu train / %zu val", p, p > 1 ? "s" : "",
@@ -1015,10 +1026,16 @@ int tagtrain_main(int argc, char **argv)
         for (int i = 0; i < tc->model.nhidden; i++) printf("-%d", tc->model.hidden[i]);
         printf("-%d (%zu params), batch %d x accum %d, %s lr %g\n", MLP_CLASSES, model.nparams, tc->batch, tc->accum,
                opt_kind_name(tc->opt.kind), tc->opt.lr);
-        if (zero.stage)
+        if (zero.stage == 1)
             printf("  zero 1: gradients reduce-scattered (%s), this rank's block of %zu parameters stepped, "
                    "parameters all-gathered (%s); %.2f MB each way per step\n", zero.rs->name, zero.len, zero.ag->name,
                    dense_bytes / 1e6);
+        else if (zero.stage == 2)
+            printf("  zero 2: gradients reduce-scattered (%s) in %d bucket%s of %.2f MB as backward finishes them, "
+                   "this rank's shard of %zu parameters stepped, parameters all-gathered (%s); %.2f MB each way per "
+                   "step; during backward, besides the shard: the gradient pages backward writes and one bucket\n",
+                   zero.rs->name, zero.nbuckets, zero.nbuckets == 1 ? "" : "s", zero.bucket * sizeof(float) / 1e6,
+                   zero.len, zero.ag->name, dense_bytes / 1e6);
         else if (p == 1) printf("  all-reduce: none (1 rank)\n");
         else if (o.sparse_grads)
             printf("  all-reduce: sparse (--sparse-grads): the touched rows of the input layer and the rest, "
@@ -1027,8 +1044,10 @@ int tagtrain_main(int argc, char **argv)
             printf("  all-reduce: %s, %.2f MB per step (the whole gradient buffer)%s\n", ar_mode, dense_bytes / 1e6,
                    dp.nbuckets ? ", in buckets during backward" : "");
         printf("  memory per rank: parameters %.2f MB, gradients %.2f MB, optimizer state %.2f MB", dense_bytes / 1e6,
-               dense_bytes / 1e6, state_bytes / 1e6);
-        if (zero.stage) printf(" (replicated: %.2f MB)", state_full / 1e6);
+               grad_bytes / 1e6, state_bytes / 1e6);
+        if (zero.stage == 1) printf(" (replicated: %.2f MB)", state_full / 1e6);
+        if (zero.stage == 2)
+            printf(" (replicated: gradients %.2f MB, optimizer state %.2f MB)", dense_bytes / 1e6, state_full / 1e6);
         printf("\n  data: %s%s%s (%.0f non-zero features per train row)\n", path_data, cv ? "" : ", ", path_hold,
                nnz_per_row);
         if (ds) printf("  device: cuda (parameters, gradients and optimizer state in GPU memory)%s%s\n",
@@ -1055,7 +1074,11 @@ int tagtrain_main(int argc, char **argv)
             json_str(&j, "ag_algo", zero.ag->name);
         }
         json_int(&j, "param_bytes_per_rank", (long long)dense_bytes);
-        json_int(&j, "grad_bytes_per_rank", (long long)dense_bytes);
+        json_int(&j, "grad_bytes_per_rank", (long long)grad_bytes);
+        if (zero.stage == 2) {
+            json_int(&j, "grad_buckets", zero.nbuckets);
+            json_int(&j, "grad_bucket_bytes", (long long)(zero.bucket * sizeof(float)));
+        }
         json_int(&j, "optim_state_bytes_per_rank", (long long)state_bytes);
         json_int(&j, "optim_state_bytes_replicated", (long long)state_full);
         json_int(&j, "train_rows", (long long)ntr);
@@ -1118,22 +1141,27 @@ int tagtrain_main(int argc, char **argv)
                 for (int r = 0; r < b; r++) labels[r] = Xtr.y[rows[r]];
                 loss_cnt[0] += mlp_forward(&model, &xtr, rows, labels, b, 1, &drop);
                 loss_cnt[1] += b;
-                /* The bucket hook launches all-reduces of finished gradient slices during the last backward. */
-                mlp_backward(&model, labels, b, last_micro && dp.nbuckets ? dp_bucket_ready : NULL, &dp,
-                             dp.bucket_elems);
+                /* The bucket hook launches all-reduces (--zero 2: runs reduce-scatters) of finished
+                 * gradient slices during the last backward. */
+                if (zero.stage == 2)
+                    mlp_backward(&model, labels, b, last_micro ? zero_bucket_ready : NULL, &zero, zero.bucket);
+                else
+                    mlp_backward(&model, labels, b, last_micro && dp.nbuckets ? dp_bucket_ready : NULL, &dp,
+                                 dp.bucket_elems);
                 sim_charge(6.0 * (double)b * (double)model.nparams);
             }
             const double t1 = ck_now();
 
             double t2, t3;
             if (zero.stage) {
-                /* 2+3. --zero 1: reduce-scatter, this rank's block stepped, all-gather. */
+                /* 2+3. --zero: reduce-scatter (--zero 2: its buckets already, in backward), this
+                 *      rank's shard stepped, all-gather. */
                 double cs = 0;
                 if ((rc = zero_step(&zero, &opt, model.params, model.grads, 1.0f / (float)len, &cs, err, sizeof err)))
                     fail_abort("training step", err);
                 sim_charge(10.0 * (double)zero.len);
                 t3 = ck_now();
-                t2 = t1 + cs;   /* the collectives' time as comm, the rest as compute */
+                t2 = t1 + cs;   /* the collectives' time (the hook's included) as comm, the rest as compute */
                 dp.last_bytes = p > 1 ? dense_bytes : 0;   /* the buffer each half covers */
             } else if (ds) {
                 /* 2+3. --device cuda: the device gradient buffer all-reduced, the
@@ -1274,10 +1302,20 @@ int tagtrain_main(int argc, char **argv)
     enter_phase("holdout and report");
     double comm_all[2] = {t_comm, t_compute};
     dp_sum_doubles(&dp, comm_all, 2);
-    /* Peak resident memory, the largest rank's: what --zero 1 saves shows here. */
+    /* Peak resident memory, the largest rank's: what --zero 1 saves shows
+     * here; and resident memory now, after the last step: what a rank holds
+     * between steps, in all and of the gradients (--zero 2: the shard, not
+     * the pages backward wrote during the step). */
     struct rusage ru;
-    double peak_rss = getrusage(RUSAGE_SELF, &ru) ? 0.0 : (double)ru.ru_maxrss * 1024.0;
-    MPI_Allreduce(MPI_IN_PLACE, &peak_rss, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    double rss[3] = {getrusage(RUSAGE_SELF, &ru) ? 0.0 : (double)ru.ru_maxrss * 1024.0, 0.0,
+                     (double)zero_grad_resident_bytes(&zero)};
+    FILE *statm = fopen("/proc/self/statm", "r");
+    long pages_total, pages_resident;
+    if (statm && fscanf(statm, "%ld %ld", &pages_total, &pages_resident) == 2)
+        rss[1] = (double)pages_resident * (double)sysconf(_SC_PAGESIZE);
+    if (statm) fclose(statm);
+    MPI_Allreduce(MPI_IN_PLACE, rss, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    const double peak_rss = rss[0];
     if (root && !status) {
         double comm_frac = comm_all[0] + comm_all[1] > 0 ? comm_all[0] / (comm_all[0] + comm_all[1]) : 0.0;
         const double sps = train_time > 0 ? samples_done / train_time : 0.0;
@@ -1299,7 +1337,8 @@ int tagtrain_main(int argc, char **argv)
         printf("trained %d epoch%s in %.2f s (%.2f s total): %.0f samples/s, comm fraction %.3f", trained,
                trained == 1 ? "" : "s", train_time, ck_now() - t_start, sps, comm_frac);
         if (!cv) printf(", holdout weighted F1 %.4f", ho.w_f1);
-        printf("\npeak resident memory per rank: %.1f MB (the largest rank's)\n", peak_rss / 1e6);
+        printf("\npeak resident memory per rank: %.1f MB (the largest rank's); after training %.1f MB, of it "
+               "gradients %.2f MB\n", peak_rss / 1e6, rss[1] / 1e6, rss[2] / 1e6);
         if (!o.no_save && trained > 0)
             printf("checkpoints: %s (%s), %s\n", cdir.best, nva ? "best by val loss" : "the last epoch", cdir.last);
         if (logf) {
@@ -1318,6 +1357,8 @@ int tagtrain_main(int argc, char **argv)
             json_num(&j, "comm_per_step_s", steps_done ? comm_all[0] / p / (double)steps_done : 0.0);
             json_num(&j, "allreduce_bytes_per_step", steps_done ? bytes_total / (double)steps_done : 0.0);
             json_num(&j, "peak_rss_bytes", peak_rss);
+            json_num(&j, "rss_after_training_bytes", rss[1]);
+            json_num(&j, "grad_resident_bytes", rss[2]);
             json_int(&j, "best_epoch", best_epoch);
             json_num(&j, "best_val_loss", best_val);
             json_num(&j, "best_val_f1", best_f1);
@@ -1370,6 +1411,7 @@ int tagtrain_main(int argc, char **argv)
     free(full_m);
     free(full_v);
     devstep_close(ds);
+    zero_free(&zero);
     dp_free(&dp);
     mlp_free(&model);
     ck_comm_destroy(comm);

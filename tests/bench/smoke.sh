@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # smoke.sh SRC BUILD — `make bench` end to end at its smallest (BENCH=smoke:
-# p = 2, both transports, traces, the model, the trainer for one epoch, the
+# p = 2, both transports, traces, the model, the trainer for one epoch and
+# replicated against --zero 1 and --zero 2 (zero.csv), the
 # summary and the plots), so that no step of the script rots unseen: it must
 # exit 0 with every step's results in the folder; a step that fails (here: a
 # trainer algorithm that does not exist) must make it exit 1 and say which,
@@ -35,6 +36,12 @@ for a in ring twoshot@shm; do
   grep -Eq "^$a,2,$num,$num,$num,33557008$" "$o/trainer.csv" 2>/dev/null && ok || bad "no $a row at p = 2 in trainer.csv"
 done
 grep -q "efficiency ceiling" "$o/trainer_ceiling.txt" 2>/dev/null && ok || bad "no trainer_ceiling.txt"
+# Sharded training: a row per mode; --zero 2 holds half the gradients of --zero 1 at p = 2.
+awk -F, 'NR > 1 && NF == 11 { g[$1] = $7; r[$1] = $9; m[$1] = $10 } END { exit !(g["replicated"] > 0 &&
+         g["zero1"] == g["replicated"] && g["zero2"] == 4 * int((g["zero1"] / 4 + 1) / 2) && r["zero2"] > 0 &&
+         m["zero1"] >= g["zero1"] && m["zero2"] >= g["zero2"] && m["zero2"] < g["zero1"]) }' "$o/zero.csv" 2>/dev/null && ok ||
+  bad "zero.csv: want replicated, zero1 and zero2 rows, zero2 holding half the gradients: $(cat "$o/zero.csv" 2>&1)"
+grep -q '^## Sharded training' "$o/summary.md" 2>/dev/null && ok || bad "summary.md has no sharded training section"
 grep -q '^## Trainer' "$o/summary.md" 2>/dev/null && ok || bad "summary.md has no trainer section"
 if command -v gnuplot > /dev/null; then
   for f in busbw_p2 pingpong trainer_scaling; do [ -s "$o/$f.png" ] && ok || bad "no $f.png"; done

@@ -2,7 +2,7 @@
 # smoke.sh SRC BUILD SMPI_BUILD — `make sim-bench` end to end at its smallest
 # (SIM=smoke: p = 16, ring, rd and MPI_Allreduce, the ring reduce-scatter and
 # all-gather, the fat trees, the trainer at
-# p = 1 and 2, the report and the plots), so that no step of the script rots
+# p = 1 and 2, replicated against --zero 1 and 2 at p = 2, the report and the plots), so that no step of the script rots
 # unseen: it must exit 0 with every simulation's figures in the results, and
 # refuse a results folder that already exists.
 set -u
@@ -27,6 +27,11 @@ grep -q '^## Reduce-scatter and all-gather' "$d/out/summary.md" 2>/dev/null && o
 for a in ring rd; do
   grep -Eq "^$a,2,[0-9.]+,0\.[0-9]+," "$d/out/trainer.csv" 2>/dev/null && ok || bad "no $a row at p = 2 in trainer.csv"
 done
+# Sharded training: the three modes at p = 2; --zero 2 holds half the gradients.
+awk -F, 'NR > 1 && $2 == 2 && NF == 9 { g[$1] = $7 } END { exit !(g["replicated"] > 0 && g["zero1"] == g["replicated"] &&
+         g["zero2"] == 4 * int((g["zero1"] / 4 + 1) / 2)) }' "$d/out/zero.csv" 2>/dev/null && ok ||
+  bad "zero.csv: want replicated, zero1 and zero2 rows at p = 2: $(cat "$d/out/zero.csv" 2>&1)"
+grep -q '^## Sharded training' "$d/out/summary.md" 2>/dev/null && ok || bad "summary.md lacks the sharded training"
 grep -q '^- \*\*PASS\*\* ping-pong recovers' "$d/out/summary.md" 2>/dev/null && ok || bad "summary.md lacks the ping-pong check"
 grep -q 'alpha_us' "$d/out/params.txt" 2>/dev/null && ok || bad "no params.txt"
 # A folder that exists is never written over.

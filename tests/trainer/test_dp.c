@@ -73,7 +73,9 @@ static int train(ck_comm *comm, const ck_algo *algo, int batch, int accum, int m
     opt_create(&o, &oc, m.nparams);
     dp_ctx d;
     /* 16 floats per bucket: many buckets, boundaries inside layers. */
-    if (dp_init(&d, comm, algo, &m, mode == BUCKETED ? 16.0 * 4 / 1048576.0 : 0, mode == SPARSE, err, 256)) return -1;
+    if (dp_init(&d, comm, algo, &m, mode == BUCKETED ? 16.0 * 4 / 1048576.0 : 0,
+                mode == SPARSE ? DP_SPARSE_GRADS : 0, err, 256))
+        return -1;
     const csr_rows x = {Xptr, Xidx, Xval};
     size_t *order, rows[64];
     int labels[64];
@@ -243,7 +245,7 @@ int main(int argc, char **argv)
         mlp m;
         dp_ctx d;
         mlp_create(&m, &mc, 4);
-        CHECK(dp_init(&d, world, ck_algo_find("ring"), &m, 1.0, 1, err, sizeof err) != 0 && strstr(err, "sparse"),
+        CHECK(dp_init(&d, world, ck_algo_find("ring"), &m, 1.0, DP_SPARSE_GRADS, err, sizeof err) != 0 && strstr(err, "sparse"),
               "buckets with --sparse-grads refused: %s", err);
         mlp_free(&m);
     }

@@ -1,17 +1,24 @@
 #!/bin/sh
 # zero.sh BINDIR "MPIRUN [FLAGS]" [all] — tagtrain --zero 1 (the optimizer state
 # sharded: gradients reduce-scattered, each rank's block stepped, parameters
-# all-gathered) against replicated data parallelism on tagsynth data:
+# all-gathered) and --zero 2 (the gradients sharded too, bucket by bucket
+# during backward) against replicated data parallelism on tagsynth data:
 #   - p = 2, ring + ring: bit for bit the replicated run (a sum of two is the
 #     same in either order); other pairs within ckptdiff's 1e-5;
 #   - p = 3: within 1e-5 for each reduce-scatter and each all-gather algorithm
-#     (rotated pairs; with "all", every pair);
+#     (rotated pairs, other ones at each stage; with "all", every pair);
+#     --zero 2 with buckets of 12 KB, 11 of them, each sharded over the ranks;
 #   - a sharded run saves the whole state (one checkpoint format): resumed at
-#     another p (2 -> 3), sharded or not, it continues as the replicated run;
-#   - optimizer-state memory per rank is 1/p of the replicated run's, as the
-#     log prints it (rank 0: the largest block) and as measured: peak resident
-#     memory drops by that much (a model whose Adam state is 17 MB);
-#   - --zero with --bucket-mb, an unknown --rs-algo: a clear error, exit 2.
+#     another p (2 -> 3), sharded or not, at stage 2 with other buckets, it
+#     continues as the replicated run;
+#   - optimizer-state memory per rank is 1/p of the replicated run's, and at
+#     stage 2 the gradients' too, as the log prints them (rank 0: the largest
+#     shard) and as measured: peak resident memory drops by about the
+#     optimizer state (a model whose Adam state is 17 MB), the gradients
+#     resident after training are the shard only, and the peak drops by part
+#     of that again;
+#   - --zero 1 with --bucket-mb, --zero 2 with --sparse-grads, an unknown
+#     --rs-algo, --zero 3: a clear error, exit 2.
 set -u
 BIN=$1 MPIRUN=$2 ALL=${3:-}
 W=$(mktemp -d /tmp/collkit_zero.XXXXXX)
@@ -24,12 +31,15 @@ train() { np=$1; shift; $MPIRUN -np "$np" "$BIN/tagtrain" $A "$@" > "$W/o" 2>&1 
 A="--data $W/d.csv --folds 5 --fold 5 --features 1024 --hidden 32 --epochs 2 --dropout 0 --quiet --transport mpi"
 RS="ring halving direct mpi" AG="ring rd direct mpi"
 
-# equal P RS AG TOL: a --zero 1 run at P ranks against the replicated one.
+# equal P RS AG TOL [STAGE]: a --zero STAGE (1) run at P ranks against the replicated one.
+Z2="--bucket-mb 0.01"   # 3072-element buckets: 11 of them for the 32932 parameters
 equal() {
-  train "$1" --zero 1 --rs-algo "$2" --ag-algo "$3" --save "$W/z"
-  check '[ $? -eq 0 ]' "p = $1, $2 + $3: the run failed"
+  z=${5:-1} zb=
+  [ "$z" = 2 ] && zb=$Z2
+  train "$1" --zero "$z" $zb --rs-algo "$2" --ag-algo "$3" --save "$W/z"
+  check '[ $? -eq 0 ]' "--zero $z, p = $1, $2 + $3: the run failed"
   "$BIN/ckptdiff" "$W/dp$1/last.ckpt" "$W/z/last.ckpt" --rtol "$4" > "$W/d" 2>&1
-  check '[ $? -eq 0 ]' "p = $1, reduce-scatter $2 + all-gather $3 differs from replicated beyond $4: $(cat "$W/d")"
+  check '[ $? -eq 0 ]' "--zero $z, p = $1, reduce-scatter $2 + all-gather $3 differs from replicated beyond $4: $(cat "$W/d")"
 }
 train 2 --algo ring --save "$W/dp2"; check '[ $? -eq 0 ]' "replicated p = 2"
 train 3 --algo ring --save "$W/dp3"; check '[ $? -eq 0 ]' "replicated p = 3"
@@ -38,11 +48,17 @@ equal 2 halving rd 1e-5
 set -- $AG
 for rs in $RS; do
   if [ "$ALL" = all ]; then
-    for ag in $AG; do equal 3 "$rs" "$ag" 1e-5; done
+    for ag in $AG; do equal 3 "$rs" "$ag" 1e-5; equal 3 "$rs" "$ag" 1e-5 2; done
   else
     equal 3 "$rs" "$1" 1e-5; shift   # each reduce-scatter with another all-gather
   fi
 done
+equal 2 ring ring 0 2
+equal 2 direct mpi 1e-5 2
+if [ "$ALL" != all ]; then
+  set -- direct mpi ring rd   # stage 2: each reduce-scatter with yet another all-gather
+  for rs in $RS; do equal 3 "$rs" "$1" 1e-5 2; shift; done
+fi
 
 # One checkpoint format: 1 epoch at p = 2, then the second at p = 3.
 train 2 --zero 1 --save "$W/rz" --stop-after 1 && train 3 --zero 1 --resume "$W/rz/last.ckpt" --save "$W/rz"
@@ -51,6 +67,11 @@ train 2 --save "$W/r0" --stop-after 1 && train 3 --resume "$W/r0/last.ckpt" --sa
 check '[ $? -eq 0 ]' "replicated run resumed at another p"
 "$BIN/ckptdiff" "$W/r0/last.ckpt" "$W/rz/last.ckpt" > "$W/d" 2>&1
 check '[ $? -eq 0 ]' "the sharded run resumed at p = 3 differs from the replicated one: $(cat "$W/d")"
+# Stage 2: saved at p = 2 with one bucket layout, resumed at p = 3 with another.
+train 2 --zero 2 $Z2 --save "$W/r2" --stop-after 1 && train 3 --zero 2 --bucket-mb 0.02 --resume "$W/r2/last.ckpt" --save "$W/r2"
+check '[ $? -eq 0 ]' "--zero 2 run resumed at another p"
+"$BIN/ckptdiff" "$W/r0/last.ckpt" "$W/r2/last.ckpt" > "$W/d" 2>&1
+check '[ $? -eq 0 ]' "the --zero 2 run resumed at p = 3 differs from the replicated one: $(cat "$W/d")"
 
 # Memory: the log's figures, and peak resident memory.
 train 3 --zero 1 --no-save --log "$W/z.log" && train 3 --no-save --log "$W/r.log"
@@ -60,6 +81,15 @@ zs=$(jfield "$W/z.log" run optim_state_bytes_per_rank) rs=$(jfield "$W/r.log" ru
 check '[ "$zs" -eq $(( 8 * ((n + 2) / 3) )) ] && [ "$rs" -eq $(( 8 * n )) ]' \
   "optimizer state per rank: --zero 1 $zs B, replicated $rs B, want 8 x ceil($n / 3) and 8 x $n"
 check '[ "$(jfield "$W/z.log" run optim_state_bytes_replicated)" -eq "$rs" ]' "the replicated figure in the sharded log"
+# Stage 2: rank 0's shard is its block of every bucket (the largest of the blocks).
+train 3 --zero 2 $Z2 --no-save --log "$W/z2.log"
+check '[ $? -eq 0 ]' "--zero 2 run with --log"
+bb=$(jfield "$W/z2.log" run grad_bucket_bytes) nb=$(jfield "$W/z2.log" run grad_buckets)
+sl=$(awk -v n="$n" -v b=$((bb / 4)) 'BEGIN { for (s = 0; s < n; s += b) { l = n - s < b ? n - s : b; t += int((l + 2) / 3) } print t }')
+check '[ "$nb" -eq 11 ] && [ "$(jfield "$W/z2.log" run optim_state_bytes_per_rank)" -eq $((8 * sl)) ] &&
+       [ "$(jfield "$W/z2.log" run grad_bytes_per_rank)" -eq $((4 * sl)) ]' \
+  "--zero 2 at p = 3: $nb buckets of $bb B, optimizer state $(jfield "$W/z2.log" run optim_state_bytes_per_rank) B, gradients $(jfield "$W/z2.log" run grad_bytes_per_rank) B; want 11, 8 x $sl and 4 x $sl"
+check '[ "$(jfield "$W/z.log" run grad_bytes_per_rank)" -eq $((4 * n)) ]' "--zero 1 holds the whole gradient buffer"
 B="--features 32768 --hidden 64 --epochs 1 --no-save"
 train 2 --zero 1 $B --log "$W/zb.log" && train 2 $B --log "$W/rb.log"
 check '[ $? -eq 0 ]' "large-model runs"
@@ -68,13 +98,31 @@ saved=$(( $(jfield "$W/rb.log" run optim_state_bytes_per_rank) - $(jfield "$W/zb
 check 'awk -v z="$zp" -v r="$rp" -v s="$saved" "BEGIN { exit !(r - z >= 0.75 * s) }"' \
   "peak resident memory: replicated $rp B, --zero 1 $zp B, want a drop of about the optimizer state saved, $saved B"
 echo "peak resident memory at p = 2: replicated $rp B, --zero 1 $zp B (optimizer state $saved B less per rank)"
+# Stage 2 holds 1/p of the gradients: between steps the shard and none of the
+# buffer's pages (measured after training: the pages in memory and the
+# shard), where stage 1 holds the whole buffer; at the peak, during backward,
+# also the pages backward writes and a bucket of scratch, so the peak drops by
+# only part of the saving (natively about 60 %, under ASan less).
+train 2 --zero 2 --bucket-mb 0.25 $B --log "$W/z2b.log"
+check '[ $? -eq 0 ]' "large-model --zero 2 run"
+z2p=$(jfield "$W/z2b.log" summary peak_rss_bytes)
+g1=$(jfield "$W/zb.log" run grad_bytes_per_rank) g2=$(jfield "$W/z2b.log" run grad_bytes_per_rank)
+m1=$(jfield "$W/zb.log" summary grad_resident_bytes) m2=$(jfield "$W/z2b.log" summary grad_resident_bytes)
+check 'awk -v m1="$m1" -v m2="$m2" -v g1="$g1" -v g2="$g2" "BEGIN { exit !(m1 >= g1 && m2 >= g2 && m2 <= g2 + 65536) }"' \
+  "gradients resident after training: --zero 1 $m1 B (want its buffer, $g1 B), --zero 2 $m2 B (want its shard, $g2 B)"
+gsaved=$((g1 - g2))
+check 'awk -v z="$zp" -v z2="$z2p" -v s="$gsaved" "BEGIN { exit !(z - z2 >= 0.25 * s) }"' \
+  "peak resident memory: --zero 1 $zp B, --zero 2 $z2p B, want a drop of part of the gradients saved, $gsaved B"
+echo "p = 2, --zero 2: gradients resident after training $m2 B (--zero 1: $m1 B); peak resident memory $z2p B"
 
 # Errors before any training (one process is enough).
 "$BIN/tagtrain" $A --zero 1 --bucket-mb 1 > "$W/o" 2>&1
 check '[ $? -eq 2 ] && grep -q "not with --bucket-mb" "$W/o"' "--zero 1 --bucket-mb: $(cat "$W/o")"
 "$BIN/tagtrain" $A --zero 1 --rs-algo rd > "$W/o" 2>&1
 check '[ $? -eq 2 ] && grep -q "rs-algo: unknown algorithm .rd." "$W/o"' "--rs-algo rd (an all-gather's): $(cat "$W/o")"
-"$BIN/tagtrain" $A --zero 2 > "$W/o" 2>&1
-check '[ $? -eq 2 ] && grep -q "zero: want 0" "$W/o"' "--zero 2: $(cat "$W/o")"
+"$BIN/tagtrain" $A --zero 2 --sparse-grads > "$W/o" 2>&1
+check '[ $? -eq 2 ] && grep -q "not with --sparse-grads" "$W/o"' "--zero 2 --sparse-grads: $(cat "$W/o")"
+"$BIN/tagtrain" $A --zero 3 > "$W/o" 2>&1
+check '[ $? -eq 2 ] && grep -q "zero: want 0" "$W/o"' "--zero 3: $(cat "$W/o")"
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -87,13 +87,17 @@ int cd_gantt(const char *trace, int call, const char *out_svg, char *err, size_t
     gev *ev = NULL;
     lane *ln = NULL;
     int nev = 0, nln = 0, rc = 0, lineno = 0, collbench = 0, tagtrain = 0;
-    char line[2048], title[160] = "";
+    char line[2048], title[160] = "", host[128] = "", date[40] = "";
+    double cores = 0;
     while (fgets(line, sizeof line, f)) {
         lineno++;
         if (strstr(line, "\"tool\":\"collbench\"")) collbench = 1;
         if (lineno == 1 && strstr(line, "\"program\":\"tagtrain\"")) {
             tagtrain = 1;
             str_after(line, "\"title\":\"", title, sizeof title);
+            str_after(line, "\"host\":\"", host, sizeof host);
+            str_after(line, "\"date\":\"", date, sizeof date);
+            num_after(line, "\"cores\":", &cores);
         }
         if (strstr(line, "\"name\":\"thread_name\"")) {
             lane l;
@@ -153,28 +157,39 @@ int cd_gantt(const char *trace, int call, const char *out_svg, char *err, size_t
             if (ln[k].pid == ev[i].pid && ln[k].tid == ev[i].tid && !used[k]) { used[k] = 1; nused++; }
     }
     if (!used) { free(ev); free(ln); snprintf(err, errlen, "out of memory"); return -1; }
-    const int LEFT = 190, RH = 18, TOPM = 56, W = 1100;
+    /* a training step has few lanes: drawn narrower and larger, to be read on a slide */
+    const int LEFT = tagtrain ? 230 : 190, RH = tagtrain ? 32 : 18, TOPM = tagtrain ? 84 : 56, W = tagtrain ? 820 : 1100;
+    const int F_LANE = tagtrain ? 13 : 10, F_RANK = tagtrain ? 15 : 12, F_BAR = tagtrain ? 13 : 9, F_AXIS = tagtrain ? 13 : 10,
+              F_KEY = tagtrain ? 14 : 11, KEYW = tagtrain ? 150 : 110;
     const double span = t1 > t0 ? t1 - t0 : 1;
     const double sx = (W - LEFT - 20) / span;
     FILE *o = fopen(out_svg, "w");
     if (!o) { free(ev); free(ln); free(used); snprintf(err, errlen, "cannot write %s: %s", out_svg, strerror(errno)); return -1; }
-    const int H = TOPM + nused * RH + 70;
+    const int H = TOPM + nused * RH + (tagtrain ? 84 : 70);
     fprintf(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
                "viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n"
                "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n", W, H, W, H);
-    fprintf(o, "<text x=\"12\" y=\"24\" font-size=\"16\" font-weight=\"bold\">");
+    fprintf(o, "<text x=\"12\" y=\"24\" font-size=\"%d\" font-weight=\"bold\">", tagtrain ? 18 : 16);
     for (const char *s = title; *s; s++) {
         if (*s == '<') fputs("&lt;", o);
         else if (*s == '&') fputs("&amp;", o);
         else if (*s == '>') fputs("&gt;", o);
         else fputc(*s, o);
     }
-    /* µs, or ms once the span is long (a training step) */
-    const double unit = span >= 10000 ? 1000 : 1;
+    /* µs, or ms from a millisecond on (a training step) */
+    const double unit = span >= 1000 ? 1000 : 1;
     const char *uname = unit > 1 ? "ms" : "\xc2\xb5s";
-    if (tagtrain)
-        fprintf(o, "</text>\n<text x=\"12\" y=\"42\" font-size=\"12\" fill=\"#444\">every rank's timeline of training "
-                   "step %d, %.3g %s (tagtrain --trace); numbers in bars are layers and buckets</text>\n", call, span / unit, uname);
+    if (tagtrain) {
+        fprintf(o, "</text>\n<text x=\"12\" y=\"46\" font-size=\"14\" fill=\"#444\">training step %d, %.*f %s%s",
+                call, unit > 1 ? 1 : 0, span / unit, uname, host[0] || date[0] ? ", measured" : "");
+        if (host[0]) {
+            fprintf(o, " on ");
+            for (const char *c = host; *c; c++) if (*c != '<' && *c != '&' && *c != '>') fputc(*c, o);
+            if (cores > 0) fprintf(o, " (%.0f cores)", cores);
+        }
+        fprintf(o, "%s%s</text>\n<text x=\"12\" y=\"66\" font-size=\"14\" fill=\"#444\">tagtrain --trace; the numbers "
+                   "in the bars are layers and buckets</text>\n", date[0] ? ", " : "", date);
+    }
     else
         fprintf(o, "</text>\n<text x=\"12\" y=\"42\" font-size=\"12\" fill=\"#444\">every rank's timeline of call %d, %.0f \xc2\xb5s "
                    "(collbench --trace); numbers in bars are steps</text>\n", call, span);
@@ -184,10 +199,10 @@ int cd_gantt(const char *trace, int call, const char *out_svg, char *err, size_t
         const int y = TOPM + row * RH;
         if (ln[k].pid != lastpid) {
             fprintf(o, "<line x1=\"8\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"#999\"/>", W - 10, y - 1, y - 1);
-            fprintf(o, "<text x=\"10\" y=\"%d\" font-size=\"12\" font-weight=\"bold\">rank %d</text>", y + 13, ln[k].pid);
+            fprintf(o, "<text x=\"10\" y=\"%d\" font-size=\"%d\" font-weight=\"bold\">rank %d</text>", y + RH / 2 + 5, F_RANK, ln[k].pid);
             lastpid = ln[k].pid;
         }
-        fprintf(o, "<text x=\"64\" y=\"%d\" font-size=\"10\" fill=\"#444\">", y + 13);
+        fprintf(o, "<text x=\"%d\" y=\"%d\" font-size=\"%d\" fill=\"#444\">", tagtrain ? 74 : 64, y + RH / 2 + 4, F_LANE);
         for (const char *s = ln[k].name; *s; s++) {
             if (*s == '<') fputs("&lt;", o);
             else if (*s == '&') fputs("&amp;", o);
@@ -198,7 +213,7 @@ int cd_gantt(const char *trace, int call, const char *out_svg, char *err, size_t
             if (ev[i].pid != ln[k].pid || ev[i].tid != ln[k].tid) continue;
             if (ev[i].instant) {   /* a launch: a tick above the lane's bars */
                 const double x = LEFT + (ev[i].ts - t0) * sx;
-                fprintf(o, "<path class=\"tick\" d=\"M%.1f,%d l-3,-5 h6 z\" fill=\"#222\"/>", x, y + 6);
+                fprintf(o, "<path class=\"tick\" d=\"M%.1f,%d l-4,-7 h8 z\" fill=\"#222\"/>", x, y + 8);
                 continue;
             }
             const double x = LEFT + (ev[i].ts - t0) * sx, w = ev[i].dur * sx < 1 ? 1 : ev[i].dur * sx;
@@ -206,8 +221,8 @@ int cd_gantt(const char *trace, int call, const char *out_svg, char *err, size_t
             fprintf(o, "<rect class=\"ev\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\" fill-opacity=\"%s\" stroke=\"#333\" "
                        "stroke-width=\"0.4\"/>", x, y + 2, w, RH - 4, colour_of(ev[i].cat, tagtrain), call_bar ? "0.35" : "1");
             if (!call_bar && w > 14 && (!tagtrain || !strcmp(ev[i].cat, "layer") || !strcmp(ev[i].cat, "bucket")))
-                fprintf(o, "<text x=\"%.1f\" y=\"%d\" font-size=\"9\" fill=\"#fff\" text-anchor=\"middle\">%d</text>",
-                        x + w / 2, y + RH - 6, ev[i].step);
+                fprintf(o, "<text x=\"%.1f\" y=\"%d\" font-size=\"%d\" fill=\"#fff\" text-anchor=\"middle\">%d</text>",
+                        x + w / 2, y + RH / 2 + F_BAR / 3 + 1, F_BAR, ev[i].step);
         }
         fputc('\n', o);
         row++;
@@ -220,22 +235,30 @@ int cd_gantt(const char *trace, int call, const char *out_svg, char *err, size_t
         for (int i = 0; i < 3 && !tick; i++)
             if (span / (base * (double[]){1, 2, 5}[i]) <= 10) tick = base * (double[]){1, 2, 5}[i];
     for (double t = 0; t <= span + 1e-9; t += tick)
-        fprintf(o, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#666\"/><text x=\"%.1f\" y=\"%d\" font-size=\"10\" "
-                   "text-anchor=\"middle\">%g %s</text>", LEFT + t * sx, LEFT + t * sx, ya, ya + 5, LEFT + t * sx, ya + 17, t / unit, uname);
+        fprintf(o, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#666\"/><text x=\"%.1f\" y=\"%d\" font-size=\"%d\" "
+                   "text-anchor=\"middle\">%g %s</text>", LEFT + t * sx, LEFT + t * sx, ya, ya + 5, LEFT + t * sx, ya + 7 + F_AXIS, F_AXIS,
+                t / unit, uname);
     /* the legend: this trace's kinds (a blocking all-reduce on the main thread is tagtrain's "allreduce", drawn solid) */
     static const char *const cb_kinds[] = {"send", "recv", "reduce", "copy", "wait", "allreduce"};
     static const char *const cb_words[] = {"send", "recv", "reduce", "copy", "wait", "the call"};
     static const char *const tt_kinds[] = {"layer", "bucket", "wait", "allreduce"};
     static const char *const tt_words[] = {"backward layer", "bucket all-reduce", "wait for buckets", "all-reduce"};
     const int nk = tagtrain ? 4 : 6;
-    for (int i = 0; i < nk; i++)
+    int at = 0, ticks = 0;
+    for (int i = 0; i < nev; i++) ticks |= ev[i].instant;
+    for (int i = 0; i < nk; i++) {
+        int seen = !tagtrain;   /* tagtrain: the kinds this step has (a dense step has no buckets) */
+        for (int e = 0; e < nev && !seen; e++) seen = !strcmp(ev[e].cat, tt_kinds[i]);
+        if (!seen) continue;
         fprintf(o, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"12\" fill=\"%s\" fill-opacity=\"%s\" stroke=\"#333\" stroke-width=\"0.4\"/>"
-                   "<text x=\"%d\" y=\"%d\" font-size=\"11\">%s</text>", 12 + i * 150, ya + 30,
-                colour_of(tagtrain ? tt_kinds[i] : cb_kinds[i], tagtrain), !tagtrain && i == 5 ? "0.35" : "1", 30 + i * 150, ya + 40,
-                tagtrain ? tt_words[i] : cb_words[i]);
-    if (tagtrain)
-        fprintf(o, "<path d=\"M%d,%d l-3,-5 h6 z\" fill=\"#222\"/><text x=\"%d\" y=\"%d\" font-size=\"11\">a bucket's launch</text>",
-                12 + nk * 150 + 7, ya + 38, 30 + nk * 150, ya + 40);
+                   "<text x=\"%d\" y=\"%d\" font-size=\"%d\">%s</text>", 12 + at * KEYW, ya + 30,
+                colour_of(tagtrain ? tt_kinds[i] : cb_kinds[i], tagtrain), !tagtrain && i == 5 ? "0.35" : "1", 30 + at * KEYW, ya + 41,
+                F_KEY, tagtrain ? tt_words[i] : cb_words[i]);
+        at++;
+    }
+    if (ticks)
+        fprintf(o, "<path d=\"M%d,%d l-3,-5 h6 z\" fill=\"#222\"/><text x=\"%d\" y=\"%d\" font-size=\"%d\">a bucket's launch</text>",
+                12 + at * KEYW + 7, ya + 38, 30 + at * KEYW, ya + 41, F_KEY);
     fprintf(o, "\n</svg>\n");
     int bad = ferror(o);
     bad |= fclose(o);

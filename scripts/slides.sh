@@ -28,7 +28,9 @@ if ! have; then
     exit 1
   fi
 fi
-for t in collbench colldraw ckrun; do [ -x "$B/bin/$t" ] || { echo "slides: $B/bin/$t not built (make)" >&2; exit 1; }; done
+for t in collbench colldraw ckrun tagtrain tagsynth; do [ -x "$B/bin/$t" ] || { echo "slides: $B/bin/$t not built (make)" >&2; exit 1; }; done
+# fig/ is this build's own output, all of it made again below (collbench never writes over a file)
+rm -rf "${OUT:?}/fig"
 mkdir -p "$OUT/fig"
 # The α-β-γ model of the built-in algorithms at the slides' parameters (drawn below).
 "$B/bin/collbench" --extrapolate --model "$SRC/slides/params.txt" --algo naive,ring,ring_pipelined,rd,rabenseifner,tree,tree2 \
@@ -54,6 +56,38 @@ if [ $figs = 1 ]; then
   draw tree2p4 --algo tree2 --np 4 --count 8
   draw oneshot4 --algo oneshot --np 4 --count 16
   draw twoshot4 --algo twoshot --np 4 --count 16
+  # Deck 07: the ring's two halves on their own.
+  draw rs4 --coll reduce_scatter --algo ring --np 4 --count 8
+  draw ag4 --coll allgather --algo ring --np 4 --count 8
+  # Deck 04: training steps traced now by tagtrain (--trace) on 2 ranks, on synthetic data
+  # (tagsynth: the same rows everywhere), drawn as Gantt timelines whose subtitle says where
+  # and when: one all-reduce after backward; buckets overlapping backward in a model whose
+  # hidden layers carry gradients worth sending early; tagtrain's default model, whose input
+  # layer holds nearly every parameter, in buckets; and its sparse all-reduce. Each picture is
+  # the run's fastest step after the first (which starts the progress thread): on a machine
+  # shared with other work, the step least disturbed.
+  "$B/bin/tagsynth" --rows 384 --out "$OUT/fig/ddp-data.csv" --force > /dev/null
+  "$B/bin/tagsynth" --rows 64 --seed 2 --out "$OUT/fig/ddp-holdout.csv" --force > /dev/null
+  trace() {   # trace NAME TAGTRAIN-OPTIONS...: fig/NAME/gantt.pdf
+    local name=$1; shift
+    rm -rf "${OUT:?}/fig/$name" "$OUT/fig/$name.json"
+    "$B/bin/ckrun" -np 2 "$B/bin/tagtrain" --data "$OUT/fig/ddp-data.csv" --holdout "$OUT/fig/ddp-holdout.csv" --epochs 1 \
+        --no-save --quiet --algo ring --trace "$OUT/fig/$name.json" "$@" > "$OUT/fig/$name.txt" 2>&1 ||
+      { cat "$OUT/fig/$name.txt" >&2; exit 1; }
+    local step
+    step=$(awk '/"ph":"X"/ { split($0, a, "\"ts\":"); split($0, d, "\"dur\":"); split($0, c, "\"call\":")
+                             k = c[2] + 0; t0 = a[2] + 0; t1 = t0 + d[2]
+                             if (!(k in lo) || t0 < lo[k]) lo[k] = t0; if (!(k in hi) || t1 > hi[k]) hi[k] = t1 }
+                END { for (k in lo) if (k > 0 && (best == "" || hi[k] - lo[k] < hi[best] - lo[best])) best = k; print best + 0 }' \
+           "$OUT/fig/$name.json")
+    "$B/bin/colldraw" --gantt "$OUT/fig/$name.json" --call "$step" --out "$OUT/fig/$name" >> "$OUT/fig/$name.txt" 2>&1 ||
+      { cat "$OUT/fig/$name.txt" >&2; exit 1; }
+    rsvg-convert -f pdf -o "$OUT/fig/$name/gantt.pdf" "$OUT/fig/$name/gantt.svg"
+  }
+  trace ddp-dense --features 4096 --hidden 512,512,512
+  trace ddp-buckets --features 4096 --hidden 512,512,512 --bucket-mb 0.5
+  trace ddp-default --bucket-mb 1
+  trace ddp-sparse --sparse-grads
   # The pipelined ring's chunks in flight, measured now, as a Gantt timeline.
   COLLKIT_CHUNK=8K "$B/bin/ckrun" -np 3 "$B/bin/collbench" --algo ring_pipelined -b 48K -e 48K -n 1 -w 0 -c 0 \
       --model none --trace "$OUT/fig/pipe.json" > "$OUT/fig/pipe.txt" 2>&1 || { cat "$OUT/fig/pipe.txt" >&2; exit 1; }
@@ -85,6 +119,16 @@ if [ $figs = 1 ]; then
         -e "where='$where'; when='$run'" slides/scale.gp) 2> "$OUT/fig/scale-$size.log" ||
       { cat "$OUT/fig/scale-$size.log" >&2; exit 1; }
   done
+  # Deck 04's trainer scaling (p = 1 to 64, simulated): the same run's trainer.csv (make sim-bench
+  # writes it beside sweep.csv), else the one checked in as slides/sim/trainer.csv.
+  tcsv=$simdir/trainer.csv twhen=$run
+  if [ "$simdir" = "$SRC/slides/sim" ] || [ ! -s "$tcsv" ] || [ "$(awk -F, 'NR > 1 && $1 == "ring"' "$tcsv" | wc -l)" -lt 3 ]; then
+    tcsv=$SRC/slides/sim/trainer.csv
+    twhen=$(awk '$1 == "trainer_run" { sub(/^trainer_run /, ""); print }' "$SRC/slides/sim/platform.txt")
+  fi
+  (cd "$SRC" && gnuplot -e "csv='$tcsv'; out='$OUT/fig/trainer.png'; pngterm='$pngterm'; algos='ring rabenseifner rd'" \
+      -e "where='$where'; when='$twhen'" slides/trainer.gp) 2> "$OUT/fig/trainer.log" ||
+    { cat "$OUT/fig/trainer.log" >&2; exit 1; }
   # Deck 03's model, one readable panel per rank count, titled with the parameters it uses.
   par() { awk -v k="$1" '$1 == k { print $2 }' "$SRC/slides/params.txt"; }
   for P in 16 64 256; do

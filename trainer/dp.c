@@ -181,7 +181,7 @@ void dp_backward(dp_ctx *d, const int *labels, int b, int last_micro)
 
 void dp_trace_start(dp_ctx *d)
 {
-    tr_start(&d->trace, ck_comm_mpi(d->comm));
+    tr_start(&d->trace);
     d->tracing = 1;
     d->step_done = 0;
 }

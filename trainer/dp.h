@@ -111,8 +111,7 @@ int  dp_shard(const dp_ctx *d, const size_t *order, size_t first, size_t n, size
  * (last_micro) the buckets are launched as their slices become final. */
 void dp_backward(dp_ctx *d, const int *labels, int b, int last_micro);
 
-/* --trace: record from now on (collective: the ranks' clocks are aligned at a
- * barrier). dp_trace_write gathers the timeline on rank 0 and writes it to f
+/* --trace: record from now on. dp_trace_write gathers the timeline on rank 0 and writes it to f
  * (rank 0's file; NULL elsewhere), collective; 0, or -1 with err on rank 0. */
 void dp_trace_start(dp_ctx *d);
 int  dp_trace_write(dp_ctx *d, FILE *f, const char *title, char *err, size_t errlen);

@@ -1305,7 +1305,7 @@ int tagtrain_main(int argc, char **argv)
         char title[200], how[80];
         if (zero.stage) snprintf(how, sizeof how, "ZeRO stage 1 (its two halves are not traced)");
         else if (dp.nbuckets) snprintf(how, sizeof how, "%d buckets of %g MiB overlapping backward", dp.nbuckets, o.bucket_mb);
-        else snprintf(how, sizeof how, "one all-reduce after backward");
+        else snprintf(how, sizeof how, "one all-reduce%s after backward", o.sparse_grads ? " of the touched rows" : "");
         snprintf(title, sizeof title, "tagtrain --algo %s, p = %d, %s", algo->name, p, how);
         if (dp_trace_write(&dp, tracef, title, err, sizeof err) && root && !status) {
             fprintf(stderr, "tagtrain: --trace %s: %s\n", o.trace, err);

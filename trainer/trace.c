@@ -6,13 +6,14 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include "collkit.h"
 #include "trace.h"
 
-void tr_start(tr_trace *t, MPI_Comm comm)
+void tr_start(tr_trace *t)
 {
     memset(t, 0, sizeof *t);
-    ck_watch_barrier(comm, "the start of the trace");
     t->zero = ck_now();
 }
 
@@ -27,7 +28,7 @@ void tr_add(tr_trace *t, int lane, const char *cat, int index, double t0, double
         t->cap = cap;
     }
     tr_event *e = &t->ev[t->n++];
-    *e = (tr_event){.lane = lane, .index = index, .step = t->step, .t0 = t0 - t->zero, .t1 = t1 - t->zero, .bytes = bytes};
+    *e = (tr_event){.lane = lane, .index = index, .step = t->step, .t0 = t0, .t1 = t1, .bytes = bytes};
     snprintf(e->cat, sizeof e->cat, "%s", cat);
 }
 
@@ -43,7 +44,8 @@ static void json_text(FILE *f, const char *s)
     for (; *s; s++) fputc(*s == '"' || *s == '\\' || (unsigned char)*s < 0x20 ? '?' : *s, f);
 }
 
-static void write_rank(FILE *f, int r, const tr_event *ev, size_t n)
+/* Rank r's events, its clock moved onto rank 0's (off) and counted from zero (rank 0's start). */
+static void write_rank(FILE *f, int r, const tr_event *ev, size_t n, double off, double zero)
 {
     fprintf(f, "%s{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":\"rank %d\"}}", r ? ",\n" : "", r, r);
     fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"backward (main)\"}}", r, TR_MAIN);
@@ -58,7 +60,7 @@ static void write_rank(FILE *f, int r, const tr_event *ev, size_t n)
         else if (!strcmp(e->cat, "allreduce")) snprintf(name, sizeof name, "gradient all-reduce");
         else snprintf(name, sizeof name, "%s %d", e->cat, e->index);
         fprintf(f, ",\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f", name, e->cat,
-                instant ? "i\",\"s\":\"t" : "X", r, e->lane, e->t0 * 1e6);
+                instant ? "i\",\"s\":\"t" : "X", r, e->lane, (e->t0 - off - zero) * 1e6);
         if (!instant) fprintf(f, ",\"dur\":%.3f", (e->t1 - e->t0) * 1e6);
         fprintf(f, ",\"args\":{\"bytes\":%zu,\"step\":%d,\"call\":%d}}", e->bytes, e->index, e->step);
     }
@@ -69,6 +71,9 @@ int tr_write(tr_trace *t, MPI_Comm comm, FILE *f, const char *title, char *err, 
     int rank, p;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &p);
+    double *off = rank == 0 ? malloc((size_t)p * sizeof *off) : NULL;
+    if (rank == 0 && !off) ck_watch_abort("rank 0: out of memory gathering the trace");
+    ck_clock_offsets(comm, off);
     /* sizes first, then the events as bytes (rank 0 checks the total fits an int) */
     long long mine[2] = {(long long)(t->n * sizeof *t->ev), (long long)t->dropped}, *all = NULL;
     if (rank == 0 && !(all = malloc((size_t)p * sizeof mine))) ck_watch_abort("rank 0: out of memory gathering the trace");
@@ -94,15 +99,25 @@ int tr_write(tr_trace *t, MPI_Comm comm, FILE *f, const char *title, char *err, 
     if (ok)
         ck_watch_gatherv(t->ev, (int)mine[0], MPI_BYTE, buf, counts, displs, MPI_BYTE, 0, comm, "the trace events");
     if (rank == 0 && ok) {
+        /* where and when it was measured, for whoever reads the picture */
+        char host[256] = "", when[32] = "";
+        gethostname(host, sizeof host - 1);
+        const time_t now = time(NULL);
+        struct tm tm;
+        if (gmtime_r(&now, &tm)) strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &tm);
         fprintf(f, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"program\":\"tagtrain\",\"title\":\"");
         json_text(f, title);
-        fprintf(f, "\",\"ranks\":%d,\"dropped_events\":%llu},\n\"traceEvents\":[\n", p, dropped);
+        fprintf(f, "\",\"host\":\"");
+        json_text(f, host);
+        fprintf(f, "\",\"cores\":%ld,\"date\":\"%s\",\"ranks\":%d,\"dropped_events\":%llu},\n\"traceEvents\":[\n",
+                sysconf(_SC_NPROCESSORS_ONLN), when, p, dropped);
         for (int r = 0; r < p; r++)
-            write_rank(f, r, (const tr_event *)(buf + displs[r]), (size_t)counts[r] / sizeof(tr_event));
+            write_rank(f, r, (const tr_event *)(buf + displs[r]), (size_t)counts[r] / sizeof(tr_event), off[r], t->zero);
         fprintf(f, "\n]}\n");
         if (dropped) fprintf(stderr, "tagtrain: --trace: %llu events past %d per rank were not recorded\n", dropped, TR_MAX_EVENTS);
     }
     free(all);
+    free(off);
     free(counts);
     free(displs);
     free(buf);

@@ -13,8 +13,8 @@
  *                     starts it to its completion, with its launch (the
  *                     moment backward handed it over) as an instant before.
  * Events of optimizer step K carry "call":K; their "step" is the layer or
- * bucket number. The ranks' clocks are aligned at a barrier when recording
- * starts (good to the barrier's exit skew, microseconds on one node).
+ * bucket number. Times count from rank 0's start, every rank's clock moved
+ * onto rank 0's (ck_clock_offsets).
  */
 #ifndef TRAINER_TRACE_H
 #define TRAINER_TRACE_H
@@ -28,7 +28,7 @@ enum { TR_MAIN = 0, TR_PROGRESS = 1 };   /* the lanes (thread ids in the file) *
 typedef struct tr_event {
     int    lane, index, step;   /* index: the layer or bucket; step: the optimizer step */
     char   cat[12];             /* "layer", "bucket", "launch", "wait", "allreduce" */
-    double t0, t1;              /* seconds since the start; t1 == t0 for an instant */
+    double t0, t1;              /* ck_now() seconds; t1 == t0 for an instant */
     size_t bytes;               /* a bucket's or all-reduce's bytes, else 0 */
 } tr_event;
 
@@ -42,8 +42,8 @@ typedef struct tr_trace {
 
 #define TR_MAX_EVENTS 200000    /* per rank: a few thousand steps of a bucketed run */
 
-/* Start recording (collective over comm: the barrier that sets time zero). */
-void tr_start(tr_trace *t, MPI_Comm comm);
+/* Start recording: time zero (rank 0's is the file's). */
+void tr_start(tr_trace *t);
 /* One event; times from ck_now(). Kept until TR_MAX_EVENTS, then counted as dropped. */
 void tr_add(tr_trace *t, int lane, const char *cat, int index, double t0, double t1, size_t bytes);
 /* Gather every rank's events on rank 0 and write them to f (rank 0's; the

@@ -373,6 +373,11 @@ void            ck_trace_clear(ck_comm *comm);
 const char     *ck_event_kind_name(int kind);
 
 double ck_now(void);   /* monotonic seconds */
+/* Every rank's ck_now() offset to rank 0's (off[r] = rank r's clock minus rank
+ * 0's at the same instant), estimated with a few ping-pongs per rank, so that
+ * the times several ranks recorded (traces) line up, on one node or several.
+ * Collective over comm; off (comm's size entries) is filled on rank 0 only. */
+void   ck_clock_offsets(MPI_Comm comm, double *off);
 
 /* Watching an algorithm run, for tools that draw it (colldraw). While
  * ck_allreduce (ck_reduce_scatter, ck_allgather) runs the algorithm, `step` is called on every ck_step, before

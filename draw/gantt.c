@@ -10,7 +10,9 @@
  *                            (main thread) and the buckets' all-reduces
  *                            (progress thread), each bucket's launch a tick, bars
  *                            labelled with the layer or bucket. Buckets
- *                            overlapping backward show as bars under the layers.
+ *                            overlapping backward show as bars under the layers;
+ *                            --zero 1 adds its reduce-scatter, optimizer step
+ *                            and all-gather after backward.
  *
  * It reads the traces as those tools write them, one event per line; a file
  * in another layout is refused with the line that does not fit, not drawn.
@@ -71,7 +73,11 @@ static const char *kind_colour(const char *cat)
 /* tagtrain's blocking all-reduce is a bar of its own; collbench's "allreduce" is the call around the rest */
 static const char *colour_of(const char *cat, int tagtrain)
 {
-    return tagtrain && !strcmp(cat, "allreduce") ? "#e15759" : kind_colour(cat);
+    if (tagtrain && !strcmp(cat, "allreduce")) return "#e15759";
+    if (!strcmp(cat, "rs")) return "#f28e2b";
+    if (!strcmp(cat, "optimizer")) return "#edc948";
+    if (!strcmp(cat, "ag")) return "#b07aa1";
+    return kind_colour(cat);
 }
 
 static int cmp_lane(const void *a, const void *b)
@@ -158,9 +164,9 @@ int cd_gantt(const char *trace, int call, const char *out_svg, char *err, size_t
     }
     if (!used) { free(ev); free(ln); snprintf(err, errlen, "out of memory"); return -1; }
     /* a training step has few lanes: drawn narrower and larger, to be read on a slide */
-    const int LEFT = tagtrain ? 230 : 190, RH = tagtrain ? 32 : 18, TOPM = tagtrain ? 84 : 56, W = tagtrain ? 820 : 1100;
+    const int LEFT = tagtrain ? 230 : 190, RH = tagtrain ? 32 : 18, TOPM = tagtrain ? 84 : 56, W = tagtrain ? 880 : 1100;
     const int F_LANE = tagtrain ? 13 : 10, F_RANK = tagtrain ? 15 : 12, F_BAR = tagtrain ? 13 : 9, F_AXIS = tagtrain ? 13 : 10,
-              F_KEY = tagtrain ? 14 : 11, KEYW = tagtrain ? 150 : 110;
+              F_KEY = tagtrain ? 14 : 11, KEYW = tagtrain ? 172 : 110;
     const double span = t1 > t0 ? t1 - t0 : 1;
     const double sx = (W - LEFT - 20) / span;
     FILE *o = fopen(out_svg, "w");
@@ -241,9 +247,10 @@ int cd_gantt(const char *trace, int call, const char *out_svg, char *err, size_t
     /* the legend: this trace's kinds (a blocking all-reduce on the main thread is tagtrain's "allreduce", drawn solid) */
     static const char *const cb_kinds[] = {"send", "recv", "reduce", "copy", "wait", "allreduce"};
     static const char *const cb_words[] = {"send", "recv", "reduce", "copy", "wait", "the call"};
-    static const char *const tt_kinds[] = {"layer", "bucket", "wait", "allreduce"};
-    static const char *const tt_words[] = {"backward layer", "bucket all-reduce", "wait for buckets", "all-reduce"};
-    const int nk = tagtrain ? 4 : 6;
+    static const char *const tt_kinds[] = {"layer", "bucket", "wait", "allreduce", "rs", "optimizer", "ag"};
+    static const char *const tt_words[] = {"backward layer", "bucket all-reduce", "wait for buckets", "all-reduce",
+                                           "reduce-scatter", "optimizer on block r", "all-gather"};
+    const int nk = tagtrain ? 7 : 6;
     int at = 0, ticks = 0;
     for (int i = 0; i < nev; i++) ticks |= ev[i].instant;
     for (int i = 0; i < nk; i++) {

@@ -59,7 +59,7 @@ if [ $figs = 1 ]; then
   # Deck 07: the ring's two halves on their own.
   draw rs4 --coll reduce_scatter --algo ring --np 4 --count 8
   draw ag4 --coll allgather --algo ring --np 4 --count 8
-  # Deck 04: training steps traced now by tagtrain (--trace) on 2 ranks, on synthetic data
+  # Decks 04 and 07: training steps traced now by tagtrain (--trace) on 2 ranks, on synthetic data
   # (tagsynth: the same rows everywhere), drawn as Gantt timelines whose subtitle says where
   # and when: one all-reduce after backward; buckets overlapping backward in a model whose
   # hidden layers carry gradients worth sending early; tagtrain's default model, whose input
@@ -88,6 +88,20 @@ if [ $figs = 1 ]; then
   trace ddp-buckets --features 4096 --hidden 512,512,512 --bucket-mb 0.5
   trace ddp-default --bucket-mb 1
   trace ddp-sparse --sparse-grads
+  # Deck 07: a ZeRO stage 1 step, the optimizer between the two halves.
+  trace zero1 --features 4096 --hidden 512,512,512 --zero 1 --rs-algo ring --ag-algo ring
+  # Deck 07's memory per rank, replicated and --zero 1 (lab 07's step 4 with the library's
+  # ring halves), measured now: {{measured KEY}} on a slide is a line of fig/measured.txt.
+  zmem() {   # zmem TAG OPTIONS...: TAG_state and TAG_peak, as tagtrain prints them
+    local tag=$1; shift
+    "$B/bin/ckrun" -np 2 "$B/bin/tagtrain" --data "$OUT/fig/ddp-data.csv" --holdout "$OUT/fig/ddp-holdout.csv" \
+        --features 32768 --hidden 64 --epochs 1 --no-save --transport mpi "$@" > "$OUT/fig/$tag.txt" 2>&1 ||
+      { cat "$OUT/fig/$tag.txt" >&2; exit 1; }
+    sed -n "s/.*optimizer state \([0-9.]* MB\).*/${tag}_state \1/p
+            s/^peak resident memory per rank: \([0-9.]* MB\).*/${tag}_peak \1/p" "$OUT/fig/$tag.txt"
+  }
+  { zmem zero0 --algo ring; zmem zero1 --zero 1 --rs-algo ring --ag-algo ring
+    echo "measured_on $(hostname) ($(nproc) cores), $(date -u '+%Y-%m-%d %H:%M UTC')"; } > "$OUT/fig/measured.txt"
   # The pipelined ring's chunks in flight, measured now, as a Gantt timeline.
   COLLKIT_CHUNK=8K "$B/bin/ckrun" -np 3 "$B/bin/collbench" --algo ring_pipelined -b 48K -e 48K -n 1 -w 0 -c 0 \
       --model none --trace "$OUT/fig/pipe.json" > "$OUT/fig/pipe.txt" 2>&1 || { cat "$OUT/fig/pipe.txt" >&2; exit 1; }
@@ -141,6 +155,8 @@ fi
 # params.txt: no number can drift from the command or the file the slide names.
 # A crossover is written {{crossover ALGOS P}} (ALGOS as --algo takes them, shm:ALGOS on the shm
 # transport): the size from which the second is fastest at P ranks, as collbench prints it.
+# A figure measured by this build is written {{measured KEY}}: a line of fig/measured.txt,
+# written above by the commands that measured it, with where and when (measured_on).
 for key in $(cat "$SRC"/slides/[0-9][0-9]-*.md | grep -o '{{crossover [^ }]*' | sed 's/{{crossover //' | sort -u); do
   case $key in shm:*) set -- --transport shm --algo "${key#shm:}" --pmax 8 ;; *) set -- --algo "$key" --pmax 4096 ;; esac
   "$B/bin/collbench" --extrapolate --model "$SRC/slides/params.txt" "$@" > "$OUT/fig/cross-$key.txt"
@@ -148,8 +164,15 @@ done
 fill() {
   awk -v csv="$OUT/fig/extrap.csv" -v params="$SRC/slides/params.txt" -v fig="$OUT/fig" '
     BEGIN { while ((getline l < csv) > 0) { split(l, c, ","); t[c[1] "," c[2] "," c[3]] = c[4] }
-            while ((getline l < params) > 0) if (l !~ /^#/ && split(l, c, " ") == 2) par[c[1]] = c[2] }
+            while ((getline l < params) > 0) if (l !~ /^#/ && split(l, c, " ") == 2) par[c[1]] = c[2]
+            while ((getline l < (fig "/measured.txt")) > 0) { k = l; sub(/ .*/, "", k); sub(/^[^ ]* /, "", l); meas[k] = l } }
     { s = $0; out = ""
+      while (match(s, /\{\{measured [a-z_0-9]*\}\}/)) {
+        k = substr(s, RSTART + 11, RLENGTH - 13)
+        if (!(k in meas)) { printf "slides: %s line %d: nothing measured as %s (fig/measured.txt)\n", FILENAME, FNR, k > "/dev/stderr"; bad = 1 }
+        out = out substr(s, 1, RSTART - 1) meas[k]; s = substr(s, RSTART + RLENGTH)
+      }
+      s = out s; out = ""
       while (match(s, /\{\{param [a-z_]*\}\}/)) {
         k = substr(s, RSTART + 8, RLENGTH - 10)
         if (!(k in par)) { printf "slides: %s line %d: no parameter %s in %s\n", FILENAME, FNR, k, params > "/dev/stderr"; bad = 1 }

@@ -960,6 +960,7 @@ int tagtrain_main(int argc, char **argv)
     }
     if (have_ck) ckpt_free(&ck);
     if (o.trace) dp_trace_start(&dp);
+    if (o.trace) zero.trace = &dp.trace;   /* --zero 1: its two halves and the step between them */
 
     const size_t dense_bytes = model.nparams * sizeof(float);
     const char *ar_mode = zero.stage ? "zero1" : o.sparse_grads ? "sparse" : dp.nbuckets ? "bucketed" : "dense";
@@ -1303,10 +1304,11 @@ int tagtrain_main(int argc, char **argv)
     }
     if (o.trace) {   /* every rank's timeline, gathered on rank 0 */
         char title[200], how[80];
-        if (zero.stage) snprintf(how, sizeof how, "ZeRO stage 1 (its two halves are not traced)");
-        else if (dp.nbuckets) snprintf(how, sizeof how, "%d buckets of %g MiB overlapping backward", dp.nbuckets, o.bucket_mb);
+        if (dp.nbuckets) snprintf(how, sizeof how, "%d buckets of %g MiB overlapping backward", dp.nbuckets, o.bucket_mb);
         else snprintf(how, sizeof how, "one all-reduce%s after backward", o.sparse_grads ? " of the touched rows" : "");
-        snprintf(title, sizeof title, "tagtrain --algo %s, p = %d, %s", algo->name, p, how);
+        if (zero.stage)
+            snprintf(title, sizeof title, "tagtrain --zero 1 --rs-algo %s --ag-algo %s, p = %d", zero.rs->name, zero.ag->name, p);
+        else snprintf(title, sizeof title, "tagtrain --algo %s, p = %d, %s", algo->name, p, how);
         if (dp_trace_write(&dp, tracef, title, err, sizeof err) && root && !status) {
             fprintf(stderr, "tagtrain: --trace %s: %s\n", o.trace, err);
             status = 1;

@@ -58,6 +58,9 @@ static void write_rank(FILE *f, int r, const tr_event *ev, size_t n, double off,
         if (instant) snprintf(name, sizeof name, "bucket %d launched", e->index);
         else if (!strcmp(e->cat, "wait")) snprintf(name, sizeof name, "wait for the buckets");
         else if (!strcmp(e->cat, "allreduce")) snprintf(name, sizeof name, "gradient all-reduce");
+        else if (!strcmp(e->cat, "rs")) snprintf(name, sizeof name, "gradient reduce-scatter");
+        else if (!strcmp(e->cat, "optimizer")) snprintf(name, sizeof name, "optimizer step on block r");
+        else if (!strcmp(e->cat, "ag")) snprintf(name, sizeof name, "parameter all-gather");
         else snprintf(name, sizeof name, "%s %d", e->cat, e->index);
         fprintf(f, ",\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f", name, e->cat,
                 instant ? "i\",\"s\":\"t" : "X", r, e->lane, (e->t0 - off - zero) * 1e6);

@@ -8,7 +8,9 @@
  *                     layer's gradient was final to the moment this one's
  *                     is: the gradient of layer i needs the error signal
  *                     computed for layer i+1), the wait for the buckets, or
- *                     the blocking all-reduce when there are none;
+ *                     the blocking all-reduce when there are none; with
+ *                     --zero 1 the reduce-scatter, the optimizer step on the
+ *                     rank's block and the all-gather (zero.c);
  *   progress thread   each bucket's all-reduce, from when the progress thread
  *                     starts it to its completion, with its launch (the
  *                     moment backward handed it over) as an instant before.
@@ -27,7 +29,7 @@ enum { TR_MAIN = 0, TR_PROGRESS = 1 };   /* the lanes (thread ids in the file) *
 
 typedef struct tr_event {
     int    lane, index, step;   /* index: the layer or bucket; step: the optimizer step */
-    char   cat[12];             /* "layer", "bucket", "launch", "wait", "allreduce" */
+    char   cat[12];             /* "layer", "bucket", "launch", "wait", "allreduce", "rs", "optimizer", "ag" */
     double t0, t1;              /* ck_now() seconds; t1 == t0 for an instant */
     size_t bytes;               /* a bucket's or all-reduce's bytes, else 0 */
 } tr_event;

@@ -62,7 +62,13 @@ int zero_step(zero_ctx *z, optimizer *o, float *params, float *grads, float scal
         snprintf(err, errlen, "parameter all-gather (%s) failed: %s", z->ag->name, ck_comm_errmsg(z->comm));
         return rc;
     }
-    *comm_s = (t1 - t0) + (ck_now() - t2);
+    const double t3 = ck_now();
+    *comm_s = (t1 - t0) + (t3 - t2);
+    if (z->trace) {
+        tr_add(z->trace, TR_MAIN, "rs", 0, t0, t1, z->n * sizeof *grads);
+        tr_add(z->trace, TR_MAIN, "optimizer", 0, t1, t2, z->len * sizeof *grads);
+        tr_add(z->trace, TR_MAIN, "ag", 0, t2, t3, z->n * sizeof *params);
+    }
     ck_counters_get(z->comm, &c1);
     z->last_bytes = c1.bytes_sent - c0.bytes_sent;
     return 0;

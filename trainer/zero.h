@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include "collkit.h"
 #include "optim.h"
+#include "trace.h"
 
 typedef struct {
     int            stage;      /* 0: off (replicated), 1: optimizer state sharded */
@@ -35,6 +36,7 @@ typedef struct {
     size_t         n;          /* parameters */
     size_t         off, len;   /* this rank's block of them */
     uint64_t       last_bytes; /* bytes this rank sent in the last step (both halves) */
+    tr_trace      *trace;      /* --trace: each step's three phases recorded there; NULL: off */
 } zero_ctx;
 
 /* Stage 0 or 1; rs_name, ag_name name algorithms of the reduce_scatter and

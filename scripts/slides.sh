@@ -66,7 +66,7 @@ if [ $figs = 1 ]; then
   # layer holds nearly every parameter, in buckets; and its sparse all-reduce. Each picture is
   # the run's fastest step after the first (which starts the progress thread): on a machine
   # shared with other work, the step least disturbed.
-  "$B/bin/tagsynth" --rows 384 --out "$OUT/fig/ddp-data.csv" --force > /dev/null
+  "$B/bin/tagsynth" --rows 256 --out "$OUT/fig/ddp-data.csv" --force > /dev/null
   "$B/bin/tagsynth" --rows 64 --seed 2 --out "$OUT/fig/ddp-holdout.csv" --force > /dev/null
   trace() {   # trace NAME TAGTRAIN-OPTIONS...: fig/NAME/gantt.pdf
     local name=$1; shift

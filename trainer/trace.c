@@ -48,8 +48,8 @@ static void json_text(FILE *f, const char *s)
 static void write_rank(FILE *f, int r, const tr_event *ev, size_t n, double off, double zero)
 {
     fprintf(f, "%s{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":\"rank %d\"}}", r ? ",\n" : "", r, r);
-    fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"backward (main)\"}}", r, TR_MAIN);
-    fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"all-reduce (progress)\"}}", r,
+    fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"main thread\"}}", r, TR_MAIN);
+    fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"progress thread\"}}", r,
             TR_PROGRESS);
     for (size_t i = 0; i < n; i++) {
         const tr_event *e = &ev[i];

@@ -11,9 +11,7 @@
  * one lane overlap. Events are "X" (complete) events, ts and dur in µs.
  *
  * Clocks: each rank's ck_now() offset to rank 0 is estimated with a few
- * ping-pongs (offset = t_rank - midpoint of rank 0's send and receive, from
- * the round trip with the smallest delay), so ranks on different machines
- * line up too.
+ * ping-pongs (ck_clock_offsets), so ranks on different machines line up too.
  */
 #include <math.h>
 #include <stdint.h>
@@ -62,32 +60,6 @@ void bm_trace_end(ck_comm *comm, int call)
         snprintf(e->phase, sizeof e->phase, "%s", ev[i].phase ? ev[i].phase : "");
     }
     ck_trace_enable(comm, 0);
-}
-
-/* Offset of this rank's clock to rank 0's (rank 0 gets all of them). */
-static void clock_offsets(MPI_Comm mc, int rank, int p, double *off)
-{
-    enum { ROUNDS = 8 };
-    off[0] = 0;
-    for (int r = 1; r < p; r++) {
-        if (rank == 0) {
-            double best = INFINITY;
-            for (int k = 0; k < ROUNDS; k++) {
-                double ta = ck_now(), tr;
-                MPI_Send(&ta, 1, MPI_DOUBLE, r, 77, mc);
-                MPI_Recv(&tr, 1, MPI_DOUBLE, r, 78, mc, MPI_STATUS_IGNORE);
-                double tb = ck_now();
-                if (tb - ta < best) { best = tb - ta; off[r] = tr - 0.5 * (ta + tb); }
-            }
-        } else if (rank == r) {
-            for (int k = 0; k < ROUNDS; k++) {
-                double ta, tr;
-                MPI_Recv(&ta, 1, MPI_DOUBLE, 0, 77, mc, MPI_STATUS_IGNORE);
-                tr = ck_now();
-                MPI_Send(&tr, 1, MPI_DOUBLE, 0, 78, mc);
-            }
-        }
-    }
 }
 
 static int by_start(const void *a, const void *b)
@@ -160,7 +132,7 @@ int bm_trace_write(ck_comm *comm, const char *path, char (*labels)[64], int nlab
     int mybytes = (int)(nstore * sizeof(bm_ev)), status = 0;
 
     bm_barrier(comm, "the barrier before the trace is gathered");
-    clock_offsets(mc, rank, p, off);
+    ck_clock_offsets(mc, off);
     int one = (int)sizeof mybytes, *ones = calloc((size_t)p, sizeof *ones), *at = calloc((size_t)p, sizeof *at);
     for (int r = 0; ones && at && r < p; r++) { ones[r] = one; at[r] = r * one; }
     if (!ones || !at) bm_abort(comm, "rank %d: out of memory gathering the trace", rank);

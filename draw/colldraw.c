@@ -1,10 +1,13 @@
 /*
- * colldraw — run one all-reduce with every step watched (ck_observe), and draw it.
+ * colldraw — run one all-reduce, reduce-scatter or all-gather with every step
+ * watched (ck_observe), and draw it.
  *
  * Every rank holds the checker's exact inputs (i64 sum: rank r contributes
  * 2^r plus a field that names the element), so a value in a buffer says
  * exactly which ranks' contributions it holds, or that it holds something no
- * correct step can produce. Each rank copies its result buffer whenever the
+ * correct step can produce. The buffer drawn is always the whole one (count
+ * elements): a reduce-scatter out of place writes its block of it, an
+ * all-gather out of place sends from its block of the input. Each rank copies its result buffer whenever the
  * algorithm enters a step and notes the buffer of every message it posts;
  * rank 0 gathers both and turns them into frames (cd_model) for render.c.
  */
@@ -172,6 +175,7 @@ static void on_load(void *ctx, int peer, const char *from, const void *buf, size
 
 typedef struct opts {
     const char *algo, *out, *transport, *gantt;
+    ck_coll     coll;
     int         call;      /* --gantt: which call of the trace */
     int         np;        /* 0: the job's size */
     long long   count;     /* -1: 2p */
@@ -182,15 +186,19 @@ typedef struct opts {
 static int usage(FILE *f, const char *prog)
 {
     fprintf(f,
-            "usage: %s --algo NAME [--np P] [--count N] [--inplace 0|1] [--out DIR]\n"
+            "usage: %s --algo NAME [--coll C] [--np P] [--count N] [--inplace 0|1] [--out DIR]\n"
             "          [--transport mpi|shm] [--timeout SEC]\n"
             "       %s --gantt TRACE.json [--call K] [--out DIR]\n"
-            "Run one all-reduce of NAME (any registered algorithm: %s --algo list) with every\n"
-            "step recorded, and draw it: per step each rank's buffer as a row of blocks coloured\n"
+            "Run one all-reduce (or --coll) of NAME (any registered algorithm: %s --algo list)\n"
+            "with every step recorded, and draw it: per step each rank's buffer as a row of blocks coloured\n"
             "by whose contributions they hold, and the step's messages as arrows labelled with\n"
             "the block and the bytes they carry. A wrong element is hatched red from the step it\n"
             "went wrong. Shared-memory algorithms (oneshot, twoshot) get rows for the memory\n"
             "their peers load from (ck_show_shared) and dashed arrows for the loads.\n"
+            "  --coll C        allreduce (default), reduce_scatter or allgather: the registry\n"
+            "                  NAME is taken from (--coll C --algo list shows it); a reduce-scatter\n"
+            "                  must leave block r complete on rank r, an all-gather every block\n"
+            "                  holding its owner's input only\n"
             "  --np P          ranks (1 to %d); without a launcher colldraw starts itself under\n"
             "                  ckrun -np P, under mpirun P must be the job's size\n"
             "  --count N       elements (i64, 0 to %d; default 2p)\n"
@@ -203,7 +211,9 @@ static int usage(FILE *f, const char *prog)
             "  --timeout SEC   the hang watchdog (default 30)\n"
             "  --gantt TRACE   no run: draw call K (default 0) of a collbench trace\n"
             "                  (collbench --trace TRACE) as a Gantt timeline, DIR/gantt.svg\n"
-            "                  (default folder colldraw-gantt): one row per rank and lane\n"
+            "                  (default folder colldraw-gantt): one row per rank and lane;\n"
+            "                  a tagtrain trace (tagtrain --trace) draws step K of training:\n"
+            "                  per rank the backward layers and each bucket's all-reduce\n"
             "PNG or PDF: rsvg-convert -f png -o frame.png frame-03.svg (Debian: librsvg2-bin).\n"
             "Exit status: 0 drawn and right, 1 drawn and wrong (or the algorithm failed),\n"
             "2 bad arguments or output that cannot be written.\n",
@@ -231,6 +241,9 @@ static int parse(int argc, char **argv, opts *o, int print)
         double d;
 #define BAD(...) do { if (print) { fprintf(stderr, "%s: ", argv[0]); fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } return 2; } while (0)
         if (!strcmp(a, "--algo")) o->algo = v;
+        else if (!strcmp(a, "--coll")) {
+            if (ck_coll_parse(v, &o->coll)) BAD("bad --coll '%s' (want allreduce, reduce_scatter or allgather)", v);
+        }
         else if (!strcmp(a, "--gantt")) { if (!*v) BAD("--gantt needs a trace file"); o->gantt = v; }
         else if (!strcmp(a, "--call")) {
             if (ck_parse_int(v, 0, 1 << 30, &n, err, sizeof err)) BAD("--call '%s': %s", v, err);
@@ -263,13 +276,15 @@ static int parse(int argc, char **argv, opts *o, int print)
         if (print) fprintf(stderr, "%s: --algo NAME is needed (%s --algo list shows the registry)\n", argv[0], argv[0]);
         return 2;
     }
+    const char *cs = o->coll ? " --coll " : "", *cn = o->coll ? ck_coll_name(o->coll) : "";
     if (!strcmp(o->algo, "list")) {
-        if (print) ck_algo_print_table(stdout);
+        if (print) ck_coll_algo_print_table(o->coll, stdout);
         return 0;
     }
-    const ck_algo *a = ck_algo_find(o->algo);
+    const ck_algo *a = ck_coll_algo_find(o->coll, o->algo);
     if (!a) {
-        if (print) fprintf(stderr, "%s: unknown algorithm '%s' (%s --algo list shows the registry)\n", argv[0], o->algo, argv[0]);
+        if (print) fprintf(stderr, "%s: unknown algorithm '%s' (%s%s%s --algo list shows the %s registry)\n", argv[0],
+                           o->algo, argv[0], cs, cn, ck_coll_name(o->coll));
         return 2;
     }
     if (a->flags & CK_ALGO_REFERENCE) {
@@ -334,6 +349,27 @@ static cd_cell decode(const cc_scheme *s, size_t count, size_t i, int64_t v)
     c.garbled = 1;
     for (size_t j = 0; j < count; j++)
         if (j != i && sum_of(s, low, j) == v) { c.from = (long)j; c.mask = low; c.garbled = 0; break; }
+    return c;
+}
+
+/* The rank whose block element i is in. */
+static int owner_of(size_t count, int p, size_t i)
+{
+    for (int q = 0; q < p; q++) {
+        size_t off, len;
+        ck_block(count, (size_t)p, (size_t)q, &off, &len);
+        if (i < off + len) return q;
+    }
+    return p - 1;
+}
+
+/* decode, by collective: an all-gather's element holds its block owner's
+ * input or nothing; another rank's value of it (a block from the wrong
+ * neighbour) is wrong. */
+static cd_cell decode_coll(int coll, const cc_scheme *s, size_t count, size_t i, int64_t v)
+{
+    cd_cell c = decode(s, count, i, v);
+    if (coll == CK_COLL_ALLGATHER && !c.wrong && c.mask && c.mask != 1u << owner_of(count, s->p, i)) c.wrong = 1;
     return c;
 }
 
@@ -437,7 +473,7 @@ static int build_model(cd_model *m, gathered *g)
             /* the state: the input, or what step F->step left */
             const int sk = f == 0 ? 0 : after(&g[r], F->step);
             const int64_t *v = g[r].data + (size_t)sk * NROWS * count;
-            for (size_t i = 0; i < count; i++) F->cells[(size_t)r * count + i] = decode(&s, count, i, v[i]);
+            for (size_t i = 0; i < count; i++) F->cells[(size_t)r * count + i] = decode_coll(m->coll, &s, count, i, v[i]);
             for (int j = 0; j < CD_MAX_SHARED && F->shared; j++) {
                 const int row = *g[r].snaps[sk].shared[j] ? model_row(m, g[r].snaps[sk].shared[j]) : -1;
                 if (row > 0) decode_region(&s, count, v + (size_t)(j + 1) * count, F->shared + ((size_t)r * CD_MAX_SHARED + (size_t)(row - 1)) * count);
@@ -490,11 +526,19 @@ static int build_model(cd_model *m, gathered *g)
     free(steps);
     if (m->nframes > 1 && !m->frames[m->nframes - 1].phase[0])
         snprintf(m->frames[m->nframes - 1].phase, sizeof m->frames[0].phase, "result");
-    /* the last frame must hold everything; then mark where each wrong element went wrong */
+    /* the last frame must hold what the collective leaves (all-reduce: every
+     * contribution everywhere; reduce-scatter: all of them in the rank's own
+     * block, the rest undefined; all-gather: every block its owner's input);
+     * then mark where each wrong element went wrong */
     const uint32_t full = p >= 32 ? 0xffffffffu : (1u << p) - 1;
     cd_frame *L = &m->frames[m->nframes - 1];
-    for (size_t c = 0; c < (size_t)p * count && m->nframes > 1; c++)
-        if (L->cells[c].mask != full) L->cells[c].wrong = 1;
+    for (int r = 0; r < p && m->nframes > 1; r++)
+        for (size_t i = 0; i < count; i++) {
+            cd_cell *c = &L->cells[(size_t)r * count + i];
+            const int own = owner_of(count, p, i);
+            if (m->coll == CK_COLL_REDUCE_SCATTER && own != r) *c = (cd_cell){.mask = c->wrong ? 0 : c->mask, .from = -1, .spare = 1};
+            else if (c->mask != (m->coll == CK_COLL_ALLGATHER ? 1u << own : full)) c->wrong = 1;
+        }
     for (int f = 0; f < m->nframes; f++)
         for (size_t c = 0; c < (size_t)p * count; c++)
             m->frames[f].cells[c].first = m->frames[f].cells[c].wrong && (f == 0 || !m->frames[f - 1].cells[c].wrong);
@@ -587,7 +631,7 @@ int colldraw_main(int argc, char **argv, const char *tool)
         if (rank == 0) fprintf(stderr, "%s: %d ranks: colldraw draws 1 to %d\n", argv[0], p, CD_MAX_RANKS);
         goto out;
     }
-    const ck_algo *algo = ck_algo_find(o.algo);
+    const ck_algo *algo = ck_coll_algo_find(o.coll, o.algo);
     const size_t count = o.count < 0 ? (size_t)(2 * p) : (size_t)o.count;
     if (count > CD_MAX_COUNT) {
         if (rank == 0) fprintf(stderr, "%s: %zu elements: colldraw draws 0 to %d\n", argv[0], count, CD_MAX_COUNT);
@@ -605,9 +649,15 @@ int colldraw_main(int argc, char **argv, const char *tool)
     int64_t *in = ck_alloc(comm, bytes), *buf = o.inplace ? in : ck_alloc(comm, bytes);
     rec R = {.buf = buf, .in = in, .count = count};
     int err = !in || !buf;
+    size_t off, len;
+    ck_block(count, (size_t)p, (size_t)rank, &off, &len);
     if (!err) {
         cc_fill(in, count, CK_I64, CK_SUM, rank, p);
         if (!o.inplace) memset(buf, 0, bytes);   /* 0 decodes as "no contribution yet" */
+        else if (o.coll == CK_COLL_ALLGATHER) {  /* in place: only this rank's block is there yet */
+            memset(buf, 0, off * sizeof *buf);
+            memset(buf + off + len, 0, (count - off - len) * sizeof *buf);
+        }
     }
     MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     int arc = CK_ERR_NOMEM;
@@ -615,7 +665,14 @@ int colldraw_main(int argc, char **argv, const char *tool)
     if (!err) {
         take_snap(&R, -1, "input");
         ck_observe(comm, &(ck_observer){.step = on_step, .message = on_message, .ctx = &R, .shared = on_shared, .load = on_load});
-        arc = ck_allreduce(comm, algo, o.inplace ? CK_IN_PLACE : in, buf, count, CK_I64, CK_SUM);
+        /* out of place a reduce-scatter's result is its block of the buffer
+         * drawn, an all-gather's input its block of `in` */
+        if (o.coll == CK_COLL_REDUCE_SCATTER)
+            arc = ck_reduce_scatter(comm, algo, o.inplace ? CK_IN_PLACE : in, o.inplace ? buf : buf + off, count, CK_I64, CK_SUM);
+        else if (o.coll == CK_COLL_ALLGATHER)
+            arc = ck_allgather(comm, algo, o.inplace ? CK_IN_PLACE : in + off, buf, count, CK_I64);
+        else
+            arc = ck_allreduce(comm, algo, o.inplace ? CK_IN_PLACE : in, buf, count, CK_I64, CK_SUM);
         ck_observe(comm, NULL);
         snprintf(emsg, sizeof emsg, "%s", arc ? ck_comm_errmsg(comm) : "");
         take_snap(&R, INT_MAX, "");
@@ -638,12 +695,13 @@ int colldraw_main(int argc, char **argv, const char *tool)
     gathered *g = rank == 0 ? calloc((size_t)p, sizeof *g) : NULL;
     int gbad = gather(&R, rank, p, MPI_COMM_WORLD, g);
     if (rank == 0) {
-        cd_model m = {.p = p, .count = count, .inplace = o.inplace, .status = first < p ? frc : 0};
+        cd_model m = {.p = p, .count = count, .inplace = o.inplace, .coll = o.coll, .status = first < p ? frc : 0};
         snprintf(m.algo, sizeof m.algo, "%s", o.algo);
         snprintf(m.transport, sizeof m.transport, "%s", ck_comm_transport_name(comm));
         if (first < p) snprintf(m.error, sizeof m.error, "rank %d: %s", first, emsg[0] ? emsg : ck_strerror(frc));
         char dir[512], werr[600];
         if (o.out) snprintf(dir, sizeof dir, "%s", o.out);
+        else if (o.coll) snprintf(dir, sizeof dir, "colldraw-%s-%s-p%d", ck_coll_name(o.coll), o.algo, p);
         else snprintf(dir, sizeof dir, "colldraw-%s-p%d", o.algo, p);
         if (gbad || !g || build_model(&m, g)) {
             fprintf(stderr, "%s: out of memory for the frames\n", argv[0]);
@@ -659,8 +717,8 @@ int colldraw_main(int argc, char **argv, const char *tool)
             for (int f = 0; f < m.nframes && fw < 0; f++)
                 for (size_t c = 0; c < (size_t)p * count; c++)
                     if (m.frames[f].cells[c].first) { fw = f; fc = c; break; }
-            printf("colldraw: %s at p = %d, %zu elements (%s, %s): %d frames in %s/ (index.html, frame-00.svg ..)\n",
-                   o.algo, p, count, o.inplace ? "in place" : "out of place", m.transport, m.nframes, dir);
+            printf("colldraw: %s%s%s at p = %d, %zu elements (%s, %s): %d frames in %s/ (index.html, frame-00.svg ..)\n",
+                   o.algo, o.coll ? " " : "", o.coll ? ck_coll_name(o.coll) : "", p, count, o.inplace ? "in place" : "out of place", m.transport, m.nframes, dir);
             if (full) printf("colldraw: the run was longer than %d steps or %d messages: the frames stop there\n", MAX_SNAPS, MAX_POSTS);
             if (m.error[0]) printf("colldraw: the algorithm failed: %s\n", m.error);
             if (nwrong && fw >= 0)

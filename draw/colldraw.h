@@ -1,5 +1,5 @@
 /*
- * colldraw.h — draw an all-reduce as it runs: per step, every rank's buffer
+ * colldraw.h — draw a collective (all-reduce, reduce-scatter, all-gather) as it runs: per step, every rank's buffer
  * as a row of blocks coloured by whose contributions they hold, and the
  * messages of the step as arrows. See draw/README.md.
  *
@@ -25,10 +25,13 @@ extern "C" {
 /* One element of one rank's buffer after a step. */
 typedef struct cd_cell {
     uint32_t mask;      /* the ranks whose contributions it holds (decoded exactly) */
-    int      wrong;     /* 1: not a set of this element's contributions, or (last frame) not all of them */
+    int      wrong;     /* 1: not a set of this element's contributions (all-gather: any but its block's
+                           owner's), or in the last frame not what the collective leaves there */
     int      first;     /* 1: wrong here and right (or absent) in the frame before: where it went wrong */
     int      garbled;   /* 1: no set of this element's (or any element's) contributions */
     long     from;      /* wrong: the element whose contributions it holds, -1 when none */
+    int      spare;     /* 1: the collective leaves it undefined (a reduce-scatter's result outside the
+                           rank's own block): drawn faded, never wrong for lacking a rank */
 } cd_cell;
 
 typedef struct cd_msg {
@@ -53,13 +56,14 @@ typedef struct cd_frame {
 
 typedef struct cd_model {
     char      algo[64];
+    int       coll;          /* the collective drawn (ck_coll: all-reduce, reduce-scatter, all-gather) */
     char      transport[16];
     int       p;
     size_t    count;
     int       inplace;
     int       nshared;       /* regions shown (ck_show_shared), drawn as rows under each rank's buffer */
     char      shared[CD_MAX_SHARED][CD_NAME];
-    int       status;        /* what ck_allreduce returned on the first failing rank (0: success) */
+    int       status;        /* what the collective returned on the first failing rank (0: success) */
     char      error[512];    /* its message, "" when none */
     cd_frame *frames;
     int       nframes;
@@ -78,7 +82,8 @@ void cd_write_text(const cd_model *m, FILE *f);
 /* One frame as a standalone SVG document. */
 void cd_write_svg(const cd_model *m, int k, FILE *f);
 
-/* A Gantt timeline of call `call` of a collbench Chrome trace, as SVG.
+/* A Gantt timeline of call `call` of a collbench Chrome trace (or of
+ * training step `call` of a tagtrain trace), as SVG.
  * Returns 0, or -1 with the reason in err. */
 int  cd_gantt(const char *trace, int call, const char *out_svg, char *err, size_t errlen);
 

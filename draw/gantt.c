@@ -1,13 +1,21 @@
 /*
- * gantt.c — a Gantt timeline (SVG) of one all-reduce call from a collbench
- * Chrome trace (collbench --trace FILE): one row per rank and lane (the
- * calling thread with its waits, reductions and copies; one lane per peer
- * and direction for sends and receives, extra lanes where a pipeline has
- * several chunks in flight), bars from start to end, coloured by kind and
- * labelled with the step. A pipelined ring shows its chunks overlapping.
+ * gantt.c — a Gantt timeline (SVG) of one call of a Chrome trace:
+ *   collbench --trace FILE   one all-reduce: one row per rank and lane (the
+ *                            calling thread with its waits, reductions and
+ *                            copies; one lane per peer and direction for sends
+ *                            and receives, extra lanes where a pipeline has
+ *                            several chunks in flight), bars labelled with the
+ *                            step. A pipelined ring shows its chunks overlapping.
+ *   tagtrain --trace FILE    one training step: per rank the backward layers
+ *                            (main thread) and the buckets' all-reduces
+ *                            (progress thread), each bucket's launch a tick, bars
+ *                            labelled with the layer or bucket. Buckets
+ *                            overlapping backward show as bars under the layers;
+ *                            --zero 1 adds its reduce-scatter, optimizer step
+ *                            and all-gather after backward.
  *
- * It reads the trace as collbench writes it, one event per line; a file in
- * another layout is refused with the line that does not fit, not drawn.
+ * It reads the traces as those tools write them, one event per line; a file
+ * in another layout is refused with the line that does not fit, not drawn.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,6 +25,7 @@
 
 typedef struct gev {
     int    pid, tid, step, call;
+    int    instant;   /* a tick (tagtrain: a bucket's launch), dur 0 */
     char   cat[16];
     double ts, dur;
 } gev;
@@ -51,12 +60,24 @@ static int str_after(const char *line, const char *key, char *out, size_t cap)
 
 static const char *kind_colour(const char *cat)
 {
+    if (!strcmp(cat, "layer")) return "#4e79a7";
+    if (!strcmp(cat, "bucket")) return "#59a14f";
     if (!strcmp(cat, "send")) return "#4e79a7";
     if (!strcmp(cat, "recv")) return "#f28e2b";
     if (!strcmp(cat, "reduce")) return "#59a14f";
     if (!strcmp(cat, "copy")) return "#b07aa1";
     if (!strcmp(cat, "wait")) return "#bab0ac";
     return "#dddddd";
+}
+
+/* tagtrain's blocking all-reduce is a bar of its own; collbench's "allreduce" is the call around the rest */
+static const char *colour_of(const char *cat, int tagtrain)
+{
+    if (tagtrain && !strcmp(cat, "allreduce")) return "#e15759";
+    if (!strcmp(cat, "rs")) return "#f28e2b";
+    if (!strcmp(cat, "optimizer")) return "#edc948";
+    if (!strcmp(cat, "ag")) return "#b07aa1";
+    return kind_colour(cat);
 }
 
 static int cmp_lane(const void *a, const void *b)
@@ -71,11 +92,19 @@ int cd_gantt(const char *trace, int call, const char *out_svg, char *err, size_t
     if (!f) { snprintf(err, errlen, "cannot read %s: %s", trace, strerror(errno)); return -1; }
     gev *ev = NULL;
     lane *ln = NULL;
-    int nev = 0, nln = 0, rc = 0, lineno = 0, collbench = 0;
-    char line[2048], title[160] = "";
+    int nev = 0, nln = 0, rc = 0, lineno = 0, collbench = 0, tagtrain = 0;
+    char line[2048], title[160] = "", host[128] = "", date[40] = "";
+    double cores = 0;
     while (fgets(line, sizeof line, f)) {
         lineno++;
         if (strstr(line, "\"tool\":\"collbench\"")) collbench = 1;
+        if (lineno == 1 && strstr(line, "\"program\":\"tagtrain\"")) {
+            tagtrain = 1;
+            str_after(line, "\"title\":\"", title, sizeof title);
+            str_after(line, "\"host\":\"", host, sizeof host);
+            str_after(line, "\"date\":\"", date, sizeof date);
+            num_after(line, "\"cores\":", &cores);
+        }
         if (strstr(line, "\"name\":\"thread_name\"")) {
             lane l;
             double pid, tid;
@@ -93,14 +122,14 @@ int cd_gantt(const char *trace, int call, const char *out_svg, char *err, size_t
             ln[nln++] = l;
             continue;
         }
-        if (!strstr(line, "\"ph\":\"X\"")) continue;
-        gev e;
+        gev e = {.instant = tagtrain && strstr(line, "\"ph\":\"i\"") != NULL};
+        if (!e.instant && !strstr(line, "\"ph\":\"X\"")) continue;
         double pid, tid, step, c;
         if (num_after(line, "\"pid\":", &pid) || num_after(line, "\"tid\":", &tid) || num_after(line, "\"ts\":", &e.ts) ||
-            num_after(line, "\"dur\":", &e.dur) || num_after(line, "\"step\":", &step) ||
+            (!e.instant && num_after(line, "\"dur\":", &e.dur)) || num_after(line, "\"step\":", &step) ||
             num_after(line, "\"call\":", &c) || str_after(line, "\"cat\":\"", e.cat, sizeof e.cat) || e.dur < 0) {
-            snprintf(err, errlen, "%s line %d: not an event as collbench writes it (pid, tid, ts, dur, cat, step, call)",
-                     trace, lineno);
+            snprintf(err, errlen, "%s line %d: not an event as %s writes it (pid, tid, ts, dur, cat, step, call)",
+                     trace, lineno, tagtrain ? "tagtrain" : "collbench");
             rc = -1;
             break;
         }
@@ -116,8 +145,11 @@ int cd_gantt(const char *trace, int call, const char *out_svg, char *err, size_t
         ev[nev++] = e;
     }
     fclose(f);
-    if (!rc && !collbench) { snprintf(err, errlen, "%s is not a collbench trace (collbench --trace FILE writes one)", trace); rc = -1; }
-    if (!rc && nev == 0) { snprintf(err, errlen, "%s has no events of call %d", trace, call); rc = -1; }
+    if (!rc && !collbench && !tagtrain) {
+        snprintf(err, errlen, "%s is not a collbench or tagtrain trace (collbench --trace FILE, tagtrain --trace FILE write one)", trace);
+        rc = -1;
+    }
+    if (!rc && nev == 0) { snprintf(err, errlen, "%s has no events of %s %d", trace, tagtrain ? "step" : "call", call); rc = -1; }
     if (rc) { free(ev); free(ln); return rc; }
 
     /* lanes that carry events of this call, in rank then lane order */
@@ -131,34 +163,52 @@ int cd_gantt(const char *trace, int call, const char *out_svg, char *err, size_t
             if (ln[k].pid == ev[i].pid && ln[k].tid == ev[i].tid && !used[k]) { used[k] = 1; nused++; }
     }
     if (!used) { free(ev); free(ln); snprintf(err, errlen, "out of memory"); return -1; }
-    const int LEFT = 190, RH = 18, TOPM = 56, W = 1100;
+    /* a training step has few lanes: drawn narrower and larger, to be read on a slide */
+    const int LEFT = tagtrain ? 230 : 190, RH = tagtrain ? 32 : 18, TOPM = tagtrain ? 84 : 56, W = tagtrain ? 880 : 1100;
+    const int F_LANE = tagtrain ? 13 : 10, F_RANK = tagtrain ? 15 : 12, F_BAR = tagtrain ? 13 : 9, F_AXIS = tagtrain ? 13 : 10,
+              F_KEY = tagtrain ? 14 : 11, KEYW = tagtrain ? 172 : 110;
     const double span = t1 > t0 ? t1 - t0 : 1;
     const double sx = (W - LEFT - 20) / span;
     FILE *o = fopen(out_svg, "w");
     if (!o) { free(ev); free(ln); free(used); snprintf(err, errlen, "cannot write %s: %s", out_svg, strerror(errno)); return -1; }
-    const int H = TOPM + nused * RH + 70;
+    const int H = TOPM + nused * RH + (tagtrain ? 84 : 70);
     fprintf(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
                "viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n"
                "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n", W, H, W, H);
-    fprintf(o, "<text x=\"12\" y=\"24\" font-size=\"16\" font-weight=\"bold\">");
+    fprintf(o, "<text x=\"12\" y=\"24\" font-size=\"%d\" font-weight=\"bold\">", tagtrain ? 18 : 16);
     for (const char *s = title; *s; s++) {
         if (*s == '<') fputs("&lt;", o);
         else if (*s == '&') fputs("&amp;", o);
         else if (*s == '>') fputs("&gt;", o);
         else fputc(*s, o);
     }
-    fprintf(o, "</text>\n<text x=\"12\" y=\"42\" font-size=\"12\" fill=\"#444\">every rank's timeline of call %d, %.0f \xc2\xb5s "
-               "(collbench --trace); numbers in bars are steps</text>\n", call, span);
+    /* µs, or ms from a millisecond on (a training step) */
+    const double unit = span >= 1000 ? 1000 : 1;
+    const char *uname = unit > 1 ? "ms" : "\xc2\xb5s";
+    if (tagtrain) {
+        fprintf(o, "</text>\n<text x=\"12\" y=\"46\" font-size=\"14\" fill=\"#444\">training step %d, %.*f %s%s",
+                call, unit > 1 ? 1 : 0, span / unit, uname, host[0] || date[0] ? ", measured" : "");
+        if (host[0]) {
+            fprintf(o, " on ");
+            for (const char *c = host; *c; c++) if (*c != '<' && *c != '&' && *c != '>') fputc(*c, o);
+            if (cores > 0) fprintf(o, " (%.0f cores)", cores);
+        }
+        fprintf(o, "%s%s</text>\n<text x=\"12\" y=\"66\" font-size=\"14\" fill=\"#444\">tagtrain --trace; the numbers "
+                   "in the bars are layers and buckets</text>\n", date[0] ? ", " : "", date);
+    }
+    else
+        fprintf(o, "</text>\n<text x=\"12\" y=\"42\" font-size=\"12\" fill=\"#444\">every rank's timeline of call %d, %.0f \xc2\xb5s "
+                   "(collbench --trace); numbers in bars are steps</text>\n", call, span);
     int row = 0, lastpid = -1;
     for (int k = 0; k < nln; k++) {
         if (!used[k]) continue;
         const int y = TOPM + row * RH;
         if (ln[k].pid != lastpid) {
             fprintf(o, "<line x1=\"8\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"#999\"/>", W - 10, y - 1, y - 1);
-            fprintf(o, "<text x=\"10\" y=\"%d\" font-size=\"12\" font-weight=\"bold\">rank %d</text>", y + 13, ln[k].pid);
+            fprintf(o, "<text x=\"10\" y=\"%d\" font-size=\"%d\" font-weight=\"bold\">rank %d</text>", y + RH / 2 + 5, F_RANK, ln[k].pid);
             lastpid = ln[k].pid;
         }
-        fprintf(o, "<text x=\"64\" y=\"%d\" font-size=\"10\" fill=\"#444\">", y + 13);
+        fprintf(o, "<text x=\"%d\" y=\"%d\" font-size=\"%d\" fill=\"#444\">", tagtrain ? 74 : 64, y + RH / 2 + 4, F_LANE);
         for (const char *s = ln[k].name; *s; s++) {
             if (*s == '<') fputs("&lt;", o);
             else if (*s == '&') fputs("&amp;", o);
@@ -167,13 +217,18 @@ int cd_gantt(const char *trace, int call, const char *out_svg, char *err, size_t
         fprintf(o, "</text>\n");
         for (int i = 0; i < nev; i++) {
             if (ev[i].pid != ln[k].pid || ev[i].tid != ln[k].tid) continue;
+            if (ev[i].instant) {   /* a launch: a tick above the lane's bars */
+                const double x = LEFT + (ev[i].ts - t0) * sx;
+                fprintf(o, "<path class=\"tick\" d=\"M%.1f,%d l-4,-7 h8 z\" fill=\"#222\"/>", x, y + 8);
+                continue;
+            }
             const double x = LEFT + (ev[i].ts - t0) * sx, w = ev[i].dur * sx < 1 ? 1 : ev[i].dur * sx;
-            const int call_bar = !strcmp(ev[i].cat, "allreduce");
+            const int call_bar = !tagtrain && !strcmp(ev[i].cat, "allreduce");
             fprintf(o, "<rect class=\"ev\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\" fill-opacity=\"%s\" stroke=\"#333\" "
-                       "stroke-width=\"0.4\"/>", x, y + 2, w, RH - 4, kind_colour(ev[i].cat), call_bar ? "0.35" : "1");
-            if (!call_bar && w > 14)
-                fprintf(o, "<text x=\"%.1f\" y=\"%d\" font-size=\"9\" fill=\"#fff\" text-anchor=\"middle\">%d</text>",
-                        x + w / 2, y + RH - 6, ev[i].step);
+                       "stroke-width=\"0.4\"/>", x, y + 2, w, RH - 4, colour_of(ev[i].cat, tagtrain), call_bar ? "0.35" : "1");
+            if (!call_bar && w > 14 && (!tagtrain || !strcmp(ev[i].cat, "layer") || !strcmp(ev[i].cat, "bucket")))
+                fprintf(o, "<text x=\"%.1f\" y=\"%d\" font-size=\"%d\" fill=\"#fff\" text-anchor=\"middle\">%d</text>",
+                        x + w / 2, y + RH / 2 + F_BAR / 3 + 1, F_BAR, ev[i].step);
         }
         fputc('\n', o);
         row++;
@@ -186,13 +241,31 @@ int cd_gantt(const char *trace, int call, const char *out_svg, char *err, size_t
         for (int i = 0; i < 3 && !tick; i++)
             if (span / (base * (double[]){1, 2, 5}[i]) <= 10) tick = base * (double[]){1, 2, 5}[i];
     for (double t = 0; t <= span + 1e-9; t += tick)
-        fprintf(o, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#666\"/><text x=\"%.1f\" y=\"%d\" font-size=\"10\" "
-                   "text-anchor=\"middle\">%g \xc2\xb5s</text>", LEFT + t * sx, LEFT + t * sx, ya, ya + 5, LEFT + t * sx, ya + 17, t);
-    const char *kinds[] = {"send", "recv", "reduce", "copy", "wait", "allreduce"};
-    for (int i = 0; i < 6; i++)
+        fprintf(o, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#666\"/><text x=\"%.1f\" y=\"%d\" font-size=\"%d\" "
+                   "text-anchor=\"middle\">%g %s</text>", LEFT + t * sx, LEFT + t * sx, ya, ya + 5, LEFT + t * sx, ya + 7 + F_AXIS, F_AXIS,
+                t / unit, uname);
+    /* the legend: this trace's kinds (a blocking all-reduce on the main thread is tagtrain's "allreduce", drawn solid) */
+    static const char *const cb_kinds[] = {"send", "recv", "reduce", "copy", "wait", "allreduce"};
+    static const char *const cb_words[] = {"send", "recv", "reduce", "copy", "wait", "the call"};
+    static const char *const tt_kinds[] = {"layer", "bucket", "wait", "allreduce", "rs", "optimizer", "ag"};
+    static const char *const tt_words[] = {"backward layer", "bucket all-reduce", "wait for buckets", "all-reduce",
+                                           "reduce-scatter", "optimizer on block r", "all-gather"};
+    const int nk = tagtrain ? 7 : 6;
+    int at = 0, ticks = 0;
+    for (int i = 0; i < nev; i++) ticks |= ev[i].instant;
+    for (int i = 0; i < nk; i++) {
+        int seen = !tagtrain;   /* tagtrain: the kinds this step has (a dense step has no buckets) */
+        for (int e = 0; e < nev && !seen; e++) seen = !strcmp(ev[e].cat, tt_kinds[i]);
+        if (!seen) continue;
         fprintf(o, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"12\" fill=\"%s\" fill-opacity=\"%s\" stroke=\"#333\" stroke-width=\"0.4\"/>"
-                   "<text x=\"%d\" y=\"%d\" font-size=\"11\">%s</text>", 12 + i * 110, ya + 30, kind_colour(kinds[i]),
-                i == 5 ? "0.35" : "1", 30 + i * 110, ya + 40, i == 5 ? "the call" : kinds[i]);
+                   "<text x=\"%d\" y=\"%d\" font-size=\"%d\">%s</text>", 12 + at * KEYW, ya + 30,
+                colour_of(tagtrain ? tt_kinds[i] : cb_kinds[i], tagtrain), !tagtrain && i == 5 ? "0.35" : "1", 30 + at * KEYW, ya + 41,
+                F_KEY, tagtrain ? tt_words[i] : cb_words[i]);
+        at++;
+    }
+    if (ticks)
+        fprintf(o, "<path d=\"M%d,%d l-3,-5 h6 z\" fill=\"#222\"/><text x=\"%d\" y=\"%d\" font-size=\"%d\">a bucket's launch</text>",
+                12 + at * KEYW + 7, ya + 38, 30 + at * KEYW, ya + 41, F_KEY);
     fprintf(o, "\n</svg>\n");
     int bad = ferror(o);
     bad |= fclose(o);

@@ -1,5 +1,5 @@
 /*
- * render.c — a recorded all-reduce (cd_model) as SVG frames, one HTML page
+ * render.c — a recorded collective (cd_model) as SVG frames, one HTML page
  * with a step control, and a text dump. No MPI: pure output.
  *
  * A frame: one row per rank, one cell per element, the cells grouped by the
@@ -90,12 +90,25 @@ static void ranks_text(uint32_t mask, int p, char *out, size_t cap)
     if (!l) snprintf(out, cap, "none");
 }
 
+/* The collective in words, "" for an all-reduce (the default). */
+static const char *coll_words(const cd_model *m)
+{
+    return m->coll == CK_COLL_REDUCE_SCATTER ? "reduce-scatter" : m->coll == CK_COLL_ALLGATHER ? "all-gather" : "";
+}
+
 /* What a wrong cell holds, in words. */
-static void describe(const cd_model *m, const cd_cell *c, char *out, size_t cap)
+static void describe(const cd_model *m, const cd_cell *c, char *out, size_t cap, size_t i)
 {
     char rs[100];
     const uint32_t full = m->p >= 32 ? 0xffffffffu : (1u << m->p) - 1;
-    if (c->from >= 0) {
+    const int own = block_of(m, i);
+    if (m->coll == CK_COLL_ALLGATHER && !c->garbled && c->from < 0) {
+        /* an all-gather's element is its block owner's input and nothing else */
+        if (c->mask) {
+            ranks_text(c->mask, m->p, rs, sizeof rs);
+            snprintf(out, cap, "holds rank %s's value of it where block %d is rank %d's", rs, own, own);
+        } else snprintf(out, cap, "never received: block %d from rank %d is missing", own, own);
+    } else if (c->from >= 0) {
         ranks_text(c->mask, m->p, rs, sizeof rs);
         snprintf(out, cap, "holds element %ld's contributions (block %d; ranks %s)", c->from, block_of(m, (size_t)c->from), rs);
     } else if (c->garbled) {
@@ -144,6 +157,9 @@ static void draw_cell(FILE *f, const cd_model *m, const cd_cell *c, int x, int y
     }
     if (c->wrong)
         fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"url(#hatch%d)\"/>", x, y, cw, h, k);
+    if (c->spare)   /* not part of the result: washed out */
+        fprintf(f, "<rect class=\"spare\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#ffffff\" fill-opacity=\"0.7\"/>",
+                x, y, cw, h);
     fprintf(f, "<rect%s x=\"%d.5\" y=\"%d.5\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"%s\" stroke-width=\"%d\"/>\n",
             c->first ? " class=\"went-wrong\"" : "", x, y, cw - 1, h - 1, c->first ? WRONG : "#666", c->first ? 3 : 1);
 }
@@ -224,7 +240,7 @@ void cd_write_svg(const cd_model *m, int k, FILE *f)
             while (j + 1 < m->count && F->cells[c + (j + 1 - i)].first && (F->cells[c + (j + 1 - i)].from >= 0) == (F->cells[c].from >= 0)) j++;
             if (nnotes < 8) {
                 char what[300], span[64];
-                describe(m, &F->cells[c], what, sizeof what);
+                describe(m, &F->cells[c], what, sizeof what, i);
                 span_text(m, (long)i, (long)(j - i + 1), span, sizeof span);
                 snprintf(notes[nnotes++], sizeof notes[0], "rank %d, %s: %s", r, span, what);
             } else more++;
@@ -234,7 +250,8 @@ void cd_write_svg(const cd_model *m, int k, FILE *f)
         snprintf(notes[nnotes++], sizeof notes[0], "the algorithm failed: %s", m->error);
     const int W = grid_right(m) + 24 + nl * LANEW + 40;
     const int gridB = row_y(m, p, 0) - ROWGAP;
-    const int H = gridB + 56 + (m->nshared ? 18 : 0) + (nnotes + (more > 0)) * 18 + 10;
+    const int washed = m->coll == CK_COLL_REDUCE_SCATTER && k == m->nframes - 1 && k > 0;
+    const int H = gridB + 56 + (m->nshared ? 18 : 0) + (washed + nnotes + (more > 0)) * 18 + 10;
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
                "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n", W < 660 ? 660 : W, H, W < 660 ? 660 : W, H);
     /* ids carry the frame number: the page inlines every frame, and a hidden frame's defs cannot be used */
@@ -249,14 +266,18 @@ void cd_write_svg(const cd_model *m, int k, FILE *f)
     bytes_text(m->count * 8, b, sizeof b);
     fprintf(f, "<text x=\"12\" y=\"24\" font-size=\"17\" font-weight=\"bold\">");
     esc(f, m->algo);
-    fprintf(f, ", p = %d, %zu elements (%s)%s</text>\n", p, m->count, b, m->inplace ? "" : ", out of place");
+    fprintf(f, "%s%s, p = %d, %zu elements (%s)%s</text>\n", m->coll ? " " : "", coll_words(m), p, m->count, b,
+            m->inplace ? "" : ", out of place");
     fprintf(f, "<text x=\"12\" y=\"44\" font-size=\"14\">");
-    if (F->step == -1) fprintf(f, "input: every rank holds its own contribution%s", m->inplace ? "" : " (the result buffer starts empty)");
+    if (F->step == -1 && m->coll == CK_COLL_ALLGATHER)
+        fprintf(f, "input: every rank holds its own block%s", m->inplace ? "" : " (in its send buffer: the result starts empty)");
+    else if (F->step == -1)
+        fprintf(f, "input: every rank holds its own contribution%s", m->inplace ? "" : " (the result buffer starts empty)");
     else if (F->step == CD_NO_STEP) fprintf(f, "the result (the algorithm named no steps)");
     else {
         fprintf(f, "after step %d (", F->step);
         esc(f, F->phase[0] ? F->phase : "unnamed");
-        fprintf(f, ")%s", k == m->nframes - 1 ? ": the result" : "");
+        fprintf(f, ")%s", k == m->nframes - 1 ? m->coll == CK_COLL_REDUCE_SCATTER ? ": the result, block r on rank r" : ": the result" : "");
     }
     fprintf(f, " \xc2\xb7 frame %d of %d</text>\n", k + 1, m->nframes);
     /* block labels */
@@ -341,6 +362,11 @@ void cd_write_svg(const cd_model *m, int k, FILE *f)
     y += 20;
     fprintf(f, "<rect x=\"12\" y=\"%d\" width=\"14\" height=\"14\" fill=\"url(#hatch%d)\" stroke=\"" WRONG "\" stroke-width=\"2\"/>"
                "<text x=\"32\" y=\"%d\" font-size=\"12\" fill=\"#333\">wrong (thick outline: went wrong in this step)</text>\n", y - 11, k, y);
+    if (washed) {
+        y += 18;
+        fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"#333\">Washed out: outside a rank's own "
+                   "block, which a reduce-scatter leaves undefined.</text>\n", y);
+    }
     for (int j = 0; j < nnotes; j++) {
         y += 18;
         fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"" WRONG "\">", y);
@@ -356,7 +382,8 @@ void cd_write_svg(const cd_model *m, int k, FILE *f)
 
 void cd_write_text(const cd_model *m, FILE *f)
 {
-    fprintf(f, "p %d count %zu %s\n", m->p, m->count, m->inplace ? "in-place" : "out-of-place");
+    fprintf(f, "p %d count %zu %s%s%s\n", m->p, m->count, m->inplace ? "in-place" : "out-of-place", m->coll ? " " : "",
+            coll_words(m));
     for (int k = 0; k < m->nframes; k++) {
         const cd_frame *F = &m->frames[k];
         fprintf(f, "frame %d step %d %s\n", k, F->step, F->phase);
@@ -364,7 +391,7 @@ void cd_write_text(const cd_model *m, FILE *f)
             fprintf(f, "  rank %d:", r);
             for (size_t i = 0; i < m->count; i++) {
                 const cd_cell *c = &F->cells[(size_t)r * m->count + i];
-                fprintf(f, " %x%s", c->mask, c->wrong ? "!" : "");
+                fprintf(f, " %x%s%s", c->mask, c->wrong ? "!" : "", c->spare ? "~" : "");
                 if (c->from >= 0) fprintf(f, "<%ld", c->from);
             }
             fputc('\n', f);
@@ -391,19 +418,20 @@ static void write_html(const cd_model *m, FILE *f, char *const *svgs)
 {
     fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>");
     esc(f, m->algo);
-    fprintf(f, " at p = %d: all-reduce step by step</title>\n"
+    fprintf(f, " at p = %d: %s step by step</title>\n"
                "<style>body{font-family:DejaVu Sans,Helvetica,Arial,sans-serif;margin:16px;color:#222}"
                "#controls{margin:8px 0;display:flex;gap:10px;align-items:center}"
                "#controls button{font-size:15px;padding:4px 12px}#slider{width:320px}"
                ".frame svg{max-width:100%%;height:auto}.hint{color:#666;font-size:13px}</style>\n</head>\n"
-               "<body data-frame=\"0\" data-frames=\"%d\">\n<h1 style=\"font-size:20px\">", m->p, m->nframes);
+               "<body data-frame=\"0\" data-frames=\"%d\">\n<h1 style=\"font-size:20px\">", m->p,
+            m->coll ? coll_words(m) : "all-reduce", m->nframes);
     esc(f, m->algo);
-    fprintf(f, ": one all-reduce of %zu elements on %d ranks, step by step</h1>\n"
+    fprintf(f, ": one %s of %zu elements on %d ranks, step by step</h1>\n"
                "<div id=\"controls\"><button id=\"prev\" type=\"button\">&#9664; prev</button>"
                "<input id=\"slider\" type=\"range\" min=\"0\" max=\"%d\" value=\"0\" aria-label=\"frame\">"
                "<button id=\"next\" type=\"button\">next &#9654;</button><span id=\"label\"></span></div>\n"
                "<p class=\"hint\">Keys: &larr; &rarr; (or space) step, Home and End jump. The address ends in "
-               "#step=N for frame N.</p>\n", m->count, m->p, m->nframes - 1);
+               "#step=N for frame N.</p>\n", m->coll ? coll_words(m) : "all-reduce", m->count, m->p, m->nframes - 1);
     for (int k = 0; k < m->nframes; k++) {
         const cd_frame *F = &m->frames[k];
         fprintf(f, "<div class=\"frame\" id=\"frame-%d\" data-caption=\"", k);

@@ -28,7 +28,9 @@ if ! have; then
     exit 1
   fi
 fi
-for t in collbench colldraw ckrun; do [ -x "$B/bin/$t" ] || { echo "slides: $B/bin/$t not built (make)" >&2; exit 1; }; done
+for t in collbench colldraw ckrun tagtrain tagsynth; do [ -x "$B/bin/$t" ] || { echo "slides: $B/bin/$t not built (make)" >&2; exit 1; }; done
+# fig/ is this build's own output, all of it made again below (collbench never writes over a file)
+rm -rf "${OUT:?}/fig"
 mkdir -p "$OUT/fig"
 # The α-β-γ model of the built-in algorithms at the slides' parameters (drawn below).
 # --overwrite here and for the trace: they are this script's own outputs, and a deck is rebuilt
@@ -60,16 +62,65 @@ if [ $figs = 1 ]; then
   draw tree2p4 --algo tree2 --np 4 --count 8
   draw oneshot4 --algo oneshot --np 4 --count 16
   draw twoshot4 --algo twoshot --np 4 --count 16
+  # Deck 07: the ring's two halves on their own.
+  draw rs4 --coll reduce_scatter --algo ring --np 4 --count 8
+  draw ag4 --coll allgather --algo ring --np 4 --count 8
+  # Decks 04 and 07: training steps traced now by tagtrain (--trace) on 2 ranks, on synthetic data
+  # (tagsynth: the same rows everywhere), drawn as Gantt timelines whose subtitle says where
+  # and when: one all-reduce after backward; buckets overlapping backward in a model whose
+  # hidden layers carry gradients worth sending early; tagtrain's default model, whose input
+  # layer holds nearly every parameter, in buckets; and its sparse all-reduce. Each picture is
+  # the run's fastest step after the first (which starts the progress thread): on a machine
+  # shared with other work, the step least disturbed.
+  "$B/bin/tagsynth" --rows 256 --out "$OUT/fig/ddp-data.csv" --force > /dev/null
+  "$B/bin/tagsynth" --rows 64 --seed 2 --out "$OUT/fig/ddp-holdout.csv" --force > /dev/null
+  trace() {   # trace NAME TAGTRAIN-OPTIONS...: fig/NAME/gantt.pdf
+    local name=$1; shift
+    want "$name" || return 0
+    rm -rf "${OUT:?}/fig/$name" "$OUT/fig/$name.json"
+    "$B/bin/ckrun" -np 2 "$B/bin/tagtrain" --data "$OUT/fig/ddp-data.csv" --holdout "$OUT/fig/ddp-holdout.csv" --epochs 1 \
+        --no-save --quiet --algo ring --trace "$OUT/fig/$name.json" "$@" > "$OUT/fig/$name.txt" 2>&1 ||
+      { cat "$OUT/fig/$name.txt" >&2; exit 1; }
+    local step
+    step=$(awk '/"ph":"X"/ { split($0, a, "\"ts\":"); split($0, d, "\"dur\":"); split($0, c, "\"call\":")
+                             k = c[2] + 0; t0 = a[2] + 0; t1 = t0 + d[2]
+                             if (!(k in lo) || t0 < lo[k]) lo[k] = t0; if (!(k in hi) || t1 > hi[k]) hi[k] = t1 }
+                END { for (k in lo) if (k > 0 && (best == "" || hi[k] - lo[k] < hi[best] - lo[best])) best = k; print best + 0 }' \
+           "$OUT/fig/$name.json")
+    "$B/bin/colldraw" --gantt "$OUT/fig/$name.json" --call "$step" --out "$OUT/fig/$name" >> "$OUT/fig/$name.txt" 2>&1 ||
+      { cat "$OUT/fig/$name.txt" >&2; exit 1; }
+    rsvg-convert -f pdf -o "$OUT/fig/$name/gantt.pdf" "$OUT/fig/$name/gantt.svg"
+  }
+  trace ddp-dense --features 4096 --hidden 512,512,512
+  trace ddp-buckets --features 4096 --hidden 512,512,512 --bucket-mb 0.5
+  trace ddp-default --bucket-mb 1
+  trace ddp-sparse --sparse-grads
+  # Deck 07: a ZeRO stage 1 step, the optimizer between the two halves.
+  trace zero1 --features 4096 --hidden 512,512,512 --zero 1 --rs-algo ring --ag-algo ring
+  # Deck 07's memory per rank, replicated and --zero 1 (lab 07's step 4 with the library's
+  # ring halves), measured now: {{measured KEY}} on a slide is a line of fig/measured.txt.
+  zmem() {   # zmem TAG OPTIONS...: TAG_state and TAG_peak, as tagtrain prints them
+    local tag=$1; shift
+    "$B/bin/ckrun" -np 2 "$B/bin/tagtrain" --data "$OUT/fig/ddp-data.csv" --holdout "$OUT/fig/ddp-holdout.csv" \
+        --features 32768 --hidden 64 --epochs 1 --no-save --transport mpi "$@" > "$OUT/fig/$tag.txt" 2>&1 ||
+      { cat "$OUT/fig/$tag.txt" >&2; exit 1; }
+    sed -n "s/.*optimizer state \([0-9.]* MB\).*/${tag}_state \1/p
+            s/^peak resident memory per rank: \([0-9.]* MB\).*/${tag}_peak \1/p" "$OUT/fig/$tag.txt"
+  }
+  if [ -z "${SLIDES_ONLY:-}" ] || grep -q '{{measured zero' "$SRC/slides/$SLIDES_ONLY.md" 2>/dev/null; then
+    { zmem zero0 --algo ring; zmem zero1 --zero 1 --rs-algo ring --ag-algo ring
+      echo "measured_on $(hostname) ($(nproc) cores), $(date -u '+%Y-%m-%d %H:%M UTC')"; } >> "$OUT/fig/measured.txt"
+  fi
   # The ring and the pipelined ring measured now, one call each, as Gantt timelines
   # (fig/NAME/gantt.pdf): where the ring idles, and the chunks in flight that fill it.
-  # fig/NAME.where says on which machine and when, for the slide ({{measured NAME}}): a timing
-  # is a fact about one machine at one moment.
+  # A line "NAME machine, cores, time" of fig/measured.txt says on which machine and when, for
+  # the slide ({{measured NAME}}): a timing is a fact about one machine at one moment.
   gantt() {
     local name=$1; shift
     want "$name" || return 0
     COLLKIT_CHUNK=8K "$B/bin/ckrun" -np 3 "$B/bin/collbench" "$@" -b 48K -e 48K -n 1 -w 0 -c 0 --model none \
         --overwrite --trace "$OUT/fig/$name.json" > "$OUT/fig/$name.txt" 2>&1 || { cat "$OUT/fig/$name.txt" >&2; exit 1; }
-    echo "$(uname -n), $(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC')" > "$OUT/fig/$name.where"
+    echo "$name $(uname -n), $(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC')" >> "$OUT/fig/measured.txt"
     rm -rf "${OUT:?}/fig/$name"
     "$B/bin/colldraw" --gantt "$OUT/fig/$name.json" --out "$OUT/fig/$name" > /dev/null
     rsvg-convert -f pdf -o "$OUT/fig/$name/gantt.pdf" "$OUT/fig/$name/gantt.svg"
@@ -101,6 +152,16 @@ if [ $figs = 1 ]; then
         -e "where='$where'; when='$run'" slides/scale.gp) 2> "$OUT/fig/scale-$size.log" ||
       { cat "$OUT/fig/scale-$size.log" >&2; exit 1; }
   done
+  # Deck 04's trainer scaling (p = 1 to 64, simulated): the same run's trainer.csv (make sim-bench
+  # writes it beside sweep.csv), else the one checked in as slides/sim/trainer.csv.
+  tcsv=$simdir/trainer.csv twhen=$run
+  if [ "$simdir" = "$SRC/slides/sim" ] || [ ! -s "$tcsv" ] || [ "$(awk -F, 'NR > 1 && $1 == "ring"' "$tcsv" | wc -l)" -lt 3 ]; then
+    tcsv=$SRC/slides/sim/trainer.csv
+    twhen=$(awk '$1 == "trainer_run" { sub(/^trainer_run /, ""); print }' "$SRC/slides/sim/platform.txt")
+  fi
+  (cd "$SRC" && gnuplot -e "csv='$tcsv'; out='$OUT/fig/trainer.png'; pngterm='$pngterm'; algos='ring rabenseifner rd'" \
+      -e "where='$where'; when='$twhen'" slides/trainer.gp) 2> "$OUT/fig/trainer.log" ||
+    { cat "$OUT/fig/trainer.log" >&2; exit 1; }
   # Deck 03's model, one readable panel per rank count, titled with the parameters it uses.
   par() { awk -v k="$1" '$1 == k { print $2 }' "$SRC/slides/params.txt"; }
   for P in 16 64 256; do
@@ -112,10 +173,11 @@ fi
 # GB/s for the busbw collbench derives from it, decimal as nccl-tests') and a model
 # parameter {{param KEY}}; both are filled in here, from the CSV collbench just wrote and from
 # params.txt: no number can drift from the command or the file the slide names.
-# A measured figure says where and when: {{measured NAME}} is filled in with the machine, its
-# cores and the time at which this script measured NAME (fig/NAME.where).
 # A crossover is written {{crossover ALGOS P}} (ALGOS as --algo takes them, shm:ALGOS on the shm
 # transport): the size from which the second is fastest at P ranks, as collbench prints it.
+# A figure measured by this build is written {{measured KEY}}: the rest of the line "KEY ..." of
+# fig/measured.txt, written above by the commands that measured it (a trace's line says on
+# which machine and when; measured_on does for the memory figures).
 for key in $(cat "$SRC"/slides/[0-9][0-9]-*.md | grep -o '{{crossover [^ }]*' | sed 's/{{crossover //' | sort -u); do
   case $key in shm:*) set -- --transport shm --algo "${key#shm:}" --pmax 8 ;; *) set -- --algo "$key" --pmax 4096 ;; esac
   "$B/bin/collbench" --extrapolate --model "$SRC/slides/params.txt" "$@" > "$OUT/fig/cross-$key.txt"
@@ -123,8 +185,15 @@ done
 fill() {
   awk -v csv="$OUT/fig/extrap.csv" -v params="$SRC/slides/params.txt" -v fig="$OUT/fig" '
     BEGIN { while ((getline l < csv) > 0) { split(l, c, ","); t[c[1] "," c[2] "," c[3]] = c[4]; bw[c[1] "," c[2] "," c[3]] = c[5] }
-            while ((getline l < params) > 0) if (l !~ /^#/ && split(l, c, " ") == 2) par[c[1]] = c[2] }
+            while ((getline l < params) > 0) if (l !~ /^#/ && split(l, c, " ") == 2) par[c[1]] = c[2]
+            while ((getline l < (fig "/measured.txt")) > 0) { k = l; sub(/ .*/, "", k); sub(/^[^ ]* /, "", l); meas[k] = l } }
     { s = $0; out = ""
+      while (match(s, /\{\{measured [a-z_0-9]*\}\}/)) {
+        k = substr(s, RSTART + 11, RLENGTH - 13)
+        if (!(k in meas)) { printf "slides: %s line %d: nothing measured as %s (fig/measured.txt)\n", FILENAME, FNR, k > "/dev/stderr"; bad = 1 }
+        out = out substr(s, 1, RSTART - 1) meas[k]; s = substr(s, RSTART + RLENGTH)
+      }
+      s = out s; out = ""
       while (match(s, /\{\{param [a-z_]*\}\}/)) {
         k = substr(s, RSTART + 8, RLENGTH - 10)
         if (!(k in par)) { printf "slides: %s line %d: no parameter %s in %s\n", FILENAME, FNR, k, params > "/dev/stderr"; bad = 1 }
@@ -143,16 +212,6 @@ fill() {
         # collbench counts sizes in powers of 1024 ("KB" = 1024 B): the slides write KiB, MiB
         else if (match(v, / [KMG]B$/)) v = substr(v, 1, RSTART + 1) "i" substr(v, RSTART + 2)
         out = out substr(s, 1, at - 1) v; s = substr(s, at + len)
-      }
-      s = out s; out = ""
-      while (match(s, /\{\{measured [a-z0-9]*\}\}/)) {
-        file = fig "/" substr(s, RSTART + 11, RLENGTH - 13) ".where"; v = ""
-        if ((getline v < file) <= 0 || v == "") {
-          printf "slides: %s line %d: %s: nothing measured (%s)\n", FILENAME, FNR, substr(s, RSTART, RLENGTH), file > "/dev/stderr"
-          bad = 1; v = "??"
-        }
-        close(file)
-        out = out substr(s, 1, RSTART - 1) v; s = substr(s, RSTART + RLENGTH)
       }
       s = out s; out = ""
       while (match(s, /\{\{model [^}]*\}\}/)) {

@@ -100,20 +100,24 @@ sed -n 's/^CK_ALGO(\([a-z0-9_]*\))$/\1/p' "$SRC/collectives/algos/algos.def" | s
     > "$OUT/docs/algorithms/$a.md"
 done
 
-# Pictures: every host algorithm of the registry drawn step by step by colldraw
-# at 4 and 6 ranks (6: the fold of rd and rabenseifner), one page each that
-# works offline: docs/algorithms/NAME-pP.html. colldraw itself is in bin/ and
-# in every lab program (`lab draw --algo my_ring --np 4`).
+# Pictures: every host algorithm of each registry drawn step by step by colldraw,
+# one page each that works offline: docs/algorithms/NAME-pP.html for the
+# all-reduces at 4 and 6 ranks (6: the fold of rd and rabenseifner),
+# reduce_scatter-NAME-p4.html and allgather-NAME-p4.html for the halves.
+# colldraw itself is in bin/ and in every lab program (`lab draw --algo my_ring --np 4`).
 [ -x "$B/bin/colldraw" ] || { echo "student-kit: $B/bin/colldraw is missing: build first (make)" >&2; exit 2; }
 cp "$B/bin/colldraw" "$OUT/bin/"
 draws=$(mktemp -d)
-"$B/bin/colldraw" --algo list | awk 'NR > 1 && $2 ~ /host/ && !/reference/ { print $1 }' | while read -r a; do
-  for p in 4 6; do
-    "$B/bin/colldraw" --algo "$a" --np $p --count $((2 * p)) --out "$draws/$a-p$p" < /dev/null > "$draws/log" 2>&1 ||
-      { cat "$draws/log" >&2; echo "student-kit: colldraw --algo $a --np $p failed" >&2; exit 2; }
-    cp "$draws/$a-p$p/index.html" "$OUT/docs/algorithms/$a-p$p.html"
-  done
-done || { rm -rf "$draws"; exit 2; }
+for coll in allreduce reduce_scatter allgather; do
+  pre=$coll- nps=4; [ $coll = allreduce ] && pre= nps="4 6"
+  "$B/bin/colldraw" --coll $coll --algo list | awk 'NR > 1 && $2 ~ /host/ && !/reference/ { print $1 }' | while read -r a; do
+    for p in $nps; do
+      "$B/bin/colldraw" --coll $coll --algo "$a" --np $p --count $((2 * p)) --out "$draws/$pre$a-p$p" < /dev/null > "$draws/log" 2>&1 ||
+        { cat "$draws/log" >&2; echo "student-kit: colldraw --coll $coll --algo $a --np $p failed" >&2; exit 2; }
+      cp "$draws/$pre$a-p$p/index.html" "$OUT/docs/algorithms/$pre$a-p$p.html"
+    done
+  done || { rm -rf "$draws"; exit 2; }
+done
 rm -rf "$draws"
 
 cat > "$OUT/README.md" <<'MD'
@@ -135,7 +139,8 @@ it was made on.
 
 `bin/collkit-cc FILE.c -o PROGRAM` builds any algorithm file into one program that is collcheck,
 collbench, tagtrain and colldraw (`PROGRAM check|bench|train|draw|list`); `docs/algorithms/NAME-p4.html`
-shows each library algorithm step by step, and `build/labs/01-ring/lab draw --algo my_ring --np 4`
+shows each library algorithm step by step (`reduce_scatter-NAME-p4.html`, `allgather-NAME-p4.html`
+the halves lab 07 builds on), and `build/labs/01-ring/lab draw --algo my_ring --np 4`
 draws yours the same way (`bin/colldraw --help`). `bin/ckrun` is `mpirun` with the flags
 a laptop needs (more ranks than cores, running as root); on a cluster use `mpirun` or `srun`.
 

@@ -1,6 +1,7 @@
 /*
- * dp.c — epoch order, sharding, and the gradient all-reduce: dense (the whole
- * buffer), bucketed (slices launched during backward) or sparse (touched rows).
+ * dp.c — epoch order, sharding, backward, and the gradient all-reduce: dense
+ * (the whole buffer), bucketed (slices launched during backward) or sparse
+ * (touched rows); with --trace, the timeline of each step (trace.h).
  */
 #include <limits.h>
 #include <stdint.h>
@@ -139,6 +140,8 @@ void dp_free(dp_ctx *d)
     free(d->mark);
     free(d->touched);
     if (d->pack) ck_free(d->comm, d->pack);
+    tr_free(&d->trace);
+    d->tracing = 0;
     d->mark = NULL;
     d->touched = NULL;
     d->pack = NULL;
@@ -200,11 +203,61 @@ void dp_bucket_ready(size_t from, void *ctx)
         size_t start, len;
         bucket_range(d, d->launched, &start, &len);
         if (start < from) break;   /* not final yet */
+        const double t = ck_now();
         int s = ck_allreduce_async(d->comm, d->algo, CK_IN_PLACE, d->grads + start, len, CK_F32, CK_SUM,
                                    &d->handle[d->launched]);
         if (s) { d->err = s; break; }
+        if (d->tracing) tr_add(&d->trace, TR_PROGRESS, "launch", d->launched, t, t, len * sizeof(float));
         d->launched++;
     }
+}
+
+/* The hook dp_backward gives mlp_backward: grads[from ..) is final. Layer i's
+ * gradient is final once `from` reaches its weights' start; the layers are
+ * laid out first to last, so backward finishes them from the last. */
+static void dp_ready(size_t from, void *ctx)
+{
+    dp_ctx *d = ctx;
+    if (d->tracing) {
+        const double now = ck_now();
+        for (; d->layer >= 0 && from <= d->model->w_off[d->layer]; d->layer--) {
+            tr_add(&d->trace, TR_MAIN, "layer", d->layer, d->t_layer, now, 0);
+            d->t_layer = now;
+        }
+    }
+    if (d->launching) {
+        if (d->on_ready) d->on_ready(from, d->on_ready_ctx);
+        else dp_bucket_ready(from, d);
+    }
+}
+
+void dp_backward(dp_ctx *d, const int *labels, int b, int last_micro)
+{
+    d->launching = last_micro && (d->nbuckets > 0 || d->on_ready);
+    const size_t chunk = d->on_ready ? d->on_ready_chunk : d->bucket_elems;
+    if (d->tracing) {
+        if (d->step_done) d->trace.step++;   /* the first backward of the next optimizer step */
+        d->step_done = last_micro;
+        d->layer = d->model->cfg.nhidden;
+        d->t_layer = ck_now();
+    }
+    /* Without buckets the hook only takes times: chunk 0 releases whole
+     * layers, the same arithmetic as no hook at all (model.c). */
+    mlp_backward(d->model, labels, b, d->launching || d->tracing ? dp_ready : NULL, d,
+                 d->launching ? chunk : 0);
+    d->launching = 0;
+}
+
+void dp_trace_start(dp_ctx *d)
+{
+    tr_start(&d->trace);
+    d->tracing = 1;
+    d->step_done = 0;
+}
+
+int dp_trace_write(dp_ctx *d, FILE *f, const char *title, char *err, size_t errlen)
+{
+    return tr_write(&d->trace, ck_comm_mpi(d->comm), f, title, err, errlen);
 }
 
 /* The rows of W_0 that some sample of the step touches: every rank walks the
@@ -252,10 +305,17 @@ int dp_allreduce_grads(dp_ctx *d, const csr_rows *x, const size_t *step_rows, si
     if (d->p == 1) return 0;
     if (d->nbuckets > 0) {
         dp_bucket_ready(0, d);   /* nothing left unlaunched, even if a hook call was missed */
+        const double tw = ck_now();
         for (int j = 0; j < d->launched; j++) {
             /* The first failure is the answer: the buckets after it wait
              * for the same missing rank, each for a whole watchdog bound. */
-            int s = ck_allreduce_wait(d->handle[j]);
+            double t0, t1;
+            int s = ck_allreduce_wait_timed(d->handle[j], &t0, &t1);
+            if (d->tracing) {
+                size_t start, len;
+                bucket_range(d, j, &start, &len);
+                tr_add(&d->trace, TR_PROGRESS, "bucket", j, t0, t1, len * sizeof(float));
+            }
             if (s) {
                 snprintf(err, errlen, "bucket %d all-reduce (%s) failed: %s", j, d->algo->name, ck_comm_errmsg(d->comm));
                 return s;
@@ -265,17 +325,20 @@ int dp_allreduce_grads(dp_ctx *d, const csr_rows *x, const size_t *step_rows, si
             rc = d->err;
             snprintf(err, errlen, "cannot start a bucket all-reduce (%s): %s", d->algo->name, ck_comm_errmsg(d->comm));
         }
+        if (d->tracing) tr_add(&d->trace, TR_MAIN, "wait", 0, tw, ck_now(), 0);
         d->launched = 0;
         d->err = 0;
         d->last_bytes = rc ? 0 : d->nparams * sizeof(float);
         return rc;
     }
+    const double t0 = ck_now();
     if (d->sparse) {
         rc = allreduce_sparse(d, x, step_rows, n);
     } else {
         rc = ck_allreduce(d->comm, d->algo, CK_IN_PLACE, d->grads, d->nparams, CK_F32, CK_SUM);
         if (!rc) d->last_bytes = d->nparams * sizeof(float);
     }
+    if (d->tracing) tr_add(&d->trace, TR_MAIN, "allreduce", 0, t0, ck_now(), d->last_bytes);
     if (rc) snprintf(err, errlen, "gradient all-reduce (%s) failed: %s", d->algo->name, ck_comm_errmsg(d->comm));
     return rc;
 }

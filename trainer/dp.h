@@ -5,6 +5,9 @@
  *
  *   dp_epoch_order     the epoch's sample order, the same on every rank;
  *   dp_shard           this rank's samples of a micro-batch;
+ *   dp_backward        the backward of a micro-batch: mlp_backward with the
+ *                      bucket hook on the step's last one, and the timeline
+ *                      of layers and buckets when --trace records it;
  *   dp_bucket_ready    mlp_backward's hook for DDP-style buckets (--bucket-mb);
  *   dp_allreduce_grads the gradient all-reduce (SUM) with the registry
  *                      algorithm --algo names.
@@ -52,6 +55,7 @@
 #include <stdint.h>
 #include "collkit.h"
 #include "model.h"
+#include "trace.h"
 
 #define DP_MAX_BUCKETS 4096
 
@@ -78,6 +82,18 @@ typedef struct {
     float         *pack;               /* [nparams] worst case */
 
     size_t         last_bytes;         /* bytes all-reduced by the last dp_allreduce_grads (0 at p = 1) */
+
+    /* --trace (dp_trace_start): the timeline of every step (trace.h) */
+    int            tracing, launching, step_done;
+    /* Another taker of finished gradient slices instead of the all-reduce
+     * buckets (--zero 2's bucket reduce-scatters): called as the bucket hook
+     * is, in slices of on_ready_chunk elements, during the last backward. */
+    void         (*on_ready)(size_t from, void *ctx);
+    void          *on_ready_ctx;
+    size_t         on_ready_chunk;
+    tr_trace       trace;
+    int            layer;              /* the layer whose gradient backward is computing */
+    double         t_layer;            /* when the layer before it was done */
 } dp_ctx;
 
 /* dp_init's flags. */
@@ -120,6 +136,16 @@ size_t dp_epoch_order(size_t n, int p, uint64_t seed, int epoch, size_t **order)
 /* This rank's samples among global positions first .. first+n-1 of the epoch
  * order: writes their dataset rows to rows[] and returns how many. */
 int  dp_shard(const dp_ctx *d, const size_t *order, size_t first, size_t n, size_t *rows);
+
+/* Backward of one micro-batch of b rows (the model's forward just ran on it):
+ * gradients added into the buffer. On the last micro-batch of a step
+ * (last_micro) the buckets are launched as their slices become final. */
+void dp_backward(dp_ctx *d, const int *labels, int b, int last_micro);
+
+/* --trace: record from now on. dp_trace_write gathers the timeline on rank 0 and writes it to f
+ * (rank 0's file; NULL elsewhere), collective; 0, or -1 with err on rank 0. */
+void dp_trace_start(dp_ctx *d);
+int  dp_trace_write(dp_ctx *d, FILE *f, const char *title, char *err, size_t errlen);
 
 /* mlp_backward's ready hook (ctx: the dp_ctx): launches every complete bucket.
  * Pass it (with d->bucket_elems as the chunk) to the last backward of a step

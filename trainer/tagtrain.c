@@ -113,6 +113,7 @@ enum { NCFG_OPTIONS = sizeof cfg_options / sizeof cfg_options[0] };
 typedef struct {
     train_config tc;
     const char *algo_name, *transport, *data, *holdout, *save_dir, *resume, *metrics, *log;
+    const char *trace;               /* --trace FILE: the timeline of every step (trace.h) */
     const char *rs_algo, *ag_algo;   /* --zero: the two halves of the gradient all-reduce */
     int zero;                        /* --zero: 0 replicated, 1 optimizer state sharded, 2 gradients too (zero.h) */
     int device;                      /* --device: 0 cpu, 1 cuda (devstep.h) */
@@ -231,6 +232,10 @@ static void usage(FILE *f)
 "  --stop-after N       stop after N epochs, as if interrupted (resume tests)\n"
 "  --metrics FILE       holdout metrics as JSON\n"
 "  --log FILE           JSON lines: the run, one record per step and per epoch, a summary\n"
+"  --trace FILE         every step's timeline as a Chrome trace (Perfetto): per rank the\n"
+"                       backward layers, each bucket's all-reduce from launch to completion\n"
+"                       (--zero 1: reduce-scatter, optimizer step, all-gather);\n"
+"                       colldraw --gantt FILE --call K draws step K\n"
 "  --quiet              only the final summary\n"
 "  --help\n"
 "faults: every wait is bounded by COLLKIT_TIMEOUT (30 s): a rank that stops or dies in any\n"
@@ -364,7 +369,8 @@ static int parse_args(int argc, char **argv, options *o)
             "--dropout", "--optimizer", "--schedule", "--lr", "--momentum", "--weight-decay", "--warmup", "--epochs",
             "--batch", "--accum", "--seed", "--val-frac", "--bucket-mb", "--threads", "--stop-after",
             "--inject-desync", "--char-ngrams", "--sublinear-tf", "--title-weight", "--split-seed", "--label-smoothing",
-            "--save-every", "--folds", "--fold", "--class-weight", "--nb-scale", "--zero", "--rs-algo", "--ag-algo", "--device", NULL};
+            "--save-every", "--folds", "--fold", "--class-weight", "--nb-scale", "--zero", "--rs-algo", "--ag-algo", "--trace",
+            "--device", NULL};
         int known = 0;
         for (int k = 0; valued[k]; k++) known |= !strcmp(a, valued[k]);
         if (strncmp(a, "--", 2)) return bad_arg("unexpected argument '%s'", a);
@@ -395,6 +401,7 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "--resume")) o->resume = v;
         else if (!strcmp(a, "--metrics")) o->metrics = v;
         else if (!strcmp(a, "--log")) o->log = v;
+        else if (!strcmp(a, "--trace")) o->trace = v;
         else if (!strcmp(a, "--hidden")) {
             if (mlp_parse_hidden(v, &t->model, err, sizeof err)) return bad_arg("%s", err);
         } else if (!strcmp(a, "--features")) {
@@ -969,7 +976,7 @@ int tagtrain_main(int argc, char **argv)
      * a bad path stops the run here, not after it); then, on a resumed run,
      * best.ckpt made to match the state. */
     ckpt_dir cdir = {.lock_fd = -1};
-    FILE *logf = NULL, *metf = NULL;
+    FILE *logf = NULL, *metf = NULL, *tracef = NULL;
     char note[512] = "", repaired[1200] = "";
     const char *failed = "";
     ok = 1;
@@ -978,6 +985,7 @@ int tagtrain_main(int argc, char **argv)
         if (!ok) failed = "--save: ";
     }
     if (root && ok && o.log) ok = (logf = open_output("--log", o.log, err, sizeof err)) != NULL;
+    if (root && ok && o.trace) ok = (tracef = open_output("--trace", o.trace, err, sizeof err)) != NULL;
     if (root && ok && o.metrics) {
         struct stat a, b;
         if (logf && stat(o.metrics, &a) == 0 && fstat(fileno(logf), &b) == 0 && a.st_dev == b.st_dev &&
@@ -999,6 +1007,7 @@ int tagtrain_main(int argc, char **argv)
         if (root) fprintf(stderr, "tagtrain: %s%s\n", failed, err);
         if (logf) fclose(logf);
         if (metf) fclose(metf);
+        if (tracef) fclose(tracef);
         if (root) ckpt_dir_close(&cdir);
         devstep_close(ds);
         dp_free(&dp);
@@ -1007,6 +1016,13 @@ int tagtrain_main(int argc, char **argv)
         return 1;
     }
     if (have_ck) ckpt_free(&ck);
+    if (o.trace) dp_trace_start(&dp);
+    if (o.trace) zero.trace = &dp.trace;   /* --zero: its two halves and the step between them */
+    if (zero.stage == 2) {   /* --zero 2: backward's finished buckets reduce-scattered, not all-reduced */
+        dp.on_ready = zero_bucket_ready;
+        dp.on_ready_ctx = &zero;
+        dp.on_ready_chunk = zero.bucket;
+    }
 
     const size_t dense_bytes = model.nparams * sizeof(float);
     const char *ar_mode = zero.stage == 2 ? "zero2" : zero.stage ? "zero1" : o.sparse_grads ? "sparse"
@@ -1143,11 +1159,7 @@ int tagtrain_main(int argc, char **argv)
                 loss_cnt[1] += b;
                 /* The bucket hook launches all-reduces (--zero 2: runs reduce-scatters) of finished
                  * gradient slices during the last backward. */
-                if (zero.stage == 2)
-                    mlp_backward(&model, labels, b, last_micro ? zero_bucket_ready : NULL, &zero, zero.bucket);
-                else
-                    mlp_backward(&model, labels, b, last_micro && dp.nbuckets ? dp_bucket_ready : NULL, &dp,
-                                 dp.bucket_elems);
+                dp_backward(&dp, labels, b, last_micro);
                 sim_charge(6.0 * (double)b * (double)model.nparams);
             }
             const double t1 = ck_now();
@@ -1400,6 +1412,25 @@ int tagtrain_main(int argc, char **argv)
         if (fclose(logf) && !status) {
             fprintf(stderr, "tagtrain: --log %s: write failed: %s\n", o.log, strerror(errno));
             status = 1;
+        }
+    }
+    if (o.trace) {   /* every rank's timeline, gathered on rank 0 */
+        char title[200], how[80];
+        if (dp.nbuckets) snprintf(how, sizeof how, "%d buckets of %g MiB overlapping backward", dp.nbuckets, o.bucket_mb);
+        else snprintf(how, sizeof how, "one all-reduce%s after backward", o.sparse_grads ? " of the touched rows" : "");
+        if (zero.stage)
+            snprintf(title, sizeof title, "tagtrain --zero 1 --rs-algo %s --ag-algo %s, p = %d", zero.rs->name, zero.ag->name, p);
+        else snprintf(title, sizeof title, "tagtrain --algo %s, p = %d, %s", algo->name, p, how);
+        if (dp_trace_write(&dp, tracef, title, err, sizeof err) && root && !status) {
+            fprintf(stderr, "tagtrain: --trace %s: %s\n", o.trace, err);
+            status = 1;
+        }
+        if (tracef) {
+            const int wrote = output_ok(tracef, "--trace", o.trace, err, sizeof err);
+            if ((fclose(tracef) || !wrote) && !status) {
+                fprintf(stderr, "tagtrain: --trace %s: write failed\n", o.trace);
+                status = 1;
+            }
         }
     }
     status = from_root(status);

@@ -117,7 +117,9 @@ static int reduce_bucket(zero_ctx *z, int j)
     ck_counters_get(z->comm, &c0);
     const double t0 = ck_now();
     int rc = ck_reduce_scatter(z->comm, z->rs, g, z->gshard + pos, blen, CK_F32, CK_SUM);
-    z->rs_s += ck_now() - t0;
+    const double t1 = ck_now();
+    z->rs_s += t1 - t0;
+    if (z->trace) tr_add(z->trace, TR_MAIN, "rs", j, t0, t1, blen * sizeof *g);
     ck_counters_get(z->comm, &c1);
     z->rs_bytes += c1.bytes_sent - c0.bytes_sent;
     if (rc) {
@@ -145,6 +147,7 @@ int zero_step(zero_ctx *z, optimizer *o, float *params, float *grads, float scal
 {
     ck_counters c0, c1;
     int rc = 0;
+    const double ts = ck_now();
     if (z->stage == 1) {
         z->rs_bytes = 0;
         ck_counters_get(z->comm, &c0);
@@ -196,7 +199,13 @@ int zero_step(zero_ctx *z, optimizer *o, float *params, float *grads, float scal
         snprintf(err, errlen, "parameter all-gather (%s) failed: %s", z->ag->name, ck_comm_errmsg(z->comm));
         return rc;
     }
-    *comm_s = z->rs_s + (ck_now() - t2);
+    const double t3 = ck_now();
+    *comm_s = z->rs_s + (t3 - t2);
+    if (z->trace) {   /* stage 2's reduce-scatters were recorded bucket by bucket during backward */
+        if (z->stage == 1) tr_add(z->trace, TR_MAIN, "rs", 0, ts, ts + z->rs_s, z->n * sizeof *grads);
+        tr_add(z->trace, TR_MAIN, "optimizer", 0, z->stage == 1 ? ts + z->rs_s : ts, t2, z->len * sizeof *grads);
+        tr_add(z->trace, TR_MAIN, "ag", 0, t2, t3, z->n * sizeof *params);
+    }
     ck_counters_get(z->comm, &c1);
     z->last_bytes = z->rs_bytes + (c1.bytes_sent - c0.bytes_sent);
     z->rs_s = 0;

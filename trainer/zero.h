@@ -46,6 +46,7 @@
 #include "collkit.h"
 #include "dp.h"
 #include "optim.h"
+#include "trace.h"
 
 /* Stage 2's bucket when --bucket-mb is not given. */
 #define ZERO_DEF_BUCKET_MB 4.0
@@ -70,6 +71,7 @@ typedef struct {
     uint64_t       rs_bytes;   /* bytes sent by them */
 
     uint64_t       last_bytes; /* bytes this rank sent in the last step (both halves) */
+    tr_trace      *trace;      /* --trace: each step's three phases recorded there; NULL: off */
 } zero_ctx;
 
 /* Stage 0, 1 or 2 over dp's communicator and gradient buffer; rs_name,

@@ -330,6 +330,10 @@ typedef struct ck_async ck_async;
 int ck_allreduce_async(ck_comm *comm, const ck_algo *algo, const void *sendbuf, void *recvbuf,
                        size_t count, ck_dtype dt, ck_op op, ck_async **handle);
 int ck_allreduce_wait(ck_async *handle);   /* frees the handle; returns the all-reduce's status */
+/* The same, and when the progress thread ran it: *started and *finished (either
+ * may be NULL) get the ck_now() times around the all-reduce, for a timeline of
+ * buckets overlapping backward (tagtrain --trace). */
+int ck_allreduce_wait_timed(ck_async *handle, double *started, double *finished);
 
 /* -------------------------------------------------- counters and trace */
 
@@ -369,9 +373,14 @@ void            ck_trace_clear(ck_comm *comm);
 const char     *ck_event_kind_name(int kind);
 
 double ck_now(void);   /* monotonic seconds */
+/* Every rank's ck_now() offset to rank 0's (off[r] = rank r's clock minus rank
+ * 0's at the same instant), estimated with a few ping-pongs per rank, so that
+ * the times several ranks recorded (traces) line up, on one node or several.
+ * Collective over comm; off (comm's size entries) is filled on rank 0 only. */
+void   ck_clock_offsets(MPI_Comm comm, double *off);
 
 /* Watching an algorithm run, for tools that draw it (colldraw). While
- * ck_allreduce runs the algorithm, `step` is called on every ck_step, before
+ * ck_allreduce (ck_reduce_scatter, ck_allgather) runs the algorithm, `step` is called on every ck_step, before
  * that step's work (so the buffers then show what the earlier steps left), and
  * `message` on every point-to-point post (kind CK_EV_SEND or CK_EV_RECV) with
  * the buffer it names. A NULL callback is skipped; ck_observe(comm, NULL)

@@ -54,6 +54,7 @@ struct ck_async {
     ck_dtype         dt;
     ck_op            op;
     int              done, rc;
+    double           started, finished;   /* ck_now() around the all-reduce on the progress thread */
     char             errmsg[512];
     ck_comm         *parent;
     struct ck_async *next;
@@ -78,13 +79,17 @@ static void *progress_main(void *arg)
         if (!h) break;   /* stop requested and the queue is drained */
         pthread_mutex_unlock(&e->mu);
 
+        const double t0 = ck_now();
         int rc = ck_allreduce(e->clone, h->algo, h->sendbuf, h->recvbuf, h->count, h->dt, h->op);
+        const double t1 = ck_now();
         if (rc) snprintf(h->errmsg, sizeof h->errmsg, "%s", ck_comm_errmsg(e->clone));
 
         pthread_mutex_lock(&e->mu);
         e->head = h->next;
         if (!e->head) e->tail = NULL;
         h->rc = rc;
+        h->started = t0;
+        h->finished = t1;
         h->done = 1;
         pthread_cond_broadcast(&e->done);
     }
@@ -167,7 +172,9 @@ int ck_allreduce_async(ck_comm *comm, const ck_algo *algo, const void *sendbuf, 
     return CK_SUCCESS;
 }
 
-int ck_allreduce_wait(ck_async *h)
+int ck_allreduce_wait(ck_async *h) { return ck_allreduce_wait_timed(h, NULL, NULL); }
+
+int ck_allreduce_wait_timed(ck_async *h, double *started, double *finished)
 {
     if (!h) return CK_ERR_INVALID_ARG;
     struct ck_async_engine *e = h->parent->async;
@@ -175,6 +182,8 @@ int ck_allreduce_wait(ck_async *h)
     while (!h->done) pthread_cond_wait(&e->done, &e->mu);
     pthread_mutex_unlock(&e->mu);
     int rc = h->rc;
+    if (started) *started = h->started;
+    if (finished) *finished = h->finished;
     if (rc) ck_fail(h->parent, rc, "%s", h->errmsg[0] ? h->errmsg : ck_strerror(rc));
     free(h);
     return rc;

@@ -39,7 +39,7 @@ struct ck_comm {
      * (so the ranks go on, no one hangs) and ck_allreduce reports it. */
     char         protocol[400];
 
-    /* ck_observe: called only while ck_allreduce runs the algorithm (running) */
+    /* ck_observe: called only while a collective (ck_allreduce, ck_reduce_scatter, ck_allgather) runs the algorithm (running) */
     ck_observer  obs;
     int          running;
 

@@ -16,6 +16,9 @@ expect 0 "usage: .*--algo NAME" --help
 expect 0 "ring" --algo list
 expect 2 "--algo NAME is needed" --count 4
 expect 2 "unknown algorithm 'nosuch'" --algo nosuch
+expect 0 "halving" --coll reduce_scatter --algo list
+expect 2 "bad --coll 'scan'" --coll scan --algo ring
+expect 2 "unknown algorithm 'halving'.*allgather registry" --coll allgather --algo halving
 expect 2 "library's own collective" --algo mpi
 expect 2 "--np '0'" --algo ring --np 0
 expect 2 "--np '33'" --algo ring --np 33

@@ -27,6 +27,11 @@ leaked=$(grep -rlE "static int (ring|rp|naive|tree|tree2|rd|rab|oneshot|twoshot)
          --include='*.c' --include='*.h' --include='*.md' 2>/dev/null)
 [ -z "$leaked" ] && ok || bad "algorithm code in the kit: $leaked"
 [ -f "$K/docs/algorithms/ring.md" ] && grep -q "reduce-scatter" "$K/docs/algorithms/ring.md" && ok || bad "no algorithm docs"
+# the pictures: every registry's algorithms, the halves lab 07 builds on among them
+for f in ring-p4 ring-p6 reduce_scatter-ring-p4 reduce_scatter-halving-p4 allgather-ring-p4 allgather-rd-p4; do
+  grep -q 'id="frame-1"' "$K/docs/algorithms/$f.html" 2>/dev/null && ok || bad "no drawn page docs/algorithms/$f.html"
+done
+grep -q "one reduce-scatter of" "$K/docs/algorithms/reduce_scatter-ring-p4.html" && ok || bad "the reduce-scatter page does not say what it draws"
 cmp -s "$SRC/labs/01-ring/skeleton/my_ring.c" "$K/labs/01-ring/my_ring.c" && ok || bad "lab 01's file is not the skeleton"
 (cd "$K" && bin/collgrade 01 --np-max 3 > "$dir/skel.txt" 2>&1); rc=$?
 [ $rc -eq 3 ] && grep -q "own input unchanged" "$dir/skel.txt" && grep -q "PARTIAL: rank counts above --np-max 3" "$dir/skel.txt" && ok || { bad "skeleton in the kit (rc $rc)"; cat "$dir/skel.txt"; }

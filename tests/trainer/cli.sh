@@ -194,12 +194,41 @@ predict)
 bucketed)
   # Buckets of 8 KiB: many all-reduces in flight during backward; all ranks in
   # sync; the same training as the plain run (test_dp checks the numbers).
-  train 2 $SMALL --epochs 2 --no-save --bucket-mb 0.008 --check-sync --log "$W/b.jsonl" > "$W/o" 2>&1; rc=$?
+  # Two hidden layers and buckets smaller than the last two, so that some are launched while
+  # backward still runs; --trace records every step's timeline, colldraw --gantt draws one.
+  train 2 $SMALL --hidden 32,16 --epochs 2 --no-save --bucket-mb 0.002 --check-sync --log "$W/b.jsonl" --trace "$W/t.json" > "$W/o" 2>&1; rc=$?
   check '[ $rc -eq 0 ] && grep -q "all-reduce: bucketed" "$W/o" && [ $(grep -c "sync ok" "$W/o") -eq 2 ]' "bucketed run: rc $rc $(cat "$W/o")"
-  train 2 $SMALL --epochs 2 --no-save --log "$W/p.jsonl" > "$W/o2" 2>&1
+  train 2 $SMALL --hidden 32,16 --epochs 2 --no-save --log "$W/p.jsonl" > "$W/o2" 2>&1
   l1=$(jfield "$W/b.jsonl" epoch train_loss | tail -1)
   l2=$(jfield "$W/p.jsonl" epoch train_loss | tail -1)
   check 'awk "BEGIN{d=$l1-$l2; if (d<0) d=-d; exit !(d <= 1e-4*(1+$l2))}"' "bucketed train loss $l1 vs plain $l2"
+  # The trace, per rank and step: layers 2, 1, 0 in that order, then the wait for the buckets;
+  # every bucket launched once and all-reduced once, never before its launch; bucket 0 (the
+  # last layers' gradients) launched before layer 0 is done: the overlap.
+  steps=$(jfield "$W/b.jsonl" step global_step | wc -l)
+  nb=$(head -1 "$W/t.json" | grep -o '[0-9]* buckets of' | cut -d' ' -f1)
+  check 'head -1 "$W/t.json" | grep -q "\"program\":\"tagtrain\"" && [ "${nb:-0}" -gt 1 ]' "trace header: $(head -1 "$W/t.json")"
+  # one line per event: pid cat index step ts dur
+  sed -n 's/.*"cat":"\([a-z]*\)".*"pid":\([0-9]*\),"tid":[0-9]*,"ts":\([0-9.]*\)\(,"dur":\([0-9.]*\)\)\{0,1\},"args":{"bytes":[0-9]*,"step":\([0-9]*\),"call":\([0-9]*\)}}.*/\2 \1 \6 \7 \3 \5/p' \
+    "$W/t.json" > "$W/ev"
+  why=$(awk -v steps="$steps" -v nb="$nb" '
+    $2 == "launch" { at[$1, $3, $4] = $5; nl[$1]++ }
+    $2 == "bucket" { nbk[$1]++; if (!(($1, $3, $4) in at) || $5 < at[$1, $3, $4]) print "rank " $1 " bucket " $3 " of step " $4 " ran before its launch" }
+    $2 == "layer" || $2 == "wait" { seq[$1, $4] = seq[$1, $4] " " $2 $3 }
+    $2 == "layer" && $3 == 0 { end0[$1, $4] = $5 + $6 }
+    END {
+      for (r = 0; r < 2; r++) {
+        if (nl[r] != steps * nb || nbk[r] != steps * nb) print "rank " r ": " nl[r] " launches, " nbk[r] " buckets, want " steps * nb
+        for (k = 0; k < steps; k++) {
+          if (seq[r, k] != " layer2 layer1 layer0 wait0") print "rank " r " step " k ":" seq[r, k]
+          if (!(at[r, 0, k] < end0[r, k])) print "rank " r " step " k ": bucket 0 launched after layer 0"
+        }
+      }
+    }' "$W/ev" | head -5)
+  check '[ -z "$why" ]' "the trace: $why"
+  "$BIN/colldraw" --gantt "$W/t.json" --call 3 --out "$W/g" > "$W/og" 2>&1
+  check '[ $(grep -o "class=\"tick\"" "$W/g/gantt.svg" | wc -l) -eq $((2 * nb)) ] && [ $(grep -o "class=\"ev\"" "$W/g/gantt.svg" | wc -l) -eq $((2 * (nb + 4))) ]' \
+    "colldraw --gantt of step 3: want 2 x $nb launches and 2 x ($nb buckets, 3 layers, the wait) bars: $(cat "$W/og")"
   ;;
 dp)
   # The step as tagtrain runs it: 1 rank, and 2 ranks with the dense, sparse

@@ -17,6 +17,7 @@
 #     optimizer state (a model whose Adam state is 17 MB), the gradients
 #     resident after training are the shard only, and the peak drops by part
 #     of that again;
+#   - --trace records each step's backward, reduce-scatter, optimizer step and all-gather;
 #   - --zero 1 with --bucket-mb, --zero 2 with --sparse-grads, an unknown
 #     --rs-algo, --zero 3: a clear error, exit 2.
 set -u
@@ -74,8 +75,16 @@ check '[ $? -eq 0 ]' "--zero 2 run resumed at another p"
 check '[ $? -eq 0 ]' "the --zero 2 run resumed at p = 3 differs from the replicated one: $(cat "$W/d")"
 
 # Memory: the log's figures, and peak resident memory.
-train 3 --zero 1 --no-save --log "$W/z.log" && train 3 --no-save --log "$W/r.log"
+train 3 --zero 1 --no-save --log "$W/z.log" --trace "$W/z.json" && train 3 --no-save --log "$W/r.log"
 check '[ $? -eq 0 ]' "runs with --log"
+# --trace: on every rank, every step's main thread is backward (layers 1, 0), then the
+# reduce-scatter, the optimizer step on the rank's block, the all-gather, in that order
+steps=$(grep -c '"type":"step"' "$W/z.log")
+why=$(sed -n 's/.*"cat":"\([a-z]*\)".*"pid":\([0-9]*\),"tid":0,"ts":\([0-9.]*\).*"step":\([0-9]*\),"call":\([0-9]*\)}}.*/\2 \5 \1\4/p' "$W/z.json" |
+  awk -v steps="$steps" '{ seq[$1, $2] = seq[$1, $2] " " $3 }
+    END { for (r = 0; r < 3; r++) for (k = 0; k < steps; k++)
+            if (seq[r, k] != " layer1 layer0 rs0 optimizer0 ag0") { print "rank " r " step " k ":" seq[r, k]; exit } }')
+check '[ "$steps" -gt 1 ] && [ -z "$why" ]' "--zero 1 --trace, not backward then the two halves around the optimizer: $why"
 n=$(jfield "$W/z.log" run params)
 zs=$(jfield "$W/z.log" run optim_state_bytes_per_rank) rs=$(jfield "$W/r.log" run optim_state_bytes_per_rank)
 check '[ "$zs" -eq $(( 8 * ((n + 2) / 3) )) ] && [ "$rs" -eq $(( 8 * n )) ]' \

@@ -29,8 +29,9 @@ if ! have; then
   fi
 fi
 for t in collbench colldraw ckrun tagtrain tagsynth; do [ -x "$B/bin/$t" ] || { echo "slides: $B/bin/$t not built (make)" >&2; exit 1; }; done
-# fig/ is this build's own output, all of it made again below (collbench never writes over a file)
-rm -rf "${OUT:?}/fig"
+# fig/ is this build's own output: what is made again below is removed or written over first
+# (a deck rebuilt alone keeps the other decks' pictures); fig/measured.txt is appended to, its
+# last line for a KEY the one a slide gets.
 mkdir -p "$OUT/fig"
 # The α-β-γ model of the built-in algorithms at the slides' parameters (drawn below).
 # --overwrite here and for the trace: they are this script's own outputs, and a deck is rebuilt

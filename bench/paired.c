@@ -185,7 +185,7 @@ int bm_run_paired(ck_comm *comm, const bm_opts *o)
                     ck_op_name(o->op), n);
         fflush(stdout);
     }
-    ck_config *cfg = ck_comm_config(comm);
+    ck_config cfg = *ck_comm_config(comm);
     char msg[1200];
     int z = 0;
     for (size_t s = o->minbytes; !status && s <= o->maxbytes; s = s ? s * (size_t)o->factor : es, z++) {
@@ -201,7 +201,8 @@ int bm_run_paired(ck_comm *comm, const bm_opts *o)
         }
         long long wrong[2] = {0, 0};
         msg[0] = 0;
-        cfg->validate = 0;
+        cfg.validate = 0;   /* the timed calls: no agreement before each */
+        ck_comm_set_config(comm, &cfg);
         for (int i = 0; i < n; i++)
             for (int k = 0; k < 2; k++) {
                 const int a = (i % 2) ^ k;   /* A B, then B A: ABBA */
@@ -211,7 +212,8 @@ int bm_run_paired(ck_comm *comm, const bm_opts *o)
                 rtime[2 * (size_t)i + (size_t)a] = t[a * n + i];
                 wrong[a] += w;
             }
-        cfg->validate = 1;
+        cfg.validate = 1;
+        ck_comm_set_config(comm, &cfg);
         bm_reduce(comm, t, rank == 0 ? t + 2 * n : NULL, 2 * n, MPI_DOUBLE, MPI_MAX, "the reduction of the times");
         long long wr[2];
         bm_allreduce(comm, wrong, wr, 2, MPI_LONG_LONG, MPI_SUM, "the count of wrong elements");

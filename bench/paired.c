@@ -100,6 +100,7 @@ static double timed_call(ck_comm *comm, const bm_opts *o, const ck_algo *al, int
     rec->reference = (al->flags & CK_ALGO_REFERENCE) != 0;
     rec->declared_bytes = al->bytes_sent ? al->bytes_sent(p, rank, count, ck_dtype_size(o->dtype), cfg) : UINT64_MAX;
     rec->declared_msgs = al->msgs_sent ? al->msgs_sent(p, rank, count, ck_dtype_size(o->dtype), cfg) : UINT64_MAX;
+    cc_declared_messages(al, p, rank, count, ck_dtype_size(o->dtype), cfg, rec);
     if (m.len && !msg[0])
         snprintf(msg, cap, "rank %d: '%s' at %zu B, timed call %d: %s", rank, al->name, bytes, i + 1, why);
     return t;

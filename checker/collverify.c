@@ -39,7 +39,7 @@
 #define MAX_TOK      64
 
 typedef struct {
-    int   np, paired, allow_self, verbose;
+    int   np, paired, allow_self, verbose, require_msgs;
     const char *traffic;    /* --traffic ALGO */
     const char *results;
 } vf_opts;
@@ -60,6 +60,9 @@ static int usage(FILE *f)
         "  --traffic ALGO       check bytes, messages and message sizes against the library's\n"
         "                       ALGO (for an algorithm collverify does not know)\n"
         "  --allow-self-traffic accept traffic an algorithm counted itself (ck_count_traffic)\n"
+        "  --require-msg-checks an algorithm checked against its own formulas must declare its\n"
+        "                       message count, its largest message and its empty ones\n"
+        "                       (msgs_sent, max_msg_bytes): a missing formula fails\n"
         "  -v                   a line for every case, not only the failed ones\n"
         "Prints the failures and \"N passed, M failed\"; paired files also \"ratio R at S B\" per\n"
         "size (t(A)/t(B), median of the pairs) and \"review\" when R > %g (capped at %g).\n"
@@ -175,6 +178,29 @@ static void file_free(vf_file *f)
 
 /* ------------------------------------------------------------ the checks */
 
+/* Each message of one rank's call against the algorithm's own per-message
+ * formulas, as its record gives them: none above the declared largest, no
+ * more empty ones than declared. With --require-msg-checks a formula the
+ * descriptor lacks fails the call: a deleted field is no unchecked one. */
+static void own_messages(const vf_opts *vo, const cc_record *r, int q, ck_sbuf *m)
+{
+    if (vo->require_msgs && (r->declared_msgs == UINT64_MAX || r->declared_largest == UINT64_MAX)) {
+        ck_sbuf_sep(m, "; ");
+        ck_sbuf_add(m, "rank %d: the descriptor declares no %s: this lab checks every message against it", q,
+                    r->declared_msgs == UINT64_MAX ? "message count (msgs_sent)" : "largest message (max_msg_bytes)");
+    }
+    if (r->ctr.msgs_over || (r->declared_largest != UINT64_MAX && r->ctr.msg_largest > r->declared_largest)) {
+        ck_sbuf_sep(m, "; ");
+        ck_sbuf_add(m, "messages: rank %d sent one of %llu B, above the largest its algorithm declares (lumped)", q,
+                    (unsigned long long)r->ctr.msg_largest);
+    }
+    if (r->declared_empty != UINT64_MAX && r->ctr.msgs_empty > r->declared_empty) {
+        ck_sbuf_sep(m, "; ");
+        ck_sbuf_add(m, "messages: rank %d sent %llu empty messages, its algorithm declares %llu (padded)", q,
+                    (unsigned long long)r->ctr.msgs_empty, (unsigned long long)r->declared_empty);
+    }
+}
+
 /* The traffic of one rank's call against the trusted formula `t` (NULL:
  * against what the record says the algorithm declared). Appends to m. */
 static void check_traffic(const vf_opts *vo, const ck_algo *a, const ck_algo *t, const cc_record *r, int p, int q,
@@ -221,10 +247,8 @@ static void check_traffic(const vf_opts *vo, const ck_algo *a, const ck_algo *t,
             ck_sbuf_add(m, "messages: rank %d sent %llu empty messages, %s sends %llu (padded)", q,
                         (unsigned long long)r->ctr.msgs_empty, t->name, (unsigned long long)empty);
         }
-    } else if (r->ctr.msgs_over) {
-        ck_sbuf_sep(m, "; ");
-        ck_sbuf_add(m, "messages: rank %d sent %llu above the largest its algorithm declares", q,
-                    (unsigned long long)r->ctr.msgs_over);
+    } else {
+        own_messages(vo, r, q, m);
     }
 }
 
@@ -571,6 +595,7 @@ int main(int argc, char **argv)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) return usage(stdout);
         if (!strcmp(a, "--paired")) vo.paired = 1;   /* collbench's option too: passed on */
         if (!strcmp(a, "--allow-self-traffic")) { vo.allow_self = 1; continue; }
+        if (!strcmp(a, "--require-msg-checks")) { vo.require_msgs = 1; continue; }
         if (!strcmp(a, "-v")) { vo.verbose = 1; continue; }
         if (!strcmp(a, "--np") || !strcmp(a, "--traffic")) {
             if (i + 1 >= argc) { fprintf(stderr, "collverify: %s needs a value\n", a); return 2; }

@@ -9,7 +9,8 @@
 # file earns nothing; a program that forks is named for it and leaves no
 # process behind; a program that writes outside its folder changes nothing
 # there (where bubblewrap works); lab 02's message checks cannot be escaped by
-# deleting the descriptor's per-message formulas.
+# deleting the descriptor's per-message formulas; a file that includes what is
+# not a header is not built.
 set -u
 G=$1 SRC=$2
 T=$(mktemp -d)
@@ -67,6 +68,12 @@ cheat proc    "open.*read|read.*open"
 cheat thread  "pthread_create"
 cheat syscall "(syscall|svc).*a system call written as an instruction"
 cheat wtime   "MPI_Wtime \\(MPI\\)"
+cheat startup "constructor"
+# Settings written through ck_comm_config's pointer: a copy, so nothing
+# changes (ck_comm_config is allowed: nothing to name, nothing gained).
+make_cheat config "$T/config/my_ring.c"
+grade "$T/config/my_ring.c" > /dev/null
+check 'grep -qE "correctness +60.0 / 60" <<<"$out" && le "$total" "$honest"' "writing ck_comm_config's copy: total $total, honest $honest"
 # Two gradings in a row share nothing: the reference right after MPI_Wtime.
 grade "$SOL" > /dev/null
 check 'grep -qE "integrity +20.0 / 20" <<<"$out"' "the grading after a file that used MPI_Wtime: $(grep integrity <<<"$out")"
@@ -83,6 +90,16 @@ check 'grep -qE "left [0-9]+ process\\(es\\) behind" <<<"$out"' "the forking pro
 check '! grep -q "too slow" <<<"$out"' "the forking program is called slow"
 check '[ "$(left_marks)" = 0 ]' "processes of the gradings are still running: $(left_marks)"
 
+# Files that #include what is not a header: the reference itself (by a path
+# from a folder the build searches) and a system file, whose text the
+# compiler's messages would show. Nothing is built; the report names it.
+mkdir -p "$T/inc"
+printf '#include "../labs/01-ring/solution/my_ring.c"\n' > "$T/inc/my_ring.c"
+grade "$T/inc/my_ring.c" > /dev/null
+check '[ "$total" = 0.0 ] && grep -qE "does not build: it includes .*labs/01-ring/solution/my_ring.c" <<<"$out"' "a file that includes the reference scores $total"
+{ printf '#include "/etc/hostname"\n'; cat "$SOL"; } > "$T/inc/my_ring.c"
+grade "$T/inc/my_ring.c" > /dev/null
+check '[ "$total" = 0.0 ] && grep -q "it includes /etc/hostname: a file may include" <<<"$out"' "a file that includes /etc/hostname scores $total"
 # A forged verdict: no work, the closing line printed by the file itself.
 make_cheat forger "$T/forger/my_ring.c"
 grade "$T/forger/my_ring.c" > /dev/null

@@ -10,7 +10,7 @@
 # process behind; a program that writes outside its folder changes nothing
 # there (where bubblewrap works); lab 02's message checks cannot be escaped by
 # deleting the descriptor's per-message formulas; a file that includes what is
-# not a header is not built.
+# not a header is not built; output and memory without end are bounded.
 set -u
 G=$1 SRC=$2
 T=$(mktemp -d)
@@ -100,6 +100,16 @@ check '[ "$total" = 0.0 ] && grep -qE "does not build: it includes .*labs/01-rin
 { printf '#include "/etc/hostname"\n'; cat "$SOL"; } > "$T/inc/my_ring.c"
 grade "$T/inc/my_ring.c" > /dev/null
 check '[ "$total" = 0.0 ] && grep -q "it includes /etc/hostname: a file may include" <<<"$out"' "a file that includes /etc/hostname scores $total"
+# Output without end: cut at COLLGRADE_FSIZE_MB and named for it; memory
+# without end: stopped at COLLGRADE_MEM_MB (the allocation fails), not by
+# the machine. (Below the default time limit, so partial.)
+make_cheat chatter "$T/chatter/my_ring.c"
+out=$(COLLGRADE_FSIZE_MB=5 COLLGRADE_TIME_LIMIT=8 "$G" "$T/lab" --file "$T/chatter/my_ring.c" 2>&1); echo "$out"
+check 'grep -qE "TOTAL +0.0 / 100" <<<"$out" && grep -q "output reached 5 MB (COLLGRADE_FSIZE_MB) and was cut there" <<<"$out"' "the chatter is not named for its output"
+make_cheat hog "$T/hog/my_ring.c"
+out=$(COLLGRADE_MEM_MB=1024 COLLGRADE_TIME_LIMIT=30 "$G" "$T/lab" --file "$T/hog/my_ring.c" 2>&1); echo "$out"
+if grep -q 'sanitize "-f' "$(dirname "$G")/../collkit-plugin-env.cmake" 2>/dev/null; then :   # no memory limit there
+else check 'grep -qE "TOTAL +0.0 / 100" <<<"$out" && grep -q "killed by signal 6" <<<"$out"' "the memory hog is not stopped by its limit"; fi
 # A forged verdict: no work, the closing line printed by the file itself.
 make_cheat forger "$T/forger/my_ring.c"
 grade "$T/forger/my_ring.c" > /dev/null

@@ -860,6 +860,7 @@ static int run_collective(ck_comm *c, const ck_algo *algo, ck_coll coll, const v
                           size_t count, ck_dtype dt, ck_op op)
 {
     if (!c) return CK_ERR_INVALID_ARG;
+    ck_confine_once();
     c->errmsg[0] = '\0';
     int rc = check_local_args(c, algo, coll, sendbuf, recvbuf, count, dt, op);
     if (c->cfg.validate) rc = validate_across_ranks(c, coll, rc, count, dt, op, algo);

@@ -43,7 +43,7 @@ sub "same-name-1" 80.0 SOL
 sub "same-name-2" 40.0 SKEL
 for i in 1 2 3; do sub "skel$i" 40.0 SKEL; done
 for c in dlphdr engine proc thread syscall wtime outside; do sub "cheat-$c" 60.0 "$c"; done
-sub forker 0.0 forker
+sub forker 60.0 forker   # confined: its fork fails; honest work, no integrity
 sub forger 0.0 forger
 sub crasher 0.0 crasher
 sub looper 0.0 looper

@@ -6,8 +6,8 @@
 # and its integrity part names what it used; the reference still scores full
 # marks under a file name of any spelling; two gradings in a row share
 # nothing; --np-max gives a partial grade (exit 3, "partial": true); an empty
-# file earns nothing; a program that forks is named for it and leaves no
-# process behind; a program that writes outside its folder changes nothing
+# file earns nothing; a program cannot fork (confined), and where it is not
+# confined is named for it and leaves no process behind; a program that writes outside its folder changes nothing
 # there (where bubblewrap works); lab 02's message checks cannot be escaped by
 # deleting the descriptor's per-message formulas; a file that includes what is
 # not a header is not built; output and memory without end are bounded.
@@ -85,7 +85,13 @@ if [ $sandbox = 1 ]; then
 fi
 cp "$T/lab.conf.orig" "$T/lab/lab.conf"
 # A program that forks: named for it, and nothing of it left running.
+# Confined (the default): its fork fails, nothing is left, the work counts.
 cheat forker "fork" COLLGRADE_TIME_LIMIT=8
+check 'grep -qE "correctness +60.0 / 60" <<<"$out"' "the confined forker's work does not count"
+check '[ "$(left_marks)" = 0 ]' "processes of the confined grading are still running: $(left_marks)"
+# Not confined (COLLGRADE_CONFINE=0, or a system without seccomp): the
+# processes it leaves are named and ended.
+cheat forker "fork" COLLGRADE_TIME_LIMIT=8 COLLGRADE_CONFINE=0
 check 'grep -qE "left [0-9]+ process\\(es\\) behind" <<<"$out"' "the forking program is not named for the processes it left"
 check '! grep -q "too slow" <<<"$out"' "the forking program is called slow"
 check '[ "$(left_marks)" = 0 ]' "processes of the gradings are still running: $(left_marks)"

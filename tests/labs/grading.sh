@@ -48,6 +48,7 @@ odd="$T/in/my ring (1) ;\$(touch x) \"q\" 'é.c"
 mkdir -p "$T/in"; cp "$SOL" "$odd"
 grade "$odd"
 honest=$total
+seed1=$(sed -n "s/.*the checker's inputs from seed \([0-9]*\)$/\1/p" <<<"$out")
 check '[ $rc = 0 ] && [ "$honest" = 100.0 ]' "the reference ring under an odd name: exit $rc, total '$honest'"
 check 'grep -qF "$odd" <<<"$out"' "the report does not show the original file name"
 check '[ ! -e x ] && [ ! -e "$T/in/x" ]' "a file name was run as a command"
@@ -77,6 +78,9 @@ check 'grep -qE "correctness +60.0 / 60" <<<"$out" && le "$total" "$honest"' "wr
 # Two gradings in a row share nothing: the reference right after MPI_Wtime.
 grade "$SOL" > /dev/null
 check 'grep -qE "integrity +20.0 / 20" <<<"$out"' "the grading after a file that used MPI_Wtime: $(grep integrity <<<"$out")"
+# ... not even the checker's inputs: each grading draws its own seed.
+seed2=$(sed -n "s/.*the checker's inputs from seed \([0-9]*\)$/\1/p" <<<"$out")
+check '[ -n "$seed1" ] && [ -n "$seed2" ] && [ "$seed1" != "$seed2" ]' "two gradings had the inputs of seeds '$seed1' and '$seed2'"
 # Writes outside its folder: the witness and the lab's lab.conf untouched.
 cp "$T/lab/lab.conf" "$T/lab.conf.orig"
 cheat outside "fopen" GRADE_TEST_OUTSIDE="$T/witness" GRADE_TEST_CONF="$T/lab/lab.conf"

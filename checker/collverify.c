@@ -58,7 +58,8 @@ static int usage(FILE *f)
         "  --results FILE       the file to check\n"
         "  --paired             FILE comes from collbench --paired (--algo LIB,YOURS)\n"
         "  --traffic ALGO       check bytes, messages and message sizes against the library's\n"
-        "                       ALGO (for an algorithm collverify does not know)\n"
+        "                       ALGO (for an algorithm collverify does not know), or a lab's\n"
+        "                       schedule: pipelined_rs (lab 02: reduce-scatter in chunks)\n"
         "  --allow-self-traffic accept traffic an algorithm counted itself (ck_count_traffic)\n"
         "  --require-msg-checks an algorithm checked against its own formulas must declare its\n"
         "                       message count, its largest message and its empty ones\n"
@@ -316,11 +317,70 @@ static void check_random(const vf_call *c, int p, const cc_case *cs, unsigned ca
     }
 }
 
+/* ---- Schedules a lab gives its students that no library algorithm has:
+ * their formulas kept here, where the student's file cannot change them (a
+ * student's own descriptor can say anything).
+ *
+ * pipelined_rs (lab 02): the ring with its reduce-scatter steps cut into nc
+ * chunks of at most chunk_bytes (every block in as many chunks as the
+ * largest needs, some of them empty when a block is shorter than nc) and
+ * its all-gather steps whole: the ring's bytes, (p - 1)(nc + 1) messages,
+ * none above the largest block, an empty one per missing chunk and per
+ * empty all-gather block. */
+static size_t rs_chunks(int p, size_t count, size_t es, const ck_config *cfg)
+{
+    size_t off, big, per = cfg->chunk_bytes / es;
+    ck_block(count, (size_t)p, 0, &off, &big);
+    return ck_num_chunks(big, per ? per : 1);
+}
+static uint64_t prs_bytes(int p, int r, size_t count, size_t es, const ck_config *cfg)
+{
+    return ck_algo_find("ring")->bytes_sent(p, r, count, es, cfg);
+}
+static uint64_t prs_msgs(int p, int r, size_t count, size_t es, const ck_config *cfg)
+{
+    (void)r;
+    return p == 1 || !count ? 0 : (uint64_t)(p - 1) * (rs_chunks(p, count, es, cfg) + 1);
+}
+static uint64_t prs_largest(int p, int r, size_t count, size_t es, const ck_config *cfg)
+{
+    size_t off, big;
+    (void)r; (void)cfg;
+    if (p == 1 || !count) return 0;
+    ck_block(count, (size_t)p, 0, &off, &big);
+    return (uint64_t)(big * es);
+}
+static uint64_t prs_empty(int p, int r, size_t count, size_t es, const ck_config *cfg)
+{
+    if (p == 1 || !count) return 0;
+    const size_t nc = rs_chunks(p, count, es, cfg);
+    uint64_t n = 0;
+    for (int s = 1; s < p; s++) {   /* step s - 1: the blocks r - s + 1 (reduce-scatter) and r - s + 2 (all-gather) */
+        size_t off, rs, ag;
+        ck_block(count, (size_t)p, (size_t)(((r - s + 1) % p + p) % p), &off, &rs);
+        ck_block(count, (size_t)p, (size_t)(((r - s + 2) % p + p) % p), &off, &ag);
+        n += (rs < nc ? nc - rs : 0) + (ag == 0);
+    }
+    return n;
+}
+static const ck_algo pipelined_rs = {
+    .name = "pipelined_rs",
+    .summary = "lab 02's schedule: the reduce-scatter steps in chunks, the all-gather steps whole",
+    .mem = CK_MEM_HOST | CK_MEM_CUDA,
+    .bytes_sent = prs_bytes, .msgs_sent = prs_msgs, .max_msg_bytes = prs_largest, .empty_msgs = prs_empty,
+};
+
+/* The algorithm --traffic names: a lab's schedule above, else the library's. */
+static const ck_algo *traffic_algo(const char *name)
+{
+    return !strcmp(name, pipelined_rs.name) ? &pipelined_rs : ck_algo_find(name);
+}
+
 /* The trusted formula for algorithm a: its own when it is the library's. */
 static const ck_algo *trusted(const vf_opts *vo, const ck_algo *a)
 {
     if (!is_stub(a)) return a;
-    return vo->traffic ? ck_algo_find(vo->traffic) : NULL;
+    return vo->traffic ? traffic_algo(vo->traffic) : NULL;
 }
 
 /* Header "collkit-results 1 TOOL key=value ...": 0 when it is TOOL's with
@@ -618,7 +678,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (vo.traffic) {
-        const ck_algo *t = ck_algo_find(vo.traffic);
+        const ck_algo *t = traffic_algo(vo.traffic);
         if (!t || is_stub(t)) { fprintf(stderr, "collverify: --traffic '%s': no such library algorithm\n", vo.traffic); return 2; }
         if (t->flags & CK_ALGO_REFERENCE) {
             fprintf(stderr, "collverify: --traffic '%s': a reference algorithm has no traffic formula\n", vo.traffic);

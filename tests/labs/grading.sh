@@ -9,7 +9,7 @@
 # file earns nothing; a program cannot fork (confined), and where it is not
 # confined is named for it and leaves no process behind; a program that writes outside its folder changes nothing
 # there (where bubblewrap works); lab 02's message checks cannot be escaped by
-# deleting the descriptor's per-message formulas; a file that includes what is
+# deleting or rewriting the descriptor's formulas; a file that includes what is
 # not a header is not built; output and memory without end are bounded.
 set -u
 G=$1 SRC=$2
@@ -128,13 +128,16 @@ check '[ "$total" = 0.0 ]' "the forger scores $total"
 make_cheat empty "$T/empty/my_ring.c"
 grade "$T/empty/my_ring.c" > /dev/null
 check '[ "$total" = 0.0 ] && grep -qE "integrity +0.0 / 20" <<<"$out"' "an empty file scores $total: $(grep integrity <<<"$out")"
-# Lab 02's message checks with the descriptor's per-message formulas deleted
-# and the schedule padded with empty messages: failed, and the missing
-# formula named (lab 02's own lab.conf, at p = 3 only, without its speed part).
+# Lab 02's message checks are against its schedule, not the file's
+# descriptor: a ring padded with empty messages, its per-message formulas
+# deleted, and one whose "given" message count was changed to what it sends
+# both fail (lab 02's own lab.conf, at p = 3 only, without its speed part).
 mkdir -p "$T/lab02"
 sed -e '/^part performance/d' -e 's/^\(part correctness .* np=\)[0-9,]*/\13/' "$SRC/labs/02-pipeline/lab.conf" > "$T/lab02/lab.conf"
 out=$("$G" "$T/lab02" --file "$SRC/tests/labs/padded_pipe.c" 2>&1); echo "$out"
-check 'grep -qE "correctness +0.0 / 60 .*declares no largest message \(max_msg_bytes\)" <<<"$out"' "lab 02: a padded ring without max_msg_bytes passes"
+check 'grep -qE "correctness +0.0 / 60 .*pipelined_rs sends [0-9]+ \(padded\)" <<<"$out"' "lab 02: a padded ring without max_msg_bytes passes"
+out=$("$G" "$T/lab02" --file "$SRC/tests/labs/recounted_pipe.c" 2>&1); echo "$out"
+check 'grep -qE "correctness +0.0 / 60 .*messages: rank [0-9] sent [0-9]+, pipelined_rs says [0-9]+" <<<"$out"' "lab 02: a ring with its message count rewritten passes"
 out=$("$G" "$T/lab02" --file "$SRC/labs/02-pipeline/solution/my_pipe.c" 2>&1); echo "$out"
 check 'grep -qE "correctness +60.0 / 60" <<<"$out"' "lab 02: the reference does not pass its message checks"
 # --np-max leaves rank counts out: partial, in the text, the JSON and the exit status.

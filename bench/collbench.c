@@ -93,7 +93,11 @@ int collbench_main(int argc, char **argv)
     }
     ck_watch_phase(o.mode == BM_MODE_PINGPONG ? "ping-pong" : o.mode == BM_MODE_PAIRED ? "paired" : "sweep");
     bm_trace_set_capacity(o.trace_capacity);
-    if (o.chunk) ck_comm_config(comm)->chunk_bytes = o.chunk;
+    if (o.chunk) {
+        ck_config cfg = *ck_comm_config(comm);
+        cfg.chunk_bytes = o.chunk;
+        ck_comm_set_config(comm, &cfg);
+    }
 
     if (o.mode == BM_MODE_PINGPONG) {
         rc = bm_run_pingpong(comm, &o);

@@ -120,6 +120,7 @@ static double timed_call(ck_comm *comm, const bm_opts *o, const ck_algo *al, int
     rec->reference = (al->flags & CK_ALGO_REFERENCE) != 0;
     rec->declared_bytes = al->bytes_sent ? al->bytes_sent(p, rank, count, ck_dtype_size(o->dtype), cfg) : UINT64_MAX;
     rec->declared_msgs = al->msgs_sent ? al->msgs_sent(p, rank, count, ck_dtype_size(o->dtype), cfg) : UINT64_MAX;
+    cc_declared_messages(al, p, rank, count, ck_dtype_size(o->dtype), cfg, rec);
     if (m.len && !msg[0])
         snprintf(msg, cap, "rank %d: '%s' at %zu B, timed call %d: %s", rank, al->name, bytes, i + 1, why);
     return t;
@@ -206,7 +207,7 @@ int bm_run_paired(ck_comm *comm, const bm_opts *o)
                     ck_op_name(o->op), n, ck_coll_name(o->coll));
         fflush(stdout);
     }
-    ck_config *cfg = ck_comm_config(comm);
+    ck_config cfg = *ck_comm_config(comm);
     char msg[1200];
     int z = 0;
     for (size_t s = o->minbytes; !status && s <= o->maxbytes; s = s ? s * (size_t)o->factor : es, z++) {
@@ -221,7 +222,8 @@ int bm_run_paired(ck_comm *comm, const bm_opts *o)
         }
         long long wrong[2] = {0, 0};
         msg[0] = 0;
-        cfg->validate = 0;
+        cfg.validate = 0;   /* the timed calls: no agreement before each */
+        ck_comm_set_config(comm, &cfg);
         for (int i = 0; i < n; i++)
             for (int k = 0; k < 2; k++) {
                 const int a = (i % 2) ^ k;   /* A B, then B A: ABBA */
@@ -231,7 +233,8 @@ int bm_run_paired(ck_comm *comm, const bm_opts *o)
                 rtime[2 * (size_t)i + (size_t)a] = t[a * n + i];
                 wrong[a] += w;
             }
-        cfg->validate = 1;
+        cfg.validate = 1;
+        ck_comm_set_config(comm, &cfg);
         bm_reduce(comm, t, rank == 0 ? t + 2 * n : NULL, 2 * n, MPI_DOUBLE, MPI_MAX, "the reduction of the times");
         long long wr[2];
         bm_allreduce(comm, wrong, wr, 2, MPI_LONG_LONG, MPI_SUM, "the count of wrong elements");

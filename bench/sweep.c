@@ -100,7 +100,7 @@ static int measure(ck_comm *comm, const ck_algo *a, const bm_opts *o, size_t cou
     const int rank = ck_comm_rank(comm), p = ck_comm_size(comm);
     const size_t bytes = count * ck_dtype_size(o->dtype);
     const void *send = place == BM_PLACE_IN ? CK_IN_PLACE : dsend;
-    ck_config *cfg = ck_comm_config(comm);
+    ck_config cfg = *ck_comm_config(comm);
     int rc;
 
     upload_input(comm, o, count, place, host_in, dsend, drecv);
@@ -123,7 +123,8 @@ static int measure(ck_comm *comm, const ck_algo *a, const bm_opts *o, size_t cou
         if (iters > o->iters) iters = o->iters;
     }
 
-    cfg->validate = 0;
+    cfg.validate = 0;   /* the timed calls: no agreement before each */
+    ck_comm_set_config(comm, &cfg);
     int lrc = 0;
     for (int i = 0; i < iters; i++) {
         bm_barrier(comm, "the barrier before a timed iteration");
@@ -135,7 +136,8 @@ static int measure(ck_comm *comm, const ck_algo *a, const bm_opts *o, size_t cou
             report_failure(comm, a, r1);
         }
     }
-    cfg->validate = 1;
+    cfg.validate = 1;
+    ck_comm_set_config(comm, &cfg);
     bm_allreduce(comm, &lrc, &rc, 1, MPI_INT, MPI_MAX, "the status agreement after the timed loop");
     if (rc) return rc;
     double *tmax = rank == 0 ? times + iters : NULL;

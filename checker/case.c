@@ -29,6 +29,7 @@
 #include <string.h>
 #include "check_cli.h"
 #include "encoding.h"   /* cc_format */
+#include "results.h"    /* cc_declared_messages */
 #include "collkit_util.h"
 
 #define GUARD      64      /* guard bytes before and after every buffer */
@@ -348,6 +349,7 @@ void cc_run_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, unsigned
                                                : UINT64_MAX;
     res->rec.declared_msgs = algo->msgs_sent ? algo->msgs_sent(p, rank, cs->count, es, ck_comm_config(comm))
                                              : UINT64_MAX;
+    cc_declared_messages(algo, p, rank, cs->count, es, ck_comm_config(comm), &res->rec);
     res->rec.digest = CK_FNV1A64_INIT;   /* no result read back (yet): the digest of nothing */
     if (rc == CK_ERR_TIMEOUT || rc == CK_ERR_TRANSPORT) res->poisoned = 1;
     if (!ok) goto out;

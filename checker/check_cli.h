@@ -57,6 +57,7 @@ typedef struct {
     int      local_fail;          /* the in-process checks (guards, send buffer, ...) failed */
     ck_counters ctr;              /* counted during the call */
     uint64_t declared_bytes, declared_msgs;  /* the descriptor's formulas; UINT64_MAX: none */
+    uint64_t declared_largest, declared_empty;  /* max_msg_bytes, empty_msgs; UINT64_MAX: none */
     int      reference;           /* CK_ALGO_REFERENCE: traffic not counted */
 } cc_record;
 

@@ -347,11 +347,11 @@ static int setup_comm(ck_comm **comm, const cc_options *o)
 {
     int rc = ck_comm_create(MPI_COMM_WORLD, o->mem, comm);
     if (rc) return rc;
-    ck_config *cfg = ck_comm_config(*comm);
-    if (o->timeout >= 0) cfg->timeout_s = o->timeout;   /* else COLLKIT_TIMEOUT or the default */
-    if (o->chunk) cfg->chunk_bytes = o->chunk;
-    cfg->validate = 1;
-    return CK_SUCCESS;
+    ck_config cfg = *ck_comm_config(*comm);
+    if (o->timeout >= 0) cfg.timeout_s = o->timeout;   /* else COLLKIT_TIMEOUT or the default */
+    if (o->chunk) cfg.chunk_bytes = o->chunk;
+    cfg.validate = 1;
+    return ck_comm_set_config(*comm, &cfg);
 }
 
 int collcheck_main(int argc, char **argv)
@@ -397,7 +397,7 @@ int collcheck_main(int argc, char **argv)
         if (!was_init) MPI_Finalize();
         return 2;
     }
-    ck_config *cfg = ck_comm_config(comm);
+    const ck_config *cfg = ck_comm_config(comm);
 
     cc_case *cases = NULL;
     int ncases = cc_build_matrix(&o, p, &cases);

@@ -42,7 +42,7 @@
 #define MAX_TOK      64
 
 typedef struct {
-    int   np, paired, allow_self, verbose;
+    int   np, paired, allow_self, verbose, require_msgs;
     ck_coll coll;           /* --coll: the collective the run called */
     const char *traffic;    /* --traffic ALGO */
     const char *results;
@@ -64,8 +64,12 @@ static int usage(FILE *f)
         "  --paired             FILE comes from collbench --paired (--algo LIB,YOURS)\n"
         "  --traffic ALGO       check bytes, messages and message sizes against the library's\n"
         "                       ALGO of the same collective (for an algorithm collverify does\n"
-        "                       not know)\n"
+        "                       not know), or a lab's schedule: pipelined_rs (lab 02: an\n"
+        "                       all-reduce whose reduce-scatter goes in chunks)\n"
         "  --allow-self-traffic accept traffic an algorithm counted itself (ck_count_traffic)\n"
+        "  --require-msg-checks an algorithm checked against its own formulas must declare its\n"
+        "                       message count, its largest message and its empty ones\n"
+        "                       (msgs_sent, max_msg_bytes): a missing formula fails\n"
         "  -v                   a line for every case, not only the failed ones\n"
         "Prints the failures and \"N passed, M failed\"; paired files also \"ratio R at S B\" per\n"
         "size (t(A)/t(B), median of the pairs) and \"review\" when R > %g (capped at %g).\n"
@@ -181,6 +185,29 @@ static void file_free(vf_file *f)
 
 /* ------------------------------------------------------------ the checks */
 
+/* Each message of one rank's call against the algorithm's own per-message
+ * formulas, as its record gives them: none above the declared largest, no
+ * more empty ones than declared. With --require-msg-checks a formula the
+ * descriptor lacks fails the call: a deleted field is no unchecked one. */
+static void own_messages(const vf_opts *vo, const cc_record *r, int q, ck_sbuf *m)
+{
+    if (vo->require_msgs && (r->declared_msgs == UINT64_MAX || r->declared_largest == UINT64_MAX)) {
+        ck_sbuf_sep(m, "; ");
+        ck_sbuf_add(m, "rank %d: the descriptor declares no %s: this lab checks every message against it", q,
+                    r->declared_msgs == UINT64_MAX ? "message count (msgs_sent)" : "largest message (max_msg_bytes)");
+    }
+    if (r->ctr.msgs_over || (r->declared_largest != UINT64_MAX && r->ctr.msg_largest > r->declared_largest)) {
+        ck_sbuf_sep(m, "; ");
+        ck_sbuf_add(m, "messages: rank %d sent one of %llu B, above the largest its algorithm declares (lumped)", q,
+                    (unsigned long long)r->ctr.msg_largest);
+    }
+    if (r->declared_empty != UINT64_MAX && r->ctr.msgs_empty > r->declared_empty) {
+        ck_sbuf_sep(m, "; ");
+        ck_sbuf_add(m, "messages: rank %d sent %llu empty messages, its algorithm declares %llu (padded)", q,
+                    (unsigned long long)r->ctr.msgs_empty, (unsigned long long)r->declared_empty);
+    }
+}
+
 /* The traffic of one rank's call against the trusted formula `t` (NULL:
  * against what the record says the algorithm declared). Appends to m. */
 static void check_traffic(const vf_opts *vo, const ck_algo *a, const ck_algo *t, const cc_record *r, int p, int q,
@@ -227,10 +254,8 @@ static void check_traffic(const vf_opts *vo, const ck_algo *a, const ck_algo *t,
             ck_sbuf_add(m, "messages: rank %d sent %llu empty messages, %s sends %llu (padded)", q,
                         (unsigned long long)r->ctr.msgs_empty, t->name, (unsigned long long)empty);
         }
-    } else if (r->ctr.msgs_over) {
-        ck_sbuf_sep(m, "; ");
-        ck_sbuf_add(m, "messages: rank %d sent %llu above the largest its algorithm declares", q,
-                    (unsigned long long)r->ctr.msgs_over);
+    } else {
+        own_messages(vo, r, q, m);
     }
 }
 
@@ -300,11 +325,71 @@ static void check_random(const vf_call *c, int p, const cc_case *cs, unsigned ca
     }
 }
 
+/* ---- Schedules a lab gives its students that no library algorithm has:
+ * their formulas kept here, where the student's file cannot change them (a
+ * student's own descriptor can say anything).
+ *
+ * pipelined_rs (lab 02): the ring with its reduce-scatter steps cut into nc
+ * chunks of at most chunk_bytes (every block in as many chunks as the
+ * largest needs, some of them empty when a block is shorter than nc) and
+ * its all-gather steps whole: the ring's bytes, (p - 1)(nc + 1) messages,
+ * none above the largest block, an empty one per missing chunk and per
+ * empty all-gather block. */
+static size_t rs_chunks(int p, size_t count, size_t es, const ck_config *cfg)
+{
+    size_t off, big, per = cfg->chunk_bytes / es;
+    ck_block(count, (size_t)p, 0, &off, &big);
+    return ck_num_chunks(big, per ? per : 1);
+}
+static uint64_t prs_bytes(int p, int r, size_t count, size_t es, const ck_config *cfg)
+{
+    return ck_algo_find("ring")->bytes_sent(p, r, count, es, cfg);
+}
+static uint64_t prs_msgs(int p, int r, size_t count, size_t es, const ck_config *cfg)
+{
+    (void)r;
+    return p == 1 || !count ? 0 : (uint64_t)(p - 1) * (rs_chunks(p, count, es, cfg) + 1);
+}
+static uint64_t prs_largest(int p, int r, size_t count, size_t es, const ck_config *cfg)
+{
+    size_t off, big;
+    (void)r; (void)cfg;
+    if (p == 1 || !count) return 0;
+    ck_block(count, (size_t)p, 0, &off, &big);
+    return (uint64_t)(big * es);
+}
+static uint64_t prs_empty(int p, int r, size_t count, size_t es, const ck_config *cfg)
+{
+    if (p == 1 || !count) return 0;
+    const size_t nc = rs_chunks(p, count, es, cfg);
+    uint64_t n = 0;
+    for (int s = 1; s < p; s++) {   /* step s - 1: the blocks r - s + 1 (reduce-scatter) and r - s + 2 (all-gather) */
+        size_t off, rs, ag;
+        ck_block(count, (size_t)p, (size_t)(((r - s + 1) % p + p) % p), &off, &rs);
+        ck_block(count, (size_t)p, (size_t)(((r - s + 2) % p + p) % p), &off, &ag);
+        n += (rs < nc ? nc - rs : 0) + (ag == 0);
+    }
+    return n;
+}
+static const ck_algo pipelined_rs = {
+    .name = "pipelined_rs",
+    .summary = "lab 02's schedule: the reduce-scatter steps in chunks, the all-gather steps whole",
+    .mem = CK_MEM_HOST | CK_MEM_CUDA,
+    .bytes_sent = prs_bytes, .msgs_sent = prs_msgs, .max_msg_bytes = prs_largest, .empty_msgs = prs_empty,
+};
+
+/* The algorithm --traffic names: a lab's schedule above, else the library's. */
+static const ck_algo *traffic_algo(ck_coll coll, const char *name)
+{
+    if (coll == CK_COLL_ALLREDUCE && !strcmp(name, pipelined_rs.name)) return &pipelined_rs;
+    return ck_coll_algo_find(coll, name);
+}
+
 /* The trusted formula for algorithm a: its own when it is the library's. */
 static const ck_algo *trusted(const vf_opts *vo, const ck_algo *a)
 {
     if (!is_stub(a)) return a;
-    return vo->traffic ? ck_coll_algo_find(vo->coll, vo->traffic) : NULL;
+    return vo->traffic ? traffic_algo(vo->coll, vo->traffic) : NULL;
 }
 
 /* Every rank's expected digest of call `salt` (want: p of them; buf: count
@@ -607,6 +692,7 @@ int main(int argc, char **argv)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) return usage(stdout);
         if (!strcmp(a, "--paired")) vo.paired = 1;   /* collbench's option too: passed on */
         if (!strcmp(a, "--allow-self-traffic")) { vo.allow_self = 1; continue; }
+        if (!strcmp(a, "--require-msg-checks")) { vo.require_msgs = 1; continue; }
         if (!strcmp(a, "-v")) { vo.verbose = 1; continue; }
         if (!strcmp(a, "--np") || !strcmp(a, "--traffic")) {
             if (i + 1 >= argc) { fprintf(stderr, "collverify: %s needs a value\n", a); return 2; }
@@ -629,7 +715,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (vo.traffic) {
-        const ck_algo *t = ck_coll_algo_find(vo.coll, vo.traffic);
+        const ck_algo *t = traffic_algo(vo.coll, vo.traffic);
         if (!t || is_stub(t)) {
             fprintf(stderr, "collverify: --traffic '%s': no such library algorithm (--coll %s)\n", vo.traffic,
                     ck_coll_name(vo.coll));

@@ -40,6 +40,13 @@ static void u64_or_dash(FILE *f, const char *key, uint64_t v)
     else fprintf(f, " %s=%llu", key, (unsigned long long)v);
 }
 
+void cc_declared_messages(const ck_algo *a, int p, int rank, size_t count, size_t es, const ck_config *cfg,
+                          cc_record *r)
+{
+    r->declared_largest = a->max_msg_bytes ? a->max_msg_bytes(p, rank, count, es, cfg) : UINT64_MAX;
+    r->declared_empty = !a->max_msg_bytes ? UINT64_MAX : a->empty_msgs ? a->empty_msgs(p, rank, count, es, cfg) : 0;
+}
+
 void cc_results_write_record(FILE *f, const cc_record *r)
 {
     fprintf(f, " digest=%016llx status=%d local=%d bytes=%llu msgs=%llu self_bytes=%llu self_msgs=%llu empty=%llu "
@@ -50,6 +57,8 @@ void cc_results_write_record(FILE *f, const cc_record *r)
             (unsigned long long)r->ctr.msgs_over);
     u64_or_dash(f, "decl_bytes", r->declared_bytes);
     u64_or_dash(f, "decl_msgs", r->declared_msgs);
+    u64_or_dash(f, "decl_largest", r->declared_largest);
+    u64_or_dash(f, "decl_empty", r->declared_empty);
     fprintf(f, " ref=%d", r->reference);
 }
 
@@ -133,7 +142,8 @@ int cc_results_parse_record(char **tok, int ntok, cc_record *r)
     r->ctr.msg_largest = v[8];
     r->ctr.msgs_over = v[9];
     r->reference = (int)v[10];
-    if (cc_kv_u64(tok, ntok, "decl_bytes", &r->declared_bytes) || cc_kv_u64(tok, ntok, "decl_msgs", &r->declared_msgs))
+    if (cc_kv_u64(tok, ntok, "decl_bytes", &r->declared_bytes) || cc_kv_u64(tok, ntok, "decl_msgs", &r->declared_msgs) ||
+        cc_kv_u64(tok, ntok, "decl_largest", &r->declared_largest) || cc_kv_u64(tok, ntok, "decl_empty", &r->declared_empty))
         return -1;
     return 0;
 }

@@ -13,6 +13,11 @@
 
 /* " digest=... status=... ... ref=R" (no newline): a record's keys. */
 void        cc_results_write_record(FILE *f, const cc_record *r);
+/* The descriptor's per-message formulas for one rank's call into r:
+ * max_msg_bytes, and empty_msgs (0 when only max_msg_bytes is given);
+ * UINT64_MAX where the descriptor has no max_msg_bytes. */
+void        cc_declared_messages(const ck_algo *a, int p, int rank, size_t count, size_t es, const ck_config *cfg,
+                                 cc_record *r);
 /* " HEX\n": bytes as lowercase hex ("-" for none). */
 void        cc_results_write_values(FILE *f, const void *buf, size_t bytes);
 /* The reverse: 0, or -1 when hex is not exactly `bytes` bytes of hex. */

@@ -644,7 +644,9 @@ int colldraw_main(int argc, char **argv, const char *tool)
         if (rank == 0) fprintf(stderr, "%s: cannot create the %s communicator\n", argv[0], tp);
         goto out;
     }
-    ck_comm_config(comm)->timeout_s = o.timeout;
+    ck_config cfg = *ck_comm_config(comm);
+    cfg.timeout_s = o.timeout;
+    ck_comm_set_config(comm, &cfg);
     const size_t bytes = (count ? count : 1) * sizeof(int64_t);
     int64_t *in = ck_alloc(comm, bytes), *buf = o.inplace ? in : ck_alloc(comm, bytes);
     rec R = {.buf = buf, .in = in, .count = count};

@@ -142,7 +142,13 @@ int         ck_comm_size(const ck_comm *comm);
 unsigned    ck_comm_mem(const ck_comm *comm);              /* CK_MEM_HOST, CK_MEM_HOST | CK_MEM_SHM, or CK_MEM_CUDA */
 const char *ck_comm_transport_name(const ck_comm *comm);   /* "mpi", "shm", "cuda-ipc" */
 MPI_Comm    ck_comm_mpi(const ck_comm *comm);              /* the private duplicate; for reference algorithms and tools */
-ck_config  *ck_comm_config(ck_comm *comm);                 /* mutable; change it collectively (same values on every rank) */
+/* The settings, to read: a copy, refreshed on every call, so that writing
+ * through it (a cast away from const) changes nothing. Programs and tools
+ * change them with ck_comm_set_config, collectively (the same values on every
+ * rank; CK_ERR_INVALID_ARG for a chunk of 0 B or a timeout that is not a
+ * number); an algorithm only reads them. */
+const ck_config *ck_comm_config(ck_comm *comm);
+int         ck_comm_set_config(ck_comm *comm, const ck_config *cfg);
 const char *ck_comm_errmsg(const ck_comm *comm);           /* detail of the last failure, "" if none */
 
 /* Buffers of the communicator's memory kind (host: 64-byte aligned malloc;

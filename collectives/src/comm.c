@@ -115,6 +115,19 @@ static void config_defaults(ck_config *c, int rank)
     }
 }
 
+/* The agreement of validate_across_ranks: NV values, each as (x, -x), in and out. */
+enum { AGREE_NV = 6, AGREE_WORDS = 4 * AGREE_NV };
+
+/* The communicator's own memory (not its MPI communicator or transport). */
+static void comm_free(ck_comm *c)
+{
+    for (int i = 0; i < c->nagree_lost; i++) free(c->agree_lost[i]);
+    free(c->agree_lost);
+    free(c->agree);
+    free(c->cfg_view);
+    free(c);
+}
+
 int ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out)
 {
     int rc;
@@ -124,6 +137,9 @@ int ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out)
         return CK_ERR_INVALID_ARG;
     ck_comm *c = calloc(1, sizeof *c);
     if (!c) return CK_ERR_NOMEM;
+    c->cfg_view = malloc(sizeof *c->cfg_view);
+    c->agree = malloc(AGREE_WORDS * sizeof *c->agree);
+    if (!c->cfg_view || !c->agree) { comm_free(c); return CK_ERR_NOMEM; }
     /* Collective: bounded like every wait of the library (a rank that never
      * comes ends the job, named: ck_watch_*). Without a bound, blocking. */
     MPI_Comm_rank(mpi_comm, &c->rank);
@@ -136,10 +152,10 @@ int ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out)
     if (bounded) {
         MPI_Request rq;
         char why[1536];
-        if (MPI_Comm_idup(mpi_comm, &c->mpi, &rq) != MPI_SUCCESS) { free(c); return CK_ERR_TRANSPORT; }
+        if (MPI_Comm_idup(mpi_comm, &c->mpi, &rq) != MPI_SUCCESS) { comm_free(c); return CK_ERR_TRANSPORT; }
         if (ck_watch_wait(&rq, c->cfg.timeout_s, "ck_comm_create", why, sizeof why)) ck_watch_abort("%s", why);
     } else if (MPI_Comm_dup(mpi_comm, &c->mpi) != MPI_SUCCESS) {
-        free(c);
+        comm_free(c);
         return CK_ERR_TRANSPORT;
     }
     MPI_Comm_rank(c->mpi, &c->rank);
@@ -158,7 +174,7 @@ int ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out)
             fflush(stderr);
         }
         MPI_Comm_free(&c->mpi);
-        free(c);
+        comm_free(c);
         return CK_ERR_MISMATCH;
     }
     if (mem & CK_MEM_SHM) {
@@ -197,7 +213,7 @@ int ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out)
     }
     if (rc != CK_SUCCESS) {
         MPI_Comm_free(&c->mpi);
-        free(c);
+        comm_free(c);
         return rc;
     }
     *out = c;
@@ -232,7 +248,7 @@ void ck_comm_destroy(ck_comm *c)
     free(c->pending);
     if (c->tr.destroy) c->tr.destroy(c->tr.self);
     MPI_Comm_free(&c->mpi);
-    free(c);
+    comm_free(c);
 }
 
 int ck_comm_rank(const ck_comm *c) { return c->rank; }
@@ -240,7 +256,25 @@ int ck_comm_size(const ck_comm *c) { return c->size; }
 unsigned ck_comm_mem(const ck_comm *c) { return c->tr.mem; }
 const char *ck_comm_transport_name(const ck_comm *c) { return c->tr.name; }
 MPI_Comm ck_comm_mpi(const ck_comm *c) { return c->mpi; }
-ck_config *ck_comm_config(ck_comm *c) { return &c->cfg; }
+/* A copy, refreshed on every call: an algorithm reads the settings, and a
+ * write through the pointer (a cast away from const) changes nothing the
+ * library, the checker or a reference algorithm in the same run reads. */
+const ck_config *ck_comm_config(ck_comm *c)
+{
+    *c->cfg_view = c->cfg;
+    return c->cfg_view;
+}
+
+int ck_comm_set_config(ck_comm *c, const ck_config *cfg)
+{
+    if (!c || !cfg) return CK_ERR_INVALID_ARG;
+    if (!cfg->chunk_bytes)
+        return ck_fail(c, CK_ERR_INVALID_ARG, "ck_comm_set_config: chunk_bytes must be at least 1 B");
+    if (cfg->timeout_s != cfg->timeout_s)
+        return ck_fail(c, CK_ERR_INVALID_ARG, "ck_comm_set_config: timeout_s is not a number (0 turns the watchdog off)");
+    c->cfg = *cfg;
+    return CK_SUCCESS;
+}
 const char *ck_comm_errmsg(const ck_comm *c) { return c ? c->errmsg : ""; }
 
 void *ck_alloc(ck_comm *c, size_t bytes) { return c->tr.alloc(c->tr.self, bytes); }
@@ -752,12 +786,15 @@ static long long name_hash(const char *s) { return (long long)(ck_fnv1a64(s, str
  * small MPI_Iallreduce of (x, -x) pairs under MAX: min and max of each value
  * come back together. Polled with the watchdog bound, so a rank that never
  * arrives is reported rather than waited for forever. */
-static int validate_across_ranks(ck_comm *c, int local_err, size_t count, ck_dtype dt, ck_op op, const ck_algo *algo)
+static int validate_across_ranks(ck_comm *c, ck_coll coll, int local_err, size_t count, ck_dtype dt, ck_op op,
+                                 const ck_algo *algo)
 {
-    enum { NV = 6 };
+    enum { NV = AGREE_NV };
     long long v[NV] = {local_err, (long long)count, dt, op, name_hash(algo ? algo->name : "") + (algo ? algo->coll : 0),
                        (long long)c->cfg.chunk_bytes};
-    long long in[2 * NV], outv[2 * NV];
+    /* In the communicator, not on this stack: an agreement given up at the
+     * watchdog's bound is still MPI's, and may complete later. */
+    long long *in = c->agree, *outv = c->agree + 2 * NV;
     for (int i = 0; i < NV; i++) { in[2 * i] = v[i]; in[2 * i + 1] = -v[i]; }
     MPI_Request rq = MPI_REQUEST_NULL;
     if (!(c->cfg.timeout_s > 0)) {
@@ -769,13 +806,27 @@ static int validate_across_ranks(ck_comm *c, int local_err, size_t count, ck_dty
         return ck_fail(c, CK_ERR_TRANSPORT, "MPI_Iallreduce failed during argument validation");
     }
     if (rq != MPI_REQUEST_NULL) {
-        /* Bounded, with a roll call at the end that names a rank that never came. */
-        char why[sizeof c->errmsg];
-        int rc = ck_watch_wait(&rq, c->cfg.timeout_s, "entering ck_allreduce", why, sizeof why);
+        /* Bounded, with a roll call at the end that names a rank that never
+         * came, and the collective the ranks are entering by the name its
+         * caller used: a reduce-scatter stuck here is no all-reduce. */
+        char why[sizeof c->errmsg], what[64];
+        snprintf(what, sizeof what, "entering ck_%s", ck_coll_name(coll));
+        int rc = ck_watch_wait(&rq, c->cfg.timeout_s, what, why, sizeof why);
         if (rc == CK_ERR_TIMEOUT) {
             ck_fail(c, rc, "%s", why);
             fprintf(stderr, "collkit %s\n", c->errmsg);
             fflush(stderr);
+            /* The late ranks may still come and complete it: its buffers stay
+             * MPI's, and the next agreement gets new ones. */
+            long long *fresh = malloc(AGREE_WORDS * sizeof *fresh);
+            long long **lost = realloc(c->agree_lost, (size_t)(c->nagree_lost + 1) * sizeof *lost);
+            if (lost) c->agree_lost = lost;
+            if (fresh && lost) {
+                c->agree_lost[c->nagree_lost++] = c->agree;
+                c->agree = fresh;
+            } else {
+                free(fresh);   /* no memory: the old buffers stay in use (an agreement after a timeout is rare) */
+            }
             return rc;
         }
         if (rc) return ck_fail(c, CK_ERR_TRANSPORT, "MPI_Iallreduce failed during argument validation");
@@ -840,9 +891,10 @@ static int run_collective(ck_comm *c, const ck_algo *algo, ck_coll coll, const v
                           size_t count, ck_dtype dt, ck_op op)
 {
     if (!c) return CK_ERR_INVALID_ARG;
+    ck_confine_once();
     c->errmsg[0] = '\0';
     int rc = check_local_args(c, algo, coll, sendbuf, recvbuf, count, dt, op);
-    if (c->cfg.validate) rc = validate_across_ranks(c, rc, count, dt, op, algo);
+    if (c->cfg.validate) rc = validate_across_ranks(c, coll, rc, count, dt, op, algo);
     if (rc) return rc;
     if (count == 0) return CK_SUCCESS;
     const int inplace = sendbuf == CK_IN_PLACE || sendbuf == recvbuf;

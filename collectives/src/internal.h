@@ -12,7 +12,12 @@ struct ck_comm {
     int          rank, size;
     MPI_Comm     mpi;            /* private duplicate of the user's communicator */
     ck_transport tr;
-    ck_config    cfg;
+    ck_config    cfg;            /* the settings the library reads */
+    ck_config   *cfg_view;       /* what ck_comm_config hands out: a copy, apart from cfg */
+    long long   *agree;          /* the cross-rank agreement's buffers (validate_across_ranks) */
+    long long  **agree_lost;     /* those of agreements given up at the watchdog's bound: MPI may
+                                  * still write them, so they are freed only with the communicator */
+    int          nagree_lost;
 
     /* the call in progress (for watchdog messages and events) */
     const char  *algo_name;
@@ -72,5 +77,9 @@ void ck_trace_add(ck_comm *comm, int kind, int peer, uint64_t bytes, double t0, 
 
 /* Stop the progress thread, if any (called by ck_comm_destroy). */
 void ck_async_shutdown(ck_comm *comm);
+
+/* Under the grader (COLLKIT_CONFINE=1): no more processes or programs from
+ * this one, from the first collective on (confine.c). */
+void ck_confine_once(void);
 
 #endif

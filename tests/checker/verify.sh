@@ -87,8 +87,13 @@ expect 0 '^[0-9]+ passed, 0 failed$' "$dir/o" "ring_pipelined"
 expect 0 '^[0-9]+ passed, 0 failed$' "$dir/v" "ring_pipelined verified"
 
 # 5. No message count declared: said; a failure with --require-msgs.
-"$@" -np 2 "$CHEATS" check --algo quiet_ring --count 5 --dtype f32 --op sum > "$dir/o" 2>&1; rc=$?
+"$@" -np 2 "$CHEATS" check --algo quiet_ring --count 5 --dtype f32 --op sum --results "$dir/q.txt" > "$dir/o" 2>&1; rc=$?
 expect 0 'quiet_ring messages: message count not declared \(msgs_sent\): not checked' "$dir/o" "undeclared count"
+# ... and by collverify: a formula the descriptor lacks fails with --require-msg-checks.
+"$VERIFY" --np 2 --results "$dir/q.txt" --algo quiet_ring --count 5 --dtype f32 --op sum > "$dir/v" 2>&1; rc=$?
+expect 0 '^[0-9]+ passed, 0 failed$' "$dir/v" "undeclared count, not required"
+"$VERIFY" --np 2 --results "$dir/q.txt" --algo quiet_ring --count 5 --dtype f32 --op sum --require-msg-checks > "$dir/v" 2>&1; rc=$?
+expect 1 'rank 0: the descriptor declares no message count \(msgs_sent\): this lab checks every message' "$dir/v" "--require-msg-checks"
 "$@" -np 2 "$CHEATS" check --algo quiet_ring --count 5 --dtype f32 --op sum --require-msgs > "$dir/o" 2>&1; rc=$?
 expect 1 'not declared \(msgs_sent\): FAIL \(--require-msgs\)' "$dir/o" "--require-msgs"
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# batch.sh COLLGRADE SRC — collgrade --batch on 30 generated submissions
+# batch.sh COLLGRADE SRC — collgrade --batch on 31 generated submissions
 # (reference rings under several names, skeletons, cheats from
 # tests/labs/cheats, one that crashes, one that loops, one that forks, one that
 # forges its verdict, one that writes outside its folder, two folders whose
 # names read the same once made safe, names with spaces and quotes, one with
-# no file, one with two): a complete gradebook with the right score for each,
+# no file, one with two, one whose file is a link to the reference): a complete gradebook with the right score for each,
 # every report and Gradescope results.json well formed, nothing left running,
 # nothing outside each submission's copy changed, and a second run that
 # grades only what is missing. Skips (77) where bubblewrap cannot run.
@@ -43,33 +43,36 @@ sub "same-name-1" 80.0 SOL
 sub "same-name-2" 40.0 SKEL
 for i in 1 2 3; do sub "skel$i" 40.0 SKEL; done
 for c in dlphdr engine proc thread syscall wtime outside; do sub "cheat-$c" 60.0 "$c"; done
-sub forker 0.0 forker
+sub forker 60.0 forker   # confined: its fork fails; honest work, no integrity
 sub forger 0.0 forger
 sub crasher 0.0 crasher
 sub looper 0.0 looper
 sub empty 0.0 empty
 mkdir -p "$T/subs/nofile"; echo "no code" > "$T/subs/nofile/README.txt"; want[nofile]=0.0   # out of 80, partial
 mkdir -p "$T/subs/twofiles"; cp "$SOL" "$T/subs/twofiles/a.c"; cp "$SOL" "$T/subs/twofiles/b.c"; want[twofiles]=0.0
+# A link to the reference instead of a file: not followed, graded nothing.
+mkdir -p "$T/subs/linked"; ln -s "$SOL" "$T/subs/linked/my_ring.c"; want[linked]=0.0
 sub late1 80.0 SOL
 sub late2 40.0 SKEL
 sub late3 80.0 SOL "ring.c"
 sub late4 80.0 SOL "ανέλιξη.c"
 n=${#want[@]}
-check '[ $n = 30 ]' "$n submissions generated, not 30"
+check '[ $n = 31 ]' "$n submissions generated, not 31"
 snap() { (cd "$T" && find subs lab -type f -print0 | LC_ALL=C sort -z | xargs -0 md5sum); }
 snap > "$T/before"
 export GRADE_TEST_OUTSIDE=$T/witness GRADE_TEST_CONF=$T/lab/lab.conf
 out=$("$G" "$T/lab" --batch "$T/subs" --out "$T/grades" --time-limit 8 2>&1); rc=$?
 echo "$out"
 check '[ $rc = 0 ]' "collgrade --batch: exit $rc"
+check 'grep -q "linked: 0.0 / 80 (partial: my_ring.c is a symbolic link" <<<"$out"' "the linked submission is not refused for its link"
 book=$T/grades/gradebook.csv
-check '[ $(($(wc -l < "$book") - 1)) = 30 ]' "the gradebook has $(($(wc -l < "$book") - 1)) rows, not 30"
+check '[ $(($(wc -l < "$book") - 1)) = 31 ]' "the gradebook has $(($(wc -l < "$book") - 1)) rows, not 31"
 for s in "${!want[@]}"; do
   q=$(printf '%s' "$s" | sed 's/"/""/g')
   got=$(grep -F "\"$q\"," "$book" | head -1 | awk -F'",' '{ print $NF }' | cut -d, -f2)
   check '[ "$got" = "${want[$s]}" ]' "submission '$s': score '$got', expected ${want[$s]}"
 done
-check 'grep -q "\[30/30\]" <<<"$out"' "no progress line for the last submission"
+check 'grep -q "\[31/31\]" <<<"$out"' "no progress line for the last submission"
 check '[ ! -e "$T/witness" ]' "a submission wrote outside its folder"
 snap > "$T/after"
 check 'cmp -s "$T/before" "$T/after"' "files outside the graded copies changed: $(diff "$T/before" "$T/after" | head -3)"
@@ -82,12 +85,12 @@ if command -v python3 > /dev/null; then
 import json, os, sys
 d = sys.argv[1]
 js = [f for f in os.listdir(d + "/students") if f.endswith(".json")]
-assert len(js) == 30, len(js)
+assert len(js) == 31, len(js)
 for f in js:
     r = json.load(open(os.path.join(d, "students", f)))
     assert "total" in r and "partial" in r
 gs = os.listdir(d + "/gradescope")
-assert len(gs) == 30, len(gs)
+assert len(gs) == 31, len(gs)
 for g in gs:
     r = json.load(open(os.path.join(d, "gradescope", g, "results.json")))
     assert isinstance(r["score"], (int, float)) and isinstance(r["tests"], list)
@@ -98,7 +101,7 @@ fi
 # Resumed: only the submission whose report is gone is graded again.
 rm -f "$T/grades/students/alice.json"
 out=$("$G" "$T/lab" --batch "$T/subs" --out "$T/grades" --time-limit 8 2>&1); rc=$?
-check '[ $rc = 0 ] && [ $(grep -c "already graded" <<<"$out") = 29 ] && grep -q "alice: 80.0 / 80" <<<"$out"' "the second run did not grade only alice: $out"
-check '[ $(($(wc -l < "$book") - 1)) = 30 ]' "the resumed gradebook is not complete"
+check '[ $rc = 0 ] && [ $(grep -c "already graded" <<<"$out") = 30 ] && grep -q "alice: 80.0 / 80" <<<"$out"' "the second run did not grade only alice: $out"
+check '[ $(($(wc -l < "$book") - 1)) = 31 ]' "the resumed gradebook is not complete"
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]

@@ -6,9 +6,11 @@
 # and its integrity part names what it used; the reference still scores full
 # marks under a file name of any spelling; two gradings in a row share
 # nothing; --np-max gives a partial grade (exit 3, "partial": true); an empty
-# file earns nothing; a program that forks is named for it and leaves no
-# process behind; a program that writes outside its folder changes nothing
-# there (where bubblewrap works).
+# file earns nothing; a program cannot fork (confined), and where it is not
+# confined is named for it and leaves no process behind; a program that writes outside its folder changes nothing
+# there (where bubblewrap works); lab 02's message checks cannot be escaped by
+# deleting or rewriting the descriptor's formulas; a file that includes what is
+# not a header is not built; output and memory without end are bounded.
 set -u
 G=$1 SRC=$2
 T=$(mktemp -d)
@@ -46,6 +48,7 @@ odd="$T/in/my ring (1) ;\$(touch x) \"q\" 'é.c"
 mkdir -p "$T/in"; cp "$SOL" "$odd"
 grade "$odd"
 honest=$total
+seed1=$(sed -n "s/.*the checker's inputs from seed \([0-9]*\)$/\1/p" <<<"$out")
 check '[ $rc = 0 ] && [ "$honest" = 100.0 ]' "the reference ring under an odd name: exit $rc, total '$honest'"
 check 'grep -qF "$odd" <<<"$out"' "the report does not show the original file name"
 check '[ ! -e x ] && [ ! -e "$T/in/x" ]' "a file name was run as a command"
@@ -66,9 +69,18 @@ cheat proc    "open.*read|read.*open"
 cheat thread  "pthread_create"
 cheat syscall "(syscall|svc).*a system call written as an instruction"
 cheat wtime   "MPI_Wtime \\(MPI\\)"
+cheat startup "constructor"
+# Settings written through ck_comm_config's pointer: a copy, so nothing
+# changes (ck_comm_config is allowed: nothing to name, nothing gained).
+make_cheat config "$T/config/my_ring.c"
+grade "$T/config/my_ring.c" > /dev/null
+check 'grep -qE "correctness +60.0 / 60" <<<"$out" && le "$total" "$honest"' "writing ck_comm_config's copy: total $total, honest $honest"
 # Two gradings in a row share nothing: the reference right after MPI_Wtime.
 grade "$SOL" > /dev/null
 check 'grep -qE "integrity +20.0 / 20" <<<"$out"' "the grading after a file that used MPI_Wtime: $(grep integrity <<<"$out")"
+# ... not even the checker's inputs: each grading draws its own seed.
+seed2=$(sed -n "s/.*the checker's inputs from seed \([0-9]*\)$/\1/p" <<<"$out")
+check '[ -n "$seed1" ] && [ -n "$seed2" ] && [ "$seed1" != "$seed2" ]' "two gradings had the inputs of seeds '$seed1' and '$seed2'"
 # Writes outside its folder: the witness and the lab's lab.conf untouched.
 cp "$T/lab/lab.conf" "$T/lab.conf.orig"
 cheat outside "fopen" GRADE_TEST_OUTSIDE="$T/witness" GRADE_TEST_CONF="$T/lab/lab.conf"
@@ -77,11 +89,37 @@ if [ $sandbox = 1 ]; then
 fi
 cp "$T/lab.conf.orig" "$T/lab/lab.conf"
 # A program that forks: named for it, and nothing of it left running.
+# Confined (the default): its fork fails, nothing is left, the work counts.
 cheat forker "fork" COLLGRADE_TIME_LIMIT=8
+check 'grep -qE "correctness +60.0 / 60" <<<"$out"' "the confined forker's work does not count"
+check '[ "$(left_marks)" = 0 ]' "processes of the confined grading are still running: $(left_marks)"
+# Not confined (COLLGRADE_CONFINE=0, or a system without seccomp): the
+# processes it leaves are named and ended.
+cheat forker "fork" COLLGRADE_TIME_LIMIT=8 COLLGRADE_CONFINE=0
 check 'grep -qE "left [0-9]+ process\\(es\\) behind" <<<"$out"' "the forking program is not named for the processes it left"
 check '! grep -q "too slow" <<<"$out"' "the forking program is called slow"
 check '[ "$(left_marks)" = 0 ]' "processes of the gradings are still running: $(left_marks)"
 
+# Files that #include what is not a header: the reference itself (by a path
+# from a folder the build searches) and a system file, whose text the
+# compiler's messages would show. Nothing is built; the report names it.
+mkdir -p "$T/inc"
+printf '#include "../labs/01-ring/solution/my_ring.c"\n' > "$T/inc/my_ring.c"
+grade "$T/inc/my_ring.c" > /dev/null
+check '[ "$total" = 0.0 ] && grep -qE "does not build: it includes .*labs/01-ring/solution/my_ring.c" <<<"$out"' "a file that includes the reference scores $total"
+{ printf '#include "/etc/hostname"\n'; cat "$SOL"; } > "$T/inc/my_ring.c"
+grade "$T/inc/my_ring.c" > /dev/null
+check '[ "$total" = 0.0 ] && grep -q "it includes /etc/hostname: a file may include" <<<"$out"' "a file that includes /etc/hostname scores $total"
+# Output without end: cut at COLLGRADE_FSIZE_MB and named for it; memory
+# without end: stopped at COLLGRADE_MEM_MB (the allocation fails), not by
+# the machine. (Below the default time limit, so partial.)
+make_cheat chatter "$T/chatter/my_ring.c"
+out=$(COLLGRADE_FSIZE_MB=5 COLLGRADE_TIME_LIMIT=8 "$G" "$T/lab" --file "$T/chatter/my_ring.c" 2>&1); echo "$out"
+check 'grep -qE "TOTAL +0.0 / 100" <<<"$out" && grep -q "output reached 5 MB (COLLGRADE_FSIZE_MB) and was cut there" <<<"$out"' "the chatter is not named for its output"
+make_cheat hog "$T/hog/my_ring.c"
+out=$(COLLGRADE_MEM_MB=1024 COLLGRADE_TIME_LIMIT=30 "$G" "$T/lab" --file "$T/hog/my_ring.c" 2>&1); echo "$out"
+if grep -q 'sanitize "-f' "$(dirname "$G")/../collkit-plugin-env.cmake" 2>/dev/null; then :   # no memory limit there
+else check 'grep -qE "TOTAL +0.0 / 100" <<<"$out" && grep -q "killed by signal 6" <<<"$out"' "the memory hog is not stopped by its limit"; fi
 # A forged verdict: no work, the closing line printed by the file itself.
 make_cheat forger "$T/forger/my_ring.c"
 grade "$T/forger/my_ring.c" > /dev/null
@@ -90,6 +128,18 @@ check '[ "$total" = 0.0 ]' "the forger scores $total"
 make_cheat empty "$T/empty/my_ring.c"
 grade "$T/empty/my_ring.c" > /dev/null
 check '[ "$total" = 0.0 ] && grep -qE "integrity +0.0 / 20" <<<"$out"' "an empty file scores $total: $(grep integrity <<<"$out")"
+# Lab 02's message checks are against its schedule, not the file's
+# descriptor: a ring padded with empty messages, its per-message formulas
+# deleted, and one whose "given" message count was changed to what it sends
+# both fail (lab 02's own lab.conf, at p = 3 only, without its speed part).
+mkdir -p "$T/lab02"
+sed -e '/^part performance/d' -e 's/^\(part correctness .* np=\)[0-9,]*/\13/' "$SRC/labs/02-pipeline/lab.conf" > "$T/lab02/lab.conf"
+out=$("$G" "$T/lab02" --file "$SRC/tests/labs/padded_pipe.c" 2>&1); echo "$out"
+check 'grep -qE "correctness +0.0 / 60 .*pipelined_rs sends [0-9]+ \(padded\)" <<<"$out"' "lab 02: a padded ring without max_msg_bytes passes"
+out=$("$G" "$T/lab02" --file "$SRC/tests/labs/recounted_pipe.c" 2>&1); echo "$out"
+check 'grep -qE "correctness +0.0 / 60 .*messages: rank [0-9] sent [0-9]+, pipelined_rs says [0-9]+" <<<"$out"' "lab 02: a ring with its message count rewritten passes"
+out=$("$G" "$T/lab02" --file "$SRC/labs/02-pipeline/solution/my_pipe.c" 2>&1); echo "$out"
+check 'grep -qE "correctness +60.0 / 60" <<<"$out"' "lab 02: the reference does not pass its message checks"
 # --np-max leaves rank counts out: partial, in the text, the JSON and the exit status.
 grade "$SRC/labs/01-ring/skeleton/my_ring.c" --np-max 1 > /dev/null
 check '[ $rc = 3 ]' "--np-max 1: exit $rc, expected 3 (partial)"

@@ -77,6 +77,33 @@ static uint64_t my_pipe_msgs(int p, int r, size_t count, size_t es, const ck_con
     return (uint64_t)(p - 1) * (my_pipe_chunks(p, count, es, cfg) + 1);
 }
 
+/* Per message: no message is larger than the largest block (an all-gather
+ * step's one message), and a message is empty only where the data is: a
+ * chunk of no elements (a block shorter than nc) in a reduce-scatter step,
+ * an empty block in an all-gather step. */
+static uint64_t my_pipe_largest(int p, int r, size_t count, size_t es, const ck_config *cfg)
+{
+    (void)r; (void)cfg;
+    size_t off0, largest;
+    if (p == 1 || count == 0) return 0;
+    ck_block(count, p, 0, &off0, &largest);
+    return (uint64_t)largest * es;
+}
+
+static uint64_t my_pipe_empty(int p, int r, size_t count, size_t es, const ck_config *cfg)
+{
+    if (p == 1 || count == 0) return 0;
+    const size_t nc = my_pipe_chunks(p, count, es, cfg);
+    uint64_t n = 0;
+    for (int s = 0; s < p - 1; s++) {
+        size_t off, rs_len, ag_len;
+        ck_block(count, p, ((r - s) % p + p) % p, &off, &rs_len);
+        ck_block(count, p, ((r + 1 - s) % p + p) % p, &off, &ag_len);
+        n += (rs_len < nc ? nc - rs_len : 0) + (ag_len == 0);
+    }
+    return n;
+}
+
 const ck_algo my_pipe = {
     .name = "my_pipe",
     .summary = "lab 02: your pipelined ring",
@@ -84,6 +111,8 @@ const ck_algo my_pipe = {
     .bytes_formula = "2(p-1)/p * n",
     .bytes_sent = my_pipe_bytes,
     .msgs_sent = my_pipe_msgs,
+    .max_msg_bytes = my_pipe_largest,
+    .empty_msgs = my_pipe_empty,
     .run = my_pipe_run,
 };
 CK_REGISTER_ALGO(my_pipe)

@@ -10,6 +10,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include "collcheck.h"
 #include "check.h"
 
@@ -28,7 +29,9 @@ int main(int argc, char **argv)
         printf("cannot create a communicator\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    ck_comm_config(comm)->timeout_s = 20;   /* a hang would fail the test, not block it */
+    ck_config cfg = *ck_comm_config(comm);
+    cfg.timeout_s = 20;   /* a hang would fail the test, not block it */
+    ck_comm_set_config(comm, &cfg);
     const ck_algo *ring = ck_algo_find("ring"), *naive = ck_algo_find("naive");
     float fs[64], fr[64];
     int32_t is[64], ir[64];
@@ -71,10 +74,12 @@ int main(int argc, char **argv)
                    "the others hear of it: rc %d '%s'", rc, ck_comm_errmsg(comm));
         /* The pipeline chunk (COLLKIT_CHUNK, per process) cuts the messages of
          * ring_pipelined and tree: ranks that differ are told so. */
-        const size_t chunk = ck_comm_config(comm)->chunk_bytes;
-        if (rank == 1) ck_comm_config(comm)->chunk_bytes = 64;
+        const size_t chunk = cfg.chunk_bytes;
+        if (rank == 1) cfg.chunk_bytes = 64;
+        ck_comm_set_config(comm, &cfg);
         rc = ck_allreduce(comm, ck_algo_find("ring_pipelined"), fs, fr, 64, CK_F32, CK_SUM);
-        ck_comm_config(comm)->chunk_bytes = chunk;
+        cfg.chunk_bytes = chunk;
+        ck_comm_set_config(comm, &cfg);
         CHECK(rc == CK_ERR_MISMATCH && strstr(ck_comm_errmsg(comm), "chunk size differs"), "chunk differs: rc %d '%s'", rc,
               ck_comm_errmsg(comm));
         /* A communicator asked for on different transports: refused on every rank, no hang. */
@@ -88,6 +93,35 @@ int main(int argc, char **argv)
         CHECK(ck_same_command_line(MPI_COMM_WORLD, rank == p - 1 ? 5 : 3, rank == p - 1 ? other : same, "test") ==
               CK_ERR_MISMATCH, "another command line on the last rank");
         CHECK(ck_first_differing_rank(MPI_COMM_WORLD, rank >= 1 ? 7 : 3) == 1, "the first differing rank");
+    }
+
+    /* ---- the settings an algorithm reads are a copy: a write through the
+     * pointer (a cast away from const) changes nothing the library uses */
+    ((ck_config *)ck_comm_config(comm))->chunk_bytes = 1;
+    CHECK(ck_comm_config(comm)->chunk_bytes == cfg.chunk_bytes, "a write into ck_comm_config's copy is not kept: %zu B",
+          ck_comm_config(comm)->chunk_bytes);
+    ck_config bad = cfg;
+    bad.chunk_bytes = 0;
+    CHECK(ck_comm_set_config(comm, &bad) == CK_ERR_INVALID_ARG, "a chunk of 0 B is refused");
+
+    /* ---- a rank alone in a collective: the watchdog names the one it entered */
+    if (p > 1) {
+        const ck_algo *rs = ck_coll_algo_find(CK_COLL_REDUCE_SCATTER, "direct");
+        ck_config quick = cfg;
+        quick.timeout_s = 1;
+        if (rank == 0) {
+            ck_comm_set_config(comm, &quick);
+            rc = ck_reduce_scatter(comm, rs, fs, fr, 0, CK_F32, CK_SUM);
+            CHECK(rc == CK_ERR_TIMEOUT && strstr(ck_comm_errmsg(comm), "(entering ck_reduce_scatter)"),
+                  "alone in a reduce-scatter: rc %d '%s'", rc, ck_comm_errmsg(comm));
+            ck_comm_set_config(comm, &cfg);
+        } else {
+            struct timespec late = {2, 500000000};   /* the others come after rank 0's bound */
+            nanosleep(&late, NULL);
+            rc = ck_reduce_scatter(comm, rs, fs, fr, 0, CK_F32, CK_SUM);
+            CHECK(rc == CK_SUCCESS, "the late ranks' reduce-scatter: rc %d '%s'", rc, ck_comm_errmsg(comm));
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
     }
 
     /* ---- and the communicator still works */

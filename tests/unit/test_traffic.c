@@ -32,8 +32,9 @@ int main(int argc, char **argv)
         printf("cannot create a communicator\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    ck_config *cfg = ck_comm_config(comm);
+    ck_config conf = *ck_comm_config(comm), *cfg = &conf;
     cfg->timeout_s = 20;   /* a hang fails the test instead of blocking it */
+    ck_comm_set_config(comm, cfg);
 
     static const char *const defaults[] = {"tree", "tree2", "rd", "rabenseifner", "ring_pipelined"};
     const char *const *names = argc > 1 ? (const char *const *)argv + 1 : defaults;
@@ -53,6 +54,7 @@ int main(int argc, char **argv)
                 for (size_t i = 0; i < sizeof counts / sizeof *counts; i++) {
                     const size_t n = counts[i], es = ck_dtype_size(dts[di]);
                     cfg->chunk_bytes = chunks[ci];
+                    ck_comm_set_config(comm, cfg);
                     cc_fill(in, n, dts[di], CK_SUM, rank, p);
                     ck_counters_reset(comm);
                     int rc = ck_allreduce(comm, algo, in, out, n, dts[di], CK_SUM);

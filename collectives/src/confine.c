@@ -1,0 +1,104 @@
+/*
+ * confine.c — under the grader (COLLKIT_CONFINE=1), a process whose
+ * algorithms are about to run can no longer start other processes or
+ * programs, nor reach into another process.
+ *
+ * The grader's checks on the object code see what a file names; a file can
+ * still reach a C library function it never names, through the address of
+ * one it may name. What such a call could do to a grade is start a process:
+ * a program that writes where the verdict is read, or one that takes the
+ * CPU while the library's algorithm is being timed. So before the first
+ * collective runs, a seccomp filter (on every thread of the process) makes
+ * fork, vfork, clone without CLONE_THREAD, execve, execveat, ptrace and
+ * process_vm_readv/writev fail with EPERM, and clone3 and io_uring_setup
+ * with ENOSYS (the C library then makes its threads with clone). Threads stay
+ * possible: MPI, the trainer's BLAS and the library's async engine make them.
+ * Everything before that call (MPI's start, the communicator) is not
+ * confined; nothing of the student's runs there (the grader refuses
+ * constructors other than the registration).
+ */
+#define _GNU_SOURCE   /* CLONE_THREAD */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+
+#if defined(__linux__) && !defined(COLLKIT_SMPI)
+#include <errno.h>
+#include <stddef.h>
+#include <sched.h>
+#include <unistd.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+#if defined(__x86_64__)
+#define CK_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define CK_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+#define LOAD(off) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (off))
+#define RET(v) BPF_STMT(BPF_RET | BPF_K, (v))
+/* syscall nr -> return value: two instructions each */
+#define DENY(nr, err) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), RET(SECCOMP_RET_ERRNO | (err))
+
+static int install(void)
+{
+#ifdef CK_AUDIT_ARCH
+    struct sock_filter f[] = {
+        LOAD(offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, CK_AUDIT_ARCH, 1, 0),
+        RET(SECCOMP_RET_ALLOW),   /* another ABI (x32, 32-bit): not ours to judge */
+        LOAD(offsetof(struct seccomp_data, nr)),
+#ifdef __x86_64__
+        /* the x32 numbers of the same calls (the same audit arch) */
+        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 0, 1), RET(SECCOMP_RET_ERRNO | ENOSYS),
+#endif
+#ifdef __NR_fork
+        DENY(__NR_fork, EPERM),
+#endif
+#ifdef __NR_vfork
+        DENY(__NR_vfork, EPERM),
+#endif
+        DENY(__NR_execve, EPERM),
+        DENY(__NR_execveat, EPERM),
+        DENY(__NR_ptrace, EPERM),
+        DENY(__NR_process_vm_readv, EPERM),
+        DENY(__NR_process_vm_writev, EPERM),
+        DENY(__NR_clone3, ENOSYS),
+        DENY(__NR_io_uring_setup, ENOSYS),
+        /* clone: a thread (CLONE_THREAD in its flags, the first argument) only */
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 0, 4),
+        LOAD(offsetof(struct seccomp_data, args[0])),
+        BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 1),
+        RET(SECCOMP_RET_ALLOW),
+        RET(SECCOMP_RET_ERRNO | EPERM),
+        RET(SECCOMP_RET_ALLOW),   /* every other call */
+    };
+    struct sock_fprog prog = {.len = (unsigned short)(sizeof f / sizeof f[0]), .filter = f};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) return -1;
+    return (int)syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog) ? -1 : 0;
+#else
+    return -1;
+#endif
+}
+#else
+static int install(void) { return -1; }
+#endif
+
+void ck_confine_once(void)
+{
+    static int done;
+    if (done) return;
+    done = 1;
+    const char *e = getenv("COLLKIT_CONFINE");
+    if (!e || strcmp(e, "1")) return;
+    if (install()) {
+        fprintf(stderr, "collkit: COLLKIT_CONFINE=1, but this system cannot confine the process (seccomp): "
+                        "other processes stay possible\n");
+        fflush(stderr);
+    }
+}

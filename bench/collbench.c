@@ -26,6 +26,11 @@ int collbench_main(int argc, char **argv)
     int rc = bm_parse_args(argc, argv, &o);
     if (rc == 1) return 0;
     if (rc) return 2;
+    char why[1200];
+    if (o.results && ck_output_free(o.results, o.overwrite, why, sizeof why)) {
+        if (ck_is_print_rank()) fprintf(stderr, "collbench: error: --results %s\n", why);
+        return 2;
+    }
     if (o.mode == BM_MODE_GPUS) {
         /* Scripts decide on it (scripts/bench.sh, scripts/gpu-check.sh): the
          * count on stdout, CUDA's reason on stderr, never swallowed. */

@@ -281,8 +281,11 @@ static FILE *results_open(const cc_options *o, int rank, int p, ck_comm *comm, M
     int ok = 1;
     FILE *f = NULL;
     if (rank == 0 && o->results) {
-        f = fopen(o->results, "w");
-        if (!f) {
+        char why[1200];
+        if (ck_output_free(o->results, o->overwrite, why, sizeof why)) {
+            fprintf(stderr, "collcheck: --results %s\n", why);
+            ok = 0;
+        } else if (!(f = fopen(o->results, "w"))) {
             perror(o->results);
             fprintf(stderr, "collcheck: cannot write --results '%s'\n", o->results);
             ok = 0;

@@ -20,6 +20,6 @@ grep -q '>send to 1 (2)<' "$svg" || fail "no second lane for chunks in flight to
 echo "ok: $got bars, 3 ranks, lanes per chunk in flight"
 out=$("$D" --gantt /dev/null 2>&1); rc=$?
 [ $rc = 2 ] && echo "$out" | grep -q "not a collbench trace" || fail "a file that is no trace: exit $rc: $out"
-out=$("$D" --gantt "$dir/t.json" --call 7 --out "$dir/g" 2>&1); rc=$?
+out=$("$D" --gantt "$dir/t.json" --call 7 --out "$dir/g" --overwrite 2>&1); rc=$?
 [ $rc = 2 ] && echo "$out" | grep -q "no events of call 7" || fail "a call not in the trace: exit $rc: $out"
 echo PASS

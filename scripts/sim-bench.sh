@@ -193,8 +193,8 @@ done
 #    enough for 64 copies in one process.
 LOCAL=16
 ROWS=$((64 * LOCAL * 4 * 5 / 4))   # 4 steps at p = 64 after the 20 % validation split
-"$BUILD/bin/tagsynth" --rows "$ROWS" --out "$OUT/trainer_data.csv" --force > /dev/null
-"$BUILD/bin/tagsynth" --rows 512 --seed 2 --out "$OUT/trainer_holdout.csv" --force > /dev/null
+"$BUILD/bin/tagsynth" --rows "$ROWS" --out "$OUT/trainer_data.csv" --overwrite > /dev/null
+"$BUILD/bin/tagsynth" --rows 512 --seed 2 --out "$OUT/trainer_holdout.csv" --overwrite > /dev/null
 TRAIN=(--data "$OUT/trainer_data.csv" --holdout "$OUT/trainer_holdout.csv" --features 4096 --char-ngrams off --hidden 64
        --epochs 2 --no-save --quiet)
 for p in $TRAIN_NP; do

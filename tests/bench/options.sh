@@ -44,6 +44,7 @@ echo "my results" > "$OUTD/mine.csv"
 for opt in --csv --json --save-model --trace; do
   expect 2 "$opt $OUTD/mine.csv exists \(11 bytes\): not written over" --algo ring $opt "$OUTD/mine.csv"
 done
+expect 2 "--results $OUTD/mine.csv exists \(11 bytes\): not written over" --paired --algo ring,naive --results "$OUTD/mine.csv"
 expect 2 "--csv $OUTD is a directory"               --csv "$OUTD"
 # (accepted: the run gets as far as the next check, which needs a model)
 expect 2 "--extrapolate needs --model FILE"         --extrapolate --csv "$OUTD/empty.csv" --save-model /dev/null

@@ -26,6 +26,19 @@ for v in 0 00 -5 abc 1.5 9999999; do
   out=$("$G" 01 --time-limit "$v" 2>&1); rc=$?
   check '[ $rc = 2 ] && grep -q "time-limit.*'"'$v'"'" <<<"$out"' "--time-limit '$v': exit $rc: $out"
 done
+# A report file that holds something (here the student's own source) is
+# refused before anything is built, untouched; a folder too.
+notes=$(mktemp)
+echo "int my_ring;" > "$notes"
+for o in --json --junit --gradescope; do
+  out=$("$G" 01 $o "$notes" 2>&1); rc=$?
+  check '[ $rc = 2 ] && grep -q -- "$o $notes exists (13 bytes): not written over (give another file, or --overwrite)" <<<"$out"' \
+        "$o over an existing file: exit $rc: $out"
+  out=$("$G" 01 $o /tmp 2>&1); rc=$?
+  check '[ $rc = 2 ] && grep -q -- "$o /tmp is a directory" <<<"$out"' "$o /tmp: exit $rc: $out"
+done
+check '[ "$(cat "$notes")" = "int my_ring;" ]' "a refused report changed the file"
+rm -f "$notes"
 out=$(COLLGRADE_TIME_LIMIT=soon "$G" 01 2>&1); rc=$?
 check '[ $rc = 2 ] && grep -q "COLLGRADE_TIME_LIMIT.*'"'soon'"'" <<<"$out"' "COLLGRADE_TIME_LIMIT=soon: exit $rc: $out"
 # An instructor's malformed lab.conf: one message naming the file and the

@@ -81,6 +81,19 @@ int collbench_main(int argc, char **argv)
         ck_watch_finalize();
         return 2;
     }
+    /* The largest size's buffers, before any is allocated: about 6 times -e
+     * per rank (send and receive buffers, the check's expected result and
+     * inputs, the algorithm's scratch space), 8 with --paired (each
+     * algorithm its own buffers). */
+    {
+        char what[96];
+        const uint64_t per = o.mode == BM_MODE_PAIRED ? 8 : o.mode == BM_MODE_PINGPONG ? 4 : 6;
+        snprintf(what, sizeof what, "-e %zu B", o.maxbytes);
+        if (ck_memory_fits(MPI_COMM_WORLD, per * (uint64_t)o.maxbytes + (16u << 20), "collbench", what)) {
+            ck_watch_finalize();
+            return 2;
+        }
+    }
     ck_comm *comm = NULL;
     rc = ck_comm_create(MPI_COMM_WORLD, o.mem, &comm);
     if (rc) {

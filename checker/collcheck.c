@@ -432,6 +432,24 @@ int collcheck_main(int argc, char **argv)
         if (!was_init) MPI_Finalize();
         return 2;
     }
+    /* The largest case's buffers, before any is allocated: about 8 times its
+     * bytes per rank (send and receive buffers, each with a copy read back,
+     * the expected result, the ranks' results compared, the algorithm's
+     * scratch space). */
+    uint64_t largest = 0;
+    for (int k = 0; k < ncases; k++)
+        if ((uint64_t)cases[k].count * ck_dtype_size(cases[k].dt) > largest)
+            largest = (uint64_t)cases[k].count * ck_dtype_size(cases[k].dt);
+    char what[96];
+    snprintf(what, sizeof what, "the largest case (%llu B)", (unsigned long long)largest);
+    if (ck_memory_fits(MPI_COMM_WORLD, 8 * largest + (16u << 20), "collcheck", what)) {
+        free(cases);
+        cc_release_buffers();
+        ck_comm_destroy(comm);
+        MPI_Comm_free(&ctl);
+        if (!was_init) MPI_Finalize();
+        return 2;
+    }
     int width = 6;
     for (int a = 0; a < o.nalgos; a++)
         if ((int)strlen(o.algos[a]->name) > width) width = (int)strlen(o.algos[a]->name);

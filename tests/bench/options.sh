@@ -52,7 +52,7 @@ expect 2 "--extrapolate needs --model FILE"         --extrapolate --csv "$OUTD/m
 [ "$(cat "$OUTD/mine.csv")" = "my results" ] || { echo "FAIL: the user's file was changed"; expect_fails=$((expect_fails + 1)); }
 rm -rf "$OUTD"
 # A size no machine here has the memory for: refused with the figures, never an OOM kill
-expect 2 "collbench: not enough memory for -e 1099511627776 B: about 6.1e\+03 GiB per rank" --algo ring -b 8 -e 1024G --model none
+expect 2 "collbench: not enough memory for -e 1099511627776 B: about 6.1[0-9]*e\+03 GiB per rank" --algo ring -b 8 -e 1024G --model none
 # Every numeric option: an empty value, NaN and inf are errors, never 0 or "off".
 for opt in -b -e -f -n -w -c --pmax --trace-capacity --chunk --time-budget; do
   expect 2 "$opt '': expected (a number|an integer), got an empty string" "$opt" ""

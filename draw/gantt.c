@@ -10,10 +10,14 @@
  * another layout is refused with the line that does not fit, not drawn.
  */
 #include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "colldraw.h"
+
+#define CK_GANTT_MAX_ID (1 << 24)   /* the largest rank or lane number a trace may name */
 
 typedef struct gev {
     int    pid, tid, step, call;
@@ -25,6 +29,10 @@ typedef struct lane {
     int  pid, tid;
     char name[64];
 } lane;
+
+/* A whole number in [lo, hi] (a rank, a lane, a step, a call), so a forged
+ * trace can neither overflow an int nor draw a rank that no row has. */
+static int whole(double v, double lo, double hi) { return v == (double)(long long)v && v >= lo && v <= hi; }
 
 /* The value after "key": a number, or a string (copied into out). */
 static int num_after(const char *line, const char *key, double *v)
@@ -75,13 +83,20 @@ int cd_gantt(const char *trace, int call, const char *out_svg, char *err, size_t
     char line[2048], title[160] = "";
     while (fgets(line, sizeof line, f)) {
         lineno++;
+        if (!strchr(line, '\n') && !feof(f)) {   /* collbench writes short lines: a long one is no event of its */
+            snprintf(err, errlen, "%s line %d: longer than %zu bytes: not a trace as collbench writes it", trace, lineno,
+                     sizeof line - 2);
+            rc = -1;
+            break;
+        }
         if (strstr(line, "\"tool\":\"collbench\"")) collbench = 1;
         if (strstr(line, "\"name\":\"thread_name\"")) {
             lane l;
             double pid, tid;
             if (num_after(line, "\"pid\":", &pid) || num_after(line, "\"tid\":", &tid) ||
-                str_after(line, "\"args\":{\"name\":\"", l.name, sizeof l.name)) {
-                snprintf(err, errlen, "%s line %d: a thread name without pid, tid or name", trace, lineno);
+                str_after(line, "\"args\":{\"name\":\"", l.name, sizeof l.name) || !whole(pid, 0, CK_GANTT_MAX_ID) ||
+                !whole(tid, 0, CK_GANTT_MAX_ID)) {
+                snprintf(err, errlen, "%s line %d: a thread name without its name, or a pid or tid that is no whole number from 0 to 2^24", trace, lineno);
                 rc = -1;
                 break;
             }
@@ -98,8 +113,10 @@ int cd_gantt(const char *trace, int call, const char *out_svg, char *err, size_t
         double pid, tid, step, c;
         if (num_after(line, "\"pid\":", &pid) || num_after(line, "\"tid\":", &tid) || num_after(line, "\"ts\":", &e.ts) ||
             num_after(line, "\"dur\":", &e.dur) || num_after(line, "\"step\":", &step) ||
-            num_after(line, "\"call\":", &c) || str_after(line, "\"cat\":\"", e.cat, sizeof e.cat) || e.dur < 0) {
-            snprintf(err, errlen, "%s line %d: not an event as collbench writes it (pid, tid, ts, dur, cat, step, call)",
+            num_after(line, "\"call\":", &c) || str_after(line, "\"cat\":\"", e.cat, sizeof e.cat) ||
+            !isfinite(e.ts) || !isfinite(e.dur) || e.dur < 0 || !whole(pid, 0, CK_GANTT_MAX_ID) ||
+            !whole(tid, 0, CK_GANTT_MAX_ID) || !whole(step, INT_MIN, INT_MAX) || !whole(c, 0, INT_MAX)) {
+            snprintf(err, errlen, "%s line %d: not an event as collbench writes it (pid, tid, ts, dur, cat, step, call; finite times, dur >= 0, whole numbers)",
                      trace, lineno);
             rc = -1;
             break;

@@ -59,6 +59,8 @@ algo = my_ring'
 bad_conf kind    "4: part b: unknown kind 'chek' \\(known: check, integrity"  "$head" "part a 10 integrity" "part b 10 chek np=2"
 bad_conf points  "3: part a: points 'ten': expected a whole number"         "$head" "part a ten integrity"
 bad_conf nofile  " no 'file =' line"                                          "algo = my_ring" "part a 10 integrity"
+bad_conf fileglob "1: file: '\*' is not a C file's path relative to the lab folder" "file = *" "algo = my_ring" "part a 10 integrity"
+bad_conf fileabs "1: file: '/etc/passwd' is not a C file's path"           "file = /etc/passwd" "algo = my_ring" "part a 10 integrity"
 bad_conf np0     "3: part a: np=0: expected rank counts"                     "$head" "part a 10 check np=0"
 bad_conf npabc   "3: part a: np=1,abc: expected rank counts"                   "$head" "part a 10 check np=1,abc"
 bad_conf np_big  "3: part a: np=5000: 5000 ranks is more than 4096"          "$head" "part a 10 check np=5000"

@@ -138,14 +138,26 @@ int cd_gantt(const char *trace, int call, const char *out_svg, char *err, size_t
     if (rc) { free(ev); free(ln); return rc; }
 
     /* lanes that carry events of this call, in rank then lane order */
-    qsort(ln, (size_t)nln, sizeof *ln, cmp_lane);
+    if (nln) qsort(ln, (size_t)nln, sizeof *ln, cmp_lane);
     int *used = calloc((size_t)(nln ? nln : 1), sizeof *used), nused = 0;
     double t0 = 1e300, t1 = -1e300;
+    int unnamed = -1;   /* an event on a lane no thread name names would be drawn nowhere */
     for (int i = 0; i < nev; i++) {
         if (ev[i].ts < t0) t0 = ev[i].ts;
         if (ev[i].ts + ev[i].dur > t1) t1 = ev[i].ts + ev[i].dur;
+        int named = 0;
         for (int k = 0; k < nln && used; k++)
-            if (ln[k].pid == ev[i].pid && ln[k].tid == ev[i].tid && !used[k]) { used[k] = 1; nused++; }
+            if (ln[k].pid == ev[i].pid && ln[k].tid == ev[i].tid) {
+                named = 1;
+                if (!used[k]) { used[k] = 1; nused++; }
+            }
+        if (!named && unnamed < 0) unnamed = i;
+    }
+    if (used && unnamed >= 0) {
+        snprintf(err, errlen, "%s: an event of rank %d, lane %d has no thread name (the lane collbench names): "
+                 "not a trace as collbench writes it", trace, ev[unnamed].pid, ev[unnamed].tid);
+        free(ev); free(ln); free(used);
+        return -1;
     }
     if (!used) { free(ev); free(ln); snprintf(err, errlen, "out of memory"); return -1; }
     const int LEFT = 190, RH = 18, TOPM = 56, W = 1100;

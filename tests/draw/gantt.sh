@@ -32,5 +32,6 @@ forge 's/"ts":[0-9.]*/"ts":nan/' "line [0-9]+: not an event as collbench writes 
 forge 's/"dur":[0-9.]*/"dur":inf/' "line [0-9]+: not an event as collbench writes it"
 forge 's/"pid":[0-9]*/"pid":2147483648/' "line [0-9]+: a thread name without its name, or a pid or tid"
 forge 's/"call":[0-9]*/"call":0.5/' "line [0-9]+: not an event"
+forge '/thread_name/d' "an event of rank [0-9]+, lane [0-9]+ has no thread name"
 echo "ok: forged events refused"
 echo PASS

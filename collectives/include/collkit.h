@@ -247,7 +247,7 @@ enum {
  * defined: the end of its algorithm file. The checker, the benchmark, the
  * trainer and the labs read it from here and nowhere else. */
 struct ck_algo {
-    const char     *name;          /* what --algo takes */
+    const char     *name;          /* what --algo takes: 1 to 63 letters, digits, _ . -; not all, list, auto */
     const char     *summary;       /* one line for --algo list */
     unsigned        mem;           /* CK_MEM_* kinds it runs on */
     unsigned        flags;         /* CK_ALGO_* */

@@ -694,8 +694,9 @@ static int naive_small_run(ck_comm *comm, const void *sendbuf, void *recvbuf, si
     return CK_SUCCESS;
 }
 
-/* What it claims: the ring's formula, and below p elements the reduce and
- * broadcast's (root 2(p-1)n, others 2n... here root (p-1)n up, (p-1)n down). */
+/* What it claims: the ring's formula, and below p elements the broadcast's
+ * (root (p-1)n, each other rank its n up to the root): the root's count is
+ * one n short, as its loop is. */
 static uint64_t small_bytes(int p, int r, size_t count, size_t es, const ck_config *cfg)
 {
     if (count >= (size_t)p || p == 1) return ring_bytes(p, r, count, es, cfg);

@@ -37,6 +37,9 @@ for o in --json --junit --gradescope; do
   out=$("$G" 01 $o /tmp 2>&1); rc=$?
   check '[ $rc = 2 ] && grep -q -- "$o /tmp is a directory" <<<"$out"' "$o /tmp: exit $rc: $out"
 done
+out=$("$G" 01 --json /nonexistent/r.json 2>&1); rc=$?
+check '[ $rc = 2 ] && grep -q -- "--json /nonexistent/r.json: /nonexistent is not a folder collgrade can write into" <<<"$out"' \
+      "--json in a missing folder: exit $rc: $out"
 check '[ "$(cat "$notes")" = "int my_ring;" ]' "a refused report changed the file"
 rm -f "$notes"
 out=$(COLLGRADE_TIME_LIMIT=soon "$G" 01 2>&1); rc=$?

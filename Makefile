@@ -29,6 +29,8 @@ else ifeq ($(SANITIZE),thread)
   BUILD ?= build-tsan
   CMAKE_FLAGS += -DCOLLKIT_SANITIZE=thread -DCMAKE_BUILD_TYPE=RelWithDebInfo
   CTEST_FLAGS += -L tsan
+else ifneq ($(filter-out 0,$(SANITIZE)),)
+  $(error SANITIZE=$(SANITIZE): use 1 (ASan + UBSan), thread (TSan) or 0 (none))
 else
   BUILD ?= build
 endif

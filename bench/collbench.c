@@ -26,6 +26,11 @@ int collbench_main(int argc, char **argv)
     int rc = bm_parse_args(argc, argv, &o);
     if (rc == 1) return 0;
     if (rc) return 2;
+    char why[1200];
+    if (o.results && ck_output_free(o.results, o.overwrite, why, sizeof why)) {
+        if (ck_is_print_rank()) fprintf(stderr, "collbench: error: --results %s\n", why);
+        return 2;
+    }
     if (o.mode == BM_MODE_GPUS) {
         /* Scripts decide on it (scripts/bench.sh, scripts/gpu-check.sh): the
          * count on stdout, CUDA's reason on stderr, never swallowed. */
@@ -75,6 +80,19 @@ int collbench_main(int argc, char **argv)
     if (ck_same_command_line(MPI_COMM_WORLD, argc, argv, "collbench")) {
         ck_watch_finalize();
         return 2;
+    }
+    /* The largest size's buffers, before any is allocated: about 6 times -e
+     * per rank (send and receive buffers, the check's expected result and
+     * inputs, the algorithm's scratch space), 8 with --paired (each
+     * algorithm its own buffers). */
+    {
+        char what[96];
+        const uint64_t per = o.mode == BM_MODE_PAIRED ? 8 : o.mode == BM_MODE_PINGPONG ? 4 : 6;
+        snprintf(what, sizeof what, "-e %zu B", o.maxbytes);
+        if (ck_memory_fits(MPI_COMM_WORLD, per * (uint64_t)o.maxbytes + (16u << 20), "collbench", what)) {
+            ck_watch_finalize();
+            return 2;
+        }
     }
     ck_comm *comm = NULL;
     rc = ck_comm_create(MPI_COMM_WORLD, o.mem, &comm);

@@ -39,6 +39,7 @@ typedef struct bm_opts {
     uint64_t    seed;                 /* --seed: the checker's inputs (cc_set_seed) */
     const char *results;              /* --results FILE (--paired): every timed call's record, for collverify */
     ck_coll     coll;                 /* --coll: the collective swept (default all-reduce) */
+    int         overwrite;            /* --overwrite: existing output files may be written over */
 } bm_opts;
 
 /* Parse the command line (no MPI needed). Returns 0 to run, 1 when help was

@@ -60,8 +60,9 @@ static void usage(FILE *f)
 "      --json FILE         results as JSON\n"
 "      --trace FILE        run one extra traced call per size and write a Chrome trace (Perfetto)\n"
 "      --trace-capacity N  events kept per rank (default 200000)\n"
-"      --overwrite         write over existing --csv, --json, --save-model and --trace files (they\n"
-"                          are refused otherwise, before anything runs)\n"
+"      --overwrite         write over existing --csv, --json, --save-model, --trace and --results\n"
+"                          files (a file that holds something is refused otherwise, before\n"
+"                          anything runs)\n"
 "  -h, --help\n");
 }
 
@@ -127,7 +128,7 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
         {"coll", 1, 0, O_COLL},
         {0, 0, 0, 0}};
     const char *algo_spec = "all", *transport = NULL;
-    int rc, tmp = 0, overwrite = 0;
+    int rc, tmp = 0;
     memset(o, 0, sizeof *o);
     o->mode = BM_MODE_SWEEP;
     o->minbytes = 8;
@@ -178,7 +179,7 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
         case O_MODEL: o->model = optarg; break;
         case O_SAVE: o->save_model = optarg; break;
         case O_TRACE: o->trace = optarg; break;
-        case O_OVERWRITE: overwrite = 1; break;
+        case O_OVERWRITE: o->overwrite = 1; break;
         case O_TRACECAP:
             if ((rc = parse_int("--trace-capacity", optarg, 16, 1 << 22, &tmp))) return rc;
             o->trace_capacity = (size_t)tmp;
@@ -239,12 +240,14 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
     if (o->trace && o->mode != BM_MODE_SWEEP) return fail("--trace works with the all-reduce sweep only");
     if (o->json && o->mode != BM_MODE_SWEEP) return fail("--json works with the all-reduce sweep only (use --csv)");
     if (o->extrap_every_p && o->mode != BM_MODE_EXTRAPOLATE) return fail("--every-p works with --extrapolate only");
-    /* The output files: a user's file is never replaced unasked (ck_output_free). */
+    /* The output files: a user's file is never replaced unasked (ck_output_free).
+     * --results is checked by collbench itself (collbench.c): collverify
+     * parses the same options, and there the file is its input. */
     const char *outs[4][2] = {{"--csv", o->csv}, {"--json", o->json}, {"--save-model", o->save_model},
                               {"--trace", o->trace}};
     for (int i = 0; i < 4; i++) {
         char why[1200];
-        if (outs[i][1] && ck_output_free(outs[i][1], overwrite, why, sizeof why)) return fail("%s %s", outs[i][0], why);
+        if (outs[i][1] && ck_output_free(outs[i][1], o->overwrite, why, sizeof why)) return fail("%s %s", outs[i][0], why);
     }
     return 0;
 }

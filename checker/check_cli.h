@@ -45,6 +45,7 @@ typedef struct {
     int           inputs;         /* bit 0: exact integer inputs, bit 1: random floats */
     uint64_t      seed;           /* --seed (0: the default inputs) */
     const char   *results;        /* --results FILE: what every call produced, for collverify (NULL: none) */
+    int           overwrite;      /* --overwrite: an existing --results file may be written over */
     int           require_msgs;   /* --require-msgs: a descriptor without msgs_sent fails */
     ck_coll       coll;           /* --coll: the collective checked (default all-reduce) */
 } cc_options;

@@ -153,6 +153,9 @@ static int speaks_first(const cc_result *r)
     /* A watchdog that also found the message its receive missed (another
      * tag, another peer) names the mistake, not only where it stuck. */
     if (r->status == CK_ERR_TIMEOUT) return strstr(r->msg, "waits unreceived") ? 3 : 2;
+    /* A rank whose bytes or messages only were off speaks after one whose
+     * result or guard bytes are wrong: a wrong value says more. */
+    if (!strncmp(r->msg, "traffic:", 8) || !strncmp(r->msg, "messages:", 9)) return 0;
     return 1;
 }
 
@@ -281,8 +284,11 @@ static FILE *results_open(const cc_options *o, int rank, int p, ck_comm *comm, M
     int ok = 1;
     FILE *f = NULL;
     if (rank == 0 && o->results) {
-        f = fopen(o->results, "w");
-        if (!f) {
+        char why[1200];
+        if (ck_output_free(o->results, o->overwrite, why, sizeof why)) {
+            fprintf(stderr, "collcheck: --results %s\n", why);
+            ok = 0;
+        } else if (!(f = fopen(o->results, "w"))) {
             perror(o->results);
             fprintf(stderr, "collcheck: cannot write --results '%s'\n", o->results);
             ok = 0;
@@ -422,6 +428,24 @@ int collcheck_main(int argc, char **argv)
             }
             else fprintf(stderr, "collcheck: no case to run at p = %d with these options\n", p);
         }
+        free(cases);
+        cc_release_buffers();
+        ck_comm_destroy(comm);
+        MPI_Comm_free(&ctl);
+        if (!was_init) MPI_Finalize();
+        return 2;
+    }
+    /* The largest case's buffers, before any is allocated: about 8 times its
+     * bytes per rank (send and receive buffers, each with a copy read back,
+     * the expected result, the ranks' results compared, the algorithm's
+     * scratch space). */
+    uint64_t largest = 0;
+    for (int k = 0; k < ncases; k++)
+        if ((uint64_t)cases[k].count * ck_dtype_size(cases[k].dt) > largest)
+            largest = (uint64_t)cases[k].count * ck_dtype_size(cases[k].dt);
+    char what[96];
+    snprintf(what, sizeof what, "the largest case (%llu B)", (unsigned long long)largest);
+    if (ck_memory_fits(MPI_COMM_WORLD, 8 * largest + (16u << 20), "collcheck", what)) {
         free(cases);
         cc_release_buffers();
         ck_comm_destroy(comm);

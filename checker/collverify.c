@@ -455,7 +455,16 @@ static int verify_check(const vf_opts *vo, const cc_options *o, vf_file *f, cons
     char *tok[MAX_TOK];
     int ntok;
     if (ncases <= 0) { printf("collverify: no case to check at p = %d with these options\n", p); return 2; }
-    if (check_header(f, "collcheck", p, o->seed, cfg->chunk_bytes, vo->coll, tok, &ntok)) {
+    uint64_t vr = 0;
+    int header_bad = check_header(f, "collcheck", p, o->seed, cfg->chunk_bytes, vo->coll, tok, &ntok);
+    /* The calls per case the header says were made, against --repeat: the
+     * records are counted against the options, the header must agree. */
+    if (!header_bad && (cc_kv_u64(tok, ntok, "repeat", &vr) || vr != (uint64_t)o->repeat)) {
+        printf("collverify: the header says repeat=%s; the options make %d calls per case\n",
+               cc_kv_get(tok, ntok, "repeat") ? cc_kv_get(tok, ntok, "repeat") : "(none)", o->repeat);
+        header_bad = 1;
+    }
+    if (header_bad) {
         printf("0 passed, %d failed\n", o->nalgos * ncases);
         free(cases);
         return 1;

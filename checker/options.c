@@ -60,7 +60,9 @@ static void usage(FILE *f)
         "  --seed S           another set of exact and random inputs (an integer; default 0): results\n"
         "                     cannot be known before S is chosen, diagnoses decode them the same way\n"
         "  --results FILE     write what every call produced (each rank's result digest and counted\n"
-        "                     traffic) for collverify, which checks it outside this process\n"
+        "                     traffic) for collverify, which checks it outside this process; a file\n"
+        "                     that holds something is refused before any case runs\n"
+        "  --overwrite        write over an existing --results file\n"
         "  --require-msgs     fail an algorithm whose descriptor declares no message count (msgs_sent)\n"
         "  -v, --verbose      print every failing rank's diagnosis, not only the first\n"
         "  -h, --help         this text\n"
@@ -168,6 +170,7 @@ int cc_parse_args(int argc, char **argv, cc_options *o, int quiet)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { if (!quiet) usage(stdout); return 0; }
         if (!strcmp(a, "--quick")) { o->quick = 1; continue; }
         if (!strcmp(a, "--require-msgs")) { o->require_msgs = 1; continue; }
+        if (!strcmp(a, "--overwrite")) { o->overwrite = 1; continue; }
         if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) { o->verbose = 1; continue; }
         if (strncmp(a, "--", 2)) BAD("unexpected argument '%s'", a);
         char *eq = strchr(a, '=');

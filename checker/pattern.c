@@ -85,8 +85,11 @@ int cc_pattern(char *out, size_t cap, const cc_outcome *o, int n, int p)
     int said = 0;
     for (size_t d = 0; d < sizeof dims / sizeof dims[0] && nfail >= 2; d++) {   /* one failure is "only" anything */
         if (p < dims[d].min_p) continue;
+        /* A count of 0 never reaches the algorithm (the library returns
+         * first): such a case passing says nothing, and is no contrast. */
         unsigned all = 0, bad = 0;
         for (int k = 0; k < n; k++) {
+            if (!o[k].cs.count && !o[k].failed) continue;
             unsigned bitv = 1u << (dims[d].value(&o[k].cs, p) & 31);
             all |= bitv;
             if (o[k].failed) bad |= bitv;
@@ -96,6 +99,7 @@ int cc_pattern(char *out, size_t cap, const cc_outcome *o, int n, int p)
          * (i64 has no avg: "only for i64" must not bring "not for avg"). */
         unsigned like = 0;
         for (int k = 0; k < n; k++) {
+            if (!o[k].cs.count && !o[k].failed) continue;
             int comparable = 1;
             for (size_t e = 0; e < sizeof dims / sizeof dims[0] && comparable; e++) {
                 if (e == d || p < dims[e].min_p) continue;

@@ -1,7 +1,7 @@
 /*
  * tagsynth — a synthetic tagging dataset of any size, in the Made With ML format.
  *
- *   tagsynth --rows N --out FILE [--seed S] [--force]
+ *   tagsynth --rows N --out FILE [--seed S] [--overwrite]
  *
  * Why: the real dataset has 764 rows, which is too few to time data-parallel
  * training at scale or to stress the loader. This writes N rows (millions if
@@ -15,10 +15,10 @@
  * words, all written by the RFC 4180 rules (quote a field that holds a comma,
  * quote or line break; double the quotes inside).
  *
- * Safety: an existing FILE is never replaced unless --force is given. The
+ * Safety: an existing FILE is never replaced unless --overwrite is given. The
  * rows go to a temporary file next to FILE, which is flushed, fsync'ed and
- * then linked (no --force: fails if FILE appeared meanwhile) or renamed
- * (--force) into place, so FILE is never seen half-written.
+ * then linked (no --overwrite: fails if FILE appeared meanwhile) or renamed
+ * (--overwrite) into place, so FILE is never seen half-written.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -184,16 +184,16 @@ static void write_field(FILE *f, const str *b)
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: tagsynth --rows N --out FILE [--seed S] [--force]\n"
+        "usage: tagsynth --rows N --out FILE [--seed S] [--overwrite]\n"
         "\n"
         "Writes a synthetic tagging dataset of N rows in the Made With ML CSV format\n"
         "(header id,created_on,title,description,tag; tags computer-vision, mlops,\n"
         "natural-language-processing, other in the real class proportions).\n"
         "\n"
         "  --rows N     number of data rows, 1 .. 1000000000 (K, M: x1024)\n"
-        "  --out FILE   where to write; an existing FILE is refused unless --force\n"
+        "  --out FILE   where to write; an existing FILE is refused unless --overwrite\n"
         "  --seed S     random seed (default 1); the same seed gives the same file\n"
-        "  --force      replace FILE if it exists\n"
+        "  --overwrite  replace FILE if it exists\n"
         "  --help       this text\n");
 }
 
@@ -205,7 +205,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 0; }
-        if (!strcmp(a, "--force")) { force = 1; continue; }
+        if (!strcmp(a, "--overwrite")) { force = 1; continue; }
         if (!strcmp(a, "--rows") || !strcmp(a, "--out") || !strcmp(a, "--seed")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "tagsynth: %s needs a value\n", a);
@@ -245,7 +245,7 @@ int main(int argc, char **argv)
             return 1;
         }
         if (!force) {
-            fprintf(stderr, "tagsynth: %s already exists; not replacing it (use --force to replace)\n", out);
+            fprintf(stderr, "tagsynth: %s exists: not written over (give another file, or --overwrite)\n", out);
             return 1;
         }
     }
@@ -324,7 +324,7 @@ int main(int argc, char **argv)
             /* link() fails instead of replacing: a file created at FILE while
              * we were writing is kept. */
             if (errno == EEXIST)
-                fprintf(stderr, "tagsynth: %s appeared while writing; not replacing it (use --force)\n", out);
+                fprintf(stderr, "tagsynth: %s appeared while writing; not replacing it (use --overwrite)\n", out);
             else
                 fprintf(stderr, "tagsynth: cannot create %s: %s\n", out, strerror(errno));
             rc = 1;

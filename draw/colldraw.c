@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "collcheck.h"
 #include "collkit_algo.h"
@@ -177,6 +178,7 @@ typedef struct opts {
     const char *algo, *out, *transport, *gantt;
     ck_coll     coll;
     int         call;      /* --gantt: which call of the trace */
+    int         overwrite; /* --overwrite: an earlier drawing in --out is replaced */
     int         np;        /* 0: the job's size */
     long long   count;     /* -1: 2p */
     int         inplace;
@@ -187,8 +189,8 @@ static int usage(FILE *f, const char *prog)
 {
     fprintf(f,
             "usage: %s --algo NAME [--coll C] [--np P] [--count N] [--inplace 0|1] [--out DIR]\n"
-            "          [--transport mpi|shm] [--timeout SEC]\n"
-            "       %s --gantt TRACE.json [--call K] [--out DIR]\n"
+            "          [--transport mpi|shm] [--timeout SEC] [--overwrite]\n"
+            "       %s --gantt TRACE.json [--call K] [--out DIR] [--overwrite]\n"
             "Run one all-reduce (or --coll) of NAME (any registered algorithm: %s --algo list)\n"
             "with every step recorded, and draw it: per step each rank's buffer as a row of blocks coloured\n"
             "by whose contributions they hold, and the step's messages as arrows labelled with\n"
@@ -206,7 +208,9 @@ static int usage(FILE *f, const char *prog)
             "                  buffer drawn) or out of place (the buffer drawn starts empty)\n"
             "  --out DIR       where to write (default colldraw-NAME-pP): frame-NN.svg (one per\n"
             "                  step), index.html (every frame, a step control, works offline),\n"
-            "                  frames.txt (the frames as text)\n"
+            "                  frames.txt (the frames as text); DIR must be new or empty\n"
+            "  --overwrite     replace an earlier drawing (or gantt.svg) in DIR; a folder holding\n"
+            "                  any other file is refused all the same\n"
             "  --transport T   mpi (default) or shm (default for algorithms that need it)\n"
             "  --timeout SEC   the hang watchdog (default 30)\n"
             "  --gantt TRACE   no run: draw call K (default 0) of a collbench trace\n"
@@ -232,6 +236,7 @@ static int parse(int argc, char **argv, opts *o, int print)
             if (print) usage(stdout, argv[0]);
             return 0;
         }
+        if (!strcmp(a, "--overwrite")) { o->overwrite = 1; continue; }
         if (i + 1 >= argc) {
             if (print) fprintf(stderr, "%s: %s needs a value (or is no option: see --help)\n", argv[0], a);
             return 2;
@@ -606,8 +611,15 @@ int colldraw_main(int argc, char **argv, const char *tool)
         char dir[1024], svg[1100], err[1300];
         snprintf(dir, sizeof dir, "%s", o.out ? o.out : "colldraw-gantt");
         snprintf(svg, sizeof svg, "%s/gantt.svg", dir);
-        if (cd_out_dir(dir, 1, err, sizeof err) || cd_gantt(o.gantt, o.call, svg, err, sizeof err)) {
+        struct stat st;
+        const int existed = stat(dir, &st) == 0;
+        if (cd_out_dir(dir, 1, o.overwrite, 0, err, sizeof err)) {
             fprintf(stderr, "%s: %s\n", argv[0], err);
+            return 2;
+        }
+        if (cd_gantt(o.gantt, o.call, svg, err, sizeof err)) {
+            fprintf(stderr, "%s: %s\n", argv[0], err);
+            if (!existed) rmdir(dir);   /* a trace refused leaves no empty folder behind */
             return 2;
         }
         printf("colldraw: call %d of %s drawn in %s\n", o.call, o.gantt, svg);
@@ -636,6 +648,18 @@ int colldraw_main(int argc, char **argv, const char *tool)
     if (count > CD_MAX_COUNT) {
         if (rank == 0) fprintf(stderr, "%s: %zu elements: colldraw draws 0 to %d\n", argv[0], count, CD_MAX_COUNT);
         goto out;
+    }
+    {   /* the output folder, checked before the run: a refusal costs nothing */
+        char dir[512], werr[600];
+        int ok = 1;
+        if (o.out) snprintf(dir, sizeof dir, "%s", o.out);
+        else snprintf(dir, sizeof dir, "colldraw-%s-p%d", o.algo, p);
+        if (rank == 0 && cd_out_dir(dir, 0, o.overwrite, 1, werr, sizeof werr)) {
+            fprintf(stderr, "%s: %s\n", argv[0], werr);
+            ok = 0;
+        }
+        MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (!ok) goto out;
     }
     const char *tp = o.transport ? o.transport : (algo->mem & CK_MEM_HOST) ? "mpi" : "shm";
     unsigned mem = !strcmp(tp, "shm") ? (CK_MEM_HOST | CK_MEM_SHM) : CK_MEM_HOST;
@@ -708,7 +732,7 @@ int colldraw_main(int argc, char **argv, const char *tool)
         if (gbad || !g || build_model(&m, g)) {
             fprintf(stderr, "%s: out of memory for the frames\n", argv[0]);
             status = 2;
-        } else if (cd_write_all(&m, dir, werr, sizeof werr)) {
+        } else if (cd_write_all(&m, dir, o.overwrite, werr, sizeof werr)) {
             fprintf(stderr, "%s: %s\n", argv[0], werr);
             status = 2;
         } else {

@@ -71,11 +71,12 @@ typedef struct cd_model {
 
 /* Output files into dir (cd_out_dir): frame-NN.svg, index.html, frames.txt.
  * Returns 0, or -1 with the reason in err. */
-int  cd_write_all(const cd_model *m, const char *dir, char *err, size_t errlen);
-/* Make dir ready for output: created if missing; an existing one must be empty or hold only what
- * colldraw writes there (a drawing: frame-NN.svg, frames.txt, index.html; gantt: gantt.svg), so a
- * user's files are never overwritten. Returns 0, or -1 with the reason in err. */
-int  cd_out_dir(const char *dir, int gantt, char *err, size_t errlen);
+int  cd_write_all(const cd_model *m, const char *dir, int overwrite, char *err, size_t errlen);
+/* Make dir ready for output: created if missing; an existing one must be empty, or hold only what
+ * colldraw writes there (a drawing: frame-NN.svg, frames.txt, index.html; gantt: gantt.svg) and
+ * overwrite be set (--overwrite), so a user's files are never written over. dry: only check, before
+ * the run (nothing is made or removed). Returns 0, or -1 with the reason in err. */
+int  cd_out_dir(const char *dir, int gantt, int overwrite, int dry, char *err, size_t errlen);
 /* The text dump (frames.txt): the frames as sets and messages, no algorithm
  * name, so two algorithms that do the same thing give the same text. */
 void cd_write_text(const cd_model *m, FILE *f);

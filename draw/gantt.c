@@ -18,10 +18,14 @@
  * in another layout is refused with the line that does not fit, not drawn.
  */
 #include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "colldraw.h"
+
+#define CK_GANTT_MAX_ID (1 << 24)   /* the largest rank or lane number a trace may name */
 
 typedef struct gev {
     int    pid, tid, step, call;
@@ -34,6 +38,10 @@ typedef struct lane {
     int  pid, tid;
     char name[64];
 } lane;
+
+/* A whole number in [lo, hi] (a rank, a lane, a step, a call), so a forged
+ * trace can neither overflow an int nor draw a rank that no row has. */
+static int whole(double v, double lo, double hi) { return v == (double)(long long)v && v >= lo && v <= hi; }
 
 /* The value after "key": a number, or a string (copied into out). */
 static int num_after(const char *line, const char *key, double *v)
@@ -97,6 +105,12 @@ int cd_gantt(const char *trace, int call, const char *out_svg, char *err, size_t
     double cores = 0;
     while (fgets(line, sizeof line, f)) {
         lineno++;
+        if (!strchr(line, '\n') && !feof(f)) {   /* collbench writes short lines: a long one is no event of its */
+            snprintf(err, errlen, "%s line %d: longer than %zu bytes: not a trace as collbench writes it", trace, lineno,
+                     sizeof line - 2);
+            rc = -1;
+            break;
+        }
         if (strstr(line, "\"tool\":\"collbench\"")) collbench = 1;
         if (lineno == 1 && strstr(line, "\"program\":\"tagtrain\"")) {
             tagtrain = 1;
@@ -109,8 +123,9 @@ int cd_gantt(const char *trace, int call, const char *out_svg, char *err, size_t
             lane l;
             double pid, tid;
             if (num_after(line, "\"pid\":", &pid) || num_after(line, "\"tid\":", &tid) ||
-                str_after(line, "\"args\":{\"name\":\"", l.name, sizeof l.name)) {
-                snprintf(err, errlen, "%s line %d: a thread name without pid, tid or name", trace, lineno);
+                str_after(line, "\"args\":{\"name\":\"", l.name, sizeof l.name) || !whole(pid, 0, CK_GANTT_MAX_ID) ||
+                !whole(tid, 0, CK_GANTT_MAX_ID)) {
+                snprintf(err, errlen, "%s line %d: a thread name without its name, or a pid or tid that is no whole number from 0 to 2^24", trace, lineno);
                 rc = -1;
                 break;
             }
@@ -127,9 +142,11 @@ int cd_gantt(const char *trace, int call, const char *out_svg, char *err, size_t
         double pid, tid, step, c;
         if (num_after(line, "\"pid\":", &pid) || num_after(line, "\"tid\":", &tid) || num_after(line, "\"ts\":", &e.ts) ||
             (!e.instant && num_after(line, "\"dur\":", &e.dur)) || num_after(line, "\"step\":", &step) ||
-            num_after(line, "\"call\":", &c) || str_after(line, "\"cat\":\"", e.cat, sizeof e.cat) || e.dur < 0) {
-            snprintf(err, errlen, "%s line %d: not an event as %s writes it (pid, tid, ts, dur, cat, step, call)",
-                     trace, lineno, tagtrain ? "tagtrain" : "collbench");
+            num_after(line, "\"call\":", &c) || str_after(line, "\"cat\":\"", e.cat, sizeof e.cat) ||
+            !isfinite(e.ts) || !isfinite(e.dur) || e.dur < 0 || !whole(pid, 0, CK_GANTT_MAX_ID) ||
+            !whole(tid, 0, CK_GANTT_MAX_ID) || !whole(step, INT_MIN, INT_MAX) || !whole(c, 0, INT_MAX)) {
+            snprintf(err, errlen, "%s line %d: not an event as %s writes it (pid, tid, ts, dur, cat, step, call; "
+                     "finite times, dur >= 0, whole numbers)", trace, lineno, tagtrain ? "tagtrain" : "collbench");
             rc = -1;
             break;
         }
@@ -153,14 +170,26 @@ int cd_gantt(const char *trace, int call, const char *out_svg, char *err, size_t
     if (rc) { free(ev); free(ln); return rc; }
 
     /* lanes that carry events of this call, in rank then lane order */
-    qsort(ln, (size_t)nln, sizeof *ln, cmp_lane);
+    if (nln) qsort(ln, (size_t)nln, sizeof *ln, cmp_lane);
     int *used = calloc((size_t)(nln ? nln : 1), sizeof *used), nused = 0;
     double t0 = 1e300, t1 = -1e300;
+    int unnamed = -1;   /* an event on a lane no thread name names would be drawn nowhere */
     for (int i = 0; i < nev; i++) {
         if (ev[i].ts < t0) t0 = ev[i].ts;
         if (ev[i].ts + ev[i].dur > t1) t1 = ev[i].ts + ev[i].dur;
+        int named = 0;
         for (int k = 0; k < nln && used; k++)
-            if (ln[k].pid == ev[i].pid && ln[k].tid == ev[i].tid && !used[k]) { used[k] = 1; nused++; }
+            if (ln[k].pid == ev[i].pid && ln[k].tid == ev[i].tid) {
+                named = 1;
+                if (!used[k]) { used[k] = 1; nused++; }
+            }
+        if (!named && unnamed < 0) unnamed = i;
+    }
+    if (used && unnamed >= 0) {
+        snprintf(err, errlen, "%s: an event of rank %d, lane %d has no thread name (the lane collbench names): "
+                 "not a trace as collbench writes it", trace, ev[unnamed].pid, ev[unnamed].tid);
+        free(ev); free(ln); free(used);
+        return -1;
     }
     if (!used) { free(ev); free(ln); snprintf(err, errlen, "out of memory"); return -1; }
     /* a training step has few lanes: drawn narrower and larger, to be read on a slide */

@@ -507,14 +507,17 @@ static int own_file(const char *name, int gantt)
            strspn(name + 6, "0123456789") == n - 10;
 }
 
-int cd_out_dir(const char *dir, int gantt, char *err, size_t errlen)
+int cd_out_dir(const char *dir, int gantt, int overwrite, int dry, char *err, size_t errlen)
 {
-    if (mkdir(dir, 0777) == 0) return 0;
-    if (errno != EEXIST) { snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno)); return -1; }
+    if (dry) {
+        struct stat st;
+        if (stat(dir, &st) != 0) return 0;   /* nothing there: made when the drawing is written */
+    } else if (mkdir(dir, 0777) == 0) return 0;
+    else if (errno != EEXIST) { snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno)); return -1; }
     DIR *d = opendir(dir);
     if (!d) { snprintf(err, errlen, "%s is not a folder colldraw can write into: %s", dir, strerror(errno)); return -1; }
-    /* Writing over a user's files would lose them: an existing folder must be empty or hold only
-     * what colldraw writes (a drawing with its frames.txt), which is replaced. */
+    /* Writing over a user's files would lose them: an existing folder must be empty, or hold only
+     * what colldraw writes (an earlier drawing with its frames.txt), replaced when --overwrite says so. */
     int rc = 0, seen = 0, mine = gantt;
     for (struct dirent *e; (e = readdir(d)) && !rc;) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
@@ -531,7 +534,12 @@ int cd_out_dir(const char *dir, int gantt, char *err, size_t errlen)
         snprintf(err, errlen, "%s holds files but no frames.txt: not an earlier drawing; give a new or empty folder (--out)", dir);
         rc = -1;
     }
-    if (rc || gantt) return rc;
+    if (!rc && seen && !overwrite) {
+        snprintf(err, errlen, "%s holds an earlier %s: not written over (give another folder with --out, or --overwrite)",
+                 dir, gantt ? "timeline (gantt.svg)" : "drawing (frames.txt, index.html, frame-NN.svg)");
+        rc = -1;
+    }
+    if (rc || gantt || dry) return rc;
     /* an earlier drawing: its frames go, so none is left beyond this one's count */
     if (!(d = opendir(dir))) { snprintf(err, errlen, "cannot read %s: %s", dir, strerror(errno)); return -1; }
     for (struct dirent *e; (e = readdir(d));) {
@@ -544,9 +552,9 @@ int cd_out_dir(const char *dir, int gantt, char *err, size_t errlen)
     return 0;
 }
 
-int cd_write_all(const cd_model *m, const char *dir, char *err, size_t errlen)
+int cd_write_all(const cd_model *m, const char *dir, int overwrite, char *err, size_t errlen)
 {
-    if (cd_out_dir(dir, 0, err, errlen)) return -1;
+    if (cd_out_dir(dir, 0, overwrite, 0, err, errlen)) return -1;
     int rc = 0;
     char **svgs = calloc((size_t)m->nframes, sizeof *svgs);
     if (!svgs) { snprintf(err, errlen, "out of memory"); return -1; }

@@ -196,8 +196,8 @@ done
 #    enough for 64 copies in one process.
 LOCAL=16
 ROWS=$((64 * LOCAL * 4 * 5 / 4))   # 4 steps at p = 64 after the 20 % validation split
-"$BUILD/bin/tagsynth" --rows "$ROWS" --out "$OUT/trainer_data.csv" --force > /dev/null
-"$BUILD/bin/tagsynth" --rows 512 --seed 2 --out "$OUT/trainer_holdout.csv" --force > /dev/null
+"$BUILD/bin/tagsynth" --rows "$ROWS" --out "$OUT/trainer_data.csv" --overwrite > /dev/null
+"$BUILD/bin/tagsynth" --rows 512 --seed 2 --out "$OUT/trainer_holdout.csv" --overwrite > /dev/null
 TRAIN=(--data "$OUT/trainer_data.csv" --holdout "$OUT/trainer_holdout.csv" --features 4096 --char-ngrams off --hidden 64
        --epochs 2 --no-save --quiet)
 for p in $TRAIN_NP; do
@@ -215,7 +215,7 @@ done
 #     minute; data for two steps at p = 256, one epoch. About 2 minutes with
 #     two simulations at a time on 2 cores (p = 256: 40-60 s each).
 ZLOCAL=4
-"$BUILD/bin/tagsynth" --rows $((256 * ZLOCAL * 2)) --out "$OUT/zero_data.csv" --force > /dev/null
+"$BUILD/bin/tagsynth" --rows $((256 * ZLOCAL * 2)) --out "$OUT/zero_data.csv" --overwrite > /dev/null
 ZTRAIN=(--data "$OUT/zero_data.csv" --holdout "$OUT/trainer_holdout.csv" --features 4096 --char-ngrams off --hidden 64
         --epochs 1 --no-save --quiet --algo rabenseifner --rs-algo halving --ag-algo rd)
 for p in $ZERO_NP; do

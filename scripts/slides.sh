@@ -51,7 +51,7 @@ if [ $figs = 1 ]; then
     local name=$1; shift
     want "$name" || return 0
     rm -rf "${OUT:?}/fig/$name"   # this build's own output: the PDFs beside the frames too
-    "$B/bin/colldraw" --out "$OUT/fig/$name" "$@" > "$OUT/fig/$name.txt" 2>&1 || { cat "$OUT/fig/$name.txt" >&2; exit 1; }
+    "$B/bin/colldraw" --overwrite --out "$OUT/fig/$name" "$@" > "$OUT/fig/$name.txt" 2>&1 || { cat "$OUT/fig/$name.txt" >&2; exit 1; }
     for svg in "$OUT/fig/$name"/frame-*.svg; do rsvg-convert -f pdf -o "${svg%.svg}.pdf" "$svg"; done
   }
   draw naive4 --algo naive --np 4 --count 8
@@ -73,8 +73,8 @@ if [ $figs = 1 ]; then
   # layer holds nearly every parameter, in buckets; and its sparse all-reduce. Each picture is
   # the run's fastest step after the first (which starts the progress thread): on a machine
   # shared with other work, the step least disturbed.
-  "$B/bin/tagsynth" --rows 256 --out "$OUT/fig/ddp-data.csv" --force > /dev/null
-  "$B/bin/tagsynth" --rows 64 --seed 2 --out "$OUT/fig/ddp-holdout.csv" --force > /dev/null
+  "$B/bin/tagsynth" --rows 256 --out "$OUT/fig/ddp-data.csv" --overwrite > /dev/null
+  "$B/bin/tagsynth" --rows 64 --seed 2 --out "$OUT/fig/ddp-holdout.csv" --overwrite > /dev/null
   trace() {   # trace NAME TAGTRAIN-OPTIONS...: fig/NAME/gantt.pdf
     local name=$1; shift
     want "$name" || return 0
@@ -88,7 +88,7 @@ if [ $figs = 1 ]; then
                              if (!(k in lo) || t0 < lo[k]) lo[k] = t0; if (!(k in hi) || t1 > hi[k]) hi[k] = t1 }
                 END { for (k in lo) if (k > 0 && (best == "" || hi[k] - lo[k] < hi[best] - lo[best])) best = k; print best + 0 }' \
            "$OUT/fig/$name.json")
-    "$B/bin/colldraw" --gantt "$OUT/fig/$name.json" --call "$step" --out "$OUT/fig/$name" >> "$OUT/fig/$name.txt" 2>&1 ||
+    "$B/bin/colldraw" --overwrite --gantt "$OUT/fig/$name.json" --call "$step" --out "$OUT/fig/$name" >> "$OUT/fig/$name.txt" 2>&1 ||
       { cat "$OUT/fig/$name.txt" >&2; exit 1; }
     rsvg-convert -f pdf -o "$OUT/fig/$name/gantt.pdf" "$OUT/fig/$name/gantt.svg"
   }
@@ -123,7 +123,7 @@ if [ $figs = 1 ]; then
         --overwrite --trace "$OUT/fig/$name.json" > "$OUT/fig/$name.txt" 2>&1 || { cat "$OUT/fig/$name.txt" >&2; exit 1; }
     echo "$name $(uname -n), $(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC')" >> "$OUT/fig/measured.txt"
     rm -rf "${OUT:?}/fig/$name"
-    "$B/bin/colldraw" --gantt "$OUT/fig/$name.json" --out "$OUT/fig/$name" > /dev/null
+    "$B/bin/colldraw" --overwrite --gantt "$OUT/fig/$name.json" --out "$OUT/fig/$name" > /dev/null
     rsvg-convert -f pdf -o "$OUT/fig/$name/gantt.pdf" "$OUT/fig/$name/gantt.svg"
   }
   gantt ring --algo ring

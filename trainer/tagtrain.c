@@ -119,6 +119,7 @@ typedef struct {
     int device;                      /* --device: 0 cpu, 1 cuda (devstep.h) */
     double bucket_mb;
     int check_sync, threads, stop_after, inject_desync, no_save, quiet, sparse_grads, strict_data;
+    int overwrite;   /* --overwrite: an existing --log or --metrics file may be written over */
     int save_every;
     int set_epochs;   /* --epochs given explicitly (matters on --resume) */
     const char *cfg_given[NCFG_OPTIONS];   /* the value given for cfg_options[k] (the last one), or NULL */
@@ -236,6 +237,9 @@ static void usage(FILE *f)
 "                       backward layers, each bucket's all-reduce from launch to completion\n"
 "                       (--zero 1: reduce-scatter, optimizer step, all-gather);\n"
 "                       colldraw --gantt FILE --call K draws step K\n"
+"  --overwrite          write over an existing --log or --metrics file (one that holds\n"
+"                       something is refused otherwise, before training; a resumed run,\n"
+"                       or a restart by ckrun --restarts, rewrites the ones tagtrain wrote)\n"
 "  --quiet              only the final summary\n"
 "  --help\n"
 "faults: every wait is bounded by COLLKIT_TIMEOUT (30 s): a rank that stops or dies in any\n"
@@ -362,6 +366,7 @@ static int parse_args(int argc, char **argv, options *o)
         if (!strcmp(a, "--check-sync")) { o->check_sync = 1; continue; }
         if (!strcmp(a, "--no-save")) { o->no_save = 1; continue; }
         if (!strcmp(a, "--quiet")) { o->quiet = 1; continue; }
+        if (!strcmp(a, "--overwrite")) { o->overwrite = 1; continue; }
         if (!strcmp(a, "--sparse-grads")) { o->sparse_grads = 1; continue; }
         if (!strcmp(a, "--strict-data")) { o->strict_data = 1; continue; }
         static const char *const valued[] = {
@@ -626,9 +631,11 @@ static void fail_abort(const char *what, const char *msg)
 
 /* An output file (--log, --metrics). Never blocks and never destroys a
  * user's file: a FIFO nobody reads is refused instead of waited on; an
- * existing non-empty regular file is replaced only when its first line says
- * tagtrain wrote it; devices (/dev/null) are fine. */
-static FILE *open_output(const char *opt, const char *path, char *err, size_t errlen)
+ * existing non-empty regular file is written over only with --overwrite (the
+ * rule of every collkit tool, ck_output_free), or by a resumed run when its
+ * first line says tagtrain wrote it (the log of the run being continued, as
+ * ckrun --restarts does); devices (/dev/null) are fine. */
+static FILE *open_output(const char *opt, const char *path, int overwrite, int resumed, char *err, size_t errlen)
 {
     struct stat st;
     int fd = -1;
@@ -643,7 +650,7 @@ static FILE *open_output(const char *opt, const char *path, char *err, size_t er
                 return NULL;
             }
             fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-        } else if (S_ISREG(st.st_mode) && st.st_size > 0) {
+        } else if (S_ISREG(st.st_mode) && st.st_size > 0 && !overwrite) {
             char head[512] = "";
             FILE *f = fopen(path, "r");
             size_t k = f ? fread(head, 1, sizeof head - 1, f) : 0;
@@ -651,9 +658,10 @@ static FILE *open_output(const char *opt, const char *path, char *err, size_t er
             head[k] = '\0';
             char *nl = strchr(head, '\n');
             if (nl) *nl = '\0';
-            if (!strstr(head, SIGNATURE)) {
-                snprintf(err, errlen, "%s %s: the file exists and tagtrain did not write it: refusing to overwrite it",
-                         opt, path);
+            if (!resumed || !strstr(head, SIGNATURE)) {
+                snprintf(err, errlen, "%s %s exists (%lld bytes): not written over (give another file, or --overwrite)%s",
+                         opt, path, (long long)st.st_size,
+                         resumed ? "; it is no file tagtrain wrote, which a resumed run would rewrite" : "");
                 return NULL;
             }
         }
@@ -984,8 +992,11 @@ int tagtrain_main(int argc, char **argv)
         ok = ckpt_dir_open(&cdir, o.save_dir, note, sizeof note, err, sizeof err) == 0;
         if (!ok) failed = "--save: ";
     }
-    if (root && ok && o.log) ok = (logf = open_output("--log", o.log, err, sizeof err)) != NULL;
-    if (root && ok && o.trace) ok = (tracef = open_output("--trace", o.trace, err, sizeof err)) != NULL;
+    /* A resumed run, or a restart by ckrun --restarts: the same job going on. */
+    const char *restart = getenv("CKRUN_RESTART");
+    const int continued = o.resume != NULL || (restart && strcmp(restart, "0") && *restart);
+    if (root && ok && o.log) ok = (logf = open_output("--log", o.log, o.overwrite, continued, err, sizeof err)) != NULL;
+    if (root && ok && o.trace) ok = (tracef = open_output("--trace", o.trace, o.overwrite, continued, err, sizeof err)) != NULL;
     if (root && ok && o.metrics) {
         struct stat a, b;
         if (logf && stat(o.metrics, &a) == 0 && fstat(fileno(logf), &b) == 0 && a.st_dev == b.st_dev &&
@@ -993,7 +1004,7 @@ int tagtrain_main(int argc, char **argv)
             snprintf(err, sizeof err, "--metrics %s: the same file as --log %s", o.metrics, o.log);
             ok = 0;
         } else {
-            ok = (metf = open_output("--metrics", o.metrics, err, sizeof err)) != NULL;
+            ok = (metf = open_output("--metrics", o.metrics, o.overwrite, continued, err, sizeof err)) != NULL;
         }
     }
     /* A resumed run: best.ckpt must be the best model last.ckpt records

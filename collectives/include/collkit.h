@@ -253,7 +253,7 @@ enum {
  * defined: the end of its algorithm file. The checker, the benchmark, the
  * trainer and the labs read it from here and nowhere else. */
 struct ck_algo {
-    const char     *name;          /* what --algo takes */
+    const char     *name;          /* what --algo takes: 1 to 63 letters, digits, _ . -; not all, list, auto */
     const char     *summary;       /* one line for --algo list */
     unsigned        mem;           /* CK_MEM_* kinds it runs on */
     unsigned        flags;         /* CK_ALGO_* */
@@ -421,6 +421,13 @@ int ck_first_differing_rank(MPI_Comm comm, uint64_t digest);
  * given different command lines" with its own and the first differing
  * rank's (an MPMD launch, or a wrapper that adds an option on some nodes). */
 int ck_same_command_line(MPI_Comm comm, int argc, char **argv, const char *prog);
+/* CK_SUCCESS when every node has the memory for `bytes` per rank times its
+ * ranks (MemAvailable, and a cgroup's limit); else CK_ERR_NOMEM on every
+ * rank, after the first rank short of it printed "PROG: not enough memory
+ * for WHAT: ..." with the figures. Asked before a tool allocates, so that a
+ * size too large is an error that says so, not the kernel's OOM kill
+ * minutes later. Collective over `comm`. */
+int ck_memory_fits(MPI_Comm comm, uint64_t bytes, const char *prog, const char *what);
 
 /* ------------------------------------------------------------ bounded waits, for programs */
 

@@ -63,3 +63,51 @@ int ck_same_command_line(MPI_Comm comm, int argc, char **argv, const char *prog)
     }
     return CK_ERR_MISMATCH;
 }
+
+/* The memory this machine can still give, in bytes: MemAvailable, lowered to
+ * what a cgroup (a container, a batch job) leaves; 0 when unknown. */
+static uint64_t memory_available(void)
+{
+    uint64_t avail = 0;
+    char line[256];
+    FILE *f = fopen("/proc/meminfo", "r");
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned long long kb;
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) { avail = (uint64_t)kb * 1024; break; }
+    }
+    if (f) fclose(f);
+    unsigned long long max = 0, cur = 0;
+    f = fopen("/sys/fs/cgroup/memory.max", "r");   /* "max" when there is no limit */
+    int limited = f && fscanf(f, "%llu", &max) == 1;
+    if (f) fclose(f);
+    f = limited ? fopen("/sys/fs/cgroup/memory.current", "r") : NULL;
+    if (f && fscanf(f, "%llu", &cur) == 1 && max > cur && (!avail || max - cur < avail)) avail = max - cur;
+    if (f) fclose(f);
+    return avail;
+}
+
+int ck_memory_fits(MPI_Comm comm, uint64_t bytes, const char *prog, const char *what)
+{
+    int rank, p, local = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &p);
+    MPI_Comm node;
+    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+        MPI_Comm_size(node, &local);
+        MPI_Comm_free(&node);
+    }
+    const uint64_t avail = memory_available();
+    /* bytes * local, saturated: a count near 2^64 must not wrap into "fits" */
+    const uint64_t need = bytes > UINT64_MAX / (uint64_t)local ? UINT64_MAX : bytes * (uint64_t)local;
+    const int short_here = avail && need > avail;
+    int first = short_here ? rank : p;
+    MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm);
+    if (first == p) return CK_SUCCESS;
+    if (rank == first)
+        fprintf(stderr,
+                "%s: not enough memory for %s: about %.3g GiB per rank, %d rank%s on rank %d's node (%.3g GiB), "
+                "where %.3g GiB is available; give smaller sizes or fewer ranks per node\n",
+                prog, what, (double)bytes / (1u << 30), local, local == 1 ? "" : "s", rank,
+                (double)need / (1u << 30), (double)avail / (1u << 30));
+    return CK_ERR_NOMEM;
+}

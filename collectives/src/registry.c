@@ -62,9 +62,23 @@ int ck_coll_parse(const char *s, ck_coll *out)
     return CK_ERR_INVALID_ARG;
 }
 
+/* A name the tools can take back from a command line and write in a results
+ * file: 1 to 63 letters, digits, '_', '.' or '-' (no ',' that --algo A,B
+ * would split, no space or newline that a results line would), and none of
+ * the words --algo gives a meaning of its own. */
+static int good_name(const char *name)
+{
+    const size_t n = strlen(name);
+    if (n == 0 || n > 63 || strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") != n)
+        return 0;
+    return strcmp(name, "all") && strcmp(name, "list") && strcmp(name, "auto");
+}
+
 int ck_register_algo(const ck_algo *a)
 {
-    if (!a || !a->name || !a->run || !a->mem) return CK_ERR_INVALID_ARG;
+    if (!a || !a->name || !good_name(a->name) || !a->run || !a->mem ||
+        (a->mem & ~(unsigned)(CK_MEM_HOST | CK_MEM_CUDA | CK_MEM_SHM)))
+        return CK_ERR_INVALID_ARG;
     struct registry *g = reg_of(a->coll);
     if (!g || ck_coll_algo_find(a->coll, a->name) || g->n == MAX_ALGOS) return CK_ERR_INVALID_ARG;
     g->table[g->n++] = a;
@@ -81,8 +95,9 @@ void ck_register_algo_or_exit(const ck_algo *a, const char *file)
                 "registered (%s %s: %s); give yours another .name\n", file, a->name, ck_coll_name(a->coll),
                 old->name, old->summary ? old->summary : "");
     else
-        fprintf(stderr, "collkit: %s: cannot register algorithm '%s': a descriptor needs .name, .mem, .run and a "
-                "known .coll (or the registry is full)\n", file, a && a->name ? a->name : "(no name)");
+        fprintf(stderr, "collkit: %s: cannot register algorithm '%s': a descriptor needs .name (1 to 63 letters, "
+                "digits, '_', '.' or '-'; not all, list or auto), .mem (CK_MEM_HOST, CK_MEM_CUDA, CK_MEM_SHM), .run "
+                "and a known .coll (or the registry is full)\n", file, a && a->name ? a->name : "(no name)");
     exit(2);
 }
 

@@ -32,8 +32,8 @@ done
 { head -1 "$tmp/16-ring.csv"; for f in "$tmp"/*-*.csv; do tail -n +2 "$f"; done | sort -t, -k1,1 -k2,2n -k3,3n; } > "$here/scale.csv"
 # the trainer, as make sim-bench runs it (scripts/sim-bench.sh, step 5)
 rows=$((64 * 16 * 4 * 5 / 4))
-"$root/build/bin/tagsynth" --rows "$rows" --out "$tmp/data.csv" --force > /dev/null
-"$root/build/bin/tagsynth" --rows 512 --seed 2 --out "$tmp/holdout.csv" --force > /dev/null
+"$root/build/bin/tagsynth" --rows "$rows" --out "$tmp/data.csv" --overwrite > /dev/null
+"$root/build/bin/tagsynth" --rows 512 --seed 2 --out "$tmp/holdout.csv" --overwrite > /dev/null
 echo "algo,p,samples_per_s,efficiency,comm_fraction" > "$tmp/trainer.csv"
 s1= c1=
 for a in ring rabenseifner rd; do

@@ -44,12 +44,15 @@ echo "my results" > "$OUTD/mine.csv"
 for opt in --csv --json --save-model --trace; do
   expect 2 "$opt $OUTD/mine.csv exists \(11 bytes\): not written over" --algo ring $opt "$OUTD/mine.csv"
 done
+expect 2 "--results $OUTD/mine.csv exists \(11 bytes\): not written over" --paired --algo ring,naive --results "$OUTD/mine.csv"
 expect 2 "--csv $OUTD is a directory"               --csv "$OUTD"
 # (accepted: the run gets as far as the next check, which needs a model)
 expect 2 "--extrapolate needs --model FILE"         --extrapolate --csv "$OUTD/empty.csv" --save-model /dev/null
 expect 2 "--extrapolate needs --model FILE"         --extrapolate --csv "$OUTD/mine.csv" --overwrite
 [ "$(cat "$OUTD/mine.csv")" = "my results" ] || { echo "FAIL: the user's file was changed"; expect_fails=$((expect_fails + 1)); }
 rm -rf "$OUTD"
+# A size no machine here has the memory for: refused with the figures, never an OOM kill
+expect 2 "collbench: not enough memory for -e 1099511627776 B: about 6.1[0-9]*e\+03 GiB per rank" --algo ring -b 8 -e 1024G --model none
 # Every numeric option: an empty value, NaN and inf are errors, never 0 or "off".
 for opt in -b -e -f -n -w -c --pmax --trace-capacity --chunk --time-budget; do
   expect 2 "$opt '': expected (a number|an integer), got an empty string" "$opt" ""

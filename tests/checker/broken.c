@@ -91,6 +91,14 @@
  *                          op differs from the last call's, returns that
  *                          result instead of reducing (a cache keyed on too
  *                          little): state carried from one case to the next
+ *   broken_ring_uninit     rank 0's first reduce-scatter step reduces its
+ *                          scratch space before anything was received into it
+ *   broken_naive_small     below p elements, a reduce and a broadcast whose
+ *                          loop stops one rank short: the last rank is wrong,
+ *                          only when the count is smaller than p
+ *   broken_rd_nofold       recursive doubling without the fold: right at p a
+ *                          power of two, some ranks miss contributions at
+ *                          other p
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -103,7 +111,7 @@
  * The ring of collectives/algos/ring.c (reduce-scatter, then all-gather;
  * rank r sends to r+1), with one of four bugs switched on. */
 enum { BUG_BLOCK_INDEX = 1, BUG_SKIP_REDUCE, BUG_WRONG_OP, BUG_CHATTY, BUG_LEAK, BUG_RECV_SIZE, BUG_MAX_RECV,
-       BUG_RACE, BUG_SCRATCH, BUG_SCRATCH_END, BUG_PEER };
+       BUG_RACE, BUG_SCRATCH, BUG_SCRATCH_END, BUG_PEER, BUG_UNINIT };
 
 /* A random number, different on every rank, call and run: a xorshift
  * generator seeded once from the clock, the pid and the rank. */
@@ -166,7 +174,9 @@ static int ring_with_bug(ck_comm *comm, const void *sendbuf, void *recvbuf, size
      * the same step; BUG_MAX_RECV: with the largest block's size. */
 #define RECV_LEN(slen, rlen) (bug == BUG_RECV_SIZE ? (slen) : bug == BUG_MAX_RECV ? max_len : (rlen))
     const uint64_t luck = bug == BUG_RACE ? draw(r) : 1;
-    const int race_step = luck % 64 == 0 ? (int)(luck / 64 % (uint64_t)(p - 1)) : -1;   /* probability 1/64 */
+    /* BUG_UNINIT: rank 0's first step always (its scratch never written yet) */
+    const int race_step = bug == BUG_UNINIT ? (r == 0 ? 0 : -1)
+                                            : luck % 64 == 0 ? (int)(luck / 64 % (uint64_t)(p - 1)) : -1;   /* probability 1/64 */
     for (int s = 0; s < p - 1; s++) {
         ck_step(comm, s, "reduce-scatter");
         int sb = ((r - s) % p + p) % p, rb = ((r - s - 1) % p + p) % p;
@@ -648,6 +658,83 @@ static uint64_t deadlock_bytes(int p, int r, size_t count, size_t es, const ck_c
     return (r ^ 1) < p ? (uint64_t)count * es : 0;
 }
 
+/* ------------------------------------------------------------ edge cases
+ * Bugs that show only at one edge of the matrix. */
+
+/* The ring reading its scratch space before anything was received into it:
+ * rank 0's first step reduces whatever the scratch held. */
+static int ring_uninit_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{ return ring_with_bug(c, s, d, n, dt, op, BUG_UNINIT); }
+
+/* Below p elements a reduce to rank 0 and a broadcast whose loop stops one
+ * rank short (BUG: dst < p - 1): the last rank keeps its own input. At p
+ * elements or more, the ring. */
+static int naive_small_run(ck_comm *comm, const void *sendbuf, void *recvbuf, size_t count, ck_dtype dt, ck_op op)
+{
+    const int p = ck_comm_size(comm), r = ck_comm_rank(comm);
+    const size_t es = ck_dtype_size(dt), n = count * es;
+    int rc;
+    if (count >= (size_t)p || p == 1) return ring_with_bug(comm, sendbuf, recvbuf, count, dt, op, 0);
+    if (recvbuf != sendbuf && (rc = ck_copy(comm, recvbuf, sendbuf, n))) return rc;
+    char *tmp = ck_scratch(comm, n);
+    if (!tmp && n) return CK_ERR_NOMEM;
+    ck_step(comm, 0, "reduce");
+    if (r != 0) {
+        if ((rc = ck_sendrecv(comm, recvbuf, n, 0, NULL, 0, -1, 0))) return rc;
+    } else {
+        for (int src = 1; src < p; src++)
+            if ((rc = ck_sendrecv(comm, NULL, 0, -1, tmp, n, src, 0)) ||
+                (rc = ck_reduce_local(comm, recvbuf, recvbuf, tmp, count, dt, op))) return rc;
+    }
+    ck_step(comm, 1, "broadcast");
+    if (r == 0) {
+        for (int dst = 1; dst < p - 1; dst++)   /* BUG: p - 1 */
+            if ((rc = ck_sendrecv(comm, recvbuf, n, dst, NULL, 0, -1, 1))) return rc;
+    } else if (r < p - 1 && (rc = ck_sendrecv(comm, NULL, 0, -1, recvbuf, n, 0, 1))) return rc;
+    return CK_SUCCESS;
+}
+
+/* What it claims: the ring's formula, and below p elements the broadcast's
+ * (root (p-1)n, each other rank its n up to the root): the root's count is
+ * one n short, as its loop is. */
+static uint64_t small_bytes(int p, int r, size_t count, size_t es, const ck_config *cfg)
+{
+    if (count >= (size_t)p || p == 1) return ring_bytes(p, r, count, es, cfg);
+    return (uint64_t)count * es * (r == 0 ? (uint64_t)(p - 1) : 1);
+}
+
+/* Recursive doubling without the fold that makes it work at any p: rank r
+ * exchanges with r XOR 2^k where that rank exists, and skips the step where
+ * it does not (BUG). Right at p = 1, 2, 4, 8, ...; at other p some ranks
+ * miss contributions. */
+static int rd_nofold_run(ck_comm *comm, const void *sendbuf, void *recvbuf, size_t count, ck_dtype dt, ck_op op)
+{
+    const int p = ck_comm_size(comm), r = ck_comm_rank(comm);
+    const size_t n = count * ck_dtype_size(dt);
+    int rc;
+    if (recvbuf != sendbuf && (rc = ck_copy(comm, recvbuf, sendbuf, n))) return rc;
+    char *tmp = ck_scratch(comm, n);
+    if (!tmp && n) return CK_ERR_NOMEM;
+    int s = 0;
+    for (int mask = 1; mask < p; mask <<= 1, s++) {
+        const int peer = r ^ mask;
+        if (peer >= p) continue;   /* BUG: no fold for the ranks beyond the largest power of two */
+        ck_step(comm, s, "exchange");
+        if ((rc = ck_sendrecv(comm, recvbuf, n, peer, tmp, n, peer, s)) ||
+            (rc = ck_reduce_local(comm, recvbuf, recvbuf, tmp, count, dt, op))) return rc;
+    }
+    return CK_SUCCESS;
+}
+
+/* What it sends: n per step whose peer exists (its traffic is honest). */
+static uint64_t nofold_bytes(int p, int r, size_t count, size_t es, const ck_config *cfg)
+{
+    (void)cfg;
+    uint64_t steps = 0;
+    for (int mask = 1; mask < p; mask <<= 1) steps += (r ^ mask) < p;
+    return steps * count * es;
+}
+
 const ck_algo broken_algos[] = {
     {.name = "broken_ring_index", .summary = "ring whose all-gather stores each block one slot early", .mem = CK_MEM_HOST,
      .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .run = ring_index_run},
@@ -721,5 +808,13 @@ const ck_algo broken_algos[] = {
      .mem = CK_MEM_HOST, .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .run = ring_carry_run},
     {.name = "broken_ring_far", .summary = "ring that writes two elements far past the end of recvbuf",
      .mem = CK_MEM_HOST, .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .run = ring_far_run},
+    {.name = "broken_ring_uninit", .summary = "ring whose rank 0 reduces its scratch space before receiving into it",
+     .mem = CK_MEM_HOST, .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs,
+     .run = ring_uninit_run},
+    {.name = "broken_naive_small", .summary = "below p elements, reduce + broadcast that skips the last rank",
+     .mem = CK_MEM_HOST, .bytes_formula = "ring; below p elements root (p-1)n, others n", .bytes_sent = small_bytes,
+     .run = naive_small_run},
+    {.name = "broken_rd_nofold", .summary = "recursive doubling without the fold for p not a power of two",
+     .mem = CK_MEM_HOST, .bytes_formula = "n per existing partner", .bytes_sent = nofold_bytes, .run = rd_nofold_run},
 };
 const int broken_algos_count = (int)(sizeof broken_algos / sizeof broken_algos[0]);

@@ -22,6 +22,18 @@ for opt in --dtype --op --count; do
   expect 2 "collcheck: bad $opt ',': no [a-z]+ named, only commas"  "$opt" ,
   expect 2 "collcheck: bad $opt ',,,': no [a-z]+ named, only commas"  "$opt" ,,,
 done
+# --results: a file that holds something is refused before any case runs, untouched
+OUTD=$(mktemp -d /tmp/collkit_check_out.XXXXXX)
+echo "my results" > "$OUTD/mine.txt"
+expect 2 "collcheck: --results $OUTD/mine.txt exists \(11 bytes\): not written over .*--overwrite" --algo ring --count 4 --results "$OUTD/mine.txt"
+expect 2 "collcheck: --results $OUTD is a directory"  --algo ring --count 4 --results "$OUTD"
+[ "$(cat "$OUTD/mine.txt")" = "my results" ] || { echo "FAIL: the user's file was changed"; expect_fails=$((expect_fails + 1)); }
+expect 0 "1 passed, 0 failed" --algo ring --count 4 --dtype i32 --op sum --inplace 0 --misaligned 0 --repeat 1 --results "$OUTD/mine.txt" --overwrite
+grep -q "^collkit-results" "$OUTD/mine.txt" || { echo "FAIL: --overwrite did not write the results"; expect_fails=$((expect_fails + 1)); }
+rm -rf "$OUTD"
+# A count no machine here has the memory for: refused with the figures, never an OOM kill
+expect 2 "collcheck: not enough memory for the largest case \(137438953472 B\): about 1.0[0-9]*e\+03 GiB per rank" \
+       --algo ring --count 16G --dtype f64 --op sum --inplace 0 --misaligned 0
 expect 2 "bad --dtype 'f32,f16': unknown type 'f16'"            --dtype f32,f16
 expect 2 "bad --op 'mean': unknown op \(want"                   --op mean
 expect 2 "no case to run: --inputs random checks f32, f64 and bf16 only, and --dtype 'i32,i64' selects none"  --inputs random --dtype i32,i64

@@ -24,6 +24,10 @@ expect 0 '^46 passed, 0 failed$' "$dir/v" "honest file"
 # ... checked against the options given to collverify, not the file's: another seed,
 "$VERIFY" --np 3 --results "$dir/r.txt" --algo ring "${CASE[@]}" --seed 1 > "$dir/v" 2>&1; rc=$?
 expect 1 'it had p = 3, seed 4242.*expected p = 3, seed 1' "$dir/v" "another seed"
+# a header whose call count is not the options' (repeat),
+sed '1s/ repeat=2/ repeat=5/' "$dir/r.txt" > "$dir/bad.txt"
+"$VERIFY" --np 3 --results "$dir/bad.txt" --algo ring "${CASE[@]}" > "$dir/v" 2>&1; rc=$?
+expect 1 'the header says repeat=5; the options make 2 calls per case' "$dir/v" "header repeat"
 # a digest changed, a record missing, a record twice,
 awk '/^call ring 3 1 2 / { sub(/digest=[0-9a-f]/, "digest=f") } { print }' "$dir/r.txt" > "$dir/bad.txt"
 "$VERIFY" --np 3 --results "$dir/bad.txt" --algo ring "${CASE[@]}" > "$dir/v" 2>&1; rc=$?

@@ -16,6 +16,13 @@
  *                                        from the wrong neighbour
  *   allgather      broken_ring_short     stops one step early: a block never
  *                                        arrives
+ *   allgather      broken_ring_overcopy  copies its own block in with the
+ *                                        largest block's length: where p does
+ *                                        not divide the count, the last rank
+ *                                        writes past the end of recvbuf
+ *   reduce_scatter broken_ring_recvfirst every rank waits for its receive
+ *                                        before it sends: a deadlock the
+ *                                        watchdog names
  *
  * Each borrows the built-in ring's diagnose hook of its collective (the
  * schedule it copies), as collcheck_broken does for the all-reduce.
@@ -70,16 +77,21 @@ static int rs_block_run(ck_comm *comm, const void *s, void *r, size_t count, ck_
 }
 
 /* A ring all-gather whose neighbours are `stride` ranks away (1 is right);
- * it runs `steps` of the p-1 steps. */
+ * it runs `steps` of the p-1 steps; overcopy: its own block copied in with
+ * the largest block's length. */
 static int ag_ring_variant(ck_comm *comm, const void *sendbuf, char *out, size_t count, ck_dtype dt, int stride,
-                           int steps)
+                           int steps, int overcopy)
 {
     const int p = ck_comm_size(comm), r = ck_comm_rank(comm);
     const size_t es = ck_dtype_size(dt);
     size_t off, len;
     ck_block(count, p, r, &off, &len);
     int rc;
-    if (sendbuf != out + off * es && (rc = ck_copy(comm, out + off * es, sendbuf, len * es))) return rc;
+    size_t o0, max_len;
+    ck_block(count, p, 0, &o0, &max_len);
+    if (sendbuf != out + off * es &&
+        (rc = ck_copy(comm, out + off * es, sendbuf, (overcopy ? max_len : len) * es)))   /* BUG when overcopy */
+        return rc;
     for (int s = 0; s < steps; s++) {
         ck_step(comm, s, "all-gather");
         size_t soff, slen, roff, rlen;
@@ -95,14 +107,40 @@ static int ag_ring_variant(ck_comm *comm, const void *sendbuf, char *out, size_t
 static int ag_neighbour_run(ck_comm *comm, const void *s, void *r, size_t count, ck_dtype dt, ck_op op)
 {
     (void)op;
-    return ag_ring_variant(comm, s, r, count, dt, 2, ck_comm_size(comm) - 1);
+    return ag_ring_variant(comm, s, r, count, dt, 2, ck_comm_size(comm) - 1, 0);
 }
 
 static int ag_short_run(ck_comm *comm, const void *s, void *r, size_t count, ck_dtype dt, ck_op op)
 {
     (void)op;
     const int p = ck_comm_size(comm);
-    return ag_ring_variant(comm, s, r, count, dt, 1, p > 1 ? p - 2 : 0);
+    return ag_ring_variant(comm, s, r, count, dt, 1, p > 1 ? p - 2 : 0, 0);
+}
+
+static int ag_overcopy_run(ck_comm *comm, const void *s, void *r, size_t count, ck_dtype dt, ck_op op)
+{
+    (void)op;
+    return ag_ring_variant(comm, s, r, count, dt, 1, ck_comm_size(comm) - 1, 1);
+}
+
+/* Every rank posts its receive and waits for it before sending (BUG): no
+ * send is ever posted. */
+static int rs_recvfirst_run(ck_comm *comm, const void *s, void *r, size_t count, ck_dtype dt, ck_op op)
+{
+    const int p = ck_comm_size(comm), rank = ck_comm_rank(comm);
+    const size_t es = ck_dtype_size(dt);
+    size_t off, len;
+    ck_block(count, p, rank, &off, &len);
+    if (p == 1) return r == s ? CK_SUCCESS : ck_copy(comm, r, s, len * es);
+    char *tmp = ck_scratch(comm, (count / (size_t)p + 1) * es);
+    if (!tmp) return CK_ERR_NOMEM;
+    ck_req rq;
+    int rc;
+    ck_step(comm, 0, "reduce-scatter");
+    size_t loff, llen;
+    ck_block(count, p, mod(rank - 1, p), &loff, &llen);
+    if ((rc = ck_irecv(comm, tmp, llen * es, mod(rank - 1, p), 0, &rq)) || (rc = ck_wait(comm, &rq))) return rc;
+    return rs_ring_variant(comm, s, r, count, dt, op, 0, -1);
 }
 
 static ck_algo broken[] = {
@@ -114,6 +152,10 @@ static ck_algo broken[] = {
      .summary = "ring all-gather with neighbours two ranks away", .run = ag_neighbour_run},
     {.name = "broken_ring_short", .coll = CK_COLL_ALLGATHER, .mem = CK_MEM_HOST,
      .summary = "ring all-gather that stops one step early", .run = ag_short_run},
+    {.name = "broken_ring_overcopy", .coll = CK_COLL_ALLGATHER, .mem = CK_MEM_HOST,
+     .summary = "ring all-gather that copies its own block with the largest block's length", .run = ag_overcopy_run},
+    {.name = "broken_ring_recvfirst", .coll = CK_COLL_REDUCE_SCATTER, .mem = CK_MEM_HOST,
+     .summary = "ring reduce-scatter whose ranks all receive before they send", .run = rs_recvfirst_run},
 };
 
 int main(int argc, char **argv)

@@ -919,21 +919,21 @@ static int test_synth(const char *tagsynth)
     check(a && b && l1 == l2 && memcmp(a, b, l1) == 0, "same seed gives the same file");
     free(b);
 
-    /* An existing file is never replaced without --force. */
+    /* An existing file is never replaced without --overwrite. */
     char *again[] = { (char *)tagsynth, "--rows", "10", "--seed", "8", "--out", out, NULL };
     check(run(again) == 1, "existing file refused");
     b = slurp(out, &l2);
     check(b && l1 == l2 && memcmp(a, b, l1) == 0, "refused run left the file unchanged");
     free(b);
-    char *force[] = { (char *)tagsynth, "--rows", "10", "--seed", "8", "--out", out, "--force", NULL };
-    check(run(force) == 0, "--force replaces");
+    char *over[] = { (char *)tagsynth, "--rows", "10", "--seed", "8", "--out", out, "--overwrite", NULL };
+    check(run(over) == 0, "--overwrite replaces");
     rc = mwml_load(out, &d, err, sizeof err);
     check(rc == 0 && d.n == 10, "replaced file has 10 rows (%s)", rc ? err : "ok");
     if (rc == 0) mwml_free(&d);
     free(a);
 
     /* Bad arguments: exit 2. No temporary files are left behind. */
-    char *bad1[] = { (char *)tagsynth, "--rows", "0", "--out", out2, "--force", NULL };
+    char *bad1[] = { (char *)tagsynth, "--rows", "0", "--out", out2, "--overwrite", NULL };
     char *bad2[] = { (char *)tagsynth, "--rows", "12x", "--out", out2, NULL };
     char *bad3[] = { (char *)tagsynth, "--rows", "5", NULL };
     char *bad4[] = { (char *)tagsynth, "--rows", "-5", "--out", out2, NULL };
@@ -941,7 +941,7 @@ static int test_synth(const char *tagsynth)
     char *bad6[] = { (char *)tagsynth, "--rows", NULL };
     check(run(bad1) == 2 && run(bad2) == 2 && run(bad3) == 2 && run(bad4) == 2 && run(bad5) == 2 &&
           run(bad6) == 2, "bad arguments exit 2");
-    char *dirout[] = { (char *)tagsynth, "--rows", "5", "--out", tmpdir, "--force", NULL };
+    char *dirout[] = { (char *)tagsynth, "--rows", "5", "--out", tmpdir, "--overwrite", NULL };
     check(run(dirout) == 1, "a directory as --out is refused");
     char cmd[600];
     snprintf(cmd, sizeof cmd, "ls '%s' | grep -c tmp > /dev/null", tmpdir);

@@ -43,4 +43,12 @@ out=$("$D" --algo ring --np 3 --count 5 --out "$tmpd/r" < /dev/null 2>&1); rc=$?
 [ $rc = 0 ] && echo "$out" | grep -q "ring at p = 3, 5 elements" && [ "$(grep -c '^frame ' "$tmpd/r/frames.txt")" = 5 ] ||
   fail "colldraw --np 3 (relaunched under ckrun): exit $rc: $out"
 echo "ok: --np 3 relaunches under ckrun"
+# an earlier drawing is refused untouched, and replaced with --overwrite (its extra frames gone)
+before=$(cat "$tmpd/r/frames.txt")
+expect 2 "holds an earlier drawing .*--overwrite" --algo naive --count 2 --out "$tmpd/r"
+[ "$(cat "$tmpd/r/frames.txt")" = "$before" ] || fail "a refused run changed the earlier drawing"
+expect 0 "naive at p = 1, 2 elements" --algo naive --count 2 --out "$tmpd/r" --overwrite
+[ ! -e "$tmpd/r/frame-02.svg" ] && [ -e "$tmpd/r/frame-00.svg" ] || fail "--overwrite left the earlier drawing's frames"
+mkdir "$tmpd/g" && echo '<svg/>' > "$tmpd/g/gantt.svg"
+expect 2 "holds an earlier timeline" --gantt /dev/null --out "$tmpd/g"
 echo "PASS"

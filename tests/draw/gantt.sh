@@ -20,6 +20,18 @@ grep -q '>send to 1 (2)<' "$svg" || fail "no second lane for chunks in flight to
 echo "ok: $got bars, 3 ranks, lanes per chunk in flight"
 out=$("$D" --gantt /dev/null 2>&1); rc=$?
 [ $rc = 2 ] && echo "$out" | grep -q "not a collbench or tagtrain trace" || fail "a file that is no trace: exit $rc: $out"
-out=$("$D" --gantt "$dir/t.json" --call 7 --out "$dir/g" 2>&1); rc=$?
+out=$("$D" --gantt "$dir/t.json" --call 7 --out "$dir/g" --overwrite 2>&1); rc=$?
 [ $rc = 2 ] && echo "$out" | grep -q "no events of call 7" || fail "a call not in the trace: exit $rc: $out"
+# forged or damaged events: refused with their line, never drawn at NaN or at a rank no row has
+forge() {   # forge SED_EXPR REGEX
+  sed "$1" "$dir/t.json" > "$dir/f.json"
+  out=$("$D" --gantt "$dir/f.json" --out "$dir/f" 2>&1); rc=$?
+  [ $rc = 2 ] && echo "$out" | grep -Eq "$2" && [ ! -e "$dir/f" ] || fail "forged trace ($1): exit $rc: $out"
+}
+forge 's/"ts":[0-9.]*/"ts":nan/' "line [0-9]+: not an event as collbench writes it"
+forge 's/"dur":[0-9.]*/"dur":inf/' "line [0-9]+: not an event as collbench writes it"
+forge 's/"pid":[0-9]*/"pid":2147483648/' "line [0-9]+: a thread name without its name, or a pid or tid"
+forge 's/"call":[0-9]*/"call":0.5/' "line [0-9]+: not an event"
+forge '/thread_name/d' "an event of rank [0-9]+, lane [0-9]+ has no thread name"
+echo "ok: forged events refused"
 echo PASS

@@ -26,6 +26,22 @@ for v in 0 00 -5 abc 1.5 9999999; do
   out=$("$G" 01 --time-limit "$v" 2>&1); rc=$?
   check '[ $rc = 2 ] && grep -q "time-limit.*'"'$v'"'" <<<"$out"' "--time-limit '$v': exit $rc: $out"
 done
+# A report file that holds something (here the student's own source) is
+# refused before anything is built, untouched; a folder too.
+notes=$(mktemp)
+echo "int my_ring;" > "$notes"
+for o in --json --junit --gradescope; do
+  out=$("$G" 01 $o "$notes" 2>&1); rc=$?
+  check '[ $rc = 2 ] && grep -q -- "$o $notes exists (13 bytes): not written over (give another file, or --overwrite)" <<<"$out"' \
+        "$o over an existing file: exit $rc: $out"
+  out=$("$G" 01 $o /tmp 2>&1); rc=$?
+  check '[ $rc = 2 ] && grep -q -- "$o /tmp is a directory" <<<"$out"' "$o /tmp: exit $rc: $out"
+done
+out=$("$G" 01 --json /nonexistent/r.json 2>&1); rc=$?
+check '[ $rc = 2 ] && grep -q -- "--json /nonexistent/r.json: /nonexistent is not a folder collgrade can write into" <<<"$out"' \
+      "--json in a missing folder: exit $rc: $out"
+check '[ "$(cat "$notes")" = "int my_ring;" ]' "a refused report changed the file"
+rm -f "$notes"
 out=$(COLLGRADE_TIME_LIMIT=soon "$G" 01 2>&1); rc=$?
 check '[ $rc = 2 ] && grep -q "COLLGRADE_TIME_LIMIT.*'"'soon'"'" <<<"$out"' "COLLGRADE_TIME_LIMIT=soon: exit $rc: $out"
 # An instructor's malformed lab.conf: one message naming the file and the
@@ -46,6 +62,8 @@ algo = my_ring'
 bad_conf kind    "4: part b: unknown kind 'chek' \\(known: check, integrity"  "$head" "part a 10 integrity" "part b 10 chek np=2"
 bad_conf points  "3: part a: points 'ten': expected a whole number"         "$head" "part a ten integrity"
 bad_conf nofile  " no 'file =' line"                                          "algo = my_ring" "part a 10 integrity"
+bad_conf fileglob "1: file: '\*' is not a C file's path relative to the lab folder" "file = *" "algo = my_ring" "part a 10 integrity"
+bad_conf fileabs "1: file: '/etc/passwd' is not a C file's path"           "file = /etc/passwd" "algo = my_ring" "part a 10 integrity"
 bad_conf np0     "3: part a: np=0: expected rank counts"                     "$head" "part a 10 check np=0"
 bad_conf npabc   "3: part a: np=1,abc: expected rank counts"                   "$head" "part a 10 check np=1,abc"
 bad_conf np_big  "3: part a: np=5000: 5000 ranks is more than 4096"          "$head" "part a 10 check np=5000"

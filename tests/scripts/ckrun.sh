@@ -34,10 +34,19 @@ for hf in "/nonexistent/hosts:no such file" "$hdir:a folder, not a file" "$hdir/
     check '[ $rc = 2 ] && [ "$out" = "ckrun: $opt '"'"'$f'"'"': $why" ]' "$opt $f: exit $rc, output: $out"
   done
 done
-out=$("$C" -np 2 $none --hostfile 2>&1); rc=$?   # the program's own option: not ckrun's
+out=$("$C" -np 2 /bin/false --hostfile 2>&1); rc=$?   # the program's own option: not ckrun's
 check '[ $rc != 0 ] && ! grep -q "^ckrun:" <<<"$out"' "program's --hostfile: exit $rc, output: $out"
 out=$("$C" -np 2 --hostfile 2>&1); rc=$?
 check '[ $rc = 2 ] && [ "$out" = "ckrun: --hostfile needs a file" ]' "--hostfile alone: exit $rc, output: $out"
+
+# No program, or one given by a path that is not an executable file: one line, exit 2.
+out=$("$C" -np 2 2>&1); rc=$?
+check '[ $rc = 2 ] && grep -q "^ckrun: no program to run after -np 2" <<<"$out"' "no program: exit $rc, output: $out"
+for pf in "$none:no such file" "$hdir:a folder" "$hdir/fifo:not an executable file"; do
+  f=${pf%%:*} why=${pf#*:}
+  out=$("$C" -np 2 "$f" 2>&1); rc=$?
+  check '[ $rc = 2 ] && [ "$out" = "ckrun: $f: $why" ]' "program $f: exit $rc, output: $out"
+done
 
 # The supervisor's options: whole numbers, --min-np within the rank count.
 for v in x -1 1.5 ""; do

@@ -296,13 +296,21 @@ guards)
   check '[ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "nobody reads" "$W/o"' "--log FIFO: rc $rc (124: it hung) $(cat "$W/o")"
   echo "my notes" > "$W/notes.txt"
   train 2 $SMALL --epochs 1 --no-save --log "$W/notes.txt" > "$W/o" 2>&1; rc=$?
-  check '[ $rc -ne 0 ] && grep -q "refusing to overwrite" "$W/o" && [ "$(cat "$W/notes.txt")" = "my notes" ]' \
-        "--log over a user's file: rc $rc $(cat "$W/o")"
+  check '[ $rc -ne 0 ] && grep -q "notes.txt exists (9 bytes): not written over (give another file, or --overwrite)" "$W/o" &&
+         [ "$(cat "$W/notes.txt")" = "my notes" ]' "--log over a user's file: rc $rc $(cat "$W/o")"
   train 2 $SMALL --epochs 1 --no-save --metrics "$W/notes.txt" > "$W/o" 2>&1; rc=$?
   check '[ $rc -ne 0 ] && [ "$(cat "$W/notes.txt")" = "my notes" ]' "--metrics over a user's file: rc $rc $(cat "$W/o")"
-  train 2 $SMALL --epochs 1 --no-save --log "$W/log.jsonl" --metrics "$W/m.json" > "$W/o" 2>&1 &&
+  # A rerun's --log and --metrics follow every tool's rule: refused unless
+  # --overwrite, even over tagtrain's own files (only a resumed run or a
+  # restart rewrites those).
   train 2 $SMALL --epochs 1 --no-save --log "$W/log.jsonl" --metrics "$W/m.json" > "$W/o" 2>&1
-  check '[ $? -eq 0 ] && grep -q "\"weighted\":{" "$W/m.json"' "rerun over its own log and metrics: $(cat "$W/o")"
+  cp "$W/log.jsonl" "$W/log.first"
+  train 2 $SMALL --epochs 1 --no-save --log "$W/log.jsonl" --metrics "$W/m.json" > "$W/o" 2>&1; rc=$?
+  check '[ $rc -eq 1 ] && grep -q "\-\-log .*log.jsonl exists .*not written over" "$W/o" && cmp -s "$W/log.jsonl" "$W/log.first"' \
+        "rerun over its own log without --overwrite: rc $rc $(cat "$W/o")"
+  CKRUN_RESTART=1 train 2 $SMALL --epochs 1 --no-save --log "$W/log.jsonl" --metrics "$W/m.json" > "$W/o" 2>&1 &&
+  train 2 $SMALL --epochs 1 --no-save --log "$W/log.jsonl" --metrics "$W/m.json" --overwrite > "$W/o" 2>&1
+  check '[ $? -eq 0 ] && grep -q "\"weighted\":{" "$W/m.json"' "a restart, and --overwrite, over its own log and metrics: $(cat "$W/o")"
   # Every output is checked before anything saved is touched: a bad --metrics
   # or --log stops a run before it trains, and before a resumed run repairs
   # best.ckpt; --log and --metrics naming one file is refused.

@@ -246,6 +246,14 @@ static void test_registry(void)
     CHECK(ck_algo_find("ring") != &dup, "the built-in keeps its name");
     CHECK(ck_register_algo(&norun) == CK_ERR_INVALID_ARG && ck_register_algo(NULL) == CK_ERR_INVALID_ARG,
           "incomplete registrations are refused");
+    static const char *const bad_names[] = {"", "all", "list", "auto", "my ring", "a,b", "two\nlines",
+                                            "0123456789012345678901234567890123456789012345678901234567890123"};
+    for (size_t i = 0; i < sizeof bad_names / sizeof bad_names[0]; i++) {
+        const ck_algo named = {.name = bad_names[i], .mem = CK_MEM_HOST, .run = dummy_run};
+        CHECK(ck_register_algo(&named) == CK_ERR_INVALID_ARG, "the name '%s' is refused", bad_names[i]);
+    }
+    static const ck_algo badmem = {.name = "bad_mem", .mem = 0x80, .run = dummy_run};
+    CHECK(ck_register_algo(&badmem) == CK_ERR_INVALID_ARG, "an unknown memory kind is refused");
     CHECK(ck_algo_count() == n0 + 1, "refused registrations add nothing");
 
     const ck_algo *list[64];

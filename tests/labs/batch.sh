@@ -31,7 +31,8 @@ sub() {   # sub FOLDER SCORE SOURCE [FILE NAME]: one submission
   want[$1]=$2
 }
 # Honest work: 60 + 20; the skeleton passes p = 1 only: 30 + 20 x 30/60; a
-# cheat with the same work loses integrity: 60; no work: 0.
+# cheat with the same work loses integrity (60), or everything when what it
+# used could do the work (0); no work: 0.
 sub alice 80.0 SOL
 sub "bob smith" 80.0 SOL "good ring.c"
 sub "o'brien" 80.0 SOL "my_ring (1).c"
@@ -42,8 +43,11 @@ sub "zoë" 80.0 SOL
 sub "same-name-1" 80.0 SOL
 sub "same-name-2" 40.0 SKEL
 for i in 1 2 3; do sub "skel$i" 40.0 SKEL; done
-for c in dlphdr engine proc thread syscall wtime outside; do sub "cheat-$c" 60.0 "$c"; done
-sub forker 60.0 forker   # confined: its fork fails; honest work, no integrity
+# what can do or fake the work (MPI, the library's algorithms, dl*, threads,
+# raw system calls, fork) voids it: 0; files only cost the integrity points: 60
+for c in dlphdr engine thread syscall wtime; do sub "cheat-$c" 0.0 "$c"; done
+for c in proc outside; do sub "cheat-$c" 60.0 "$c"; done
+sub forker 0.0 forker   # confined: its fork fails, and fork voids the work
 sub forger 0.0 forger
 sub crasher 0.0 crasher
 sub looper 0.0 looper

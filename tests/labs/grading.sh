@@ -66,7 +66,12 @@ cheat() {   # cheat NAME REGEX [ENV...]
 }
 cheat dlphdr  "dl_iterate_phdr.*dlsym|dlsym.*dl_iterate_phdr"
 cheat engine  "ck_algo_ring.*ck_trees_allreduce|ck_trees_allreduce.*ck_algo_ring"
+# the library's algorithms do the work: every part that ran the program is void
+check '[ "$total" = 0.0 ] && grep -qE "correctness +0.0 / 60 +void \(60.0 / 60 as run\): the file uses what can do or fake this work" <<<"$out"' \
+  "the engine cheat's work is not void: total $total"
 cheat proc    "open.*read|read.*open"
+# files only cost the integrity points: its honest work still counts
+check '[ "$total" != 0.0 ] && ! grep -q "void" <<<"$out"' "the proc cheat's work was voided: total $total"
 cheat thread  "pthread_create"
 cheat syscall "(syscall|svc).*a system call written as an instruction"
 cheat wtime   "MPI_Wtime \\(MPI\\)"

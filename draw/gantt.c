@@ -196,7 +196,7 @@ int cd_gantt(const char *trace, int call, const char *out_svg, char *err, size_t
      * or height: type of 12-15 px on a canvas of 820-880 px. A collective has more lanes than a
      * training step (one per peer and direction), so its rows are lower; collbench's lane
      * names ("calls, waits, reductions") need a wider margin. */
-    const int LEFT = tagtrain ? 230 : 268, RH = tagtrain ? 32 : 24, TOPM = tagtrain ? 84 : 64, W = tagtrain ? 880 : 820;
+    const int LEFT = tagtrain ? 230 : 268, RH = tagtrain ? 32 : 21, TOPM = tagtrain ? 84 : 64, W = tagtrain ? 880 : 820;
     const int F_LANE = 13, F_RANK = 15, F_BAR = tagtrain ? 13 : 12, F_AXIS = 13, F_KEY = 14, KEYW = tagtrain ? 172 : 128;
     const double span = t1 > t0 ? t1 - t0 : 1;
     const double sx = (W - LEFT - 20) / span;

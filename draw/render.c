@@ -293,17 +293,18 @@ void cd_write_svg(const cd_model *m, int k, FILE *f)
         while (at > 0 && peak[order[at - 1]] > peak[j]) { order[at] = order[at - 1]; at--; }
         order[at] = j;
     }
-    /* down from the top, each at least LABH below the one above; then up from the grid's
-     * bottom, so none runs into the legend (a column taller than the grid still overlaps) */
-    for (int i = 0; i < nlab; i++) {
-        const int y = peak[order[i]];
-        laby[order[i]] = i && y < laby[order[i - 1]] + LABH ? laby[order[i - 1]] + LABH : y;
-    }
-    for (int i = nlab - 1; i >= 0; i--) {
-        const int lim = i == nlab - 1 ? gridB - LABH / 2 : laby[order[i + 1]] - LABH;
-        if (laby[order[i]] > lim) laby[order[i]] = lim;
-        if (laby[order[i]] < TOP) laby[order[i]] = TOP;
-    }
+    /* down from the top, each at least LABH below the one above; up from the grid's bottom,
+     * so none needs room below the grid; down once more, where the column is taller than the
+     * grid (many messages): its end then pushes the legend down (below) */
+    for (int pass = 0; pass < 3; pass++)
+        for (int n = 0; n < nlab; n++) {
+            const int i = pass == 1 ? nlab - 1 - n : n, y = pass ? laby[order[i]] : peak[order[i]];
+            if (pass == 1) {
+                const int lim = i == nlab - 1 ? gridB - LABH / 2 : laby[order[i + 1]] - LABH;
+                laby[order[i]] = y > lim ? (lim < TOP ? TOP : lim) : y;
+            } else laby[order[i]] = i && y < laby[order[i - 1]] + LABH ? laby[order[i - 1]] + LABH : y;
+        }
+    const int below = nlab && laby[order[nlab - 1]] + 18 > gridB ? laby[order[nlab - 1]] + 18 - gridB : 0;
     const int W = nlab ? xl + labw + 12 : grid_right(m) + 24 + nl * LANEW + 40;
     const int washed = m->coll == CK_COLL_REDUCE_SCATTER && k == m->nframes - 1 && k > 0;
     int wrong = 0;   /* a cell of a buffer or a shared region is wrong in this frame */
@@ -312,7 +313,7 @@ void cd_write_svg(const cd_model *m, int k, FILE *f)
         for (int j = 0; j < m->nshared && F->shared && !wrong; j++)
             wrong = F->shared[((size_t)(c / m->count) * CD_MAX_SHARED + (size_t)j) * m->count + c % m->count].wrong;
     }
-    const int H = gridB + 36 + (wrong ? 20 : 0) + (m->nshared ? 18 : 0) + (washed + nnotes + (more > 0)) * 18 + 10;
+    const int H = gridB + below + 36 + (wrong ? 20 : 0) + (m->nshared ? 18 : 0) + (washed + nnotes + (more > 0)) * 18 + 10;
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
                "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n", W < 660 ? 660 : W, H, W < 660 ? 660 : W, H);
     /* ids carry the frame number: the page inlines every frame, and a hidden frame's defs cannot be used */
@@ -398,7 +399,7 @@ void cd_write_svg(const cd_model *m, int k, FILE *f)
         fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#555\">%s</text>\n",
                 grid_right(m) + 12, TOP + 12, m->nshared ? "no messages, no loads in this step" : "no messages posted in this step");
     /* legend and notes */
-    int y = gridB + 26;
+    int y = gridB + below + 26;
     fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"#333\">A cell is one element; stripe r is rank r's "
                "contribution. Dashed: the elements a rank sends in this step.</text>\n", y);
     if (m->nshared) {

@@ -192,24 +192,30 @@ int cd_gantt(const char *trace, int call, const char *out_svg, char *err, size_t
         return -1;
     }
     if (!used) { free(ev); free(ln); snprintf(err, errlen, "out of memory"); return -1; }
-    /* a training step has few lanes: drawn narrower and larger, to be read on a slide */
-    const int LEFT = tagtrain ? 230 : 190, RH = tagtrain ? 32 : 18, TOPM = tagtrain ? 84 : 56, W = tagtrain ? 880 : 1100;
-    const int F_LANE = tagtrain ? 13 : 10, F_RANK = tagtrain ? 15 : 12, F_BAR = tagtrain ? 13 : 9, F_AXIS = tagtrain ? 13 : 10,
-              F_KEY = tagtrain ? 14 : 11, KEYW = tagtrain ? 172 : 110;
+    /* Sized to be read on a projected slide, where the picture is scaled to the slide's width
+     * or height: type of 12-15 px on a canvas of 820-880 px. A collective has more lanes than a
+     * training step (one per peer and direction), so its rows are lower; collbench's lane
+     * names ("calls, waits, reductions") need a wider margin. */
+    const int LEFT = tagtrain ? 230 : 268, RH = tagtrain ? 32 : 21, TOPM = tagtrain ? 84 : 64, W = tagtrain ? 880 : 820;
+    const int F_LANE = 13, F_RANK = 15, F_BAR = tagtrain ? 13 : 12, F_AXIS = 13, F_KEY = 14, KEYW = tagtrain ? 172 : 128;
     const double span = t1 > t0 ? t1 - t0 : 1;
     const double sx = (W - LEFT - 20) / span;
     FILE *o = fopen(out_svg, "w");
     if (!o) { free(ev); free(ln); free(used); snprintf(err, errlen, "cannot write %s: %s", out_svg, strerror(errno)); return -1; }
-    const int H = TOPM + nused * RH + (tagtrain ? 84 : 70);
+    const int H = TOPM + nused * RH + (tagtrain ? 84 : 60);
     fprintf(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
                "viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n"
                "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n", W, H, W, H);
-    fprintf(o, "<text x=\"12\" y=\"24\" font-size=\"%d\" font-weight=\"bold\">", tagtrain ? 18 : 16);
+    fprintf(o, "<text x=\"12\" y=\"24\" font-size=\"18\" font-weight=\"bold\">");
     for (const char *s = title; *s; s++) {
         if (*s == '<') fputs("&lt;", o);
         else if (*s == '&') fputs("&amp;", o);
         else if (*s == '>') fputs("&gt;", o);
         else fputc(*s, o);
+        /* collbench's sizes ("48 KB") count in powers of 1024: written KiB, MiB, GiB */
+        if (!tagtrain && s > title && s[-1] == ' ' && strchr("KMG", s[0]) && s[1] == 'B' && (!s[2] || s[2] == ' ') &&
+            s - title >= 2 && s[-2] >= '0' && s[-2] <= '9')
+            fputc('i', o);
     }
     /* µs, or ms from a millisecond on (a training step) */
     const double unit = span >= 1000 ? 1000 : 1;
@@ -226,7 +232,7 @@ int cd_gantt(const char *trace, int call, const char *out_svg, char *err, size_t
                    "in the bars are layers and buckets</text>\n", date[0] ? ", " : "", date);
     }
     else
-        fprintf(o, "</text>\n<text x=\"12\" y=\"42\" font-size=\"12\" fill=\"#444\">every rank's timeline of call %d, %.0f \xc2\xb5s "
+        fprintf(o, "</text>\n<text x=\"12\" y=\"46\" font-size=\"14\" fill=\"#444\">every rank's timeline of call %d, %.0f \xc2\xb5s "
                    "(collbench --trace); numbers in bars are steps</text>\n", call, span);
     int row = 0, lastpid = -1;
     for (int k = 0; k < nln; k++) {
@@ -237,7 +243,7 @@ int cd_gantt(const char *trace, int call, const char *out_svg, char *err, size_t
             fprintf(o, "<text x=\"10\" y=\"%d\" font-size=\"%d\" font-weight=\"bold\">rank %d</text>", y + RH / 2 + 5, F_RANK, ln[k].pid);
             lastpid = ln[k].pid;
         }
-        fprintf(o, "<text x=\"%d\" y=\"%d\" font-size=\"%d\" fill=\"#444\">", tagtrain ? 74 : 64, y + RH / 2 + 4, F_LANE);
+        fprintf(o, "<text x=\"%d\" y=\"%d\" font-size=\"%d\" fill=\"#444\">", 76, y + RH / 2 + 4, F_LANE);
         for (const char *s = ln[k].name; *s; s++) {
             if (*s == '<') fputs("&lt;", o);
             else if (*s == '&') fputs("&amp;", o);
@@ -255,9 +261,9 @@ int cd_gantt(const char *trace, int call, const char *out_svg, char *err, size_t
             const int call_bar = !tagtrain && !strcmp(ev[i].cat, "allreduce");
             fprintf(o, "<rect class=\"ev\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\" fill-opacity=\"%s\" stroke=\"#333\" "
                        "stroke-width=\"0.4\"/>", x, y + 2, w, RH - 4, colour_of(ev[i].cat, tagtrain), call_bar ? "0.35" : "1");
-            if (!call_bar && w > 14 && (!tagtrain || !strcmp(ev[i].cat, "layer") || !strcmp(ev[i].cat, "bucket")))
-                fprintf(o, "<text x=\"%.1f\" y=\"%d\" font-size=\"%d\" fill=\"#fff\" text-anchor=\"middle\">%d</text>",
-                        x + w / 2, y + RH / 2 + F_BAR / 3 + 1, F_BAR, ev[i].step);
+            if (!call_bar && w > F_BAR + 4 && (!tagtrain || !strcmp(ev[i].cat, "layer") || !strcmp(ev[i].cat, "bucket")))
+                fprintf(o, "<text x=\"%.1f\" y=\"%d\" font-size=\"%d\" fill=\"%s\" text-anchor=\"middle\">%d</text>",
+                        x + w / 2, y + RH / 2 + F_BAR / 3 + 1, F_BAR, strcmp(ev[i].cat, "wait") ? "#fff" : "#222", ev[i].step);
         }
         fputc('\n', o);
         row++;
@@ -283,8 +289,8 @@ int cd_gantt(const char *trace, int call, const char *out_svg, char *err, size_t
     int at = 0, ticks = 0;
     for (int i = 0; i < nev; i++) ticks |= ev[i].instant;
     for (int i = 0; i < nk; i++) {
-        int seen = !tagtrain;   /* tagtrain: the kinds this step has (a dense step has no buckets) */
-        for (int e = 0; e < nev && !seen; e++) seen = !strcmp(ev[e].cat, tt_kinds[i]);
+        int seen = 0;   /* the kinds this call or step has (a dense step has no buckets, an in-place ring no copies) */
+        for (int e = 0; e < nev && !seen; e++) seen = !strcmp(ev[e].cat, tagtrain ? tt_kinds[i] : cb_kinds[i]);
         if (!seen) continue;
         fprintf(o, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"12\" fill=\"%s\" fill-opacity=\"%s\" stroke=\"#333\" stroke-width=\"0.4\"/>"
                    "<text x=\"%d\" y=\"%d\" font-size=\"%d\">%s</text>", 12 + at * KEYW, ya + 30,

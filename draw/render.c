@@ -119,7 +119,9 @@ static void describe(const cd_model *m, const cd_cell *c, char *out, size_t cap,
     }
 }
 
-enum { LEFT = 86, TOP = 74, ROWGAP = 16, CELLH = 36, BGAP = 8, LANEW = 104, SHH = 22, SHGAP = 4 };
+/* LANEW: the distance between nested arcs; LABH: a label's two lines at LABF px; LABCW: the width
+ * of one of its characters, as DejaVu Sans sets it (about 0.6 em), to size the canvas. */
+enum { LEFT = 86, TOP = 74, ROWGAP = 16, CELLH = 36, BGAP = 8, LANEW = 34, SHH = 22, SHGAP = 4, LABF = 13, LABH = 34, LABCW = 8 };
 
 static int cell_w(const cd_model *m) { return m->count <= 16 ? 28 : m->count <= 64 ? 14 : m->count <= 160 ? 6 : 3; }
 
@@ -248,10 +250,70 @@ void cd_write_svg(const cd_model *m, int k, FILE *f)
         }
     if (m->error[0] && k == m->nframes - 1 && nnotes < 8)
         snprintf(notes[nnotes++], sizeof notes[0], "the algorithm failed: %s", m->error);
-    const int W = grid_right(m) + 24 + nl * LANEW + 40;
     const int gridB = row_y(m, p, 0) - ROWGAP;
+    /* Arc labels: in a column right of every arc, each at the height of its arc's peak (a
+     * group's: of the row its arcs meet at), moved apart where two would overlap (a label is
+     * wider than a lane, and arcs of one step often peak at one height: recursive doubling's
+     * 0->2 beside 1->3), a dotted leader from the peak (a group's: from where its arcs meet). */
+    const int xl = grid_right(m) + 24 + nl * LANEW + 10;
+    int *laby = calloc((size_t)(F->nmsgs ? F->nmsgs : 1), sizeof *laby);
+    int *peak = calloc((size_t)(F->nmsgs ? F->nmsgs : 1), sizeof *peak);
+    int *order = calloc((size_t)(F->nmsgs ? F->nmsgs : 1), sizeof *order);
+    char (*lab)[2][240] = calloc((size_t)(F->nmsgs ? F->nmsgs : 1), sizeof *lab);
+    int nlab = 0, labw = 0;
+    if (!laby || !peak || !order || !lab) { free(lane); lane = NULL; }
+    for (int j = 0; lane && j < F->nmsgs; j++) {
+        const cd_msg *g = &F->msgs[j];
+        if (lead[j] != j || g->src < 0 || g->src >= p || g->dst < 0 || g->dst >= p) continue;
+        char span[64], by[32], ends[200];
+        int n = 0, lo, hi;
+        size_t l = 0;
+        /* fan-out: one source, the destinations listed; else the sources listed */
+        for (int i = j; i < F->nmsgs && l + 12 < sizeof ends; i++)
+            if (lead[i] == j) {
+                l += (size_t)snprintf(ends + l, sizeof ends - l, "%s%d", n ? "," : "", fan[j] == 2 ? F->msgs[i].dst : F->msgs[i].src);
+                n++;
+            }
+        span_text(m, g->elem, g->nelem, span, sizeof span);
+        bytes_text(g->bytes, by, sizeof by);
+        group_span(F, lead, j, &lo, &hi);
+        const int ys = row_y(m, g->src, g->src_row) + row_h(g->src_row) / 2 - 4, yd = row_y(m, g->dst, g->dst_row) + row_h(g->dst_row) / 2 + 4;
+        /* a group's label beside the row its arcs meet at: the one loading, or the one loaded from */
+        peak[j] = n == 1 ? (ys + yd) / 2 : fan[j] == 2 ? ys + 4 : yd - 4;
+        if (fan[j] == 2) snprintf(lab[j][0], sizeof lab[j][0], "%d\xe2\x86\x92%s load", g->src, ends);
+        else snprintf(lab[j][0], sizeof lab[j][0], "%s\xe2\x86\x92%d%s", ends, g->dst, g->load ? " load" : "");
+        snprintf(lab[j][1], sizeof lab[j][1], "%s%s%s%s", strcmp(span, "?") ? span : "", strcmp(span, "?") ? ", " : "", by,
+                 n > 1 ? " each" : "");
+        for (int t = 0; t < 2; t++) {
+            const int w = (int)strlen(lab[j][t]) * LABCW;   /* bytes: an arrow (3) counts wide, as it is */
+            if (w > labw) labw = w;
+        }
+        /* in order of height: insertion into order[] */
+        int at = nlab++;
+        while (at > 0 && peak[order[at - 1]] > peak[j]) { order[at] = order[at - 1]; at--; }
+        order[at] = j;
+    }
+    /* down from the top, each at least LABH below the one above; up from the grid's bottom,
+     * so none needs room below the grid; down once more, where the column is taller than the
+     * grid (many messages): its end then pushes the legend down (below) */
+    for (int pass = 0; pass < 3; pass++)
+        for (int n = 0; n < nlab; n++) {
+            const int i = pass == 1 ? nlab - 1 - n : n, y = pass ? laby[order[i]] : peak[order[i]];
+            if (pass == 1) {
+                const int lim = i == nlab - 1 ? gridB - LABH / 2 : laby[order[i + 1]] - LABH;
+                laby[order[i]] = y > lim ? (lim < TOP ? TOP : lim) : y;
+            } else laby[order[i]] = i && y < laby[order[i - 1]] + LABH ? laby[order[i - 1]] + LABH : y;
+        }
+    const int below = nlab && laby[order[nlab - 1]] + 18 > gridB ? laby[order[nlab - 1]] + 18 - gridB : 0;
+    const int W = nlab ? xl + labw + 12 : grid_right(m) + 24 + nl * LANEW + 40;
     const int washed = m->coll == CK_COLL_REDUCE_SCATTER && k == m->nframes - 1 && k > 0;
-    const int H = gridB + 56 + (m->nshared ? 18 : 0) + (washed + nnotes + (more > 0)) * 18 + 10;
+    int wrong = 0;   /* a cell of a buffer or a shared region is wrong in this frame */
+    for (size_t c = 0; c < (size_t)p * m->count && !wrong; c++) {
+        wrong = F->cells[c].wrong;
+        for (int j = 0; j < m->nshared && F->shared && !wrong; j++)
+            wrong = F->shared[((size_t)(c / m->count) * CD_MAX_SHARED + (size_t)j) * m->count + c % m->count].wrong;
+    }
+    const int H = gridB + below + 36 + (wrong ? 20 : 0) + (m->nshared ? 18 : 0) + (washed + nnotes + (more > 0)) * 18 + 10;
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
                "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n", W < 660 ? 660 : W, H, W < 660 ? 660 : W, H);
     /* ids carry the frame number: the page inlines every frame, and a hidden frame's defs cannot be used */
@@ -324,34 +386,20 @@ void cd_write_svg(const cd_model *m, int k, FILE *f)
         fprintf(f, "<path d=\"M%d,%d C%d,%d %d,%d %d,%d\" fill=\"none\" stroke=\"#333\" stroke-width=\"1.6\"%s "
                    "marker-end=\"url(#head%d)\"/>\n", x0, ys, xc, ys, xc, yd, x0 + 2, yd, g->load ? " stroke-dasharray=\"5 3\"" : "", k);
         if (lead[j] != j) continue;   /* a group is labelled once, by its first message */
-        char span[64], by[32], ends[200];
-        int n = 0, lo, hi;
-        size_t l = 0;
-        /* fan-out: one source, the destinations listed; else the sources listed */
-        for (int i = j; i < F->nmsgs && l + 12 < sizeof ends; i++)
-            if (lead[i] == j) {
-                l += (size_t)snprintf(ends + l, sizeof ends - l, "%s%d", n ? "," : "", fan[j] == 2 ? F->msgs[i].dst : F->msgs[i].src);
-                n++;
-            }
-        span_text(m, g->elem, g->nelem, span, sizeof span);
-        bytes_text(g->bytes, by, sizeof by);
-        group_span(F, lead, j, &lo, &hi);
-        /* the label where the group's arcs reach furthest out: the middle of its span */
-        /* (neighbouring lanes' labels alternate up and down: a label is wider than a lane) */
-        const int ym = n > 1 ? (row_y(m, lo, 0) + row_y(m, hi, 0) + CELLH) / 2 + (lane[j] % 2 ? 16 : -16) : (ys + yd) / 2;
-        if (fan[j] == 2)
-            fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#222\"" HALO ">%d\xe2\x86\x92%s load</text>", xa + 6, ym - 2, g->src, ends);
-        else
-            fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#222\"" HALO ">%s\xe2\x86\x92%d%s</text>", xa + 6, ym - 2, ends, g->dst,
-                    g->load ? " load" : "");
-        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#222\"" HALO ">%s%s%s%s</text>\n", xa + 6, ym + 11,
-                strcmp(span, "?") ? span : "", strcmp(span, "?") ? ", " : "", by, n > 1 ? " each" : "");
+        const int ym = laby[j];
+        fprintf(f, "<path class=\"leader\" d=\"M%d,%d L%d,%d L%d,%d\" fill=\"none\" stroke=\"#888\" stroke-width=\"1\" "
+                   "stroke-dasharray=\"1 2\"/>", fan[j] ? x0 + 14 : xa, peak[j], xl - 12, ym - 6, xl - 3, ym - 6);
+        fprintf(f, "<text class=\"label\" x=\"%d\" y=\"%d\" font-size=\"%d\" fill=\"#222\"" HALO ">", xl, ym - 2, LABF);
+        esc(f, lab[j][0]);
+        fprintf(f, "</text><text x=\"%d\" y=\"%d\" font-size=\"%d\" fill=\"#222\"" HALO ">", xl, ym + 13, LABF);
+        esc(f, lab[j][1]);
+        fprintf(f, "</text>\n");
     }
     if (F->step >= 0 && F->nmsgs == 0)
         fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#555\">%s</text>\n",
                 grid_right(m) + 12, TOP + 12, m->nshared ? "no messages, no loads in this step" : "no messages posted in this step");
     /* legend and notes */
-    int y = gridB + 26;
+    int y = gridB + below + 26;
     fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"#333\">A cell is one element; stripe r is rank r's "
                "contribution. Dashed: the elements a rank sends in this step.</text>\n", y);
     if (m->nshared) {
@@ -359,9 +407,12 @@ void cd_write_svg(const cd_model *m, int k, FILE *f)
         fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"#333\">Italic rows: a rank's shared memory, which its "
                    "peers load from; a dashed arrow is such a load (no message).</text>\n", y);
     }
-    y += 20;
-    fprintf(f, "<rect x=\"12\" y=\"%d\" width=\"14\" height=\"14\" fill=\"url(#hatch%d)\" stroke=\"" WRONG "\" stroke-width=\"2\"/>"
-               "<text x=\"32\" y=\"%d\" font-size=\"12\" fill=\"#333\">wrong (thick outline: went wrong in this step)</text>\n", y - 11, k, y);
+    if (wrong) {   /* the key to the hatching, where there is some */
+        y += 20;
+        fprintf(f, "<rect x=\"12\" y=\"%d\" width=\"14\" height=\"14\" fill=\"url(#hatch%d)\" stroke=\"" WRONG "\" stroke-width=\"2\"/>"
+                   "<text class=\"wrong-key\" x=\"32\" y=\"%d\" font-size=\"12\" fill=\"#333\">wrong (thick outline: went wrong in this step)</text>\n",
+                y - 11, k, y);
+    }
     if (washed) {
         y += 18;
         fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"#333\">Washed out: outside a rank's own "
@@ -375,6 +426,10 @@ void cd_write_svg(const cd_model *m, int k, FILE *f)
     }
     if (more) fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"" WRONG "\">and %d more</text>\n", y + 18, more);
     fprintf(f, "</svg>\n");
+    free(laby);
+    free(peak);
+    free(order);
+    free(lab);
     free(lane);
     free(lead);
     free(fan);

@@ -28,7 +28,7 @@ if ! have; then
     exit 1
   fi
 fi
-for t in collbench colldraw ckrun tagtrain tagsynth; do [ -x "$B/bin/$t" ] || { echo "slides: $B/bin/$t not built (make)" >&2; exit 1; }; done
+for t in collbench colldraw ckrun tagtrain tagsynth ckptdiff collkit-cc; do [ -x "$B/bin/$t" ] || { echo "slides: $B/bin/$t not built (make)" >&2; exit 1; }; done
 # fig/ is this build's own output: what is made again below is removed or written over first
 # (a deck rebuilt alone keeps the other decks' pictures); fig/measured.txt is appended to, its
 # last line for a KEY the one a slide gets.
@@ -42,6 +42,8 @@ pngterm=png; gnuplot -e 'set terminal pngcairo' > /dev/null 2>&1 && pngterm=pngc
 # The pictures take a while: a deck built alone (SLIDES_ONLY, as while editing it) gets only
 # the ones it shows. want NAME: the deck shows fig/NAME/... (or every deck is being built).
 want() { [ -z "${SLIDES_ONLY:-}" ] || grep -q "](fig/$1/" "$SRC/slides/$SLIDES_ONLY.md" 2>/dev/null; }
+# measures PREFIX: the deck shows a {{measured PREFIX...}} figure (or every deck is being built).
+measures() { [ -z "${SLIDES_ONLY:-}" ] || grep -q "{{measured $1" "$SRC/slides/$SLIDES_ONLY.md" 2>/dev/null; }
 figs=1
 if [ -n "${SLIDES_ONLY:-}" ] && ! grep -q '](fig/' "$SRC/slides/$SLIDES_ONLY.md" 2>/dev/null; then figs=0; fi
 if [ $figs = 1 ]; then
@@ -108,7 +110,7 @@ if [ $figs = 1 ]; then
     sed -n "s/.*optimizer state \([0-9.]* MB\).*/${tag}_state \1/p
             s/^peak resident memory per rank: \([0-9.]* MB\).*/${tag}_peak \1/p" "$OUT/fig/$tag.txt"
   }
-  if [ -z "${SLIDES_ONLY:-}" ] || grep -q '{{measured zero' "$SRC/slides/$SLIDES_ONLY.md" 2>/dev/null; then
+  if measures zero; then
     { zmem zero0 --algo ring; zmem zero1 --zero 1 --rs-algo ring --ag-algo ring
       echo "measured_on $(hostname) ($(nproc) cores), $(date -u '+%Y-%m-%d %H:%M UTC')"; } >> "$OUT/fig/measured.txt"
   fi
@@ -169,6 +171,56 @@ if [ $figs = 1 ]; then
     (cd "$SRC" && gnuplot -e "dir='$OUT/fig'; P=$P; pngterm='$pngterm'; alpha='$(par alpha_us)'; beta='$(par beta_ns_per_byte)'; gamma='$(par gamma_ns_per_byte)'; algos='naive ring rd rabenseifner tree tree2'" \
         slides/model.gp)
   done
+fi
+# Deck 04's equivalence table: the commands of lab 04's step 2 (1 rank against 2 and 3 with
+# the same global batch, dropout 0, 40 steps), with the library ring, on a model small enough
+# to train in a second (4096 features, hidden 64) and tagsynth's 612 rows (a multiple of 1, 2
+# and 3: no rank count pads the epoch). ckptdiff's figure for each pair is a line of
+# fig/measured.txt: eq_KIND_pP, and for Adam at p = 3 where it lies (eq_adam_p3_at).
+if measures eq_; then
+  "$B/bin/tagsynth" --rows 612 --out "$OUT/fig/eq-data.csv" --overwrite > /dev/null
+  [ -s "$OUT/fig/ddp-holdout.csv" ] || "$B/bin/tagsynth" --rows 64 --seed 2 --out "$OUT/fig/ddp-holdout.csv" --overwrite > /dev/null
+  eqrun() {   # eqrun NAME P OPTIONS...: a checkpoint in fig/eq/NAME
+    local name=$1 np=$2; shift 2
+    rm -rf "${OUT:?}/fig/eq/$name"
+    "$B/bin/ckrun" -np "$np" "$B/bin/tagtrain" --data "$OUT/fig/eq-data.csv" --holdout "$OUT/fig/ddp-holdout.csv" \
+        --algo ring --features 4096 --hidden 64 --dropout 0 --epochs 2 --batch 32 --quiet --transport mpi \
+        --save "$OUT/fig/eq/$name" "$@" > "$OUT/fig/eq/$name.txt" 2>&1 || { cat "$OUT/fig/eq/$name.txt" >&2; exit 1; }
+  }
+  eqdiff() {   # eqdiff KEY A B: "KEY max|a-b|/(1+|a|)" and "KEY_at TENSOR" from ckptdiff
+    local rc=0
+    "$B/bin/ckptdiff" "$OUT/fig/eq/$2/last.ckpt" "$OUT/fig/eq/$3/last.ckpt" > "$OUT/fig/eq/$1.txt" 2>&1 || rc=$?
+    [ $rc -le 1 ] || { cat "$OUT/fig/eq/$1.txt" >&2; exit 1; }   # 1: beyond its tolerance, as Adam's may be
+    sed -n "s/.* = \([0-9.e+-]*\) at \([A-Za-z_0-9]*\) .*/$1 \1\n$1_at \2/p" "$OUT/fig/eq/$1.txt" | grep . ||
+      { echo "slides: ckptdiff printed no figure:" >&2; cat "$OUT/fig/eq/$1.txt" >&2; exit 1; }
+  }
+  mkdir -p "$OUT/fig/eq"
+  for p in 1 2 3; do eqrun sgd-p$p $p --optimizer sgd --lr 0.1; eqrun adam-p$p $p; done
+  eqrun adam-p3b 3 --bucket-mb 0.25
+  { for k in sgd adam; do eqdiff eq_${k}_p2 $k-p1 $k-p2; eqdiff eq_${k}_p3 $k-p1 $k-p3; done
+    eqdiff eq_adam_p3b adam-p1 adam-p3b
+    echo "eq_on $(uname -n) ($(nproc) cores), $(date -u '+%Y-%m-%d %H:%M UTC')"; } >> "$OUT/fig/measured.txt"
+fi
+# Deck 06's recipe, call by call: the lab's crash harness counting one save of lab 06's
+# reference solution: save_calls N, save_write1 and save_write2 (the first write, which the
+# harness cuts short, and the one that finishes it). collkit-cc builds it into the build folder,
+# again only when the solution or collkit-cc is newer (the slide test builds deck 06 many times).
+if measures save_; then
+  mkdir -p "$OUT/fig/save" "$B/slides-lab06"
+  ref=$B/slides-lab06/lab
+  if ! [ "$ref" -nt "$SRC/labs/06-faults/solution/my_save.c" ] || ! [ "$ref" -nt "$B/bin/collkit-cc" ]; then
+    "$B/bin/collkit-cc" "$SRC/labs/06-faults/solution/my_save.c" -o "$ref" > "$OUT/fig/save/cc.txt" 2>&1 ||
+      { cat "$OUT/fig/save/cc.txt" >&2; exit 1; }
+  fi
+  rm -rf "${OUT:?}/fig/save/dir" && mkdir "$OUT/fig/save/dir"
+  "$ref" save --dir "$OUT/fig/save/dir" --trace --count > "$OUT/fig/save/count.txt" 2>&1 ||
+    { cat "$OUT/fig/save/count.txt" >&2; exit 1; }
+  # "  [2] write(3 state.bin.tmp.PID, 4123 B) = 2062" after "my_save(...)": the file name dropped
+  saved=$(awk '/^my_save\(/ { on = 1; next } on && /^  \[[0-9]+\] write\(/ {
+                 n++; sub(/^  \[[0-9]+\] /, ""); sub(/ [^,]*,/, ","); print "save_write" n " " $0 }
+               /^save: COUNT [0-9]+ / { print "save_calls " $3 }' "$OUT/fig/save/count.txt")
+  [ "$(echo "$saved" | grep -c '^save_')" -ge 3 ] || { echo "slides: the save harness counted no recipe:" >&2; cat "$OUT/fig/save/count.txt" >&2; exit 1; }
+  echo "$saved" >> "$OUT/fig/measured.txt"
 fi
 # A model number on a slide is written {{model ALGO P BYTES UNIT}} (UNIT ms or µs for the time,
 # GB/s for the busbw collbench derives from it, decimal as nccl-tests') and a model

@@ -6,7 +6,8 @@
 #      block r-s-1 holds s+2 contributions, the result holds all four everywhere;
 #   3. wrong_gather_ring (its all-gather receives into the wrong block) is right up to the
 #      all-gather and wrong from its first step (frame 4), where the SVG outlines the block that
-#      went wrong, and colldraw exits 1 saying so.
+#      went wrong, and colldraw exits 1 saying so; only such a frame has the key to wrong cells;
+#   4. recursive doubling's second round: its four arc labels do not overlap (labels.sh).
 set -u
 D=$1; shift
 dir=$(mktemp -d)
@@ -54,5 +55,14 @@ w=$(awk '/^frame 4 /{f=1; next} /^frame 5 /{exit} f && /rank 1:/' "$b")
 grep -q 'class="went-wrong"' "$dir/bad/frame-04.svg" || fail "frame-04.svg outlines no cell as gone wrong"
 ! grep -q 'class="went-wrong"' "$dir/bad/frame-03.svg" || fail "frame-03.svg outlines a cell as gone wrong"
 grep -q "holds element [0-9]*'s contributions" "$dir/bad/frame-04.svg" || fail "frame-04.svg does not say what went wrong"
+# the key to the hatching only where something is wrong
+grep -q 'class="wrong-key"' "$dir/bad/frame-04.svg" || fail "frame-04.svg has no key to its wrong cells"
+! grep -q 'class="wrong-key"' "$dir/bad/frame-03.svg" "$dir/lib-count8/frame-06.svg" || fail "a frame with nothing wrong has a key to wrong cells"
 echo "ok: the wrong all-gather block is drawn wrong from step 3 on"
+
+# recursive doubling at p = 4, round 2: four arcs peak at one height (0->2, 2->0, 1->3, 3->1);
+# their labels stand apart (two lines each), right of every arc
+run rd --algo rd --count 4 || { cat "$dir/rd.log"; fail "rd: exit $?"; }
+"$(dirname "$0")/labels.sh" "$dir/rd/frame-02.svg" 4 || fail "rd frame-02.svg: labels overlap"
+echo "ok: the labels of recursive doubling's second round stand apart"
 echo "PASS"

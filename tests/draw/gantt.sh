@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gantt.sh COLLDRAW COLLBENCH MPIRUN [FLAGS...] — a pipelined ring traced by collbench on
 # 3 ranks (small chunks: several in flight) drawn as a Gantt timeline: one bar per event
-# of the call, a row group per rank, a lane per peer and direction; a file that is no
+# of the call, a row group per rank, a lane per peer and direction, the size in KiB, a legend
+# of the kinds drawn; a file that is no
 # collbench trace, and a call the trace does not hold, are refused with exit 2.
 set -u
 D=$1 CB=$2; shift 2
@@ -17,6 +18,15 @@ got=$(grep -o 'class="ev"' "$svg" | wc -l)
 [ "$want" -gt 0 ] && [ "$got" = "$want" ] || fail "$got bars for $want events of call 0"
 [ "$(grep -o '>rank [0-9]*</text>' "$svg" | sort -u | wc -l)" = 3 ] || fail "not one row group per rank"
 grep -q '>send to 1 (2)<' "$svg" || fail "no second lane for chunks in flight to one peer"
+# collbench's sizes count in powers of 1024: the title says KiB
+grep -q '>allreduce ring_pipelined 12 KiB' "$svg" || fail "the title does not give the size in KiB: $(grep -o '<text[^>]*bold[^>]*>[^<]*' "$svg" | head -1)"
+# the legend names the kinds the call has, and no other
+for k in send recv reduce copy wait; do
+  has=$(grep '"ph":"X"' "$dir/t.json" | grep '"call":0}' | grep -c "\"cat\":\"$k\"")
+  shown=$(grep -c ">$k</text>" "$svg")
+  { [ "$has" -gt 0 ] && [ "$shown" = 1 ]; } || { [ "$has" = 0 ] && [ "$shown" = 0 ]; } ||
+    fail "legend: $k in $has events, shown $shown times"
+done
 echo "ok: $got bars, 3 ranks, lanes per chunk in flight"
 out=$("$D" --gantt /dev/null 2>&1); rc=$?
 [ $rc = 2 ] && echo "$out" | grep -q "not a collbench or tagtrain trace" || fail "a file that is no trace: exit $rc: $out"

@@ -34,6 +34,7 @@ row ts 2 '  load 3 -> 1 16 B block 1' | grep -q . || fail "frame 2: rank 1 does 
 row ts 3 '  load 2 -> 0 16 B block 2' | grep -q . || fail "frame 3: rank 0 does not load block 2 from rank 2's staging"
 grep -q 'input copy</text>' "$dir/ts/frame-02.svg" && grep -q 'staging</text>' "$dir/ts/frame-02.svg" ||
   fail "frame-02.svg does not label the shared rows"
+for k in 02 03; do "$(dirname "$0")/labels.sh" "$dir/ts/frame-$k.svg" 4 || fail "twoshot frame-$k.svg: labels overlap"; done
 echo "ok: twoshot drawn with its input copies and staging buffers"
 
 run os --algo oneshot --np 4 --count 8

@@ -7,7 +7,8 @@
 #   - every image the source names exists (and pdflatex, halting on errors, found it), and a
 #     picture of an algorithm (fig/NAME/frame-NN) comes with the colldraw command that drew it;
 #   - no model time is typed by hand: "15.8 ms" in a source is written {{model ring 16 67108864 ms}}
-#     and filled in by make slides from the CSV of the collbench command the slide names;
+#     and filled in by make slides from the CSV of the collbench command the slide names; nor a
+#     measured ratio ("6.3e-8": {{measured KEY}}, which make slides measures);
 #   - every page renders to an image, and every page but the title page carries more
 #     than its title: a line of text below it or an image;
 #   - make slides builds a second time over its own outputs (a deck is rebuilt after each edit).
@@ -45,9 +46,11 @@ for md in $decks; do
                 if (v + 0 > 5) { getline t; print $0 " :: " t } }' "$dir/$name.latex.log")
   [ -z "$over" ] || say "overfull boxes above 5 pt:
 $over"
-  # a model time typed by hand instead of filled in by make slides ({{model ALGO P BYTES ms}})
-  typed=$(awk '/^```/ { code = !code } !code' "$md" | grep -Eo '[0-9]+\.[0-9]+ (ms|µs)' | head -3 | tr '\n' ' ')
-  [ -z "$typed" ] || say "model times typed by hand (write {{model ALGO P BYTES ms}}): $typed"
+  # a model time or a measured figure (a ratio such as 6.3e-8) typed by hand instead of filled
+  # in by make slides ({{model ALGO P BYTES ms}}, {{measured KEY}}); a tolerance such as 1e-5 is
+  # an option's value, not a figure
+  typed=$(awk '/^```/ { code = !code } !code' "$md" | grep -Eo '[0-9]+\.[0-9]+ (ms|µs)|[0-9]\.[0-9]+e[-+]?[0-9]+' | head -3 | tr '\n' ' ')
+  [ -z "$typed" ] || say "model times or measured figures typed by hand (write {{model ALGO P BYTES ms}}, {{measured KEY}}): $typed"
   for img in $(grep -o '!\[[^]]*\]([^)]*)' "$md" | sed 's/.*](\([^) ]*\).*/\1/'); do
     [ -f "$dir/$img" ] || [ -f "$SRC/slides/$img" ] || say "image $img is missing"
   done

@@ -32,7 +32,7 @@ void cc_coll_sizes(ck_coll coll, size_t count, int p, int rank, int inplace, siz
 }
 
 /* All-gather: element i holds rank q's input. */
-static int owner_of(size_t count, int p, size_t i)
+int cc_block_owner(size_t count, int p, size_t i)
 {
     for (int q = 0; q < p; q++) {
         size_t off, len;
@@ -99,7 +99,7 @@ static size_t ag_diagnose(char *out, size_t cap, const void *host_got, int fill_
         if (memcmp(exp + i * es, got + i * es, es)) {
             if (first == count) first = i;
             nwrong++;
-            const int q = owner_of(count, p, i);
+            const int q = cc_block_owner(count, p, i);
             if (q < 64) blocks |= 1ull << q;
         }
     if (first == count) {
@@ -109,7 +109,7 @@ static size_t ag_diagnose(char *out, size_t cap, const void *host_got, int fill_
     char e[64], g[64];
     cc_format(e, sizeof e, exp, first, dt);
     cc_format(g, sizeof g, got, first, dt);
-    const int b0 = owner_of(count, p, first);
+    const int b0 = cc_block_owner(count, p, first);
     ck_sbuf_add(&b, "rank %d: %zu of %zu elements wrong; first: element %zu (block %d, rank %d's): expected %s, got %s",
                 rank, nwrong, count, first, b0, b0, e, g);
     int q;
@@ -124,7 +124,7 @@ static size_t ag_diagnose(char *out, size_t cap, const void *host_got, int fill_
                             "neighbour or block index)", q, b0, b0);
         else
             ck_sbuf_add(&b, ": it is rank %d's element %zu: block %d's data landed in block %d's place (shifted by "
-                            "%lld elements: a wrong neighbour or block index)", q, j, owner_of(count, p, j), b0,
+                            "%lld elements: a wrong neighbour or block index)", q, j, cc_block_owner(count, p, j), b0,
                         (long long)first - (long long)j);
     } else {
         ck_sbuf_add(&b, ": it is no rank's input at any element");

@@ -157,6 +157,9 @@ size_t cc_coll_diagnose(ck_coll coll, char *out, size_t cap, const void *result,
                         int fill_byte, size_t count, ck_dtype dt, ck_op op, int rank, int p, int inplace,
                         const ck_algo *algo, const ck_config *cfg, unsigned salt);
 
+/* The rank whose block (ck_block over count elements, p ranks) holds element i. */
+int cc_block_owner(size_t count, int p, size_t i);
+
 /* Where a rank's result is in its receive buffer, in elements: at *off_elems,
  * *elems of them (a reduce-scatter's block r: at its offset in place, at 0
  * out of place; an all-gather's or all-reduce's whole buffer). The rest of an

@@ -357,24 +357,13 @@ static cd_cell decode(const cc_scheme *s, size_t count, size_t i, int64_t v)
     return c;
 }
 
-/* The rank whose block element i is in. */
-static int owner_of(size_t count, int p, size_t i)
-{
-    for (int q = 0; q < p; q++) {
-        size_t off, len;
-        ck_block(count, (size_t)p, (size_t)q, &off, &len);
-        if (i < off + len) return q;
-    }
-    return p - 1;
-}
-
 /* decode, by collective: an all-gather's element holds its block owner's
  * input or nothing; another rank's value of it (a block from the wrong
  * neighbour) is wrong. */
 static cd_cell decode_coll(int coll, const cc_scheme *s, size_t count, size_t i, int64_t v)
 {
     cd_cell c = decode(s, count, i, v);
-    if (coll == CK_COLL_ALLGATHER && !c.wrong && c.mask && c.mask != 1u << owner_of(count, s->p, i)) c.wrong = 1;
+    if (coll == CK_COLL_ALLGATHER && !c.wrong && c.mask && c.mask != 1u << cc_block_owner(count, s->p, i)) c.wrong = 1;
     return c;
 }
 
@@ -540,7 +529,7 @@ static int build_model(cd_model *m, gathered *g)
     for (int r = 0; r < p && m->nframes > 1; r++)
         for (size_t i = 0; i < count; i++) {
             cd_cell *c = &L->cells[(size_t)r * count + i];
-            const int own = owner_of(count, p, i);
+            const int own = cc_block_owner(count, p, i);
             if (m->coll == CK_COLL_REDUCE_SCATTER && own != r) *c = (cd_cell){.mask = c->wrong ? 0 : c->mask, .from = -1, .spare = 1};
             else if (c->mask != (m->coll == CK_COLL_ALLGATHER ? 1u << own : full)) c->wrong = 1;
         }

@@ -29,26 +29,34 @@
 #   COLLKIT_NCCL_LIBRARY=F, COLLKIT_NCCL_INCLUDE_DIR=D   exact paths
 #   (else the pip wheel nvidia-nccl-cu12/cu13 is found through python3, and
 #   then /usr/local/cuda and the system paths)
-#   GPU_CHECK_DEBS=DIR       no MPI installed: unpack Open MPI from these Debian
-#                            12 .debs (made by `scripts/gpu-check.sh --pack` on a
+#   GPU_CHECK_DEBS=DIR       no MPI installed: unpack Open MPI (and OpenBLAS, for
+#                            the trainer's host reference) from these Debian 12
+#                            .debs (made by `scripts/gpu-check.sh --pack` on a
 #                            machine with apt; default .gpu-pack/debs when present)
+#   COLLKIT_DATA=DIR         the Made With ML data, for the trainer's steps
 #   GPU_ARCH=90              CUDA architecture (default: the first GPU's)
 #   COLLKIT_TIMEOUT=20       the watchdog bound of every wait (default 20 s here)
 #
 # gpu-check.sh --pack  (on a Debian 12 machine with apt, not the GPU node)
-#   downloads Open MPI and its runtime libraries as .debs into .gpu-pack/debs
-#   (git-ignored): carry the working tree with it to a node without MPI.
+#   downloads Open MPI, OpenBLAS and their runtime libraries as .debs into
+#   .gpu-pack/debs, and NCCL's header when this machine has one (some pip
+#   wheels ship none) into .gpu-pack/ (git-ignored): carry the working tree
+#   with it to a node without MPI.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
 MPI_DEBS="openmpi-bin openmpi-common libopenmpi3 libopenmpi-dev libpmix2 libmunge2 libhwloc15
   libevent-core-2.1-7 libevent-pthreads-2.1-7 libfabric1 libucx0 libpsm2-2 libpsm-infinipath1
-  libibverbs1 ibverbs-providers librdmacm1 libnl-3-200 libnl-route-3-200 libnuma1 libatomic1 zlib1g"
+  libibverbs1 ibverbs-providers librdmacm1 libnl-3-200 libnl-route-3-200 libnuma1 libatomic1 zlib1g
+  libopenblas0-pthread libopenblas-pthread-dev libopenblas-dev libopenblas0 libgfortran5 libquadmath0"
 if [ "${1:-}" = "--pack" ]; then
   mkdir -p .gpu-pack/debs
   (cd .gpu-pack/debs && { apt-get download $MPI_DEBS 2>/dev/null || { apt-get update -qq && apt-get download $MPI_DEBS; }; }) ||
     { echo "gpu-check --pack: apt-get download failed (a Debian 12 machine with network is needed)"; exit 2; }
+  for h in "${COLLKIT_NCCL_INCLUDE_DIR:-/nonexistent}/nccl.h" /usr/local/cuda/include/nccl.h /usr/include/nccl.h; do
+    [ -f "$h" ] && { cp "$h" .gpu-pack/nccl.h; break; }
+  done
   echo "gpu-check --pack: $(ls .gpu-pack/debs | wc -l) .debs in .gpu-pack/debs ($(du -sh .gpu-pack | cut -f1))"
   exit 0
 fi
@@ -131,18 +139,29 @@ if ! command -v mpicc >/dev/null 2>&1 && [ -n "$DEBS" ]; then
   export PATH=$P/usr/bin:$PATH LD_LIBRARY_PATH=$L/openmpi/lib:$L${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   export OMPI_MCA_plm=isolated OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
   MPI_CMAKE=(-DMPI_C_COMPILER="$P/usr/bin/mpicc.openmpi" -DMPIEXEC_EXECUTABLE="$P/usr/bin/mpiexec.openmpi")
+  # OpenBLAS, when the .debs carried it: the host trainer, the device's reference.
+  if [ -d "$L/openblas-pthread" ]; then
+    export LD_LIBRARY_PATH=$L/openblas-pthread:$LD_LIBRARY_PATH
+    MPI_CMAKE+=(-DCMAKE_PREFIX_PATH="$P/usr" -DCMAKE_INCLUDE_PATH="$P/usr/include/x86_64-linux-gnu/openblas-pthread"
+                -DCMAKE_LIBRARY_PATH="$L/openblas-pthread")
+  fi
   md "MPI: unpacked from $DEBS into $P"
 fi
 md "MPI: $(mpirun --version 2>/dev/null | head -1 || echo 'not found')"
 
 # NCCL: hints first, then the pip wheel, then CUDA's and the system's folders.
 first() { for f in "$@"; do [ -n "$f" ] && [ -e "$f" ] && { echo "$f"; return 0; }; done; return 1; }
-WHEEL=$(python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0])' 2>/dev/null || true)
+# The wheels (nvidia-nccl-cu12, -cu13) lay NCCL out differently: look for it
+# anywhere under python3's nvidia/ package folder.
+NVPKG=$(python3 -c 'import nvidia, os; print(list(nvidia.__path__)[0])' 2>/dev/null || true)
+WLIB=$([ -n "$NVPKG" ] && find "$NVPKG" -name 'libnccl.so*' -path '*lib*' 2>/dev/null | sort | head -1)
+WINC=$([ -n "$NVPKG" ] && find "$NVPKG" -name nccl.h 2>/dev/null | head -1)
 NLIB=$(first "${COLLKIT_NCCL_LIBRARY:-}" ${NCCL_HOME:+"$NCCL_HOME"/lib/libnccl.so "$NCCL_HOME"/lib/libnccl.so.2} \
-             ${WHEEL:+"$WHEEL"/lib/libnccl.so.2} /usr/local/cuda/lib64/libnccl.so /usr/local/cuda/lib/libnccl.so \
+             $WLIB /usr/local/cuda/lib64/libnccl.so /usr/local/cuda/lib/libnccl.so \
              /usr/lib/x86_64-linux-gnu/libnccl.so.2 || true)
+# The header last from .gpu-pack/ (gpu-check.sh --pack): a wheel without one.
 NINC=$(first "${COLLKIT_NCCL_INCLUDE_DIR:+$COLLKIT_NCCL_INCLUDE_DIR/nccl.h}" ${NCCL_HOME:+"$NCCL_HOME"/include/nccl.h} \
-             ${WHEEL:+"$WHEEL"/include/nccl.h} /usr/local/cuda/include/nccl.h /usr/include/nccl.h || true)
+             $WINC /usr/local/cuda/include/nccl.h /usr/include/nccl.h "$ROOT/.gpu-pack/nccl.h" || true)
 NVER=$([ -n "$NINC" ] && awk '/^#define NCCL_(MAJOR|MINOR|PATCH) /{v = v (v ? "." : "") $3} END {print v}' "$NINC")
 md "NCCL: library ${NLIB:-not found}, header ${NINC:-not found}${NVER:+, version $NVER}"
 [ -n "$NLIB" ] && [ -z "$NINC" ] &&

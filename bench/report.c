@@ -890,6 +890,8 @@ int main(int argc, char **argv)
     }
     snprintf(path, sizeof path, "%s/trainer.csv", dir);
     if (present(path) && check_table(path)) return 1;
+    snprintf(path, sizeof path, "%s/trainer_gpu.csv", dir);
+    if (present(path) && check_table(path)) return 1;
     for (int a = nalg - 1; a >= 0; a--)
         if (is_reference(algos[a])) REF = algos[a];
     bm_params m, ms;
@@ -1185,7 +1187,24 @@ int main(int argc, char **argv)
                         "backward passes are charged as 6 flops per parameter per sample and the optimizer as 10 "
                         "per parameter, at the host's speed (trainer/tagtrain.c); efficiency = samples/s(p) / (p x "
                         "samples/s(1)), and what it loses is the all-reduce.\n\n");
+        else
+            fprintf(md, "Weak scaling (the same local batch per rank); samples/s is the steady rate, over the "
+                        "epochs after the first (scripts/bench_trainer.sh); efficiency = samples/s(p) / (p x "
+                        "samples/s(1)).\n\n");
         fprintf(md, "![trainer scaling](trainer_scaling.png)\n\n");
+        csv_as_table(md, path);
+    }
+    /* tagtrain --device cuda, where the machine had a GPU. */
+    snprintf(path, sizeof path, "%s/trainer_gpu.csv", dir);
+    if (present(path)) {
+        fprintf(md, "\n## Trainer on the GPU (tagtrain --device cuda)\n\n"
+                    "The same weak scaling with the gradient in device memory, all-reduced by each algorithm that "
+                    "takes device buffers; nccl is the reference. The gpu_setup column says where ranks "
+                    "time-shared a GPU: there the figures measure each algorithm's overheads on one device, not "
+                    "an interconnect, and NCCL, which refuses ranks that share a GPU, has no point.\n\n");
+        snprintf(path, sizeof path, "%s/trainer_scaling_gpu.png", dir);
+        if (!access(path, R_OK)) fprintf(md, "![trainer scaling on the GPU](trainer_scaling_gpu.png)\n\n");
+        snprintf(path, sizeof path, "%s/trainer_gpu.csv", dir);
         csv_as_table(md, path);
     }
     fclose(md);

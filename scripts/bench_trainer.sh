@@ -25,9 +25,10 @@
 #   every rank keeps a local batch of LOCAL_BATCH rows (global --batch =
 #   p x LOCAL_BATCH), runs ONE OpenBLAS thread (--threads 1, also at p = 1),
 #   and does the same forward/backward and the same full optimizer update per
-#   step; only the all-reduce is added. samples/s is tagtrain's: samples per
-#   second of training steps (data loading, featurising and the per-epoch
-#   validation are outside it).
+#   step; only the all-reduce is added. samples/s is tagtrain's steady rate:
+#   samples per second of training steps in the epochs after the first (data
+#   loading, featurising, the per-epoch validation and the first epoch's
+#   warm-up are outside it; see summary_of).
 #     efficiency(p) = samples/s(p) / (p * samples/s(1))
 # LOCAL_BATCH defaults to 16, the per-rank batch of the default model at
 # p = 2 (global batch 32). The ceiling file runs p copies of the 1-rank job at
@@ -79,7 +80,15 @@ NPS=${TRAINER_NP:-"2 4"}
 T0=$(date +%s)
 say() { printf '[trainer %4ds] %s\n' $(( $(date +%s) - T0 )) "$*"; }
 
-# One run; prints "samples_per_s comm_fraction bytes_per_step" from the JSON-lines summary.
+# "samples_per_s comm_fraction bytes_per_step" of one run's JSON-lines log.
+# samples/s is the steady rate, over the epochs after the first: the first
+# pays the warm-up (page faults; on a GPU the CUDA context, cuBLAS, the IPC
+# mappings: 0.13 s of a 0.17 s epoch on an H100), which would flatter every
+# p > 1 against p = 1, as nccl-tests' warm-up iterations are left out.
+summary_of() {
+  grep '"type":"summary"' "$1" | sed -e 's/.*"samples_per_s":[^,]*,"comm_fraction":\([0-9.e+-]*\).*"allreduce_bytes_per_step":\([0-9.e+-]*\).*"steady_samples_per_s":\([0-9.e+-]*\).*/\3 \1 \2/'
+}
+# One run; prints summary_of's line.
 # The label ring-sparse is ring with --sparse-grads; NAME@shm is NAME on the
 # shm transport (twoshot@shm: tagtrain's default on one node).
 run() {
@@ -91,8 +100,7 @@ run() {
   "${LAUNCH[@]}" -np "$p" "$BIN/tagtrain" --algo "$algo" $extra --batch $((LOCAL_BATCH * p)) --epochs "$EPOCHS" \
       --threads 1 --no-save --quiet --log "$log" > "$OUT/trainer_${label}_p$p.txt" 2>&1 ||
       { echo "NaN NaN NaN"; echo "p=$p $label: $OUT/trainer_${label}_p$p.txt" >> "$OUT/trainer_failed.txt"; return; }
-  grep '"type":"summary"' "$log" |
-    sed 's/.*"samples_per_s":\([0-9.e+-]*\),"comm_fraction":\([0-9.e+-]*\).*"allreduce_bytes_per_step":\([0-9.e+-]*\).*/\1 \2 \3/'
+  summary_of "$log"
 }
 
 algos=${TRAINER_ALGOS:-"$("$BIN/tagtrain" --algo list | awk 'NR > 1 && $2 ~ /host/ { print $1 }') ring-sparse twoshot@shm"}
@@ -117,8 +125,7 @@ for p in $NPS; do
         --log "$OUT/trainer_indep_p${p}_$r.jsonl" > /dev/null 2>&1 & pids+=($!)
   done
   for pid in "${pids[@]}"; do wait "$pid" || true; done
-  tot=$(cat "$OUT"/trainer_indep_p"${p}"_*.jsonl | grep '"type":"summary"' |
-        sed 's/.*"samples_per_s":\([0-9.e+-]*\),.*/\1/' | awk '{ s += $1 } END { print s + 0 }')
+  tot=$(for f in "$OUT"/trainer_indep_p"${p}"_*.jsonl; do summary_of "$f"; done | awk '{ s += $1 } END { print s + 0 }')
   ceil=$(awk -v s="$tot" -v s1="$s1" -v p="$p" 'BEGIN { printf "%.3f", (s1 > 0 ? s / (p * s1) : 0) }')
   echo "p=$p independent 1-rank runs: $tot samples/s in all, efficiency ceiling $ceil" >> "$OUT/trainer_ceiling.txt"
   say "p=$p ceiling (independent runs, no all-reduce): $ceil"
@@ -142,8 +149,7 @@ device_trainer() {
     "${LAUNCH[@]}" -np "$1" "$BIN/tagtrain" --device cuda --algo "$2" --batch $((LOCAL_BATCH * $1)) --epochs "$EPOCHS" \
         --threads 1 --no-save --quiet --log "$log" > "$OUT/trainer_gpu_${2}_p$1.txt" 2>&1 ||
         { echo "NaN NaN NaN"; echo "GPU p=$1 $2: $OUT/trainer_gpu_${2}_p$1.txt" >> "$OUT/trainer_failed.txt"; return; }
-    grep '"type":"summary"' "$log" |
-      sed 's/.*"samples_per_s":\([0-9.e+-]*\),"comm_fraction":\([0-9.e+-]*\).*"allreduce_bytes_per_step":\([0-9.e+-]*\).*/\1 \2 \3/'
+    summary_of "$log"
   }
   setup_of() { [ "$1" -le "$ngpu" ] && echo "$1 rank(s) on $1 GPU(s)" || echo "time-shared: $1 ranks on $ngpu GPU(s)"; }
   say "GPU trainer: $ngpu GPU(s), p=1 (no all-reduce), local batch $LOCAL_BATCH, $EPOCHS epochs: $dalgos"

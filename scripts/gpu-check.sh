@@ -7,18 +7,21 @@
 #   2. a build of the library, collcheck, collbench and the GPU tests with CUDA
 #      for this GPU's architecture (cmake; no apt-get, unlike make build);
 #   3. collbench --gpus, as the ranks count the devices: none -> exit 3;
-#   4. the GPU tests (unit.cuda_logic, gpu.probe, test_gpu at p = 1, 2, 3, and
-#      gpu.trainer_model: the trainer's device model against the host's);
+#   4. the GPU tests, one verdict each: ctest -L gpu (the CUDA IPC transport
+#      at p = 1-4, collcheck on device buffers for all-reduce, reduce-scatter
+#      and all-gather, the trainer's device model against the host's, and,
+#      with the Made With ML data, gpu.trainer_device: tagtrain --device cuda
+#      against the host trainer, data parallelism on the device, checkpoints
+#      across the two), gpu.probe and unit.cuda_logic;
 #   5. collcheck --quick of every algorithm that takes device buffers, at
 #      p = 1, 2 and 3 (ranks share the GPUs when there are fewer: local rank
 #      modulo device count; nccl only where every rank has its own GPU);
 #   6. a short sweep: p = 1 with nccl, p = 2 (time-shared on one GPU); then,
-#      with the Made With ML data, gpu.trainer_device (tagtrain --device cuda
-#      against the host trainer, data parallelism on the device, checkpoints
-#      across the two) and the trainer's samples/s on the host and the device;
+#      with the Made With ML data, the trainer's samples/s on the host and the
+#      device (the default model, p = 1, 3 epochs);
 #   7. BUILD_DIR/gpu-check/report.md: every step's verdict, the figures
-#      (busbw at the largest size per algorithm, trainer samples/s host and
-#      device), the logs beside it.
+#      (busbw at the largest size per algorithm, how far the device trainer is
+#      from the host's, trainer samples/s host and device), the logs beside it.
 # Exit status: 0 every step passed; 1 a step failed (the report names it);
 # 2 something needed is missing (cmake, nvcc, MPI): named; 3 no usable GPU
 # here (none, no driver, or all hidden by CUDA_VISIBLE_DEVICES): said so.
@@ -200,16 +203,12 @@ if cmake -S "$ROOT" -B "$B" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DCOLLKIT_CUD
      ${NVCC:+-DCMAKE_CUDA_COMPILER="$NVCC"} "${MPI_CMAKE[@]}" \
      ${NLIB:+-DCOLLKIT_NCCL_LIBRARY="$NLIB"} ${NINC:+-DCOLLKIT_NCCL_INCLUDE_DIR="$(dirname "$NINC")"} \
      > "$O/configure.log" 2>&1 &&
-   run_for 300 cmake --build "$B" -j "$(nproc)" --target collcheck collbench test_gpu test_cuda_logic \
-     > "$O/build.log" 2>&1; then
+   run_for 300 cmake --build "$B" -j "$(nproc)" > "$O/build.log" 2>&1; then
   step "build" PASS "$(grep -o 'collkit: CUDA.*' "$O/configure.log" | head -1)"
-  # The trainer's device model, where OpenBLAS (the host reference) is there.
-  if grep -q "OpenBLAS not found" "$O/configure.log"; then
-    md "| trainer device model | not built | no OpenBLAS on this node: no host model to compare with |"
-  else
-    run_for 200 cmake --build "$B" -j "$(nproc)" --target test_trainer_cuda tagtrain tagtrain_cuda ckptdiff \
-        >> "$O/build.log" 2>&1 || step "build test_trainer_cuda, tagtrain" FAIL "see build.log"
-  fi
+  # The trainer (host and device) is built where OpenBLAS, the host
+  # reference, is there.
+  grep -q "OpenBLAS not found" "$O/configure.log" &&
+    md "| trainer | not built | no OpenBLAS on this node: no host trainer to compare the device's with |"
 else
   step "build" FAIL "see configure.log / build.log: $(grep -m1 -iE 'error' "$O/configure.log" "$O/build.log" | cut -c1-200)"
   finish 1 "FAILED"
@@ -230,17 +229,22 @@ fi
 step "GPU" PASS "$NGPU device(s) visible to the ranks"
 
 # ---------------------------------------------------------------- 4. GPU tests
-(cd "$B" && run_for 90 ctest -V -R '^(unit\.cuda_logic|gpu\.probe|gpu\.trainer_model)$' --output-on-failure) \
-    > "$O/unit.log" 2>&1 &&
-  step "unit.cuda_logic, gpu.probe, gpu.trainer_model" PASS "$(grep -h '^adamw\|^sgd' "$O/unit.log" | tr '\n' ' ')" ||
-  step "unit.cuda_logic, gpu.probe, gpu.trainer_model" FAIL "see unit.log"
-for p in 1 2 3; do
-  if run_for 150 "${MPIRUN[@]}" -np $p "$BIN/test_gpu" > "$O/test_gpu_p$p.log" 2>&1; then
-    step "test_gpu p=$p" PASS "$(grep -m1 'test_gpu p=' "$O/test_gpu_p$p.log")"
-  else
-    step "test_gpu p=$p" FAIL "exit $?: $(grep -m1 -E 'FAIL' "$O/test_gpu_p$p.log" | cut -c1-200)"
-  fi
-done
+# One ctest run, one at a time (every test takes the GPUs), one row each.
+(cd "$B" && run_for 300 ctest -V -j1 -R '^(unit\.cuda_logic|gpu\.)' --timeout 200 --output-on-failure) \
+    > "$O/ctest.log" 2>&1
+# "K/N Test #ID: NAME .... Passed 1.2 sec" -> "ID NAME VERDICT SECONDS"; -V
+# prefixes each test's own output with "ID: ".
+awk '/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: / { id = $3; sub(/^#/, "", id); sub(/:$/, "", id)
+       print id, $4, ($0 ~ /Passed/ ? "PASS" : $0 ~ /Not Run|Skipped/ ? "skipped" : "FAIL"), $(NF - 1) }' \
+    "$O/ctest.log" > "$O/ctest.verdicts"
+[ -s "$O/ctest.verdicts" ] || step "ctest (the GPU tests)" FAIL "no test ran: $(tail -1 "$O/ctest.log" | cut -c1-200)"
+while read -r id name verdict secs; do
+  case $verdict in
+    PASS) step "$name" PASS "${secs} s" ;;
+    skipped) md "| $name | not run | $(grep -m1 -E "^$id: SKIP" "$O/ctest.log" | sed "s/^$id: //" | cut -c1-160) |" ;;
+    *) step "$name" FAIL "$(grep -m1 -E "^$id: .*(FAIL|rror)" "$O/ctest.log" | sed "s/^$id: //" | cut -c1-200) (ctest.log)" ;;
+  esac
+done < "$O/ctest.verdicts"
 
 # ---------------------------------------------------------------- 5. collcheck
 # The device algorithms, from the registry (column 2 names cuda).
@@ -278,32 +282,18 @@ for p in 1 2; do
   fi
 done
 # ---------------------------------------------------------------- 6b. the trainer
-# tagtrain --device cuda against the host trainer (gpu.trainer_device), then
-# the default model's samples/s at p = 1, host and device (3 epochs). After
-# the collectives' checks: what is left of the budget.
-if [ -x "$BIN/tagtrain" ] && [ -x "$BIN/ckptdiff" ]; then
-  say "tagtrain --device cuda against the host trainer"
-  (cd "$B" && run_for 240 ctest -V -R '^gpu\.trainer_device$' --output-on-failure) > "$O/trainer_device.log" 2>&1; rc=$?
-  have_data=1
-  if grep -q "Skipped\|SKIP" "$O/trainer_device.log" && [ $rc = 0 ]; then
-    md "| gpu.trainer_device | not run | $(grep -m1 -o 'SKIP.*' "$O/trainer_device.log") |"
-    grep -q "no Made With ML data" "$O/trainer_device.log" && have_data=0
-  elif [ $rc = 0 ]; then
-    step "gpu.trainer_device" PASS "$(grep -m1 -o '[0-9]* passed, [0-9]* failed' "$O/trainer_device.log")"
-  else
-    step "gpu.trainer_device" FAIL "$(grep -m1 'FAIL' "$O/trainer_device.log" | cut -c1-200) (trainer_device.log)"
-  fi
-  sps() { grep '"type":"summary"' "$1" 2>/dev/null | sed 's/.*"samples_per_s":\([0-9.e+-]*\),.*/\1/'; }
+# The default model's samples/s at p = 1, host and device, 3 epochs: the
+# steady rate (after the first epoch, which holds the warm-up) and the whole.
+sps() { grep '"type":"summary"' "$1" 2>/dev/null | sed 's/.*"samples_per_s":\([0-9.e+-]*\),.*"steady_samples_per_s":\([0-9.e+-]*\).*/\2 \1/'; }
+if [ -x "$BIN/tagtrain" ] && ! grep -q "no Made With ML data" "$O/ctest.log"; then
   for dev in cpu cuda; do
-    [ $have_data = 1 ] || break
     run_for 120 "${MPIRUN[@]}" -np 1 "$BIN/tagtrain" --device $dev --epochs 3 --no-save --quiet \
         --log "$O/trainer_$dev.jsonl" > "$O/trainer_$dev.txt" 2>&1 ||
       step "tagtrain --device $dev" FAIL "$(grep -m1 'tagtrain' "$O/trainer_$dev.txt" | cut -c1-200)"
   done
-  if [ $have_data = 1 ]; then
-    TRAINER_SPS="host $(sps "$O/trainer_cpu.jsonl") samples/s, device $(sps "$O/trainer_cuda.jsonl") samples/s"
-    say "trainer, default model, p = 1: $TRAINER_SPS"
-  fi
+  TRAINER_SPS=$(for dev in cpu cuda; do read -r st all < <(sps "$O/trainer_$dev.jsonl"); echo "$dev ${st:-?} ${all:-?}"; done |
+    awk '{ printf "| %s | %.0f | %.0f |\n", $1 == "cpu" ? "host (OpenBLAS, all cores)" : "device (--device cuda)", $2, $3 }')
+  say "trainer, default model, p = 1: $(echo "$TRAINER_SPS" | tr '\n' ' ')"
 fi
 md ""; md "## Bandwidth at the largest size (GB/s; collbench --device cuda, out of place)"; md ""
 md "At p = 1 the bus bandwidth is 0 by definition (nothing crosses a link): the algorithm bandwidth"
@@ -314,8 +304,16 @@ cat "$O"/sweep_p*.csv 2>/dev/null | awk -F, '
   { if ($3 + 0 >= big[$1, $2] + 0) { big[$1, $2] = $3; bw[$1, $2] = $2 == 1 ? $12 : $13 }; if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 } }
   END { for (i = 1; i <= n; i++) { a = order[i]; printf "| %s | %s | %s |\n", a, ((a, 1) in bw) ? bw[a, 1] : "-", ((a, 2) in bw) ? bw[a, 2] : "-" } }' >> "$REPORT"
 [ "$NGPU" -lt 2 ] && md "" && md "p = 2 time-shares one GPU: it measures the algorithms' overheads, not an interconnect."
+# How far the device is from the host, as the tests measured it.
+if grep -qE '(within|max \|a - b\|)' "$O/ctest.log"; then
+  md ""; md "## The device trainer against the host's (ckptdiff: max |a - b| / (1 + |a|))"; md ""; md '```'
+  grep -E '^[0-9]+: .*(parameters within|: ckptdiff: )' "$O/ctest.log" |
+    sed -e 's/^[0-9]*: //' -e 's/ckptdiff: [0-9]* parameters; max |a - b| \/ (1 + |a|) = \([0-9.e+-]*\) at \([^ ]* \[[^]]*\]\).*/\1 (at \2)/' >> "$REPORT"
+  md '```'
+fi
 if [ -n "${TRAINER_SPS:-}" ]; then
   md ""; md "## The trainer (tagtrain, default model, p = 1, 3 epochs; samples/s of the training steps)"; md ""
+  md "| trainer | samples/s after epoch 1 | samples/s, all 3 epochs (epoch 1 holds the warm-up) |"; md "|---|---|---|"
   md "$TRAINER_SPS"
 fi
 

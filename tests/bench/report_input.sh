@@ -29,6 +29,9 @@ good() {   # good DIR: a small well-formed folder (sim layout too)
     > "$1/topology.csv"
   printf 'algo,p,samples_per_s,efficiency,comm_fraction\nring,1,100.5,1.000,0.000\nring,2,190.0,0.945,0.100\n' \
     > "$1/trainer.csv"
+  printf '%s\n' 'algo,p,samples_per_s,efficiency,comm_fraction,allreduce_bytes_per_step,gpu_setup' \
+    'nccl,1,18300.5,1.000,0.000,0,1 rank(s) on 1 GPU(s)' 'ring,1,18300.5,1.000,0.000,0,1 rank(s) on 1 GPU(s)' \
+    'ring,2,4500.2,0.123,0.550,33557008,time-shared: 2 ranks on 1 GPU(s)' > "$1/trainer_gpu.csv"
 }
 run() {   # run WANT_RC REGEX DIR [--sim]: benchreport on DIR
   local want=$1 re=$2 dir=$3; shift 3
@@ -56,6 +59,9 @@ n=0
 label="a well-formed folder"; good "$tmp/ok"; run 0 "" "$tmp/ok"
 label="a well-formed folder, --sim"; run 0 "" "$tmp/ok" --sim
 grep -q '| ring | 2 | 190.0 | 0.945 | 0.100 |' "$tmp/ok/summary.md" || { echo "FAIL: trainer table"; fails=$((fails + 1)); }
+grep -q '^## Trainer on the GPU' "$tmp/ok/summary.md" &&
+  grep -q '| ring | 2 | 4500.2 | 0.123 | 0.550 | 33557008 | time-shared: 2 ranks on 1 GPU(s) |' "$tmp/ok/summary.md" ||
+  { echo "FAIL: the GPU trainer table"; fails=$((fails + 1)); }
 cp "$tmp/ok/summary.md" "$tmp/summary.lf"
 label="the same files with \\r\\n line ends and a byte-order mark"; good "$tmp/crlf"
 for f in sweep.csv params.txt platform.txt topology.csv trainer.csv; do sed -i 's/$/\r/' "$tmp/crlf/$f"; done
@@ -126,6 +132,9 @@ case_ "trainer: a missing field"    $R "sed -i '3s/,0.100\$//' $R"          "tra
 case_ "trainer: a row twice"        $R "sed -n 3p $R >> $R"                 "trainer.csv:4: a second row for ring at p = 2 \(the first is line 3\)"
 case_ "trainer: a '|' in a cell"    $R "sed -i '3s/^ring/ri|ng/' $R"        "trainer.csv:3: field 1 holds a '\|'"
 case_ "trainer: a directory"        $R "rm $R && mkdir $R"                  "trainer.csv: not a regular file"
+R=trainer_gpu.csv
+case_ "GPU trainer: text for efficiency" $R "sed -i '4s/0.123/high/' $R"   "trainer_gpu.csv:4: column efficiency \(field 4\) 'high': expected a number"
+case_ "GPU trainer: a row twice"    $R "sed -n 4p $R >> $R"                 "trainer_gpu.csv:5: a second row for ring at p = 2 \(the first is line 4\)"
 M=params.txt
 case_ "params: text for beta"       $M "sed -i 's/^beta_ns_per_byte .*/beta_ns_per_byte fast/' $M" "params.txt:2: beta_ns_per_byte 'fast': expected a number"
 case_ "params: a key twice"         $M "echo 'alpha_us 3' >> $M"            "params.txt:5: alpha_us given twice \(first on line 1\)"

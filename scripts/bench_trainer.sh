@@ -83,7 +83,7 @@ say() { printf '[trainer %4ds] %s\n' $(( $(date +%s) - T0 )) "$*"; }
 # "samples_per_s comm_fraction bytes_per_step" of one run's JSON-lines log.
 # samples/s is the steady rate, over the epochs after the first: the first
 # pays the warm-up (page faults; on a GPU the CUDA context, cuBLAS, the IPC
-# mappings: 0.13 s of a 0.17 s epoch on an H100), which would flatter every
+# mappings: most of the first epoch on an H100), which would flatter every
 # p > 1 against p = 1, as nccl-tests' warm-up iterations are left out.
 summary_of() {
   grep '"type":"summary"' "$1" | sed -e 's/.*"samples_per_s":[^,]*,"comm_fraction":\([0-9.e+-]*\).*"allreduce_bytes_per_step":\([0-9.e+-]*\).*"steady_samples_per_s":\([0-9.e+-]*\).*/\3 \1 \2/'

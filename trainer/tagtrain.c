@@ -1123,7 +1123,7 @@ int tagtrain_main(int argc, char **argv)
     double train_time = 0.0, samples_done = 0.0, t_compute = 0.0, t_comm = 0.0, bytes_total = 0.0;
     /* The epochs after the first: the first of a run pays the warm-up (page
      * faults, and on a GPU the CUDA context's lazy module loading, cuBLAS's
-     * first calls, the IPC mappings: 0.13 s of 0.17 on an H100), so the
+     * first calls, the IPC mappings: 0.21 s of 0.23 on an H100), so the
      * steady rate is what benchmarks compare, as nccl-tests leaves out its
      * warm-up iterations. */
     double steady_time = 0.0, steady_samples = 0.0;

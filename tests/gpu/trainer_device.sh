@@ -3,7 +3,7 @@
 # against the host trainer, the reference, on the real data (fold 5 of 5: 612
 # training rows, even, so p = 2 needs no padding), dropout 0:
 #   1. the device run equals the host run after 2 epochs (40 steps), within
-#      ckptdiff's max |a - b| / (1 + |a|) <= 1e-4 with SGD and <= 1e-3 with
+#      ckptdiff's max |a - b| / (1 + |a|) <= 1e-5 with SGD and <= 1e-4 with
 #      AdamW (Adam divides by the gradient's scale, so a gradient near zero
 #      amplifies float rounding in another order: cuBLAS, atomics);
 #   2. data parallelism on the device: p = 2 (one GPU time-shared, or two)
@@ -11,7 +11,11 @@
 #      buffers (nccl only where the ranks have a GPU each) and auto;
 #   3. one checkpoint format: a device run stopped after epoch 1 and resumed
 #      on the host, and the other way round, equal the uninterrupted run
-#      within 1e-3 (the AdamW moments travel with the parameters);
+#      within 1e-4 (the AdamW moments travel with the parameters);
+#   Measured on one H100 (2026-11-27): SGD 5.3e-08, AdamW 9.6e-07, p = 2
+#   against p = 1 at most 1.5e-06 (ring), resumes 9.6e-07: the bounds leave
+#   70-190x for other GPUs' cuBLAS and atomics orders, and still fail a
+#   device step that is wrong anywhere (one row's gradient: ~1e-2).
 #   4. the log and the banner say device, algorithm and transport.
 # Exit 77 (CTest: skipped) without a CUDA device or without the data.
 set -u
@@ -43,7 +47,7 @@ for opt in sgd adam; do
     bad "host run ($opt): $(cat "$W/o")"
   train 1 $common --optimizer $opt --lr $lr --device cuda --save "$W/gpu-$opt" --log "$W/gpu-$opt.jsonl" > "$W/o" 2>&1 ||
     bad "device run ($opt): $(cat "$W/o")"
-  same "cpu-$opt" "gpu-$opt" "$([ $opt = sgd ] && echo 1e-4 || echo 1e-3)" "device against host, $opt"
+  same "cpu-$opt" "gpu-$opt" "$([ $opt = sgd ] && echo 1e-5 || echo 1e-4)" "device against host, $opt"
 done
 check '[ "$(jstr "$W/gpu-adam.jsonl" run device)@$(jstr "$W/gpu-adam.jsonl" run transport)" = cuda@cuda-ipc ]' \
       "the log of a device run: $(grep '"type":"run"' "$W/gpu-adam.jsonl")"
@@ -65,11 +69,11 @@ check '[ "$(jstr "$W/p2-auto.jsonl" run algo)" = "$want" ]' \
 train 1 $common --device cuda --save "$W/d2h" --stop-after 1 > "$W/o" 2>&1 &&
   train 1 $common --save "$W/d2h" --resume "$W/d2h/last.ckpt" > "$W/o2" 2>&1 ||
   bad "device run resumed on the host: $(cat "$W/o" "$W/o2")"
-same cpu-adam d2h 1e-3 "device epoch 1, host epoch 2, against the host"
+same cpu-adam d2h 1e-4 "device epoch 1, host epoch 2, against the host"
 train 1 $common --save "$W/h2d" --stop-after 1 > "$W/o" 2>&1 &&
   train 1 $common --device cuda --save "$W/h2d" --resume "$W/h2d/last.ckpt" > "$W/o2" 2>&1 ||
   bad "host run resumed on the device: $(cat "$W/o" "$W/o2")"
-same gpu-adam h2d 1e-3 "host epoch 1, device epoch 2, against the device"
+same gpu-adam h2d 1e-4 "host epoch 1, device epoch 2, against the device"
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -12,9 +12,9 @@
 #   3. one checkpoint format: a device run stopped after epoch 1 and resumed
 #      on the host, and the other way round, equal the uninterrupted run
 #      within 1e-4 (the AdamW moments travel with the parameters);
-#   Measured on one H100 (2026-11-27): SGD 5.3e-08, AdamW 9.6e-07, p = 2
-#   against p = 1 at most 1.5e-06 (ring), resumes 9.6e-07: the bounds leave
-#   70-190x for other GPUs' cuBLAS and atomics orders, and still fail a
+#   Measured on one H100 (2026-11-27, two runs): SGD 5.3e-08, AdamW up to
+#   1.3e-06, p = 2 against p = 1 up to 1.5e-06, resumes up to 1.3e-06: the
+#   bounds leave 65-190x for other GPUs' cuBLAS and atomics orders, and fail a
 #   device step that is wrong anywhere (one row's gradient: ~1e-2).
 #   4. the log and the banner say device, algorithm and transport.
 # Exit 77 (CTest: skipped) without a CUDA device or without the data.

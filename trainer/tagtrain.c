@@ -237,9 +237,10 @@ static void usage(FILE *f)
 "                       backward layers, each bucket's all-reduce from launch to completion\n"
 "                       (--zero 1: reduce-scatter, optimizer step, all-gather);\n"
 "                       colldraw --gantt FILE --call K draws step K\n"
-"  --overwrite          write over an existing --log or --metrics file (one that holds\n"
-"                       something is refused otherwise, before training; a resumed run,\n"
-"                       or a restart by ckrun --restarts, rewrites the ones tagtrain wrote)\n"
+"  --overwrite          write over an existing --log, --trace or --metrics file (one that\n"
+"                       holds something is refused otherwise, before training; a resumed run,\n"
+"                       or a restart by ckrun --restarts, rewrites the ones tagtrain wrote);\n"
+"                       never over a checkpoint, the data, or another file of the same run\n"
 "  --quiet              only the final summary\n"
 "  --help\n"
 "faults: every wait is bounded by COLLKIT_TIMEOUT (30 s): a rank that stops or dies in any\n"
@@ -629,8 +630,9 @@ static void fail_abort(const char *what, const char *msg)
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
-/* An output file (--log, --metrics). Never blocks and never destroys a
- * user's file: a FIFO nobody reads is refused instead of waited on; an
+/* An output file (--log, --trace, --metrics). Never blocks and never destroys a
+ * user's file: a FIFO nobody reads is refused instead of waited on; a
+ * checkpoint is never written over; an
  * existing non-empty regular file is written over only with --overwrite (the
  * rule of every collkit tool, ck_output_free), or by a resumed run when its
  * first line says tagtrain wrote it (the log of the run being continued, as
@@ -650,6 +652,12 @@ static FILE *open_output(const char *opt, const char *path, int overwrite, int r
                 return NULL;
             }
             fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+        } else if (S_ISREG(st.st_mode) && ckpt_probe(path) == 1) {
+            /* Not even with --overwrite: a checkpoint is a run's saved work,
+             * and a log written over it (a slip of the path) would lose it. */
+            snprintf(err, errlen, "%s %s holds a tagtrain checkpoint: never written over, not even with --overwrite "
+                     "(give another file)", opt, path);
+            return NULL;
         } else if (S_ISREG(st.st_mode) && st.st_size > 0 && !overwrite) {
             char head[512] = "";
             FILE *f = fopen(path, "r");
@@ -672,6 +680,38 @@ static FILE *open_output(const char *opt, const char *path, int overwrite, int r
         if (fd >= 0) close(fd);
     }
     return f;
+}
+
+/* The path a file has, or would have once made: realpath of the file, or
+ * of its folder and then its name (an output not written yet). "" when the
+ * folder does not resolve either (the open will say why). */
+static void canonical(const char *path, char *out, size_t cap)
+{
+    char real[PATH_MAX];
+    out[0] = '\0';
+    if (realpath(path, real)) { snprintf(out, cap, "%s", real); return; }
+    const char *slash = strrchr(path, '/');
+    char dir[PATH_MAX];
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    const char *name = slash ? slash + 1 : path;
+    if (*name && strcmp(name, ".") && strcmp(name, "..") && realpath(dir, real))
+        snprintf(out, cap, "%s/%s", strcmp(real, "/") ? real : "", name);
+}
+
+/* Whether two paths name one file: the same inode when both exist (a hard
+ * link, a symbolic link, ./x and x), else the same place once made. A
+ * character device (/dev/null, /dev/stdout) may take several outputs. */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    const int ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+    if (ea && eb) return !S_ISCHR(sa.st_mode) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    if (ea != eb) return 0;
+    char ca[PATH_MAX + 256], cb[PATH_MAX + 256];
+    canonical(a, ca, sizeof ca);
+    canonical(b, cb, sizeof cb);
+    return ca[0] && !strcmp(ca, cb);
 }
 
 /* Flush and check: every failed write is an error. */
@@ -995,18 +1035,30 @@ int tagtrain_main(int argc, char **argv)
     /* A resumed run, or a restart by ckrun --restarts: the same job going on. */
     const char *restart = getenv("CKRUN_RESTART");
     const int continued = o.resume != NULL || (restart && strcmp(restart, "0") && *restart);
-    if (root && ok && o.log) ok = (logf = open_output("--log", o.log, o.overwrite, continued, err, sizeof err)) != NULL;
-    if (root && ok && o.trace) ok = (tracef = open_output("--trace", o.trace, o.overwrite, continued, err, sizeof err)) != NULL;
-    if (root && ok && o.metrics) {
-        struct stat a, b;
-        if (logf && stat(o.metrics, &a) == 0 && fstat(fileno(logf), &b) == 0 && a.st_dev == b.st_dev &&
-            a.st_ino == b.st_ino && S_ISREG(a.st_mode)) {
-            snprintf(err, sizeof err, "--metrics %s: the same file as --log %s", o.metrics, o.log);
-            ok = 0;
-        } else {
-            ok = (metf = open_output("--metrics", o.metrics, o.overwrite, continued, err, sizeof err)) != NULL;
+    /* Each output must be a file of its own: not one this run reads (the
+     * data, the checkpoint it resumes), not one it saves (the save
+     * directory's best.ckpt and last.ckpt: a log there would be refused only
+     * at the first save, after the training), not another output's (two
+     * writers interleave). Not even with --overwrite, which is about a
+     * user's earlier files, not this run's own. */
+    const char *outs[3][2] = {{"--log", o.log}, {"--trace", o.trace}, {"--metrics", o.metrics}};
+    const char *uses[5][2] = {{"--data", path_data}, {"--holdout", path_hold}, {"--resume", o.resume},
+                              {"--save's last.ckpt", o.no_save ? NULL : cdir.last},
+                              {"--save's best.ckpt", o.no_save ? NULL : cdir.best}};
+    for (int i = 0; i < 3 && root && ok; i++) {
+        if (!outs[i][1]) continue;
+        for (int k = 0; k < 5 + i && ok; k++) {
+            const char *const *u = k < 5 ? uses[k] : outs[k - 5];
+            if (u[1] && u[1][0] && same_file(outs[i][1], u[1])) {
+                snprintf(err, sizeof err, "%s %s: the same file as %s %s (every output needs a file of its own)",
+                         outs[i][0], outs[i][1], u[0], u[1]);
+                ok = 0;
+            }
         }
     }
+    if (root && ok && o.log) ok = (logf = open_output("--log", o.log, o.overwrite, continued, err, sizeof err)) != NULL;
+    if (root && ok && o.trace) ok = (tracef = open_output("--trace", o.trace, o.overwrite, continued, err, sizeof err)) != NULL;
+    if (root && ok && o.metrics) ok = (metf = open_output("--metrics", o.metrics, o.overwrite, continued, err, sizeof err)) != NULL;
     /* A resumed run: best.ckpt must be the best model last.ckpt records
      * (after a crash it may be missing, or from a later epoch). */
     if (root && ok && have_ck && !o.no_save) {

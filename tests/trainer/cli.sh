@@ -341,6 +341,24 @@ guards)
   train 2 $SMALL --save /proc > "$W/o" 2>&1; rc=$?
   check '[ $rc -ne 0 ] && grep -q "cannot write checkpoints into /proc" "$W/o" && ! grep -q "^epoch" "$W/o"' \
         "unwritable --save: rc $rc $(cat "$W/o")"
+  # An output is never one of the run's own files, not even with --overwrite:
+  # the checkpoint it resumes, one it saves (refused before the training, not
+  # at the first save), its data, another output; nor any checkpoint.
+  for D in "${COLLKIT_DATA:-}" "$COLLKIT_SOURCE_DIR/datasets/madewithml" "$COLLKIT_SOURCE_DIR/../shared/datasets/madewithml"; do
+    [ -n "$D" ] && [ -f "$D/dataset.csv" ] && break
+  done
+  cp "$D/dataset.csv" "$W/d.csv" && cp -r "$W/s" "$W/s.keep"
+  for a in "--resume $W/s/last.ckpt --save $W/s --epochs 3 --log $W/s/last.ckpt" \
+           "$SMALL --epochs 1 --save $W/new --log $W/new/best.ckpt" \
+           "$SMALL --epochs 1 --no-save --data $W/d.csv --holdout $D/holdout.csv --metrics $W/d.csv" \
+           "$SMALL --epochs 1 --no-save --log $W/t.json --trace $W/./t.json" \
+           "$SMALL --epochs 1 --no-save --metrics $W/s/best.ckpt"; do
+    train1 $a --overwrite > "$W/o" 2>&1; rc=$?
+    check '[ $rc -eq 1 ] && grep -q "the same file as\|holds a tagtrain checkpoint: never written over" "$W/o" &&
+           ! grep -q "^epoch" "$W/o" && cmp -s "$W/s/last.ckpt" "$W/s.keep/last.ckpt" &&
+           cmp -s "$W/s/best.ckpt" "$W/s.keep/best.ckpt" && cmp -s "$W/d.csv" "$D/dataset.csv" && [ ! -s "$W/t.json" ]' \
+          "an output on the run's own file ($a): rc $rc $(grep tagtrain: "$W/o")"
+  done
   ;;
 data)
   # The audit: repeated rows and holdout rows in the training file are

@@ -209,6 +209,31 @@ static const char *bad_array(const float *x, size_t n, int nonneg)
     return NULL;
 }
 
+/* The arrays of c: every value finite, v never negative, idf positive (what
+ * the loader checks, and the save directory's writer before it replaces a
+ * checkpoint). */
+static int check_arrays(const checkpoint *c, char *why, size_t whylen)
+{
+    const float *a[5] = {c->params, c->m, c->v, c->best, c->idf};
+    const size_t n[5] = {c->nparams, c->nparams, c->nparams, c->nparams, (size_t)c->cfg.feat_dim};
+    static const char *const names[5] = {"parameters", "optimizer state m", "optimizer state v", "best parameters",
+                                         "idf"};
+    for (int i = 0; i < 5; i++) {
+        if (c->kind == CKPT_MODEL && i >= 1 && i <= 3) continue;
+        if (bad_array(a[i], n[i], i == 2)) {
+            snprintf(why, whylen, "%s hold %s values", names[i], i == 2 ? "negative or non-finite" : "non-finite");
+            return -1;
+        }
+        if (i == 4)
+            for (size_t k = 0; k < n[i]; k++)
+                if (!(a[i][k] > 0.0f)) {
+                    snprintf(why, whylen, "idf value %zu = %g (want > 0)", k, a[i][k]);
+                    return -1;
+                }
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------ writer */
 
 static int write_all(int fd, const void *p, size_t n)
@@ -261,6 +286,7 @@ static int write_temp(const char *path, const checkpoint *c, char **tmp_out, cha
         snprintf(err, errlen, "%s exists and is not a tagtrain checkpoint: refusing to overwrite it", path);
         return -1;
     }
+
     /* The arrays are written straight from memory (no 64 MiB copy): the
      * checksum is computed over the pieces first, then the file is written. */
     unsigned char front[FRONT_MAX];
@@ -449,19 +475,13 @@ int ckpt_load(const char *path, checkpoint *c, char *err, size_t errlen)
         c->nparams = (size_t)np;
         float **dst[5] = {&c->params, &c->m, &c->v, &c->best, &c->idf};
         size_t n[5] = {c->nparams, c->nparams, c->nparams, c->nparams, (size_t)c->cfg.feat_dim};
-        static const char *const names[5] = {"parameters", "optimizer state m", "optimizer state v",
-                                             "best parameters", "idf"};
         for (int i = 0; i < 5 && !why[0]; i++) {
             if (kind == CKPT_MODEL && i >= 1 && i <= 3) continue;
             *dst[i] = malloc(n[i] * sizeof(float) + 1);
             if (!*dst[i]) { snprintf(why, sizeof why, "out of memory"); break; }
             get(&r, *dst[i], n[i] * sizeof(float));
-            const char *b = bad_array(*dst[i], n[i], i == 2);
-            if (b) snprintf(why, sizeof why, "%s hold %s values", names[i], i == 2 ? "negative or non-finite" : b);
-            else if (i == 4)
-                for (size_t k2 = 0; k2 < n[i] && !why[0]; k2++)
-                    if (!(c->idf[k2] > 0.0f)) snprintf(why, sizeof why, "idf value %zu = %g (want > 0)", k2, c->idf[k2]);
         }
+        if (!why[0]) check_arrays(c, why, sizeof why);
     }
     free(buf);
     if (why[0]) {
@@ -645,11 +665,12 @@ static checkpoint model_of(const checkpoint *st)
     return m;
 }
 
-int ckpt_dir_save(ckpt_dir *cd, const checkpoint *state, int best_changed, char *err, size_t errlen)
+/* One save: both files written under temporary names, then renamed. */
+static int save_files(const ckpt_dir *cd, const checkpoint *state, const checkpoint *m, int best_changed, char *err,
+                      size_t errlen)
 {
     char *tbest = NULL, *tlast = NULL;
-    const checkpoint m = model_of(state);
-    if (best_changed && state->best_epoch > 0 && write_temp(cd->best, &m, &tbest, err, errlen)) return -1;
+    if (best_changed && state->best_epoch > 0 && write_temp(cd->best, m, &tbest, err, errlen)) return -1;
     if (write_temp(cd->last, state, &tlast, err, errlen)) {
         if (tbest) unlink(tbest);
         free(tbest);
@@ -665,6 +686,33 @@ int ckpt_dir_save(ckpt_dir *cd, const checkpoint *state, int best_changed, char 
     rc = commit(tlast, cd->last, err, errlen);
     free(tlast);
     return rc;
+}
+
+int ckpt_dir_save(ckpt_dir *cd, const checkpoint *state, int best_changed, char *err, size_t errlen)
+{
+    const checkpoint m = model_of(state);
+    /* What the loader would refuse is never written over a good checkpoint
+     * (the caller's own checks missed a diverged model, say): the directory
+     * keeps the last state that can be resumed. */
+    char why[256];
+    if (ckpt_check_config(&state->cfg, why, sizeof why) || check_arrays(state, why, sizeof why) ||
+        (best_changed && state->best_epoch > 0 && check_arrays(&m, why, sizeof why))) {
+        snprintf(err, errlen, "not saved into %s: the checkpoint would be invalid (%s); the files there are kept",
+                 cd->dir, why);
+        return -1;
+    }
+    /* DIR removed during the run (rm -rf by hand, a cleaner): made again,
+     * so the training done is saved rather than lost at the first save;
+     * files removed while this save was under way: saved again, a few times. */
+    struct stat sb;
+    for (int attempt = 0;; attempt++) {
+        if (stat(cd->dir, &sb) && errno == ENOENT) {
+            if (mkdir_p(cd->dir, err, errlen)) return -1;
+            cd->remade++;
+        }
+        const int rc = save_files(cd, state, &m, best_changed, err, errlen);
+        if (rc == 0 || attempt == 3 || errno != ENOENT) return rc;   /* ENOENT: a file or DIR went under us */
+    }
 }
 
 int ckpt_dir_sync_best(ckpt_dir *cd, const checkpoint *state, char *what, size_t whatlen, char *err, size_t errlen)

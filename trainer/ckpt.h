@@ -110,6 +110,7 @@ int  ckpt_check_config(const train_config *c, char *err, size_t errlen);
 typedef struct {
     char *dir, *last, *best;       /* DIR, DIR/last.ckpt, DIR/best.ckpt */
     int   lock_fd;                 /* PARENT/.NAME.tagtrain-lock, flock'ed for the run */
+    int   remade;                  /* saves that found DIR removed and made it again */
 } ckpt_dir;
 
 /* Make DIR ready before any training: create it; lock it (two runs writing
@@ -128,7 +129,10 @@ void ckpt_dir_close(ckpt_dir *cd);
  * directory as it was; then best.ckpt is renamed into place, then last.ckpt.
  * In that order a crash between the two renames leaves a best.ckpt that is at
  * least as new as last.ckpt's record of it, so tagpredict never answers from
- * a model older than the training state. */
+ * a model older than the training state. A state the loader would refuse
+ * (non-finite parameters or optimizer state, a field out of range) is not
+ * written: the files there stay the last state that can be resumed. A DIR
+ * removed since ckpt_dir_open is made again (cd->remade counts it). */
 int  ckpt_dir_save(ckpt_dir *cd, const checkpoint *state, int best_changed, char *err, size_t errlen);
 /* On a resumed start: make best.ckpt hold exactly the best model the training
  * state records (rewritten when missing, unreadable or any other model).

@@ -1187,12 +1187,15 @@ int tagtrain_main(int argc, char **argv)
     /* Test hook (tests/trainer/cli.sh): TAGTRAIN_TEST_NAN=E makes every
      * rank's parameters NaN before epoch E, as a diverging run would;
      * TAGTRAIN_TEST_NAN=E:inf makes epoch E's train loss +inf instead (the
-     * loss of a probability that underflowed to 0). */
+     * loss of a probability that underflowed to 0); TAGTRAIN_TEST_NAN=E:end
+     * makes a parameter NaN after epoch E's last step, as a last update that
+     * overflowed would: the train loss, measured before it, stays finite. */
     const char *nan_hook = getenv("TAGTRAIN_TEST_NAN");
     const int nan_epoch = nan_hook ? atoi(nan_hook) : 0;
     const int inf_hook = nan_hook && strstr(nan_hook, ":inf") != NULL;
+    const int end_hook = nan_hook && strstr(nan_hook, ":end") != NULL;
     for (int epoch = start_epoch; epoch < last_epoch && !status; epoch++) {
-        if (epoch + 1 == nan_epoch && !inf_hook) {
+        if (epoch + 1 == nan_epoch && !inf_hook && !end_hook) {
             model.params[model.nparams - 1] = NAN;
             if (ds && devstep_upload(ds, model.params, opt.m, opt.v, err, sizeof err)) fail_abort("device", err);
         }
@@ -1288,6 +1291,7 @@ int tagtrain_main(int argc, char **argv)
         /* --device cuda: the host model and optimizer take the device's state
          * (evaluation, --check-sync and checkpoints read them). */
         if (ds && devstep_download(ds, model.params, opt.m, opt.v, err, sizeof err)) fail_abort("device", err);
+        if (epoch + 1 == nan_epoch && end_hook) model.params[model.nparams - 1] = NAN;
         double tm[2] = {t_comm - comm0, t_compute - comp0};
         if (dp_sum_doubles(&dp, loss_cnt, 2) || dp_sum_doubles(&dp, tm, 2)) fail_abort("epoch sums", "MPI failed");
         train_time += te;
@@ -1318,13 +1322,21 @@ int tagtrain_main(int argc, char **argv)
                                       : loss_cnt[1] > 0 ? loss_cnt[0] / loss_cnt[1] : 0.0;
             eval_model(&model, &xva, Xva.y, nva, rows, &val);
             const int improved = nva ? val.loss < best_val : 1;   /* no val rows: the last epoch is the best */
-            if (!isfinite(train_loss) || (nva && !isfinite(val.loss))) {
-                char saved[4400] = "";
+            /* The losses are measured before the epoch's last update (train)
+             * or only with validation rows (val): the parameters themselves
+             * are checked too, or a last step that overflowed would become the
+             * best model and the saved state. */
+            size_t bad_param = 0;
+            while (bad_param < model.nparams && isfinite(model.params[bad_param])) bad_param++;
+            if (!isfinite(train_loss) || (nva && !isfinite(val.loss)) || bad_param < model.nparams) {
+                char saved[4400] = "", what[96];
                 if (!o.no_save && last_saved)
                     snprintf(saved, sizeof saved, " (%s is from epoch %d)", cdir.last, last_saved);
-                fprintf(stderr, "tagtrain: epoch %d: the %s loss is %g: training diverged (try a lower --lr); "
-                        "stopping, and nothing of this epoch is saved%s\n", epoch + 1,
-                        isfinite(train_loss) ? "val" : "train", isfinite(train_loss) ? val.loss : train_loss, saved);
+                if (!isfinite(train_loss)) snprintf(what, sizeof what, "the train loss is %g", train_loss);
+                else if (nva && !isfinite(val.loss)) snprintf(what, sizeof what, "the val loss is %g", val.loss);
+                else snprintf(what, sizeof what, "parameter %zu is %g", bad_param, model.params[bad_param]);
+                fprintf(stderr, "tagtrain: epoch %d: %s: training diverged (try a lower --lr); "
+                        "stopping, and nothing of this epoch is saved%s\n", epoch + 1, what, saved);
                 status = 4;
             }
             if (!status && improved) {
@@ -1369,10 +1381,14 @@ int tagtrain_main(int argc, char **argv)
                                  .best_val_loss = best_val, .best_epoch = best_epoch, .nparams = model.nparams,
                                  .params = model.params, .m = zero.stage ? full_m : opt.m,
                                  .v = zero.stage ? full_v : opt.v, .best = best, .idf = feat.idf};
+                const int remade = cdir.remade;
                 if (ckpt_dir_save(&cdir, &st, best_dirty, err, sizeof err)) {
                     fprintf(stderr, "tagtrain: checkpoint: %s\n", err);
                     status = 1;
                 }
+                if (cdir.remade > remade)
+                    fprintf(stderr, "tagtrain: warning: %s was removed during the run: made again for epoch %d's "
+                            "checkpoints\n", cdir.dir, epoch + 1);
                 last_saved = epoch + 1;
                 best_dirty = 0;
             }

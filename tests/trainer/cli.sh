@@ -280,6 +280,14 @@ guards)
   # (no hook: a learning rate far too high without label smoothing).
   TAGTRAIN_TEST_NAN=2:inf train 2 $SMALL --no-save > "$W/o" 2>&1; rc=$?
   check '[ $rc -eq 4 ] && grep -q "epoch 2: the train loss is inf: training diverged" "$W/o"' "Inf loss: rc $rc $(cat "$W/o")"
+  # Parameters made NaN by an epoch's last step, without validation rows:
+  # the train loss, measured before that step, is finite; the parameters are
+  # checked too, and epoch 2's checkpoints stay readable.
+  TAGTRAIN_TEST_NAN=3:end train1 $SMALL --val-frac 0 --save "$W/ne" --save-every 1 > "$W/o" 2>&1; rc=$?
+  check '[ $rc -eq 4 ] && grep -q "epoch 3: parameter [0-9]* is nan: training diverged" "$W/o" &&
+         "$BIN/tagpredict" --checkpoint "$W/ne/best.ckpt" --title x > /dev/null 2>&1 &&
+         "$BIN/tagpredict" --checkpoint "$W/ne/last.ckpt" --title x > /dev/null 2>&1' \
+        "NaN parameters after an epoch's last step: rc $rc $(grep tagtrain: "$W/o")"
   train1 $SMALL --no-save --lr 100 --warmup 0 --label-smoothing 0 > "$W/o" 2>&1; rc=$?
   check '[ $rc -eq 4 ] && grep -q "training diverged" "$W/o"' "lr 100: rc $rc $(tail -3 "$W/o")"
   # Outputs: a failed write is an error; a FIFO nobody reads is refused, not

@@ -358,6 +358,29 @@ static void save_dir(void)
           !memcmp(b.params, st.params, st.nparams * 4) && !memcmp(b.best, st.best, st.nparams * 4) &&
           !memcmp(b.m, st.m, st.nparams * 4) && !memcmp(b.v, st.v, st.nparams * 4), "last.ckpt is the state");
     ckpt_free(&b);
+    /* A state the loader would refuse is never written over the good one. */
+    const long last_size = file_size(cd.last), best_size = file_size(cd.best);
+    const int ntemp = count_files(sd, "last.ckpt.tmp") + count_files(sd, "best.ckpt.tmp");
+    st.params[st.nparams - 1] = NAN;
+    CHECK(ckpt_dir_save(&cd, &st, 0, err, sizeof err) != 0 && strstr(err, "would be invalid (parameters hold non-finite"),
+          "a NaN state not saved: %s", err);
+    st.params[st.nparams - 1] = 0.5f;
+    st.best[0] = INFINITY;
+    CHECK(ckpt_dir_save(&cd, &st, 1, err, sizeof err) != 0 && strstr(err, "best parameters hold non-finite"),
+          "an infinite best model not saved: %s", err);
+    CHECK(ckpt_load(cd.last, &b, err, sizeof err) == 0 && b.epochs_done == 4 && isfinite(b.params[st.nparams - 1]) &&
+          file_size(cd.last) == last_size && file_size(cd.best) == best_size &&
+          count_files(sd, "last.ckpt.tmp") + count_files(sd, "best.ckpt.tmp") == ntemp,
+          "the good checkpoints stay: %s", err);
+    ckpt_free(&b);
+    unmake(&st);
+    make(&st);
+    /* DIR removed during the run: the save makes it again instead of failing. */
+    char gone[600];
+    snprintf(gone, sizeof gone, "%s.gone", sd);
+    CHECK(rename(sd, gone) == 0, "remove the directory");
+    CHECK(ckpt_dir_save(&cd, &st, 1, err, sizeof err) == 0 && cd.remade == 1 && ckpt_probe(cd.last) == 1 &&
+          ckpt_probe(cd.best) == 1, "a removed directory made again at the save: %s (remade %d)", err, cd.remade);
     char what[1200];
     CHECK(ckpt_dir_sync_best(&cd, &st, what, sizeof what, err, sizeof err) == 0 && !what[0],
           "an up-to-date best.ckpt is left alone ('%s')", what);
@@ -465,6 +488,29 @@ int main(void)
     expect_refused(q, "truncated header", "truncated");
     copy_mutated(p, q, -1, 0);
     expect_refused(q, "empty file", "not a tagtrain checkpoint");
+    /* Every length short of the whole file, and every bit of it flipped:
+     * refused, each time (the cases above say with which message). */
+    {
+        long cut_ok = 0, flip_ok = 0;
+        unsigned char *whole = read_whole(p, &n);
+        for (long keep = 0; whole && keep < n; keep++) {
+            checkpoint c;
+            write_file(q, whole, (size_t)keep);
+            if (ckpt_load(q, &c, err, sizeof err) == 0) ckpt_free(&c);
+            else cut_ok++;
+        }
+        for (long bit = 0; whole && bit < 8 * n; bit++) {
+            checkpoint c;
+            whole[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+            write_file(q, whole, (size_t)n);
+            whole[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+            if (ckpt_load(q, &c, err, sizeof err) == 0) ckpt_free(&c);
+            else flip_ok++;
+        }
+        CHECK(whole && cut_ok == n, "every truncation refused: %ld of %ld lengths", cut_ok, n);
+        CHECK(whole && flip_ok == 8 * n, "every bit flip refused: %ld of %ld bits", flip_ok, 8 * n);
+        free(whole);
+    }
     copy_mutated(p, q, 9, -1);
     expect_refused(q, "other version", "version");
     copy_mutated(p, q, 2, -1);

@@ -637,7 +637,8 @@ static void fail_abort(const char *what, const char *msg)
  * rule of every collkit tool, ck_output_free), or by a resumed run when its
  * first line says tagtrain wrote it (the log of the run being continued, as
  * ckrun --restarts does); devices (/dev/null) are fine. */
-static FILE *open_output(const char *opt, const char *path, int overwrite, int resumed, char *err, size_t errlen)
+static FILE *open_output(const char *opt, const char *path, int overwrite, int resumed, int at_end, char *err,
+                         size_t errlen)
 {
     struct stat st;
     int fd = -1;
@@ -674,7 +675,12 @@ static FILE *open_output(const char *opt, const char *path, int overwrite, int r
             }
         }
     }
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : fopen(path, "w");
+    /* An output written only at the end (--metrics, --trace) is opened now
+     * (a bad path stops the run before it trains) but emptied only when it
+     * is written (output_begin): a run that fails before then leaves the
+     * file as it was, e.g. the metrics of the run a resumed one continues. */
+    if (fd < 0 && at_end) fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : at_end ? NULL : fopen(path, "w");
     if (!f) {
         snprintf(err, errlen, "%s %s: cannot open for writing: %s", opt, path, strerror(errno));
         if (fd >= 0) close(fd);
@@ -712,6 +718,14 @@ static int same_file(const char *a, const char *b)
     canonical(a, ca, sizeof ca);
     canonical(b, cb, sizeof cb);
     return ca[0] && !strcmp(ca, cb);
+}
+
+/* Empty an output opened with at_end, before writing it (a device or a FIFO
+ * has nothing to empty). 0, or -1 with errno. */
+static int output_begin(FILE *f)
+{
+    struct stat st;
+    return fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) ? ftruncate(fileno(f), 0) : 0;
 }
 
 /* Flush and check: every failed write is an error. */
@@ -1056,9 +1070,11 @@ int tagtrain_main(int argc, char **argv)
             }
         }
     }
-    if (root && ok && o.log) ok = (logf = open_output("--log", o.log, o.overwrite, continued, err, sizeof err)) != NULL;
-    if (root && ok && o.trace) ok = (tracef = open_output("--trace", o.trace, o.overwrite, continued, err, sizeof err)) != NULL;
-    if (root && ok && o.metrics) ok = (metf = open_output("--metrics", o.metrics, o.overwrite, continued, err, sizeof err)) != NULL;
+    if (root && ok && o.log) ok = (logf = open_output("--log", o.log, o.overwrite, continued, 0, err, sizeof err)) != NULL;
+    if (root && ok && o.trace)
+        ok = (tracef = open_output("--trace", o.trace, o.overwrite, continued, 1, err, sizeof err)) != NULL;
+    if (root && ok && o.metrics)
+        ok = (metf = open_output("--metrics", o.metrics, o.overwrite, continued, 1, err, sizeof err)) != NULL;
     /* A resumed run: best.ckpt must be the best model last.ckpt records
      * (after a crash it may be missing, or from a later epoch). */
     if (root && ok && have_ck && !o.no_save) {
@@ -1471,7 +1487,10 @@ int tagtrain_main(int argc, char **argv)
             }
             json_end(&j);
         }
-        if (metf) {
+        if (metf && output_begin(metf)) {
+            fprintf(stderr, "tagtrain: --metrics %s: cannot empty it: %s\n", o.metrics, strerror(errno));
+            status = 1;
+        } else if (metf) {
             json j;
             json_open(&j, metf);
             json_str(&j, "program", "tagtrain");
@@ -1511,6 +1530,10 @@ int tagtrain_main(int argc, char **argv)
         if (zero.stage)
             snprintf(title, sizeof title, "tagtrain --zero 1 --rs-algo %s --ag-algo %s, p = %d", zero.rs->name, zero.ag->name, p);
         else snprintf(title, sizeof title, "tagtrain --algo %s, p = %d, %s", algo->name, p, how);
+        if (tracef && output_begin(tracef)) {
+            fprintf(stderr, "tagtrain: --trace %s: cannot empty it: %s\n", o.trace, strerror(errno));
+            if (!status) status = 1;
+        }
         if (dp_trace_write(&dp, tracef, title, err, sizeof err) && root && !status) {
             fprintf(stderr, "tagtrain: --trace %s: %s\n", o.trace, err);
             status = 1;

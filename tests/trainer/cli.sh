@@ -319,6 +319,11 @@ guards)
   CKRUN_RESTART=1 train 2 $SMALL --epochs 1 --no-save --log "$W/log.jsonl" --metrics "$W/m.json" > "$W/o" 2>&1 &&
   train 2 $SMALL --epochs 1 --no-save --log "$W/log.jsonl" --metrics "$W/m.json" --overwrite > "$W/o" 2>&1
   check '[ $? -eq 0 ] && grep -q "\"weighted\":{" "$W/m.json"' "a restart, and --overwrite, over its own log and metrics: $(cat "$W/o")"
+  # A run that fails before its end leaves the metrics file as it was: it is
+  # emptied only when written.
+  cp "$W/m.json" "$W/m.first"
+  TAGTRAIN_TEST_NAN=1 train1 $SMALL --epochs 1 --no-save --metrics "$W/m.json" --overwrite > "$W/o" 2>&1; rc=$?
+  check '[ $rc -eq 4 ] && cmp -s "$W/m.json" "$W/m.first"' "a failed run emptied its --metrics file: rc $rc, $(wc -c < "$W/m.json") bytes"
   # Every output is checked before anything saved is touched: a bad --metrics
   # or --log stops a run before it trains, and before a resumed run repairs
   # best.ckpt; --log and --metrics naming one file is refused.

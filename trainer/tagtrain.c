@@ -240,7 +240,9 @@ static void usage(FILE *f)
 "  --overwrite          write over an existing --log, --trace or --metrics file (one that\n"
 "                       holds something is refused otherwise, before training; a resumed run,\n"
 "                       or a restart by ckrun --restarts, rewrites the ones tagtrain wrote);\n"
-"                       never over a checkpoint, the data, or another file of the same run\n"
+"                       never over a checkpoint, the data, or another file of the same run;\n"
+"                       and let a run save over the checkpoints of another configuration\n"
+"                       in its --save DIR (refused otherwise, before training)\n"
 "  --quiet              only the final summary\n"
 "  --help\n"
 "faults: every wait is bounded by COLLKIT_TIMEOUT (30 s): a rank that stops or dies in any\n"
@@ -720,6 +722,36 @@ static int same_file(const char *a, const char *b)
     return ca[0] && !strcmp(ca, cb);
 }
 
+/* The save directory's checkpoints belong to this run's job, or stay: a
+ * best.ckpt or last.ckpt there whose configuration differs from this run's
+ * (any option of cfg_options; --epochs may differ: a resumed run extends
+ * it) is another run's model, and the first save would replace it. 0 when
+ * none is there (or --resume names it), else -1 with err naming the file
+ * and the first option that differs. Files that do not load are left to
+ * the rules of the save directory (ckpt.h). */
+static int other_runs_checkpoint(const ckpt_dir *cd, const train_config *tc, const char *resume, char *err,
+                                 size_t errlen)
+{
+    const char *files[2] = {cd->last, cd->best};
+    for (int i = 0; i < 2; i++) {
+        checkpoint c;
+        char why[1024];
+        if (ckpt_probe(files[i]) != 1 || (resume && same_file(files[i], resume)) ||
+            ckpt_load(files[i], &c, why, sizeof why))
+            continue;
+        int k = 0;
+        while (k < NCFG_OPTIONS && !cfg_differs(cfg_options[k], tc, &c.cfg)) k++;
+        ckpt_free(&c);
+        if (k < NCFG_OPTIONS) {
+            snprintf(err, errlen, "%s is the checkpoint of another run (its %s differs from this run's): not "
+                     "replaced; --resume %s to continue that run, --overwrite to replace it, or another --save DIR",
+                     files[i], cfg_options[k], cd->last);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Empty an output opened with at_end, before writing it (a device or a FIFO
  * has nothing to empty). 0, or -1 with errno. */
 static int output_begin(FILE *f)
@@ -1043,7 +1075,8 @@ int tagtrain_main(int argc, char **argv)
     const char *failed = "";
     ok = 1;
     if (root && !o.no_save) {
-        ok = ckpt_dir_open(&cdir, o.save_dir, note, sizeof note, err, sizeof err) == 0;
+        ok = ckpt_dir_open(&cdir, o.save_dir, note, sizeof note, err, sizeof err) == 0 &&
+             (o.overwrite || other_runs_checkpoint(&cdir, tc, have_ck ? o.resume : NULL, err, sizeof err) == 0);
         if (!ok) failed = "--save: ";
     }
     /* A resumed run, or a restart by ckrun --restarts: the same job going on. */

@@ -329,7 +329,13 @@ guards)
   # best.ckpt; --log and --metrics naming one file is refused.
   train 2 $SMALL --epochs 2 --save "$W/s" > "$W/o" 2>&1
   cp -r "$W/s" "$W/s.orig"
-  train 2 $SMALL --epochs 1 --save "$W/s" --seed 9 --metrics "$W/none/m.json" > "$W/o" 2>&1; rc=$?
+  # A run of another configuration does not replace a run's checkpoints
+  # (refused before training) unless --overwrite says so.
+  train1 $SMALL --epochs 1 --save "$W/s" --seed 9 > "$W/o" 2>&1; rc=$?
+  check '[ $rc -eq 1 ] && grep -q "last.ckpt is the checkpoint of another run (its --seed differs" "$W/o" &&
+         ! grep -q "^epoch" "$W/o" && cmp -s "$W/s/best.ckpt" "$W/s.orig/best.ckpt" && cmp -s "$W/s/last.ckpt" "$W/s.orig/last.ckpt"' \
+        "a run of another --seed over a run's checkpoints: rc $rc $(grep tagtrain: "$W/o")"
+  train 2 $SMALL --epochs 1 --save "$W/s" --seed 9 --overwrite --metrics "$W/none/m.json" > "$W/o" 2>&1; rc=$?
   check '[ $rc -eq 1 ] && grep -q "\-\-metrics .*none/m.json: cannot open" "$W/o" && ! grep -q "^epoch" "$W/o" &&
          cmp -s "$W/s/best.ckpt" "$W/s.orig/best.ckpt" && cmp -s "$W/s/last.ckpt" "$W/s.orig/last.ckpt"' \
         "unwritable --metrics: rc $rc $(cat "$W/o")"
@@ -343,7 +349,7 @@ guards)
   # leaves the directory as it was: the earlier run's best.ckpt and last.ckpt,
   # no temporary file. One rank, under mpirun so that only tagtrain has the limit.
   rm -rf "$W/s" && cp -r "$W/s.orig" "$W/s"
-  $MPIRUN -np 1 sh -c "trap '' XFSZ; ulimit -f 300; exec '$BIN/tagtrain' $SMALL --epochs 1 --seed 9 --save '$W/s'" > "$W/o" 2>&1; rc=$?
+  $MPIRUN -np 1 sh -c "trap '' XFSZ; ulimit -f 300; exec '$BIN/tagtrain' $SMALL --epochs 1 --seed 9 --overwrite --save '$W/s'" > "$W/o" 2>&1; rc=$?
   check '[ $rc -ne 0 ] && grep -q "checkpoint: cannot write .*last.ckpt.tmp" "$W/o" &&
          cmp -s "$W/s/best.ckpt" "$W/s.orig/best.ckpt" && cmp -s "$W/s/last.ckpt" "$W/s.orig/last.ckpt" &&
          [ "$(ls "$W/s")" = "$(printf "best.ckpt\nlast.ckpt")" ]' \

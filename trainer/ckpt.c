@@ -275,6 +275,29 @@ static int arrays_of(const checkpoint *c, const void *ptr[5], size_t len[5])
     return n;
 }
 
+/* Create a new temporary file beside path: PATH.tmp.PID, or when a file of
+ * that name is there already (left by a killed run whose PID this process
+ * has now: containers start their processes with the same PIDs), PATH.tmp.
+ * PID0, PID1, ... — all digits, the names the next run cleans. The
+ * descriptor and *tmp_out (the caller frees it), or -1 with errno. */
+static int open_temp(const char *path, char **tmp_out)
+{
+    size_t n = strlen(path) + 40;
+    char *tmp = malloc(n);
+    *tmp_out = NULL;
+    if (!tmp) { errno = ENOMEM; return -1; }
+    int fd = -1;
+    for (int k = -1; k < 100 && fd < 0; k++) {
+        if (k < 0) snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+        else snprintf(tmp, n, "%s.tmp.%ld%d", path, (long)getpid(), k);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0 && errno != EEXIST) break;
+    }
+    if (fd < 0) { const int e = errno; free(tmp); errno = e; return -1; }
+    *tmp_out = tmp;
+    return fd;
+}
+
 /* A checkpoint write in two halves: write_temp puts the complete, synced file
  * under a temporary name beside the target (*tmp, the caller frees it);
  * commit renames it over the target and makes the rename durable. On failure
@@ -305,14 +328,10 @@ static int write_temp(const char *path, const checkpoint *c, char **tmp_out, cha
     memcpy(hdr + 24, &sum, 8);
 
     /* The temporary file lives beside the target so rename() is atomic. */
-    size_t pl = strlen(path);
-    char *tmp = malloc(pl + 32);
-    if (!tmp) { snprintf(err, errlen, "out of memory"); return -1; }
-    snprintf(tmp, pl + 32, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    char *tmp;
+    int fd = open_temp(path, &tmp);
     if (fd < 0) {
-        snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
-        free(tmp);
+        snprintf(err, errlen, "cannot create a temporary file %s.tmp.%ld: %s", path, (long)getpid(), strerror(errno));
         return -1;
     }
     int bad = write_all(fd, hdr, sizeof hdr) || write_all(fd, front, nfront);
@@ -625,15 +644,20 @@ int ckpt_dir_open(ckpt_dir *cd, const char *dir, char *note, size_t notelen, cha
      * the training), before the lock file beside it is made. The probe has a
      * temporary file's name and content, so even a crash right here leaves
      * nothing the next run would not clean. */
-    char probe[4200];
-    snprintf(probe, sizeof probe, "%s.tmp.%ld", cd->last, (long)getpid());
-    int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0 || write_all(fd, CKPT_MAGIC, 8) || close(fd)) {
+    char *probe;
+    int fd = open_temp(cd->last, &probe);
+    int bad = fd < 0 || write_all(fd, CKPT_MAGIC, 8);
+    const int e = errno;
+    if (fd >= 0 && close(fd) && !bad) bad = 1;
+    else errno = e;
+    if (bad) {
         snprintf(err, errlen, "cannot write checkpoints into %s: %s", dir, strerror(errno));
         if (fd >= 0) unlink(probe);
+        free(probe);
         goto fail;
     }
     unlink(probe);
+    free(probe);
     if (lock_dir(cd, dir, err, errlen)) goto fail;
     /* Under the lock no other run writes here: every temporary file is stale. */
     int nstale;

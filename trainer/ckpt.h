@@ -25,7 +25,8 @@
  * The random streams are pure functions of (seed, purpose, rank, epoch) (see
  * rng.h), so seed + epochs done IS the RNG state at an epoch boundary.
  *
- * Writing is atomic: a temporary file beside the target (NAME.tmp.PID),
+ * Writing is atomic: a temporary file beside the target (NAME.tmp.PID, or
+ * NAME.tmp.PID0, PID1, ... when that name is taken),
  * fsync, rename over the target, fsync of the directory. A crash leaves
  * either the old file or the new one, never half of one — and possibly the
  * temporary file, which the next run in that directory removes.

@@ -411,6 +411,24 @@ static void save_dir(void)
     ckpt_dir_close(&cd);
     unmake(&other);
 
+    /* This process's own temporary names taken by files a killed run left
+     * (a restarted container gives its processes the same PIDs): a stale
+     * checkpoint write, removed, and a user's file, kept; the directory
+     * opens and saves all the same. */
+    char sd3[512], mine[600];
+    path_in(sd3, sizeof sd3, "pid");
+    mkdir(sd3, 0755);
+    snprintf(mine, sizeof mine, "%s/last.ckpt.tmp.%ld", sd3, (long)getpid());
+    write_file(mine, "my notes", 8);
+    snprintf(p, sizeof p, "%s/best.ckpt.tmp.%ld", sd3, (long)getpid());
+    write_file(p, CKPT_MAGIC, 8);
+    CHECK(ckpt_dir_open(&cd, sd3, note, sizeof note, err, sizeof err) == 0 && strstr(note, "removed 1 temporary file"),
+          "open where this PID's temporary names are taken: %s (%s)", err, note);
+    st.best_epoch = 3;
+    CHECK(ckpt_dir_save(&cd, &st, 1, err, sizeof err) == 0 && ckpt_probe(cd.last) == 1 && ckpt_probe(cd.best) == 1 &&
+          file_size(mine) == 8, "save beside a file with this PID's temporary name: %s", err);
+    ckpt_dir_close(&cd);
+
     /* A foreign file under a checkpoint name: the directory is refused, the file untouched. */
     char sd2[512];
     path_in(sd2, sizeof sd2, "mine");

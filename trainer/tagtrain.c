@@ -239,7 +239,8 @@ static void usage(FILE *f)
 "                       colldraw --gantt FILE --call K draws step K\n"
 "  --overwrite          write over an existing --log, --trace or --metrics file (one that\n"
 "                       holds something is refused otherwise, before training; a resumed run,\n"
-"                       or a restart by ckrun --restarts, rewrites the ones tagtrain wrote);\n"
+"                       or a restart by ckrun --restarts, continues the --log tagtrain wrote\n"
+"                       and rewrites its --trace and --metrics);\n"
 "                       never over a checkpoint, the data, or another file of the same run;\n"
 "                       and let a run save over the checkpoints of another configuration\n"
 "                       in its --save DIR (refused otherwise, before training)\n"
@@ -637,13 +638,14 @@ static void fail_abort(const char *what, const char *msg)
  * checkpoint is never written over; an
  * existing non-empty regular file is written over only with --overwrite (the
  * rule of every collkit tool, ck_output_free), or by a resumed run when its
- * first line says tagtrain wrote it (the log of the run being continued, as
- * ckrun --restarts does); devices (/dev/null) are fine. */
+ * first line says tagtrain wrote it (the files of the run being continued, as
+ * ckrun --restarts does: the log is appended to, so the job's history stays);
+ * devices (/dev/null) are fine. */
 static FILE *open_output(const char *opt, const char *path, int overwrite, int resumed, int at_end, char *err,
                          size_t errlen)
 {
     struct stat st;
-    int fd = -1;
+    int fd = -1, append = 0;
     if (stat(path, &st) == 0) {
         if (S_ISDIR(st.st_mode)) { snprintf(err, errlen, "%s %s: is a directory", opt, path); return NULL; }
         if (S_ISSOCK(st.st_mode)) { snprintf(err, errlen, "%s %s: is a socket", opt, path); return NULL; }
@@ -662,6 +664,7 @@ static FILE *open_output(const char *opt, const char *path, int overwrite, int r
                      "(give another file)", opt, path);
             return NULL;
         } else if (S_ISREG(st.st_mode) && st.st_size > 0 && !overwrite) {
+            /* Without --overwrite, only a continued run's own log goes on (appended). */
             char head[512] = "";
             FILE *f = fopen(path, "r");
             size_t k = f ? fread(head, 1, sizeof head - 1, f) : 0;
@@ -672,9 +675,10 @@ static FILE *open_output(const char *opt, const char *path, int overwrite, int r
             if (!resumed || !strstr(head, SIGNATURE)) {
                 snprintf(err, errlen, "%s %s exists (%lld bytes): not written over (give another file, or --overwrite)%s",
                          opt, path, (long long)st.st_size,
-                         resumed ? "; it is no file tagtrain wrote, which a resumed run would rewrite" : "");
+                         resumed ? "; it is no file tagtrain wrote, which a resumed run would continue" : "");
                 return NULL;
             }
+            append = !at_end;   /* the records of the attempts before stay: the job's whole history */
         }
     }
     /* An output written only at the end (--metrics, --trace) is opened now
@@ -682,10 +686,17 @@ static FILE *open_output(const char *opt, const char *path, int overwrite, int r
      * is written (output_begin): a run that fails before then leaves the
      * file as it was, e.g. the metrics of the run a resumed one continues. */
     if (fd < 0 && at_end) fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : at_end ? NULL : fopen(path, "w");
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : at_end ? NULL : fopen(path, append ? "a+" : "w");
     if (!f) {
         snprintf(err, errlen, "%s %s: cannot open for writing: %s", opt, path, strerror(errno));
         if (fd >= 0) close(fd);
+        return NULL;
+    }
+    /* An attempt killed mid-record left a line without its end: end it, so
+     * the next record starts a line of its own. */
+    if (append && fseek(f, -1, SEEK_END) == 0 && fgetc(f) != '\n') {
+        fseek(f, 0, SEEK_END);
+        fputc('\n', f);
     }
     return f;
 }

@@ -316,9 +316,14 @@ guards)
   train 2 $SMALL --epochs 1 --no-save --log "$W/log.jsonl" --metrics "$W/m.json" > "$W/o" 2>&1; rc=$?
   check '[ $rc -eq 1 ] && grep -q "\-\-log .*log.jsonl exists .*not written over" "$W/o" && cmp -s "$W/log.jsonl" "$W/log.first"' \
         "rerun over its own log without --overwrite: rc $rc $(cat "$W/o")"
-  CKRUN_RESTART=1 train 2 $SMALL --epochs 1 --no-save --log "$W/log.jsonl" --metrics "$W/m.json" > "$W/o" 2>&1 &&
+  # A restart continues the log (the earlier attempt's records stay, each
+  # attempt starts with its run record); --overwrite starts it again.
+  CKRUN_RESTART=1 train 2 $SMALL --epochs 1 --no-save --log "$W/log.jsonl" --metrics "$W/m.json" > "$W/o" 2>&1
+  check '[ $? -eq 0 ] && [ "$(grep -c "\"type\":\"run\"" "$W/log.jsonl")" = 2 ] && head -c "$(wc -c < "$W/log.first")" "$W/log.jsonl" | cmp -s - "$W/log.first"' \
+        "a restart over its own log: $(grep -c '"type":"run"' "$W/log.jsonl") run records $(grep tagtrain: "$W/o")"
   train 2 $SMALL --epochs 1 --no-save --log "$W/log.jsonl" --metrics "$W/m.json" --overwrite > "$W/o" 2>&1
-  check '[ $? -eq 0 ] && grep -q "\"weighted\":{" "$W/m.json"' "a restart, and --overwrite, over its own log and metrics: $(cat "$W/o")"
+  check '[ $? -eq 0 ] && grep -q "\"weighted\":{" "$W/m.json" && [ "$(grep -c "\"type\":\"run\"" "$W/log.jsonl")" = 1 ]' \
+        "--overwrite over its own log and metrics: $(cat "$W/o")"
   # A run that fails before its end leaves the metrics file as it was: it is
   # emptied only when written.
   cp "$W/m.json" "$W/m.first"

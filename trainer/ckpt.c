@@ -594,6 +594,17 @@ static int lock_dir(ckpt_dir *cd, const char *dir, char *err, size_t errlen)
     else snprintf(lock, sizeof lock, "%.*s/.%s.tagtrain-lock", (int)(slash - real), real, name);
     for (int attempt = 0; attempt < 100; attempt++) {
         int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (fd < 0 && (errno == EACCES || errno == EPERM || errno == EROFS)) {
+            /* Made by another user: locked all the same (flock needs no write access). */
+            fd = open(lock, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+            /* None, and a parent one may not write (a container's volume
+             * mounted at /out, a cluster's /scratch/USER): DIR itself is
+             * locked, which holds as long as DIR is not removed and made again. */
+            if (fd < 0 && errno == ENOENT) {
+                snprintf(lock, sizeof lock, "%s", real);
+                fd = open(lock, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            }
+        }
         if (fd < 0) {
             snprintf(err, errlen, "cannot create the lock file %s of %s: %s", lock, dir, strerror(errno));
             return -1;

@@ -116,7 +116,8 @@ typedef struct {
 
 /* Make DIR ready before any training: create it; lock it (two runs writing
  * one directory would interleave their files; the lock is a file beside
- * DIR, so it holds even when DIR is removed and made again); refuse when last.ckpt or
+ * DIR, so it holds even when DIR is removed and made again; DIR itself when
+ * the parent may not be written); refuse when last.ckpt or
  * best.ckpt is there and is not a checkpoint; remove temporary files of
  * checkpoint writes a killed run left behind; and prove that a file can be
  * created there, so a read-only or missing directory stops the run now, not

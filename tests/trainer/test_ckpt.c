@@ -448,6 +448,39 @@ static void save_dir(void)
     unmake(&st);
 }
 
+/* A save directory one may write inside a parent one may not (a container's
+ * volume at /out, /scratch/USER): opened, locked against a second run, saved
+ * into. As root, permissions do not apply: the check runs in a child that
+ * became nobody (65534). */
+static void unwritable_parent(void)
+{
+    char parent[512], sd[600];
+    path_in(parent, sizeof parent, "ro");
+    snprintf(sd, sizeof sd, "%s/mine", parent);
+    CHECK(mkdir(parent, 0755) == 0 && mkdir(sd, 0777) == 0 && chmod(sd, 0777) == 0, "make %s", sd);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (geteuid() == 0 ? setgid(65534) || setuid(65534) : chmod(parent, 0555) != 0) _exit(3);
+        ckpt_dir cd, cd2;
+        char note[512], err[1024];
+        checkpoint st;
+        make(&st);
+        if (ckpt_dir_open(&cd, sd, note, sizeof note, err, sizeof err)) { fprintf(stderr, "  open: %s\n", err); _exit(1); }
+        if (ckpt_dir_open(&cd2, sd, note, sizeof note, err, sizeof err) == 0 || !strstr(err, "another tagtrain run")) {
+            fprintf(stderr, "  a second run not refused: %s\n", err);
+            _exit(1);
+        }
+        if (ckpt_dir_save(&cd, &st, 1, err, sizeof err) || ckpt_probe(cd.last) != 1) { fprintf(stderr, "  save: %s\n", err); _exit(1); }
+        _exit(0);
+    }
+    int ws = 0;
+    waitpid(pid, &ws, 0);
+    chmod(parent, 0755);
+    CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) != 3, "could not become another user (status %d)", ws);
+    CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "a save directory whose parent is not writable: status %d", ws);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/collkit_test_ckpt.%ld", (long)getpid());
@@ -550,6 +583,7 @@ int main(void)
     forged();
     not_regular();
     save_dir();
+    unwritable_parent();
 
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

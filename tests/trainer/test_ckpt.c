@@ -477,7 +477,10 @@ static void unwritable_parent(void)
     int ws = 0;
     waitpid(pid, &ws, 0);
     chmod(parent, 0755);
-    CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) != 3, "could not become another user (status %d)", ws);
+    if (WIFEXITED(ws) && WEXITSTATUS(ws) == 3) {   /* e.g. root in a user namespace without uid 65534 */
+        printf("note: a save directory whose parent is not writable: not checked (could not become another user)\n");
+        return;
+    }
     CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "a save directory whose parent is not writable: status %d", ws);
 }
 

@@ -96,6 +96,8 @@ static void sim_charge(double flops) { (void)flops; }
  * v and the best parameters), written and fsynced: every epoch would cost
  * more than the training itself. */
 #define DEF_SAVE_EVERY 6
+/* --save's default, told from a --save given by its address. */
+static const char default_save_dir[] = DEF_SAVE_DIR;
 
 /* What every output file of tagtrain carries in its first line, so that a
  * rerun may replace it and nothing else (--log, --metrics). */
@@ -243,7 +245,7 @@ static void usage(FILE *f)
 "                       and rewrites its --trace and --metrics);\n"
 "                       never over a checkpoint, the data, or another file of the same run;\n"
 "                       and let a run save over the checkpoints of another configuration\n"
-"                       in its --save DIR (refused otherwise, before training)\n"
+"                       in the --save DIR it names (refused otherwise, before training)\n"
 "  --quiet              only the final summary\n"
 "  --help\n"
 "faults: every wait is bounded by COLLKIT_TIMEOUT (30 s): a rank that stops or dies in any\n"
@@ -355,7 +357,7 @@ static int parse_args(int argc, char **argv, options *o)
     t->feat = (feat_opts){DEF_CHAR_MIN, DEF_CHAR_MAX, DEF_SUBLINEAR, DEF_TITLE_WEIGHT, DEF_NB_SCALE};
     o->algo_name = "auto";
     o->rs_algo = o->ag_algo = "ring";
-    o->save_dir = DEF_SAVE_DIR;
+    o->save_dir = default_save_dir;
     o->save_every = DEF_SAVE_EVERY;
     o->inject_desync = -1;
     char err[256];
@@ -737,11 +739,11 @@ static int same_file(const char *a, const char *b)
  * best.ckpt or last.ckpt there whose configuration differs from this run's
  * (any option of cfg_options; --epochs may differ: a resumed run extends
  * it) is another run's model, and the first save would replace it. 0 when
- * none is there (or --resume names it), else -1 with err naming the file
- * and the first option that differs. Files that do not load are left to
- * the rules of the save directory (ckpt.h). */
-static int other_runs_checkpoint(const ckpt_dir *cd, const train_config *tc, const char *resume, char *err,
-                                 size_t errlen)
+ * none is there (or --resume names it), else 1 with *file and the first
+ * *option that differs. Files that do not load are left to the rules of the
+ * save directory (ckpt.h). */
+static int other_runs_checkpoint(const ckpt_dir *cd, const train_config *tc, const char *resume, const char **file,
+                                 const char **option)
 {
     const char *files[2] = {cd->last, cd->best};
     for (int i = 0; i < 2; i++) {
@@ -754,10 +756,9 @@ static int other_runs_checkpoint(const ckpt_dir *cd, const train_config *tc, con
         while (k < NCFG_OPTIONS && !cfg_differs(cfg_options[k], tc, &c.cfg)) k++;
         ckpt_free(&c);
         if (k < NCFG_OPTIONS) {
-            snprintf(err, errlen, "%s is the checkpoint of another run (its %s differs from this run's): not "
-                     "replaced; --resume %s to continue that run, --overwrite to replace it, or another --save DIR",
-                     files[i], cfg_options[k], cd->last);
-            return -1;
+            *file = files[i];
+            *option = cfg_options[k];
+            return 1;
         }
     }
     return 0;
@@ -1085,9 +1086,18 @@ int tagtrain_main(int argc, char **argv)
     char note[512] = "", repaired[1200] = "";
     const char *failed = "";
     ok = 1;
+    const char *other_file = NULL, *other_option = NULL;
     if (root && !o.no_save) {
-        ok = ckpt_dir_open(&cdir, o.save_dir, note, sizeof note, err, sizeof err) == 0 &&
-             (o.overwrite || other_runs_checkpoint(&cdir, tc, have_ck ? o.resume : NULL, err, sizeof err) == 0);
+        ok = ckpt_dir_open(&cdir, o.save_dir, note, sizeof note, err, sizeof err) == 0;
+        /* A folder the user named keeps its run's checkpoints; the default
+         * one holds the latest run, as its name says: replaced, with a note. */
+        if (ok && !o.overwrite && other_runs_checkpoint(&cdir, tc, have_ck ? o.resume : NULL, &other_file,
+                                                        &other_option) && o.save_dir != default_save_dir) {
+            snprintf(err, sizeof err, "%s is the checkpoint of another run (its %s differs from this run's): not "
+                     "replaced; --resume %s to continue that run, --overwrite to replace it, or another --save DIR",
+                     other_file, other_option, cdir.last);
+            ok = 0;
+        }
         if (!ok) failed = "--save: ";
     }
     /* A resumed run, or a restart by ckrun --restarts: the same job going on. */
@@ -1193,6 +1203,10 @@ int tagtrain_main(int argc, char **argv)
                        devstep_note(ds)[0] ? "; " : "", devstep_note(ds));
         if (have_ck) printf("  resumed from %s after epoch %d\n", o.resume, start_epoch);
         if (note[0]) printf("  %s\n", note);
+        if (other_file)
+            printf("  note: this run replaces the checkpoints of another run (its %s differs) in %s at its first "
+                   "save: the default --save holds the latest run; --save DIR keeps a run's own\n", other_option,
+                   cdir.dir);
         if (repaired[0]) printf("  repaired %s: %s; rewritten from the training state\n", cdir.best, repaired);
         fflush(stdout);
     }

@@ -202,11 +202,11 @@ int ckpt_check_config(const train_config *c, char *err, size_t errlen)
 
 /* Every value finite (and, for v, never negative): a checkpoint is written
  * only from a run whose loss stayed finite, so anything else is damage. */
-static const char *bad_array(const float *x, size_t n, int nonneg)
+static int bad_array(const float *x, size_t n, int nonneg)
 {
     for (size_t i = 0; i < n; i++)
-        if (!isfinite(x[i]) || (nonneg && x[i] < 0.0f)) return "non-finite";
-    return NULL;
+        if (!isfinite(x[i]) || (nonneg && x[i] < 0.0f)) return 1;
+    return 0;
 }
 
 /* The arrays of c: every value finite, v never negative, idf positive (what

@@ -100,9 +100,10 @@ int bm_params_save(const char *path, const bm_params *m, const char *comment)
 
 int bm_params_load(const char *path, bm_params *m, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) { snprintf(err, errlen, "cannot open model file '%s'", path); return -1; }
-    char *line = NULL, why[128];
+    char why[256];
+    FILE *f = ck_input_open(path, why, sizeof why);
+    if (!f) { snprintf(err, errlen, "cannot open model file '%s': %s", path, why); return -1; }
+    char *line = NULL;
     size_t cap = 0;
     ssize_t len;
     double v;

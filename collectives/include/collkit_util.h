@@ -20,6 +20,7 @@
 #define COLLKIT_UTIL_H
 
 #include <stdarg.h>
+#include <stdio.h>   /* FILE */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -98,6 +99,17 @@ int ck_stdout_done(const char *prog);
  * before the work starts, so a refusal costs nothing. 0 when path may be
  * written; -1 with "PATH exists (N bytes): ..." in why. */
 int ck_output_free(const char *path, int overwrite, char *why, size_t cap);
+
+/* ------------------------------------------------------------ input */
+
+/* The rule for the files a user names as a tool's input (collverify
+ * --results, collbench --model, colldraw --gantt): a regular file, a
+ * pipe or FIFO (process substitution: <(...)) or /dev/null is opened for
+ * reading; a directory, a socket or any other device (/dev/zero would never
+ * end) is refused, and a FIFO nothing writes to reads as empty instead of
+ * waiting forever. The stream, or NULL with the reason in why ("a directory,
+ * not a file", "cannot open: No such file or directory"). */
+FILE *ck_input_open(const char *path, char *why, size_t cap);
 
 /* ------------------------------------------------------------ plug-ins */
 

@@ -4,6 +4,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <float.h>
 #include <limits.h>
 #include <stdio.h>
@@ -257,6 +258,37 @@ int ck_output_free(const char *path, int overwrite, char *why, size_t cap)
     snprintf(why, cap, "%s exists (%lld bytes): not written over (give another file, or --overwrite)", path,
              (long long)st.st_size);
     return -1;
+}
+
+FILE *ck_input_open(const char *path, char *why, size_t cap)
+{
+    if (!path || !*path) {
+        snprintf(why, cap, "no file named (an empty path)");
+        return NULL;
+    }
+    /* O_NONBLOCK: opening a FIFO that no program writes to returns at once
+     * (and then reads as empty) instead of waiting for a writer forever. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(why, cap, "cannot open: %s", strerror(errno));
+        return NULL;
+    }
+    struct stat st, null_st;
+    const char *not_file = NULL;
+    if (fstat(fd, &st) != 0) not_file = strerror(errno);
+    else if (S_ISDIR(st.st_mode)) not_file = "a directory, not a file";
+    else if (S_ISSOCK(st.st_mode)) not_file = "a socket, not a file";
+    else if ((S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) &&
+             !(S_ISCHR(st.st_mode) && stat("/dev/null", &null_st) == 0 && st.st_rdev == null_st.st_rdev))
+        not_file = "a device, not a file (/dev/zero or a disk would be read without end)";
+    int fl = not_file ? 0 : fcntl(fd, F_GETFL);
+    if (!not_file && (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)) not_file = strerror(errno);
+    FILE *f = not_file ? NULL : fdopen(fd, "r");
+    if (!f) {
+        snprintf(why, cap, "%s", not_file ? not_file : strerror(errno));
+        close(fd);
+    }
+    return f;
 }
 
 /* ------------------------------------------------------------ plug-ins */

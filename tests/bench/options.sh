@@ -31,6 +31,11 @@ expect 2 "unknown option"                           --frobnicate
 expect 2 "needs a value"                            -b
 expect 2 "given twice"                              --algo ring,ring
 expect 2 "cannot open model file"                   --model /nonexistent/params.txt
+# a model that is no file: named at once, never read without end nor waited on
+MD=$(mktemp -d /tmp/collkit_bench_model.XXXXXX) && mkfifo "$MD/fifo"
+expect 2 "model file '/dev/zero': a device, not a file" --extrapolate --model /dev/zero
+expect 2 "fifo: needs alpha_us"                     --extrapolate --model "$MD/fifo"
+rm -rf "$MD"
 expect 2 "--extrapolate needs --model FILE"         --extrapolate
 expect 2 "--device 'tpu'"                           --device tpu
 expect 2 "--chunk must be at least 1 byte"          --chunk 0
@@ -76,7 +81,7 @@ printf 'alpha_us 2\nbeta_ns_per_byte 0.1\ngamma_ns_per_byte 0.05\nalpha_us 3\n' 
 expect 2 "--model: $model:4: alpha_us given twice \\(first on line 1\\)"  --extrapolate --model "$model"
 printf 'alpha_us 2\0x\nbeta_ns_per_byte 0.1\ngamma_ns_per_byte 0.05\n' > "$model"
 expect 2 "--model: $model:1: a NUL byte"                --extrapolate --model "$model"
-expect 2 "--model: /: cannot read: Is a directory"    --extrapolate --model /
+expect 2 "--model: cannot open model file '/': a directory, not a file" --extrapolate --model /
 printf 'alpha_us 2\nbeta_ns_per_byte 0.1\ngamma_ns_per_byte 0.05\n' > "$model"
 expect 0 "p = +4: "                                 --extrapolate --model "$model" --algo all --pmax 4
 expect 0 "p = +3: "                                 --extrapolate --model "$model" --algo all --pmax 4 --every-p

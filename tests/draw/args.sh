@@ -51,4 +51,9 @@ expect 0 "naive at p = 1, 2 elements" --algo naive --count 2 --out "$tmpd/r" --o
 [ ! -e "$tmpd/r/frame-02.svg" ] && [ -e "$tmpd/r/frame-00.svg" ] || fail "--overwrite left the earlier drawing's frames"
 mkdir "$tmpd/g" && echo '<svg/>' > "$tmpd/g/gantt.svg"
 expect 2 "holds an earlier timeline" --gantt /dev/null --out "$tmpd/g"
+# a trace that is no file: named at once, never read without end nor waited on
+mkfifo "$tmpd/fifo"
+expect 2 "cannot read $tmpd: a directory, not a file" --gantt "$tmpd" --out "$tmpd/g2"
+expect 2 "cannot read /dev/zero: a device, not a file" --gantt /dev/zero --out "$tmpd/g2"
+expect 2 "fifo is not a collbench or tagtrain trace" --gantt "$tmpd/fifo" --out "$tmpd/g2"
 echo "PASS"

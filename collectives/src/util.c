@@ -163,9 +163,9 @@ int ck_parse_double(const char *s, double lo, double hi, double *out, char *err,
     /* The syntax first, by hand: strtod would also take leading white space,
      * "nan", "inf", "infinity" and hexadecimal ("0x1p4"). */
     const char *d = s + (*s == '-' || *s == '+'), *m = d;
-    int digits = 0;
-    while (is_digit(*m)) { m++; digits++; }
-    if (*m == '.') for (m++; is_digit(*m); m++) digits++;
+    int digits = 0, nonzero = 0;
+    for (; is_digit(*m); m++) digits++, nonzero |= *m != '0';
+    if (*m == '.') for (m++; is_digit(*m); m++) digits++, nonzero |= *m != '0';
     if (!digits) {
         if (same_word(d, "nan") || same_word(d, "inf") || same_word(d, "infinity"))
             ck_sbuf_add(&e, "not a finite number");
@@ -182,6 +182,9 @@ int ck_parse_double(const char *s, double lo, double hi, double *out, char *err,
     }
     if (*m) { ck_sbuf_add(&e, "expected a number, not '%s' after it", m); return -1; }
     double v = strtod(s, NULL);   /* the C locale's '.': the tools never call setlocale */
+    /* "1e-400" is no 0: where 0 means "off" (--timeout, --time-budget) it
+     * would turn off what was asked for. */
+    if (v == 0 && nonzero) { ck_sbuf_add(&e, "too small (it rounds to 0; give 0 for 0)"); return -1; }
     if (!(v >= lo && v <= hi)) {   /* 1e999 is inf: above any hi */
         int above = v > hi;
         int open_end = above ? hi >= DBL_MAX : lo <= -DBL_MAX;     /* no bound on the side it fell out of */

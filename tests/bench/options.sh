@@ -39,6 +39,7 @@ rm -rf "$MD"
 expect 2 "--extrapolate needs --model FILE"         --extrapolate
 expect 2 "--device 'tpu'"                           --device tpu
 expect 2 "--chunk must be at least 1 byte"          --chunk 0
+expect 2 "--time-budget '1e-400': too small"        --time-budget 1e-400   # not 0, which means no budget
 expect 2 "--paired compares exactly two algorithms"  --paired --algo ring
 expect 2 "--json works with the all-reduce sweep"   --paired --algo ring,naive --json x.json
 # Output files: a file that holds something is the user's: refused before

@@ -28,6 +28,9 @@ expect 2 "--inplace '2'" --algo ring --inplace 2
 expect 2 "bad --transport 'tcp'" --algo ring --transport tcp
 expect 2 "unknown option '--bogus'" --algo ring --bogus 1
 expect 2 "--out needs a value" --algo ring --out
+# an option of the other kind of drawing is refused, not ignored
+expect 2 "--call picks a call of a --gantt trace" --algo ring --call 2
+expect 2 "--gantt draws a trace; --np is for a run" --gantt /dev/null --np 4
 # output that cannot be written: a file where the folder should be
 tmp=$(mktemp)
 tmpd=$(mktemp -d)

@@ -249,5 +249,11 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
         char why[1200];
         if (outs[i][1] && ck_output_free(outs[i][1], o->overwrite, why, sizeof why)) return fail("%s %s", outs[i][0], why);
     }
+    const char *all[5][2] = {{"--csv", o->csv}, {"--json", o->json}, {"--save-model", o->save_model},
+                             {"--trace", o->trace}, {"--results", o->results}};
+    for (int i = 0; i < 5; i++)
+        for (int j = i + 1; j < 5; j++)
+            if (all[i][1] && all[j][1] && ck_output_same(all[i][1], all[j][1]))
+                return fail("%s and %s name one file (%s): give each its own", all[i][0], all[j][0], all[j][1]);
     return 0;
 }

@@ -100,6 +100,11 @@ int ck_stdout_done(const char *prog);
  * written; -1 with "PATH exists (N bytes): ..." in why. */
 int ck_output_free(const char *path, int overwrite, char *why, size_t cap);
 
+/* Whether two output paths name one file ("out.csv" and "./out.csv", a link
+ * to it): a tool asked to write both would leave only the last one written.
+ * A device (/dev/null) given twice is no clash. */
+int ck_output_same(const char *a, const char *b);
+
 /* ------------------------------------------------------------ input */
 
 /* The rule for the files a user names as a tool's input (collverify

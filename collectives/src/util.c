@@ -263,6 +263,36 @@ int ck_output_free(const char *path, int overwrite, char *why, size_t cap)
     return -1;
 }
 
+/* PATH with its folder resolved (symbolic links, "..", "./"), into out; the
+ * path as given when the folder does not exist. */
+static void output_name(const char *path, char *out, size_t cap)
+{
+    char dir[PATH_MAX], real[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    size_t n = slash ? (size_t)(slash - path) : 0;
+    if (n >= sizeof dir) n = sizeof dir - 1;
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+    if (!slash) strcpy(dir, ".");
+    else if (!n) strcpy(dir, "/");
+    if (realpath(dir, real)) snprintf(out, cap, "%s/%s", real, slash ? slash + 1 : path);
+    else snprintf(out, cap, "%s", path);
+}
+
+int ck_output_same(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    int ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+    /* /dev/null (or /dev/stdout) twice is no clash: a device is no file */
+    if ((ea && !S_ISREG(sa.st_mode)) || (eb && !S_ISREG(sb.st_mode))) return 0;
+    if (ea && eb) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;   /* links included */
+    if (ea != eb) return 0;
+    char na[2 * PATH_MAX], nb[2 * PATH_MAX];
+    output_name(a, na, sizeof na);
+    output_name(b, nb, sizeof nb);
+    return !strcmp(na, nb);
+}
+
 FILE *ck_input_open(const char *path, char *why, size_t cap)
 {
     if (!path || !*path) {

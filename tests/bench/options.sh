@@ -52,6 +52,11 @@ for opt in --csv --json --save-model --trace; do
 done
 expect 2 "--results $OUTD/mine.csv exists \(11 bytes\): not written over" --paired --algo ring,naive --results "$OUTD/mine.csv"
 expect 2 "--csv $OUTD is a directory"               --csv "$OUTD"
+# two outputs in one file: the first written would be lost under the second
+expect 2 "--csv and --json name one file"           --algo ring --csv "$OUTD/new.csv" --json "$OUTD/../${OUTD##*/}/new.csv"
+ln -s empty.csv "$OUTD/link.csv"
+expect 2 "--csv and --trace name one file"          --algo ring --csv "$OUTD/empty.csv" --trace "$OUTD/link.csv"
+[ ! -e "$OUTD/new.csv" ] || { echo "FAIL: a refused run wrote new.csv"; expect_fails=$((expect_fails + 1)); }
 # (accepted: the run gets as far as the next check, which needs a model)
 expect 2 "--extrapolate needs --model FILE"         --extrapolate --csv "$OUTD/empty.csv" --save-model /dev/null
 expect 2 "--extrapolate needs --model FILE"         --extrapolate --csv "$OUTD/mine.csv" --overwrite

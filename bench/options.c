@@ -62,7 +62,7 @@ static void usage(FILE *f)
 "      --trace-capacity N  events kept per rank (default 200000)\n"
 "      --overwrite         write over existing --csv, --json, --save-model, --trace and --results\n"
 "                          files (a file that holds something is refused otherwise, before\n"
-"                          anything runs)\n"
+"                          anything runs; two of these naming one file are refused always)\n"
 "  -h, --help\n");
 }
 

@@ -100,6 +100,11 @@ int ck_stdout_done(const char *prog);
  * written; -1 with "PATH exists (N bytes): ..." in why. */
 int ck_output_free(const char *path, int overwrite, char *why, size_t cap);
 
+/* Open an output file for writing (created, or emptied): as fopen(path, "w"),
+ * except that a FIFO no program reads is refused at once ("a FIFO that no
+ * program reads") instead of waiting forever. NULL with the reason in why. */
+FILE *ck_output_open(const char *path, char *why, size_t cap);
+
 /* Whether two output paths name one file ("out.csv" and "./out.csv", a link
  * to it): a tool asked to write both would leave only the last one written.
  * A device (/dev/null) given twice is no clash. */

@@ -263,6 +263,25 @@ int ck_output_free(const char *path, int overwrite, char *why, size_t cap)
     return -1;
 }
 
+FILE *ck_output_open(const char *path, char *why, size_t cap)
+{
+    /* O_NONBLOCK: a FIFO that no program reads fails with ENXIO at once,
+     * where a plain open would wait for a reader forever (and every rank of
+     * the job with it). */
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        snprintf(why, cap, "%s", errno == ENXIO ? "a FIFO that no program reads" : strerror(errno));
+        return NULL;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    FILE *f = fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        snprintf(why, cap, "%s", strerror(errno));
+        close(fd);
+    }
+    return f;
+}
+
 /* PATH with its folder resolved (symbolic links, "..", "./"), into out; the
  * path as given when the folder does not exist. */
 static void output_name(const char *path, char *out, size_t cap)

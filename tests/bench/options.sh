@@ -35,6 +35,7 @@ expect 2 "cannot open model file"                   --model /nonexistent/params.
 MD=$(mktemp -d /tmp/collkit_bench_model.XXXXXX) && mkfifo "$MD/fifo"
 expect 2 "model file '/dev/zero': a device, not a file" --extrapolate --model /dev/zero
 expect 2 "fifo: needs alpha_us"                     --extrapolate --model "$MD/fifo"
+expect 1 "cannot write .*fifo: a FIFO that no program reads" --algo ring -b 8 -e 8 -n 1 -w 0 --csv "$MD/fifo"
 rm -rf "$MD"
 expect 2 "--extrapolate needs --model FILE"         --extrapolate
 expect 2 "--device 'tpu'"                           --device tpu

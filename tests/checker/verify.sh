@@ -33,6 +33,9 @@ for bad in "$dir:a directory" "/dev/zero:a device, not a file" "$dir/fifo:does n
   timeout 20 "$VERIFY" --np 3 --results "${bad%%:*}" --algo ring "${CASE[@]}" > "$dir/v" 2>&1; rc=$?
   expect 1 "${bad#*:}" "$dir/v" "--results ${bad%%:*}"
 done
+# ... and a --results FIFO that nothing reads is refused, not waited on by every rank.
+timeout 60 "$@" -np 2 "$CHECK" --algo ring --count 1 --dtype i32 --op sum --results "$dir/fifo" > "$dir/o" 2>&1; rc=$?
+expect 2 "cannot write --results '.*fifo': a FIFO that no program reads" "$dir/o" "--results FIFO"
 # ... checked against the options given to collverify, not the file's: another seed,
 "$VERIFY" --np 3 --results "$dir/r.txt" --algo ring "${CASE[@]}" --seed 1 > "$dir/v" 2>&1; rc=$?
 expect 1 'it had p = 3, seed 4242.*expected p = 3, seed 1' "$dir/v" "another seed"

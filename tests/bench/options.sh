@@ -109,5 +109,11 @@ if [ $# -ge 2 ]; then
     expect 2 "--fastest and --near-link take SIZE:ALGO"            --sim --dir /nonexistent --fastest "$v"
   done
   expect 1 "/nonexistent/sweep.csv: cannot open: "                 --sim --dir /nonexistent --fastest 1.5K:rd --check-p 16
+  # a check of no algorithm (it would pass on nothing), of a misspelt one, or outside --sim
+  expect 2 "--model-algos: ',': an empty name in the list"         --sim --dir /nonexistent --model-algos ,
+  expect 2 "--near-link: 'ring,,rd': an empty name"                --sim --dir /nonexistent --near-link 16M:ring,,rd
+  expect 2 "--model-algos: 'ring,rign': no algorithm 'rign'"       --sim --dir /nonexistent --model-algos ring,rign
+  expect 2 "--fastest: 'rd,ring': one algorithm only"              --sim --dir /nonexistent --fastest 1K:rd,ring
+  expect 2 "are checks of a --sim report"                          --dir /nonexistent --model-algos ring
 fi
 expect_summary

@@ -118,7 +118,7 @@ int ck_output_same(const char *a, const char *b);
  * reading; a directory, a socket or any other device (/dev/zero would never
  * end) is refused, and a FIFO nothing writes to reads as empty instead of
  * waiting forever. The stream, or NULL with the reason in why ("a directory,
- * not a file", "cannot open: No such file or directory"). */
+ * not a file", "No such file or directory"). */
 FILE *ck_input_open(const char *path, char *why, size_t cap);
 
 /* ------------------------------------------------------------ plug-ins */

@@ -322,7 +322,7 @@ FILE *ck_input_open(const char *path, char *why, size_t cap)
      * (and then reads as empty) instead of waiting for a writer forever. */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
-        snprintf(why, cap, "cannot open: %s", strerror(errno));
+        snprintf(why, cap, "%s", strerror(errno));
         return NULL;
     }
     struct stat st, null_st;

@@ -242,7 +242,10 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
     if (o->extrap_every_p && o->mode != BM_MODE_EXTRAPOLATE) return fail("--every-p works with --extrapolate only");
     /* The output files: a user's file is never replaced unasked (ck_output_free).
      * --results is checked by collbench itself (collbench.c): collverify
-     * parses the same options, and there the file is its input. */
+     * parses the same options, and there the file is its input. Rank 0
+     * writes them, so only its file system is asked (another node may not
+     * have the folder); the others end with the job when it exits. */
+    if (!ck_is_print_rank()) return 0;
     const char *outs[4][2] = {{"--csv", o->csv}, {"--json", o->json}, {"--save-model", o->save_model},
                               {"--trace", o->trace}};
     for (int i = 0; i < 4; i++) {

@@ -122,7 +122,7 @@ static int read_lines(const char *path, vf_file *f)
     char why[256];
     FILE *in = ck_input_open(path, why, sizeof why);
     memset(f, 0, sizeof *f);
-    if (!in) { printf("collverify: cannot read --results %s: %s\n", path, why); return -1; }
+    if (!in) { printf("collverify: cannot read --results '%s': %s\n", path, why); return -1; }
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;

@@ -95,9 +95,12 @@ int ck_stdout_done(const char *prog);
 /* The rule for a tool's output files (--csv, --json, --save-model, --trace):
  * a file that already holds something (a non-empty regular file) is the
  * user's, and is written over only when they said so (--overwrite); an empty
- * file, a device (/dev/null) or a path with nothing there is free. Checked
- * before the work starts, so a refusal costs nothing. 0 when path may be
- * written; -1 with "PATH exists (N bytes): ..." in why. */
+ * file, a device (/dev/null) or a path with nothing there is free. A path
+ * that could not be written anyway (an empty name, a folder that does not
+ * exist or takes no new file, a file without write permission) is refused
+ * too. Checked before the work starts, so a refusal costs nothing. 0 when
+ * path may be written; -1 with "PATH exists (N bytes): ..." (or what else
+ * is wrong, after PATH) in why. */
 int ck_output_free(const char *path, int overwrite, char *why, size_t cap);
 
 /* Open an output file for writing (created, or emptied): as fopen(path, "w"),

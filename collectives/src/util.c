@@ -252,15 +252,47 @@ int ck_stdout_done(const char *prog)
 int ck_output_free(const char *path, int overwrite, char *why, size_t cap)
 {
     struct stat st;
-    if (overwrite || stat(path, &st) != 0) return 0;   /* nothing there: a bad path is the open's to say */
-    if (S_ISDIR(st.st_mode)) {
-        snprintf(why, cap, "%s is a directory", path);
+    if (!*path) {
+        snprintf(why, cap, "'': no file named (an empty name)");
         return -1;
     }
-    if (!S_ISREG(st.st_mode) || st.st_size == 0) return 0;
-    snprintf(why, cap, "%s exists (%lld bytes): not written over (give another file, or --overwrite)", path,
-             (long long)st.st_size);
-    return -1;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            snprintf(why, cap, "%s is a directory", path);
+            return -1;
+        }
+        if (!overwrite && S_ISREG(st.st_mode) && st.st_size > 0) {
+            snprintf(why, cap, "%s exists (%lld bytes): not written over (give another file, or --overwrite)", path,
+                     (long long)st.st_size);
+            return -1;
+        }
+        if (access(path, W_OK) != 0) {
+            snprintf(why, cap, "%s: cannot write: %s", path, strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    if (errno != ENOENT) {   /* a symbolic link loop, a file where a folder should be, no permission */
+        snprintf(why, cap, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    /* Nothing there yet: the folder it goes in must take a new file. Said
+     * now, not when the file is opened (a JSON or trace file is opened after
+     * the whole run, whose results would be lost with it). */
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    if (!slash) strcpy(dir, ".");
+    else if (slash == path) strcpy(dir, "/");
+    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(why, cap, "%s: no folder %s to write it in", path, dir);
+        return -1;
+    }
+    if (access(dir, W_OK | X_OK) != 0) {
+        snprintf(why, cap, "%s: cannot create a file in %s: %s", path, dir, strerror(errno));
+        return -1;
+    }
+    return 0;
 }
 
 FILE *ck_output_open(const char *path, char *why, size_t cap)

@@ -53,6 +53,9 @@ for opt in --csv --json --save-model --trace; do
 done
 expect 2 "--results $OUTD/mine.csv exists \(11 bytes\): not written over" --paired --algo ring,naive --results "$OUTD/mine.csv"
 expect 2 "--csv $OUTD is a directory"               --csv "$OUTD"
+# an output that could not be written is said before the run, not after it (--json, --trace: at its end)
+expect 2 "--json $OUTD/none/r.json: no folder $OUTD/none to write it in" --algo ring --json "$OUTD/none/r.json"
+expect 2 "--trace '': no file named"                --algo ring --trace ""
 # two outputs in one file: the first written would be lost under the second
 expect 2 "--csv and --json name one file"           --algo ring --csv "$OUTD/new.csv" --json "$OUTD/../${OUTD##*/}/new.csv"
 ln -s empty.csv "$OUTD/link.csv"

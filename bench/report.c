@@ -894,6 +894,7 @@ int main(int argc, char **argv)
         else { fprintf(stderr, "%s", usage); return 2; }
     }
     if (!dir) { fprintf(stderr, "%s", usage); return 2; }
+    if (!*dir) { fprintf(stderr, "benchreport: --dir '': no folder named (it would read /sweep.csv)\n"); return 2; }
     double b_;
     char n_[512];
     if ((ck.fastest && size_and_names(ck.fastest, &b_, n_, sizeof n_)) ||

@@ -118,5 +118,6 @@ if [ $# -ge 2 ]; then
   expect 2 "--model-algos: 'ring,rign': no algorithm 'rign'"       --sim --dir /nonexistent --model-algos ring,rign
   expect 2 "--fastest: 'rd,ring': one algorithm only"              --sim --dir /nonexistent --fastest 1K:rd,ring
   expect 2 "are checks of a --sim report"                          --dir /nonexistent --model-algos ring
+  expect 2 "--dir '': no folder named"                             --dir ""
 fi
 expect_summary

@@ -249,6 +249,15 @@ int ck_stdout_done(const char *prog)
     return 1;
 }
 
+/* The folder PATH is in ("." for a bare name, "/" for one at the root). */
+static void parent_dir(const char *path, char *dir, size_t cap)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(dir, cap, ".");
+    else if (slash == path) snprintf(dir, cap, "/");
+    else snprintf(dir, cap, "%.*s", (int)(slash - path), path);
+}
+
 int ck_output_free(const char *path, int overwrite, char *why, size_t cap)
 {
     struct stat st;
@@ -280,10 +289,7 @@ int ck_output_free(const char *path, int overwrite, char *why, size_t cap)
      * now, not when the file is opened (a JSON or trace file is opened after
      * the whole run, whose results would be lost with it). */
     char dir[PATH_MAX];
-    const char *slash = strrchr(path, '/');
-    if (!slash) strcpy(dir, ".");
-    else if (slash == path) strcpy(dir, "/");
-    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    parent_dir(path, dir, sizeof dir);
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
         snprintf(why, cap, "%s: no folder %s to write it in", path, dir);
         return -1;
@@ -320,12 +326,7 @@ static void output_name(const char *path, char *out, size_t cap)
 {
     char dir[PATH_MAX], real[PATH_MAX];
     const char *slash = strrchr(path, '/');
-    size_t n = slash ? (size_t)(slash - path) : 0;
-    if (n >= sizeof dir) n = sizeof dir - 1;
-    memcpy(dir, path, n);
-    dir[n] = '\0';
-    if (!slash) strcpy(dir, ".");
-    else if (!n) strcpy(dir, "/");
+    parent_dir(path, dir, sizeof dir);
     if (realpath(dir, real)) snprintf(out, cap, "%s/%s", real, slash ? slash + 1 : path);
     else snprintf(out, cap, "%s", path);
 }

@@ -27,8 +27,8 @@ int collbench_main(int argc, char **argv)
     if (rc == 1) return 0;
     if (rc) return 2;
     char why[1200];
-    if (o.results && ck_output_free(o.results, o.overwrite, why, sizeof why)) {
-        if (ck_is_print_rank()) fprintf(stderr, "collbench: error: --results %s\n", why);
+    if (o.results && ck_is_print_rank() && ck_output_free(o.results, o.overwrite, why, sizeof why)) {
+        fprintf(stderr, "collbench: error: --results %s\n", why);   /* rank 0 writes it: the others end with the job */
         return 2;
     }
     if (o.mode == BM_MODE_GPUS) {

@@ -24,7 +24,7 @@ int bm_run_extrapolate(const bm_opts *o, const bm_params *m)
     if (!na) { fprintf(stderr, "collbench: --extrapolate: none of the chosen algorithms has a model\n"); return 2; }
 
     FILE *csv = NULL;
-    if (o->csv && !(csv = fopen(o->csv, "w"))) { fprintf(stderr, "collbench: cannot write %s\n", o->csv); return 1; }
+    if (o->csv && !(csv = bm_out_open(o->csv))) return 1;
     if (csv) fprintf(csv, "algo,p,bytes,time_us,busbw_gbs\n");
     for (int i = 0; i < na; i++)
         for (int p = 2; p <= o->extrap_pmax; p = o->extrap_every_p ? p + 1 : 2 * p)

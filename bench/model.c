@@ -90,7 +90,8 @@ int bm_crossovers(const ck_algo *const *algos, int na, const bm_params *m, int p
 
 int bm_params_save(const char *path, const bm_params *m, const char *comment)
 {
-    FILE *f = fopen(path, "w");
+    char why[256];
+    FILE *f = ck_output_open(path, why, sizeof why);
     if (!f) return -1;
     fprintf(f, "# collkit alpha-beta-gamma parameters%s%s\n", comment ? ": " : "", comment ? comment : "");
     fprintf(f, "alpha_us %.6g\nbeta_ns_per_byte %.6g\ngamma_ns_per_byte %.6g\nmemcpy_gbs %.6g\nchunk_bytes %.0f\n",
@@ -100,9 +101,10 @@ int bm_params_save(const char *path, const bm_params *m, const char *comment)
 
 int bm_params_load(const char *path, bm_params *m, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) { snprintf(err, errlen, "cannot open model file '%s'", path); return -1; }
-    char *line = NULL, why[128];
+    char why[256];
+    FILE *f = ck_input_open(path, why, sizeof why);
+    if (!f) { snprintf(err, errlen, "cannot open model file '%s': %s", path, why); return -1; }
+    char *line = NULL;
     size_t cap = 0;
     ssize_t len;
     double v;

@@ -62,7 +62,7 @@ static void usage(FILE *f)
 "      --trace-capacity N  events kept per rank (default 200000)\n"
 "      --overwrite         write over existing --csv, --json, --save-model, --trace and --results\n"
 "                          files (a file that holds something is refused otherwise, before\n"
-"                          anything runs)\n"
+"                          anything runs; two of these naming one file are refused always)\n"
 "  -h, --help\n");
 }
 
@@ -242,12 +242,21 @@ int bm_parse_args(int argc, char **argv, bm_opts *o)
     if (o->extrap_every_p && o->mode != BM_MODE_EXTRAPOLATE) return fail("--every-p works with --extrapolate only");
     /* The output files: a user's file is never replaced unasked (ck_output_free).
      * --results is checked by collbench itself (collbench.c): collverify
-     * parses the same options, and there the file is its input. */
+     * parses the same options, and there the file is its input. Rank 0
+     * writes them, so only its file system is asked (another node may not
+     * have the folder); the others end with the job when it exits. */
+    if (!ck_is_print_rank()) return 0;
     const char *outs[4][2] = {{"--csv", o->csv}, {"--json", o->json}, {"--save-model", o->save_model},
                               {"--trace", o->trace}};
     for (int i = 0; i < 4; i++) {
         char why[1200];
         if (outs[i][1] && ck_output_free(outs[i][1], o->overwrite, why, sizeof why)) return fail("%s %s", outs[i][0], why);
     }
+    const char *all[5][2] = {{"--csv", o->csv}, {"--json", o->json}, {"--save-model", o->save_model},
+                             {"--trace", o->trace}, {"--results", o->results}};
+    for (int i = 0; i < 5; i++)
+        for (int j = i + 1; j < 5; j++)
+            if (all[i][1] && all[j][1] && ck_output_same(all[i][1], all[j][1]))
+                return fail("%s and %s name one file (%s): give each its own", all[i][0], all[j][0], all[j][1]);
     return 0;
 }

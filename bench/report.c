@@ -22,7 +22,8 @@
  * SimGrid SMPI): DIR/platform.txt describes the simulated cluster, the
  * targets of a shared-memory machine give way to the checks the script names
  * (--fastest, --near-link, --model-algos at --check-p ranks, each a PASS or
- * FAIL line with its figures), and the summary adds the fastest algorithm by
+ * FAIL line with its figures; each names algorithms of the registry, none
+ * empty or twice, or the command line is refused), and the summary adds the fastest algorithm by
  * size at each p as simulated, the model's error per algorithm and p, and,
  * from DIR/topology.csv (collbench CSVs with a last column "platform"), the
  * same algorithms on a non-blocking and an oversubscribed fat tree.
@@ -837,6 +838,33 @@ static int load_params(const char *path, bm_params *m)
     return 1;
 }
 
+/* The algorithms a check names (ALGO[,ALGO..], at most max): each one the
+ * registry knows (NAME@shm: the shm transport's row of NAME), none empty and
+ * none twice. A check of no algorithm would pass without looking at
+ * anything, and a misspelt one fail without saying why. 0, or -1 (said). */
+static int check_names(const char *opt, const char *list, int max)
+{
+    char buf[512], *item[MAXALG + 1];
+    if (strlen(list) >= sizeof buf) return bad(opt, 0, "'%s': too long", list);
+    snprintf(buf, sizeof buf, "%s", list);
+    int n = 0;
+    for (char *s = buf, *next; s; s = next) {
+        next = strchr(s, ',');
+        if (next) *next++ = '\0';
+        if (!*s) return bad(opt, 0, "'%s': an empty name in the list", list);
+        char *at = is_shm(s) ? strrchr(s, '@') : NULL;
+        if (at) *at = '\0';
+        int known = ck_algo_find(s) != NULL;
+        if (at) *at = '@';
+        if (!known) return bad(opt, 0, "'%s': no algorithm '%s' in the registry", list, s);
+        for (int k = 0; k < n; k++)
+            if (!strcmp(item[k], s)) return bad(opt, 0, "'%s': '%s' given twice", list, s);
+        if (n == max) return bad(opt, 0, "'%s': %s", list, max == 1 ? "one algorithm only" : "too many algorithms");
+        item[n++] = s;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = NULL, *info = "";
@@ -866,13 +894,22 @@ int main(int argc, char **argv)
         else { fprintf(stderr, "%s", usage); return 2; }
     }
     if (!dir) { fprintf(stderr, "%s", usage); return 2; }
+    if (!*dir) { fprintf(stderr, "benchreport: --dir '': no folder named (it would read /sweep.csv)\n"); return 2; }
     double b_;
-    char n_[64];
+    char n_[512];
     if ((ck.fastest && size_and_names(ck.fastest, &b_, n_, sizeof n_)) ||
         (ck.near_link && size_and_names(ck.near_link, &b_, n_, sizeof n_))) {
         fprintf(stderr, "benchreport: --fastest and --near-link take SIZE:ALGO (e.g. 1K:rd, 16M:ring,rabenseifner)\n");
         return 2;
     }
+    if ((ck.fastest || ck.near_link || ck.model) && !sim) {
+        fprintf(stderr, "benchreport: --fastest, --near-link and --model-algos are checks of a --sim report\n");
+        return 2;
+    }
+    if ((ck.fastest && check_names("--fastest", strchr(ck.fastest, ':') + 1, 1)) ||
+        (ck.near_link && check_names("--near-link", strchr(ck.near_link, ':') + 1, MAXALG)) ||
+        (ck.model && check_names("--model-algos", ck.model, MAXALG)))
+        return 2;
     char path[4096];
     snprintf(path, sizeof path, "%s/sweep.csv", dir);
     if (load_csv(path, rows, &nrows, 0)) return 1;

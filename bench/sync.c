@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "collbench.h"
+#include "collkit_util.h"
 
 static void bounded_wait(ck_comm *comm, MPI_Request *rq, const char *what)
 {
@@ -90,8 +91,9 @@ void bm_gatherv(ck_comm *comm, const void *s, int n, void *r, const int *counts,
 
 FILE *bm_out_open(const char *path)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) fprintf(stderr, "collbench: cannot write %s: %s\n", path, strerror(errno));
+    char why[256];
+    FILE *f = ck_output_open(path, why, sizeof why);
+    if (!f) fprintf(stderr, "collbench: cannot write %s: %s\n", path, why);
     return f;
 }
 

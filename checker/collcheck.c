@@ -288,9 +288,8 @@ static FILE *results_open(const cc_options *o, int rank, int p, ck_comm *comm, M
         if (ck_output_free(o->results, o->overwrite, why, sizeof why)) {
             fprintf(stderr, "collcheck: --results %s\n", why);
             ok = 0;
-        } else if (!(f = fopen(o->results, "w"))) {
-            perror(o->results);
-            fprintf(stderr, "collcheck: cannot write --results '%s'\n", o->results);
+        } else if (!(f = ck_output_open(o->results, why, sizeof why))) {
+            fprintf(stderr, "collcheck: cannot write --results '%s': %s\n", o->results, why);
             ok = 0;
         } else
             fprintf(f, CC_RESULTS_MAGIC " collcheck p=%d seed=%llu chunk=%zu transport=%s repeat=%d coll=%s\n", p,

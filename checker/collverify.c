@@ -30,6 +30,7 @@
  * LIB,YOURS` orders them), with "review" after it when R > 2: such a speed is
  * capped at 2 and not to be scored without a look.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,21 +114,32 @@ typedef struct {
     int      n;
 } vf_file;
 
+/* Every line of the file, without its line end: "\n" or "\r\n" (a file that
+ * went through an editor or a checkout with Windows line ends reads the same),
+ * and without a UTF-8 byte-order mark before the first. */
 static int read_lines(const char *path, vf_file *f)
 {
-    FILE *in = fopen(path, "r");
-    if (!in) { perror(path); return -1; }
+    char why[256];
+    FILE *in = ck_input_open(path, why, sizeof why);
+    memset(f, 0, sizeof *f);
+    if (!in) { printf("collverify: cannot read --results '%s': %s\n", path, why); return -1; }
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
     int capn = 0;
-    memset(f, 0, sizeof *f);
-    while ((len = getline(&line, &cap, in)) >= 0) {
+    while ((errno = 0, len = getline(&line, &cap, in)) >= 0) {
         if (len && line[len - 1] == '\n') line[--len] = 0;
+        if (len && line[len - 1] == '\r') line[--len] = 0;
+        if (!f->n && !strncmp(line, "\xEF\xBB\xBF", 3)) memmove(line, line + 3, (size_t)(len -= 3) + 1);
         if (f->n == capn) {
             capn = capn ? 2 * capn : 1024;
             char **nl = realloc(f->lines, (size_t)capn * sizeof *nl);
-            if (!nl) { fclose(in); free(line); return -1; }
+            if (!nl) {
+                printf("collverify: --results %s: out of memory at line %d\n", path, f->n + 1);
+                fclose(in);
+                free(line);
+                return -1;
+            }
             f->lines = nl;
         }
         f->lines[f->n++] = line;
@@ -135,7 +147,14 @@ static int read_lines(const char *path, vf_file *f)
         cap = 0;
     }
     free(line);
+    /* getline's end without the end of the file: a read error, or ENOMEM (a
+     * line without end) */
+    int rerr = ferror(in) || !feof(in) ? (errno ? errno : EIO) : 0;
     fclose(in);
+    if (rerr) {
+        printf("collverify: --results %s: cannot read line %d: %s\n", path, f->n + 1, strerror(rerr));
+        return -1;
+    }
     return 0;
 }
 
@@ -707,9 +726,12 @@ int main(int argc, char **argv)
             if (i + 1 >= argc) { fprintf(stderr, "collverify: %s needs a value\n", a); return 2; }
             const char *v = argv[++i];
             if (!strcmp(a, "--traffic")) { vo.traffic = v; continue; }
-            char *end = NULL;
-            long np = strtol(v, &end, 10);
-            if (!*v || *end || np < 1 || np > 1 << 20) { fprintf(stderr, "collverify: bad --np '%s'\n", v); return 2; }
+            long long np;
+            char why[128];
+            if (ck_parse_int(v, 1, 1 << 20, &np, why, sizeof why)) {
+                fprintf(stderr, "collverify: bad --np '%s': %s\n", v, why);
+                return 2;
+            }
             vo.np = (int)np;
             continue;
         }
@@ -754,7 +776,7 @@ int main(int argc, char **argv)
     }
     vf_file f;
     if (read_lines(vo.results, &f)) {
-        printf("collverify: cannot read --results '%s'\n0 passed, 1 failed\n", vo.results);
+        printf("0 passed, 1 failed\n");
         return 1;
     }
     int rc = vo.paired ? verify_paired(&vo, &bo, &f, &cfg) : verify_check(&vo, &co, &f, &cfg);

@@ -23,6 +23,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,10 +192,22 @@ static void usage(FILE *f)
         "natural-language-processing, other in the real class proportions).\n"
         "\n"
         "  --rows N     number of data rows, 1 .. 1000000000 (K, M: x1024)\n"
-        "  --out FILE   where to write; an existing FILE is refused unless --overwrite\n"
+        "  --out FILE   where to write; an existing FILE is refused unless --overwrite; FILE\n"
+        "               appears whole or not at all (a full disk or Ctrl-C leaves nothing)\n"
         "  --seed S     random seed (default 1); the same seed gives the same file\n"
         "  --overwrite  replace FILE if it exists\n"
         "  --help       this text\n");
+}
+
+/* The temporary file being written: removed when the run is interrupted
+ * (Ctrl-C, a job's time limit), so that a stopped run leaves nothing behind. */
+static char *tmp_path;
+
+static void drop_tmp(int sig)
+{
+    if (tmp_path) unlink(tmp_path);   /* async-signal-safe */
+    signal(sig, SIG_DFL);
+    raise(sig);
 }
 
 int main(int argc, char **argv)
@@ -260,6 +273,12 @@ int main(int argc, char **argv)
         free(tmp);
         return 1;
     }
+    tmp_path = tmp;
+    static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t k = 0; k < sizeof stop_signals / sizeof stop_signals[0]; k++) signal(stop_signals[k], drop_tmp);
+    /* A file size limit (ulimit -f) then fails the write with EFBIG, as a
+     * full disk does with ENOSPC, instead of killing the process. */
+    signal(SIGXFSZ, SIG_IGN);
     FILE *f = fdopen(fd, "w");
     if (!f) {
         fprintf(stderr, "tagsynth: %s: %s\n", tmp, strerror(errno));
@@ -280,7 +299,8 @@ int main(int argc, char **argv)
     int rc = 0;
     const time_t t0 = 1582181000;   /* 2020-02-20, the date of the first real row */
     fputs("id,created_on,title,description,tag\n", f);
-    for (uint64_t r = 0; r < rows && !rc; r++) {
+    /* ferror: a full disk ends the run at once, not after every row is formatted */
+    for (uint64_t r = 0; r < rows && !rc && !ferror(f); r++) {
         double u = uniform(), acc = 0;
         int t = MWML_NTAGS - 1;
         for (int k = 0; k < MWML_NTAGS; k++) {
@@ -330,6 +350,7 @@ int main(int argc, char **argv)
             rc = 1;
         }
     }
+    tmp_path = NULL;
     unlink(tmp);   /* after link(): the name is no longer needed; after a failure: clean up */
     free(tmp);
     if (rc) return 1;

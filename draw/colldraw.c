@@ -230,6 +230,9 @@ static int parse(int argc, char **argv, opts *o, int print)
 {
     *o = (opts){.count = -1, .inplace = 1, .timeout = 30};
     char err[200];
+    /* The options of one kind of drawing given to the other would be ignored
+     * without a word: the last such one, for the refusal below. */
+    const char *run_only = NULL, *gantt_only = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -244,6 +247,8 @@ static int parse(int argc, char **argv, opts *o, int print)
         const char *v = argv[++i];
         long long n;
         double d;
+        if (!strcmp(a, "--call")) gantt_only = a;
+        else if (strcmp(a, "--algo") && strcmp(a, "--gantt") && strcmp(a, "--out")) run_only = a;
 #define BAD(...) do { if (print) { fprintf(stderr, "%s: ", argv[0]); fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } return 2; } while (0)
         if (!strcmp(a, "--algo")) o->algo = v;
         else if (!strcmp(a, "--coll")) {
@@ -274,8 +279,16 @@ static int parse(int argc, char **argv, opts *o, int print)
 #undef BAD
     }
     if (o->gantt) {
-        if (o->algo && print) fprintf(stderr, "%s: --gantt draws a trace; --algo is for a run (give one of them)\n", argv[0]);
-        return o->algo ? 2 : -1;
+        if (o->algo || run_only) {
+            if (print) fprintf(stderr, "%s: --gantt draws a trace; %s is for a run (give one of them)\n", argv[0],
+                               o->algo ? "--algo" : run_only);
+            return 2;
+        }
+        return -1;
+    }
+    if (gantt_only) {
+        if (print) fprintf(stderr, "%s: %s picks a call of a --gantt trace; a run draws its one call\n", argv[0], gantt_only);
+        return 2;
     }
     if (!o->algo) {
         if (print) fprintf(stderr, "%s: --algo NAME is needed (%s --algo list shows the registry)\n", argv[0], argv[0]);

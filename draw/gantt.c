@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "colldraw.h"
+#include "collkit_util.h"
 
 #define CK_GANTT_MAX_ID (1 << 24)   /* the largest rank or lane number a trace may name */
 
@@ -96,8 +97,9 @@ static int cmp_lane(const void *a, const void *b)
 
 int cd_gantt(const char *trace, int call, const char *out_svg, char *err, size_t errlen)
 {
-    FILE *f = fopen(trace, "r");
-    if (!f) { snprintf(err, errlen, "cannot read %s: %s", trace, strerror(errno)); return -1; }
+    char why[256];
+    FILE *f = ck_input_open(trace, why, sizeof why);
+    if (!f) { snprintf(err, errlen, "cannot read %s: %s", trace, why); return -1; }
     gev *ev = NULL;
     lane *ln = NULL;
     int nev = 0, nln = 0, rc = 0, lineno = 0, collbench = 0, tagtrain = 0;

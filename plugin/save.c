@@ -61,6 +61,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "collkit_util.h"   /* ck_parse_int */
 #include "collkit_save.h"
 
 int save_main(int argc, char **argv);
@@ -982,14 +983,12 @@ static int usage(void)
 
 static int number(const char *opt, const char *s, long lo, long hi, long *out)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || errno || v < lo || v > hi) {
+    long long v;   /* the tools' one integer syntax: no white space, no junk after it */
+    if (ck_parse_int(s, lo, hi, &v, NULL, 0)) {
         fprintf(stderr, "save: %s '%s': expected a whole number from %ld to %ld\n", opt, s, lo, hi);
         return -1;
     }
-    *out = v;
+    *out = (long)v;
     return 0;
 }
 

@@ -20,6 +20,7 @@
 #define COLLKIT_UTIL_H
 
 #include <stdarg.h>
+#include <stdio.h>   /* FILE */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -94,10 +95,34 @@ int ck_stdout_done(const char *prog);
 /* The rule for a tool's output files (--csv, --json, --save-model, --trace):
  * a file that already holds something (a non-empty regular file) is the
  * user's, and is written over only when they said so (--overwrite); an empty
- * file, a device (/dev/null) or a path with nothing there is free. Checked
- * before the work starts, so a refusal costs nothing. 0 when path may be
- * written; -1 with "PATH exists (N bytes): ..." in why. */
+ * file, a device (/dev/null) or a path with nothing there is free. A path
+ * that could not be written anyway (an empty name, a folder that does not
+ * exist or takes no new file, a file without write permission) is refused
+ * too. Checked before the work starts, so a refusal costs nothing. 0 when
+ * path may be written; -1 with "PATH exists (N bytes): ..." (or what else
+ * is wrong, after PATH) in why. */
 int ck_output_free(const char *path, int overwrite, char *why, size_t cap);
+
+/* Open an output file for writing (created, or emptied): as fopen(path, "w"),
+ * except that a FIFO no program reads is refused at once ("a FIFO that no
+ * program reads") instead of waiting forever. NULL with the reason in why. */
+FILE *ck_output_open(const char *path, char *why, size_t cap);
+
+/* Whether two output paths name one file ("out.csv" and "./out.csv", a link
+ * to it): a tool asked to write both would leave only the last one written.
+ * A device (/dev/null) given twice is no clash. */
+int ck_output_same(const char *a, const char *b);
+
+/* ------------------------------------------------------------ input */
+
+/* The rule for the files a user names as a tool's input (collverify
+ * --results, collbench --model, colldraw --gantt): a regular file, a
+ * pipe or FIFO (process substitution: <(...)) or /dev/null is opened for
+ * reading; a directory, a socket or any other device (/dev/zero would never
+ * end) is refused, and a FIFO nothing writes to reads as empty instead of
+ * waiting forever. The stream, or NULL with the reason in why ("a directory,
+ * not a file", "No such file or directory"). */
+FILE *ck_input_open(const char *path, char *why, size_t cap);
 
 /* ------------------------------------------------------------ plug-ins */
 

@@ -9,6 +9,11 @@
 #include "cuda_logic.h"
 #include "transport_cuda.h"
 #include "collkit_cuda.h"
+#include "cuda_plugin.h"
+
+/* The interface this plug-in was built for (cuda_plugin.h): the loader
+ * compares it with its own before it takes anything else from here. */
+const uint64_t ck_cuda_plugin_stamp = CK_CUDA_PLUGIN_STAMP;
 
 static void *cuda_self(const ck_comm *c)
 {

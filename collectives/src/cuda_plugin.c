@@ -59,6 +59,19 @@ static void load(void)
 {
     void *h = ck_plugin_open(COLLKIT_CUDA_PLUGIN_FILE, load_error, sizeof load_error);
     if (!h) return;
+    const uint64_t *stamp = dlsym(h, "ck_cuda_plugin_stamp");
+    if (!stamp || *stamp != CK_CUDA_PLUGIN_STAMP) {
+        if (!stamp)
+            snprintf(load_error, sizeof load_error, "%s is no collkit plug-in of this version (it has no "
+                     "ck_cuda_plugin_stamp): use the one of the build or kit this program was built with",
+                     COLLKIT_CUDA_PLUGIN_FILE);
+        else
+            snprintf(load_error, sizeof load_error, "%s was built for another collkit (interface %016llx, this "
+                     "program's %016llx): use the one of the build or kit this program was built with",
+                     COLLKIT_CUDA_PLUGIN_FILE, (unsigned long long)*stamp, (unsigned long long)CK_CUDA_PLUGIN_STAMP);
+        dlclose(h);
+        return;
+    }
     /* dlsym returns data as void *; POSIX guarantees the function pointers
      * round-trip through it. */
     *(void **)&api.transport_create = need(h, "ck_transport_cuda_create");

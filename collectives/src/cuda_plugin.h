@@ -15,7 +15,21 @@
 #ifndef COLLKIT_CUDA_PLUGIN_H
 #define COLLKIT_CUDA_PLUGIN_H
 
+#include <stdint.h>
 #include "transport.h"
+
+/* The interface between the library and the plug-in, as a number both are
+ * built with: the plug-in exports it (ck_cuda_plugin_stamp) and the loader
+ * refuses one whose number differs. A program built against one collkit
+ * (libcollkit.a is in it) and a plug-in of another (a kit replaced under the
+ * students' programs, a lib/ copied from elsewhere) would otherwise call
+ * each other with other structures and crash, or worse. The sizes follow
+ * the structures the two share; CK_CUDA_PLUGIN_IFACE goes up by one when a
+ * function between them changes without a size changing. */
+#define CK_CUDA_PLUGIN_IFACE 1
+#define CK_CUDA_PLUGIN_STAMP                                                           \
+    ((uint64_t)CK_CUDA_PLUGIN_IFACE << 48 | (uint64_t)sizeof(ck_algo) << 32 |          \
+     (uint64_t)sizeof(ck_transport) << 16 | (uint64_t)(sizeof(ck_config) + sizeof(ck_counters)))
 
 #ifdef COLLKIT_HAVE_CUDA
 /* What the library takes from the plug-in. */

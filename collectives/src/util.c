@@ -4,6 +4,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <float.h>
 #include <limits.h>
 #include <stdio.h>
@@ -162,9 +163,9 @@ int ck_parse_double(const char *s, double lo, double hi, double *out, char *err,
     /* The syntax first, by hand: strtod would also take leading white space,
      * "nan", "inf", "infinity" and hexadecimal ("0x1p4"). */
     const char *d = s + (*s == '-' || *s == '+'), *m = d;
-    int digits = 0;
-    while (is_digit(*m)) { m++; digits++; }
-    if (*m == '.') for (m++; is_digit(*m); m++) digits++;
+    int digits = 0, nonzero = 0;
+    for (; is_digit(*m); m++) digits++, nonzero |= *m != '0';
+    if (*m == '.') for (m++; is_digit(*m); m++) digits++, nonzero |= *m != '0';
     if (!digits) {
         if (same_word(d, "nan") || same_word(d, "inf") || same_word(d, "infinity"))
             ck_sbuf_add(&e, "not a finite number");
@@ -181,6 +182,9 @@ int ck_parse_double(const char *s, double lo, double hi, double *out, char *err,
     }
     if (*m) { ck_sbuf_add(&e, "expected a number, not '%s' after it", m); return -1; }
     double v = strtod(s, NULL);   /* the C locale's '.': the tools never call setlocale */
+    /* "1e-400" is no 0: where 0 means "off" (--timeout, --time-budget) it
+     * would turn off what was asked for. */
+    if (v == 0 && nonzero) { ck_sbuf_add(&e, "too small (it rounds to 0; give 0 for 0)"); return -1; }
     if (!(v >= lo && v <= hi)) {   /* 1e999 is inf: above any hi */
         int above = v > hi;
         int open_end = above ? hi >= DBL_MAX : lo <= -DBL_MAX;     /* no bound on the side it fell out of */
@@ -245,18 +249,131 @@ int ck_stdout_done(const char *prog)
     return 1;
 }
 
+/* The folder PATH is in ("." for a bare name, "/" for one at the root). */
+static void parent_dir(const char *path, char *dir, size_t cap)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(dir, cap, ".");
+    else if (slash == path) snprintf(dir, cap, "/");
+    else snprintf(dir, cap, "%.*s", (int)(slash - path), path);
+}
+
 int ck_output_free(const char *path, int overwrite, char *why, size_t cap)
 {
     struct stat st;
-    if (overwrite || stat(path, &st) != 0) return 0;   /* nothing there: a bad path is the open's to say */
-    if (S_ISDIR(st.st_mode)) {
-        snprintf(why, cap, "%s is a directory", path);
+    if (!*path) {
+        snprintf(why, cap, "'': no file named (an empty name)");
         return -1;
     }
-    if (!S_ISREG(st.st_mode) || st.st_size == 0) return 0;
-    snprintf(why, cap, "%s exists (%lld bytes): not written over (give another file, or --overwrite)", path,
-             (long long)st.st_size);
-    return -1;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            snprintf(why, cap, "%s is a directory", path);
+            return -1;
+        }
+        if (!overwrite && S_ISREG(st.st_mode) && st.st_size > 0) {
+            snprintf(why, cap, "%s exists (%lld bytes): not written over (give another file, or --overwrite)", path,
+                     (long long)st.st_size);
+            return -1;
+        }
+        if (access(path, W_OK) != 0) {
+            snprintf(why, cap, "%s: cannot write: %s", path, strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    if (errno != ENOENT) {   /* a symbolic link loop, a file where a folder should be, no permission */
+        snprintf(why, cap, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    /* Nothing there yet: the folder it goes in must take a new file. Said
+     * now, not when the file is opened (a JSON or trace file is opened after
+     * the whole run, whose results would be lost with it). */
+    char dir[PATH_MAX];
+    parent_dir(path, dir, sizeof dir);
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(why, cap, "%s: no folder %s to write it in", path, dir);
+        return -1;
+    }
+    if (access(dir, W_OK | X_OK) != 0) {
+        snprintf(why, cap, "%s: cannot create a file in %s: %s", path, dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+FILE *ck_output_open(const char *path, char *why, size_t cap)
+{
+    /* O_NONBLOCK: a FIFO that no program reads fails with ENXIO at once,
+     * where a plain open would wait for a reader forever (and every rank of
+     * the job with it). */
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        snprintf(why, cap, "%s", errno == ENXIO ? "a FIFO that no program reads" : strerror(errno));
+        return NULL;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    FILE *f = fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        snprintf(why, cap, "%s", strerror(errno));
+        close(fd);
+    }
+    return f;
+}
+
+/* PATH with its folder resolved (symbolic links, "..", "./"), into out; the
+ * path as given when the folder does not exist. */
+static void output_name(const char *path, char *out, size_t cap)
+{
+    char dir[PATH_MAX], real[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    parent_dir(path, dir, sizeof dir);
+    if (realpath(dir, real)) snprintf(out, cap, "%s/%s", real, slash ? slash + 1 : path);
+    else snprintf(out, cap, "%s", path);
+}
+
+int ck_output_same(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    int ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+    /* /dev/null (or /dev/stdout) twice is no clash: a device is no file */
+    if ((ea && !S_ISREG(sa.st_mode)) || (eb && !S_ISREG(sb.st_mode))) return 0;
+    if (ea && eb) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;   /* links included */
+    if (ea != eb) return 0;
+    char na[2 * PATH_MAX], nb[2 * PATH_MAX];
+    output_name(a, na, sizeof na);
+    output_name(b, nb, sizeof nb);
+    return !strcmp(na, nb);
+}
+
+FILE *ck_input_open(const char *path, char *why, size_t cap)
+{
+    if (!path || !*path) {
+        snprintf(why, cap, "no file named (an empty path)");
+        return NULL;
+    }
+    /* O_NONBLOCK: opening a FIFO that no program writes to returns at once
+     * (and then reads as empty) instead of waiting for a writer forever. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(why, cap, "%s", strerror(errno));
+        return NULL;
+    }
+    struct stat st, null_st;
+    const char *not_file = NULL;
+    if (fstat(fd, &st) != 0) not_file = strerror(errno);
+    else if (S_ISDIR(st.st_mode)) not_file = "a directory, not a file";
+    else if (S_ISSOCK(st.st_mode)) not_file = "a socket, not a file";
+    else if ((S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) &&
+             !(S_ISCHR(st.st_mode) && stat("/dev/null", &null_st) == 0 && st.st_rdev == null_st.st_rdev))
+        not_file = "a device, not a file (/dev/zero or a disk would be read without end)";
+    int fl = not_file ? 0 : fcntl(fd, F_GETFL);
+    if (!not_file && (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)) not_file = strerror(errno);
+    FILE *f = not_file ? NULL : fdopen(fd, "r");
+    if (!f) {
+        snprintf(why, cap, "%s", not_file ? not_file : strerror(errno));
+        close(fd);
+    }
+    return f;
 }
 
 /* ------------------------------------------------------------ plug-ins */

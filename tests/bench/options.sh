@@ -31,9 +31,16 @@ expect 2 "unknown option"                           --frobnicate
 expect 2 "needs a value"                            -b
 expect 2 "given twice"                              --algo ring,ring
 expect 2 "cannot open model file"                   --model /nonexistent/params.txt
+# a model that is no file: named at once, never read without end nor waited on
+MD=$(mktemp -d /tmp/collkit_bench_model.XXXXXX) && mkfifo "$MD/fifo"
+expect 2 "model file '/dev/zero': a device, not a file" --extrapolate --model /dev/zero
+expect 2 "fifo: needs alpha_us"                     --extrapolate --model "$MD/fifo"
+expect 1 "cannot write .*fifo: a FIFO that no program reads" --algo ring -b 8 -e 8 -n 1 -w 0 --csv "$MD/fifo"
+rm -rf "$MD"
 expect 2 "--extrapolate needs --model FILE"         --extrapolate
 expect 2 "--device 'tpu'"                           --device tpu
 expect 2 "--chunk must be at least 1 byte"          --chunk 0
+expect 2 "--time-budget '1e-400': too small"        --time-budget 1e-400   # not 0, which means no budget
 expect 2 "--paired compares exactly two algorithms"  --paired --algo ring
 expect 2 "--json works with the all-reduce sweep"   --paired --algo ring,naive --json x.json
 # Output files: a file that holds something is the user's: refused before
@@ -46,6 +53,14 @@ for opt in --csv --json --save-model --trace; do
 done
 expect 2 "--results $OUTD/mine.csv exists \(11 bytes\): not written over" --paired --algo ring,naive --results "$OUTD/mine.csv"
 expect 2 "--csv $OUTD is a directory"               --csv "$OUTD"
+# an output that could not be written is said before the run, not after it (--json, --trace: at its end)
+expect 2 "--json $OUTD/none/r.json: no folder $OUTD/none to write it in" --algo ring --json "$OUTD/none/r.json"
+expect 2 "--trace '': no file named"                --algo ring --trace ""
+# two outputs in one file: the first written would be lost under the second
+expect 2 "--csv and --json name one file"           --algo ring --csv "$OUTD/new.csv" --json "$OUTD/../${OUTD##*/}/new.csv"
+ln -s empty.csv "$OUTD/link.csv"
+expect 2 "--csv and --trace name one file"          --algo ring --csv "$OUTD/empty.csv" --trace "$OUTD/link.csv"
+[ ! -e "$OUTD/new.csv" ] || { echo "FAIL: a refused run wrote new.csv"; expect_fails=$((expect_fails + 1)); }
 # (accepted: the run gets as far as the next check, which needs a model)
 expect 2 "--extrapolate needs --model FILE"         --extrapolate --csv "$OUTD/empty.csv" --save-model /dev/null
 expect 2 "--extrapolate needs --model FILE"         --extrapolate --csv "$OUTD/mine.csv" --overwrite
@@ -76,7 +91,7 @@ printf 'alpha_us 2\nbeta_ns_per_byte 0.1\ngamma_ns_per_byte 0.05\nalpha_us 3\n' 
 expect 2 "--model: $model:4: alpha_us given twice \\(first on line 1\\)"  --extrapolate --model "$model"
 printf 'alpha_us 2\0x\nbeta_ns_per_byte 0.1\ngamma_ns_per_byte 0.05\n' > "$model"
 expect 2 "--model: $model:1: a NUL byte"                --extrapolate --model "$model"
-expect 2 "--model: /: cannot read: Is a directory"    --extrapolate --model /
+expect 2 "--model: cannot open model file '/': a directory, not a file" --extrapolate --model /
 printf 'alpha_us 2\nbeta_ns_per_byte 0.1\ngamma_ns_per_byte 0.05\n' > "$model"
 expect 0 "p = +4: "                                 --extrapolate --model "$model" --algo all --pmax 4
 expect 0 "p = +3: "                                 --extrapolate --model "$model" --algo all --pmax 4 --every-p
@@ -97,5 +112,12 @@ if [ $# -ge 2 ]; then
     expect 2 "--fastest and --near-link take SIZE:ALGO"            --sim --dir /nonexistent --fastest "$v"
   done
   expect 1 "/nonexistent/sweep.csv: cannot open: "                 --sim --dir /nonexistent --fastest 1.5K:rd --check-p 16
+  # a check of no algorithm (it would pass on nothing), of a misspelt one, or outside --sim
+  expect 2 "--model-algos: ',': an empty name in the list"         --sim --dir /nonexistent --model-algos ,
+  expect 2 "--near-link: 'ring,,rd': an empty name"                --sim --dir /nonexistent --near-link 16M:ring,,rd
+  expect 2 "--model-algos: 'ring,rign': no algorithm 'rign'"       --sim --dir /nonexistent --model-algos ring,rign
+  expect 2 "--fastest: 'rd,ring': one algorithm only"              --sim --dir /nonexistent --fastest 1K:rd,ring
+  expect 2 "are checks of a --sim report"                          --dir /nonexistent --model-algos ring
+  expect 2 "--dir '': no folder named"                             --dir ""
 fi
 expect_summary

@@ -21,6 +21,21 @@ CASE=(--count 0,1,p+1,100 --dtype f32,i64 --op sum,max --seed 4242)
 expect 0 '^46 passed, 0 failed$' "$dir/o" "honest collcheck"
 "$VERIFY" --np 3 --results "$dir/r.txt" --algo ring "${CASE[@]}" > "$dir/v" 2>&1; rc=$?
 expect 0 '^46 passed, 0 failed$' "$dir/v" "honest file"
+# ... the same file with \r\n line ends and a byte-order mark (an editor, a
+# checkout): the same verdict, not "called allreduce, expected allreduce",
+{ printf '\xEF\xBB\xBF'; sed 's/$/\r/' "$dir/r.txt"; } > "$dir/crlf.txt"
+"$VERIFY" --np 3 --results "$dir/crlf.txt" --algo ring "${CASE[@]}" > "$dir/v" 2>&1; rc=$?
+expect 0 '^46 passed, 0 failed$' "$dir/v" "\\r\\n line ends"
+# no results file but a folder, an endless device, a FIFO nothing writes to:
+# each named for what it is, at once (not read without end, not waited on),
+mkfifo "$dir/fifo"
+for bad in "$dir:a directory" "/dev/zero:a device, not a file" "$dir/fifo:does not start with a 'collkit-results 1' header"; do
+  timeout 20 "$VERIFY" --np 3 --results "${bad%%:*}" --algo ring "${CASE[@]}" > "$dir/v" 2>&1; rc=$?
+  expect 1 "${bad#*:}" "$dir/v" "--results ${bad%%:*}"
+done
+# ... and a --results FIFO that nothing reads is refused, not waited on by every rank.
+timeout 60 "$@" -np 2 "$CHECK" --algo ring --count 1 --dtype i32 --op sum --results "$dir/fifo" > "$dir/o" 2>&1; rc=$?
+expect 2 "cannot write --results '.*fifo': a FIFO that no program reads" "$dir/o" "--results FIFO"
 # ... checked against the options given to collverify, not the file's: another seed,
 "$VERIFY" --np 3 --results "$dir/r.txt" --algo ring "${CASE[@]}" --seed 1 > "$dir/v" 2>&1; rc=$?
 expect 1 'it had p = 3, seed 4242.*expected p = 3, seed 1' "$dir/v" "another seed"

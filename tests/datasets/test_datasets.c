@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -834,6 +835,24 @@ static int run(char *const argv[])
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* run() with the file size limited to fsize bytes (ulimit -f): a disk that
+ * fills up while the file is written. */
+static int run_fsize(char *const argv[], rlim_t fsize)
+{
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        struct rlimit rl = {fsize, fsize};
+        if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(127);
+        if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) _exit(127);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int st;
+    if (waitpid(pid, &st, 0) < 0) return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
 static char *slurp(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -943,6 +962,11 @@ static int test_synth(const char *tagsynth)
           run(bad6) == 2, "bad arguments exit 2");
     char *dirout[] = { (char *)tagsynth, "--rows", "5", "--out", tmpdir, "--overwrite", NULL };
     check(run(dirout) == 1, "a directory as --out is refused");
+    /* The disk full half-way (a file size limit): an error, at once, never a
+     * kill by SIGXFSZ that leaves the half-written temporary file. */
+    char *full[] = { (char *)tagsynth, "--rows", "1000000000", "--out", out2, "--overwrite", NULL };
+    int frc = run_fsize(full, 64 << 10);
+    check(frc == 1, "a file size limit ends tagsynth with exit 1 (got %d)", frc);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "ls '%s' | grep -c tmp > /dev/null", tmpdir);
     check(system(cmd) != 0, "no temporary files left");

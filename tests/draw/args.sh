@@ -28,6 +28,9 @@ expect 2 "--inplace '2'" --algo ring --inplace 2
 expect 2 "bad --transport 'tcp'" --algo ring --transport tcp
 expect 2 "unknown option '--bogus'" --algo ring --bogus 1
 expect 2 "--out needs a value" --algo ring --out
+# an option of the other kind of drawing is refused, not ignored
+expect 2 "--call picks a call of a --gantt trace" --algo ring --call 2
+expect 2 "--gantt draws a trace; --np is for a run" --gantt /dev/null --np 4
 # output that cannot be written: a file where the folder should be
 tmp=$(mktemp)
 tmpd=$(mktemp -d)
@@ -51,4 +54,9 @@ expect 0 "naive at p = 1, 2 elements" --algo naive --count 2 --out "$tmpd/r" --o
 [ ! -e "$tmpd/r/frame-02.svg" ] && [ -e "$tmpd/r/frame-00.svg" ] || fail "--overwrite left the earlier drawing's frames"
 mkdir "$tmpd/g" && echo '<svg/>' > "$tmpd/g/gantt.svg"
 expect 2 "holds an earlier timeline" --gantt /dev/null --out "$tmpd/g"
+# a trace that is no file: named at once, never read without end nor waited on
+mkfifo "$tmpd/fifo"
+expect 2 "cannot read $tmpd: a directory, not a file" --gantt "$tmpd" --out "$tmpd/g2"
+expect 2 "cannot read /dev/zero: a device, not a file" --gantt /dev/zero --out "$tmpd/g2"
+expect 2 "fifo is not a collbench or tagtrain trace" --gantt "$tmpd/fifo" --out "$tmpd/g2"
 echo "PASS"

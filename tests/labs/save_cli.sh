@@ -31,6 +31,7 @@ touch "$dir/file"
 expect 2 "save: --dir $dir/file: not a directory" "$P" save --dir "$dir/file"
 expect 2 "save: --crash-at '0': expected a whole number" "$P" save --dir "$D" --crash-at 0
 expect 2 "save: --fail-at 'x': expected a whole number" "$P" save --dir "$D" --fail-at x
+expect 2 "save: --crash-at ' 3': expected a whole number" "$P" save --dir "$D" --crash-at " 3"   # the tools' integer syntax
 expect 2 "save: --errno 'EPERM': expected ENOSPC or EIO" "$P" save --dir "$D" --fail-at 1 --errno EPERM
 expect 2 "one injection per run" "$P" save --dir "$D" --crash-at 1 --fail-at 2
 expect 2 "separate runs" "$P" save --dir "$D" --count --verify

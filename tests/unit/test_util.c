@@ -143,7 +143,7 @@ static void test_parse_double(void)
 {
     static const struct { const char *s; double v; } good[] = {
         {"0", 0}, {"30", 30}, {"2.5", 2.5}, {".5", 0.5}, {"5.", 5}, {"1e-3", 1e-3}, {"1E3", 1000}, {"2e+2", 200},
-        {"+4", 4}, {"-0", 0}, {"1e6", 1e6}, {"007", 7},
+        {"+4", 4}, {"-0", 0}, {"1e6", 1e6}, {"007", 7}, {"0e-999", 0}, {"0.000", 0}, {"4.9e-324", 4.9e-324},
     };
     char err[128];
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
@@ -182,6 +182,8 @@ static void test_parse_double(void)
         {"1e400", 0, DBL_MAX, "too large"},
         {"-1e400", -DBL_MAX, 0, "too large"},
         {"2", -DBL_MAX, 1, "must be at most 1"},
+        {"1e-400", 0, 1e6, "too small (it rounds to 0; give 0 for 0)"},   /* 0 is "off" for --timeout */
+        {"-0.0001e-330", -1, 1, "too small (it rounds to 0; give 0 for 0)"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         v = 42;

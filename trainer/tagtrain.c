@@ -1087,6 +1087,9 @@ int tagtrain_main(int argc, char **argv)
     const char *failed = "";
     ok = 1;
     const char *other_file = NULL, *other_option = NULL;
+    /* A refusal the user must answer with other arguments (exit 2, as for
+     * a bad option: ckrun --restarts does not retry it), not a failure. */
+    int refusal = 0;
     if (root && !o.no_save) {
         ok = ckpt_dir_open(&cdir, o.save_dir, note, sizeof note, err, sizeof err) == 0;
         /* A folder the user named keeps its run's checkpoints; the default
@@ -1097,6 +1100,7 @@ int tagtrain_main(int argc, char **argv)
                      "replaced; --resume %s to continue that run, --overwrite to replace it, or another --save DIR",
                      other_file, other_option, cdir.last);
             ok = 0;
+            refusal = 1;
         }
         if (!ok) failed = "--save: ";
     }
@@ -1121,6 +1125,7 @@ int tagtrain_main(int argc, char **argv)
                 snprintf(err, sizeof err, "%s %s: the same file as %s %s (every output needs a file of its own)",
                          outs[i][0], outs[i][1], u[0], u[1]);
                 ok = 0;
+                refusal = 1;
             }
         }
     }
@@ -1137,6 +1142,7 @@ int tagtrain_main(int argc, char **argv)
     }
     if (!all_ok(ok)) {
         /* Nothing trained, nothing saved: every rank leaves cleanly. */
+        refusal = from_root(refusal);
         if (root) fprintf(stderr, "tagtrain: %s%s\n", failed, err);
         if (logf) fclose(logf);
         if (metf) fclose(metf);
@@ -1146,7 +1152,7 @@ int tagtrain_main(int argc, char **argv)
         dp_free(&dp);
         ck_comm_destroy(comm);
         ck_watch_finalize();
-        return 1;
+        return refusal ? 2 : 1;
     }
     if (have_ck) ckpt_free(&ck);
     if (o.trace) dp_trace_start(&dp);

@@ -337,7 +337,7 @@ guards)
   # A run of another configuration does not replace a run's checkpoints
   # (refused before training) unless --overwrite says so.
   train1 $SMALL --epochs 1 --save "$W/s" --seed 9 > "$W/o" 2>&1; rc=$?
-  check '[ $rc -eq 1 ] && grep -q "last.ckpt is the checkpoint of another run (its --seed differs" "$W/o" &&
+  check '[ $rc -eq 2 ] && grep -q "last.ckpt is the checkpoint of another run (its --seed differs" "$W/o" &&
          ! grep -q "^epoch" "$W/o" && cmp -s "$W/s/best.ckpt" "$W/s.orig/best.ckpt" && cmp -s "$W/s/last.ckpt" "$W/s.orig/last.ckpt"' \
         "a run of another --seed over a run's checkpoints: rc $rc $(grep tagtrain: "$W/o")"
   train 2 $SMALL --epochs 1 --save "$W/s" --seed 9 --overwrite --metrics "$W/none/m.json" > "$W/o" 2>&1; rc=$?
@@ -348,7 +348,7 @@ guards)
   train 2 --resume "$W/s/last.ckpt" --save "$W/s" --epochs 3 --log "$W/notes.txt" > "$W/o" 2>&1; rc=$?
   check '[ $rc -eq 1 ] && [ ! -e "$W/s/best.ckpt" ]' "a resume refused for its --log repaired best.ckpt first: rc $rc $(cat "$W/o")"
   train 2 $SMALL --epochs 1 --no-save --log "$W/same.json" --metrics "$W/same.json" > "$W/o" 2>&1; rc=$?
-  check '[ $rc -eq 1 ] && grep -q "the same file as \-\-log" "$W/o" && ! grep -q "^epoch" "$W/o"' \
+  check '[ $rc -eq 2 ] && grep -q "the same file as \-\-log" "$W/o" && ! grep -q "^epoch" "$W/o"' \
         "--log and --metrics on one file: rc $rc $(cat "$W/o")"
   # A save that fails half way (the file size limit, as a full disk would)
   # leaves the directory as it was: the earlier run's best.ckpt and last.ckpt,
@@ -372,13 +372,15 @@ guards)
     [ -n "$D" ] && [ -f "$D/dataset.csv" ] && break
   done
   cp "$D/dataset.csv" "$W/d.csv" && cp -r "$W/s" "$W/s.keep"
-  for a in "--resume $W/s/last.ckpt --save $W/s --epochs 3 --log $W/s/last.ckpt" \
-           "$SMALL --epochs 1 --save $W/new --log $W/new/best.ckpt" \
-           "$SMALL --epochs 1 --no-save --data $W/d.csv --holdout $D/holdout.csv --metrics $W/d.csv" \
-           "$SMALL --epochs 1 --no-save --log $W/t.json --trace $W/./t.json" \
-           "$SMALL --epochs 1 --no-save --metrics $W/s/best.ckpt"; do
+  # (exit 2: arguments that clash; 1: a file that holds a checkpoint)
+  for a in "2 --resume $W/s/last.ckpt --save $W/s --epochs 3 --log $W/s/last.ckpt" \
+           "2 $SMALL --epochs 1 --save $W/new --log $W/new/best.ckpt" \
+           "2 $SMALL --epochs 1 --no-save --data $W/d.csv --holdout $D/holdout.csv --metrics $W/d.csv" \
+           "2 $SMALL --epochs 1 --no-save --log $W/t.json --trace $W/./t.json" \
+           "1 $SMALL --epochs 1 --no-save --metrics $W/s/best.ckpt"; do
+    want=${a%% *} a=${a#* }
     train1 $a --overwrite > "$W/o" 2>&1; rc=$?
-    check '[ $rc -eq 1 ] && grep -q "the same file as\|holds a tagtrain checkpoint: never written over" "$W/o" &&
+    check '[ $rc -eq $want ] && grep -q "the same file as\|holds a tagtrain checkpoint: never written over" "$W/o" &&
            ! grep -q "^epoch" "$W/o" && cmp -s "$W/s/last.ckpt" "$W/s.keep/last.ckpt" &&
            cmp -s "$W/s/best.ckpt" "$W/s.keep/best.ckpt" && cmp -s "$W/d.csv" "$D/dataset.csv" && [ ! -s "$W/t.json" ]' \
           "an output on the run's own file ($a): rc $rc $(grep tagtrain: "$W/o")"

@@ -99,6 +99,11 @@
  *   broken_rd_nofold       recursive doubling without the fold: right at p a
  *                          power of two, some ranks miss contributions at
  *                          other p
+ *   broken_ring_recvin     the ring on recvbuf as its input: right in place;
+ *                          out of place it reduces the fill recvbuf came with
+ *   broken_ring_sendover   the ring, then one element past the end of sendbuf
+ *                          (out of place): named as sendbuf's overrun, not as
+ *                          a far one of recvbuf's when sendbuf follows it
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -735,6 +740,26 @@ static uint64_t nofold_bytes(int p, int r, size_t count, size_t es, const ck_con
     return steps * count * es;
 }
 
+
+/* ------------------------------------------------------ the caller's buffers */
+
+/* The ring run on recvbuf as if it held the input (it does in place): out of
+ * place every rank reduces the fill recvbuf was handed with, never sendbuf. */
+static int ring_recvin_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{
+    (void)s;
+    return ring_with_bug(c, d, d, n, dt, op, 0);   /* BUG: sendbuf never read */
+}
+
+/* The ring, right, then one element written past the end of sendbuf (out of
+ * place): sendbuf's overrun, whatever lies between it and recvbuf. */
+static int ring_sendover_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{
+    int rc = ring_with_bug(c, s, d, n, dt, op, 0);
+    if (s != CK_IN_PLACE && s != d) memset((char *)s + n * ck_dtype_size(dt), 0, ck_dtype_size(dt));   /* BUG */
+    return rc;
+}
+
 const ck_algo broken_algos[] = {
     {.name = "broken_ring_index", .summary = "ring whose all-gather stores each block one slot early", .mem = CK_MEM_HOST,
      .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .run = ring_index_run},
@@ -816,5 +841,9 @@ const ck_algo broken_algos[] = {
      .run = naive_small_run},
     {.name = "broken_rd_nofold", .summary = "recursive doubling without the fold for p not a power of two",
      .mem = CK_MEM_HOST, .bytes_formula = "n per existing partner", .bytes_sent = nofold_bytes, .run = rd_nofold_run},
+    {.name = "broken_ring_recvin", .summary = "ring that takes recvbuf for its input", .mem = CK_MEM_HOST,
+     .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_recvin_run},
+    {.name = "broken_ring_sendover", .summary = "ring that writes an element past sendbuf", .mem = CK_MEM_HOST,
+     .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_sendover_run},
 };
 const int broken_algos_count = (int)(sizeof broken_algos / sizeof broken_algos[0]);

@@ -101,6 +101,8 @@
  *                          other p
  *   broken_ring_recvin     the ring on recvbuf as its input: right in place;
  *                          out of place it reduces the fill recvbuf came with
+ *   broken_ring_sendout    the ring whose first step sends its block from
+ *                          recvbuf: out of place, from the fill
  *   broken_ring_sendover   the ring, then one element past the end of sendbuf
  *                          (out of place): named as sendbuf's overrun, not as
  *                          a far one of recvbuf's when sendbuf follows it
@@ -116,7 +118,7 @@
  * The ring of collectives/algos/ring.c (reduce-scatter, then all-gather;
  * rank r sends to r+1), with one of four bugs switched on. */
 enum { BUG_BLOCK_INDEX = 1, BUG_SKIP_REDUCE, BUG_WRONG_OP, BUG_CHATTY, BUG_LEAK, BUG_RECV_SIZE, BUG_MAX_RECV,
-       BUG_RACE, BUG_SCRATCH, BUG_SCRATCH_END, BUG_PEER, BUG_UNINIT };
+       BUG_RACE, BUG_SCRATCH, BUG_SCRATCH_END, BUG_PEER, BUG_UNINIT, BUG_SEND_OUT };
 
 /* A random number, different on every rank, call and run: a xorshift
  * generator seeded once from the clock, the pid and the rank. */
@@ -193,7 +195,9 @@ static int ring_with_bug(ck_comm *comm, const void *sendbuf, void *recvbuf, size
         /* BUG_SCRATCH_END: each block received flush with the end of the
          * scratch space, so the largest one begins an element before it */
         char *rtmp = bug == BUG_SCRATCH_END ? tmp + ((ptrdiff_t)room - (ptrdiff_t)rlen) * (ptrdiff_t)es : tmp;
-        if ((rc = exchange(comm, (s == 0 ? in : out) + soff * es, slen * es, right,
+        /* BUG_SEND_OUT: step 0 sends its block from recvbuf, which out of
+         * place holds no input yet */
+        if ((rc = exchange(comm, (s == 0 && bug != BUG_SEND_OUT ? in : out) + soff * es, slen * es, right,
                            rtmp, RECV_LEN(slen, rlen) * es, left, s, es, bug))) return rc;
         if (s == race_step) continue;
         if (bug == BUG_SKIP_REDUCE && s == 1)   /* BUG: forgets to add this rank's input */
@@ -751,6 +755,11 @@ static int ring_recvin_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtyp
     return ring_with_bug(c, d, d, n, dt, op, 0);   /* BUG: sendbuf never read */
 }
 
+/* The ring whose first reduce-scatter step sends from recvbuf, as the later
+ * steps do: out of place each block's partial sum starts from the fill. */
+static int ring_sendout_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{ return ring_with_bug(c, s, d, n, dt, op, BUG_SEND_OUT); }
+
 /* The ring, right, then one element written past the end of sendbuf (out of
  * place): sendbuf's overrun, whatever lies between it and recvbuf. */
 static int ring_sendover_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
@@ -843,6 +852,8 @@ const ck_algo broken_algos[] = {
      .mem = CK_MEM_HOST, .bytes_formula = "n per existing partner", .bytes_sent = nofold_bytes, .run = rd_nofold_run},
     {.name = "broken_ring_recvin", .summary = "ring that takes recvbuf for its input", .mem = CK_MEM_HOST,
      .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_recvin_run},
+    {.name = "broken_ring_sendout", .summary = "ring whose first step sends from recvbuf", .mem = CK_MEM_HOST,
+     .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_sendout_run},
     {.name = "broken_ring_sendover", .summary = "ring that writes an element past sendbuf", .mem = CK_MEM_HOST,
      .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_sendover_run},
 };

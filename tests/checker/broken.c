@@ -103,6 +103,10 @@
  *                          out of place it reduces the fill recvbuf came with
  *   broken_ring_sendout    the ring whose first step sends its block from
  *                          recvbuf: out of place, from the fill
+ *   broken_ring_f32        the ring whose reduction is always f32's (the
+ *                          dtype ignored): only f32 passes (i32 sums of
+ *                          small values pass too: as floats they are
+ *                          denormals, which add like integers)
  *   broken_ring_sendover   the ring, then one element past the end of sendbuf
  *                          (out of place): named as sendbuf's overrun, not as
  *                          a far one of recvbuf's when sendbuf follows it
@@ -118,7 +122,7 @@
  * The ring of collectives/algos/ring.c (reduce-scatter, then all-gather;
  * rank r sends to r+1), with one of four bugs switched on. */
 enum { BUG_BLOCK_INDEX = 1, BUG_SKIP_REDUCE, BUG_WRONG_OP, BUG_CHATTY, BUG_LEAK, BUG_RECV_SIZE, BUG_MAX_RECV,
-       BUG_RACE, BUG_SCRATCH, BUG_SCRATCH_END, BUG_PEER, BUG_UNINIT, BUG_SEND_OUT };
+       BUG_RACE, BUG_SCRATCH, BUG_SCRATCH_END, BUG_PEER, BUG_UNINIT, BUG_SEND_OUT, BUG_F32 };
 
 /* A random number, different on every rank, call and run: a xorshift
  * generator seeded once from the clock, the pid and the rank. */
@@ -203,7 +207,8 @@ static int ring_with_bug(ck_comm *comm, const void *sendbuf, void *recvbuf, size
         if (bug == BUG_SKIP_REDUCE && s == 1)   /* BUG: forgets to add this rank's input */
             rc = ck_copy(comm, out + roff * es, rtmp, rlen * es);
         else                                     /* BUG_WRONG_OP: max, whatever op is */
-            rc = ck_reduce_local(comm, out + roff * es, in + roff * es, rtmp, rlen, dt,
+            rc = ck_reduce_local(comm, out + roff * es, in + roff * es, rtmp, rlen,
+                                 bug == BUG_F32 ? CK_F32 : dt,   /* BUG_F32: the dtype ignored */
                                  bug == BUG_WRONG_OP ? CK_MAX : op);
         if (rc) return rc;
     }
@@ -760,6 +765,11 @@ static int ring_recvin_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtyp
 static int ring_sendout_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
 { return ring_with_bug(c, s, d, n, dt, op, BUG_SEND_OUT); }
 
+/* The ring with its reduction written for f32 only: every dtype's elements
+ * reduced as that many floats. */
+static int ring_f32_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{ return ring_with_bug(c, s, d, n, dt, op, BUG_F32); }
+
 /* The ring, right, then one element written past the end of sendbuf (out of
  * place): sendbuf's overrun, whatever lies between it and recvbuf. */
 static int ring_sendover_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
@@ -854,6 +864,8 @@ const ck_algo broken_algos[] = {
      .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_recvin_run},
     {.name = "broken_ring_sendout", .summary = "ring whose first step sends from recvbuf", .mem = CK_MEM_HOST,
      .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_sendout_run},
+    {.name = "broken_ring_f32", .summary = "ring that reduces every dtype as f32", .mem = CK_MEM_HOST,
+     .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_f32_run},
     {.name = "broken_ring_sendover", .summary = "ring that writes an element past sendbuf", .mem = CK_MEM_HOST,
      .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_sendover_run},
 };

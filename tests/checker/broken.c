@@ -107,6 +107,8 @@
  *                          dtype ignored): only f32 passes (i32 sums of
  *                          small values pass too: as floats they are
  *                          denormals, which add like integers)
+ *   broken_ring_sum        the ring whose reduction is always a sum (the op
+ *                          ignored): sum and avg pass (avg reaches it as sum)
  *   broken_ring_sendover   the ring, then one element past the end of sendbuf
  *                          (out of place): named as sendbuf's overrun, not as
  *                          a far one of recvbuf's when sendbuf follows it
@@ -122,7 +124,7 @@
  * The ring of collectives/algos/ring.c (reduce-scatter, then all-gather;
  * rank r sends to r+1), with one of four bugs switched on. */
 enum { BUG_BLOCK_INDEX = 1, BUG_SKIP_REDUCE, BUG_WRONG_OP, BUG_CHATTY, BUG_LEAK, BUG_RECV_SIZE, BUG_MAX_RECV,
-       BUG_RACE, BUG_SCRATCH, BUG_SCRATCH_END, BUG_PEER, BUG_UNINIT, BUG_SEND_OUT, BUG_F32 };
+       BUG_RACE, BUG_SCRATCH, BUG_SCRATCH_END, BUG_PEER, BUG_UNINIT, BUG_SEND_OUT, BUG_F32, BUG_SUM };
 
 /* A random number, different on every rank, call and run: a xorshift
  * generator seeded once from the clock, the pid and the rank. */
@@ -209,7 +211,7 @@ static int ring_with_bug(ck_comm *comm, const void *sendbuf, void *recvbuf, size
         else                                     /* BUG_WRONG_OP: max, whatever op is */
             rc = ck_reduce_local(comm, out + roff * es, in + roff * es, rtmp, rlen,
                                  bug == BUG_F32 ? CK_F32 : dt,   /* BUG_F32: the dtype ignored */
-                                 bug == BUG_WRONG_OP ? CK_MAX : op);
+                                 bug == BUG_WRONG_OP ? CK_MAX : bug == BUG_SUM ? CK_SUM : op);
         if (rc) return rc;
     }
     for (int s = 0; s < p - 1; s++) {
@@ -770,6 +772,10 @@ static int ring_sendout_run(ck_comm *c, const void *s, void *d, size_t n, ck_dty
 static int ring_f32_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
 { return ring_with_bug(c, s, d, n, dt, op, BUG_F32); }
 
+/* The ring whose reduction is always a sum (the op ignored). */
+static int ring_sum_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{ return ring_with_bug(c, s, d, n, dt, op, BUG_SUM); }
+
 /* The ring, right, then one element written past the end of sendbuf (out of
  * place): sendbuf's overrun, whatever lies between it and recvbuf. */
 static int ring_sendover_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
@@ -866,6 +872,8 @@ const ck_algo broken_algos[] = {
      .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_sendout_run},
     {.name = "broken_ring_f32", .summary = "ring that reduces every dtype as f32", .mem = CK_MEM_HOST,
      .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_f32_run},
+    {.name = "broken_ring_sum", .summary = "ring that always sums", .mem = CK_MEM_HOST,
+     .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_sum_run},
     {.name = "broken_ring_sendover", .summary = "ring that writes an element past sendbuf", .mem = CK_MEM_HOST,
      .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_sendover_run},
 };

@@ -109,6 +109,12 @@
  *                          denormals, which add like integers)
  *   broken_ring_sum        the ring whose reduction is always a sum (the op
  *                          ignored): sum and avg pass (avg reaches it as sum)
+ *   broken_flag_spin       on i64 every rank spins on a flag no peer sets,
+ *                          outside the watchdog: the checker's own watch on
+ *                          the call's progress ends the job
+ *   broken_ring_stuck      a reduce-scatter loop whose offset never advances:
+ *                          the same message pair forever (the bound on the
+ *                          messages one call may post ends the job)
  *   broken_ring_sendover   the ring, then one element past the end of sendbuf
  *                          (out of place): named as sendbuf's overrun, not as
  *                          a far one of recvbuf's when sendbuf follows it
@@ -776,6 +782,44 @@ static int ring_f32_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype d
 static int ring_sum_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
 { return ring_with_bug(c, s, d, n, dt, op, BUG_SUM); }
 
+/* Ways never to return. broken_flag_spin: on i64, every rank waits for a
+ * flag its peers never set, in a plain loop (not ck_shm_wait, which the
+ * watchdog bounds): no rank waits in the library, so none asks where the
+ * others are. broken_ring_stuck: the ring's reduce-scatter in pieces of 4
+ * elements whose offset is never advanced: the same piece again and again,
+ * in lockstep on both sides, messages and all. */
+static volatile int flag_never_set;
+static int flag_spin_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{
+    if (dt == CK_I64) {
+        ck_step(c, 0, "wait for the peers' flags");
+        while (!flag_never_set) {}   /* BUG: a flag no peer sets, waited for outside the watchdog */
+    }
+    return ring_with_bug(c, s, d, n, dt, op, 0);
+}
+
+static int ring_stuck_run(ck_comm *comm, const void *sendbuf, void *recvbuf, size_t count, ck_dtype dt, ck_op op)
+{
+    const int p = ck_comm_size(comm), r = ck_comm_rank(comm);
+    const size_t es = ck_dtype_size(dt);
+    int rc;
+    if (p == 1 || count < (size_t)p) return ring_with_bug(comm, sendbuf, recvbuf, count, dt, op, 0);
+    char *tmp = ck_scratch(comm, 4 * es);
+    if (!tmp) return CK_ERR_NOMEM;
+    ck_step(comm, 0, "reduce-scatter");
+    size_t soff, slen, roff, rlen;
+    ck_block(count, p, r, &soff, &slen);
+    ck_block(count, p, (r - 1 + p) % p, &roff, &rlen);
+    for (size_t off = 0; off < slen || off < rlen;) {   /* BUG: off is never advanced */
+        const size_t sl = off < slen ? (slen - off < 4 ? slen - off : 4) : 0;
+        const size_t rl = off < rlen ? (rlen - off < 4 ? rlen - off : 4) : 0;
+        if ((rc = ck_sendrecv(comm, (const char *)sendbuf + (soff + off) * es, sl * es, (r + 1) % p, tmp, rl * es,
+                              (r - 1 + p) % p, 0)))
+            return rc;
+    }
+    return ring_with_bug(comm, sendbuf, recvbuf, count, dt, op, 0);
+}
+
 /* The ring, right, then one element written past the end of sendbuf (out of
  * place): sendbuf's overrun, whatever lies between it and recvbuf. */
 static int ring_sendover_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
@@ -874,6 +918,10 @@ const ck_algo broken_algos[] = {
      .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_f32_run},
     {.name = "broken_ring_sum", .summary = "ring that always sums", .mem = CK_MEM_HOST,
      .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_sum_run},
+    {.name = "broken_flag_spin", .summary = "ring after a wait, on i64, for a flag no peer sets", .mem = CK_MEM_HOST,
+     .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = flag_spin_run},
+    {.name = "broken_ring_stuck", .summary = "ring whose reduce-scatter repeats its first piece forever", .mem = CK_MEM_HOST,
+     .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_stuck_run},
     {.name = "broken_ring_sendover", .summary = "ring that writes an element past sendbuf", .mem = CK_MEM_HOST,
      .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_sendover_run},
 };

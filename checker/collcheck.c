@@ -48,6 +48,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__GLIBC__) && !defined(COLLKIT_SMPI)
+#include <malloc.h>
+#endif
 #include "check_cli.h"
 #include "results.h"
 #include "encoding.h"   /* cc_format */
@@ -403,6 +406,49 @@ static void runaway_begin(const ck_algo *algo, size_t count, int p) { (void)algo
 static void runaway_end(void) {}
 #endif
 
+/* ------------------------------------------------------------ leaks
+ * Memory an algorithm takes in every call and never gives back (a malloc, a
+ * ck_alloc without its free) grows the heap by about a buffer per call. The
+ * heap in use (glibc's count, mmapped blocks included) after a case's first
+ * call and after its second: a growth of at least the call's buffer size and
+ * LEAK_FLOOR bytes fails the call. Below that floor the program's own
+ * allocations (MPI's free lists, about a KiB per call, 16 KiB at a million
+ * elements) would blur it, so a small leak shows in the large cases only.
+ * Without glibc (or under a sanitizer's allocator, where the count stays 0)
+ * nothing is measured. */
+#define LEAK_FLOOR (256u << 10)
+
+static size_t heap_in_use(void)
+{
+#if defined(__GLIBC__) && !defined(COLLKIT_SMPI) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+    const struct mallinfo2 mi = mallinfo2();
+    return mi.uordblks + mi.hblkhd;
+#else
+    return 0;
+#endif
+}
+
+/* After call `call` (0-based) of a case whose buffers hold `bytes`: a leak
+ * since the previous call of the same case goes into res. */
+static void check_leak(unsigned call, size_t bytes, cc_result *res)
+{
+    static size_t before;
+    const size_t now = heap_in_use();
+    if (call > 0 && now > before) {
+        const size_t grew = now - before;
+        if (grew >= LEAK_FLOOR && grew >= bytes) {
+            const size_t len = strlen(res->msg);
+            snprintf(res->msg + len, sizeof res->msg - len, "%smemory: the heap grew by %zu B from call %u to call "
+                     "%u of this case (buffers of %zu B) and was not given back: memory taken in every call and "
+                     "never freed (a malloc or ck_alloc without its free?)", len ? "; " : "", grew, call, call + 1,
+                     bytes);
+            if (!res->claim[0]) snprintf(res->claim, sizeof res->claim, "memory not freed");
+            res->fail = 1;
+        }
+    }
+    before = now;
+}
+
 static void finish_abort(int rank, int passed, int failed, const char *why)
 {
     cases_running(0, rank, NULL);   /* the checker's own ending */
@@ -669,7 +715,7 @@ int collcheck_main(int argc, char **argv)
             cases_running(1, rank, label);
             /* Announced before it runs: if a rank crashes, this is the case. */
             if (rank == 0) { printf("%s  ", label); fflush(stdout); }
-            int glob[2] = {0, 0};
+            int glob[3] = {0, 0, 0};   /* failed, poisoned, failed for another reason than a leak */
             /* No elements, no inputs to vary: one call says it all. */
             const int calls = cs->count ? o.repeat : 1;
             for (int call = 0; call < calls && !glob[0]; call++) {
@@ -681,8 +727,10 @@ int collcheck_main(int argc, char **argv)
                  * waiting to be received was never going to be. */
                 int w = ctl_barrier(ctl, limit);
                 if (w == 0) stray_messages(comm, algo, &res);
-                int loc[2] = {res.fail, res.poisoned};
-                if (w == 0) w = ctl_allreduce_max(loc, glob, 2, ctl, limit);
+                const int failed_else = res.fail;   /* for another reason than a leak */
+                check_leak((unsigned)call, cs->count * ck_dtype_size(cs->dt), &res);
+                int loc[3] = {res.fail, res.poisoned, failed_else};
+                if (w == 0) w = ctl_allreduce_max(loc, glob, 3, ctl, limit);
                 if (w == 0 && !glob[0] && cs->random) {
                     int differ = 0;
                     w = compare_across_ranks(ctl, limit, cs, mine, theirs, &res, hashes, &differ);
@@ -758,7 +806,9 @@ int collcheck_main(int argc, char **argv)
             cfg = ck_comm_config(comm);
             /* The failed call again, with the same inputs (the first few
              * failed cases of each algorithm: each costs three calls). */
-            if (cs->count && !cs->random && probes < 6) {
+            /* (A leak alone: the repeats, on a fresh communicator, would
+             * measure its set-up, not the algorithm.) */
+            if (cs->count && !cs->random && probes < 6 && glob[2]) {
                 probes++;
                 int kind = probe_case(comm, algo, cs, &res, ctl, limit_ok, rank == 0 ? outcomes[k].claim : NULL);
                 if (kind < 0)

@@ -115,6 +115,8 @@
  *   broken_ring_stuck      a reduce-scatter loop whose offset never advances:
  *                          the same message pair forever (the bound on the
  *                          messages one call may post ends the job)
+ *   broken_ring_mleak      the ring on a malloc'd copy of its input, never
+ *                          freed: the heap grows by a buffer per call
  *   broken_ring_sendover   the ring, then one element past the end of sendbuf
  *                          (out of place): named as sendbuf's overrun, not as
  *                          a far one of recvbuf's when sendbuf follows it
@@ -820,6 +822,17 @@ static int ring_stuck_run(ck_comm *comm, const void *sendbuf, void *recvbuf, siz
     return ring_with_bug(comm, sendbuf, recvbuf, count, dt, op, 0);
 }
 
+/* The ring with a copy of the input in memory taken every call and never
+ * given back (BUG: no free). */
+static int ring_mleak_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{
+    const size_t bytes = n * ck_dtype_size(dt);
+    char *copy = malloc(bytes + 1);   /* BUG: never freed */
+    if (!copy) return CK_ERR_NOMEM;
+    memcpy(copy, s == CK_IN_PLACE ? d : s, bytes);
+    return ring_with_bug(c, copy, d, n, dt, op, 0);
+}
+
 /* The ring, right, then one element written past the end of sendbuf (out of
  * place): sendbuf's overrun, whatever lies between it and recvbuf. */
 static int ring_sendover_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
@@ -922,6 +935,8 @@ const ck_algo broken_algos[] = {
      .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = flag_spin_run},
     {.name = "broken_ring_stuck", .summary = "ring whose reduce-scatter repeats its first piece forever", .mem = CK_MEM_HOST,
      .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_stuck_run},
+    {.name = "broken_ring_mleak", .summary = "ring on a copy of its input that is never freed", .mem = CK_MEM_HOST,
+     .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_mleak_run},
     {.name = "broken_ring_sendover", .summary = "ring that writes an element past sendbuf", .mem = CK_MEM_HOST,
      .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_sendover_run},
 };

@@ -288,7 +288,7 @@ static struct {
     pthread_mutex_t mu;            /* label and algo, written between calls */
     char         label[160];
     char         algo[64];
-    int          rank, started;
+    int          rank, rank_set, started;
     double       bound;
     unsigned long long posts, post_bound;   /* the call's posts (its own thread only), their bound */
 } rw = {.mu = PTHREAD_MUTEX_INITIALIZER};
@@ -372,7 +372,10 @@ static void runaway_watch(ck_comm *comm, int rank, double timeout)
 {
     static const ck_observer obs = {.step = rw_step, .message = rw_message};
     ck_observe(comm, &obs);
-    rw.rank = rank;
+    if (!rw.rank_set) {   /* once, before the thread that reads it starts */
+        rw.rank = rank;
+        rw.rank_set = 1;
+    }
     if (rw.started || !(timeout > 0)) return;
     rw.bound = RUNAWAY_BOUNDS * timeout;
     pthread_t t;

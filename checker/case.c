@@ -141,10 +141,13 @@ static damage guard_damage(const gbuf *g, const unsigned char *img)
 }
 
 /* Bytes written outside the data: the farthest one after the end and the
- * farthest one before the start, in elements. Damage to sendbuf's guards (or
- * to the checker's own copies of the buffers) at addresses past the end of
- * recvbuf, which the algorithm writes, is a write past the end of recvbuf
- * that went beyond its guard: it is named as that. */
+ * farthest one before the start, in elements. Damage to the guard before
+ * sendbuf (or to the checker's own copies of the buffers) at addresses past
+ * the end of recvbuf, which the algorithm writes, is a write past the end of
+ * recvbuf that went beyond its guard: it is named as that (the same bytes
+ * may be a write before sendbuf: both are said). Damage to the guard after
+ * sendbuf is sendbuf's own: a write that ran on from recvbuf would have had
+ * to cross sendbuf's data and guard before it first. */
 static void check_guards(const gbuf *r, const gbuf *s, size_t es, ck_sbuf *m)
 {
     const damage dr = guard_damage(r, r->back);
@@ -163,13 +166,14 @@ static void check_guards(const gbuf *r, const gbuf *s, size_t es, ck_sbuf *m)
         const damage d = guard_damage(views[v].g, views[v].img);
         if (d.lo < 0) continue;
         const uintptr_t lo = views[v].base + (uintptr_t)d.lo, hi = views[v].base + (uintptr_t)d.hi;
-        if (lo >= rend && hi - rend < far) {
+        if (lo >= rend && hi - rend < far && !(v == 0 && d.after)) {
             const size_t n = (size_t)(hi + 1 - rend + es - 1) / es;
             char where[160];
             snprintf(where, sizeof where, views[v].where, d.before ? "before" : "after");
             ck_sbuf_sep(m, "; ");
             ck_sbuf_add(m, "write past the end of recvbuf: up to %zu element%s past its end, beyond its guard (the "
                            "bytes landed in %s)", n, n == 1 ? "" : "s", where);
+            if (v == 0) ck_sbuf_add(m, ", or a write before the start of sendbuf");
             past = 1;
         } else if (v == 0) {
             if (d.after) add_guard(m, "after", "sendbuf", d.after, es, "past the end");

@@ -28,8 +28,11 @@
  *
  * Hangs: the communicator's watchdog turns a hang inside an algorithm into
  * CK_ERR_TIMEOUT with "rank R waited for rank Q at step S"; the checker's own
- * agreement among ranks is polled with a deadline too, so the run ends within
- * a bound whatever the algorithm does.
+ * agreement among ranks is polled with a deadline too; a call stuck in the
+ * algorithm's own code on every rank (no wait anywhere) is ended by a thread
+ * that watches its progress, and one that keeps posting messages by a bound
+ * on their number (runaway calls, below): the run ends within a bound
+ * whatever the algorithm does.
  *
  * Rank 0 prints one line per case and the closing line "N passed, M failed";
  * the exit code is 0 only when nothing failed (2 for bad arguments, or for
@@ -45,6 +48,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__GLIBC__) && !defined(COLLKIT_SMPI)
+#include <malloc.h>
+#endif
 #include "check_cli.h"
 #include "results.h"
 #include "encoding.h"   /* cc_format */
@@ -258,6 +264,194 @@ static void cases_running(int on, int rank, const char *label)
 #endif
 }
 
+/* ------------------------------------------------------------ runaway calls
+ * The watchdog bounds every wait in the library, and a rank that waits asks
+ * the others where they are. An algorithm stuck in its own code on every
+ * rank (an endless loop: an unsigned index counted down past 0, a chunk
+ * offset never advanced) waits nowhere, so no rank ever asks: the run would
+ * hang for good. A thread watches each call: one that makes no progress (no
+ * ck_step, no message posted) for RUNAWAY_BOUNDS watchdog bounds ends the
+ * job, naming the rank, the case and the step the algorithm last announced.
+ * Every wait-based hang ends within two bounds (the watchdog's roll call,
+ * then one bound more), so this one never fires first on a rank that waits. */
+#ifndef COLLKIT_SMPI
+#include <pthread.h>
+#include <stdatomic.h>
+
+#define RUNAWAY_BOUNDS 2.5
+
+static struct {
+    atomic_int   in_call;          /* 1 while this rank runs a call */
+    atomic_llong progress_us;      /* ck_now() of the call's start, or its last step or post */
+    atomic_int   step;             /* the step it last announced; -1 none yet */
+    _Atomic(const char *) phase;   /* that step's phase (a static string, may be NULL) */
+    pthread_mutex_t mu;            /* label and algo, written between calls */
+    char         label[160];
+    char         algo[64];
+    int          rank, rank_set, started;
+    double       bound;
+    unsigned long long posts, post_bound;   /* the call's posts (its own thread only), their bound */
+} rw = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static long long now_us(void) { return (long long)(ck_now() * 1e6); }
+
+static void rw_step(void *ctx, int step, const char *phase)
+{
+    (void)ctx;
+    atomic_store(&rw.step, step);
+    atomic_store(&rw.phase, phase);
+    atomic_store(&rw.progress_us, now_us());
+}
+
+static void rw_fire(const char *why);
+
+/* Posts: progress, unless there are more of them than any schedule of the
+ * call's size makes (one message per element and step is far below the
+ * bound): an endless loop that keeps sending ends the job too. */
+static void rw_message(void *ctx, int kind, const void *buf, size_t bytes, int peer, int step)
+{
+    (void)ctx; (void)kind; (void)buf; (void)bytes; (void)peer;
+    atomic_store(&rw.progress_us, now_us());
+    if (++rw.posts <= rw.post_bound) return;
+    char why[800];
+    pthread_mutex_lock(&rw.mu);
+    snprintf(why, sizeof why, "rank %d: '%s' posted more than %llu messages in one call of '%s' (step %d): an endless "
+             "loop that keeps sending? (a loop whose offset or index never advances)", rw.rank, rw.algo,
+             (unsigned long long)rw.post_bound, rw.label, step);
+    pthread_mutex_unlock(&rw.mu);
+    rw_fire(why);
+}
+
+static void *rw_thread(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        struct timespec t = {0, 200000000};
+        nanosleep(&t, NULL);
+        if (!atomic_load(&rw.in_call)) continue;
+        const double idle = (double)(now_us() - atomic_load(&rw.progress_us)) / 1e6;
+        if (idle < rw.bound) continue;
+        pthread_mutex_lock(&rw.mu);
+        if (!atomic_load(&rw.in_call)) { pthread_mutex_unlock(&rw.mu); continue; }
+        const int step = atomic_load(&rw.step);
+        const char *phase = atomic_load(&rw.phase);
+        char where[160] = "before its first ck_step";
+        if (step >= 0) snprintf(where, sizeof where, "after it announced step %d%s%s%s", step, phase ? " (" : "",
+                                phase ? phase : "", phase ? ")" : "");
+        char why[800];
+        snprintf(why, sizeof why, "rank %d: '%s' made no progress for %.1f s (no step announced, no message posted) "
+                 "%s in '%s', and waits in nothing the watchdog bounds: an endless loop in the algorithm's own "
+                 "code? (a loop whose index never reaches its bound: an unsigned counted down past 0, an offset "
+                 "never advanced; or a peer's flag waited for in a plain loop, not ck_shm_wait)", rw.rank, rw.algo, idle, where, rw.label);
+        pthread_mutex_unlock(&rw.mu);
+        rw_fire(why);
+    }
+    return NULL;
+}
+
+/* End the job: rank 0 prints the case's FAIL, the others their reason on
+ * stderr a moment later. No MPI call (the watching thread makes none): the
+ * launcher ends the other ranks when one exits with a failure. */
+static void rw_fire(const char *why)
+{
+    atomic_store(&rw.in_call, 0);
+    if (rw.rank == 0) printf("FAIL  %s\n", why);
+    else {
+        struct timespec t = {1, 0};
+        nanosleep(&t, NULL);
+        fprintf(stderr, "\ncollcheck: %s\n", why);
+    }
+    fflush(stdout);
+    fflush(stderr);
+    _Exit(1);
+}
+
+/* Watch the calls made on comm from now on: their posts, and with a
+ * watchdog bound (timeout > 0) their progress. */
+static void runaway_watch(ck_comm *comm, int rank, double timeout)
+{
+    static const ck_observer obs = {.step = rw_step, .message = rw_message};
+    ck_observe(comm, &obs);
+    if (!rw.rank_set) {   /* once, before the thread that reads it starts */
+        rw.rank = rank;
+        rw.rank_set = 1;
+    }
+    if (rw.started || !(timeout > 0)) return;
+    rw.bound = RUNAWAY_BOUNDS * timeout;
+    pthread_t t;
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    rw.started = pthread_create(&t, &a, rw_thread, NULL) == 0;
+    pthread_attr_destroy(&a);
+}
+
+/* A call of algo in the case cases_running last named, of count elements
+ * over p ranks. */
+static void runaway_begin(const ck_algo *algo, size_t count, int p)
+{
+    rw.posts = 0;
+    rw.post_bound = 64ull * (count + 2) * (unsigned long long)p + 4096;
+    pthread_mutex_lock(&rw.mu);
+    snprintf(rw.algo, sizeof rw.algo, "%s", algo->name);
+    snprintf(rw.label, sizeof rw.label, "%s", running_label);
+    atomic_store(&rw.step, -1);
+    atomic_store(&rw.phase, NULL);
+    atomic_store(&rw.progress_us, now_us());
+    atomic_store(&rw.in_call, 1);
+    pthread_mutex_unlock(&rw.mu);
+}
+
+static void runaway_end(void) { atomic_store(&rw.in_call, 0); }
+#else
+static void runaway_watch(ck_comm *comm, int rank, double timeout) { (void)comm; (void)rank; (void)timeout; }
+static void runaway_begin(const ck_algo *algo, size_t count, int p) { (void)algo; (void)count; (void)p; }
+static void runaway_end(void) {}
+#endif
+
+/* ------------------------------------------------------------ leaks
+ * Memory an algorithm takes in every call and never gives back (a malloc, a
+ * ck_alloc without its free) grows the heap by about a buffer per call. The
+ * heap in use (glibc's count, mmapped blocks included) after a case's first
+ * call and after its second: a growth of at least the call's buffer size and
+ * LEAK_FLOOR bytes fails the call. Below that floor the program's own
+ * allocations (MPI's free lists, about a KiB per call, 16 KiB at a million
+ * elements) would blur it, so a small leak shows in the large cases only.
+ * Without glibc (or under a sanitizer's allocator, where the count stays 0)
+ * nothing is measured. */
+#define LEAK_FLOOR (256u << 10)
+
+static size_t heap_in_use(void)
+{
+#if defined(__GLIBC__) && !defined(COLLKIT_SMPI) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+    const struct mallinfo2 mi = mallinfo2();
+    return mi.uordblks + mi.hblkhd;
+#else
+    return 0;
+#endif
+}
+
+/* After call `call` (0-based) of a case whose buffers hold `bytes`: a leak
+ * since the previous call of the same case goes into res. */
+static void check_leak(unsigned call, size_t bytes, cc_result *res)
+{
+    static size_t before;
+    const size_t now = heap_in_use();
+    if (call > 0 && now > before) {
+        const size_t grew = now - before;
+        if (grew >= LEAK_FLOOR && grew >= bytes) {
+            const size_t len = strlen(res->msg);
+            snprintf(res->msg + len, sizeof res->msg - len, "%smemory: the heap grew by %zu B from call %u to call "
+                     "%u of this case (buffers of %zu B) and was not given back: memory taken in every call and "
+                     "never freed (a malloc or ck_alloc without its free?)", len ? "; " : "", grew, call, call + 1,
+                     bytes);
+            if (!res->claim[0]) snprintf(res->claim, sizeof res->claim, "memory not freed");
+            res->fail = 1;
+        }
+    }
+    before = now;
+}
+
 static void finish_abort(int rank, int passed, int failed, const char *why)
 {
     cases_running(0, rank, NULL);   /* the checker's own ending */
@@ -332,7 +526,9 @@ static int probe_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, con
     r[0] = *orig;
     int loc[8] = {0}, glob[8];
     for (int k = 1; k <= 3; k++) {
+        runaway_begin(algo, cs->count, ck_comm_size(comm));
         cc_run_case(comm, algo, cs, orig->call, &r[k], NULL);
+        runaway_end();
         if (ctl_barrier(ctl, limit)) return -1;
         stray_messages(comm, algo, &r[k]);
         loc[k - 1] = r[k].fail;                                                            /* 0..2: failed */
@@ -356,7 +552,9 @@ static int setup_comm(ck_comm **comm, const cc_options *o)
     if (o->timeout >= 0) cfg.timeout_s = o->timeout;   /* else COLLKIT_TIMEOUT or the default */
     if (o->chunk) cfg.chunk_bytes = o->chunk;
     cfg.validate = 1;
-    return ck_comm_set_config(*comm, &cfg);
+    if ((rc = ck_comm_set_config(*comm, &cfg))) return rc;
+    runaway_watch(*comm, ck_comm_rank(*comm), cfg.timeout_s);
+    return CK_SUCCESS;
 }
 
 int collcheck_main(int argc, char **argv)
@@ -519,18 +717,22 @@ int collcheck_main(int argc, char **argv)
             cases_running(1, rank, label);
             /* Announced before it runs: if a rank crashes, this is the case. */
             if (rank == 0) { printf("%s  ", label); fflush(stdout); }
-            int glob[2] = {0, 0};
+            int glob[3] = {0, 0, 0};   /* failed, poisoned, failed for another reason than a leak */
             /* No elements, no inputs to vary: one call says it all. */
             const int calls = cs->count ? o.repeat : 1;
             for (int call = 0; call < calls && !glob[0]; call++) {
+                runaway_begin(algo, cs->count, p);
                 cc_run_case(comm, algo, cs, (unsigned)call, &res, cs->random ? mine : NULL);
+                runaway_end();
                 const double limit = res.status == CK_ERR_TIMEOUT ? limit_late : limit_ok;
                 /* Every rank has returned from the call: what is still
                  * waiting to be received was never going to be. */
                 int w = ctl_barrier(ctl, limit);
                 if (w == 0) stray_messages(comm, algo, &res);
-                int loc[2] = {res.fail, res.poisoned};
-                if (w == 0) w = ctl_allreduce_max(loc, glob, 2, ctl, limit);
+                const int failed_else = res.fail;   /* for another reason than a leak */
+                check_leak((unsigned)call, cs->count * ck_dtype_size(cs->dt), &res);
+                int loc[3] = {res.fail, res.poisoned, failed_else};
+                if (w == 0) w = ctl_allreduce_max(loc, glob, 3, ctl, limit);
                 if (w == 0 && !glob[0] && cs->random) {
                     int differ = 0;
                     w = compare_across_ranks(ctl, limit, cs, mine, theirs, &res, hashes, &differ);
@@ -606,7 +808,9 @@ int collcheck_main(int argc, char **argv)
             cfg = ck_comm_config(comm);
             /* The failed call again, with the same inputs (the first few
              * failed cases of each algorithm: each costs three calls). */
-            if (cs->count && !cs->random && probes < 6) {
+            /* (A leak alone: the repeats, on a fresh communicator, would
+             * measure its set-up, not the algorithm.) */
+            if (cs->count && !cs->random && probes < 6 && glob[2]) {
                 probes++;
                 int kind = probe_case(comm, algo, cs, &res, ctl, limit_ok, rank == 0 ? outcomes[k].claim : NULL);
                 if (kind < 0)

@@ -109,7 +109,7 @@ size_t cc_check_random(char *out, size_t cap, const void *host_got, size_t count
 /* Explain a wrong result in words: the first wrong element, expected vs got,
  * and what the value decodes to (which ranks' contributions it holds, whether
  * it is another element's or block's value, another op's result, the recvbuf
- * fill, 0 where 0 is no input, ...); then what up to 64 wrong elements show
+ * fill or that fill reduced as an input, 0 where 0 is no input, ...); then what up to 64 wrong elements show
  * together — a claim about the algorithm ("looks like max", "data shifted by
  * d", "rank q's contribution is missing") only when most of them, and at
  * least two, agree, the counts otherwise. `own_input` is this rank's cc_fill input (may be NULL);

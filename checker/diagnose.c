@@ -68,7 +68,7 @@ typedef struct {
  * twice — exactly those when `exact`, one of them otherwise. */
 enum {
     K_UNEXPLAINED, K_FILL, K_OWN, K_PREV, K_PREV_OP, K_OTHER_OP, K_NODIV, K_ZERO_ID,
-    K_SHIFT, K_MISSING, K_DOUBLED, K_REPLACED, K_SIGN, K_NOT_INT, K_RANGE, K_WIDTH, K_AVG, K_NKINDS
+    K_SHIFT, K_MISSING, K_DOUBLED, K_REPLACED, K_SIGN, K_NOT_INT, K_RANGE, K_WIDTH, K_AVG, K_FILL_READ, K_NKINDS
 };
 typedef struct {
     int       kind;
@@ -95,6 +95,7 @@ static const char *const kind_names[K_NKINDS] = {
     [K_RANGE]       = "outside the range of the inputs",
     [K_WIDTH]       = "right in their low 32 bits only",
     [K_AVG]         = "the expected value / p",
+    [K_FILL_READ]   = "recvbuf's fill reduced as an input",
 };
 
 static uint64_t bit(int r) { return r < 64 ? 1ull << r : 0; }
@@ -432,6 +433,95 @@ static int previous_call(ck_sbuf *b, ctx *c, size_t i, verdict *v)
     return 1;
 }
 
+/* Out of place recvbuf holds the fill byte before the call, no input: an
+ * algorithm that reduces recvbuf before writing it (an accumulator started
+ * from recvbuf, recvbuf taken for the input) reduces the fill. Element i then
+ * holds the reduction of k copies of the fill and the inputs of the other
+ * p - k ranks. Integer sums and products keep every bit of it (they wrap):
+ * the fewest copies and the ranks whose inputs fill it out are found (every
+ * set of ranks up to p = 12, beyond that all ranks or all but one). A float
+ * fill (a tiny number) vanishes next to any integer input: only a value made
+ * of fill alone, k copies summed, shows it. */
+static int fill_read(ck_sbuf *b, ctx *c, size_t i, verdict *v)
+{
+    const cc_scheme *s = &c->s;
+    const int p = s->p;
+    if (c->fill_byte < 0 || (s->op != CK_SUM && s->op != CK_PROD) || p > 64) return 0;
+    unsigned char fb[8];
+    memset(fb, c->fill_byte, sizeof fb);
+    uint64_t keep = 0;   /* the ranks whose inputs are in it */
+    int k = 0, tie = 0;  /* tie: other ranks' inputs fit as well (products of +-2 and +-4) */
+    if (s->dt == CK_I32 || s->dt == CK_I64) {
+        const int wide = s->dt == CK_I64;
+        int64_t f64v, g64v;
+        int32_t f32v, g32v;
+        memcpy(&f32v, fb, 4);
+        memcpy(&f64v, fb, 8);
+        memcpy(&g32v, c->got + i * c->es, 4);
+        if (wide) memcpy(&g64v, c->got + i * c->es, 8);
+        const uint64_t mask = wide ? ~0ull : 0xFFFFFFFFull, f = (uint64_t)(wide ? f64v : f32v) & mask;
+        const uint64_t g = (uint64_t)(wide ? g64v : g32v) & mask;
+        const uint64_t all = p == 64 ? ~0ull : (1ull << p) - 1;
+        /* the sets of ranks whose inputs are in it: every one up to p = 12,
+         * else none and every set of all ranks but one; the fewest copies of
+         * the fill that make the value, with as many inputs as possible */
+        const uint64_t ncand = p <= 12 ? all + 1 : (uint64_t)p + 1;
+        for (uint64_t cand = 0; cand < ncand; cand++) {
+            const uint64_t t = p <= 12 ? cand : cand == 0 ? 0 : all & ~(1ull << (cand - 1));
+            const int nt = __builtin_popcountll(t);
+            uint64_t acc = s->op == CK_SUM ? 0 : 1;
+            for (int r = 0; r < p; r++)
+                if (t >> r & 1) {
+                    const uint64_t x = (uint64_t)cc_input(s, r, i);
+                    acc = (s->op == CK_SUM ? acc + x : acc * x) & mask;
+                }
+            for (int kk = 1; kk <= p - nt; kk++) {
+                acc = (s->op == CK_SUM ? acc + f : acc * f) & mask;
+                if (acc != g) continue;
+                if (!k || kk < k || (kk == k && nt > __builtin_popcountll(keep))) { k = kk; keep = t; tie = 0; }
+                else if (kk == k && nt == __builtin_popcountll(keep)) tie = 1;
+                break;
+            }
+        }
+    } else if (s->op == CK_SUM) {
+        const double f = cc_load_double(fb, 0, s->dt), g = cc_load_double(c->got, i, s->dt);
+        /* k copies summed round at each step: within k roundings of k */
+        const double ratio = g / f, kr = nearbyint(ratio);
+        const double ulp = s->dt == CK_F64 ? 0x1p-52 : s->dt == CK_F32 ? 0x1p-23 : 0x1p-7;
+        if (f != 0 && ratio == ratio && kr >= 1 && kr <= p && fabs(ratio - kr) <= 2 * kr * ulp) k = (int)kr;
+    }
+    if (!k) return 0;
+    const uint64_t lost = (p == 64 ? ~0ull : (1ull << p) - 1) & ~keep;
+    if (b) {
+        char copies[32];
+        if (k == 1) snprintf(copies, sizeof copies, "one copy");
+        else snprintf(copies, sizeof copies, "%d copies", k);
+        say(b, ": it is the %s of %s of the byte 0x%02x recvbuf was filled with before the call",
+            s->op == CK_SUM ? "sum" : "product", copies, c->fill_byte);
+        if (tie) {
+            say(b, " and the inputs of %d ranks", __builtin_popcountll(keep));
+        } else if (keep) {
+            int rs[64], n = 0;
+            for (int r = 0; r < p; r++) if (keep >> r & 1) rs[n++] = r;
+            say(b, " and the inputs of ranks ");
+            add_rank_set(b, rs, n);
+            n = 0;
+            for (int r = 0; r < p; r++) if (lost >> r & 1) rs[n++] = r;
+            if (n == 1) say(b, ", %s rank %d's input", n == k ? "in place of" : "and without", rs[0]);
+            else {
+                say(b, ", %s ranks ", n == k ? "in place of the inputs of" : "and without the inputs of");
+                add_rank_set(b, rs, n);
+            }
+        } else {
+            say(b, ", no rank's input");
+        }
+        say(b, ": recvbuf read before it was written (out of place it holds no input: the input is in sendbuf)");
+        if (!tie && __builtin_popcountll(lost) == 1) place(b, c, i, __builtin_ctzll(lost), -1);
+    }
+    *v = (verdict){K_FILL_READ, k, tie ? 0 : lost, !tie};
+    return 1;
+}
+
 /* A sum divided by p: element i holds the expected sum EV over p, within the
  * rounding of the type (a division per contribution rounds differently from
  * one at the end), or in integer division. */
@@ -469,6 +559,7 @@ static void explain_element(ck_sbuf *b, ctx *c, size_t i, verdict *v)
         return;
     }
     if (previous_call(b, c, i, v)) return;
+    if (fill_read(b, c, i, v)) return;
     int64_t gv, ev = cc_reduce_value(s, i);
     if (s->op == CK_AVG) {
         unsigned char sum[8];
@@ -764,6 +855,10 @@ static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, const size_t *
                         c->s.op == CK_SUM || c->s.op == CK_PROD ? op_word(c->s.op) : "combined with",
                         c->prev_case ? "cases" : "calls");
             if (c->prev_case) set_claim("the previous case's result combined with this one's: state carried between cases");
+            return;
+        case K_FILL_READ:
+            ck_sbuf_add(b, "; %s hold the fill recvbuf was handed with, reduced as if it were an input: recvbuf read "
+                           "before it was written (out of place the input is in sendbuf)", of);
             return;
         case K_WIDTH:
             ck_sbuf_add(b, "; %s are right in their low 32 bits only: the 64-bit integers were reduced in a 32-bit "

@@ -113,6 +113,19 @@ int cc_pattern(char *out, size_t cap, const cc_outcome *o, int n, int p)
         if ((like & ~bad) == 0) continue;
         if (said++) ck_sbuf_add(&b, "; ");
         dims[d].say(&b, bad);
+        /* One type (op) passes where two or more others fail: the likeliest
+         * bug is a reduction that always runs in that type (op), whatever
+         * the call asks for. */
+        unsigned pass = all & ~bad;
+        /* avg reaches an algorithm as sum (the library divides after it) */
+        if (dims[d].value == v_op && (pass >> CK_SUM & 1u)) pass &= ~(1u << CK_AVG);
+        if ((dims[d].value == v_dtype || dims[d].value == v_op) && __builtin_popcount(pass) == 1 &&
+            __builtin_popcount(bad) >= 2) {
+            const int dt = dims[d].value == v_dtype;
+            const char *name = dt ? ck_dtype_name((ck_dtype)only(pass)) : ck_op_name((ck_op)only(pass));
+            ck_sbuf_add(&b, " (%s alone passes: is every reduction done %s %s, whatever the %s asks for?)", name,
+                        dt ? "in" : "with", name, dt ? "dtype" : "op");
+        }
     }
     /* The probes: the same call again, three times, with the same inputs. */
     int probed = 0, same = 0, differs = 0, first_only = 0, state = 0, claims_state = 0;

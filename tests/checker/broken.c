@@ -99,6 +99,27 @@
  *   broken_rd_nofold       recursive doubling without the fold: right at p a
  *                          power of two, some ranks miss contributions at
  *                          other p
+ *   broken_ring_recvin     the ring on recvbuf as its input: right in place;
+ *                          out of place it reduces the fill recvbuf came with
+ *   broken_ring_sendout    the ring whose first step sends its block from
+ *                          recvbuf: out of place, from the fill
+ *   broken_ring_f32        the ring whose reduction is always f32's (the
+ *                          dtype ignored): only f32 passes (i32 sums of
+ *                          small values pass too: as floats they are
+ *                          denormals, which add like integers)
+ *   broken_ring_sum        the ring whose reduction is always a sum (the op
+ *                          ignored): sum and avg pass (avg reaches it as sum)
+ *   broken_flag_spin       on i64 every rank spins on a flag no peer sets,
+ *                          outside the watchdog: the checker's own watch on
+ *                          the call's progress ends the job
+ *   broken_ring_stuck      a reduce-scatter loop whose offset never advances:
+ *                          the same message pair forever (the bound on the
+ *                          messages one call may post ends the job)
+ *   broken_ring_mleak      the ring on a malloc'd copy of its input, never
+ *                          freed: the heap grows by a buffer per call
+ *   broken_ring_sendover   the ring, then one element past the end of sendbuf
+ *                          (out of place): named as sendbuf's overrun, not as
+ *                          a far one of recvbuf's when sendbuf follows it
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -111,7 +132,7 @@
  * The ring of collectives/algos/ring.c (reduce-scatter, then all-gather;
  * rank r sends to r+1), with one of four bugs switched on. */
 enum { BUG_BLOCK_INDEX = 1, BUG_SKIP_REDUCE, BUG_WRONG_OP, BUG_CHATTY, BUG_LEAK, BUG_RECV_SIZE, BUG_MAX_RECV,
-       BUG_RACE, BUG_SCRATCH, BUG_SCRATCH_END, BUG_PEER, BUG_UNINIT };
+       BUG_RACE, BUG_SCRATCH, BUG_SCRATCH_END, BUG_PEER, BUG_UNINIT, BUG_SEND_OUT, BUG_F32, BUG_SUM };
 
 /* A random number, different on every rank, call and run: a xorshift
  * generator seeded once from the clock, the pid and the rank. */
@@ -188,14 +209,17 @@ static int ring_with_bug(ck_comm *comm, const void *sendbuf, void *recvbuf, size
         /* BUG_SCRATCH_END: each block received flush with the end of the
          * scratch space, so the largest one begins an element before it */
         char *rtmp = bug == BUG_SCRATCH_END ? tmp + ((ptrdiff_t)room - (ptrdiff_t)rlen) * (ptrdiff_t)es : tmp;
-        if ((rc = exchange(comm, (s == 0 ? in : out) + soff * es, slen * es, right,
+        /* BUG_SEND_OUT: step 0 sends its block from recvbuf, which out of
+         * place holds no input yet */
+        if ((rc = exchange(comm, (s == 0 && bug != BUG_SEND_OUT ? in : out) + soff * es, slen * es, right,
                            rtmp, RECV_LEN(slen, rlen) * es, left, s, es, bug))) return rc;
         if (s == race_step) continue;
         if (bug == BUG_SKIP_REDUCE && s == 1)   /* BUG: forgets to add this rank's input */
             rc = ck_copy(comm, out + roff * es, rtmp, rlen * es);
         else                                     /* BUG_WRONG_OP: max, whatever op is */
-            rc = ck_reduce_local(comm, out + roff * es, in + roff * es, rtmp, rlen, dt,
-                                 bug == BUG_WRONG_OP ? CK_MAX : op);
+            rc = ck_reduce_local(comm, out + roff * es, in + roff * es, rtmp, rlen,
+                                 bug == BUG_F32 ? CK_F32 : dt,   /* BUG_F32: the dtype ignored */
+                                 bug == BUG_WRONG_OP ? CK_MAX : bug == BUG_SUM ? CK_SUM : op);
         if (rc) return rc;
     }
     for (int s = 0; s < p - 1; s++) {
@@ -735,6 +759,89 @@ static uint64_t nofold_bytes(int p, int r, size_t count, size_t es, const ck_con
     return steps * count * es;
 }
 
+
+/* ------------------------------------------------------ the caller's buffers */
+
+/* The ring run on recvbuf as if it held the input (it does in place): out of
+ * place every rank reduces the fill recvbuf was handed with, never sendbuf. */
+static int ring_recvin_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{
+    (void)s;
+    return ring_with_bug(c, d, d, n, dt, op, 0);   /* BUG: sendbuf never read */
+}
+
+/* The ring whose first reduce-scatter step sends from recvbuf, as the later
+ * steps do: out of place each block's partial sum starts from the fill. */
+static int ring_sendout_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{ return ring_with_bug(c, s, d, n, dt, op, BUG_SEND_OUT); }
+
+/* The ring with its reduction written for f32 only: every dtype's elements
+ * reduced as that many floats. */
+static int ring_f32_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{ return ring_with_bug(c, s, d, n, dt, op, BUG_F32); }
+
+/* The ring whose reduction is always a sum (the op ignored). */
+static int ring_sum_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{ return ring_with_bug(c, s, d, n, dt, op, BUG_SUM); }
+
+/* Ways never to return. broken_flag_spin: on i64, every rank waits for a
+ * flag its peers never set, in a plain loop (not ck_shm_wait, which the
+ * watchdog bounds): no rank waits in the library, so none asks where the
+ * others are. broken_ring_stuck: the ring's reduce-scatter in pieces of 4
+ * elements whose offset is never advanced: the same piece again and again,
+ * in lockstep on both sides, messages and all. */
+static volatile int flag_never_set;
+static int flag_spin_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{
+    if (dt == CK_I64) {
+        ck_step(c, 0, "wait for the peers' flags");
+        while (!flag_never_set) {}   /* BUG: a flag no peer sets, waited for outside the watchdog */
+    }
+    return ring_with_bug(c, s, d, n, dt, op, 0);
+}
+
+static int ring_stuck_run(ck_comm *comm, const void *sendbuf, void *recvbuf, size_t count, ck_dtype dt, ck_op op)
+{
+    const int p = ck_comm_size(comm), r = ck_comm_rank(comm);
+    const size_t es = ck_dtype_size(dt);
+    int rc;
+    if (p == 1 || count < (size_t)p) return ring_with_bug(comm, sendbuf, recvbuf, count, dt, op, 0);
+    char *tmp = ck_scratch(comm, 4 * es);
+    if (!tmp) return CK_ERR_NOMEM;
+    ck_step(comm, 0, "reduce-scatter");
+    size_t soff, slen, roff, rlen;
+    ck_block(count, p, r, &soff, &slen);
+    ck_block(count, p, (r - 1 + p) % p, &roff, &rlen);
+    for (size_t off = 0; off < slen || off < rlen;) {   /* BUG: off is never advanced */
+        const size_t sl = off < slen ? (slen - off < 4 ? slen - off : 4) : 0;
+        const size_t rl = off < rlen ? (rlen - off < 4 ? rlen - off : 4) : 0;
+        if ((rc = ck_sendrecv(comm, (const char *)sendbuf + (soff + off) * es, sl * es, (r + 1) % p, tmp, rl * es,
+                              (r - 1 + p) % p, 0)))
+            return rc;
+    }
+    return ring_with_bug(comm, sendbuf, recvbuf, count, dt, op, 0);
+}
+
+/* The ring with a copy of the input in memory taken every call and never
+ * given back (BUG: no free). */
+static int ring_mleak_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{
+    const size_t bytes = n * ck_dtype_size(dt);
+    char *copy = malloc(bytes + 1);   /* BUG: never freed */
+    if (!copy) return CK_ERR_NOMEM;
+    memcpy(copy, s == CK_IN_PLACE ? d : s, bytes);
+    return ring_with_bug(c, copy, d, n, dt, op, 0);
+}
+
+/* The ring, right, then one element written past the end of sendbuf (out of
+ * place): sendbuf's overrun, whatever lies between it and recvbuf. */
+static int ring_sendover_run(ck_comm *c, const void *s, void *d, size_t n, ck_dtype dt, ck_op op)
+{
+    int rc = ring_with_bug(c, s, d, n, dt, op, 0);
+    if (s != CK_IN_PLACE && s != d) memset((char *)s + n * ck_dtype_size(dt), 0, ck_dtype_size(dt));   /* BUG */
+    return rc;
+}
+
 const ck_algo broken_algos[] = {
     {.name = "broken_ring_index", .summary = "ring whose all-gather stores each block one slot early", .mem = CK_MEM_HOST,
      .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .run = ring_index_run},
@@ -816,5 +923,21 @@ const ck_algo broken_algos[] = {
      .run = naive_small_run},
     {.name = "broken_rd_nofold", .summary = "recursive doubling without the fold for p not a power of two",
      .mem = CK_MEM_HOST, .bytes_formula = "n per existing partner", .bytes_sent = nofold_bytes, .run = rd_nofold_run},
+    {.name = "broken_ring_recvin", .summary = "ring that takes recvbuf for its input", .mem = CK_MEM_HOST,
+     .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_recvin_run},
+    {.name = "broken_ring_sendout", .summary = "ring whose first step sends from recvbuf", .mem = CK_MEM_HOST,
+     .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_sendout_run},
+    {.name = "broken_ring_f32", .summary = "ring that reduces every dtype as f32", .mem = CK_MEM_HOST,
+     .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_f32_run},
+    {.name = "broken_ring_sum", .summary = "ring that always sums", .mem = CK_MEM_HOST,
+     .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_sum_run},
+    {.name = "broken_flag_spin", .summary = "ring after a wait, on i64, for a flag no peer sets", .mem = CK_MEM_HOST,
+     .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = flag_spin_run},
+    {.name = "broken_ring_stuck", .summary = "ring whose reduce-scatter repeats its first piece forever", .mem = CK_MEM_HOST,
+     .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_stuck_run},
+    {.name = "broken_ring_mleak", .summary = "ring on a copy of its input that is never freed", .mem = CK_MEM_HOST,
+     .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_mleak_run},
+    {.name = "broken_ring_sendover", .summary = "ring that writes an element past sendbuf", .mem = CK_MEM_HOST,
+     .bytes_formula = "2(p-1)/p * n", .bytes_sent = ring_bytes, .msgs_sent = ring_msgs, .run = ring_sendover_run},
 };
 const int broken_algos_count = (int)(sizeof broken_algos / sizeof broken_algos[0]);

@@ -12,7 +12,13 @@
  * fork, vfork, clone without CLONE_THREAD, execve, execveat, ptrace and
  * process_vm_readv/writev fail with EPERM, and clone3 and io_uring_setup
  * with ENOSYS (the C library then makes its threads with clone). Threads stay
- * possible: MPI, the trainer's BLAS and the library's async engine make them.
+ * possible with COLLKIT_CONFINE=1: the library's async engine makes its own
+ * after the first collective (and a CUDA runtime may). COLLKIT_CONFINE=2,
+ * for the runs that need neither (the checker and the benchmark on host
+ * buffers: MPI and BLAS have made theirs by then), makes a new thread fail
+ * too (EAGAIN, as when none can be had): a thread reached through a
+ * function pointer would spin on another core while the library's
+ * algorithm is timed, or keep running between the checker's calls.
  * Everything before that call (MPI's start, the communicator) is not
  * confined; nothing of the student's runs there (the grader refuses
  * constructors other than the registration).
@@ -45,7 +51,7 @@
 /* syscall nr -> return value: two instructions each */
 #define DENY(nr, err) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), RET(SECCOMP_RET_ERRNO | (err))
 
-static int install(void)
+static int install(int no_threads)
 {
 #ifdef CK_AUDIT_ARCH
     struct sock_filter f[] = {
@@ -70,11 +76,12 @@ static int install(void)
         DENY(__NR_process_vm_writev, EPERM),
         DENY(__NR_clone3, ENOSYS),
         DENY(__NR_io_uring_setup, ENOSYS),
-        /* clone: a thread (CLONE_THREAD in its flags, the first argument) only */
+        /* clone: a thread (CLONE_THREAD in its flags, the first argument)
+         * only, and none under COLLKIT_CONFINE=2 */
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 0, 4),
         LOAD(offsetof(struct seccomp_data, args[0])),
         BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 1),
-        RET(SECCOMP_RET_ALLOW),
+        RET(no_threads ? SECCOMP_RET_ERRNO | EAGAIN : SECCOMP_RET_ALLOW),
         RET(SECCOMP_RET_ERRNO | EPERM),
         RET(SECCOMP_RET_ALLOW),   /* every other call */
     };
@@ -82,11 +89,12 @@ static int install(void)
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) return -1;
     return (int)syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog) ? -1 : 0;
 #else
+    (void)no_threads;
     return -1;
 #endif
 }
 #else
-static int install(void) { return -1; }
+static int install(int no_threads) { (void)no_threads; return -1; }
 #endif
 
 void ck_confine_once(void)
@@ -95,8 +103,8 @@ void ck_confine_once(void)
     if (done) return;
     done = 1;
     const char *e = getenv("COLLKIT_CONFINE");
-    if (!e || strcmp(e, "1")) return;
-    if (install()) {
+    if (!e || (strcmp(e, "1") && strcmp(e, "2"))) return;
+    if (install(!strcmp(e, "2"))) {
         fprintf(stderr, "collkit: COLLKIT_CONFINE=1, but this system cannot confine the process (seccomp): "
                         "other processes stay possible\n");
         fflush(stderr);

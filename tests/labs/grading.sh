@@ -88,9 +88,11 @@ cheat ifunc   "indirect function\(s\) twice"
 check '[ "$total" = 0.0 ]' "the ifunc cheat's work is not void: total $total"
 cheat jit     "mmap \(memory mapped or made executable"
 check '[ "$total" = 0.0 ]' "the jit cheat's work is not void: total $total"
+check '! grep -rq "machine code written at run time ran" "$COLLGRADE_WORK/logs"' "a confined run executed code it wrote"
 # A timer's signal handler runs inside the library's timed calls too: void.
 cheat alarm   "setitimer signal \(signals\)|signal setitimer \(signals\)"
 check '[ "$total" = 0.0 ]' "the alarm cheat's work is not void: total $total"
+check '! grep -rq "a timer.s handler ran" "$COLLGRADE_WORK/logs"' "a confined run had a timer"
 # Records rewritten at exit (faster times): the exit handler voids the work,
 # and the records had left the program's reach as they were written, so not
 # even the score as run shows the forged speed.

@@ -1,6 +1,7 @@
 /* Machine code made at run time: bytes copied into memory mapped writable
  * and executable, then called. Whatever the bytes are (here a bare return;
  * a system call, another algorithm), no check of the object code sees them. */
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include "collkit_algo.h"
@@ -19,4 +20,5 @@ static void cheat(ck_comm *comm, const void *s, void *r, size_t count, ck_dtype 
     __builtin___clear_cache((char *)m, (char *)m + sizeof code);
     ((void (*)(void))m)();
     munmap(m, 4096);
+    fprintf(stderr, "machine code written at run time ran\n");   /* confined (the grader's), never */
 }

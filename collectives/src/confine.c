@@ -8,8 +8,9 @@
  * one it may name. What such a call could do to a grade is start a process:
  * a program that writes where the verdict is read, or one that takes the
  * CPU while the library's algorithm is being timed. So before the first
- * collective runs, a seccomp filter (on every thread of the process) makes
- * fork, vfork, clone without CLONE_THREAD, execve, execveat, ptrace and
+ * collective runs (or the first cost function: collbench --extrapolate), a
+ * seccomp filter (on every thread of the process) makes fork, vfork, clone
+ * without CLONE_THREAD, execve, execveat, ptrace and
  * process_vm_readv/writev fail with EPERM, and clone3 and io_uring_setup
  * with ENOSYS (the C library then makes its threads with clone), and so
  * does every call of another ABI (int $0x80 from a 64-bit program: the same

@@ -179,6 +179,13 @@ make_cheat oracle "$T/oracle/my_ring.c"
 grade "$T/oracle/my_ring.c" > /dev/null
 check '[ "$total" = 0.0 ] && grep -qE "integrity +0.0 / 20 .*cc_coll_expected cc_coll_input \(the library.s internals\)" <<<"$out"' \
   "asking the checker for the result scores $total: $(grep integrity <<<"$out")"
+# A cost function is the file's own code too, run where no collective came
+# before it (collbench --extrapolate): confined all the same.
+mkdir -p "$T/costlab"
+printf 'title = a cost part only\nfile = my_ring.c\nalgo = my_ring\npart model 20 cost ref=ring\n' > "$T/costlab/lab.conf"
+out=$("$G" "$T/costlab" --file "$SRC/tests/labs/cheats/costly.c" 2>&1); echo "$out"
+check 'grep -qE "^  model " <<<"$out" && [ -f "$COLLGRADE_WORK/logs/log.cost" ]' "the cost part did not run"
+check '! grep -rq "a cost function mapped executable memory" "$COLLGRADE_WORK/logs"' "a cost function ran unconfined"
 # An empty file: nothing to be honest about, no integrity points.
 make_cheat empty "$T/empty/my_ring.c"
 grade "$T/empty/my_ring.c" > /dev/null

@@ -89,6 +89,9 @@ check '[ "$total" = 0.0 ]' "the ifunc cheat's work is not void: total $total"
 cheat jit     "mmap \(memory mapped or made executable"
 check '[ "$total" = 0.0 ]' "the jit cheat's work is not void: total $total"
 check '! grep -rq "machine code written at run time ran" "$COLLGRADE_WORK/logs"' "a confined run executed code it wrote"
+# Machine code on a stack the file made executable (no call a filter sees): void.
+cheat xstack  "an executable stack \(a .note.GNU-stack section flagged x"
+check '[ "$total" = 0.0 ]' "the xstack cheat's work is not void: total $total"
 # A timer's signal handler runs inside the library's timed calls too: void.
 cheat alarm   "setitimer signal \(signals\)|signal setitimer \(signals\)"
 check '[ "$total" = 0.0 ]' "the alarm cheat's work is not void: total $total"

@@ -64,6 +64,7 @@ int collbench_main(int argc, char **argv)
                                 "(write one with: mpirun -np 2 collbench --pingpong --save-model FILE)\n");
             return 2;
         }
+        ck_confine_once();   /* the cost functions are the algorithms' own code */
         rc = bm_run_extrapolate(&o, model);
         return ck_stdout_done("collbench") && !rc ? 1 : rc;
     }

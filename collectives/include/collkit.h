@@ -404,6 +404,16 @@ typedef struct ck_observer {
 } ck_observer;
 void ck_observe(ck_comm *comm, const ck_observer *obs);
 
+/* ------------------------------------------------------------ confinement, for tools */
+
+/* Under the grader (COLLKIT_CONFINE=1 or 2, collectives/src/confine.c): from
+ * this call on, this process starts no other process or program (with 2: no
+ * thread, timer or executable memory either). Every collective calls it
+ * first; a tool that runs an algorithm's own code without a collective
+ * before (collbench --extrapolate: the cost functions) calls it itself.
+ * Without COLLKIT_CONFINE, nothing. */
+void ck_confine_once(void);
+
 
 /* ------------------------------------------------------------ agreement, for tools */
 

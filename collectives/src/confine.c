@@ -8,11 +8,26 @@
  * one it may name. What such a call could do to a grade is start a process:
  * a program that writes where the verdict is read, or one that takes the
  * CPU while the library's algorithm is being timed. So before the first
- * collective runs, a seccomp filter (on every thread of the process) makes
- * fork, vfork, clone without CLONE_THREAD, execve, execveat, ptrace and
+ * collective runs (or the first cost function: collbench --extrapolate), a
+ * seccomp filter (on every thread of the process) makes fork, vfork, clone
+ * without CLONE_THREAD, execve, execveat, ptrace and
  * process_vm_readv/writev fail with EPERM, and clone3 and io_uring_setup
- * with ENOSYS (the C library then makes its threads with clone). Threads stay
- * possible: MPI, the trainer's BLAS and the library's async engine make them.
+ * with ENOSYS (the C library then makes its threads with clone), and so
+ * does every call of another ABI (int $0x80 from a 64-bit program: the same
+ * calls under other numbers). Threads stay possible with COLLKIT_CONFINE=1:
+ * the library's async engine makes its own after the first collective (and
+ * a CUDA runtime may).
+ *
+ * COLLKIT_CONFINE=2, for the runs that need none of what follows (the
+ * checker and the benchmark on host buffers: MPI and BLAS have made their
+ * threads and loaded their code by then), stacks a second filter: a new
+ * thread fails (EAGAIN, as when none can be had), so do a timer (setitimer,
+ * timer_create, alarm: its signal's handler would run inside the library's
+ * timed calls) and memory made executable (mmap, mprotect, pkey_mprotect
+ * with PROT_EXEC, shmat with SHM_EXEC, personality's READ_IMPLIES_EXEC):
+ * machine code written at run time could make any call the object code
+ * checks never saw. Reached however — a name the grader sees, a function
+ * pointer, a system call instruction hidden in other bytes — they fail.
  * Everything before that call (MPI's start, the communicator) is not
  * confined; nothing of the student's runs there (the grader refuses
  * constructors other than the registration).
@@ -31,7 +46,10 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <sys/mman.h>
+#include <sys/personality.h>
 #include <sys/prctl.h>
+#include <sys/shm.h>
 #include <sys/syscall.h>
 
 #if defined(__x86_64__)
@@ -51,7 +69,7 @@ static int install(void)
     struct sock_filter f[] = {
         LOAD(offsetof(struct seccomp_data, arch)),
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, CK_AUDIT_ARCH, 1, 0),
-        RET(SECCOMP_RET_ALLOW),   /* another ABI (x32, 32-bit): not ours to judge */
+        RET(SECCOMP_RET_ERRNO | ENOSYS),   /* another ABI (32-bit): none in this program */
         LOAD(offsetof(struct seccomp_data, nr)),
 #ifdef __x86_64__
         /* the x32 numbers of the same calls (the same audit arch) */
@@ -70,7 +88,8 @@ static int install(void)
         DENY(__NR_process_vm_writev, EPERM),
         DENY(__NR_clone3, ENOSYS),
         DENY(__NR_io_uring_setup, ENOSYS),
-        /* clone: a thread (CLONE_THREAD in its flags, the first argument) only */
+        /* clone: a thread (CLONE_THREAD in its flags, the first argument)
+         * only, and none under COLLKIT_CONFINE=2 */
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 0, 4),
         LOAD(offsetof(struct seccomp_data, args[0])),
         BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 1),
@@ -85,8 +104,45 @@ static int install(void)
     return -1;
 #endif
 }
+
+/* The second filter (COLLKIT_CONFINE=2), on top of the first: its other ABI
+ * is the first's to refuse. DENY_IF: call nr with any of bits set in
+ * argument arg -> err; that call without them -> allowed; another call -> the
+ * rules after it (five instructions, the jump over all of them). */
+#define DENY_IF(nr, arg, bits, err)                                                                   \
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 4), LOAD(offsetof(struct seccomp_data, args[arg])), \
+        BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, (bits), 0, 1), RET(SECCOMP_RET_ERRNO | (err)), RET(SECCOMP_RET_ALLOW)
+static int install_strict(void)
+{
+#ifdef CK_AUDIT_ARCH
+    struct sock_filter f[] = {
+        LOAD(offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, CK_AUDIT_ARCH, 1, 0),
+        RET(SECCOMP_RET_ALLOW),
+        LOAD(offsetof(struct seccomp_data, nr)),
+        DENY(__NR_setitimer, EPERM),
+        DENY(__NR_timer_create, EPERM),
+#ifdef __NR_alarm
+        DENY(__NR_alarm, EPERM),
+#endif
+        /* (the low 32 bits of each argument: flags and protections fit) */
+        DENY_IF(__NR_clone, 0, CLONE_THREAD, EAGAIN),
+        DENY_IF(__NR_mmap, 2, PROT_EXEC, EPERM),
+        DENY_IF(__NR_mprotect, 2, PROT_EXEC, EPERM),
+        DENY_IF(__NR_pkey_mprotect, 2, PROT_EXEC, EPERM),
+        DENY_IF(__NR_shmat, 2, SHM_EXEC, EPERM),
+        DENY_IF(__NR_personality, 0, READ_IMPLIES_EXEC, EPERM),
+        RET(SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {.len = (unsigned short)(sizeof f / sizeof f[0]), .filter = f};
+    return (int)syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog) ? -1 : 0;
+#else
+    return -1;
+#endif
+}
 #else
 static int install(void) { return -1; }
+static int install_strict(void) { return -1; }
 #endif
 
 void ck_confine_once(void)
@@ -95,10 +151,10 @@ void ck_confine_once(void)
     if (done) return;
     done = 1;
     const char *e = getenv("COLLKIT_CONFINE");
-    if (!e || strcmp(e, "1")) return;
-    if (install()) {
-        fprintf(stderr, "collkit: COLLKIT_CONFINE=1, but this system cannot confine the process (seccomp): "
-                        "other processes stay possible\n");
+    if (!e || (strcmp(e, "1") && strcmp(e, "2"))) return;
+    if (install() || (!strcmp(e, "2") && install_strict())) {
+        fprintf(stderr, "collkit: COLLKIT_CONFINE=%s, but this system cannot confine the process (seccomp): "
+                        "other processes stay possible\n", e);
         fflush(stderr);
     }
 }

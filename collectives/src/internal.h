@@ -78,8 +78,4 @@ void ck_trace_add(ck_comm *comm, int kind, int peer, uint64_t bytes, double t0, 
 /* Stop the progress thread, if any (called by ck_comm_destroy). */
 void ck_async_shutdown(ck_comm *comm);
 
-/* Under the grader (COLLKIT_CONFINE=1): no more processes or programs from
- * this one, from the first collective on (confine.c). */
-void ck_confine_once(void);
-
 #endif

@@ -52,6 +52,10 @@ seed1=$(sed -n "s/.*the checker's inputs from seed \([0-9]*\)$/\1/p" <<<"$out")
 check '[ $rc = 0 ] && [ "$honest" = 100.0 ]' "the reference ring under an odd name: exit $rc, total '$honest'"
 check 'grep -qF "$odd" <<<"$out"' "the report does not show the original file name"
 check '[ ! -e x ] && [ ! -e "$T/in/x" ]' "a file name was run as a command"
+# The timed calls' inputs are the grading's own too, not a fixed set a table
+# of answers could hold (the records the verdict read are kept with the logs).
+check 'grep -q "^collkit-results 1 paired .* seed=$seed1 " "$COLLGRADE_WORK/logs/paired.results"' \
+  "the paired run did not use the grading's seed $seed1: $(head -1 "$COLLGRADE_WORK/logs/paired.results" 2>&1)"
 
 # Each cheat: integrity 0, what it used named, no more than the honest total.
 cheat() {   # cheat NAME REGEX [ENV...]
@@ -73,9 +77,49 @@ cheat proc    "open.*read|read.*open"
 # files only cost the integrity points: its honest work still counts
 check '[ "$total" != 0.0 ] && ! grep -q "void" <<<"$out"' "the proc cheat's work was voided: total $total"
 cheat thread  "pthread_create"
+# ... and, confined, its thread never ran (in no run of the checker or the benchmark)
+check '! grep -rq "the spinner thread is running" "$COLLGRADE_WORK/logs"' "a confined run started a thread"
 cheat syscall "(syscall|svc).*a system call written as an instruction"
 cheat wtime   "MPI_Wtime \\(MPI\\)"
 cheat startup "constructor"
+# Code run at load time without a constructor (a GNU indirect function's
+# resolver), and code made at run time (memory mapped executable): void.
+cheat ifunc   "indirect function\(s\) twice"
+check '[ "$total" = 0.0 ]' "the ifunc cheat's work is not void: total $total"
+cheat jit     "mmap \(memory mapped or made executable"
+check '[ "$total" = 0.0 ]' "the jit cheat's work is not void: total $total"
+check '! grep -rq "machine code written at run time ran" "$COLLGRADE_WORK/logs"' "a confined run executed code it wrote"
+# Machine code on a stack the file made executable (no call a filter sees): void.
+cheat xstack  "an executable stack \(a .note.GNU-stack section flagged x"
+check '[ "$total" = 0.0 ]' "the xstack cheat's work is not void: total $total"
+# A timer's signal handler runs inside the library's timed calls too: void.
+cheat alarm   "setitimer signal \(signals\)|signal setitimer \(signals\)"
+check '[ "$total" = 0.0 ]' "the alarm cheat's work is not void: total $total"
+check '! grep -rq "a timer.s handler ran" "$COLLGRADE_WORK/logs"' "a confined run had a timer"
+# Records rewritten at exit (faster times): the exit handler voids the work,
+# and the records had left the program's reach as they were written, so not
+# even the score as run shows the forged speed.
+cheat tamper  "atexit \(code that runs after the checker" COLLGRADE_TIME_LIMIT=8
+check '[ "$total" = 0.0 ] && ! grep -E "^  performance " <<<"$out" | grep -q "speed"' \
+  "the rewritten records reached the verdict: $(grep -E '^  performance ' <<<"$out")"
+# The grader's own secrets: a run reads the reference solution (fopen), a
+# build embeds it (.incbin). Where bubblewrap works, both see an empty folder:
+# its text is in no log (and so in no verdict).
+secret="the reference solution (instructors only"
+cheat peek "fopen" GRADE_TEST_SECRET="$SOL"
+if [ $sandbox = 1 ]; then
+  check '! grep -rqF "$secret" "$COLLGRADE_WORK/logs"' "a run read the reference solution"
+fi
+mkdir -p "$T/embed"
+{ printf '#include <stdio.h>\n'
+  printf '__asm__(".section .rodata\\n.globl embedded\\nembedded: .incbin \\"%s\\"\\n.byte 0\\n.previous");\n' "$SOL"
+  printf 'extern const char embedded[];\n'
+  sed 's/^    const int p = ck_comm_size(comm), r = ck_comm_rank(comm);$/    fprintf(stderr, "%s\\n", embedded);\n&/' "$SOL"; } > "$T/embed/my_ring.c"
+grade "$T/embed/my_ring.c" > /dev/null
+if [ $sandbox = 1 ]; then
+  check '[ "$total" = 0.0 ] && grep -q "does not build" <<<"$out" && ! grep -rqF "$secret" "$COLLGRADE_WORK/logs"' \
+    "a build embedded the reference solution: total $total"
+fi
 # Settings written through ck_comm_config's pointer: a copy, so nothing
 # changes (ck_comm_config is allowed: nothing to name, nothing gained).
 make_cheat config "$T/config/my_ring.c"
@@ -131,6 +175,20 @@ else check 'grep -qE "TOTAL +0.0 / 100" <<<"$out" && grep -q "killed by signal 6
 make_cheat forger "$T/forger/my_ring.c"
 grade "$T/forger/my_ring.c" > /dev/null
 check '[ "$total" = 0.0 ]' "the forger scores $total"
+# The checker's own functions (linked into every program) give any call's
+# exact result: no communication at all. The library's internals, whatever
+# their prefix: void.
+make_cheat oracle "$T/oracle/my_ring.c"
+grade "$T/oracle/my_ring.c" > /dev/null
+check '[ "$total" = 0.0 ] && grep -qE "integrity +0.0 / 20 .*cc_coll_expected cc_coll_input \(the library.s internals\)" <<<"$out"' \
+  "asking the checker for the result scores $total: $(grep integrity <<<"$out")"
+# A cost function is the file's own code too, run where no collective came
+# before it (collbench --extrapolate): confined all the same.
+mkdir -p "$T/costlab"
+printf 'title = a cost part only\nfile = my_ring.c\nalgo = my_ring\npart model 20 cost ref=ring\n' > "$T/costlab/lab.conf"
+out=$("$G" "$T/costlab" --file "$SRC/tests/labs/cheats/costly.c" 2>&1); echo "$out"
+check 'grep -qE "^  model " <<<"$out" && [ -f "$COLLGRADE_WORK/logs/log.cost" ]' "the cost part did not run"
+check '! grep -rq "a cost function mapped executable memory" "$COLLGRADE_WORK/logs"' "a cost function ran unconfined"
 # An empty file: nothing to be honest about, no integrity points.
 make_cheat empty "$T/empty/my_ring.c"
 grade "$T/empty/my_ring.c" > /dev/null

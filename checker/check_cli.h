@@ -47,6 +47,7 @@ typedef struct {
     const char   *results;        /* --results FILE: what every call produced, for collverify (NULL: none) */
     int           overwrite;      /* --overwrite: an existing --results file may be written over */
     int           require_msgs;   /* --require-msgs: a descriptor without msgs_sent fails */
+    int           leaks;          /* --leaks: heap growth between a case's calls fails the call */
     ck_coll       coll;           /* --coll: the collective checked (default all-reduce) */
 } cc_options;
 

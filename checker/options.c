@@ -64,6 +64,9 @@ static void usage(FILE *f)
         "                     that holds something is refused before any case runs\n"
         "  --overwrite        write over an existing --results file\n"
         "  --require-msgs     fail an algorithm whose descriptor declares no message count (msgs_sent)\n"
+        "  --leaks            fail a call after which the heap in use grew by its buffers and 256 KiB or\n"
+        "                     more (memory taken in every call, never freed); a heuristic, off by\n"
+        "                     default: MPI's own buffers for large messages can grow the heap too\n"
         "  -v, --verbose      print every failing rank's diagnosis, not only the first\n"
         "  -h, --help         this text\n"
         "Exit: 0 all passed, 1 a case failed, 2 bad arguments.\n", CC_PRIME, CC_BIG);
@@ -170,6 +173,7 @@ int cc_parse_args(int argc, char **argv, cc_options *o, int quiet)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { if (!quiet) usage(stdout); return 0; }
         if (!strcmp(a, "--quick")) { o->quick = 1; continue; }
         if (!strcmp(a, "--require-msgs")) { o->require_msgs = 1; continue; }
+        if (!strcmp(a, "--leaks")) { o->leaks = 1; continue; }
         if (!strcmp(a, "--overwrite")) { o->overwrite = 1; continue; }
         if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) { o->verbose = 1; continue; }
         if (strncmp(a, "--", 2)) BAD("unexpected argument '%s'", a);

@@ -41,6 +41,13 @@ loss)
   check '[ "$(jfield "$W/log.jsonl" step allreduce_bytes | sort -u)" = "$gb" ]' \
         "not every step all-reduced the whole buffer: $(jfield "$W/log.jsonl" step allreduce_bytes | sort -u | tr '\n' ' ')"
   check '[ "$(jfield "$W/log.jsonl" summary allreduce_bytes_per_step)" = "$gb" ]' "summary bytes per step"
+  # The steady rate leaves out epoch 1 (the warm-up): epochs 2-4's samples over their time.
+  steady=$(jfield "$W/log.jsonl" summary steady_samples_per_s)
+  jfield "$W/log.jsonl" epoch samples > "$W/sn"; jfield "$W/log.jsonl" epoch time_s > "$W/sT"
+  paste -d' ' "$W/sn" "$W/sT" > "$W/st"
+  check 'awk -v s="$steady" "NR > 1 { n += \$1; t += \$2 } END { r = n / t; exit !(t > 0 && s > 0 && (s - r) ^ 2 < (1e-3 * r) ^ 2) }" "$W/st" &&
+         grep -q "samples/s ([0-9]* after the first epoch)" "$W/out"' \
+        "steady_samples_per_s $steady is not epochs 2-4's rate: $(tr '\n' ' ' < "$W/st") $(grep '^trained' "$W/out")"
   check 'grep -q "all-reduce: dense, 0.13 MB per step (the whole gradient buffer)" "$W/out"' "banner does not say the bytes"
   # The density the banner prints is in the log too (compare.sh feeds it to the PyTorch scripts).
   nz=$(jfield "$W/log.jsonl" run nnz_per_row)

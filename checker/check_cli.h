@@ -27,6 +27,7 @@ typedef struct {
 } cc_count_spec;
 
 typedef struct {
+    const char   *algo_text;      /* --algo as given ("all": default) */
     const ck_algo *algos[CC_MAX_ALGOS];
     int           nalgos;
     cc_count_spec counts[CC_MAX_COUNTS];
@@ -40,6 +41,7 @@ typedef struct {
     size_t        chunk;
     int           quick, verbose;
     unsigned      mem;
+    const char   *transport;      /* --transport as given (NULL: not given) */
     int           repeat;         /* calls per case (default 2) */
     int           repeat_given;   /* --repeat was given: every failure names its call */
     int           inputs;         /* bit 0: exact integer inputs, bit 1: random floats */

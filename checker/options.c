@@ -325,8 +325,18 @@ static void usage(FILE *f)
     fputs("Exit: 0 all passed, 1 a case failed, 2 bad arguments.\n", f);
 }
 
-/* A bad command line, said once (by the print rank): "collcheck: " and the
- * reason, "bad" before a value the table refused ("--op 'x': ..."). */
+void cc_say_bad(FILE *f, const char *prog, const char *err)
+{
+    char text[1400];
+    snprintf(text, sizeof text, "%s", err);
+    const size_t name = strcspn(text, " ");
+    const int value_refused = !strncmp(text, "--", 2) && !strncmp(text + name, " '", 2);
+    char *paren = value_refused ? strstr(text, "': (") : NULL;
+    if (paren) memmove(paren + 1, paren + 2, strlen(paren + 2) + 1);   /* "'x': (want" -> "'x' (want" */
+    fprintf(f, "%s: %s%s\n", prog, value_refused ? "bad " : "", text);
+}
+
+/* A bad command line, said once (by the print rank), with where to look. */
 static int bad(FILE *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int bad(FILE *err, const char *fmt, ...)
 {
@@ -336,11 +346,8 @@ static int bad(FILE *err, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    const size_t name = strcspn(text, " ");
-    const int value_refused = !strncmp(text, "--", 2) && !strncmp(text + name, " '", 2);
-    char *paren = value_refused ? strstr(text, "': (") : NULL;
-    if (paren) memmove(paren + 1, paren + 2, strlen(paren + 2) + 1);   /* "'x': (want" -> "'x' (want" */
-    fprintf(err, "collcheck: %s%s\n(collcheck --help for the options)\n", value_refused ? "bad " : "", text);
+    cc_say_bad(err, "collcheck", text);
+    fprintf(err, "(collcheck --help for the options)\n");
     return 2;
 }
 

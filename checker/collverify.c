@@ -492,6 +492,34 @@ static int verdict(int nbad, int passed, int failed)
     return failed ? 1 : 0;
 }
 
+/* What either kind of file is checked with: a slot per expected call, and
+ * scratch for the expected results. */
+typedef struct {
+    vf_call       *calls;
+    size_t         ncalls;
+    unsigned char *buf;    /* the largest call's elements: expected results, decoded values */
+    uint64_t      *want;   /* every rank's expected digest of one call */
+} vf_work;
+
+/* 0, or -1 (said) when out of memory. */
+static int work_alloc(vf_work *w, size_t ncalls, int p, size_t bytes)
+{
+    w->ncalls = ncalls;
+    w->calls = calls_new(ncalls, p);
+    w->buf = malloc(bytes);
+    w->want = malloc((size_t)p * sizeof *w->want);
+    if (w->calls && w->buf && w->want) return 0;
+    printf("collverify: out of memory\n");
+    return -1;
+}
+
+static void work_free(vf_work *w)
+{
+    calls_free(w->calls, w->ncalls);
+    free(w->buf);
+    free(w->want);
+}
+
 /* ------------------------------------------------------------ collcheck files */
 
 /* A collcheck file against the calls the options make: algorithm a, case k,
@@ -502,15 +530,12 @@ typedef struct {
     const ck_config  *cfg;
     cc_case          *cases;
     int               ncases;
-    vf_call          *calls;
-    size_t            ncalls;
-    unsigned char    *buf;    /* the largest case's elements: expected results, decoded values */
-    uint64_t         *want;   /* every rank's expected digest of one call */
+    vf_work           w;
 } vf_check;
 
 static vf_call *check_slot(const vf_check *v, int a, int k, int c)
 {
-    return &v->calls[((size_t)a * (size_t)v->ncases + (size_t)k) * (size_t)v->o->repeat + (size_t)c];
+    return &v->w.calls[((size_t)a * (size_t)v->ncases + (size_t)k) * (size_t)v->o->repeat + (size_t)c];
 }
 
 /* The header: the run's p, seed, chunk and collective, and the calls per
@@ -585,9 +610,9 @@ static int judge_case(const vf_check *v, int a, int k)
     int bad_call = -1;
     for (int c = 0; c < ncall && bad_call < 0; c++) {
         const vf_call *vc = check_slot(v, a, k, c);
-        if (!cs->random) expected_digests(vo->coll, v->want, v->buf, cs->count, cs->dt, cs->op, p, (unsigned)c);
-        check_call(vo, al, t, vc, p, cs->count, es, v->cfg, cs->random ? NULL : v->want, &m);
-        if (cs->random && cs->count) check_random(vc, p, cs, (unsigned)c, v->buf, &m);
+        if (!cs->random) expected_digests(vo->coll, v->w.want, v->w.buf, cs->count, cs->dt, cs->op, p, (unsigned)c);
+        check_call(vo, al, t, vc, p, cs->count, es, v->cfg, cs->random ? NULL : v->w.want, &m);
+        if (cs->random && cs->count) check_random(vc, p, cs, (unsigned)c, v->w.buf, &m);
         if (m.len) bad_call = c;
     }
     char label[200];
@@ -599,46 +624,34 @@ static int judge_case(const vf_check *v, int a, int k)
     return bad_call < 0;
 }
 
-static void check_free(vf_check *v)
-{
-    calls_free(v->calls, v->ncalls);
-    free(v->buf);
-    free(v->want);
-    free(v->cases);
-}
-
 static int verify_check(const vf_opts *vo, const cc_options *o, vf_file *f, const ck_config *cfg)
 {
     vf_check v = {.vo = vo, .o = o, .cfg = cfg};
     const int p = vo->np;
     v.ncases = cc_build_matrix(o, p, &v.cases);
     if (v.ncases <= 0) { printf("collverify: no case to check at p = %d with these options\n", p); return 2; }
-    if (check_run_header(&v, f)) {
-        printf("0 passed, %d failed\n", o->nalgos * v.ncases);
-        check_free(&v);
-        return 1;
-    }
-    v.ncalls = (size_t)o->nalgos * (size_t)v.ncases * (size_t)o->repeat;
-    v.calls = calls_new(v.ncalls, p);
+    int code = 0;
     size_t maxb = 8;
     for (int k = 0; k < v.ncases; k++)
         if (v.cases[k].count * ck_dtype_size(v.cases[k].dt) > maxb) maxb = v.cases[k].count * ck_dtype_size(v.cases[k].dt);
-    v.buf = malloc(maxb);
-    v.want = malloc((size_t)p * sizeof *v.want);
-    if (!v.calls || !v.buf || !v.want) {
-        printf("collverify: out of memory\n");
-        check_free(&v);
-        return 2;
+    if (check_run_header(&v, f)) {
+        printf("0 passed, %d failed\n", o->nalgos * v.ncases);
+        code = 1;
+    } else if (work_alloc(&v.w, (size_t)o->nalgos * (size_t)v.ncases * (size_t)o->repeat, p, maxb))
+        code = 2;
+    else {
+        int nbad = 0, passed = 0, failed = 0;
+        for (int ln = 1; ln < f->n; ln++) read_check_line(&v, f->lines[ln], ln, &nbad);
+        for (int a = 0; a < o->nalgos; a++)
+            for (int k = 0; k < v.ncases; k++) {
+                if (judge_case(&v, a, k)) passed++;
+                else failed++;
+            }
+        code = verdict(nbad, passed, failed);
     }
-    int nbad = 0, passed = 0, failed = 0;
-    for (int ln = 1; ln < f->n; ln++) read_check_line(&v, f->lines[ln], ln, &nbad);
-    for (int a = 0; a < o->nalgos; a++)
-        for (int k = 0; k < v.ncases; k++) {
-            if (judge_case(&v, a, k)) passed++;
-            else failed++;
-        }
-    check_free(&v);
-    return verdict(nbad, passed, failed);
+    work_free(&v.w);
+    free(v.cases);
+    return code;
 }
 
 /* ------------------------------------------------------------ paired files */
@@ -652,16 +665,13 @@ typedef struct {
     const ck_config *cfg;
     size_t   sizes[64];   /* elements */
     int      nz;
-    vf_call *calls;
-    size_t   ncalls;
-    unsigned char *buf;
+    vf_work  w;
     double  *ratio;       /* per pair: t(A)/t(B) */
-    uint64_t *want;
 } vf_paired;
 
 static vf_call *paired_slot(const vf_paired *v, int z, int i, int k)
 {
-    return &v->calls[((size_t)z * (size_t)v->o->iters + (size_t)i) * 2 + (size_t)k];
+    return &v->w.calls[((size_t)z * (size_t)v->o->iters + (size_t)i) * 2 + (size_t)k];
 }
 
 /* One "timed" record of one rank into the slot of its call. */
@@ -708,11 +718,11 @@ static int judge_timed(const vf_paired *v, int z, int i, int k, double *t)
     const vf_call *vc = paired_slot(v, z, i, k);
     const ck_algo *al = v->o->algos[k];
     /* the inputs of timed call (i, k): see paired.c */
-    expected_digests(vo->coll, v->want, v->buf, count, v->o->dtype, v->o->op, p, (unsigned)(2 * i + k));
+    expected_digests(vo->coll, v->w.want, v->w.buf, count, v->o->dtype, v->o->op, p, (unsigned)(2 * i + k));
     char msg[2048];
     ck_sbuf m;
     ck_sbuf_init(&m, msg, sizeof msg);
-    check_call(vo, al, trusted(vo, al), vc, p, count, es, v->cfg, v->want, &m);
+    check_call(vo, al, trusted(vo, al), vc, p, count, es, v->cfg, v->w.want, &m);
     *t = 0;
     for (int q = 0; q < p; q++)
         if (vc->time[q] > *t) *t = vc->time[q];
@@ -762,14 +772,6 @@ static int paired_header(const vf_paired *v, vf_file *f)
     return -1;
 }
 
-static void paired_free(vf_paired *v)
-{
-    calls_free(v->calls, v->ncalls);
-    free(v->buf);
-    free(v->ratio);
-    free(v->want);
-}
-
 static int verify_paired(const vf_opts *vo, const bm_opts *o, vf_file *f, const ck_config *cfg)
 {
     vf_paired v = {.vo = vo, .o = o, .cfg = cfg};
@@ -781,21 +783,18 @@ static int verify_paired(const vf_opts *vo, const bm_opts *o, vf_file *f, const 
         printf("0 passed, %d failed\n", v.nz * n * 2);
         return 1;
     }
-    v.ncalls = (size_t)v.nz * (size_t)n * 2;
-    v.calls = calls_new(v.ncalls, p);
-    v.buf = malloc(v.sizes[v.nz - 1] * es + 8);
+    int code = 2;
     v.ratio = malloc(sizeof(double) * (size_t)n);
-    v.want = malloc((size_t)p * sizeof *v.want);
-    if (!v.calls || !v.buf || !v.ratio || !v.want) {
-        printf("collverify: out of memory\n");
-        paired_free(&v);
-        return 2;
+    if (!v.ratio) printf("collverify: out of memory\n");
+    else if (!work_alloc(&v.w, (size_t)v.nz * (size_t)n * 2, p, v.sizes[v.nz - 1] * es + 8)) {
+        int nbad = 0, passed = 0, failed = 0;
+        for (int ln = 1; ln < f->n; ln++) read_paired_line(&v, f->lines[ln], ln, &nbad);
+        for (int z = 0; z < v.nz; z++) judge_size(&v, z, &passed, &failed);
+        code = verdict(nbad, passed, failed);
     }
-    int nbad = 0, passed = 0, failed = 0;
-    for (int ln = 1; ln < f->n; ln++) read_paired_line(&v, f->lines[ln], ln, &nbad);
-    for (int z = 0; z < v.nz; z++) judge_size(&v, z, &passed, &failed);
-    paired_free(&v);
-    return verdict(nbad, passed, failed);
+    work_free(&v.w);
+    free(v.ratio);
+    return code;
 }
 
 /* ------------------------------------------------------------ main */

@@ -104,28 +104,30 @@ static int parse_count(const char *v, void *field, char *err, size_t cap)
     return 0;
 }
 
-static int parse_dtype(const char *v, void *field, char *err, size_t cap)
+/* --dtype or --op: the mask, and the list as given beside it. */
+static int parse_names(const char *v, unsigned *mask, const char **text, int is_dtype, const char *want, char *err,
+                       size_t cap)
 {
     ck_sbuf e;
     ck_sbuf_init(&e, err, cap);
-    if (parse_mask(v, 1, field, &e)) {
-        ck_sbuf_add(&e, " " WANT("T[,T..] of f32, f64, i32, i64, bf16, or all"));
+    if (parse_mask(v, is_dtype, mask, &e)) {
+        ck_sbuf_add(&e, " %s", want);
         return -1;
     }
-    OPTIONS_OF(field, dtypes)->dtype_text = v;
+    *text = v;
     return 0;
+}
+
+static int parse_dtype(const char *v, void *field, char *err, size_t cap)
+{
+    return parse_names(v, field, &OPTIONS_OF(field, dtypes)->dtype_text, 1,
+                       WANT("T[,T..] of f32, f64, i32, i64, bf16, or all"), err, cap);
 }
 
 static int parse_op(const char *v, void *field, char *err, size_t cap)
 {
-    ck_sbuf e;
-    ck_sbuf_init(&e, err, cap);
-    if (parse_mask(v, 0, field, &e)) {
-        ck_sbuf_add(&e, " " WANT("O[,O..] of sum, prod, min, max, avg, or all"));
-        return -1;
-    }
-    OPTIONS_OF(field, ops)->op_text = v;
-    return 0;
+    return parse_names(v, field, &OPTIONS_OF(field, ops)->op_text, 0, WANT("O[,O..] of sum, prod, min, max, avg, or all"),
+                       err, cap);
 }
 
 /* A word among names[] into the int field as the same index of values[];

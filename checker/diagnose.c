@@ -1046,6 +1046,70 @@ size_t cc_diagnose_salted(char *out, size_t cap, const void *host_got, const voi
     return cc_diagnose_run(out, cap, host_got, own_input, fill_byte, count, dt, op, rank, p, algo, cfg, salt, NULL);
 }
 
+/* The call's context: its encoding, and the previous call's (or, on a
+ * case's first call, the previous case's: the state a case leaves behind is
+ * the same mistake as the state a call leaves behind). */
+static void set_context(ctx *c, ck_dtype dt, ck_op op, int p, unsigned salt, const cc_prev_call *before)
+{
+    memset(c, 0, sizeof *c);
+    c->s = cc_scheme_salted(dt, op, p, salt);
+    c->has_prev = salt > 0;
+    if (c->has_prev) c->prev = cc_scheme_salted(dt, op, p, salt - 1);
+    else if (before && before->valid && before->dt == dt && before->count > 0) {
+        c->has_prev = c->prev_case = 1;
+        c->prev = cc_scheme_salted(dt, before->op, p, before->salt);
+        c->prev_count = before->count;
+    }
+    c->es = ck_dtype_size(dt);
+}
+
+/* Right results are the common case: compare in slices, and build the
+ * whole expected buffer only for a wrong one. */
+static int all_right(const ctx *c)
+{
+    enum { SLICE = 4096 };
+    unsigned char part[SLICE * 8];
+    cc_scheme s = c->s;
+    int right = 1;
+    for (size_t i0 = 0; i0 < c->count && right; i0 += SLICE) {
+        size_t n = c->count - i0 < SLICE ? c->count - i0 : SLICE;
+        s.off = c->s.off + i0;   /* element i0 + k of the call is element k of this view */
+        cc_expected_view(&s, part, n);
+        right = !memcmp(part, c->got + i0 * c->es, n * c->es);
+    }
+    return right;
+}
+
+/* The wrong result explained: its first wrong element, the summary of up
+ * to CC_EXAMINE of them (spread evenly over all), and the blocks. */
+static void explain_wrong(ck_sbuf *b, ctx *c, size_t first, size_t nwrong)
+{
+    const int p = c->s.p;
+    char e[64], g[64];
+    cc_format(e, sizeof e, c->exp, first, c->s.dt);
+    cc_format(g, sizeof g, c->got, first, c->s.dt);
+    ck_sbuf_add(b, "rank %d: %zu of %zu elements wrong; first: element %zu: expected %s, got %s", c->rank, nwrong,
+                c->count, first, e, g);
+    verdict v1, vs[CC_EXAMINE];
+    size_t idx[CC_EXAMINE];
+    explain_element(b, c, first, &v1);
+    const int n = nwrong < CC_EXAMINE ? (int)nwrong : CC_EXAMINE;
+    size_t seen = 0;
+    int taken = 0;
+    for (size_t i = 0; i < c->count && taken < n; i++) {
+        if (!memcmp(c->exp + i * c->es, c->got + i * c->es, c->es)) continue;
+        if (seen++ == (size_t)taken * nwrong / (size_t)n) { idx[taken] = i; explain_element(NULL, c, i, &vs[taken++]); }
+    }
+    summarise(b, c, vs, idx, taken, nwrong, &v1);
+    if (p > 1) {
+        size_t off, len;
+        int blk = block_of(c->count, p, first, &off, &len);
+        ck_sbuf_add(b, "; element %zu is in block %d of %d (elements %zu..%zu)", first, blk, p, off, off + len - 1);
+        place(b, c, first, -1, -1);
+        explain_blocks(b, c);
+    }
+}
+
 size_t cc_diagnose_run(char *out, size_t cap, const void *host_got, const void *own_input, int fill_byte,
                        size_t count, ck_dtype dt, ck_op op, int rank, int p, const ck_algo *algo,
                        const ck_config *cfg, unsigned salt, const cc_prev_call *before)
@@ -1054,18 +1118,7 @@ size_t cc_diagnose_run(char *out, size_t cap, const void *host_got, const void *
     ck_sbuf_init(&b, out, cap);
     claim[0] = 0;
     ctx c;
-    memset(&c, 0, sizeof c);
-    c.s = cc_scheme_salted(dt, op, p, salt);
-    c.has_prev = salt > 0;
-    if (c.has_prev) c.prev = cc_scheme_salted(dt, op, p, salt - 1);
-    else if (before && before->valid && before->dt == dt && before->count > 0) {
-        /* The state a case leaves behind is the same mistake as the state a
-         * call leaves behind: the previous case's last result is checked for. */
-        c.has_prev = c.prev_case = 1;
-        c.prev = cc_scheme_salted(dt, before->op, p, before->salt);
-        c.prev_count = before->count;
-    }
-    c.es = ck_dtype_size(dt);
+    set_context(&c, dt, op, p, salt, before);
     c.count = count;
     c.got = host_got;
     c.own = own_input;
@@ -1073,23 +1126,7 @@ size_t cc_diagnose_run(char *out, size_t cap, const void *host_got, const void *
     c.rank = rank;
     c.algo = algo;
     c.cfg = cfg;
-    if (!c.es || !count) return count;
-
-    /* Right results are the common case: compare in slices, and build the
-     * whole expected buffer only for a wrong one. */
-    {
-        enum { SLICE = 4096 };
-        unsigned char part[SLICE * 8];
-        cc_scheme s = c.s;
-        int right = 1;
-        for (size_t i0 = 0; i0 < count && right; i0 += SLICE) {
-            size_t n = count - i0 < SLICE ? count - i0 : SLICE;
-            s.off = c.s.off + i0;   /* element i0 + k of the call is element k of this view */
-            cc_expected_view(&s, part, n);
-            right = !memcmp(part, (const unsigned char *)host_got + i0 * c.es, n * c.es);
-        }
-        if (right) return count;
-    }
+    if (!c.es || !count || all_right(&c)) return count;
     unsigned char *exp = malloc(count * c.es);
     if (!exp) {
         size_t w = cc_count_wrong_salted(host_got, count, dt, op, p, salt);
@@ -1104,32 +1141,7 @@ size_t cc_diagnose_run(char *out, size_t cap, const void *host_got, const void *
             if (first == count) first = i;
             nwrong++;
         }
-    if (nwrong) {
-        char e[64], g[64];
-        cc_format(e, sizeof e, exp, first, dt);
-        cc_format(g, sizeof g, host_got, first, dt);
-        ck_sbuf_add(&b, "rank %d: %zu of %zu elements wrong; first: element %zu: expected %s, got %s",
-            rank, nwrong, count, first, e, g);
-        verdict v1, vs[CC_EXAMINE];
-        size_t idx[CC_EXAMINE];
-        explain_element(&b, &c, first, &v1);
-        /* Up to CC_EXAMINE wrong elements, spread evenly over all of them. */
-        const int n = nwrong < CC_EXAMINE ? (int)nwrong : CC_EXAMINE;
-        size_t seen = 0;
-        int taken = 0;
-        for (size_t i = 0; i < count && taken < n; i++) {
-            if (!memcmp(exp + i * c.es, c.got + i * c.es, c.es)) continue;
-            if (seen++ == (size_t)taken * nwrong / (size_t)n) { idx[taken] = i; explain_element(NULL, &c, i, &vs[taken++]); }
-        }
-        summarise(&b, &c, vs, idx, taken, nwrong, &v1);
-        if (p > 1) {
-            size_t off, len;
-            int blk = block_of(count, p, first, &off, &len);
-            ck_sbuf_add(&b, "; element %zu is in block %d of %d (elements %zu..%zu)", first, blk, p, off, off + len - 1);
-            place(&b, &c, first, -1, -1);
-            explain_blocks(&b, &c);
-        }
-    }
+    if (nwrong) explain_wrong(&b, &c, first, nwrong);
     free(exp);
     return first;
 }

@@ -538,6 +538,41 @@ void   ck_watch_leave(void);
 void   ck_watch_answer(void);
 double ck_watch_grace(double bound);
 
+/* The one back-off policy of every polling loop: what a poll that found
+ * nothing costs. Spin (poll again at once: a short wait ends within
+ * microseconds), then yield the core, then nap, so that a long wait leaves
+ * the core to the ranks that compute (more ranks than cores); and while
+ * waiting, answer roll calls every 5 ms. Each stage lasts until its count of
+ * polls or its seconds, whichever comes first (ULONG_MAX, INFINITY: no
+ * limit of that kind). A loop that must release every rank at once (the
+ * barrier before a timed iteration) spins long enough to.
+ *
+ *   ck_backoff b;
+ *   ck_backoff_start(&b, &policy, 1);
+ *   while (!done()) ck_backoff_pause(&b);       b.now: the clock as last read */
+typedef struct ck_backoff_policy {
+    unsigned long spin_polls;    /* spin while polls < spin_polls ... */
+    double        spin_s;        /* ... and seconds < spin_s */
+    unsigned long yield_polls;   /* then yield while polls < yield_polls (in all) ... */
+    double        yield_s;       /* ... and seconds < yield_s (in all) */
+    long          nap_ns;        /* then nap this long a poll; 0: yield for ever */
+} ck_backoff_policy;
+
+typedef struct ck_backoff {
+    const ck_backoff_policy *p;
+    unsigned long polls;
+    double        t0, now, next_answer;   /* ck_now(): the start, the last reading */
+    int           answer;                 /* take and answer roll calls while waiting */
+    void        (*yield)(void *arg);      /* the yield stage's pause (NULL: sched_yield) */
+    void         *yield_arg;
+} ck_backoff;
+
+void ck_backoff_start(ck_backoff *b, const ck_backoff_policy *p, int answer);
+/* One poll found nothing: spin, yield or nap, as the policy says. The clock
+ * is read every 256 polls while spinning, every 16 while yielding, every
+ * poll while napping (a nap costs more than reading it). */
+void ck_backoff_pause(ck_backoff *b);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,6 +3,8 @@
  * algorithm files call (with byte counters, trace events and the watchdog), and
  * ck_allreduce, which validates a call across ranks before running an algorithm.
  */
+#include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -599,16 +601,21 @@ static int watchdog_fire(ck_comm *c, ck_req *r, double waited)
     return rc;
 }
 
-/* The async engine's clone waits politely: a few hundred hot polls keep
- * latency low for small messages, then it yields, then naps 20 us a poll, so
- * on a machine with fewer cores than threads the progress thread does not
- * steal the core the caller is computing on. */
-static void back_off(unsigned long misses)
+/* How ck_waitall polls its transport. The async engine's clone waits
+ * politely: a few hundred hot polls keep latency low for small messages,
+ * then it yields, then naps 20 us a poll, so on a machine with fewer cores
+ * than threads the progress thread does not steal the core the caller is
+ * computing on. A caller's own wait spins (latency is what is measured), or
+ * with config.yield_wait yields after 64 polls. */
+static const ck_backoff_policy polite_policy = {
+    .spin_polls = 256, .spin_s = INFINITY, .yield_polls = 512, .yield_s = INFINITY, .nap_ns = 20000};
+static const ck_backoff_policy yield_policy = {
+    .spin_polls = 64, .spin_s = INFINITY, .yield_polls = ULONG_MAX, .yield_s = INFINITY, .nap_ns = 0};
+static const ck_backoff_policy spin_policy = {.spin_polls = ULONG_MAX, .spin_s = INFINITY};
+
+static const ck_backoff_policy *wait_policy(const ck_comm *c)
 {
-    if (misses < 256) return;
-    if (misses < 512) { sched_yield(); return; }
-    struct timespec ts = {0, 20000};
-    nanosleep(&ts, NULL);
+    return c->polite ? &polite_policy : c->cfg.yield_wait ? &yield_policy : &spin_policy;
 }
 
 int ck_waitall(ck_comm *c, ck_req *reqs, int n)
@@ -620,7 +627,8 @@ int ck_waitall(ck_comm *c, ck_req *reqs, int n)
      * inactive one, e.g. a send-window slot not used yet, may hold nothing). */
     const int trace_peer = n == 1 && reqs[0].active ? reqs[0].peer : -1;
     unsigned long spins = 0;
-    double next_answer = t0 + 0.005;   /* roll calls of ranks whose own wait ran out (watch.c) */
+    ck_backoff b;   /* answering roll calls of ranks whose own wait ran out (watch.c) when bounded */
+    ck_backoff_start(&b, wait_policy(c), deadline > 0);
     /* Without the watchdog there is nothing to notice while waiting: block in
      * the transport where it can (one pass), rather than poll it. Under SMPI,
      * where this is the default, every poll would cost simulated time. */
@@ -659,12 +667,10 @@ int ck_waitall(ck_comm *c, ck_req *reqs, int n)
         }
         if (!pending) break;
         spins++;
-        if (c->polite) back_off(spins);
-        else if (c->cfg.yield_wait && spins > 64) sched_yield();
+        ck_backoff_pause(&b);
         /* Reading the clock every pass would cost more than the test itself. */
         if (deadline > 0 && (spins & 1023) == 0) {
             double now = ck_now();
-            if (now > next_answer) { ck_watch_answer(); next_answer = now + 0.005; }
             if (now > deadline) {
                 for (int i = 0; i < n; i++)
                     if (reqs[i].active) {

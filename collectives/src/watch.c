@@ -310,7 +310,6 @@ void ck_watch_abort(const char *fmt, ...)
 /* ------------------------------------------------------------ bounded collectives */
 
 ck_bound ck_bound_job(void) { return (ck_bound){.seconds = g_timeout}; }
-ck_bound ck_bound_comm(ck_comm *comm) { return (ck_bound){.seconds = ck_comm_config(comm)->timeout_s}; }
 ck_bound ck_bound_return(double seconds, char *why, size_t whylen)
 {
     return (ck_bound){.seconds = seconds, .why = why, .whylen = whylen};

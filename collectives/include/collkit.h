@@ -404,16 +404,19 @@ typedef struct ck_observer {
 } ck_observer;
 void ck_observe(ck_comm *comm, const ck_observer *obs);
 
-/* ------------------------------------------------------------ confinement, for tools */
+/* ------------------------------------------------------------ before algorithm code, for tools */
 
-/* Under the grader (COLLKIT_CONFINE=1 or 2, collectives/src/confine.c): from
- * this call on, this process starts no other process or program (with 2: no
- * thread, timer or executable memory either). Every collective calls it
- * first; a tool that runs an algorithm's own code without a collective
- * before (collbench --extrapolate: the cost functions) calls it itself.
- * Without COLLKIT_CONFINE, nothing. */
+/* A program's hook, run once per process right before the first algorithm
+ * code runs: every collective calls ck_before_algorithms first, and a tool
+ * that runs an algorithm's own code without a collective before (collbench
+ * --extrapolate: the cost functions) calls it itself. The grader's program
+ * (plugin/, which collkit-cc builds around a student's file) registers its
+ * confinement there (plugin/confine.c, COLLKIT_CONFINE). Without a hook,
+ * nothing. Set the hook before the first collective. */
+void ck_set_before_algorithms(void (*hook)(void));
+void ck_before_algorithms(void);
+/* The older name of ck_before_algorithms. */
 void ck_confine_once(void);
-
 
 /* ------------------------------------------------------------ agreement, for tools */
 

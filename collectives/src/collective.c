@@ -107,6 +107,22 @@ static int check_scratch(ck_comm *c, const ck_algo *algo, int rc)
 
 /* ------------------------------------------------------------ all-reduce */
 
+/* The program's hook before the first algorithm code (the grader's
+ * confinement, plugin/confine.c): the library holds no policy of its own. */
+static void (*g_before)(void);
+
+void ck_set_before_algorithms(void (*hook)(void)) { g_before = hook; }
+
+void ck_before_algorithms(void)
+{
+    static int done;
+    if (done) return;
+    done = 1;
+    if (g_before) g_before();
+}
+
+void ck_confine_once(void) { ck_before_algorithms(); }
+
 /* Non-negative, with room to spare, so that -x in the agreement below cannot overflow. */
 static long long name_hash(const char *s) { return (long long)(ck_fnv1a64(s, strlen(s)) >> 2); }
 
@@ -219,7 +235,7 @@ static int run_collective(ck_comm *c, const ck_algo *algo, ck_coll coll, const v
                           size_t count, ck_dtype dt, ck_op op)
 {
     if (!c) return CK_ERR_INVALID_ARG;
-    ck_confine_once();
+    ck_before_algorithms();
     c->errmsg[0] = '\0';
     int rc = check_local_args(c, algo, coll, sendbuf, recvbuf, count, dt, op);
     if (c->cfg.validate) rc = validate_across_ranks(c, coll, rc, count, dt, op, algo);

@@ -13,7 +13,7 @@
 #include "protocol.h"
 
 #ifdef COLLKIT_HAVE_CUDA
-/* The library functions the CUDA plug-in (cuda_plugin.c) calls. A program
+/* The library functions the CUDA plug-in (cuda_loader.c) calls. A program
  * links only the members of libcollkit.a it references itself, so a program
  * that never named, say, ck_dtype_is_float would not have it for the plug-in
  * to bind to: this table references every one. It sits here, in the file

@@ -69,7 +69,7 @@ static void upload_input(ck_comm *comm, const bm_opts *o, void *dev, unsigned ch
     size_t off = 0, len = count;
     cc_coll_input(o->coll, host, count, o->dtype, o->op, rank, p, call);
     if (o->coll == CK_COLL_ALLGATHER) ck_block(count, (size_t)p, (size_t)rank, &off, &len);
-    if (ck_upload(comm, dev, host + off * es, len * es)) bm_abort(comm, "rank %d: upload failed", rank);
+    if (ck_upload(comm, dev, host + off * es, len * es)) ck_watch_abort("rank %d: upload failed", rank);
 }
 
 /* One timed call of algorithm a (0 or 1), pair i: fresh inputs, a poisoned
@@ -92,16 +92,16 @@ static double timed_call(ck_comm *comm, const bm_opts *o, const ck_algo *al, int
     const size_t rbytes = recv_elems * es;
     upload_input(comm, o, b->dsend[a], b->host_in, count, call);
     memset(b->host_out, 0xFF, rbytes);
-    if (ck_upload(comm, b->drecv[a], b->host_out, rbytes)) bm_abort(comm, "rank %d: upload failed", rank);
+    if (ck_upload(comm, b->drecv[a], b->host_out, rbytes)) ck_watch_abort("rank %d: upload failed", rank);
     ck_counters_reset(comm);
-    bm_barrier(comm, "the barrier before a timed call");
+    ck_bounded_barrier(ck_bound_comm(comm), ck_comm_mpi(comm), "the barrier before a timed call");
     double t0 = ck_now();
     int rc = cc_coll_call(comm, o->coll, al, b->dsend[a], b->drecv[a], count, o->dtype, o->op);
     const double t = ck_now() - t0;
     ck_counters ctr;
     ck_counters_get(comm, &ctr);
-    if (rc) bm_abort(comm, "rank %d: '%s' failed: %s (%s)", rank, al->name, ck_strerror(rc), ck_comm_errmsg(comm));
-    if (ck_download(comm, b->host_out, b->drecv[a], rbytes)) bm_abort(comm, "rank %d: download failed", rank);
+    if (rc) ck_watch_abort("rank %d: '%s' failed: %s (%s)", rank, al->name, ck_strerror(rc), ck_comm_errmsg(comm));
+    if (ck_download(comm, b->host_out, b->drecv[a], rbytes)) ck_watch_abort("rank %d: download failed", rank);
     cc_coll_expected(o->coll, b->host_exp, count, o->dtype, o->op, rank, p, call);
     *wrong = 0;
     if (memcmp(b->host_out, b->host_exp, rbytes))
@@ -175,7 +175,7 @@ int bm_run_paired(ck_comm *comm, const bm_opts *o)
     /* The records of one size travel in one gather of int-sized counts. */
     const int too_many = o->results && (double)nrec * sizeof *rec * p > INT_MAX;
     if (too_many) ok = 0;
-    bm_allreduce(comm, &ok, &all_ok, 1, MPI_INT, MPI_MIN, "the buffer allocation");
+    ck_bounded_allreduce(ck_bound_comm(comm), &ok, &all_ok, 1, MPI_INT, MPI_MIN, ck_comm_mpi(comm), "the buffer allocation");
     FILE *csv = NULL, *rf = NULL;
     if (all_ok && rank == 0 && o->csv && !(csv = bm_out_open(o->csv))) status = 1;
     if (all_ok && rank == 0 && o->results && !(rf = bm_out_open(o->results))) status = 1;
@@ -186,7 +186,7 @@ int bm_run_paired(ck_comm *comm, const bm_opts *o)
         else if (rank == 0) fprintf(stderr, "collbench: cannot allocate buffers of %zu bytes\n", maxbytes);
         status = 1;
     }
-    bm_bcast(comm, &status, 1, MPI_INT, "the status of the result files");
+    ck_bounded_bcast(ck_bound_comm(comm), &status, 1, MPI_INT, 0, ck_comm_mpi(comm), "the status of the result files");
     if (rank == 0 && !status) {
         printf("# collbench --paired: %s, A = %s, B = %s; %d ranks, %s %s, out-of-place, %s buffers\n",
                ck_coll_name(o->coll), ab[0]->name, ab[1]->name, p, ck_dtype_name(o->dtype),
@@ -216,7 +216,7 @@ int bm_run_paired(ck_comm *comm, const bm_opts *o)
             upload_input(comm, o, b.dsend[a], b.host_in, count, 0);
             for (int w = 0; w < o->warmup; w++) {
                 int rc = cc_coll_call(comm, o->coll, ab[a], b.dsend[a], b.drecv[a], count, o->dtype, o->op);
-                if (rc) bm_abort(comm, "rank %d: '%s' failed in warm-up: %s (%s)", rank, ab[a]->name,
+                if (rc) ck_watch_abort("rank %d: '%s' failed in warm-up: %s (%s)", rank, ab[a]->name,
                                  ck_strerror(rc), ck_comm_errmsg(comm));
             }
         }
@@ -235,11 +235,11 @@ int bm_run_paired(ck_comm *comm, const bm_opts *o)
             }
         cfg.validate = 1;
         ck_comm_set_config(comm, &cfg);
-        bm_reduce(comm, t, rank == 0 ? t + 2 * n : NULL, 2 * n, MPI_DOUBLE, MPI_MAX, "the reduction of the times");
+        ck_bounded_reduce(ck_bound_comm(comm), t, rank == 0 ? t + 2 * n : NULL, 2 * n, MPI_DOUBLE, MPI_MAX, 0, ck_comm_mpi(comm), "the reduction of the times");
         long long wr[2];
-        bm_allreduce(comm, wrong, wr, 2, MPI_LONG_LONG, MPI_SUM, "the count of wrong elements");
+        ck_bounded_allreduce(ck_bound_comm(comm), wrong, wr, 2, MPI_LONG_LONG, MPI_SUM, ck_comm_mpi(comm), "the count of wrong elements");
         int bad = msg[0] != 0, anybad = 0;
-        bm_allreduce(comm, &bad, &anybad, 1, MPI_INT, MPI_MAX, "the agreement on the checks");
+        ck_bounded_allreduce(ck_bound_comm(comm), &bad, &anybad, 1, MPI_INT, MPI_MAX, ck_comm_mpi(comm), "the agreement on the checks");
         if (bad) {
             fprintf(stderr, "collbench: %s\n", msg);
             fflush(stderr);
@@ -250,12 +250,12 @@ int bm_run_paired(ck_comm *comm, const bm_opts *o)
                 counts[q] = (int)(nrec * sizeof *rec);
                 displs[q] = q * counts[q];
             }
-            bm_gatherv(comm, rec, (int)(nrec * sizeof *rec), allrec, counts, displs, "the records of the timed calls");
+            ck_bounded_gatherv(ck_bound_comm(comm), rec, (int)(nrec * sizeof *rec), MPI_BYTE, allrec, counts, displs, MPI_BYTE, 0, ck_comm_mpi(comm), "the records of the timed calls");
             for (int q = 0; rank == 0 && q < p; q++) {
                 counts[q] = (int)(nrec * sizeof *rtime);
                 displs[q] = q * counts[q];
             }
-            bm_gatherv(comm, rtime, (int)(nrec * sizeof *rtime), alltime, counts, displs, "the times of the timed calls");
+            ck_bounded_gatherv(ck_bound_comm(comm), rtime, (int)(nrec * sizeof *rtime), MPI_BYTE, alltime, counts, displs, MPI_BYTE, 0, ck_comm_mpi(comm), "the times of the timed calls");
             if (rank == 0) results_size(rf, z, count, n, p, allrec, alltime);
         }
         if (rank != 0) continue;
@@ -282,7 +282,7 @@ int bm_run_paired(ck_comm *comm, const bm_opts *o)
     if (csv && bm_out_close(csv, o->csv)) status = 1;
     if (rf && bm_out_close(rf, o->results)) status = 1;
     if (rank == 0 && status == 1 && all_ok) printf("# a timed call was wrong or a file could not be written\n");
-    bm_bcast(comm, &status, 1, MPI_INT, "the final status");
+    ck_bounded_bcast(ck_bound_comm(comm), &status, 1, MPI_INT, 0, ck_comm_mpi(comm), "the final status");
     free(b.host_in); free(b.host_out); free(b.host_exp); free(t); free(ratio);
     free(rec); free(rtime); free(allrec); free(alltime); free(counts); free(displs);
     for (int a = 0; a < 2; a++) {

@@ -51,7 +51,7 @@ int bm_calibrate(ck_comm *comm, const bm_opts *o, size_t minb, size_t maxb, int 
         fflush(stdout);
     }
 
-    bm_barrier(comm, "the barrier before the ping-pong");
+    ck_bounded_barrier(ck_bound_comm(comm), ck_comm_mpi(comm), "the barrier before the ping-pong");
     if (rank < 2) {
         size_t maxbytes = (size_t)sizes[npts - 1];
         void *buf = ck_alloc(comm, maxbytes);
@@ -125,8 +125,8 @@ int bm_calibrate(ck_comm *comm, const bm_opts *o, size_t minb, size_t maxb, int 
         ck_free(comm, buf);
         free(rt);
     }
-    bm_bcast(comm, prm, 4, MPI_DOUBLE, "the ping-pong results (ranks 0 and 1 are timing)");
-    bm_bcast(comm, &status, 1, MPI_INT, "the ping-pong status");
+    ck_bounded_bcast(ck_bound_comm(comm), prm, 4, MPI_DOUBLE, 0, ck_comm_mpi(comm), "the ping-pong results (ranks 0 and 1 are timing)");
+    ck_bounded_bcast(ck_bound_comm(comm), &status, 1, MPI_INT, 0, ck_comm_mpi(comm), "the ping-pong status");
     out->alpha = prm[0];
     out->beta = prm[1];
     out->gamma = prm[2];
@@ -168,6 +168,6 @@ int bm_run_pingpong(ck_comm *comm, const bm_opts *o)
             printf("# parameters written to %s\n", o->save_model);
         }
     }
-    bm_bcast(comm, &rc, 1, MPI_INT, "the parameter file status");
+    ck_bounded_bcast(ck_bound_comm(comm), &rc, 1, MPI_INT, 0, ck_comm_mpi(comm), "the parameter file status");
     return rc;
 }

@@ -24,6 +24,7 @@
 #include <string.h>
 #include "collbench.h"
 #include "collcheck.h"   /* checker/: verifiable inputs (cc_fill, cc_count_wrong) */
+#include "collkit_util.h"   /* ck_json */
 
 typedef struct {
     const char *algo;
@@ -53,7 +54,7 @@ static void report_failure(ck_comm *comm, const ck_algo *a, int rc)
     fprintf(stderr, "collbench: rank %d: %s: %s (%s)\n", ck_comm_rank(comm), a->name, ck_strerror(rc),
             ck_comm_errmsg(comm));
     if (rc == CK_ERR_TIMEOUT || rc == CK_ERR_TRANSPORT)
-        bm_abort(comm, "rank %d: '%s' failed with %s", ck_comm_rank(comm), a->name, ck_strerror(rc));
+        ck_watch_abort("rank %d: '%s' failed with %s", ck_comm_rank(comm), a->name, ck_strerror(rc));
 }
 
 /* One call of the collective swept (--coll). */
@@ -71,7 +72,7 @@ static int call_all(ck_comm *comm, const ck_algo *a, const void *s, void *r, siz
 {
     int rc = call_one(comm, a, s, r, count, o), worst;
     if (rc) report_failure(comm, a, rc);
-    bm_allreduce(comm, &rc, &worst, 1, MPI_INT, MPI_MAX, "the status agreement after a call");
+    ck_bounded_allreduce(ck_bound_comm(comm), &rc, &worst, 1, MPI_INT, MPI_MAX, ck_comm_mpi(comm), "the status agreement after a call");
     return worst;
 }
 
@@ -113,11 +114,11 @@ static int measure(ck_comm *comm, const ck_algo *a, const bm_opts *o, size_t cou
      * size should take about that long (estimated from one call). */
     int iters = o->iters;
     if (o->time_budget > 0) {
-        bm_barrier(comm, "the barrier before the estimate");
+        ck_bounded_barrier(ck_bound_comm(comm), ck_comm_mpi(comm), "the barrier before the estimate");
         double t0 = ck_now();
         if ((rc = call_all(comm, a, send, drecv, count, o))) return rc;
         double est = ck_now() - t0, emax;
-        bm_allreduce(comm, &est, &emax, 1, MPI_DOUBLE, MPI_MAX, "the time estimate");
+        ck_bounded_allreduce(ck_bound_comm(comm), &est, &emax, 1, MPI_DOUBLE, MPI_MAX, ck_comm_mpi(comm), "the time estimate");
         double fit = o->time_budget / (emax > 1e-9 ? emax : 1e-9);
         if (fit < iters) iters = fit < 3 ? 3 : (int)fit;
         if (iters > o->iters) iters = o->iters;
@@ -127,7 +128,7 @@ static int measure(ck_comm *comm, const ck_algo *a, const bm_opts *o, size_t cou
     ck_comm_set_config(comm, &cfg);
     int lrc = 0;
     for (int i = 0; i < iters; i++) {
-        bm_barrier(comm, "the barrier before a timed iteration");
+        ck_bounded_barrier(ck_bound_comm(comm), ck_comm_mpi(comm), "the barrier before a timed iteration");
         double t0 = ck_now();
         int r1 = call_one(comm, a, send, drecv, count, o);
         times[i] = ck_now() - t0;
@@ -138,10 +139,10 @@ static int measure(ck_comm *comm, const ck_algo *a, const bm_opts *o, size_t cou
     }
     cfg.validate = 1;
     ck_comm_set_config(comm, &cfg);
-    bm_allreduce(comm, &lrc, &rc, 1, MPI_INT, MPI_MAX, "the status agreement after the timed loop");
+    ck_bounded_allreduce(ck_bound_comm(comm), &lrc, &rc, 1, MPI_INT, MPI_MAX, ck_comm_mpi(comm), "the status agreement after the timed loop");
     if (rc) return rc;
     double *tmax = rank == 0 ? times + iters : NULL;
-    bm_reduce(comm, times, tmax, iters, MPI_DOUBLE, MPI_MAX, "the reduction of the times");
+    ck_bounded_reduce(ck_bound_comm(comm), times, tmax, iters, MPI_DOUBLE, MPI_MAX, 0, ck_comm_mpi(comm), "the reduction of the times");
     if (rank == 0) bm_stats(tmax, iters, &row->med, &row->mn, &row->mx);
     row->iters = iters;
 
@@ -155,7 +156,7 @@ static int measure(ck_comm *comm, const ck_algo *a, const bm_opts *o, size_t cou
         ck_download(comm, host_out, drecv, recv_elems * ck_dtype_size(o->dtype));
         long long w = (long long)cc_coll_count_wrong(o->coll, host_out, count, o->dtype, o->op, rank, p,
                                                      place == BM_PLACE_IN, 0), wsum = 0;
-        bm_reduce(comm, &w, &wsum, 1, MPI_LONG_LONG, MPI_SUM, "the count of wrong elements");
+        ck_bounded_reduce(ck_bound_comm(comm), &w, &wsum, 1, MPI_LONG_LONG, MPI_SUM, 0, ck_comm_mpi(comm), "the count of wrong elements");
         row->wrong = wsum;
     }
 
@@ -163,7 +164,7 @@ static int measure(ck_comm *comm, const ck_algo *a, const bm_opts *o, size_t cou
     if (trace_call) {
         upload_input(comm, o, count, place, host_in, dsend, drecv);
         bm_trace_begin(comm);
-        bm_barrier(comm, "the barrier before the traced call");
+        ck_bounded_barrier(ck_bound_comm(comm), ck_comm_mpi(comm), "the barrier before the traced call");
         rc = call_all(comm, a, send, drecv, count, o);
         bm_trace_end(comm, *nlabels);
         if (rc) return rc;
@@ -209,16 +210,19 @@ static void print_header(const bm_opts *o, int p, const bm_params *m, ck_comm *c
 
 /* nccl-tests' factors: an all-reduce moves 2(p-1)/p of the buffer over
  * each link, a reduce-scatter or an all-gather (p-1)/p. */
-static ck_coll g_coll;
-static double busfactor(int p) { return p > 1 ? (g_coll == CK_COLL_ALLREDUCE ? 2.0 : 1.0) * (p - 1) / p : 0.0; }
+static double busfactor(ck_coll coll, int p)
+{
+    return p > 1 ? (coll == CK_COLL_ALLREDUCE ? 2.0 : 1.0) * (p - 1) / p : 0.0;
+}
 
-static void print_group(const bm_row *r, int p)
+static void print_group(const bm_row *r, ck_coll coll, int p)
 {
     if (r->failed) { printf("  %9s %9s %9s %7s %7s %6s", "error", "-", "-", "-", "-", "-"); return; }
     double alg = r->med > 0 ? r->bytes / r->med / 1e9 : 0;
     char w[24];
     if (r->wrong < 0) snprintf(w, sizeof w, "N/A"); else snprintf(w, sizeof w, "%lld", r->wrong);
-    printf("  %9.2f %9.2f %9.2f %7.3f %7.3f %6s", r->med * 1e6, r->mn * 1e6, r->mx * 1e6, alg, alg * busfactor(p), w);
+    printf("  %9.2f %9.2f %9.2f %7.3f %7.3f %6s", r->med * 1e6, r->mn * 1e6, r->mx * 1e6, alg, alg * busfactor(coll, p),
+           w);
 }
 
 /* The CSV is written as the sweep goes: the header at the start, each row
@@ -238,48 +242,63 @@ static void csv_row(FILE *f, const bm_row *r, const bm_opts *o, int p)
     double alg = r->med > 0 ? r->bytes / r->med / 1e9 : 0;
     fprintf(f, "%s,%d,%zu,%zu,%s,%s,%s,%d,%.3f,%.3f,%.3f,%.4f,%.4f,%lld,%.3f\n", r->algo, p, r->bytes, r->count,
             ck_dtype_name(o->dtype), ck_op_name(o->op), r->place == BM_PLACE_IN ? "in" : "out", r->iters,
-            r->med * 1e6, r->mn * 1e6, r->mx * 1e6, alg, alg * busfactor(p), r->wrong, r->model * 1e6);
+            r->med * 1e6, r->mn * 1e6, r->mx * 1e6, alg, alg * busfactor(o->coll, p), r->wrong, r->model * 1e6);
     fflush(f);
 }
 
-static void json_num(FILE *f, double v) { if (isfinite(v)) fprintf(f, "%.6g", v); else fprintf(f, "null"); }
-
+/* --json: the run's settings, the model, then a line per result. */
 static int write_json(const char *path, const bm_row *rows, int n, const bm_opts *o, int p, const bm_params *m)
 {
     FILE *f = bm_out_open(path);
     if (!f) return 1;
-    fprintf(f, "{\n  \"ranks\": %d, \"dtype\": \"%s\", \"op\": \"%s\", \"warmup\": %d, \"iters\": %d,\n",
-            p, ck_dtype_name(o->dtype), ck_op_name(o->op), o->warmup, o->iters);
-    fprintf(f, "  \"timing\": \"slowest rank per iteration, median over iterations; validation off while timed\",\n");
+    ck_json j;
+    ck_json_open(&j, f, CK_JSON_SPACED);
+    ck_json_break(&j);
+    ck_json_int(&j, "ranks", p);
+    ck_json_str(&j, "dtype", ck_dtype_name(o->dtype));
+    ck_json_str(&j, "op", ck_op_name(o->op));
+    ck_json_int(&j, "warmup", o->warmup);
+    ck_json_int(&j, "iters", o->iters);
+    ck_json_break(&j);
+    ck_json_str(&j, "timing", "slowest rank per iteration, median over iterations; validation off while timed");
     if (m) {
-        fprintf(f, "  \"model\": {\"alpha_us\": ");
-        json_num(f, m->alpha * 1e6);
-        fprintf(f, ", \"beta_ns_per_byte\": ");
-        json_num(f, m->beta * 1e9);
-        fprintf(f, ", \"gamma_ns_per_byte\": ");
-        json_num(f, m->gamma * 1e9);
-        fprintf(f, ", \"memcpy_gbs\": ");
-        json_num(f, m->memcpy_bw / 1e9);
-        fprintf(f, "},\n");
+        ck_json_break(&j);
+        ck_json_obj(&j, "model");
+        ck_json_num_g(&j, "alpha_us", m->alpha * 1e6, 6);
+        ck_json_num_g(&j, "beta_ns_per_byte", m->beta * 1e9, 6);
+        ck_json_num_g(&j, "gamma_ns_per_byte", m->gamma * 1e9, 6);
+        ck_json_num_g(&j, "memcpy_gbs", m->memcpy_bw / 1e9, 6);
+        ck_json_end(&j);
     }
-    fprintf(f, "  \"results\": [");
-    int first = 1;
+    ck_json_break(&j);
+    ck_json_arr(&j, "results");
     for (int i = 0; i < n; i++) {
         const bm_row *r = &rows[i];
         if (r->failed) continue;
         double alg = r->med > 0 ? r->bytes / r->med / 1e9 : 0;
-        fprintf(f, "%s\n    {\"algo\": \"%s\", \"bytes\": %zu, \"count\": %zu, \"place\": \"%s\", \"iters\": %d, "
-                   "\"time_us\": %.3f, \"min_us\": %.3f, \"max_us\": %.3f, \"algbw_gbs\": %.4f, \"busbw_gbs\": %.4f, "
-                   "\"wrong\": ", first ? "" : ",", r->algo, r->bytes, r->count, r->place == BM_PLACE_IN ? "in" : "out",
-                r->iters, r->med * 1e6, r->mn * 1e6, r->mx * 1e6, alg, alg * busfactor(p));
-        if (r->wrong < 0) fprintf(f, "null"); else fprintf(f, "%lld", r->wrong);
-        fprintf(f, ", \"model_us\": ");
-        json_num(f, r->model * 1e6);
-        fprintf(f, "}");
-        first = 0;
+        ck_json_break(&j);
+        ck_json_obj(&j, NULL);
+        ck_json_str(&j, "algo", r->algo);
+        ck_json_uint(&j, "bytes", r->bytes);
+        ck_json_uint(&j, "count", r->count);
+        ck_json_str(&j, "place", r->place == BM_PLACE_IN ? "in" : "out");
+        ck_json_int(&j, "iters", r->iters);
+        ck_json_num_f(&j, "time_us", r->med * 1e6, 3);
+        ck_json_num_f(&j, "min_us", r->mn * 1e6, 3);
+        ck_json_num_f(&j, "max_us", r->mx * 1e6, 3);
+        ck_json_num_f(&j, "algbw_gbs", alg, 4);
+        ck_json_num_f(&j, "busbw_gbs", alg * busfactor(o->coll, p), 4);
+        if (r->wrong < 0) ck_json_null(&j, "wrong");
+        else ck_json_int(&j, "wrong", r->wrong);
+        ck_json_num_g(&j, "model_us", r->model * 1e6, 6);
+        ck_json_end(&j);
     }
-    fprintf(f, "\n  ]\n}\n");
-    return bm_out_close(f, path);
+    ck_json_break(&j);
+    ck_json_end(&j);
+    ck_json_break(&j);
+    ck_json_end(&j);
+    int failed = ck_json_failed(&j);
+    return bm_out_close(f, path) || failed;
 }
 
 /* ---------------------------------------------------------------- the sweep */
@@ -307,7 +326,7 @@ int bm_run_sweep(ck_comm *comm, const bm_opts *o, const bm_params *m)
     bm_row *rows = calloc((size_t)nrows_max, sizeof *rows);
     char (*labels)[64] = o->trace ? calloc((size_t)nrows_max, 64) : NULL;
     int ok = host_in && host_out && dsend && drecv && times && rows && (!o->trace || labels), all_ok;
-    bm_allreduce(comm, &ok, &all_ok, 1, MPI_INT, MPI_MIN, "the buffer allocation");
+    ck_bounded_allreduce(ck_bound_comm(comm), &ok, &all_ok, 1, MPI_INT, MPI_MIN, ck_comm_mpi(comm), "the buffer allocation");
     if (!all_ok) {
         if (rank == 0) fprintf(stderr, "collbench: cannot allocate buffers of %zu bytes\n", maxbytes);
         free(host_in); free(host_out); free(times); free(rows); free(labels);
@@ -315,7 +334,6 @@ int bm_run_sweep(ck_comm *comm, const bm_opts *o, const bm_params *m)
         return 1;
     }
 
-    g_coll = o->coll;
     int nrows = 0, nlabels = 0, status = 0;
     FILE *csv = NULL;
     if (rank == 0) {
@@ -351,7 +369,7 @@ int bm_run_sweep(ck_comm *comm, const bm_opts *o, const bm_params *m)
                 }
                 if (r->wrong > 0) { wrong_total += r->wrong; status = 1; }
                 if (csv) csv_row(csv, r, o, p);
-                if (r->med > 0) { busbw_sum += bytes / r->med / 1e9 * busfactor(p); busbw_n++; }
+                if (r->med > 0) { busbw_sum += bytes / r->med / 1e9 * busfactor(o->coll, p); busbw_n++; }
             }
             if (rank == 0) {
                 char model[16] = "-";
@@ -360,7 +378,7 @@ int bm_run_sweep(ck_comm *comm, const bm_opts *o, const bm_params *m)
                 printf("  %-14s %12zu %12zu %5s %5s %9s", a->name, bytes, count, ck_dtype_name(o->dtype),
                        ck_op_name(o->op), model);
                 for (int g = 0; g < 2; g++)
-                    if (grp[g]) print_group(grp[g], p);
+                    if (grp[g]) print_group(grp[g], o->coll, p);
                 printf("\n");
                 fflush(stdout);
             }
@@ -376,7 +394,7 @@ int bm_run_sweep(ck_comm *comm, const bm_opts *o, const bm_params *m)
         if (csv && bm_out_close(csv, o->csv)) status = 1;
         if (o->json && write_json(o->json, rows, nrows, o, p, m)) status = 1;
     }
-    bm_bcast(comm, &status, 1, MPI_INT, "the final status");
+    ck_bounded_bcast(ck_bound_comm(comm), &status, 1, MPI_INT, 0, ck_comm_mpi(comm), "the final status");
     if (o->trace) {
         int trc = bm_trace_write(comm, o->trace, labels, nlabels);
         if (trc) status = 1;

@@ -111,7 +111,7 @@ int collbench_main(int argc, char **argv)
         return rc == CK_ERR_UNSUPPORTED ? 3 : 1;
     }
     ck_watch_phase(o.mode == BM_MODE_PINGPONG ? "ping-pong" : o.mode == BM_MODE_PAIRED ? "paired" : "sweep");
-    bm_trace_set_capacity(o.trace_capacity);
+    bm_trace_set_capacity((size_t)o.trace_capacity);
     if (o.chunk) {
         ck_config cfg = *ck_comm_config(comm);
         cfg.chunk_bytes = o.chunk;

@@ -32,7 +32,7 @@ typedef struct bm_opts {
     const char *model;                /* "auto", "none" or a parameter file */
     const char *save_model;           /* --save-model FILE */
     const char *trace;                /* --trace FILE */
-    size_t      trace_capacity;       /* events per rank */
+    int         trace_capacity;       /* events per rank */
     size_t      chunk;                /* --chunk: pipeline chunk bytes (0: the library's default) */
     int         extrap_pmax;          /* --extrapolate: largest p */
     int         extrap_every_p;       /* --every-p: p = 2, 3, 4, ... instead of 2, 4, 8, ... */

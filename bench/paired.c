@@ -353,7 +353,8 @@ static void paired_finish(paired_run *r)
 {
     if (r->csv && bm_out_close(r->csv, r->o->csv)) r->status = 1;
     if (r->rf && bm_out_close(r->rf, r->o->results)) r->status = 1;
-    if (r->rank == 0 && r->status == 1 && r->all_ok) printf("# a timed call was wrong or a file could not be written\n");
+    if (r->rank == 0 && r->status == 1 && r->all_ok)
+        printf("# a timed call was wrong or a file could not be written\n");
     ck_bounded_bcast(ck_bound_comm(r->comm), &r->status, 1, MPI_INT, 0, ck_comm_mpi(r->comm), "the final status");
 }
 

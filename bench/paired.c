@@ -163,14 +163,8 @@ typedef struct {
  * stops them all), then the result files: 0 when the run can start. */
 static int paired_setup(paired_run *r, ck_comm *comm, const bm_opts *o)
 {
-    memset(r, 0, sizeof *r);
-    r->comm = comm;
-    r->o = o;
-    r->rank = ck_comm_rank(comm);
-    r->p = ck_comm_size(comm);
-    r->n = o->iters;
-    r->ab[0] = o->algos[0];
-    r->ab[1] = o->algos[1];
+    *r = (paired_run){.comm = comm, .o = o, .rank = ck_comm_rank(comm), .p = ck_comm_size(comm), .n = o->iters,
+                      .ab = {o->algos[0], o->algos[1]}};
     const size_t es = ck_dtype_size(o->dtype), maxbytes = r->maxbytes = o->maxbytes / es * es;
     pair_bufs *b = &r->b;
     b->host_in = malloc(maxbytes + 1);

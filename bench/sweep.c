@@ -372,12 +372,7 @@ static void sweep_free(sweep_run *r)
  * stops them all). 0, or 1 after saying so (buffers freed). */
 static int sweep_setup(sweep_run *r, ck_comm *comm, const bm_opts *o, const bm_params *m)
 {
-    memset(r, 0, sizeof *r);
-    r->comm = comm;
-    r->o = o;
-    r->m = m;
-    r->rank = ck_comm_rank(comm);
-    r->p = ck_comm_size(comm);
+    *r = (sweep_run){.comm = comm, .o = o, .m = m, .rank = ck_comm_rank(comm), .p = ck_comm_size(comm)};
     sweep_sizes(r);
     const size_t maxbytes = r->counts[r->nsizes - 1] * ck_dtype_size(o->dtype), alloc = maxbytes ? maxbytes : 1;
     r->host_in = malloc(alloc);

@@ -25,7 +25,8 @@ typedef struct {
     bm_opts     o;
     uint64_t    minbytes, maxbytes, chunk;
     const char *algo_spec;
-    int         device, transport;   /* "host|cuda", "mpi|shm|cuda-ipc|cuda" (-1: not given) */
+    int         device;              /* host|cuda */
+    int         transport;           /* mpi, shm, cuda-ipc, cuda: 0..3 (-1: not given) */
     int         pingpong, extrapolate, paired, gpus;
 } bm_cli;
 
@@ -61,6 +62,20 @@ static int parse_place(const char *v, void *field, char *err, size_t cap)
     else if (!strcmp(v, "both")) *place = BM_PLACE_OUT | BM_PLACE_IN;
     else { snprintf(err, cap, "expected out, in or both"); return -1; }
     return 0;
+}
+
+/* --transport's names: shm and mpi move host buffers, cuda-ipc (or cuda,
+ * its other name) device buffers. */
+static const char *const transports[] = {"mpi", "shm", "cuda-ipc", "cuda"};
+enum { TRANSPORT_SHM = 1, TRANSPORT_FIRST_DEVICE = 2 };
+
+/* The index in transports[]. */
+static int parse_transport(const char *v, void *field, char *err, size_t cap)
+{
+    for (int k = 0; k < 4; k++)
+        if (!strcmp(v, transports[k])) { *(int *)field = k; return 0; }
+    snprintf(err, cap, "expected mpi, shm or cuda-ipc");
+    return -1;
 }
 
 static int parse_seed(const char *v, void *field, char *err, size_t cap)
@@ -120,7 +135,7 @@ static const ck_opt options[] = {
              "--paired checks every timed call whatever -c says)"},
     {OPT("--device", 0, CK_OPT_CHOICE, device), .choices = "host|cuda", .arg = "D",
      .help = "host or cuda (default host)"},
-    {OPT("--transport", 0, CK_OPT_CHOICE, transport), .choices = "mpi|shm|cuda-ipc|cuda", .arg = "T",
+    {CUSTOM("--transport", 0, transport, parse_transport), .arg = "T",
      .help = "mpi (host, default), shm (host buffers the ranks of one node share;\n"
              "adds oneshot and twoshot) or cuda-ipc (the same as --device cuda)"},
     {OPT("--chunk", 0, CK_OPT_SIZE, chunk), .hi = MAX_BYTES, .arg = "SIZE",
@@ -223,12 +238,10 @@ static int resolve(bm_cli *c, const char **given)
         return fail("--chunk must be at least 1 byte");
     o->mem = c->device ? CK_MEM_CUDA : CK_MEM_HOST;
     if (c->transport >= 0) {
-        /* shm and mpi move host buffers, cuda-ipc (or cuda) device buffers */
-        static const char *const names[] = {"mpi", "shm", "cuda-ipc", "cuda"};
-        const int dev = c->transport >= 2;
+        const int dev = c->transport >= TRANSPORT_FIRST_DEVICE;
         if (o->mem == CK_MEM_CUDA && !dev)
-            return fail("--transport %s moves host buffers, not --device cuda", names[c->transport]);
-        o->mem = dev ? CK_MEM_CUDA : c->transport == 1 ? CK_MEM_HOST | CK_MEM_SHM : CK_MEM_HOST;
+            return fail("--transport %s moves host buffers, not --device cuda", transports[c->transport]);
+        o->mem = dev ? CK_MEM_CUDA : c->transport == TRANSPORT_SHM ? CK_MEM_HOST | CK_MEM_SHM : CK_MEM_HOST;
     }
     return 0;
 }

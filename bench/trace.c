@@ -169,7 +169,8 @@ static int write_file(const char *path, int p, bm_ev *all, const int *counts, co
     if (bm_out_close(f, path)) status = 1;
     else if (status) fprintf(stderr, "collbench: error writing %s\n", path);
     if (drop_total)
-        fprintf(stderr, "collbench: trace capacity reached: %llu events dropped (raise --trace-capacity)\n", drop_total);
+        fprintf(stderr, "collbench: trace capacity reached: %llu events dropped (raise --trace-capacity)\n",
+                drop_total);
     return status;
 }
 

@@ -31,6 +31,11 @@
  * A file of the folder that does not hold what collbench and the scripts
  * write (truncated, hand-edited, replaced) is refused with its path, line and
  * column, exit status 1 and no summary.md (plots/README.md, "Data files").
+ *
+ * The program reads as its steps: parse_args; load_report reads and checks
+ * every file of the folder into one report struct; write_scaling; then
+ * write_summary, one function per section of summary.md (sec_*), each
+ * reading the report and changing nothing.
  */
 #include <errno.h>
 #include <float.h>

@@ -107,6 +107,12 @@ typedef struct trace {
     double      cores;
 } trace;
 
+static int out_of_memory(char *err, size_t errlen)
+{
+    snprintf(err, errlen, "out of memory");
+    return -1;
+}
+
 static void trace_free(trace *T)
 {
     free(T->ev);
@@ -127,7 +133,7 @@ static int read_lane(trace *T, const char *line, int lineno, char *err, size_t e
     l.pid = (int)pid;
     l.tid = (int)tid;
     lane *n = realloc(T->ln, (size_t)(T->nln + 1) * sizeof *n);
-    if (!n) { snprintf(err, errlen, "out of memory"); return -1; }
+    if (!n) return out_of_memory(err, errlen);
     T->ln = n;
     T->ln[T->nln++] = l;
     return 0;
@@ -155,7 +161,7 @@ static int read_event(trace *T, const char *line, int lineno, int call, char *er
     if (e.call != call) return 0;
     if (!strcmp(e.cat, "allreduce") && !T->title[0]) str_after(line, "\"name\":\"", T->title, sizeof T->title);
     gev *n = realloc(T->ev, (size_t)(T->nev + 1) * sizeof *n);
-    if (!n) { snprintf(err, errlen, "out of memory"); return -1; }
+    if (!n) return out_of_memory(err, errlen);
     T->ev = n;
     T->ev[T->nev++] = e;
     return 0;
@@ -242,7 +248,7 @@ static int lay_out(trace *T, geom *G, char *err, size_t errlen)
                  "not a trace as collbench writes it", T->path, T->ev[unnamed].pid, T->ev[unnamed].tid);
         return -1;
     }
-    if (!G->used) { snprintf(err, errlen, "out of memory"); return -1; }
+    if (!G->used) return out_of_memory(err, errlen);
     const int tt = T->tagtrain;
     G->left = tt ? 230 : 268;
     G->rh = tt ? 32 : 21;

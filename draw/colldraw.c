@@ -188,6 +188,7 @@ typedef struct opts {
     double      timeout;
 } opts;
 
+/* The header's limits in --help's text. */
 #define CD_STR_(x) #x
 #define CD_STR(x) CD_STR_(x)
 

@@ -32,25 +32,31 @@ typedef struct {
 
 /* ---------------------------------------------------------------- values */
 
+/* Each parser: 0 with the value in its field, or -1 with why in err. */
+static int refuse(char *err, size_t cap, const char *why)
+{
+    snprintf(err, cap, "%s", why);
+    return -1;
+}
+
 static int parse_dtype(const char *v, void *field, char *err, size_t cap)
 {
-    if (!ck_dtype_parse(v, field)) return 0;
-    snprintf(err, cap, "unknown dtype (f32 f64 i32 i64 bf16)");
-    return -1;
+    return ck_dtype_parse(v, field) ? refuse(err, cap, "unknown dtype (f32 f64 i32 i64 bf16)") : 0;
 }
 
 static int parse_op(const char *v, void *field, char *err, size_t cap)
 {
-    if (!ck_op_parse(v, field)) return 0;
-    snprintf(err, cap, "unknown op (sum prod min max avg)");
-    return -1;
+    return ck_op_parse(v, field) ? refuse(err, cap, "unknown op (sum prod min max avg)") : 0;
 }
 
 static int parse_coll(const char *v, void *field, char *err, size_t cap)
 {
-    if (!ck_coll_parse(v, field)) return 0;
-    snprintf(err, cap, "expected allreduce, reduce_scatter or allgather");
-    return -1;
+    return ck_coll_parse(v, field) ? refuse(err, cap, "expected allreduce, reduce_scatter or allgather") : 0;
+}
+
+static int parse_seed(const char *v, void *field, char *err, size_t cap)
+{
+    return cc_parse_seed(v, field) ? refuse(err, cap, "want an integer from 0 to 2^64-1") : 0;
 }
 
 /* out, in or both: BM_PLACE_* bits. */
@@ -60,7 +66,7 @@ static int parse_place(const char *v, void *field, char *err, size_t cap)
     if (!strcmp(v, "out")) *place = BM_PLACE_OUT;
     else if (!strcmp(v, "in")) *place = BM_PLACE_IN;
     else if (!strcmp(v, "both")) *place = BM_PLACE_OUT | BM_PLACE_IN;
-    else { snprintf(err, cap, "expected out, in or both"); return -1; }
+    else return refuse(err, cap, "expected out, in or both");
     return 0;
 }
 
@@ -74,15 +80,7 @@ static int parse_transport(const char *v, void *field, char *err, size_t cap)
 {
     for (int k = 0; k < 4; k++)
         if (!strcmp(v, transports[k])) { *(int *)field = k; return 0; }
-    snprintf(err, cap, "expected mpi, shm or cuda-ipc");
-    return -1;
-}
-
-static int parse_seed(const char *v, void *field, char *err, size_t cap)
-{
-    if (!cc_parse_seed(v, field)) return 0;
-    snprintf(err, cap, "want an integer from 0 to 2^64-1");
-    return -1;
+    return refuse(err, cap, "expected mpi, shm or cuda-ipc");
 }
 
 static int parse_budget(const char *v, void *field, char *err, size_t cap)

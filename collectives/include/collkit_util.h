@@ -6,6 +6,8 @@
  *   ck_parse_int         when it is rejected (negative, empty, junk, too large)
  *   ck_parse_double    "2.5", "1e-3" -> a finite number in a range (seconds,
  *                        model parameters): no NaN, no inf, no hex
+ *   ck_opt_parse       one table of options drives parsing, --help and the
+ *   ck_opt_help          comparison of two configurations (ck_opt_differs)
  *   ck_fnv1a64         FNV-1a 64-bit hash (checkpoints, feature buckets,
  *                      cross-rank agreement on names)
  *   ck_sbuf            printf-style appends into a fixed buffer that never
@@ -58,6 +60,74 @@ int ck_parse_int(const char *s, long long lo, long long hi, long long *out, char
  * number", "must be between 0 and 1e+06", "must be at least 0" when hi is
  * DBL_MAX, "too large"). */
 int ck_parse_double(const char *s, double lo, double hi, double *out, char *err, size_t errlen);
+
+/* ------------------------------------------------------------ options */
+
+/* One table of options drives a tool's parsing, its --help and any
+ * comparison of configurations (tagtrain's resume check): each option is
+ * written once, with its field, its range and its help. A table is an array
+ * ending with an entry whose name is NULL; CK_OPT_HEADING rows are headings
+ * of --help. Values: "--name VALUE", "--name=VALUE", and "-x VALUE" for an
+ * option with a short name. The last value given wins. */
+typedef enum {
+    CK_OPT_HEADING,   /* no option: `name` is a heading line of --help */
+    CK_OPT_FLAG,      /* takes no value: the int field becomes 1 */
+    CK_OPT_STR,       /* const char *: the value itself (argv's memory) */
+    CK_OPT_INT,       /* int in [lo, hi] (ck_parse_int) */
+    CK_OPT_DOUBLE,    /* double in [lo, hi] (ck_parse_double) */
+    CK_OPT_FLOAT,     /* float in [lo, hi] (ck_parse_double) */
+    CK_OPT_SIZE,      /* uint64_t with an optional K/M/G suffix, at most hi (ck_parse_size) */
+    CK_OPT_CHOICE,    /* int: the index of the value in `choices` ("mpi|shm|cuda-ipc") */
+    CK_OPT_CUSTOM,    /* parse(value, field, err, cap): 0, or -1 with the reason */
+} ck_opt_type;
+
+/* Bits of ck_opt.flags. */
+enum {
+    CK_OPT_MODEL = 1u << 0,   /* part of the model's configuration (tagtrain: a resumed run keeps it) */
+    CK_OPT_HIDE  = 1u << 1,   /* parsed, not shown by --help (test hooks) */
+    CK_OPT_USER  = 1u << 8,   /* the first bit a tool may give a meaning of its own */
+};
+
+typedef struct ck_opt {
+    const char *name;       /* "--lr"; NULL ends the table */
+    char        short_name; /* 'n' for -n, or 0 */
+    ck_opt_type type;
+    size_t      off;        /* offsetof(the tool's options struct, field) */
+    size_t      size;       /* CK_OPT_CUSTOM: the field's bytes (for ck_opt_differs); else 0 */
+    double      lo, hi;     /* CK_OPT_INT, DOUBLE, FLOAT: the range; CK_OPT_SIZE: hi is the most */
+    const char *choices;    /* CK_OPT_CHOICE: the values, '|' between them */
+    int       (*parse)(const char *value, void *field, char *err, size_t cap);   /* CK_OPT_CUSTOM */
+    const char *arg;        /* the value's name in --help: "F", "FILE" (default: from the type) */
+    const char *help;       /* --help's text; '\n' starts a continuation line. "%D" stands for
+                               the field's value in the defaults given to ck_opt_help */
+    unsigned    flags;      /* CK_OPT_MODEL, CK_OPT_HIDE, a tool's own bits */
+} ck_opt;
+
+/* What ck_opt_parse returns: the exit status a tool ends with when it is not
+ * CK_OPT_RUN. */
+enum { CK_OPT_RUN = 0, CK_OPT_HELP = 1, CK_OPT_BAD = 2 };
+
+/* Parse argv[1..argc-1] into the struct at dst (which holds the defaults).
+ * given, when not NULL, has one slot per table row: the value given for it
+ * (the last one; "1" for a flag), or NULL when the option was not given.
+ * Returns CK_OPT_RUN; CK_OPT_HELP for --help or -h (the caller prints
+ * ck_opt_help and exits 0); or CK_OPT_BAD with the reason in err ("--lr
+ * 'x': not a finite number", "unknown option '--lx'", "--lr needs a value",
+ * "unexpected argument 'x'"; an option named as it was given, "-n '0': ..."
+ * for -n): the caller prints it once and exits 2. Never prints. */
+int ck_opt_parse(const ck_opt *tab, int argc, char **argv, void *dst, const char **given, char *err, size_t cap);
+
+/* --help's option rows: "  --name ARG" then the help text in a column
+ * (continuation lines aligned under it), headings as they are. defaults
+ * (a struct like dst, holding the defaults; NULL for none) fills "%D". */
+void ck_opt_help(FILE *f, const ck_opt *tab, const void *defaults);
+
+/* The row of the table for an option name ("--lr" or "lr"), or NULL. */
+const ck_opt *ck_opt_find(const ck_opt *tab, const char *name);
+
+/* Whether the field option o sets differs between two structs a and b
+ * (bytes compared; a CK_OPT_CUSTOM row compares its `size` bytes). */
+int ck_opt_differs(const ck_opt *o, const void *a, const void *b);
 
 /* ------------------------------------------------------------ hash */
 

@@ -30,15 +30,17 @@ static void test_backoff(void)
     for (int i = 0; i < 20; i++) ck_backoff_pause(&b);
     const double napped = ck_now() - t0;
     CHECK(yields == 15 && napped >= 0.019, "then 20 naps of 1 ms, no yield: %d yields, %.4f s", yields, napped);
-    /* By time: spin for 20 ms, no yield, then nap; nap_ns 0 yields for ever. */
-    const ck_backoff_policy q = {.spin_polls = ULONG_MAX, .spin_s = 0.02, .yield_polls = 0, .nap_ns = 0};
+    /* By time: spin for 300 ms, no yield stage, then (nap_ns 0) yield for
+     * ever. Checked well inside the stages: a loaded machine may hold this
+     * process off the core for a while between two polls. */
+    const ck_backoff_policy q = {.spin_polls = ULONG_MAX, .spin_s = 0.3, .yield_polls = 0, .nap_ns = 0};
     ck_backoff_start(&b, &q, 0);
     b.yield = count_yield;
     yields = 0;
     while (ck_now() - b.t0 < 0.01) ck_backoff_pause(&b);
-    CHECK(yields == 0, "spinning for the first 20 ms: %d yields", yields);
-    while (ck_now() - b.t0 < 0.03) ck_backoff_pause(&b);
-    CHECK(yields > 0, "after 20 ms, with no nap, it yields");
+    CHECK(yields == 0, "spinning for the first 300 ms: %d yields", yields);
+    while (ck_now() - b.t0 < 0.4) ck_backoff_pause(&b);
+    CHECK(yields > 0, "after 300 ms, with no nap, it yields");
 }
 
 int main(int argc, char **argv)

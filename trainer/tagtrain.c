@@ -628,6 +628,16 @@ static void enter_phase(const char *phase)
     raise(sig && !strcmp(sig + 1, "KILL") ? SIGKILL : SIGSTOP);
 }
 
+/* Every exit: the ranks meet, bounded (ck_watch_finalize), before
+ * MPI_Finalize, which would wait for a stopped rank forever. A phase of its
+ * own, so that the fault hook reaches every way out. */
+static int finish(int status)
+{
+    enter_phase("finish");
+    ck_watch_finalize();
+    return status;
+}
+
 static void fail_abort(const char *what, const char *msg)
 {
     fprintf(stderr, "tagtrain: rank %d: %s: %s\n", g_rank, what, msg);
@@ -833,7 +843,7 @@ int tagtrain_main(int argc, char **argv)
 
     options o;
     int prc = agree_on_args(parse_args(argc, argv, &o), argc, argv);
-    if (prc) { ck_watch_finalize(); return prc == 1 ? 0 : 2; }
+    if (prc) return finish(prc == 1 ? 0 : 2);
     train_config *tc = &o.tc;
 #ifdef COLLKIT_SMPI
 #define NO_THREADS_WHY " (SimGrid SMPI runs every simulated rank in one thread: no progress thread can run)"
@@ -843,13 +853,11 @@ int tagtrain_main(int argc, char **argv)
     if (o.bucket_mb > 0 && !o.zero && p > 1 && provided < MPI_THREAD_MULTIPLE) {
         if (root) fprintf(stderr, "tagtrain: --bucket-mb needs MPI_THREAD_MULTIPLE, which this MPI does not provide%s\n",
                           NO_THREADS_WHY);
-        ck_watch_finalize();
-        return 2;
+        return finish(2);
     }
     if (o.inject_desync > 0 && p < 2) {
         if (root) fprintf(stderr, "tagtrain: --inject-desync needs at least 2 ranks\n");
-        ck_watch_finalize();
-        return 2;
+        return finish(2);
     }
 
     if (o.device) {
@@ -859,8 +867,7 @@ int tagtrain_main(int argc, char **argv)
         ck_watch_allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, "the verdict on the GPUs");
         if (first != INT_MAX) {
             if (rank == first) fprintf(stderr, "tagtrain: rank %d: --device cuda: %s\n", rank, why);
-            ck_watch_finalize();
-            return 1;
+            return finish(1);
         }
     }
 
@@ -880,8 +887,7 @@ int tagtrain_main(int argc, char **argv)
         if (!all_ok(ok)) {
             if (!ok && root) fprintf(stderr, "tagtrain: --resume: %s\n", err);
             if (ok) ckpt_free(&ck);
-            ck_watch_finalize();
-            return 1;
+            return finish(1);
         }
         have_ck = 1;
         /* Every rank resumes the same state: m and v are not broadcast. */
@@ -900,8 +906,7 @@ int tagtrain_main(int argc, char **argv)
                         "resumed run keeps its configuration (only --epochs may change): drop %s, or start a new "
                         "run\n", cfg_options[given], o.cfg_given[given], o.resume, cfg_options[given]);
             ckpt_free(&ck);
-            ck_watch_finalize();
-            return 2;
+            return finish(2);
         }
         int epochs = o.set_epochs ? tc->epochs : ck.cfg.epochs;
         *tc = ck.cfg;
@@ -931,8 +936,7 @@ int tagtrain_main(int argc, char **argv)
         mwml_free(&data);
         mwml_free(&hold);
         if (have_ck) ckpt_free(&ck);
-        ck_watch_finalize();
-        return 1;
+        return finish(1);
     }
     {
         /* Every rank must train on the same rows (a file that differs between
@@ -945,8 +949,7 @@ int tagtrain_main(int argc, char **argv)
             mwml_free(&data);
             mwml_free(&hold);
             if (have_ck) ckpt_free(&ck);
-            ck_watch_finalize();
-            return 1;
+            return finish(1);
         }
     }
     size_t *tr_rows = NULL, *va_rows = NULL, ntr = 0, nva = 0;
@@ -956,14 +959,12 @@ int tagtrain_main(int argc, char **argv)
     ok = ok && mwml_audit_rows(&data, cv ? NULL : &hold, &audit) == 0;
     if (!all_ok(ok) || ntr == 0) {
         if (root) fprintf(stderr, "tagtrain: cannot split %s: %s\n", path_data, ok ? "no training rows" : "out of memory");
-        ck_watch_finalize();
-        return 1;
+        return finish(1);
     }
     const char *dname = strrchr(path_data, '/') ? strrchr(path_data, '/') + 1 : path_data;
     const char *hname = strrchr(path_hold, '/') ? strrchr(path_hold, '/') + 1 : path_hold;
     if (from_root(root ? warn_data(&audit, dname, hname, nva, tc, data.n, o.strict_data) : 0)) {
-        ck_watch_finalize();
-        return 1;
+        return finish(1);
     }
     enter_phase("featurise");
     featurizer feat = {0};
@@ -975,8 +976,7 @@ int tagtrain_main(int argc, char **argv)
          (cv || feat_transform_csr(&feat, &hold, NULL, hold.n, &Xho) == 0);
     if (!all_ok(ok)) {
         if (!ok && root) fprintf(stderr, "tagtrain: cannot featurise the data: out of memory\n");
-        ck_watch_finalize();
-        return 1;
+        return finish(1);
     }
     const csr_rows xtr = {Xtr.ptr, Xtr.idx, Xtr.val}, xva = {Xva.ptr, Xva.idx, Xva.val}, xho = {Xho.ptr, Xho.idx, Xho.val};
 
@@ -1002,8 +1002,7 @@ int tagtrain_main(int argc, char **argv)
             /* Every rank reaches the same verdict (the transport is agreed): a clean exit. */
             if (root) fprintf(stderr, "tagtrain: --algo on the %s transport: %s\n", ck_comm_transport_name(comm), aerr);
             ck_comm_destroy(comm);
-            ck_watch_finalize();
-            return 2;
+            return finish(2);
         }
     }
     mlp model;
@@ -1020,8 +1019,7 @@ int tagtrain_main(int argc, char **argv)
         /* Every rank reaches the same verdict: a clean exit. */
         if (root) fprintf(stderr, "tagtrain: %s\n", err);
         ck_comm_destroy(comm);
-        MPI_Finalize();
-        return 2;
+        return finish(2);
     }
     size_t *rows = malloc((size_t)model.max_batch * sizeof *rows);   /* this rank's batch rows */
     int *labels = malloc((size_t)model.max_batch * sizeof *labels);
@@ -1063,8 +1061,7 @@ int tagtrain_main(int argc, char **argv)
             if (err[0]) fprintf(stderr, "tagtrain: rank %d: --device cuda: %s\n", rank, err);
             dp_free(&dp);
             ck_comm_destroy(comm);
-            ck_watch_finalize();
-            return 1;
+            return finish(1);
         }
         if (devstep_upload(ds, model.params, opt.m, opt.v, err, sizeof err)) fail_abort("device", err);
         algo = devstep_algo(ds);
@@ -1151,8 +1148,7 @@ int tagtrain_main(int argc, char **argv)
         devstep_close(ds);
         dp_free(&dp);
         ck_comm_destroy(comm);
-        ck_watch_finalize();
-        return refusal ? 2 : 1;
+        return finish(refusal ? 2 : 1);
     }
     if (have_ck) ckpt_free(&ck);
     if (o.trace) dp_trace_start(&dp);
@@ -1492,7 +1488,7 @@ int tagtrain_main(int argc, char **argv)
     if (statm && fscanf(statm, "%ld %ld", &pages_total, &pages_resident) == 2)
         rss[1] = (double)pages_resident * (double)sysconf(_SC_PAGESIZE);
     if (statm) fclose(statm);
-    MPI_Allreduce(MPI_IN_PLACE, rss, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    ck_watch_allreduce(MPI_IN_PLACE, rss, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, "the resident memory");
     const double peak_rss = rss[0];
     if (root && !status) {
         double comm_frac = comm_all[0] + comm_all[1] > 0 ? comm_all[0] / (comm_all[0] + comm_all[1]) : 0.0;
@@ -1592,7 +1588,8 @@ int tagtrain_main(int argc, char **argv)
         if (dp.nbuckets) snprintf(how, sizeof how, "%d buckets of %g MiB overlapping backward", dp.nbuckets, o.bucket_mb);
         else snprintf(how, sizeof how, "one all-reduce%s after backward", o.sparse_grads ? " of the touched rows" : "");
         if (zero.stage)
-            snprintf(title, sizeof title, "tagtrain --zero 1 --rs-algo %s --ag-algo %s, p = %d", zero.rs->name, zero.ag->name, p);
+            snprintf(title, sizeof title, "tagtrain --zero %d --rs-algo %s --ag-algo %s, p = %d", zero.stage, zero.rs->name,
+                     zero.ag->name, p);
         else snprintf(title, sizeof title, "tagtrain --algo %s, p = %d, %s", algo->name, p, how);
         if (tracef && output_begin(tracef)) {
             fprintf(stderr, "tagtrain: --trace %s: cannot empty it: %s\n", o.trace, strerror(errno));
@@ -1628,6 +1625,5 @@ int tagtrain_main(int argc, char **argv)
     free(tr_rows); free(va_rows);
     mwml_free(&data); mwml_free(&hold);
     if (root) ckpt_dir_close(&cdir);
-    ck_watch_finalize();
-    return status;
+    return finish(status);
 }

@@ -50,6 +50,7 @@
 #include "eval.h"
 #include "ckpt.h"
 #include "json.h"
+#include "args.h"
 
 /* Under SimGrid SMPI (make sim-bench) the host's time of the step's compute
  * is not simulated (smpi/simulate-computation off, so runs are deterministic):
@@ -69,75 +70,16 @@ static void sim_charge(double flops)
 static void sim_charge(double flops) { (void)flops; }
 #endif
 
-/* Defaults: chosen by 5-fold cross-validation on dataset.csv (trainer/README.md
- * has the figures). The model is then trained on ALL of dataset.csv for a
- * fixed number of epochs: with label smoothing the last epoch scored as well
- * as the best-by-val-loss one in cross-validation, so a validation split
- * would only take a fifth of the training rows away (--val-frac 0.2 keeps one,
- * and best.ckpt is then the best epoch by val loss). */
-#define DEF_FEATURES  65536
-#define DEF_HIDDEN    "128"
-#define DEF_DROPOUT   0.5f
-#define DEF_SMOOTH    0.1f
-#define DEF_LR        1e-2f
-#define DEF_WD        0.2f
-#define DEF_EPOCHS    12
-#define DEF_BATCH     32
-#define DEF_SEED      1234
-#define DEF_SPLIT_SEED 1234
-#define DEF_CHAR_MIN  2
-#define DEF_CHAR_MAX  4
-#define DEF_SUBLINEAR 1
-#define DEF_TITLE_WEIGHT 1
-#define DEF_NB_SCALE  1
-#define DEF_VAL_FRAC  0.0
-#define DEF_SAVE_DIR  "runs/latest"
-/* A training-state checkpoint of the default model is 134 MB (parameters, m,
- * v and the best parameters), written and fsynced: every epoch would cost
- * more than the training itself. */
-#define DEF_SAVE_EVERY 6
-/* --save's default, told from a --save given by its address. */
-static const char default_save_dir[] = DEF_SAVE_DIR;
-
 /* What every output file of tagtrain carries in its first line, so that a
  * rerun may replace it and nothing else (--log, --metrics). */
 #define SIGNATURE "\"program\":\"tagtrain\""
 
-/* The options that set a field of train_config. A resumed run keeps the
- * checkpoint's configuration, so a value given for one of these must agree
- * with it (cfg_differs). */
-static const char *const cfg_options[] = {
-    "--features", "--hidden", "--dropout", "--label-smoothing", "--class-weight", "--optimizer", "--schedule", "--lr",
-    "--momentum", "--weight-decay", "--warmup", "--batch", "--accum", "--seed", "--val-frac", "--split-seed",
-    "--folds", "--fold", "--char-ngrams", "--sublinear-tf", "--title-weight", "--nb-scale"};
-enum { NCFG_OPTIONS = sizeof cfg_options / sizeof cfg_options[0] };
-
-typedef struct {
-    train_config tc;
-    const char *algo_name, *transport, *data, *holdout, *save_dir, *resume, *metrics, *log;
-    const char *trace;               /* --trace FILE: the timeline of every step (trace.h) */
-    const char *rs_algo, *ag_algo;   /* --zero: the two halves of the gradient all-reduce */
-    int zero;                        /* --zero: 0 replicated, 1 optimizer state sharded, 2 gradients too (zero.h) */
-    int device;                      /* --device: 0 cpu, 1 cuda (devstep.h) */
-    double bucket_mb;
-    int check_sync, threads, stop_after, inject_desync, no_save, quiet, sparse_grads, strict_data;
-    int overwrite;   /* --overwrite: an existing --log or --metrics file may be written over */
-    int save_every;
-    int set_epochs;   /* --epochs given explicitly (matters on --resume) */
-    const char *cfg_given[NCFG_OPTIONS];   /* the value given for cfg_options[k] (the last one), or NULL */
-} options;
-
 static int g_rank;
-
-static unsigned transport_mem(const char *transport)
-{
-    return !strcmp(transport, "shm") ? CK_MEM_HOST | CK_MEM_SHM : CK_MEM_HOST;
-}
 
 /* The transport a run uses: --transport when given; for --algo auto, shm
  * when every rank shares one node (the single-copy all-reduce needs it) and
  * mpi otherwise; for a named algorithm, mpi, as collbench and collcheck. */
-static const char *pick_transport(const options *o, int p)
+static const char *pick_transport(const tt_options *o, int p)
 {
     if (o->transport) return o->transport;
     if (o->device) return "mpi";   /* the gradients move on the device's communicator (devstep.h) */
@@ -154,401 +96,6 @@ static const char *pick_transport(const options *o, int p)
     MPI_Comm_free(&node);
     return nnode == p ? "shm" : "mpi";
 #endif
-}
-
-static void usage(FILE *f)
-{
-    fprintf(f,
-"usage: mpirun -np P tagtrain [options]\n"
-"Train the Made With ML tagger (title + description -> tag) data-parallel over\n"
-"collkit; the gradient all-reduce uses the algorithm given by --algo.\n"
-"\n"
-"data\n"
-"  --data FILE          dataset.csv (default: $COLLKIT_DATA, else datasets/madewithml/ or\n"
-"                       ../shared/datasets/madewithml/ in this program's folder or above)\n"
-"  --holdout FILE       holdout.csv (same lookup)\n"
-"  --val-frac F         share of dataset.csv held out for validation, 0..%g (%.2f;\n"
-"                       0: no validation, best.ckpt is the last epoch)\n"
-"  --folds K --fold I   cross-validation: validate on fold I (1..K) of K stratified\n"
-"                       folds of dataset.csv, train on the rest; holdout.csv is not read\n"
-"  --strict-data        refuse data the audit warns about (repeated ids or texts,\n"
-"                       conflicting tags, holdout rows in dataset.csv, no val rows)\n"
-"  --features DIM       hash buckets of the TF-IDF features (%d)\n"
-"  --char-ngrams A,B|off  also character A..B-grams of each word (%d,%d)\n"
-"  --sublinear-tf 0|1   tf = 1 + ln(count) (%d)\n"
-"  --title-weight N     count the title's n-grams N times (%d)\n"
-"  --nb-scale 0|1       scale each bucket's idf by its largest |log-count ratio| over\n"
-"                       the classes on the training rows, as NBSVM does (%d)\n"
-"  --split-seed S       seed of the stratified train/val split and folds (%d)\n"
-"model and optimisation\n"
-"  --hidden W1,W2,..    hidden layer widths (%s)\n"
-"  --dropout P          dropout on hidden activations, 0 <= P < 1 (%.2f)\n"
-"  --label-smoothing E  train against (1-E) onehot + E/4, 0 <= E < 1 (%.2f)\n"
-"  --class-weight W,W,W,W  loss weight of computer-vision, mlops, nlp, other (1,1,1,1)\n"
-"  --optimizer adam|sgd (adam)\n"
-"  --lr LR              peak learning rate (%g)\n"
-"  --momentum M         SGD momentum / Adam beta1 (0.9)\n"
-"  --weight-decay W     decoupled weight decay, AdamW (%g; 0 for sgd)\n"
-"  --schedule cosine|const|step   LR schedule after warmup (cosine)\n"
-"  --warmup STEPS       linear warmup steps (10)\n"
-"  --epochs N           (%d)\n"
-"  --batch B            GLOBAL batch per micro-step, split over the ranks (%d)\n"
-"  --accum K            micro-batches per optimizer step (1)\n"
-"  --seed S             seeds the init, shuffles and dropout (%d)\n"
-"data parallelism\n"
-"  --algo NAME          all-reduce algorithm, or auto (auto): --algo list shows them;\n"
-"                       auto is twoshot on the shm transport when every rank is\n"
-"                       on one node, else ring on the mpi transport\n"
-"  --device cpu|cuda    where the model trains (cpu). cuda: parameters, gradients and\n"
-"                       optimizer state in GPU memory (one GPU per rank, or ranks\n"
-"                       sharing one), the gradients all-reduced by a device algorithm:\n"
-"                       --algo nccl, ring, twoshot... (--algo list: those with cuda);\n"
-"                       auto is nccl where it can run, else ring over CUDA IPC. Not\n"
-"                       yet with --zero, --sparse-grads, --bucket-mb or --transport\n"
-"  --transport T        mpi or shm: how the gradient moves between ranks (mpi for\n"
-"                       a named --algo); shm: the ranks of one node map each\n"
-"                       other's gradient buffer (falls back to mpi across nodes)\n"
-"  --bucket-mb X        DDP-style buckets of X MiB all-reduced during backward (off);\n"
-"                       with --zero 2, the size of its buckets (%g)\n"
-"  --zero 0|1|2         1: ZeRO stage 1, the optimizer state sharded over the ranks:\n"
-"                       gradients reduce-scattered, each rank steps its block of the\n"
-"                       parameters, parameters all-gathered (0: replicated, the default);\n"
-"                       2: the gradients sharded too: each bucket reduce-scattered as\n"
-"                       backward finishes it, each rank keeping 1/p of the gradients\n"
-"  --rs-algo NAME       --zero's reduce-scatter algorithm (ring): collcheck --coll\n"
-"                       reduce_scatter --algo list shows them\n"
-"  --ag-algo NAME       --zero's all-gather algorithm (ring): collcheck --coll allgather\n"
-"                       --algo list shows them\n"
-"  --sparse-grads       all-reduce only the input-layer rows the step's samples touch\n"
-"                       (an optimisation; the default all-reduces the whole gradient\n"
-"                       buffer, as DDP does; see trainer/README.md)\n"
-"  --check-sync         after every epoch compare a hash of the parameters and\n"
-"                       optimizer state across ranks; stop loudly if they differ\n"
-"  --threads N          OpenBLAS threads per rank (1: the default model's matrices\n"
-"                       are too small for more threads to pay)\n"
-"output\n"
-"  --save DIR           write DIR/best.ckpt (the model at the best val loss so far) and\n"
-"                       DIR/last.ckpt (the training state) (%s); --no-save: write nothing\n"
-"  --save-every N       write them every N epochs and after the last one (%d)\n"
-"  --resume FILE        continue from a last.ckpt (its configuration is used;\n"
-"                       --epochs may extend the run)\n"
-"  --stop-after N       stop after N epochs, as if interrupted (resume tests)\n"
-"  --metrics FILE       holdout metrics as JSON\n"
-"  --log FILE           JSON lines: the run, one record per step and per epoch, a summary\n"
-"  --trace FILE         every step's timeline as a Chrome trace (Perfetto): per rank the\n"
-"                       backward layers, each bucket's all-reduce from launch to completion\n"
-"                       (--zero 1: reduce-scatter, optimizer step, all-gather);\n"
-"                       colldraw --gantt FILE --call K draws step K\n"
-"  --overwrite          write over an existing --log, --trace or --metrics file (one that\n"
-"                       holds something is refused otherwise, before training; a resumed run,\n"
-"                       or a restart by ckrun --restarts, continues the --log tagtrain wrote\n"
-"                       and rewrites its --trace and --metrics);\n"
-"                       never over a checkpoint, the data, or another file of the same run;\n"
-"                       and let a run save over the checkpoints of another configuration\n"
-"                       in the --save DIR it names (refused otherwise, before training)\n"
-"  --quiet              only the final summary\n"
-"  --help\n"
-"faults: every wait is bounded by COLLKIT_TIMEOUT (30 s): a rank that stops or dies in any\n"
-"phase ends the job, named; ckrun --restarts N reruns it from DIR/last.ckpt\n",
-            CFG_MAX_VAL_FRAC, DEF_VAL_FRAC, DEF_FEATURES, DEF_CHAR_MIN, DEF_CHAR_MAX, DEF_SUBLINEAR,
-            DEF_TITLE_WEIGHT, DEF_NB_SCALE, DEF_SPLIT_SEED, DEF_HIDDEN, DEF_DROPOUT, DEF_SMOOTH, DEF_LR, DEF_WD, DEF_EPOCHS,
-            DEF_BATCH, DEF_SEED, ZERO_DEF_BUCKET_MB, DEF_SAVE_DIR, DEF_SAVE_EVERY);
-}
-
-/* ------------------------------------------------------------ arguments */
-
-/* An argument error is kept, not printed: agree_on_args has one rank say it
- * (every rank may have found the same one). */
-static char g_argerr[1024];
-
-__attribute__((format(printf, 1, 2))) static int bad_arg(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(g_argerr, sizeof g_argerr, fmt, ap);
-    va_end(ap);
-    return 2;
-}
-
-static int parse_long(const char *opt, const char *s, long lo, long hi, long *out)
-{
-    char err[128];
-    long long v;
-    if (ck_parse_int(s, lo, hi, &v, err, sizeof err)) {
-        bad_arg("%s '%.200s': %s", opt, s, err);
-        return -1;
-    }
-    *out = (long)v;
-    return 0;
-}
-
-/* A number in [lo, hi], or [lo, hi) with hi_open (ck_parse_double), checked
- * again as the float the configuration stores: 0.99999999 is below 1 as a
- * double but rounds to 1.0f. */
-static int parse_double(const char *opt, const char *s, double lo, double hi, int hi_open, double *out)
-{
-    char err[128];
-    double v = 0;
-    int bad = ck_parse_double(s, lo, hi, &v, err, sizeof err) != 0;
-    const double vf = (double)(float)v;
-    if (!bad && (vf < lo || vf > hi || (hi_open && (v >= hi || vf >= hi)))) {
-        bad = 1;
-        snprintf(err, sizeof err, "want a number in [%g, %g%s as a 32-bit float", lo, hi, hi_open ? ")" : "]");
-    }
-    if (bad) {
-        bad_arg("%s '%.200s': %s", opt, s, err);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-/* Whether two configurations differ in the field(s) option `a` sets. */
-static int cfg_differs(const char *a, const train_config *x, const train_config *y)
-{
-    const mlp_config *m = &x->model, *n = &y->model;
-    if (!strcmp(a, "--features")) return x->feat_dim != y->feat_dim;
-    if (!strcmp(a, "--hidden")) {
-        int d = m->nhidden != n->nhidden;
-        for (int i = 0; i < m->nhidden && !d; i++) d = m->hidden[i] != n->hidden[i];
-        return d;
-    }
-    if (!strcmp(a, "--dropout")) return m->dropout != n->dropout;
-    if (!strcmp(a, "--label-smoothing")) return m->label_smoothing != n->label_smoothing;
-    if (!strcmp(a, "--class-weight")) return memcmp(m->class_weight, n->class_weight, sizeof m->class_weight) != 0;
-    if (!strcmp(a, "--optimizer")) return x->opt.kind != y->opt.kind;
-    if (!strcmp(a, "--schedule")) return x->opt.sched != y->opt.sched;
-    if (!strcmp(a, "--lr")) return x->opt.lr != y->opt.lr;
-    if (!strcmp(a, "--momentum")) return x->opt.beta1 != y->opt.beta1;
-    if (!strcmp(a, "--weight-decay")) return x->opt.weight_decay != y->opt.weight_decay;
-    if (!strcmp(a, "--warmup")) return x->opt.warmup != y->opt.warmup;
-    if (!strcmp(a, "--batch")) return x->batch != y->batch;
-    if (!strcmp(a, "--accum")) return x->accum != y->accum;
-    if (!strcmp(a, "--seed")) return x->seed != y->seed;
-    if (!strcmp(a, "--val-frac")) return x->val_frac != y->val_frac;
-    if (!strcmp(a, "--split-seed")) return x->split_seed != y->split_seed;
-    if (!strcmp(a, "--folds")) return x->folds != y->folds;
-    if (!strcmp(a, "--fold")) return x->fold != y->fold;
-    if (!strcmp(a, "--char-ngrams")) return x->feat.char_min != y->feat.char_min || x->feat.char_max != y->feat.char_max;
-    if (!strcmp(a, "--sublinear-tf")) return x->feat.sublinear != y->feat.sublinear;
-    if (!strcmp(a, "--title-weight")) return x->feat.title_weight != y->feat.title_weight;
-    if (!strcmp(a, "--nb-scale")) return x->feat.nb_scale != y->feat.nb_scale;
-    return 0;
-}
-
-/* Returns 0 to run, 1 to exit 0 (help, algo list), 2 on a bad argument. */
-static int parse_args(int argc, char **argv, options *o)
-{
-    memset(o, 0, sizeof *o);
-    train_config *t = &o->tc;
-    t->feat_dim = DEF_FEATURES;
-    t->model.dropout = DEF_DROPOUT;
-    t->model.label_smoothing = DEF_SMOOTH;
-    for (int c = 0; c < MLP_CLASSES; c++) t->model.class_weight[c] = 1.0f;
-    t->opt = (opt_config){.kind = OPT_ADAM, .lr = DEF_LR, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f,
-                          .weight_decay = DEF_WD, .sched = SCHED_COSINE, .warmup = 10, .min_frac = 0.0f,
-                          .step_every = 0, .step_gamma = 0.5f};
-    t->epochs = DEF_EPOCHS;
-    t->batch = DEF_BATCH;
-    t->accum = 1;
-    t->seed = DEF_SEED;
-    t->val_frac = DEF_VAL_FRAC;
-    t->split_seed = DEF_SPLIT_SEED;
-    t->feat = (feat_opts){DEF_CHAR_MIN, DEF_CHAR_MAX, DEF_SUBLINEAR, DEF_TITLE_WEIGHT, DEF_NB_SCALE};
-    o->algo_name = "auto";
-    o->rs_algo = o->ag_algo = "ring";
-    o->save_dir = default_save_dir;
-    o->save_every = DEF_SAVE_EVERY;
-    o->inject_desync = -1;
-    char err[256];
-    int set_wd = 0, fold = 0;
-    if (mlp_parse_hidden(DEF_HIDDEN, &t->model, err, sizeof err)) return 2;
-
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        long l;
-        double d;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { if (g_rank == 0) usage(stdout); return 1; }
-        if (!strcmp(a, "--check-sync")) { o->check_sync = 1; continue; }
-        if (!strcmp(a, "--no-save")) { o->no_save = 1; continue; }
-        if (!strcmp(a, "--quiet")) { o->quiet = 1; continue; }
-        if (!strcmp(a, "--overwrite")) { o->overwrite = 1; continue; }
-        if (!strcmp(a, "--sparse-grads")) { o->sparse_grads = 1; continue; }
-        if (!strcmp(a, "--strict-data")) { o->strict_data = 1; continue; }
-        static const char *const valued[] = {
-            "--algo", "--transport", "--data", "--holdout", "--save", "--resume", "--metrics", "--log", "--hidden", "--features",
-            "--dropout", "--optimizer", "--schedule", "--lr", "--momentum", "--weight-decay", "--warmup", "--epochs",
-            "--batch", "--accum", "--seed", "--val-frac", "--bucket-mb", "--threads", "--stop-after",
-            "--inject-desync", "--char-ngrams", "--sublinear-tf", "--title-weight", "--split-seed", "--label-smoothing",
-            "--save-every", "--folds", "--fold", "--class-weight", "--nb-scale", "--zero", "--rs-algo", "--ag-algo", "--trace",
-            "--device", NULL};
-        int known = 0;
-        for (int k = 0; valued[k]; k++) known |= !strcmp(a, valued[k]);
-        if (strncmp(a, "--", 2)) return bad_arg("unexpected argument '%s'", a);
-        if (!known) return bad_arg("unknown option '%s'", a);
-        if (i + 1 >= argc) return bad_arg("%s needs a value", a);
-        const char *v = argv[++i];
-        for (int k = 0; k < NCFG_OPTIONS; k++)
-            if (!strcmp(a, cfg_options[k])) o->cfg_given[k] = v;
-        if (!strcmp(a, "--algo")) o->algo_name = v;
-        else if (!strcmp(a, "--rs-algo")) o->rs_algo = v;
-        else if (!strcmp(a, "--ag-algo")) o->ag_algo = v;
-        else if (!strcmp(a, "--zero")) {
-            if (strcmp(v, "0") && strcmp(v, "1") && strcmp(v, "2"))
-                return bad_arg("--zero: want 0 (replicated), 1 (optimizer state sharded) or 2 (gradients too), "
-                               "got '%s'", v);
-            o->zero = v[0] - '0';
-        }
-        else if (!strcmp(a, "--device")) {
-            if ((o->device = devstep_parse_device(v)) < 0) return bad_arg("--device: want cpu or cuda, got '%s'", v);
-        }
-        else if (!strcmp(a, "--transport")) {
-            if (strcmp(v, "mpi") && strcmp(v, "shm")) return bad_arg("--transport: want mpi or shm, got '%s'", v);
-            o->transport = v;
-        }
-        else if (!strcmp(a, "--data")) o->data = v;
-        else if (!strcmp(a, "--holdout")) o->holdout = v;
-        else if (!strcmp(a, "--save")) o->save_dir = v;
-        else if (!strcmp(a, "--resume")) o->resume = v;
-        else if (!strcmp(a, "--metrics")) o->metrics = v;
-        else if (!strcmp(a, "--log")) o->log = v;
-        else if (!strcmp(a, "--trace")) o->trace = v;
-        else if (!strcmp(a, "--hidden")) {
-            if (mlp_parse_hidden(v, &t->model, err, sizeof err)) return bad_arg("%s", err);
-        } else if (!strcmp(a, "--features")) {
-            if (parse_long(a, v, 1, FEAT_MAX_DIM, &l)) return 2;
-            t->feat_dim = (int)l;
-        } else if (!strcmp(a, "--char-ngrams")) {
-            int lo = 0, hi = 0, used = 0;
-            if (strcmp(v, "off") && !(sscanf(v, "%d,%d%n", &lo, &hi, &used) == 2 && !v[used] && lo >= 1 &&
-                                      lo <= hi && hi <= FEAT_MAX_CHAR_N))
-                return bad_arg("--char-ngrams: want off or MIN,MAX with 1 <= MIN <= MAX <= 16, got '%s'", v);
-            t->feat.char_min = lo;
-            t->feat.char_max = hi;
-        } else if (!strcmp(a, "--sublinear-tf")) {
-            if (parse_long(a, v, 0, 1, &l)) return 2;
-            t->feat.sublinear = (int)l;
-        } else if (!strcmp(a, "--title-weight")) {
-            if (parse_long(a, v, 1, FEAT_MAX_TITLE_WEIGHT, &l)) return 2;
-            t->feat.title_weight = (int)l;
-        } else if (!strcmp(a, "--nb-scale")) {
-            if (parse_long(a, v, 0, 1, &l)) return 2;
-            t->feat.nb_scale = (int)l;
-        } else if (!strcmp(a, "--split-seed")) {
-            if (parse_long(a, v, 0, LONG_MAX, &l)) return 2;
-            t->split_seed = (uint64_t)l;
-        } else if (!strcmp(a, "--label-smoothing")) {
-            if (parse_double(a, v, 0, 1, 1, &d)) return 2;
-            t->model.label_smoothing = (float)d;
-        } else if (!strcmp(a, "--class-weight")) {
-            float w[MLP_CLASSES];
-            int used = 0;
-            if (sscanf(v, "%f,%f,%f,%f%n", &w[0], &w[1], &w[2], &w[3], &used) != 4 || v[used])
-                return bad_arg("--class-weight: want 4 comma-separated weights (computer-vision, mlops, nlp, "
-                               "other), got '%s'", v);
-            for (int c = 0; c < MLP_CLASSES; c++) {
-                if (!(w[c] > 0.0f && w[c] <= CFG_MAX_CLASS_WEIGHT))
-                    return bad_arg("--class-weight: every weight must be in (0, 100], got '%s'", v);
-                t->model.class_weight[c] = w[c];
-            }
-        } else if (!strcmp(a, "--dropout")) {
-            if (parse_double(a, v, 0, 1, 1, &d)) return 2;
-            t->model.dropout = (float)d;
-        } else if (!strcmp(a, "--optimizer")) {
-            if (opt_parse_kind(v, &t->opt.kind)) return bad_arg("--optimizer: want adam or sgd, got '%s'", v);
-        } else if (!strcmp(a, "--schedule")) {
-            if (opt_parse_sched(v, &t->opt.sched)) return bad_arg("--schedule: want cosine, const or step, got '%s'", v);
-        } else if (!strcmp(a, "--lr")) {
-            if (parse_double(a, v, 0, CFG_MAX_LR, 0, &d)) return 2;
-            t->opt.lr = (float)d;
-        } else if (!strcmp(a, "--momentum")) {
-            if (parse_double(a, v, 0, 1, 1, &d)) return 2;
-            t->opt.beta1 = (float)d;
-        } else if (!strcmp(a, "--weight-decay")) {
-            if (parse_double(a, v, 0, 1, 0, &d)) return 2;
-            t->opt.weight_decay = (float)d;
-            set_wd = 1;
-        } else if (!strcmp(a, "--warmup")) {
-            if (parse_long(a, v, 0, CFG_MAX_WARMUP, &l)) return 2;
-            t->opt.warmup = l;
-        } else if (!strcmp(a, "--epochs")) {
-            if (parse_long(a, v, 1, CFG_MAX_EPOCHS, &l)) return 2;
-            t->epochs = (int)l;
-            o->set_epochs = 1;
-        } else if (!strcmp(a, "--batch")) {
-            if (parse_long(a, v, 1, CFG_MAX_BATCH, &l)) return 2;
-            t->batch = (int)l;
-        } else if (!strcmp(a, "--accum")) {
-            if (parse_long(a, v, 1, CFG_MAX_ACCUM, &l)) return 2;
-            t->accum = (int)l;
-        } else if (!strcmp(a, "--seed")) {
-            if (parse_long(a, v, 0, LONG_MAX, &l)) return 2;
-            t->seed = (uint64_t)l;
-        } else if (!strcmp(a, "--val-frac")) {
-            if (parse_double(a, v, 0, CFG_MAX_VAL_FRAC, 0, &d)) return 2;
-            t->val_frac = d;
-        } else if (!strcmp(a, "--folds")) {
-            if (parse_long(a, v, 2, CFG_MAX_FOLDS, &l)) return 2;
-            t->folds = (int)l;
-        } else if (!strcmp(a, "--fold")) {
-            if (parse_long(a, v, 1, CFG_MAX_FOLDS, &l)) return 2;
-            fold = (int)l;
-        } else if (!strcmp(a, "--bucket-mb")) {
-            if (parse_double(a, v, 0, 1 << 20, 0, &d)) return 2;
-            o->bucket_mb = d;
-        } else if (!strcmp(a, "--threads")) {
-            if (parse_long(a, v, 1, 1024, &l)) return 2;
-            o->threads = (int)l;
-        } else if (!strcmp(a, "--save-every")) {
-            if (parse_long(a, v, 1, CFG_MAX_EPOCHS, &l)) return 2;
-            o->save_every = (int)l;
-        } else if (!strcmp(a, "--stop-after")) {
-            if (parse_long(a, v, 1, CFG_MAX_EPOCHS, &l)) return 2;
-            o->stop_after = (int)l;
-        } else if (!strcmp(a, "--inject-desync")) {
-            /* For the test of --check-sync: perturb rank 1's parameters after this epoch. */
-            if (parse_long(a, v, 1, CFG_MAX_EPOCHS, &l)) return 2;
-            o->inject_desync = (int)l;
-        } else {
-            return bad_arg("unknown option '%s'", a);
-        }
-    }
-    if (!t->folds != !fold) return bad_arg("--folds K and --fold I go together");
-    if (fold > t->folds) return bad_arg("--fold: want 1..%d (the --folds given)", t->folds);
-    if (t->folds && o->metrics)
-        return bad_arg("--metrics writes the holdout's metrics, and a --folds run never reads the holdout (the "
-                       "fold's scores are in the summary record of --log)");
-    t->fold = fold ? fold - 1 : 0;
-    if (o->sparse_grads && o->bucket_mb > 0)
-        return bad_arg("--sparse-grads and --bucket-mb do not go together: the touched rows are known only once "
-                       "the whole backward is done");
-    if (o->zero == 1 && (o->sparse_grads || o->bucket_mb > 0))
-        return bad_arg("--zero 1 reduce-scatters the whole gradient buffer after backward: not with %s",
-                       o->sparse_grads ? "--sparse-grads" : "--bucket-mb");
-    if (o->zero == 2 && o->sparse_grads)
-        return bad_arg("--zero 2 reduce-scatters the whole gradient buffer, bucket by bucket: not with --sparse-grads");
-    /* The device step all-reduces the whole buffer after backward, on its own communicator. */
-    if (o->device && (o->zero || o->sparse_grads || o->bucket_mb > 0 || o->transport))
-        return bad_arg("--device cuda does not take %s yet: on the GPU the whole gradient buffer is all-reduced "
-                       "after backward, over CUDA IPC or NCCL (--algo); use --device cpu for it",
-                       o->zero ? "--zero" : o->sparse_grads ? "--sparse-grads" : o->bucket_mb > 0 ? "--bucket-mb"
-                                                                                    : "--transport");
-    /* The default decay is AdamW's; coupled into SGD it would be far too strong. */
-    if (!set_wd && t->opt.kind == OPT_SGD) t->opt.weight_decay = 0.0f;
-    if (!strcmp(o->algo_name, "list")) { if (g_rank == 0) ck_algo_print_table(stdout); return 1; }
-    /* One algorithm for the gradients: a list (or "all") is refused as too many. */
-    const ck_algo *algo;
-    int nalgo;
-    char aerr[1024];
-    if (o->device) {
-        if (devstep_check_algo(o->algo_name, aerr, sizeof aerr)) return bad_arg("--algo with --device cuda: %s", aerr);
-    } else if (strcmp(o->algo_name, "auto") &&
-        ck_algo_parse_list(o->algo_name, transport_mem(o->transport ? o->transport : "mpi"), &algo, 1, &nalgo, aerr,
-                           sizeof aerr))
-        return bad_arg("--algo: %s%s", aerr,
-                       !o->transport && ck_algo_find(o->algo_name) ? " (--transport shm runs it on host buffers)" : "");
-    t->model.in_dim = t->feat_dim;
-    return 0;
 }
 
 /* ------------------------------------------------------------ helpers */
@@ -569,26 +116,31 @@ static int from_root(int v)
     return v;
 }
 
-/* After parse_args on every rank: one verdict for all. A bad argument is
+/* After tt_args_parse on every rank: one verdict for all. A bad argument is
  * reported once, by the lowest rank that found it (rank 0 when all did); a
  * command line that differs between ranks is refused
- * (ck_same_command_line). Returns what every rank does: 0 run, 1 exit 0,
- * 2 exit 2. */
-static int agree_on_args(int prc, int argc, char **argv)
+ * (ck_same_command_line); rank 0 prints --help or --algo list. Returns what
+ * every rank does: 0 run, 1 exit 0, 2 exit 2. */
+static int agree_on_args(int argc, char **argv, tt_options *o)
 {
-    int bad = prc == 2 ? g_rank : INT_MAX, first_bad, all_bad;
+    char argerr[1024];
+    const int prc = tt_args_parse(argc, argv, o, argerr, sizeof argerr);
+    int bad = prc == CK_OPT_BAD ? g_rank : INT_MAX, first_bad, all_bad;
     ck_watch_allreduce(&bad, &first_bad, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, "the verdict on the options");
     ck_watch_allreduce(&bad, &all_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, "the verdict on the options");
     if (first_bad != INT_MAX) {
         if (g_rank == first_bad) {
-            if (all_bad == INT_MAX) fprintf(stderr, "tagtrain: rank %d: %s\n", g_rank, g_argerr);   /* not every rank */
-            else fprintf(stderr, "tagtrain: %s\n", g_argerr);
+            if (all_bad == INT_MAX) fprintf(stderr, "tagtrain: rank %d: %s\n", g_rank, argerr);   /* not every rank */
+            else fprintf(stderr, "tagtrain: %s\n", argerr);
             fprintf(stderr, "(tagtrain --help lists the options)\n");
         }
         return 2;
     }
+    if (prc == CK_OPT_HELP && g_rank == 0) tt_args_help(stdout);
+    if (prc == TT_ARGS_LIST && g_rank == 0) ck_algo_print_table(stdout);
+    if (prc != CK_OPT_RUN) return 1;
     if (ck_same_command_line(MPI_COMM_WORLD, argc, argv, "tagtrain")) return 2;
-    return prc;
+    return 0;
 }
 
 /* A digest of the rows, to check that every rank read the same data. */
@@ -747,12 +299,12 @@ static int same_file(const char *a, const char *b)
 
 /* The save directory's checkpoints belong to this run's job, or stay: a
  * best.ckpt or last.ckpt there whose configuration differs from this run's
- * (any option of cfg_options; --epochs may differ: a resumed run extends
+ * (any option of the model's configuration, args.h; --epochs may differ: a resumed run extends
  * it) is another run's model, and the first save would replace it. 0 when
  * none is there (or --resume names it), else 1 with *file and the first
  * *option that differs. Files that do not load are left to the rules of the
  * save directory (ckpt.h). */
-static int other_runs_checkpoint(const ckpt_dir *cd, const train_config *tc, const char *resume, const char **file,
+static int other_runs_checkpoint(const ckpt_dir *cd, const tt_options *o, const char *resume, const char **file,
                                  const char **option)
 {
     const char *files[2] = {cd->last, cd->best};
@@ -762,12 +314,11 @@ static int other_runs_checkpoint(const ckpt_dir *cd, const train_config *tc, con
         if (ckpt_probe(files[i]) != 1 || (resume && same_file(files[i], resume)) ||
             ckpt_load(files[i], &c, why, sizeof why))
             continue;
-        int k = 0;
-        while (k < NCFG_OPTIONS && !cfg_differs(cfg_options[k], tc, &c.cfg)) k++;
+        const char *value;
+        *option = tt_args_model_differs(o, &c.cfg, 0, &value);
         ckpt_free(&c);
-        if (k < NCFG_OPTIONS) {
+        if (*option) {
             *file = files[i];
-            *option = cfg_options[k];
             return 1;
         }
     }
@@ -841,8 +392,8 @@ int tagtrain_main(int argc, char **argv)
     if (ck_watch_init("tagtrain")) fail_abort("start-up", "cannot create the watchdog's communicator");
     enter_phase("options");
 
-    options o;
-    int prc = agree_on_args(parse_args(argc, argv, &o), argc, argv);
+    tt_options o;
+    int prc = agree_on_args(argc, argv, &o);
     if (prc) return finish(prc == 1 ? 0 : 2);
     train_config *tc = &o.tc;
 #ifdef COLLKIT_SMPI
@@ -894,17 +445,15 @@ int tagtrain_main(int argc, char **argv)
         const int q = ck_first_differing_rank(MPI_COMM_WORLD, ck.checksum);
         /* The checkpoint's configuration wins; an option given that says
          * otherwise is refused rather than silently dropped. */
-        int given = -1;
-        for (int k = 0; k < NCFG_OPTIONS && given < 0; k++)
-            if (o.cfg_given[k] && cfg_differs(cfg_options[k], tc, &ck.cfg)) given = k;
-        if (q >= 0 || given >= 0) {
+        const char *value, *given = tt_args_model_differs(&o, &ck.cfg, 1, &value);
+        if (q >= 0 || given) {
             if (root && q >= 0)
                 fprintf(stderr, "tagtrain: --resume %s: rank %d read another file than rank 0 (every rank must "
                         "resume the same checkpoint)\n", o.resume, q);
             else if (root)
                 fprintf(stderr, "tagtrain: --resume: %s %s differs from the configuration %s was trained with; a "
                         "resumed run keeps its configuration (only --epochs may change): drop %s, or start a new "
-                        "run\n", cfg_options[given], o.cfg_given[given], o.resume, cfg_options[given]);
+                        "run\n", given, value, o.resume, given);
             ckpt_free(&ck);
             return finish(2);
         }
@@ -983,7 +532,7 @@ int tagtrain_main(int argc, char **argv)
     /* ---- communicator, model, data parallelism, optimizer */
     enter_phase("setup");
     ck_comm *comm = NULL;
-    int rc = ck_comm_create(MPI_COMM_WORLD, transport_mem(pick_transport(&o, p)), &comm);
+    int rc = ck_comm_create(MPI_COMM_WORLD, tt_transport_mem(pick_transport(&o, p)), &comm);
     if (rc) fail_abort("ck_comm_create", ck_strerror(rc));
     /* auto: the single-copy twoshot where the ranks map each other's memory
      * (the fastest host all-reduce of a gradient-sized buffer in make bench),
@@ -1091,8 +640,8 @@ int tagtrain_main(int argc, char **argv)
         ok = ckpt_dir_open(&cdir, o.save_dir, note, sizeof note, err, sizeof err) == 0;
         /* A folder the user named keeps its run's checkpoints; the default
          * one holds the latest run, as its name says: replaced, with a note. */
-        if (ok && !o.overwrite && other_runs_checkpoint(&cdir, tc, have_ck ? o.resume : NULL, &other_file,
-                                                        &other_option) && o.save_dir != default_save_dir) {
+        if (ok && !o.overwrite && other_runs_checkpoint(&cdir, &o, have_ck ? o.resume : NULL, &other_file,
+                                                        &other_option) && !o.default_save) {
             snprintf(err, sizeof err, "%s is the checkpoint of another run (its %s differs from this run's): not "
                      "replaced; --resume %s to continue that run, --overwrite to replace it, or another --save DIR",
                      other_file, other_option, cdir.last);

@@ -478,6 +478,49 @@ void ck_watch_gatherv(const void *s, int n, MPI_Datatype st, void *r, const int 
                       MPI_Datatype rt, int root, MPI_Comm comm, const char *what);
 void ck_watch_allgather(const void *s, int n, MPI_Datatype st, void *r, int m, MPI_Datatype rt, MPI_Comm comm,
                         const char *what);
+
+/* The same collectives with the bound and the ending chosen by the caller:
+ * one family for every wait of a program, whether it ends the job on a
+ * timeout (a tool's agreement, a trainer's sums) or returns to say more
+ * (the checker: a timeout is a verdict on the algorithm under test).
+ *
+ *   ck_bounded_barrier(ck_bound_job(), comm, "the barrier before saving");
+ *   ck_bounded_bcast(ck_bound_comm(c), &ok, 1, MPI_INT, 0, ck_comm_mpi(c), "the verdict");
+ *   char why[1536];
+ *   if (ck_bounded_allreduce(ck_bound_return(limit, why, sizeof why), in, out, 2, MPI_INT, MPI_MAX,
+ *                            ctl, "the checker's agreement")) ... why says who did not come
+ *
+ * A bound of seconds <= 0 (--timeout 0, the default under SimGrid SMPI)
+ * runs the blocking collective itself: nothing is watched, and SMPI's
+ * nonblocking collectives are naive (its MPI_Iallreduce sends p^2
+ * messages) while every poll costs simulated time. The polling does not
+ * sleep in its first 50 ms: a barrier before a timed iteration releases
+ * every rank at once. */
+typedef struct ck_bound {
+    double seconds;   /* <= 0: no bound */
+    char  *why;       /* NULL: end the job (ck_watch_abort) on a timeout or an MPI failure;
+                         else return CK_ERR_TIMEOUT or CK_ERR_TRANSPORT with the reason here */
+    size_t whylen;
+} ck_bound;
+ck_bound ck_bound_job(void);                    /* the watchdog's bound (ck_watch_timeout); ends the job */
+ck_bound ck_bound_comm(ck_comm *comm);          /* the communicator's config.timeout_s; ends the job */
+ck_bound ck_bound_return(double seconds, char *why, size_t whylen);   /* returns on a timeout */
+/* CK_SUCCESS, or (a returning bound) CK_ERR_TIMEOUT / CK_ERR_TRANSPORT. */
+int ck_bounded_barrier(ck_bound b, MPI_Comm comm, const char *what);
+int ck_bounded_bcast(ck_bound b, void *buf, int n, MPI_Datatype t, int root, MPI_Comm comm, const char *what);
+int ck_bounded_allreduce(ck_bound b, const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm comm,
+                         const char *what);
+int ck_bounded_reduce(ck_bound b, const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm,
+                      const char *what);
+int ck_bounded_gather(ck_bound b, const void *s, int n, MPI_Datatype st, void *r, int m, MPI_Datatype rt, int root,
+                      MPI_Comm comm, const char *what);
+int ck_bounded_gatherv(ck_bound b, const void *s, int n, MPI_Datatype st, void *r, const int *counts,
+                       const int *displs, MPI_Datatype rt, int root, MPI_Comm comm, const char *what);
+int ck_bounded_allgather(ck_bound b, const void *s, int n, MPI_Datatype st, void *r, int m, MPI_Datatype rt,
+                         MPI_Comm comm, const char *what);
+int ck_bounded_allgatherv(ck_bound b, const void *s, int n, MPI_Datatype st, void *r, const int *counts,
+                          const int *displs, MPI_Datatype rt, MPI_Comm comm, const char *what);
+
 /* The wait itself, for a program that says more before it ends the job:
  * CK_SUCCESS when *rq completed within `bound` seconds (roll call included),
  * else CK_ERR_TIMEOUT with the watchdog's sentence in why. */

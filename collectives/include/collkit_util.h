@@ -205,6 +205,150 @@ FILE *ck_input_open(const char *path, char *why, size_t cap);
  * open shared object file"). */
 void *ck_plugin_open(const char *file, char *why, size_t whylen);
 
+/* ------------------------------------------------------------ JSON */
+
+/* The one JSON writer of the kit (tagtrain's --log records and --metrics,
+ * tagpredict --json, collbench --json, the Chrome traces below): streamed
+ * into a FILE, keys and values in the order given, strings escaped, a
+ * number that is NaN or infinite written as null (JSON has no NaN), so a
+ * reader never meets "-nan".
+ *
+ *   ck_json j;
+ *   ck_json_open(&j, f, CK_JSON_COMPACT);   "{"
+ *   ck_json_str(&j, "type", "epoch");  ck_json_num(&j, "loss", x);
+ *   ck_json_obj(&j, "per_class"); ... ck_json_end(&j);       nested object
+ *   ck_json_arr(&j, "labels"); ck_json_str(&j, NULL, "a"); ck_json_end(&j);
+ *   ck_json_end(&j);                        the outermost "}" ends the line
+ *   if (ck_json_failed(&j)) ...             a write failed (disk full, closed pipe)
+ *
+ * Inside an array the key is NULL. Two layouts: CK_JSON_COMPACT ("," and
+ * ":", one record a line) and CK_JSON_SPACED (", " and ": ", for a file
+ * people read). ck_json_break puts the next member (or the closing bracket)
+ * on a line of its own, indented two spaces a level when spaced. */
+#define CK_JSON_MAX_DEPTH 8
+enum { CK_JSON_COMPACT = 0, CK_JSON_SPACED = 1 };
+
+typedef struct ck_json {
+    FILE *f;
+    int   depth;
+    int   count[CK_JSON_MAX_DEPTH];   /* members written at each level (for the commas) */
+    char  close[CK_JSON_MAX_DEPTH];   /* '}' or ']' */
+    int   spaced;                     /* CK_JSON_SPACED */
+    int   brk;                        /* a line break is due before the next member or bracket */
+    int   failed;                     /* a write failed, or the nesting went wrong */
+} ck_json;
+
+void ck_json_open(ck_json *j, FILE *f, int layout);
+void ck_json_str(ck_json *j, const char *key, const char *v);   /* NULL writes "" */
+void ck_json_int(ck_json *j, const char *key, long long v);
+void ck_json_uint(ck_json *j, const char *key, unsigned long long v);
+void ck_json_num(ck_json *j, const char *key, double v);               /* %.9g; NaN/Inf -> null */
+void ck_json_num_g(ck_json *j, const char *key, double v, int digits);   /* %.<digits>g; NaN/Inf -> null */
+void ck_json_num_f(ck_json *j, const char *key, double v, int decimals); /* %.<decimals>f; NaN/Inf -> null */
+void ck_json_bool(ck_json *j, const char *key, int v);
+void ck_json_null(ck_json *j, const char *key);
+/* A value already written as JSON text (a number in a format of the caller's). */
+void ck_json_raw(ck_json *j, const char *key, const char *text);
+void ck_json_obj(ck_json *j, const char *key);
+void ck_json_arr(ck_json *j, const char *key);
+void ck_json_end(ck_json *j);     /* closes the innermost; the outermost ends the line */
+void ck_json_break(ck_json *j);
+/* 1 when a write failed (or ferror on the FILE) or the nesting was wrong
+ * (deeper than CK_JSON_MAX_DEPTH, an end with nothing open), else 0. The
+ * FILE's own flush and close are still the caller's to check. */
+int  ck_json_failed(const ck_json *j);
+
+/* ------------------------------------------------------------ Chrome trace */
+
+/* A Chrome trace-event file (opens in https://ui.perfetto.dev or
+ * chrome://tracing; colldraw --gantt draws it), one event a line so that a
+ * reader going line by line finds each whole:
+ *
+ *   {"displayTimeUnit":"ms","otherData":{...},
+ *   "traceEvents":[
+ *   {"name":"process_name","ph":"M","pid":0,"args":{"name":"rank 0"}},
+ *   {"name":"layer 3","cat":"layer","ph":"X","pid":0,"tid":0,"ts":12.345,"dur":6.000,"args":{...}}
+ *   ]}
+ *
+ *   ck_chrome c;
+ *   ck_chrome_open(&c, f, "ms");  ck_json_str(&c.j, "program", "tagtrain"); ...   otherData
+ *   ck_chrome_events(&c);
+ *   ck_chrome_meta_str(&c, "process_name", 0, -1, "name", "rank 0");
+ *   ck_json *a = ck_chrome_complete(&c, "layer 3", "layer", 0, 0, t0_ns, dur_ns);
+ *   ck_json_int(a, "step", 3);  ck_chrome_event_end(&c);                           args
+ *   if (ck_chrome_close(&c)) ... a write failed
+ *
+ * Times are integer nanoseconds, written as microseconds with three
+ * decimals ("ts":12.345): rounding cannot break the nesting of events. */
+typedef struct ck_chrome {
+    ck_json j;
+} ck_chrome;
+
+/* {"displayTimeUnit":UNIT,"otherData":{ : the caller adds otherData's members to c->j. */
+void ck_chrome_open(ck_chrome *c, FILE *f, const char *unit);
+/* Ends otherData and opens the event list. */
+void ck_chrome_events(ck_chrome *c);
+/* A metadata event: {"name":WHAT,"ph":"M","pid":PID,"tid":TID,"args":{KEY:VALUE}}
+ * ("process_name", "thread_name", "process_sort_index" ...); tid < 0: none. */
+void ck_chrome_meta_str(ck_chrome *c, const char *what, int pid, int tid, const char *key, const char *value);
+void ck_chrome_meta_int(ck_chrome *c, const char *what, int pid, int tid, const char *key, long long value);
+/* A complete ("X") or instant ("i", thread scope) event, left open at its
+ * "args":{ for the caller's members; ck_chrome_event_end closes it. */
+ck_json *ck_chrome_complete(ck_chrome *c, const char *name, const char *cat, int pid, int tid, long long ts_ns,
+                            long long dur_ns);
+ck_json *ck_chrome_instant(ck_chrome *c, const char *name, const char *cat, int pid, int tid, long long ts_ns);
+void ck_chrome_event_end(ck_chrome *c);
+/* Closes the list and the file's object: 0, or -1 when a write failed. */
+int  ck_chrome_close(ck_chrome *c);
+
+/* ------------------------------------------------------------ fault injection */
+
+/* The one test hook of the kit (tests/faults, tests/trainer/kill.sh): the
+ * environment variable
+ *
+ *     COLLKIT_FAULT=HOOK:RANK:SIG[:N][:once=FILE]
+ *
+ * makes rank RANK (a number, or * for any) send itself SIG (STOP or KILL)
+ * the Nth time (default 1, and only then) it passes the point HOOK; with
+ * once=FILE only in the run that creates FILE (a job restarted after the
+ * fault runs on). Standard output and error are flushed first. The hooks
+ * (the table in fault.c, ck_fault_hooks):
+ *
+ *   phase/PHASE   tagtrain entering a phase whose name starts with PHASE
+ *                 ("phase/load", "phase/train (epoch 2)", "phase/save")
+ *   shm/1 .. 5    the shm transport's setup: 1 its segment made, 2 every
+ *                 rank's made, 3 the descriptors gathered, 4 the peers'
+ *                 segments mapped, 5 all agreed
+ *   ckpt/write, ckpt/rename, ckpt/between, ckpt/epoch
+ *                 tagtrain's checkpoint: after the first array is written,
+ *                 before the rename into place, between the two files of a
+ *                 save (best, then last), at the end of an epoch's training
+ *
+ * A COLLKIT_FAULT that names no hook, or is otherwise malformed, is an error
+ * at the first point passed: "COLLKIT_FAULT=...: REASON" and exit status 2. */
+typedef struct ck_fault_hook {
+    const char *name;     /* "shm/3"; a family's prefix ("phase/") when prefix */
+    int         prefix;   /* a point matches every hook that starts with it */
+    const char *where;    /* the moment, in words */
+} ck_fault_hook;
+const ck_fault_hook *ck_fault_hooks(size_t *n);
+
+typedef struct ck_fault_spec {
+    char hook[96];
+    int  rank;          /* -1: any rank */
+    int  sig;           /* SIGSTOP or SIGKILL */
+    long nth;           /* >= 1 */
+    char once[512];     /* "" or the file whose creation arms the fault */
+} ck_fault_spec;
+/* Parse a COLLKIT_FAULT value: 0, or -1 with the reason in err. */
+int ck_fault_parse(const char *spec, ck_fault_spec *out, char *err, size_t errlen);
+/* Whether the point `point` (a full name: "phase/train (epoch 2)") passed
+ * by `rank` is the spec's hook, for any N. */
+int ck_fault_matches(const ck_fault_spec *f, const char *point, int rank);
+/* The point: raise the fault when COLLKIT_FAULT names it for this rank and
+ * this is its Nth time. `point` must belong to a hook of the table. */
+void ck_fault_point(const char *point, int rank);
+
 #ifdef __cplusplus
 }
 #endif

@@ -530,17 +530,15 @@ static int map_peer(shm_tr *t, int q, long pid, int fd, char *why, size_t whylen
     return CK_SUCCESS;
 }
 
-/* Test hook (tests/faults): COLLKIT_TEST_SHM_FAULT=POINT:RANK:SIG makes rank
- * RANK send itself SIGSTOP or SIGKILL (SIG: STOP or KILL) at setup point
- * POINT: 1 its segment made, 2 every rank's made, 3 the descriptors
- * gathered, 4 the peers' segments mapped, 5 all agreed. */
+/* Test hook (tests/faults): COLLKIT_FAULT=shm/POINT:RANK:SIG (collkit_util.h)
+ * stops or kills rank RANK at setup point POINT: 1 its segment made, 2 every
+ * rank's made, 3 the descriptors gathered, 4 the peers' segments mapped,
+ * 5 all agreed. */
 static void setup_point(int point, int rank)
 {
-    const char *h = getenv("COLLKIT_TEST_SHM_FAULT");
-    const char *c1 = h ? strchr(h, ':') : NULL;
-    if (!c1 || atoi(h) != point || atoi(c1 + 1) != rank) return;
-    const char *sig = strchr(c1 + 1, ':');
-    raise(sig && !strcmp(sig + 1, "KILL") ? SIGKILL : SIGSTOP);
+    char hook[16];
+    snprintf(hook, sizeof hook, "shm/%d", point);
+    ck_fault_point(hook, rank);
 }
 
 /* Every rank agrees on a status: the worst one wins (a reason from this

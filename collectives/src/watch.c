@@ -268,66 +268,146 @@ void ck_watch_abort(const char *fmt, ...)
     exit(1);   /* not reached: MPI_Abort does not return */
 }
 
-/* A bounded collective: started nonblocking, waited for with the bound, the
- * job ended when it passes. */
-static void finish(MPI_Request *rq, int started, const char *what)
+/* ------------------------------------------------------------ bounded collectives */
+
+ck_bound ck_bound_job(void) { return (ck_bound){.seconds = g_timeout}; }
+ck_bound ck_bound_comm(ck_comm *comm) { return (ck_bound){.seconds = ck_comm_config(comm)->timeout_s}; }
+ck_bound ck_bound_return(double seconds, char *why, size_t whylen)
 {
-    char why[1536];
-    if (started != MPI_SUCCESS) ck_watch_abort("rank %d: MPI failed to start %s", g_rank, what);
-    if (ck_watch_wait(rq, g_timeout, what, why, sizeof why)) ck_watch_abort("%s", why);
+    return (ck_bound){.seconds = seconds, .why = why, .whylen = whylen};
 }
 
-void ck_watch_barrier(MPI_Comm comm, const char *what)
+/* What a bound does with a failure: end the job, or say why and return it. */
+static int failed(ck_bound b, int rc, const char *why)
 {
-    if (!(g_timeout > 0)) { MPI_Barrier(comm); return; }
-    MPI_Request rq;
-    finish(&rq, MPI_Ibarrier(comm, &rq), what);
+    if (!b.why) ck_watch_abort("%s", why);
+    if (b.why != why) snprintf(b.why, b.whylen, "%s", why);
+    return rc;
 }
+
+/* A bounded collective: started nonblocking (MPI's answer in `started`),
+ * waited for with the bound. */
+static int finish(ck_bound b, MPI_Request *rq, int started, const char *what)
+{
+    char mine[1536];
+    char *why = b.why ? b.why : mine;
+    const size_t cap = b.why ? b.whylen : sizeof mine;
+    if (started != MPI_SUCCESS) {
+        snprintf(why, cap, "rank %d: MPI failed to start %s", g_rank, what);
+        return failed(b, CK_ERR_TRANSPORT, why);
+    }
+    const int rc = ck_watch_wait(rq, b.seconds, what, why, cap);
+    return rc ? failed(b, rc, why) : CK_SUCCESS;
+}
+
+/* Without a bound: the blocking collective's answer (`done`) as the family's. */
+static int blocking(ck_bound b, int done, const char *what)
+{
+    char why[256];
+    if (done == MPI_SUCCESS) return CK_SUCCESS;
+    snprintf(why, sizeof why, "rank %d: MPI failed in %s", g_rank, what);
+    return failed(b, CK_ERR_TRANSPORT, why);
+}
+
+#define UNBOUNDED(b) (!((b).seconds > 0))
+
+int ck_bounded_barrier(ck_bound b, MPI_Comm comm, const char *what)
+{
+    MPI_Request rq;
+    if (UNBOUNDED(b)) return blocking(b, MPI_Barrier(comm), what);
+    return finish(b, &rq, MPI_Ibarrier(comm, &rq), what);
+}
+
+int ck_bounded_bcast(ck_bound b, void *buf, int n, MPI_Datatype t, int root, MPI_Comm comm, const char *what)
+{
+    MPI_Request rq;
+    if (UNBOUNDED(b)) return blocking(b, MPI_Bcast(buf, n, t, root, comm), what);
+    return finish(b, &rq, MPI_Ibcast(buf, n, t, root, comm, &rq), what);
+}
+
+int ck_bounded_allreduce(ck_bound b, const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm comm,
+                         const char *what)
+{
+    MPI_Request rq;
+    if (UNBOUNDED(b)) return blocking(b, MPI_Allreduce(s, r, n, t, op, comm), what);
+    return finish(b, &rq, MPI_Iallreduce(s, r, n, t, op, comm, &rq), what);
+}
+
+int ck_bounded_reduce(ck_bound b, const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm,
+                      const char *what)
+{
+    MPI_Request rq;
+    if (UNBOUNDED(b)) return blocking(b, MPI_Reduce(s, r, n, t, op, root, comm), what);
+    return finish(b, &rq, MPI_Ireduce(s, r, n, t, op, root, comm, &rq), what);
+}
+
+int ck_bounded_gather(ck_bound b, const void *s, int n, MPI_Datatype st, void *r, int m, MPI_Datatype rt, int root,
+                      MPI_Comm comm, const char *what)
+{
+    MPI_Request rq;
+    if (UNBOUNDED(b)) return blocking(b, MPI_Gather(s, n, st, r, m, rt, root, comm), what);
+    return finish(b, &rq, MPI_Igather(s, n, st, r, m, rt, root, comm, &rq), what);
+}
+
+int ck_bounded_gatherv(ck_bound b, const void *s, int n, MPI_Datatype st, void *r, const int *counts,
+                       const int *displs, MPI_Datatype rt, int root, MPI_Comm comm, const char *what)
+{
+    MPI_Request rq;
+    if (UNBOUNDED(b)) return blocking(b, MPI_Gatherv(s, n, st, r, counts, displs, rt, root, comm), what);
+    return finish(b, &rq, MPI_Igatherv(s, n, st, r, counts, displs, rt, root, comm, &rq), what);
+}
+
+int ck_bounded_allgather(ck_bound b, const void *s, int n, MPI_Datatype st, void *r, int m, MPI_Datatype rt,
+                         MPI_Comm comm, const char *what)
+{
+    MPI_Request rq;
+    if (UNBOUNDED(b)) return blocking(b, MPI_Allgather(s, n, st, r, m, rt, comm), what);
+    return finish(b, &rq, MPI_Iallgather(s, n, st, r, m, rt, comm, &rq), what);
+}
+
+int ck_bounded_allgatherv(ck_bound b, const void *s, int n, MPI_Datatype st, void *r, const int *counts,
+                          const int *displs, MPI_Datatype rt, MPI_Comm comm, const char *what)
+{
+    MPI_Request rq;
+    if (UNBOUNDED(b)) return blocking(b, MPI_Allgatherv(s, n, st, r, counts, displs, rt, comm), what);
+    return finish(b, &rq, MPI_Iallgatherv(s, n, st, r, counts, displs, rt, comm, &rq), what);
+}
+
+/* The abort-on-timeout family at the watchdog's bound (the older names). */
+void ck_watch_barrier(MPI_Comm comm, const char *what) { ck_bounded_barrier(ck_bound_job(), comm, what); }
 
 void ck_watch_bcast(void *buf, int n, MPI_Datatype t, int root, MPI_Comm comm, const char *what)
 {
-    if (!(g_timeout > 0)) { MPI_Bcast(buf, n, t, root, comm); return; }
-    MPI_Request rq;
-    finish(&rq, MPI_Ibcast(buf, n, t, root, comm, &rq), what);
+    ck_bounded_bcast(ck_bound_job(), buf, n, t, root, comm, what);
 }
 
 void ck_watch_allreduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm comm, const char *what)
 {
-    if (!(g_timeout > 0)) { MPI_Allreduce(s, r, n, t, op, comm); return; }
-    MPI_Request rq;
-    finish(&rq, MPI_Iallreduce(s, r, n, t, op, comm, &rq), what);
+    ck_bounded_allreduce(ck_bound_job(), s, r, n, t, op, comm, what);
 }
 
 void ck_watch_reduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm,
                      const char *what)
 {
-    if (!(g_timeout > 0)) { MPI_Reduce(s, r, n, t, op, root, comm); return; }
-    MPI_Request rq;
-    finish(&rq, MPI_Ireduce(s, r, n, t, op, root, comm, &rq), what);
+    ck_bounded_reduce(ck_bound_job(), s, r, n, t, op, root, comm, what);
 }
 
 void ck_watch_gather(const void *s, int n, MPI_Datatype st, void *r, int m, MPI_Datatype rt, int root, MPI_Comm comm,
                      const char *what)
 {
-    if (!(g_timeout > 0)) { MPI_Gather(s, n, st, r, m, rt, root, comm); return; }
-    MPI_Request rq;
-    finish(&rq, MPI_Igather(s, n, st, r, m, rt, root, comm, &rq), what);
+    ck_bounded_gather(ck_bound_job(), s, n, st, r, m, rt, root, comm, what);
 }
 
 void ck_watch_gatherv(const void *s, int n, MPI_Datatype st, void *r, const int *counts, const int *displs,
                       MPI_Datatype rt, int root, MPI_Comm comm, const char *what)
 {
-    if (!(g_timeout > 0)) { MPI_Gatherv(s, n, st, r, counts, displs, rt, root, comm); return; }
-    MPI_Request rq;
-    finish(&rq, MPI_Igatherv(s, n, st, r, counts, displs, rt, root, comm, &rq), what);
+    ck_bounded_gatherv(ck_bound_job(), s, n, st, r, counts, displs, rt, root, comm, what);
 }
 
 void ck_watch_allgather(const void *s, int n, MPI_Datatype st, void *r, int m, MPI_Datatype rt, MPI_Comm comm,
                         const char *what)
 {
-    if (!(g_timeout > 0)) { MPI_Allgather(s, n, st, r, m, rt, comm); return; }
-    MPI_Request rq;
-    finish(&rq, MPI_Iallgather(s, n, st, r, m, rt, comm, &rq), what);
+    ck_bounded_allgather(ck_bound_job(), s, n, st, r, m, rt, comm, what);
 }
 
 void ck_watch_finalize(void)

@@ -2,7 +2,7 @@
 # faults.sh BINDIR "MPIRUN [FLAGS]" SET — a rank of a training job is stopped
 # (SIGSTOP: a hung or descheduled process) or killed (SIGKILL) at a known
 # point, by the test hooks TAGTRAIN_TEST_FAULT=PHASE:RANK:SIG (tagtrain's
-# phases) and COLLKIT_TEST_SHM_FAULT=POINT:RANK:SIG (the shm transport's
+# phases) and COLLKIT_FAULT=shm/POINT:RANK:SIG (the shm transport's
 # setup). Every such run must
 #   - end by itself (the job, stopped rank included: a hang is this script's
 #     `timeout` ending it, which fails the case), with a non-zero status;
@@ -111,7 +111,7 @@ if [ "$SET" = quick ]; then
   WRAP="nice -n 1" restart "ckrun: a rank killed, restarted on fewer ranks" 3 2 auto tolerance TAGTRAIN_TEST_FAULT="train (epoch 3):2:KILL"
   fault "stop in train, bucketed" bucketed STOP 1 TAGTRAIN_TEST_FAULT="train (epoch 3):1:STOP" --algo ring --bucket-mb 0.005
   fault "stop in save" auto STOP 0 TAGTRAIN_TEST_FAULT="save (epoch 2):0:STOP"
-  fault "kill in shm setup" auto KILL 2 COLLKIT_TEST_SHM_FAULT=3:2:KILL
+  fault "kill in shm setup" auto KILL 2 COLLKIT_FAULT=shm/3:2:KILL
 else
   for sig in STOP KILL; do
     for ph in load featurise setup "train (epoch 1)" "train (epoch 3)" "eval (epoch 2)" "save (epoch 2)" "holdout"; do
@@ -121,7 +121,7 @@ else
     done
     fault "$sig in train, bucketed" bucketed $sig 1 TAGTRAIN_TEST_FAULT="train (epoch 2):1:$sig" --algo ring --bucket-mb 0.005
     for point in 1 2 3 4 5; do
-      fault "$sig at shm setup point $point" auto $sig $((point % NP)) COLLKIT_TEST_SHM_FAULT=$point:$((point % NP)):$sig
+      fault "$sig at shm setup point $point" auto $sig $((point % NP)) COLLKIT_FAULT=shm/$point:$((point % NP)):$sig
     done
   done
   restart "ckrun: a rank stopped, restarted on as many" 3 3 auto same TAGTRAIN_TEST_FAULT="eval (epoch 2):1:STOP"

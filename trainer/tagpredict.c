@@ -16,7 +16,6 @@
 #include "features.h"
 #include "model.h"
 #include "ckpt.h"
-#include "json.h"
 
 static void usage(FILE *f)
 {
@@ -91,13 +90,13 @@ int main(int argc, char **argv)
     int best = 0;
     for (int j = 1; j < MLP_CLASSES; j++) if (m.probs[j] > m.probs[best]) best = j;
     if (as_json) {
-        json j;
-        json_open(&j, stdout);
-        json_str(&j, "tag", mwml_tags[best]);
-        json_obj(&j, "probabilities");
-        for (int c = 0; c < MLP_CLASSES; c++) json_num(&j, mwml_tags[c], m.probs[c]);
-        json_end(&j);
-        json_end(&j);
+        ck_json j;
+        ck_json_open(&j, stdout, CK_JSON_COMPACT);
+        ck_json_str(&j, "tag", mwml_tags[best]);
+        ck_json_obj(&j, "probabilities");
+        for (int c = 0; c < MLP_CLASSES; c++) ck_json_num(&j, mwml_tags[c], m.probs[c]);
+        ck_json_end(&j);
+        ck_json_end(&j);
     } else {
         printf("tag: %s\n", mwml_tags[best]);
         for (int j = 0; j < MLP_CLASSES; j++) printf("  %-28s %.4f\n", mwml_tags[j], m.probs[j]);

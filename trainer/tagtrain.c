@@ -49,7 +49,6 @@
 #include <sys/resource.h>
 #include "eval.h"
 #include "ckpt.h"
-#include "json.h"
 #include "args.h"
 
 /* Under SimGrid SMPI (make sim-bench) the host's time of the step's compute
@@ -370,10 +369,10 @@ static int warn_data(const mwml_audit *a, const char *name, const char *hold, si
 }
 
 /* One JSON-lines record of the log, started. */
-static void log_record(json *j, FILE *f, const char *type)
+static void log_record(ck_json *j, FILE *f, const char *type)
 {
-    json_open(j, f);
-    json_str(j, "type", type);
+    ck_json_open(j, f, CK_JSON_COMPACT);
+    ck_json_str(j, "type", type);
 }
 
 /* ------------------------------------------------------------ main */
@@ -762,38 +761,38 @@ int tagtrain_main(int argc, char **argv)
         fflush(stdout);
     }
     if (logf) {
-        json j;
+        ck_json j;
         log_record(&j, logf, "run");
-        json_str(&j, "program", "tagtrain");
-        json_int(&j, "ranks", p);
-        json_str(&j, "algo", algo->name);
-        json_str(&j, "transport", ck_comm_transport_name(gcomm));
-        json_str(&j, "allreduce", ar_mode);
-        json_str(&j, "device", ds ? "cuda" : "cpu");
-        json_int(&j, "params", (long long)model.nparams);
-        json_int(&j, "gradient_bytes", (long long)dense_bytes);
-        json_int(&j, "zero", zero.stage);
+        ck_json_str(&j, "program", "tagtrain");
+        ck_json_int(&j, "ranks", p);
+        ck_json_str(&j, "algo", algo->name);
+        ck_json_str(&j, "transport", ck_comm_transport_name(gcomm));
+        ck_json_str(&j, "allreduce", ar_mode);
+        ck_json_str(&j, "device", ds ? "cuda" : "cpu");
+        ck_json_int(&j, "params", (long long)model.nparams);
+        ck_json_int(&j, "gradient_bytes", (long long)dense_bytes);
+        ck_json_int(&j, "zero", zero.stage);
         if (zero.stage) {
-            json_str(&j, "rs_algo", zero.rs->name);
-            json_str(&j, "ag_algo", zero.ag->name);
+            ck_json_str(&j, "rs_algo", zero.rs->name);
+            ck_json_str(&j, "ag_algo", zero.ag->name);
         }
-        json_int(&j, "param_bytes_per_rank", (long long)dense_bytes);
-        json_int(&j, "grad_bytes_per_rank", (long long)grad_bytes);
+        ck_json_int(&j, "param_bytes_per_rank", (long long)dense_bytes);
+        ck_json_int(&j, "grad_bytes_per_rank", (long long)grad_bytes);
         if (zero.stage == 2) {
-            json_int(&j, "grad_buckets", zero.nbuckets);
-            json_int(&j, "grad_bucket_bytes", (long long)(zero.bucket * sizeof(float)));
+            ck_json_int(&j, "grad_buckets", zero.nbuckets);
+            ck_json_int(&j, "grad_bucket_bytes", (long long)(zero.bucket * sizeof(float)));
         }
-        json_int(&j, "optim_state_bytes_per_rank", (long long)state_bytes);
-        json_int(&j, "optim_state_bytes_replicated", (long long)state_full);
-        json_int(&j, "train_rows", (long long)ntr);
-        json_int(&j, "val_rows", (long long)nva);
-        json_num(&j, "nnz_per_row", nnz_per_row);
-        json_int(&j, "batch", tc->batch);
-        json_int(&j, "accum", tc->accum);
-        json_int(&j, "epochs", tc->epochs);
-        json_int(&j, "seed", (long long)tc->seed);
-        if (cv) { json_int(&j, "folds", tc->folds); json_int(&j, "fold", tc->fold + 1); }
-        json_end(&j);
+        ck_json_int(&j, "optim_state_bytes_per_rank", (long long)state_bytes);
+        ck_json_int(&j, "optim_state_bytes_replicated", (long long)state_full);
+        ck_json_int(&j, "train_rows", (long long)ntr);
+        ck_json_int(&j, "val_rows", (long long)nva);
+        ck_json_num(&j, "nnz_per_row", nnz_per_row);
+        ck_json_int(&j, "batch", tc->batch);
+        ck_json_int(&j, "accum", tc->accum);
+        ck_json_int(&j, "epochs", tc->epochs);
+        ck_json_int(&j, "seed", (long long)tc->seed);
+        if (cv) { ck_json_int(&j, "folds", tc->folds); ck_json_int(&j, "fold", tc->fold + 1); }
+        ck_json_end(&j);
     }
 
     /* ---- training */
@@ -896,18 +895,18 @@ int tagtrain_main(int argc, char **argv)
             bytes_total += (double)dp.last_bytes;
             steps_done++;
             if (logf) {
-                json j;
+                ck_json j;
                 log_record(&j, logf, "step");
-                json_int(&j, "epoch", epoch + 1);
-                json_int(&j, "step", step_in_epoch);
-                json_int(&j, "global_step", opt.t);
-                json_int(&j, "samples", (long long)len);
-                json_num(&j, "lr", lr);
-                json_num(&j, "compute_s", (t1 - t0) + (t3 - t2));
-                json_num(&j, "comm_s", t2 - t1);
-                json_int(&j, "allreduce_bytes", (long long)dp.last_bytes);
-                if (zero.stage) json_int(&j, "sent_bytes", (long long)zero.last_bytes);
-                json_end(&j);
+                ck_json_int(&j, "epoch", epoch + 1);
+                ck_json_int(&j, "step", step_in_epoch);
+                ck_json_int(&j, "global_step", opt.t);
+                ck_json_int(&j, "samples", (long long)len);
+                ck_json_num(&j, "lr", lr);
+                ck_json_num(&j, "compute_s", (t1 - t0) + (t3 - t2));
+                ck_json_num(&j, "comm_s", t2 - t1);
+                ck_json_int(&j, "allreduce_bytes", (long long)dp.last_bytes);
+                if (zero.stage) ck_json_int(&j, "sent_bytes", (long long)zero.last_bytes);
+                ck_json_end(&j);
             }
         }
         free(order);
@@ -980,20 +979,20 @@ int tagtrain_main(int argc, char **argv)
                 fflush(stdout);
             }
             if (logf && !status) {
-                json j;
+                ck_json j;
                 log_record(&j, logf, "epoch");
-                json_int(&j, "epoch", epoch + 1);
-                json_num(&j, "train_loss", train_loss);
-                json_num(&j, "val_loss", nva ? val.loss : NAN);
-                json_num(&j, "val_accuracy", nva ? val.accuracy : NAN);
-                json_num(&j, "val_f1", nva ? val.w_f1 : NAN);
-                json_num(&j, "time_s", te);
-                json_int(&j, "samples", (long long)n_order);
-                json_num(&j, "samples_per_s", (double)n_order / te);
-                json_num(&j, "compute_s", tm[1] / p);
-                json_num(&j, "comm_s", tm[0] / p);
-                json_num(&j, "comm_fraction", comm_frac);
-                json_end(&j);
+                ck_json_int(&j, "epoch", epoch + 1);
+                ck_json_num(&j, "train_loss", train_loss);
+                ck_json_num(&j, "val_loss", nva ? val.loss : NAN);
+                ck_json_num(&j, "val_accuracy", nva ? val.accuracy : NAN);
+                ck_json_num(&j, "val_f1", nva ? val.w_f1 : NAN);
+                ck_json_num(&j, "time_s", te);
+                ck_json_int(&j, "samples", (long long)n_order);
+                ck_json_num(&j, "samples_per_s", (double)n_order / te);
+                ck_json_num(&j, "compute_s", tm[1] / p);
+                ck_json_num(&j, "comm_s", tm[0] / p);
+                ck_json_num(&j, "comm_fraction", comm_frac);
+                ck_json_end(&j);
                 if (!output_ok(logf, "--log", o.log, err, sizeof err)) {
                     fprintf(stderr, "tagtrain: %s\n", err);
                     status = 1;
@@ -1068,45 +1067,45 @@ int tagtrain_main(int argc, char **argv)
         if (!o.no_save && trained > 0)
             printf("checkpoints: %s (%s), %s\n", cdir.best, nva ? "best by val loss" : "the last epoch", cdir.last);
         if (logf) {
-            json j;
+            ck_json j;
             log_record(&j, logf, "summary");
-            json_int(&j, "ranks", p);
-            json_str(&j, "algo", algo->name);
-            json_str(&j, "transport", ck_comm_transport_name(gcomm));
-            json_str(&j, "allreduce", ar_mode);
-            json_int(&j, "epochs", trained);
-            json_num(&j, "train_time_s", train_time);
-            json_num(&j, "samples_per_s", sps);
-            json_num(&j, "comm_fraction", comm_frac);
-            json_int(&j, "steps", steps_done);
-            json_num(&j, "compute_per_step_s", steps_done ? comm_all[1] / p / (double)steps_done : 0.0);
-            json_num(&j, "comm_per_step_s", steps_done ? comm_all[0] / p / (double)steps_done : 0.0);
-            json_num(&j, "allreduce_bytes_per_step", steps_done ? bytes_total / (double)steps_done : 0.0);
-            json_num(&j, "steady_samples_per_s", steady_sps);
-            json_num(&j, "peak_rss_bytes", peak_rss);
-            json_num(&j, "rss_after_training_bytes", rss[1]);
-            json_num(&j, "grad_resident_bytes", rss[2]);
-            json_int(&j, "best_epoch", best_epoch);
-            json_num(&j, "best_val_loss", best_val);
-            json_num(&j, "best_val_f1", nva ? best_f1 : NAN);
-            json_num(&j, "last_val_f1", nva ? val.w_f1 : NAN);
+            ck_json_int(&j, "ranks", p);
+            ck_json_str(&j, "algo", algo->name);
+            ck_json_str(&j, "transport", ck_comm_transport_name(gcomm));
+            ck_json_str(&j, "allreduce", ar_mode);
+            ck_json_int(&j, "epochs", trained);
+            ck_json_num(&j, "train_time_s", train_time);
+            ck_json_num(&j, "samples_per_s", sps);
+            ck_json_num(&j, "comm_fraction", comm_frac);
+            ck_json_int(&j, "steps", steps_done);
+            ck_json_num(&j, "compute_per_step_s", steps_done ? comm_all[1] / p / (double)steps_done : 0.0);
+            ck_json_num(&j, "comm_per_step_s", steps_done ? comm_all[0] / p / (double)steps_done : 0.0);
+            ck_json_num(&j, "allreduce_bytes_per_step", steps_done ? bytes_total / (double)steps_done : 0.0);
+            ck_json_num(&j, "steady_samples_per_s", steady_sps);
+            ck_json_num(&j, "peak_rss_bytes", peak_rss);
+            ck_json_num(&j, "rss_after_training_bytes", rss[1]);
+            ck_json_num(&j, "grad_resident_bytes", rss[2]);
+            ck_json_int(&j, "best_epoch", best_epoch);
+            ck_json_num(&j, "best_val_loss", best_val);
+            ck_json_num(&j, "best_val_f1", nva ? best_f1 : NAN);
+            ck_json_num(&j, "last_val_f1", nva ? val.w_f1 : NAN);
             if (!cv) {
-                json_num(&j, "holdout_f1", ho.w_f1);
-                json_num(&j, "holdout_accuracy", ho.accuracy);
+                ck_json_num(&j, "holdout_f1", ho.w_f1);
+                ck_json_num(&j, "holdout_accuracy", ho.accuracy);
             }
-            json_end(&j);
+            ck_json_end(&j);
         }
         if (metf && output_begin(metf)) {
             fprintf(stderr, "tagtrain: --metrics %s: cannot empty it: %s\n", o.metrics, strerror(errno));
             status = 1;
         } else if (metf) {
-            json j;
-            json_open(&j, metf);
-            json_str(&j, "program", "tagtrain");
-            json_str(&j, "set", "holdout");
-            json_int(&j, "best_epoch", best_epoch);
+            ck_json j;
+            ck_json_open(&j, metf, CK_JSON_COMPACT);
+            ck_json_str(&j, "program", "tagtrain");
+            ck_json_str(&j, "set", "holdout");
+            ck_json_int(&j, "best_epoch", best_epoch);
             metrics_json(&j, &ho, mwml_tags);
-            json_end(&j);
+            ck_json_end(&j);
             if (!output_ok(metf, "--metrics", o.metrics, err, sizeof err)) {
                 fprintf(stderr, "tagtrain: %s\n", err);
                 status = 1;

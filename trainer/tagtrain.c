@@ -155,28 +155,16 @@ static uint64_t data_digest(uint64_t h, const mwml_data *d)
     return ck_fnv1a64_update(h, &d->n, sizeof d->n);
 }
 
-/* Enter a phase: named in the watchdog's messages. Test hook
- * (tests/faults): TAGTRAIN_TEST_FAULT=PHASE:RANK:SIG makes rank RANK send
- * itself SIGSTOP or SIGKILL (SIG: STOP or KILL) as it enters the first phase
- * whose name starts with PHASE ("load", "train (epoch 2)"); with
- * TAGTRAIN_TEST_FAULT_ONCE=FILE only in the run that creates FILE (a
- * restarted job runs on). */
+/* Enter a phase: named in the watchdog's messages, and a point of the test
+ * hook (tests/faults): COLLKIT_FAULT="phase/PHASE:RANK:SIG" stops or kills
+ * rank RANK as it enters the first phase whose name starts with PHASE
+ * ("load", "train (epoch 2)"; collkit_util.h). */
 static void enter_phase(const char *phase)
 {
     ck_watch_phase(phase);
-    const char *h = getenv("TAGTRAIN_TEST_FAULT");
-    const char *c1 = h ? strchr(h, ':') : NULL;
-    if (!c1 || strncmp(phase, h, (size_t)(c1 - h)) || atoi(c1 + 1) != g_rank) return;
-    static int done;
-    if (done++) return;
-    const char *once = getenv("TAGTRAIN_TEST_FAULT_ONCE");
-    int fd = once ? open(once, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644) : -1;
-    if (once && fd < 0) return;
-    if (fd >= 0) close(fd);
-    const char *sig = strchr(c1 + 1, ':');
-    fflush(stdout);
-    fflush(stderr);
-    raise(sig && !strcmp(sig + 1, "KILL") ? SIGKILL : SIGSTOP);
+    char point[96];
+    snprintf(point, sizeof point, "phase/%s", phase);
+    ck_fault_point(point, g_rank);
 }
 
 /* Every exit: the ranks meet, bounded (ck_watch_finalize), before
@@ -921,7 +909,7 @@ int tagtrain_main(int argc, char **argv)
         train_time += te;
         samples_done += (double)n_order;
         if (epoch > start_epoch) { steady_time += te; steady_samples += (double)n_order; }
-        ckpt_test_point("epoch");
+        ck_fault_point("ckpt/epoch", rank);
 
         if (o.inject_desync == epoch + 1 && rank == 1) model.params[0] += 1e-3f;
         if (o.check_sync) {

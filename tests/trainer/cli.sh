@@ -477,7 +477,7 @@ zero)
   train 2 $SMALL --epochs 1 --no-save --zero 2 --trace "$W/z2.json" > "$W/o" 2>&1; rc=$?
   check '[ $rc -eq 0 ] && head -1 "$W/z2.json" | grep -q "tagtrain --zero 2 --rs-algo ring --ag-algo ring, p = 2"' \
         "--zero 2's trace title: rc $rc $(head -c 300 "$W/z2.json")"
-  COLLKIT_TIMEOUT=3 TAGTRAIN_TEST_FAULT=finish:1:STOP timeout -k 10 60 $MPIRUN -np 2 "$BIN/tagtrain" $SMALL --no-save \
+  COLLKIT_TIMEOUT=3 COLLKIT_FAULT=phase/finish:1:STOP timeout -k 10 60 $MPIRUN -np 2 "$BIN/tagtrain" $SMALL --no-save \
     --zero 1 --rs-algo rd > "$W/o" 2>&1; rc=$?
   check '[ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $rc -ne 137 ] && grep -q "rank 1 did not answer" "$W/o"' \
         "a rank stopped on the way out of a setup refusal: rc $rc (124: it hung) $(cat "$W/o")"

@@ -82,11 +82,14 @@ typedef struct {
 
 static int g_rank;
 
-/* The transport a run uses: --transport when given; for --algo auto, shm
- * when every rank shares one node (the single-copy all-reduce needs it) and
- * mpi otherwise; for a named algorithm, mpi, as collbench and collcheck. */
-static const char *pick_transport(const tt_options *o, int p)
+/* The transport the gradients of a data-parallel group move on: --transport
+ * when given; for --algo auto, shm when every rank of the group shares one
+ * node (the single-copy all-reduce needs it) and mpi otherwise; for a named
+ * algorithm, mpi, as collbench and collcheck. */
+static const char *pick_transport(const tt_options *o, MPI_Comm group)
 {
+    int p;
+    MPI_Comm_size(group, &p);
     if (o->transport) return o->transport;
     if (o->device) return "mpi";   /* the gradients move on the device's communicator (devstep.h) */
     if (strcmp(o->algo_name, "auto") || p < 2) return "mpi";
@@ -96,8 +99,8 @@ static const char *pick_transport(const tt_options *o, int p)
     MPI_Comm node;
     int nnode = 0;
     /* MPI_Comm_split_type has no nonblocking form: meet first, bounded. */
-    ck_watch_barrier(MPI_COMM_WORLD, "choosing the transport");
-    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) return "mpi";
+    ck_watch_barrier(group, "choosing the transport");
+    if (MPI_Comm_split_type(group, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) return "mpi";
     MPI_Comm_size(node, &nnode);
     MPI_Comm_free(&node);
     return nnode == p ? "shm" : "mpi";
@@ -191,13 +194,12 @@ static void fail_abort(const char *what, const char *msg)
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
-
 /* The save directory's checkpoints belong to this run's job, or stay: a
  * best.ckpt or last.ckpt there whose configuration differs from this run's
  * (any option of the model's configuration, args.h; --epochs may differ: a
- * resumed run extends it) is another run's model, and the first save would replace it. 0 when
- * none is there (or --resume names it), else 1 with *file and the first
- * *option that differs. Files that do not load are left to the rules of the
+ * resumed run extends it) is another run's model, and the first save would
+ * replace it. 0 when none is there (or --resume names it), else 1 with *file
+ * and the first *option that differs. Files that do not load are left to the rules of the
  * save directory (ckpt.h). */
 static int other_runs_checkpoint(const ckpt_dir *cd, const tt_options *o, const char *resume, const char **file,
                                  const char **option)
@@ -423,7 +425,7 @@ static int setup_training(run *r)
     r->per_step = (size_t)tc->batch * (size_t)tc->accum;
     const int64_t steps_per_epoch = (int64_t)((npad + r->per_step - 1) / r->per_step);
     if (!r->have_ck || o->set_epochs) tc->opt.total_steps = steps_per_epoch * tc->epochs;
-    const tt_sync_cfg cfg = {.algo = o->algo_name, .transport = pick_transport(o, r->p), .zero = o->zero,
+    const tt_sync_cfg cfg = {.algo = o->algo_name, .transport = pick_transport(o, r->plan.dp), .zero = o->zero,
                              .rs_algo = o->rs_algo, .ag_algo = o->ag_algo, .device = o->device,
                              .bucket_mb = o->bucket_mb, .sparse = o->sparse_grads,
                              .full_state = r->root && !o->no_save, .opt = &tc->opt, .x = &r->xtr, .nrows = r->ntr,

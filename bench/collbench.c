@@ -56,7 +56,7 @@ static int extrapolate(const bm_opts *o, const bm_params *model)
                             "(write one with: mpirun -np 2 collbench --pingpong --save-model FILE)\n");
         return 2;
     }
-    ck_confine_once();   /* the cost functions are the algorithms' own code */
+    ck_before_algorithms();   /* the cost functions are the algorithms' own code */
     int rc = bm_run_extrapolate(o, model);
     return ck_stdout_done("collbench") && !rc ? 1 : rc;
 }

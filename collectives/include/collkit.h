@@ -415,8 +415,6 @@ void ck_observe(ck_comm *comm, const ck_observer *obs);
  * nothing. Set the hook before the first collective. */
 void ck_set_before_algorithms(void (*hook)(void));
 void ck_before_algorithms(void);
-/* The older name of ck_before_algorithms. */
-void ck_confine_once(void);
 
 /* ------------------------------------------------------------ agreement, for tools */
 

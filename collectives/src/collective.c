@@ -96,7 +96,6 @@ void ck_before_algorithms(void)
     if (g_before) g_before();
 }
 
-void ck_confine_once(void) { ck_before_algorithms(); }
 
 /* Non-negative, with room to spare, so that -x in the agreement below cannot overflow. */
 static long long name_hash(const char *s) { return (long long)(ck_fnv1a64(s, strlen(s)) >> 2); }

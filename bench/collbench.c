@@ -20,57 +20,53 @@
 #include "collcheck.h"   /* cc_set_seed */
 #include "collkit_util.h"
 
-int collbench_main(int argc, char **argv)
+/* --gpus: scripts decide on it (scripts/bench.sh, scripts/gpu-check.sh):
+ * the count on stdout, CUDA's reason on stderr, never swallowed. */
+static int print_gpus(void)
 {
-    bm_opts o;
-    int rc = bm_parse_args(argc, argv, &o);
-    if (rc == 1) return 0;
-    if (rc) return 2;
-    char why[1200];
-    if (o.results && ck_is_print_rank() && ck_output_free(o.results, o.overwrite, why, sizeof why)) {
-        fprintf(stderr, "collbench: error: --results %s\n", why);   /* rank 0 writes it: the others end with the job */
+    int n = 0;
+    char why[320];
+    int rc = ck_gpu_count(&n, why, sizeof why);
+    if (rc == CK_SUCCESS) printf("%d\n", n);
+    else fprintf(stderr, "collbench: %s\n", why);
+    if (ck_stdout_done("collbench")) return 1;
+    return rc == CK_SUCCESS ? 0 : rc == CK_ERR_UNSUPPORTED ? 3 : 1;
+}
+
+/* --model FILE: read before MPI starts. 0, or 2 after saying why not. */
+static int load_model(const bm_opts *o, bm_params *file_model, bm_params **model)
+{
+    *model = NULL;
+    if (!strcmp(o->model, "auto") || !strcmp(o->model, "none")) return 0;
+    char err[256];
+    if (bm_params_load(o->model, file_model, err, sizeof err)) {
+        if (ck_is_print_rank()) fprintf(stderr, "collbench: error: --model: %s\n", err);
         return 2;
     }
-    if (o.mode == BM_MODE_GPUS) {
-        /* Scripts decide on it (scripts/bench.sh, scripts/gpu-check.sh): the
-         * count on stdout, CUDA's reason on stderr, never swallowed. */
-        int n = 0;
-        char why[320];
-        rc = ck_gpu_count(&n, why, sizeof why);
-        if (rc == CK_SUCCESS) printf("%d\n", n);
-        else fprintf(stderr, "collbench: %s\n", why);
-        if (ck_stdout_done("collbench")) return 1;
-        return rc == CK_SUCCESS ? 0 : rc == CK_ERR_UNSUPPORTED ? 3 : 1;
-    }
-    if (o.mode == BM_MODE_LIST) {
-        if (ck_is_print_rank()) ck_coll_algo_print_table(o.coll, stdout);
-        return ck_stdout_done("collbench") ? 1 : 0;
-    }
+    *model = file_model;
+    return 0;
+}
 
-    cc_set_seed(o.seed);   /* the checker's inputs of every check and paired call */
-    bm_params file_model, *model = NULL;
-    if (strcmp(o.model, "auto") && strcmp(o.model, "none")) {
-        char err[256];
-        if (bm_params_load(o.model, &file_model, err, sizeof err)) {
-            if (ck_is_print_rank()) fprintf(stderr, "collbench: error: --model: %s\n", err);
-            return 2;
-        }
-        model = &file_model;
+/* --extrapolate: the model alone, no MPI. */
+static int extrapolate(const bm_opts *o, const bm_params *model)
+{
+    if (!model) {
+        if (ck_is_print_rank())
+            fprintf(stderr, "collbench: error: --extrapolate needs --model FILE "
+                            "(write one with: mpirun -np 2 collbench --pingpong --save-model FILE)\n");
+        return 2;
     }
-    if (o.mode == BM_MODE_EXTRAPOLATE) {
-        if (!model) {
-            if (ck_is_print_rank())
-                fprintf(stderr, "collbench: error: --extrapolate needs --model FILE "
-                                "(write one with: mpirun -np 2 collbench --pingpong --save-model FILE)\n");
-            return 2;
-        }
-        ck_confine_once();   /* the cost functions are the algorithms' own code */
-        rc = bm_run_extrapolate(&o, model);
-        return ck_stdout_done("collbench") && !rc ? 1 : rc;
-    }
+    ck_before_algorithms();   /* the cost functions are the algorithms' own code */
+    int rc = bm_run_extrapolate(o, model);
+    return ck_stdout_done("collbench") && !rc ? 1 : rc;
+}
 
-    MPI_Init(&argc, &argv);
-    /* Every wait bounded, a stopped rank named (sync.c, ck_watch_*). */
+/* After MPI_Init: the watchdog, the same command line on every rank, memory
+ * for the largest size, the communicator. 0 with *comm, or the exit status
+ * (MPI finalized). */
+static int start(int argc, char **argv, const bm_opts *o, ck_comm **comm)
+{
+    /* Every wait bounded, a stopped rank named (ck_bounded_*, ck_watch_*). */
     if (ck_watch_init("collbench")) {
         MPI_Finalize();
         return 1;
@@ -86,57 +82,82 @@ int collbench_main(int argc, char **argv)
      * per rank (send and receive buffers, the check's expected result and
      * inputs, the algorithm's scratch space), 8 with --paired (each
      * algorithm its own buffers). */
-    {
-        char what[96];
-        const uint64_t per = o.mode == BM_MODE_PAIRED ? 8 : o.mode == BM_MODE_PINGPONG ? 4 : 6;
-        snprintf(what, sizeof what, "-e %zu B", o.maxbytes);
-        if (ck_memory_fits(MPI_COMM_WORLD, per * (uint64_t)o.maxbytes + (16u << 20), "collbench", what)) {
-            ck_watch_finalize();
-            return 2;
-        }
+    char what[96];
+    const uint64_t per = o->mode == BM_MODE_PAIRED ? 8 : o->mode == BM_MODE_PINGPONG ? 4 : 6;
+    snprintf(what, sizeof what, "-e %zu B", o->maxbytes);
+    if (ck_memory_fits(MPI_COMM_WORLD, per * (uint64_t)o->maxbytes + (16u << 20), "collbench", what)) {
+        ck_watch_finalize();
+        return 2;
     }
-    ck_comm *comm = NULL;
-    rc = ck_comm_create(MPI_COMM_WORLD, o.mem, &comm);
+    int rc = ck_comm_create(MPI_COMM_WORLD, o->mem, comm);
     if (rc) {
         int rank;
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);
         if (rank == 0) {
             if (rc == CK_ERR_UNSUPPORTED)
-                fprintf(stderr, "collbench: --device %s is not available here (collkit built without it, or no device)\n",
-                        o.mem == CK_MEM_CUDA ? "cuda" : "host");
+                fprintf(stderr, "collbench: --device %s is not available here (collkit built without it, or no "
+                                "device)\n", o->mem == CK_MEM_CUDA ? "cuda" : "host");
             else
                 fprintf(stderr, "collbench: cannot create the communicator: %s\n", ck_strerror(rc));
         }
         ck_watch_finalize();
         return rc == CK_ERR_UNSUPPORTED ? 3 : 1;
     }
-    ck_watch_phase(o.mode == BM_MODE_PINGPONG ? "ping-pong" : o.mode == BM_MODE_PAIRED ? "paired" : "sweep");
-    bm_trace_set_capacity(o.trace_capacity);
-    if (o.chunk) {
-        ck_config cfg = *ck_comm_config(comm);
-        cfg.chunk_bytes = o.chunk;
-        ck_comm_set_config(comm, &cfg);
+    ck_watch_phase(o->mode == BM_MODE_PINGPONG ? "ping-pong" : o->mode == BM_MODE_PAIRED ? "paired" : "sweep");
+    bm_trace_set_capacity((size_t)o->trace_capacity);
+    if (o->chunk) {
+        ck_config cfg = *ck_comm_config(*comm);
+        cfg.chunk_bytes = o->chunk;
+        ck_comm_set_config(*comm, &cfg);
     }
+    return 0;
+}
 
-    if (o.mode == BM_MODE_PINGPONG) {
-        rc = bm_run_pingpong(comm, &o);
-    } else if (o.mode == BM_MODE_PAIRED) {
-        rc = bm_run_paired(comm, &o);
-    } else {
-        bm_params auto_model;
-        if (model) {
-            model->chunk = (double)ck_comm_config(comm)->chunk_bytes;   /* the chunk the algorithms use now */
-        } else if (!strcmp(o.model, "auto") && ck_comm_size(comm) > 1) {
-            /* A short ping-pong first (ranks 0 and 1), so the model column
-             * describes this run's machine. */
-            rc = bm_calibrate(comm, &o, 8, 4u << 20, 8, 20, 0, &auto_model);
-            if (!rc) model = &auto_model;
-            if (!rc && o.save_model && ck_comm_rank(comm) == 0 &&
-                bm_params_save(o.save_model, model, "calibrated by collbench (auto)"))
-                fprintf(stderr, "collbench: cannot write %s\n", o.save_model);
-        }
-        rc = bm_run_sweep(comm, &o, model);
+/* The sweep, with the model given, or calibrated first (--model auto). */
+static int sweep(ck_comm *comm, const bm_opts *o, bm_params *model)
+{
+    bm_params auto_model;
+    int rc = 0;
+    if (model) {
+        model->chunk = (double)ck_comm_config(comm)->chunk_bytes;   /* the chunk the algorithms use now */
+    } else if (!strcmp(o->model, "auto") && ck_comm_size(comm) > 1) {
+        /* A short ping-pong first (ranks 0 and 1), so the model column
+         * describes this run's machine. */
+        rc = bm_calibrate(comm, o, 8, 4u << 20, 8, 20, 0, &auto_model);
+        if (!rc) model = &auto_model;
+        if (!rc && o->save_model && ck_comm_rank(comm) == 0 &&
+            bm_params_save(o->save_model, model, "calibrated by collbench (auto)"))
+            fprintf(stderr, "collbench: cannot write %s\n", o->save_model);
     }
+    return bm_run_sweep(comm, o, model);
+}
+
+int collbench_main(int argc, char **argv)
+{
+    bm_opts o;
+    int rc = bm_parse_args(argc, argv, &o);
+    if (rc) return rc == 1 ? 0 : 2;
+    char why[1200];
+    if (o.results && ck_is_print_rank() && ck_output_free(o.results, o.overwrite, why, sizeof why)) {
+        fprintf(stderr, "collbench: error: --results %s\n", why);   /* rank 0 writes it: the others end with the job */
+        return 2;
+    }
+    if (o.mode == BM_MODE_GPUS) return print_gpus();
+    if (o.mode == BM_MODE_LIST) {
+        if (ck_is_print_rank()) ck_coll_algo_print_table(o.coll, stdout);
+        return ck_stdout_done("collbench") ? 1 : 0;
+    }
+    cc_set_seed(o.seed);   /* the checker's inputs of every check and paired call */
+    bm_params file_model, *model;
+    if ((rc = load_model(&o, &file_model, &model))) return rc;
+    if (o.mode == BM_MODE_EXTRAPOLATE) return extrapolate(&o, model);
+
+    MPI_Init(&argc, &argv);
+    ck_comm *comm = NULL;
+    if ((rc = start(argc, argv, &o, &comm))) return rc;
+    if (o.mode == BM_MODE_PINGPONG) rc = bm_run_pingpong(comm, &o);
+    else if (o.mode == BM_MODE_PAIRED) rc = bm_run_paired(comm, &o);
+    else rc = sweep(comm, &o, model);
     ck_comm_destroy(comm);
     ck_watch_finalize();
     /* The table is the product: a full disk or a closed pipe is a failure. */

@@ -32,7 +32,7 @@ typedef struct bm_opts {
     const char *model;                /* "auto", "none" or a parameter file */
     const char *save_model;           /* --save-model FILE */
     const char *trace;                /* --trace FILE */
-    size_t      trace_capacity;       /* events per rank */
+    int         trace_capacity;       /* events per rank */
     size_t      chunk;                /* --chunk: pipeline chunk bytes (0: the library's default) */
     int         extrap_pmax;          /* --extrapolate: largest p */
     int         extrap_every_p;       /* --every-p: p = 2, 3, 4, ... instead of 2, 4, 8, ... */
@@ -67,18 +67,20 @@ int bm_run_paired(ck_comm *comm, const bm_opts *o);
 int    bm_cmp_double(const void *a, const void *b);
 double bm_quantile(const double *v, int n, double q);
 
-/* sync.c: collectives among the benchmark's ranks, bounded by the watchdog
- * (the communicator's timeout_s): past it the job ends with a message naming
- * `what` the rank was waiting for. Root 0 where there is one. */
-void bm_barrier(ck_comm *comm, const char *what);
-void bm_allreduce(ck_comm *comm, const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, const char *what);
-void bm_reduce(ck_comm *comm, const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, const char *what);
-void bm_bcast(ck_comm *comm, void *buf, int n, MPI_Datatype t, const char *what);
-void bm_gatherv(ck_comm *comm, const void *s, int n, void *r, const int *counts, const int *displs, const char *what);
-/* Print "collbench: <message>; ending the job" and MPI_Abort. */
-void bm_abort(ck_comm *comm, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
-/* Result files: open for writing (message on failure), and close with every
- * write error reported (a full disk is an error, not a short file). */
+/* Every wait among the benchmark's ranks (a barrier before every timed
+ * iteration, the reduction of the times, the status agreement) is one of
+ * the library's bounded collectives, ck_bounded_*(ck_bound_comm(comm), ...):
+ * a plain MPI_Barrier would wait forever for a rank that is stopped or
+ * gone; a bounded one names the ranks that did not answer and ends the job
+ * (ck_watch_abort, as any failure the benchmark cannot go on from), so a
+ * stalled rank makes collbench fail within the communicator's bound, never
+ * hang. Their polling does not sleep at first: the barrier before a timed
+ * iteration releases every rank at once. Without a bound (timeout 0, the
+ * default under SimGrid SMPI) they are the blocking collectives. */
+
+/* Result files (outfile.c): open for writing (message on failure), and
+ * close with every write error reported (a full disk is an error, not a
+ * short file). */
 FILE *bm_out_open(const char *path);
 int   bm_out_close(FILE *f, const char *path);
 

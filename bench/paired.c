@@ -69,7 +69,7 @@ static void upload_input(ck_comm *comm, const bm_opts *o, void *dev, unsigned ch
     size_t off = 0, len = count;
     cc_coll_input(o->coll, host, count, o->dtype, o->op, rank, p, call);
     if (o->coll == CK_COLL_ALLGATHER) ck_block(count, (size_t)p, (size_t)rank, &off, &len);
-    if (ck_upload(comm, dev, host + off * es, len * es)) bm_abort(comm, "rank %d: upload failed", rank);
+    if (ck_upload(comm, dev, host + off * es, len * es)) ck_watch_abort("rank %d: upload failed", rank);
 }
 
 /* One timed call of algorithm a (0 or 1), pair i: fresh inputs, a poisoned
@@ -92,16 +92,16 @@ static double timed_call(ck_comm *comm, const bm_opts *o, const ck_algo *al, int
     const size_t rbytes = recv_elems * es;
     upload_input(comm, o, b->dsend[a], b->host_in, count, call);
     memset(b->host_out, 0xFF, rbytes);
-    if (ck_upload(comm, b->drecv[a], b->host_out, rbytes)) bm_abort(comm, "rank %d: upload failed", rank);
+    if (ck_upload(comm, b->drecv[a], b->host_out, rbytes)) ck_watch_abort("rank %d: upload failed", rank);
     ck_counters_reset(comm);
-    bm_barrier(comm, "the barrier before a timed call");
+    ck_bounded_barrier(ck_bound_comm(comm), ck_comm_mpi(comm), "the barrier before a timed call");
     double t0 = ck_now();
     int rc = cc_coll_call(comm, o->coll, al, b->dsend[a], b->drecv[a], count, o->dtype, o->op);
     const double t = ck_now() - t0;
     ck_counters ctr;
     ck_counters_get(comm, &ctr);
-    if (rc) bm_abort(comm, "rank %d: '%s' failed: %s (%s)", rank, al->name, ck_strerror(rc), ck_comm_errmsg(comm));
-    if (ck_download(comm, b->host_out, b->drecv[a], rbytes)) bm_abort(comm, "rank %d: download failed", rank);
+    if (rc) ck_watch_abort("rank %d: '%s' failed: %s (%s)", rank, al->name, ck_strerror(rc), ck_comm_errmsg(comm));
+    if (ck_download(comm, b->host_out, b->drecv[a], rbytes)) ck_watch_abort("rank %d: download failed", rank);
     cc_coll_expected(o->coll, b->host_exp, count, o->dtype, o->op, rank, p, call);
     *wrong = 0;
     if (memcmp(b->host_out, b->host_exp, rbytes))
@@ -140,154 +140,237 @@ static void results_size(FILE *f, int z, size_t count, int n, int p, const cc_re
             }
 }
 
+/* One --paired run: its buffers, result files and status. */
+typedef struct {
+    ck_comm *comm;
+    const bm_opts *o;
+    int rank, p, n;              /* n: pairs per size (-n) */
+    const ck_algo *ab[2];
+    size_t maxbytes;
+    pair_bufs b;
+    double *t;                   /* t[alg*n + i], then (rank 0) the maxima over ranks */
+    double *ratio;
+    /* --results: this rank's records and times of one size, and rank 0's of all ranks */
+    size_t nrec;
+    cc_record *rec, *allrec;
+    double *rtime, *alltime;
+    int *counts, *displs;
+    FILE *csv, *rf;
+    int all_ok, status;
+} paired_run;
+
+/* Every buffer, agreed on by every rank (a rank that could not allocate
+ * stops them all), then the result files: 0 when the run can start. */
+static int paired_setup(paired_run *r, ck_comm *comm, const bm_opts *o)
+{
+    *r = (paired_run){.comm = comm, .o = o, .rank = ck_comm_rank(comm), .p = ck_comm_size(comm), .n = o->iters,
+                      .ab = {o->algos[0], o->algos[1]}};
+    const size_t es = ck_dtype_size(o->dtype), maxbytes = r->maxbytes = o->maxbytes / es * es;
+    pair_bufs *b = &r->b;
+    b->host_in = malloc(maxbytes + 1);
+    b->host_out = malloc(maxbytes + 1);
+    b->host_exp = malloc(maxbytes + 1);
+    int ok = b->host_in && b->host_out && b->host_exp;
+    for (int a = 0; a < 2; a++) {
+        b->dsend[a] = ck_alloc(comm, maxbytes + 1);
+        b->drecv[a] = ck_alloc(comm, maxbytes + 1);
+        ok &= b->dsend[a] && b->drecv[a];
+    }
+    r->t = malloc(sizeof(double) * 4 * (size_t)r->n);
+    r->ratio = malloc(sizeof(double) * (size_t)r->n);
+    r->nrec = 2 * (size_t)r->n;
+    r->rec = malloc(r->nrec * sizeof *r->rec);
+    r->rtime = malloc(r->nrec * sizeof *r->rtime);
+    if (o->results && r->rank == 0) {
+        r->allrec = malloc((size_t)r->p * r->nrec * sizeof *r->allrec);
+        r->alltime = malloc((size_t)r->p * r->nrec * sizeof *r->alltime);
+        r->counts = malloc((size_t)r->p * sizeof *r->counts);
+        r->displs = malloc((size_t)r->p * sizeof *r->displs);
+        ok &= r->allrec && r->alltime && r->counts && r->displs;
+    }
+    ok &= r->t && r->ratio && r->rec && r->rtime;
+    /* The records of one size travel in one gather of int-sized counts. */
+    const int too_many = o->results && (double)r->nrec * sizeof *r->rec * r->p > INT_MAX;
+    if (too_many) ok = 0;
+    ck_bounded_allreduce(ck_bound_comm(comm), &ok, &r->all_ok, 1, MPI_INT, MPI_MIN, ck_comm_mpi(comm),
+                         "the buffer allocation");
+    if (r->all_ok && r->rank == 0 && o->csv && !(r->csv = bm_out_open(o->csv))) r->status = 1;
+    if (r->all_ok && r->rank == 0 && o->results && !(r->rf = bm_out_open(o->results))) r->status = 1;
+    if (!r->all_ok) {
+        if (r->rank == 0 && too_many)
+            fprintf(stderr, "collbench: --results: %d timed calls per size on %d ranks are too many records for one "
+                            "gather (use a smaller -n)\n", r->n, r->p);
+        else if (r->rank == 0) fprintf(stderr, "collbench: cannot allocate buffers of %zu bytes\n", maxbytes);
+        r->status = 1;
+    }
+    ck_bounded_bcast(ck_bound_comm(comm), &r->status, 1, MPI_INT, 0, ck_comm_mpi(comm),
+                     "the status of the result files");
+    return r->status;
+}
+
+/* Rank 0: the table's header, and the result files' first lines. */
+static void paired_header(const paired_run *r)
+{
+    const bm_opts *o = r->o;
+    const ck_algo *const *ab = r->ab;
+    printf("# collbench --paired: %s, A = %s, B = %s; %d ranks, %s %s, out-of-place, %s buffers\n",
+           ck_coll_name(o->coll), ab[0]->name, ab[1]->name, r->p, ck_dtype_name(o->dtype),
+           o->coll == CK_COLL_ALLGATHER ? "-" : ck_op_name(o->op), o->mem == CK_MEM_CUDA ? "cuda" : "host");
+    printf("# %d pairs per size in ABBA order; a call's time is the slowest rank's; speed = t(A) / t(B),\n"
+           "# above 1: B is faster. Median over pairs, [first .. third quartile]. Every timed call is\n"
+           "# checked (own buffers, fresh inputs, poisoned output): #wrong counts wrong elements over\n"
+           "# them all; a speed above %g is flagged review (capped, not scored).\n#\n", r->n, REVIEW_SPEED);
+    printf("# %12s %12s %12s %8s %18s %7s %7s\n", "size (B)", "t(A) us", "t(B) us", "speed", "[q1 .. q3]",
+           "#wrongA", "#wrongB");
+    if (r->csv)
+        fprintf(r->csv, "algo_a,algo_b,p,bytes,time_a_us,time_b_us,speed,speed_q1,speed_q3,pairs,wrong_a,wrong_b,"
+                        "review\n");
+    if (r->rf)
+        fprintf(r->rf, CC_RESULTS_MAGIC " paired p=%d seed=%llu chunk=%zu transport=%s a=%s b=%s dtype=%s op=%s "
+                       "iters=%d coll=%s\n", r->p, (unsigned long long)o->seed, ck_comm_config(r->comm)->chunk_bytes,
+                ck_comm_transport_name(r->comm), ab[0]->name, ab[1]->name, ck_dtype_name(o->dtype),
+                ck_op_name(o->op), r->n, ck_coll_name(o->coll));
+    fflush(stdout);
+}
+
+/* Untimed calls of both algorithms first (-w). */
+static void warm_up(paired_run *r, size_t count)
+{
+    const bm_opts *o = r->o;
+    for (int a = 0; a < 2; a++) {
+        upload_input(r->comm, o, r->b.dsend[a], r->b.host_in, count, 0);
+        for (int w = 0; w < o->warmup; w++) {
+            int rc = cc_coll_call(r->comm, o->coll, r->ab[a], r->b.dsend[a], r->b.drecv[a], count, o->dtype, o->op);
+            if (rc) ck_watch_abort("rank %d: '%s' failed in warm-up: %s (%s)", r->rank, r->ab[a]->name,
+                                   ck_strerror(rc), ck_comm_errmsg(r->comm));
+        }
+    }
+}
+
+/* The n pairs of one size in ABBA order, validation off while timed: this
+ * rank's times in r->t and r->rtime, its records in r->rec, its wrong
+ * elements per algorithm in wrong, its first problem in msg. */
+static void time_pairs(paired_run *r, size_t count, long long wrong[2], char *msg, size_t cap)
+{
+    ck_config cfg = *ck_comm_config(r->comm);
+    const int n = r->n;
+    msg[0] = 0;
+    cfg.validate = 0;   /* the timed calls: no agreement before each */
+    ck_comm_set_config(r->comm, &cfg);
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < 2; k++) {
+            const int a = (i % 2) ^ k;   /* A B, then B A: ABBA */
+            const size_t at = 2 * (size_t)i + (size_t)a;
+            long long w = 0;
+            r->t[a * n + i] = timed_call(r->comm, r->o, r->ab[a], a, i, count, &r->b, &w, &r->rec[at], msg, cap);
+            r->rtime[at] = r->t[a * n + i];
+            wrong[a] += w;
+        }
+    cfg.validate = 1;
+    ck_comm_set_config(r->comm, &cfg);
+}
+
+/* --results: every rank's records and times of size z to rank 0, which
+ * writes them. */
+static void gather_records(paired_run *r, int z, size_t count)
+{
+    const ck_bound bound = ck_bound_comm(r->comm);
+    MPI_Comm mc = ck_comm_mpi(r->comm);
+    const size_t nrec = r->nrec;
+    for (int q = 0; r->rank == 0 && q < r->p; q++) {
+        r->counts[q] = (int)(nrec * sizeof *r->rec);
+        r->displs[q] = q * r->counts[q];
+    }
+    ck_bounded_gatherv(bound, r->rec, (int)(nrec * sizeof *r->rec), MPI_BYTE, r->allrec, r->counts, r->displs,
+                       MPI_BYTE, 0, mc, "the records of the timed calls");
+    for (int q = 0; r->rank == 0 && q < r->p; q++) {
+        r->counts[q] = (int)(nrec * sizeof *r->rtime);
+        r->displs[q] = q * r->counts[q];
+    }
+    ck_bounded_gatherv(bound, r->rtime, (int)(nrec * sizeof *r->rtime), MPI_BYTE, r->alltime, r->counts, r->displs,
+                       MPI_BYTE, 0, mc, "the times of the timed calls");
+    if (r->rank == 0) results_size(r->rf, z, count, r->n, r->p, r->allrec, r->alltime);
+}
+
+/* Rank 0: the row of one size, from the slowest rank's times (r->t + 2n). */
+static void print_row(paired_run *r, size_t bytes, const long long wr[2], int anybad)
+{
+    const int n = r->n;
+    const double *ta = r->t + 2 * n, *tb = r->t + 3 * n;
+    for (int i = 0; i < n; i++) r->ratio[i] = tb[i] > 0 ? ta[i] / tb[i] : 0;
+    qsort(r->ratio, (size_t)n, sizeof *r->ratio, bm_cmp_double);
+    double sa[2];
+    for (int a = 0; a < 2; a++) {
+        qsort(r->t + (2 + a) * n, (size_t)n, sizeof *r->t, bm_cmp_double);
+        sa[a] = bm_quantile(r->t + (2 + a) * n, n, 0.5);
+    }
+    const double med = bm_quantile(r->ratio, n, 0.5), q1 = bm_quantile(r->ratio, n, 0.25),
+                 q3 = bm_quantile(r->ratio, n, 0.75);
+    const int review = med > REVIEW_SPEED && !anybad;   /* a wrong row is failed, not reviewed */
+    char iq[40];
+    snprintf(iq, sizeof iq, "[%.3f .. %.3f]", q1, q3);
+    printf("  %12zu %12.2f %12.2f %8.3f %18s %7lld %7lld%s\n", bytes, sa[0] * 1e6, sa[1] * 1e6, med, iq, wr[0],
+           wr[1], review ? "  review: B above 2x A, not scored" : "");
+    fflush(stdout);
+    if (r->csv)
+        fprintf(r->csv, "%s,%s,%d,%zu,%.3f,%.3f,%.4f,%.4f,%.4f,%d,%lld,%lld,%d\n", r->ab[0]->name, r->ab[1]->name,
+                r->p, bytes, sa[0] * 1e6, sa[1] * 1e6, med, q1, q3, n, wr[0], wr[1], review);
+}
+
+/* One size (z-th): warm up, time the pairs, agree on the times and the
+ * checks across ranks, gather the records, print the row. */
+static void paired_size(paired_run *r, int z, size_t count)
+{
+    const ck_bound bound = ck_bound_comm(r->comm);
+    MPI_Comm mc = ck_comm_mpi(r->comm);
+    const int n = r->n;
+    long long wrong[2] = {0, 0}, wr[2];
+    char msg[1200];
+    warm_up(r, count);
+    time_pairs(r, count, wrong, msg, sizeof msg);
+    ck_bounded_reduce(bound, r->t, r->rank == 0 ? r->t + 2 * n : NULL, 2 * n, MPI_DOUBLE, MPI_MAX, 0, mc,
+                      "the reduction of the times");
+    ck_bounded_allreduce(bound, wrong, wr, 2, MPI_LONG_LONG, MPI_SUM, mc, "the count of wrong elements");
+    int bad = msg[0] != 0, anybad = 0;
+    ck_bounded_allreduce(bound, &bad, &anybad, 1, MPI_INT, MPI_MAX, mc, "the agreement on the checks");
+    if (bad) {
+        fprintf(stderr, "collbench: %s\n", msg);
+        fflush(stderr);
+    }
+    if (anybad) r->status = 1;
+    if (r->o->results) gather_records(r, z, count);
+    if (r->rank == 0) print_row(r, count * ck_dtype_size(r->o->dtype), wr, anybad);
+}
+
+/* The result files closed, every rank told the run's status. */
+static void paired_finish(paired_run *r)
+{
+    if (r->csv && bm_out_close(r->csv, r->o->csv)) r->status = 1;
+    if (r->rf && bm_out_close(r->rf, r->o->results)) r->status = 1;
+    if (r->rank == 0 && r->status == 1 && r->all_ok)
+        printf("# a timed call was wrong or a file could not be written\n");
+    ck_bounded_bcast(ck_bound_comm(r->comm), &r->status, 1, MPI_INT, 0, ck_comm_mpi(r->comm), "the final status");
+}
+
+static void paired_free(paired_run *r)
+{
+    free(r->b.host_in); free(r->b.host_out); free(r->b.host_exp); free(r->t); free(r->ratio);
+    free(r->rec); free(r->rtime); free(r->allrec); free(r->alltime); free(r->counts); free(r->displs);
+    for (int a = 0; a < 2; a++) {
+        ck_free(r->comm, r->b.dsend[a]);
+        ck_free(r->comm, r->b.drecv[a]);
+    }
+}
+
 int bm_run_paired(ck_comm *comm, const bm_opts *o)
 {
-    const int rank = ck_comm_rank(comm), p = ck_comm_size(comm), n = o->iters;
+    paired_run r;
     const size_t es = ck_dtype_size(o->dtype);
-    const ck_algo *ab[2] = {o->algos[0], o->algos[1]};
-    const size_t maxbytes = o->maxbytes / es * es;
-    pair_bufs b;
-    b.host_in = malloc(maxbytes + 1);
-    b.host_out = malloc(maxbytes + 1);
-    b.host_exp = malloc(maxbytes + 1);
-    int ok = b.host_in && b.host_out && b.host_exp;
-    for (int a = 0; a < 2; a++) {
-        b.dsend[a] = ck_alloc(comm, maxbytes + 1);
-        b.drecv[a] = ck_alloc(comm, maxbytes + 1);
-        ok &= b.dsend[a] && b.drecv[a];
-    }
-    double *t = malloc(sizeof(double) * 4 * (size_t)n);   /* t[alg*n + i], then the maxima */
-    double *ratio = malloc(sizeof(double) * (size_t)n);
-    /* --results: this rank's records and times of one size, and rank 0's of all ranks */
-    const size_t nrec = 2 * (size_t)n;
-    cc_record *rec = malloc(nrec * sizeof *rec), *allrec = NULL;
-    double *rtime = malloc(nrec * sizeof *rtime), *alltime = NULL;
-    int *counts = NULL, *displs = NULL;
-    if (o->results && rank == 0) {
-        allrec = malloc((size_t)p * nrec * sizeof *allrec);
-        alltime = malloc((size_t)p * nrec * sizeof *alltime);
-        counts = malloc((size_t)p * sizeof *counts);
-        displs = malloc((size_t)p * sizeof *displs);
-        ok &= allrec && alltime && counts && displs;
-    }
-    ok &= t && ratio && rec && rtime;
-    int all_ok, status = 0;
-    /* The records of one size travel in one gather of int-sized counts. */
-    const int too_many = o->results && (double)nrec * sizeof *rec * p > INT_MAX;
-    if (too_many) ok = 0;
-    bm_allreduce(comm, &ok, &all_ok, 1, MPI_INT, MPI_MIN, "the buffer allocation");
-    FILE *csv = NULL, *rf = NULL;
-    if (all_ok && rank == 0 && o->csv && !(csv = bm_out_open(o->csv))) status = 1;
-    if (all_ok && rank == 0 && o->results && !(rf = bm_out_open(o->results))) status = 1;
-    if (!all_ok) {
-        if (rank == 0 && too_many)
-            fprintf(stderr, "collbench: --results: %d timed calls per size on %d ranks are too many records for one "
-                            "gather (use a smaller -n)\n", n, p);
-        else if (rank == 0) fprintf(stderr, "collbench: cannot allocate buffers of %zu bytes\n", maxbytes);
-        status = 1;
-    }
-    bm_bcast(comm, &status, 1, MPI_INT, "the status of the result files");
-    if (rank == 0 && !status) {
-        printf("# collbench --paired: %s, A = %s, B = %s; %d ranks, %s %s, out-of-place, %s buffers\n",
-               ck_coll_name(o->coll), ab[0]->name, ab[1]->name, p, ck_dtype_name(o->dtype),
-               o->coll == CK_COLL_ALLGATHER ? "-" : ck_op_name(o->op), o->mem == CK_MEM_CUDA ? "cuda" : "host");
-        printf("# %d pairs per size in ABBA order; a call's time is the slowest rank's; speed = t(A) / t(B),\n"
-               "# above 1: B is faster. Median over pairs, [first .. third quartile]. Every timed call is\n"
-               "# checked (own buffers, fresh inputs, poisoned output): #wrong counts wrong elements over\n"
-               "# them all; a speed above %g is flagged review (capped, not scored).\n#\n", n, REVIEW_SPEED);
-        printf("# %12s %12s %12s %8s %18s %7s %7s\n", "size (B)", "t(A) us", "t(B) us", "speed", "[q1 .. q3]",
-               "#wrongA", "#wrongB");
-        if (csv)
-            fprintf(csv, "algo_a,algo_b,p,bytes,time_a_us,time_b_us,speed,speed_q1,speed_q3,pairs,wrong_a,wrong_b,"
-                         "review\n");
-        if (rf)
-            fprintf(rf, CC_RESULTS_MAGIC " paired p=%d seed=%llu chunk=%zu transport=%s a=%s b=%s dtype=%s op=%s "
-                        "iters=%d coll=%s\n", p, (unsigned long long)o->seed, ck_comm_config(comm)->chunk_bytes,
-                    ck_comm_transport_name(comm), ab[0]->name, ab[1]->name, ck_dtype_name(o->dtype),
-                    ck_op_name(o->op), n, ck_coll_name(o->coll));
-        fflush(stdout);
-    }
-    ck_config cfg = *ck_comm_config(comm);
-    char msg[1200];
+    if (!paired_setup(&r, comm, o) && r.rank == 0) paired_header(&r);
     int z = 0;
-    for (size_t s = o->minbytes; !status && s <= o->maxbytes; s = s ? s * (size_t)o->factor : es, z++) {
-        const size_t count = s / es, bytes = count * es;
-        for (int a = 0; a < 2; a++) {
-            upload_input(comm, o, b.dsend[a], b.host_in, count, 0);
-            for (int w = 0; w < o->warmup; w++) {
-                int rc = cc_coll_call(comm, o->coll, ab[a], b.dsend[a], b.drecv[a], count, o->dtype, o->op);
-                if (rc) bm_abort(comm, "rank %d: '%s' failed in warm-up: %s (%s)", rank, ab[a]->name,
-                                 ck_strerror(rc), ck_comm_errmsg(comm));
-            }
-        }
-        long long wrong[2] = {0, 0};
-        msg[0] = 0;
-        cfg.validate = 0;   /* the timed calls: no agreement before each */
-        ck_comm_set_config(comm, &cfg);
-        for (int i = 0; i < n; i++)
-            for (int k = 0; k < 2; k++) {
-                const int a = (i % 2) ^ k;   /* A B, then B A: ABBA */
-                long long w = 0;
-                t[a * n + i] = timed_call(comm, o, ab[a], a, i, count, &b, &w, &rec[2 * (size_t)i + (size_t)a], msg,
-                                          sizeof msg);
-                rtime[2 * (size_t)i + (size_t)a] = t[a * n + i];
-                wrong[a] += w;
-            }
-        cfg.validate = 1;
-        ck_comm_set_config(comm, &cfg);
-        bm_reduce(comm, t, rank == 0 ? t + 2 * n : NULL, 2 * n, MPI_DOUBLE, MPI_MAX, "the reduction of the times");
-        long long wr[2];
-        bm_allreduce(comm, wrong, wr, 2, MPI_LONG_LONG, MPI_SUM, "the count of wrong elements");
-        int bad = msg[0] != 0, anybad = 0;
-        bm_allreduce(comm, &bad, &anybad, 1, MPI_INT, MPI_MAX, "the agreement on the checks");
-        if (bad) {
-            fprintf(stderr, "collbench: %s\n", msg);
-            fflush(stderr);
-        }
-        if (anybad) status = 1;
-        if (o->results) {
-            for (int q = 0; rank == 0 && q < p; q++) {
-                counts[q] = (int)(nrec * sizeof *rec);
-                displs[q] = q * counts[q];
-            }
-            bm_gatherv(comm, rec, (int)(nrec * sizeof *rec), allrec, counts, displs, "the records of the timed calls");
-            for (int q = 0; rank == 0 && q < p; q++) {
-                counts[q] = (int)(nrec * sizeof *rtime);
-                displs[q] = q * counts[q];
-            }
-            bm_gatherv(comm, rtime, (int)(nrec * sizeof *rtime), alltime, counts, displs, "the times of the timed calls");
-            if (rank == 0) results_size(rf, z, count, n, p, allrec, alltime);
-        }
-        if (rank != 0) continue;
-        const double *ta = t + 2 * n, *tb = t + 3 * n;
-        for (int i = 0; i < n; i++) ratio[i] = tb[i] > 0 ? ta[i] / tb[i] : 0;
-        qsort(ratio, (size_t)n, sizeof *ratio, bm_cmp_double);
-        double sa[2];
-        for (int a = 0; a < 2; a++) {
-            qsort(t + (2 + a) * n, (size_t)n, sizeof *t, bm_cmp_double);
-            sa[a] = bm_quantile(t + (2 + a) * n, n, 0.5);
-        }
-        const double med = bm_quantile(ratio, n, 0.5), q1 = bm_quantile(ratio, n, 0.25),
-                     q3 = bm_quantile(ratio, n, 0.75);
-        const int review = med > REVIEW_SPEED && !anybad;   /* a wrong row is failed, not reviewed */
-        char iq[40];
-        snprintf(iq, sizeof iq, "[%.3f .. %.3f]", q1, q3);
-        printf("  %12zu %12.2f %12.2f %8.3f %18s %7lld %7lld%s\n", bytes, sa[0] * 1e6, sa[1] * 1e6, med, iq, wr[0],
-               wr[1], review ? "  review: B above 2x A, not scored" : "");
-        fflush(stdout);
-        if (csv)
-            fprintf(csv, "%s,%s,%d,%zu,%.3f,%.3f,%.4f,%.4f,%.4f,%d,%lld,%lld,%d\n", ab[0]->name, ab[1]->name, p, bytes,
-                    sa[0] * 1e6, sa[1] * 1e6, med, q1, q3, n, wr[0], wr[1], review);
-    }
-    if (csv && bm_out_close(csv, o->csv)) status = 1;
-    if (rf && bm_out_close(rf, o->results)) status = 1;
-    if (rank == 0 && status == 1 && all_ok) printf("# a timed call was wrong or a file could not be written\n");
-    bm_bcast(comm, &status, 1, MPI_INT, "the final status");
-    free(b.host_in); free(b.host_out); free(b.host_exp); free(t); free(ratio);
-    free(rec); free(rtime); free(allrec); free(alltime); free(counts); free(displs);
-    for (int a = 0; a < 2; a++) {
-        ck_free(comm, b.dsend[a]);
-        ck_free(comm, b.drecv[a]);
-    }
-    return status;
+    for (size_t s = o->minbytes; !r.status && s <= o->maxbytes; s = s ? s * (size_t)o->factor : es, z++)
+        paired_size(&r, z, s / es);
+    paired_finish(&r);
+    paired_free(&r);
+    return r.status;
 }

@@ -31,6 +31,11 @@
  * A file of the folder that does not hold what collbench and the scripts
  * write (truncated, hand-edited, replaced) is refused with its path, line and
  * column, exit status 1 and no summary.md (plots/README.md, "Data files").
+ *
+ * The program reads as its steps: parse_args; load_report reads and checks
+ * every file of the folder into one report struct; write_scaling; then
+ * write_summary, one function per section of summary.md (sec_*), each
+ * reading the report and changing nothing.
  */
 #include <errno.h>
 #include <float.h>
@@ -52,13 +57,42 @@
 
 typedef struct { char algo[32], place[8], plat[32]; int p; long line; double bytes, time_us, busbw, model_us; } row;
 
-static row rows[MAXROWS];
-static int nrows;
-static row trows[MAXROWS];   /* --sim: DIR/topology.csv */
-static int ntrows;
-static char algos[MAXALG][32];
-static int nalg, ps[MAXP], np;
-static const char *REF = "";   /* the reference every ratio is taken against ("" when the sweep has none) */
+/* DIR/platform.txt (--sim): the simulated cluster the crossbar sweeps ran on. */
+typedef struct { char name[64], desc[512]; double alpha_us, bw_gbs, speed_gf; } sim_platform;
+
+/* --sim's checks, each a PASS or FAIL line of the summary. */
+typedef struct {
+    int p;                  /* the rank count the checks are made at */
+    const char *fastest;    /* SIZE:ALGO  this algorithm is the fastest hand-written one at SIZE */
+    const char *near_link;  /* SIZE:A,B   their busbw within 15 % of the link bandwidth at SIZE */
+    const char *model;      /* A,B,..     the model within 25 % of the simulation at every size */
+    const char *ref_label;  /* what the reference is ("SMPI model, reductions free") */
+} sim_checks;
+
+typedef struct {
+    const char *dir, *info;
+    int sim;
+    sim_checks ck;
+} report_opts;
+
+/* Everything the summary is written from: the folder's files as read, and
+ * what follows from them. Filled once by load_report; every section of the
+ * summary reads it and changes nothing. */
+typedef struct {
+    report_opts o;
+    row rows[MAXROWS];          /* DIR/sweep.csv */
+    int nrows;
+    row trows[MAXROWS];         /* --sim: DIR/topology.csv */
+    int ntrows;
+    char algos[MAXALG][32];     /* the sweep's algorithms, in the order of their first row */
+    int nalg;
+    int ps[MAXP], np;           /* the sweep's rank counts, ascending */
+    const char *ref;            /* the reference every ratio is taken against ("" when the sweep has none) */
+    int any_shm;                /* some rows ran on the shm transport (NAME@shm) */
+    bm_params m, ms;            /* DIR/params.txt, DIR/params_shm.txt */
+    int have_m, have_ms;
+    sim_platform pl;            /* --sim: DIR/platform.txt */
+} report;
 
 static int is_reference(const char *name)
 {
@@ -275,11 +309,80 @@ static int cmp_row(const void *a, const void *b)
     return c;
 }
 
-/* Reads a collbench CSV into dst (rows, or trows; topology.csv needs its
- * platform column): 0, or -1 after saying what is wrong. Only the main sweep
- * (dst == rows) lists its algorithms and rank counts. */
-static int load_csv(const char *path, row *dst, int *ndst, int need_platform)
+/* The fields of the current row of a collbench CSV into x (c: each known
+ * column's index in the file, or -1): 0, or -1 (said). */
+static int read_row(const text_file *t, const int *c, row *x)
 {
+    memset(x, 0, sizeof *x);
+    x->line = t->line;
+    for (int k = 0; k < NCSV; k++) {
+        if (c[k] < 0) continue;
+        double num = 0;
+        char scratch[32], *str = scratch;
+        size_t cap = sizeof scratch;
+        const char *n = csv_cols[k].name;
+        if (!strcmp(n, "algo")) { str = x->algo; cap = sizeof x->algo; }
+        else if (!strcmp(n, "place")) { str = x->place; cap = sizeof x->place; }
+        else if (!strcmp(n, "platform")) { str = x->plat; cap = sizeof x->plat; }
+        if (field(t, c[k], n, csv_cols[k].kind, &num, str, cap)) return -1;
+        if (!strcmp(n, "p")) x->p = (int)num;
+        else if (!strcmp(n, "bytes")) x->bytes = num;
+        else if (!strcmp(n, "time_us")) x->time_us = num;
+        else if (!strcmp(n, "busbw_gbs")) x->busbw = num;
+        else if (!strcmp(n, "model_us")) x->model_us = num;
+    }
+    return 0;
+}
+
+/* A row of the main sweep adds its algorithm and its p to the report's
+ * lists when they are new: 0, or -1 (said) when a list is full. */
+static int note_algo_and_p(report *rep, const text_file *t, const row *x)
+{
+    int k;
+    for (k = 0; k < rep->nalg && strcmp(rep->algos[k], x->algo); k++) {}
+    if (k == rep->nalg) {
+        if (rep->nalg == MAXALG)
+            return bad(t->path, t->line, "more than %d algorithms (the most benchreport reports on)", MAXALG);
+        snprintf(rep->algos[rep->nalg++], 32, "%s", x->algo);
+    }
+    for (k = 0; k < rep->np && rep->ps[k] != x->p; k++) {}
+    if (k == rep->np) {
+        if (rep->np == MAXP)
+            return bad(t->path, t->line, "more than %d rank counts (the most benchreport reports on)", MAXP);
+        rep->ps[rep->np++] = x->p;
+    }
+    return 0;
+}
+
+/* One measurement per algorithm, p, size and placement (and platform): a
+ * second one would leave which of them the report shows to chance. 0, or
+ * -1 (said). */
+static int no_repeats(const char *path, const row *rows, int n)
+{
+    const row **ix = malloc((n ? (size_t)n : 1) * sizeof *ix);
+    if (!ix) return bad(path, 0, "out of memory");
+    for (int i = 0; i < n; i++) ix[i] = &rows[i];
+    qsort(ix, (size_t)n, sizeof *ix, cmp_row);
+    int rc = 0;
+    for (int i = 1; i < n && !rc; i++) {
+        const row *a = ix[i - 1], *b = ix[i];
+        if (strcmp(a->algo, b->algo) || a->p != b->p || a->bytes != b->bytes || strcmp(a->place, b->place) ||
+            strcmp(a->plat, b->plat))
+            continue;
+        rc = bad(path, b->line, "a second row for %s, p = %d, %.0f bytes, %s-of-place%s%s (the first is line %ld)",
+                 b->algo, b->p, b->bytes, b->place, b->plat[0] ? ", platform " : "", b->plat, a->line);
+    }
+    free(ix);
+    return rc;
+}
+
+/* Reads a collbench CSV: the main sweep into rep->rows, or (topology, which
+ * needs its platform column) into rep->trows. 0, or -1 after saying what is
+ * wrong. Only the main sweep lists its algorithms and rank counts. */
+static int load_csv(report *rep, const char *path, int topology)
+{
+    row *dst = topology ? rep->trows : rep->rows;
+    int *ndst = topology ? &rep->ntrows : &rep->nrows;
     text_file t;
     if (tf_open(&t, path)) return -1;
     int rc = -1, c[NCSV];
@@ -298,9 +401,9 @@ static int load_csv(const char *path, row *dst, int *ndst, int need_platform)
     }
     for (int k = 0; k < NCSV; k++) {
         c[k] = col(hdr, nh, csv_cols[k].name);
-        if (c[k] < 0 && (csv_cols[k].need || (need_platform && !strcmp(csv_cols[k].name, "platform")))) {
+        if (c[k] < 0 && (csv_cols[k].need || (topology && !strcmp(csv_cols[k].name, "platform")))) {
             bad(path, 1, "header: no column '%s' (a collbench --csv file starts with algo,p,bytes,...%s)",
-                csv_cols[k].name, need_platform ? " and ends with platform" : "");
+                csv_cols[k].name, topology ? " and ends with platform" : "");
             goto out;
         }
     }
@@ -313,108 +416,65 @@ static int load_csv(const char *path, row *dst, int *ndst, int need_platform)
         if (same) continue;   /* the header again: two files joined */
         if (*ndst == MAXROWS) { bad(path, t.line, "more than %d rows (the most benchreport reads)", MAXROWS); goto out; }
         row *x = &dst[*ndst];
-        memset(x, 0, sizeof *x);
-        x->line = t.line;
-        for (int k = 0; k < NCSV; k++) {
-            if (c[k] < 0) continue;
-            double num = 0;
-            char scratch[32], *str = scratch;
-            size_t cap = sizeof scratch;
-            const char *n = csv_cols[k].name;
-            if (!strcmp(n, "algo")) { str = x->algo; cap = sizeof x->algo; }
-            else if (!strcmp(n, "place")) { str = x->place; cap = sizeof x->place; }
-            else if (!strcmp(n, "platform")) { str = x->plat; cap = sizeof x->plat; }
-            if (field(&t, c[k], n, csv_cols[k].kind, &num, str, cap)) goto out;
-            if (!strcmp(n, "p")) x->p = (int)num;
-            else if (!strcmp(n, "bytes")) x->bytes = num;
-            else if (!strcmp(n, "time_us")) x->time_us = num;
-            else if (!strcmp(n, "busbw_gbs")) x->busbw = num;
-            else if (!strcmp(n, "model_us")) x->model_us = num;
-        }
+        if (read_row(&t, c, x)) goto out;
         (*ndst)++;
-        if (dst != rows) continue;
-        int k;
-        for (k = 0; k < nalg && strcmp(algos[k], x->algo); k++) {}
-        if (k == nalg) {
-            if (nalg == MAXALG) { bad(path, t.line, "more than %d algorithms (the most benchreport reports on)", MAXALG); goto out; }
-            snprintf(algos[nalg++], 32, "%s", x->algo);
-        }
-        for (k = 0; k < np && ps[k] != x->p; k++) {}
-        if (k == np) {
-            if (np == MAXP) { bad(path, t.line, "more than %d rank counts (the most benchreport reports on)", MAXP); goto out; }
-            ps[np++] = x->p;
-        }
+        if (!topology && note_algo_and_p(rep, &t, x)) goto out;
     }
-    /* One measurement per algorithm, p, size and placement (and platform):
-     * a second one would leave which of them the report shows to chance. */
-    {
-        int n = *ndst;
-        const row **ix = malloc((n ? (size_t)n : 1) * sizeof *ix);
-        if (!ix) { bad(path, 0, "out of memory"); goto out; }
-        for (int i = 0; i < n; i++) ix[i] = &dst[i];
-        qsort(ix, (size_t)n, sizeof *ix, cmp_row);
-        for (int i = 1; i < n; i++) {
-            const row *a = ix[i - 1], *b = ix[i];
-            if (strcmp(a->algo, b->algo) || a->p != b->p || a->bytes != b->bytes || strcmp(a->place, b->place) ||
-                strcmp(a->plat, b->plat))
-                continue;
-            bad(path, b->line, "a second row for %s, p = %d, %.0f bytes, %s-of-place%s%s (the first is line %ld)",
-                b->algo, b->p, b->bytes, b->place, b->plat[0] ? ", platform " : "", b->plat, a->line);
-            free(ix);
-            goto out;
-        }
-        free(ix);
-    }
-    rc = 0;
+    rc = no_repeats(path, dst, *ndst);
 out:
     tf_close(&t);
-    if (dst == rows)
-        for (int i = 1; i < np; i++)
-            for (int j = i; j > 0 && ps[j - 1] > ps[j]; j--) { int tmp = ps[j]; ps[j] = ps[j - 1]; ps[j - 1] = tmp; }
     return rc;
 }
 
-static const row *find(const char *algo, int p, double bytes)
+static void sort_ints(int *v, int n)
 {
-    for (int i = 0; i < nrows; i++)
-        if (rows[i].p == p && rows[i].bytes == bytes && !strcmp(rows[i].place, "out") && !strcmp(rows[i].algo, algo))
-            return &rows[i];
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) { int tmp = v[j]; v[j] = v[j - 1]; v[j - 1] = tmp; }
+}
+
+static const row *find(const report *rep, const char *algo, int p, double bytes)
+{
+    for (int i = 0; i < rep->nrows; i++) {
+        const row *x = &rep->rows[i];
+        if (x->p == p && x->bytes == bytes && !strcmp(x->place, "out") && !strcmp(x->algo, algo)) return x;
+    }
     return NULL;
 }
 
 /* The best hand-written algorithm (no reference) at (p, bytes), on any
  * transport (which < 0), the MPI one (0) or shm (1). */
-static const row *best_of(int p, double bytes, int which)
+static const row *best_of(const report *rep, int p, double bytes, int which)
 {
     const row *b = NULL;
-    for (int a = 0; a < nalg; a++) {
-        if (is_reference(algos[a]) || (which >= 0 && is_shm(algos[a]) != which)) continue;
-        const row *r = find(algos[a], p, bytes);
+    for (int a = 0; a < rep->nalg; a++) {
+        if (is_reference(rep->algos[a]) || (which >= 0 && is_shm(rep->algos[a]) != which)) continue;
+        const row *r = find(rep, rep->algos[a], p, bytes);
         if (r && r->time_us > 0 && (!b || r->time_us < b->time_us)) b = r;
     }
     return b;
 }
-static const row *best_hand(int p, double bytes) { return best_of(p, bytes, -1); }
+static const row *best_hand(const report *rep, int p, double bytes) { return best_of(rep, p, bytes, -1); }
 
-static int has_p(int p) { for (int i = 0; i < np; i++) if (ps[i] == p) return 1; return 0; }
-
-static char *sz(double b)
+static int has_p(const report *rep, int p)
 {
-    static char buf[8][32];
-    static int k;
-    k = (k + 1) % 8;
-    return (char *)bm_size_str(b, buf[k], 32);
+    for (int i = 0; i < rep->np; i++) if (rep->ps[i] == p) return 1;
+    return 0;
 }
 
+/* A size as the report writes it ("64 KB"), in a buffer of its own that
+ * lasts to the end of the enclosing block, so that one printf can take
+ * several. */
+#define sz(b) bm_size_str((b), (char[32]){0}, 32)
+
 /* Sorted distinct sizes measured at p (out-of-place). */
-static int sizes_at(int p, double *out, int max)
+static int sizes_at(const report *rep, int p, double *out, int max)
 {
     int n = 0;
-    for (int i = 0; i < nrows; i++) {
-        if (rows[i].p != p || strcmp(rows[i].place, "out")) continue;
+    for (int i = 0; i < rep->nrows; i++) {
+        if (rep->rows[i].p != p || strcmp(rep->rows[i].place, "out")) continue;
         int k;
-        for (k = 0; k < n && out[k] != rows[i].bytes; k++) {}
-        if (k == n && n < max) out[n++] = rows[i].bytes;
+        for (k = 0; k < n && out[k] != rep->rows[i].bytes; k++) {}
+        if (k == n && n < max) out[n++] = rep->rows[i].bytes;
     }
     for (int i = 1; i < n; i++)
         for (int j = i; j > 0 && out[j - 1] > out[j]; j--) { double t = out[j]; out[j] = out[j - 1]; out[j - 1] = t; }
@@ -449,9 +509,8 @@ static int check_table(const char *path)
     text_file t;
     if (tf_open(&t, path)) return -1;
     int rc = -1, c[NK], n = 0;
-    static char seen_algo[MAXTROWS][32];
-    static int seen_p[MAXTROWS];
-    static long seen_line[MAXTROWS];
+    struct { char algo[32]; int p; long line; } *seen = malloc(MAXTROWS * sizeof *seen);
+    if (!seen) { bad(path, 0, "out of memory"); goto out; }
     if (tf_header(&t, "a header row (algo,p,samples_per_s,...)")) goto out;
     const int nh = t.n;
     for (int i = 0; i < nh; i++)
@@ -465,7 +524,7 @@ static int check_table(const char *path)
         for (int i = 0; i < nh; i++)
             if (strchr(t.v[i], '|')) { bad(path, t.line, "field %d holds a '|'", i + 1); goto out; }
         char algo[32] = "";
-        seen_p[n] = 0;
+        seen[n].p = 0;
         for (int k = 0; k < NK; k++) {
             if (c[k] < 0) continue;
             char scratch[32];
@@ -473,20 +532,22 @@ static int check_table(const char *path)
             /* NaN: scripts/bench_trainer.sh's mark of a run that failed. */
             if (known[k].kind == F_NONNEG && (!strcmp(t.v[c[k]], "NaN") || !strcmp(t.v[c[k]], "nan"))) continue;
             if (field(&t, c[k], known[k].name, known[k].kind, &num, k == 0 ? algo : scratch, sizeof scratch)) goto out;
-            if (k == 1) seen_p[n] = (int)num;
+            if (k == 1) seen[n].p = (int)num;
         }
         if (c[0] >= 0 && c[1] >= 0) {
             for (int i = 0; i < n; i++)
-                if (seen_p[i] == seen_p[n] && !strcmp(seen_algo[i], algo)) {
-                    bad(path, t.line, "a second row for %s at p = %d (the first is line %ld)", algo, seen_p[n], seen_line[i]);
+                if (seen[i].p == seen[n].p && !strcmp(seen[i].algo, algo)) {
+                    bad(path, t.line, "a second row for %s at p = %d (the first is line %ld)", algo, seen[n].p,
+                        seen[i].line);
                     goto out;
                 }
-            snprintf(seen_algo[n], sizeof seen_algo[n], "%s", algo);
+            snprintf(seen[n].algo, sizeof seen[n].algo, "%s", algo);
         }
-        seen_line[n++] = t.line;
+        seen[n++].line = t.line;
     }
     rc = 0;
 out:
+    free(seen);
     tf_close(&t);
     return rc;
 }
@@ -516,8 +577,6 @@ static void csv_as_table(FILE *md, const char *path)
  * simulated cluster the crossbar sweeps ran on. Every key once: name, desc,
  * alpha_us, bw_gbs, speed_gflops (the numbers finite and above 0); blank
  * lines and lines starting with # are skipped. 0, or -1 (said). */
-typedef struct { char name[64], desc[512]; double alpha_us, bw_gbs, speed_gf; } sim_platform;
-
 static int load_platform(const char *path, sim_platform *pl)
 {
     memset(pl, 0, sizeof *pl);
@@ -607,112 +666,133 @@ static void check_line(FILE *md, int pass, const char *what, const char *fmt, ..
     fprintf(md, "\n");
 }
 
-typedef struct {
-    int p;                  /* the rank count the checks are made at */
-    const char *fastest;    /* SIZE:ALGO  this algorithm is the fastest hand-written one at SIZE */
-    const char *near_link;  /* SIZE:A,B   their busbw within 15 % of the link bandwidth at SIZE */
-    const char *model;      /* A,B,..     the model within 25 % of the simulation at every size */
-    const char *ref_label;  /* what the reference is ("SMPI model, reductions free") */
-} sim_checks;
+/* --sim's checks, one PASS/FAIL line each with the figures; each returns 1
+ * when it failed. */
 
-/* The checks, one PASS/FAIL line each with the figures. Returns the failures. */
-static int sim_acceptance(FILE *md, const sim_checks *ck, const sim_platform *pl, const bm_params *m, int have_m)
+/* The platform means what its file says: the ping-pong recovers it. */
+static int check_pingpong(FILE *md, const report *rep)
 {
-    int fails = 0;
+    const bm_params *m = &rep->m;
+    const sim_platform *pl = &rep->pl;
+    double ea = fabs(m->alpha * 1e6 / pl->alpha_us - 1), bw = m->beta > 0 ? 1e-9 / m->beta : 0,
+           eb = fabs(bw / pl->bw_gbs - 1);
+    int ok = ea <= 0.05 && eb <= 0.05;
+    check_line(md, ok, "ping-pong recovers the platform's α and β (within 5 %)",
+               "α = %.3f µs (platform %.3f µs), 1/β = %.3f GB/s (platform %.3f GB/s)", m->alpha * 1e6,
+               pl->alpha_us, bw, pl->bw_gbs);
+    return !ok;
+}
+
+/* --fastest SIZE:ALGO: b is the size, name the algorithm. */
+static int check_fastest(FILE *md, const report *rep, double b, const char *name)
+{
+    const sim_checks *ck = &rep->o.ck;
+    char buf[4096];
+    const row *best = best_hand(rep, ck->p, b), *want = find(rep, name, ck->p, b),
+              *ref = find(rep, rep->ref, ck->p, b);
+    int ok = best && want && want->time_us <= best->time_us;
+    size_t l = 0;
+    buf[0] = 0;
+    for (int a = 0; a < rep->nalg; a++) {
+        const row *r = find(rep, rep->algos[a], ck->p, b);
+        if (!r || is_reference(rep->algos[a])) continue;
+        l += (size_t)snprintf(buf + l, l < sizeof buf ? sizeof buf - l : 0, "%s%s %.2f µs", l ? ", " : "",
+                              rep->algos[a], r->time_us);
+        if (l >= sizeof buf) break;
+    }
+    char what[640];
+    snprintf(what, sizeof what, "%s is the fastest algorithm at %s", name, sz(b));
+    check_line(md, ok, what, "%s; fastest: %s", buf[0] ? buf : "no results at this size", best ? best->algo : "-");
+    if (ref) fprintf(md, "  (reference %s%s%s: %.2f µs)\n", rep->ref, ck->ref_label ? ", " : "",
+                     ck->ref_label ? ck->ref_label : "", ref->time_us);
+    return !ok;
+}
+
+/* --near-link SIZE:A,B: b is the size, names the list (cut up here). */
+static int check_near_link(FILE *md, const report *rep, double b, char *names)
+{
+    char buf[4096];
+    size_t l = 0;
+    int ok = 1;
+    buf[0] = 0;
+    for (char *save = NULL, *n = strtok_r(names, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
+        const row *r = find(rep, n, rep->o.ck.p, b);
+        double ratio = r ? r->busbw / rep->pl.bw_gbs : 0;
+        if (!r || ratio < 0.85 || ratio > 1.15) ok = 0;
+        l += (size_t)snprintf(buf + l, l < sizeof buf ? sizeof buf - l : 0, "%s%s %.3f GB/s = %.1f %%",
+                              l ? ", " : "", n, r ? r->busbw : 0, 100 * ratio);
+        if (l >= sizeof buf) break;
+    }
+    char what[640];
+    snprintf(what, sizeof what, "busbw within 15 %% of the link bandwidth (%.3f GB/s) at %s", rep->pl.bw_gbs, sz(b));
+    check_line(md, ok, what, "%s", buf);
+    return !ok;
+}
+
+/* --model-algos A,B,.. */
+static int check_model(FILE *md, const report *rep)
+{
+    const sim_checks *ck = &rep->o.ck;
     char buf[4096], names[512];
-    fprintf(md, "## Acceptance checks (p = %d, %s)\n\n", ck->p, pl->name);
-    /* The platform means what its file says: the ping-pong recovers it. */
-    if (have_m) {
-        double ea = fabs(m->alpha * 1e6 / pl->alpha_us - 1), bw = m->beta > 0 ? 1e-9 / m->beta : 0,
-               eb = fabs(bw / pl->bw_gbs - 1);
-        int ok = ea <= 0.05 && eb <= 0.05;
-        fails += !ok;
-        check_line(md, ok, "ping-pong recovers the platform's α and β (within 5 %)",
-                   "α = %.3f µs (platform %.3f µs), 1/β = %.3f GB/s (platform %.3f GB/s)", m->alpha * 1e6,
-                   pl->alpha_us, bw, pl->bw_gbs);
+    if (!ck->model) return 0;
+    snprintf(names, sizeof names, "%s", ck->model);
+    size_t l = 0;
+    int ok = 1;
+    buf[0] = 0;
+    for (char *save = NULL, *n = strtok_r(names, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
+        double worst = -1, wb = 0, ws = 0, wm = 0;
+        for (int i = 0; i < rep->nrows; i++) {
+            const row *x = &rep->rows[i];
+            if (strcmp(x->algo, n) || x->p != ck->p || strcmp(x->place, "out") || !(x->model_us > 0)) continue;
+            double e = fabs(x->time_us / x->model_us - 1);
+            if (e > worst) { worst = e; wb = x->bytes; ws = x->time_us; wm = x->model_us; }
+        }
+        if (worst < 0 || worst > 0.25) ok = 0;
+        if (worst < 0)
+            l += (size_t)snprintf(buf + l, l < sizeof buf ? sizeof buf - l : 0, "%s%s: no modelled results",
+                                  l ? "; " : "", n);
+        else
+            l += (size_t)snprintf(buf + l, l < sizeof buf ? sizeof buf - l : 0,
+                                  "%s%s worst %.1f %% (at %s: simulated %.2f µs, model %.2f µs)", l ? "; " : "", n,
+                                  100 * worst, sz(wb), ws, wm);
+        if (l >= sizeof buf) break;
     }
+    check_line(md, ok, "the model (each algorithm's cost function) within 25 % of the simulation at every size",
+               "%s", buf);
+    return !ok;
+}
+
+/* The checks the script names. Returns the failures. */
+static int sim_acceptance(FILE *md, const report *rep)
+{
+    const sim_checks *ck = &rep->o.ck;
+    int fails = 0;
     double b;
-    if (ck->fastest && size_and_names(ck->fastest, &b, names, sizeof names) == 0) {
-        const row *best = best_hand(ck->p, b), *want = find(names, ck->p, b), *ref = find(REF, ck->p, b);
-        int ok = best && want && want->time_us <= best->time_us;
-        fails += !ok;
-        size_t l = 0;
-        buf[0] = 0;
-        for (int a = 0; a < nalg; a++) {
-            const row *r = find(algos[a], ck->p, b);
-            if (!r || is_reference(algos[a])) continue;
-            l += (size_t)snprintf(buf + l, l < sizeof buf ? sizeof buf - l : 0, "%s%s %.2f µs", l ? ", " : "",
-                                  algos[a], r->time_us);
-            if (l >= sizeof buf) break;
-        }
-        char what[640];
-        snprintf(what, sizeof what, "%s is the fastest algorithm at %s", names, sz(b));
-        check_line(md, ok, what, "%s; fastest: %s", buf[0] ? buf : "no results at this size", best ? best->algo : "-");
-        if (ref) fprintf(md, "  (reference %s%s%s: %.2f µs)\n", REF, ck->ref_label ? ", " : "",
-                         ck->ref_label ? ck->ref_label : "", ref->time_us);
-    }
-    if (ck->near_link && size_and_names(ck->near_link, &b, names, sizeof names) == 0) {
-        size_t l = 0;
-        int ok = 1;
-        buf[0] = 0;
-        for (char *save = NULL, *n = strtok_r(names, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
-            const row *r = find(n, ck->p, b);
-            double ratio = r ? r->busbw / pl->bw_gbs : 0;
-            if (!r || ratio < 0.85 || ratio > 1.15) ok = 0;
-            l += (size_t)snprintf(buf + l, l < sizeof buf ? sizeof buf - l : 0, "%s%s %.3f GB/s = %.1f %%",
-                                  l ? ", " : "", n, r ? r->busbw : 0, 100 * ratio);
-            if (l >= sizeof buf) break;
-        }
-        fails += !ok;
-        char what[640];
-        snprintf(what, sizeof what, "busbw within 15 %% of the link bandwidth (%.3f GB/s) at %s", pl->bw_gbs, sz(b));
-        check_line(md, ok, what, "%s", buf);
-    }
-    if (ck->model) {
-        snprintf(names, sizeof names, "%s", ck->model);
-        size_t l = 0;
-        int ok = 1;
-        buf[0] = 0;
-        for (char *save = NULL, *n = strtok_r(names, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
-            double worst = -1, wb = 0, ws = 0, wm = 0;
-            for (int i = 0; i < nrows; i++) {
-                const row *x = &rows[i];
-                if (strcmp(x->algo, n) || x->p != ck->p || strcmp(x->place, "out") || !(x->model_us > 0)) continue;
-                double e = fabs(x->time_us / x->model_us - 1);
-                if (e > worst) { worst = e; wb = x->bytes; ws = x->time_us; wm = x->model_us; }
-            }
-            if (worst < 0 || worst > 0.25) ok = 0;
-            if (worst < 0)
-                l += (size_t)snprintf(buf + l, l < sizeof buf ? sizeof buf - l : 0, "%s%s: no modelled results",
-                                      l ? "; " : "", n);
-            else
-                l += (size_t)snprintf(buf + l, l < sizeof buf ? sizeof buf - l : 0,
-                                      "%s%s worst %.1f %% (at %s: simulated %.2f µs, model %.2f µs)", l ? "; " : "", n,
-                                      100 * worst, sz(wb), ws, wm);
-            if (l >= sizeof buf) break;
-        }
-        fails += !ok;
-        check_line(md, ok, "the model (each algorithm's cost function) within 25 % of the simulation at every size",
-                   "%s", buf);
-    }
+    char names[512];
+    fprintf(md, "## Acceptance checks (p = %d, %s)\n\n", ck->p, rep->pl.name);
+    if (rep->have_m) fails += check_pingpong(md, rep);
+    if (ck->fastest && !size_and_names(ck->fastest, &b, names, sizeof names)) fails += check_fastest(md, rep, b, names);
+    if (ck->near_link && !size_and_names(ck->near_link, &b, names, sizeof names))
+        fails += check_near_link(md, rep, b, names);
+    fails += check_model(md, rep);
     fprintf(md, "\n");
     return fails;
 }
 
 /* The fastest hand-written algorithm at each size, as simulated: where it changes, per p. */
-static void sim_crossovers(FILE *md)
+static void sim_crossovers(FILE *md, const report *rep)
 {
     fprintf(md, "## The fastest algorithm by message size and p (simulated)\n\n"
                 "Among the hand-written algorithms; each row: the fastest at the smallest size, then where "
                 "another takes over. (The model's prediction of the same is further down.)\n\n"
                 "| p | fastest algorithm by message size |\n|---|---|\n");
-    for (int k = 0; k < np; k++) {
+    for (int k = 0; k < rep->np; k++) {
         double s[256];
-        int n = sizes_at(ps[k], s, 256);
+        int n = sizes_at(rep, rep->ps[k], s, 256);
         const char *cur = NULL;
-        fprintf(md, "| %d |", ps[k]);
+        fprintf(md, "| %d |", rep->ps[k]);
         for (int i = 0; i < n; i++) {
-            const row *b = best_hand(ps[k], s[i]);
+            const row *b = best_hand(rep, rep->ps[k], s[i]);
             if (!b) continue;
             if (!cur) fprintf(md, " %s (from %s)", b->algo, sz(s[i]));
             else if (strcmp(cur, b->algo)) fprintf(md, " → %s from %s", b->algo, sz(s[i]));
@@ -724,23 +804,25 @@ static void sim_crossovers(FILE *md)
 }
 
 /* Per algorithm and p: the largest |simulated / model - 1| over the sizes. */
-static void sim_model_table(FILE *md)
+static void sim_model_table(FILE *md, const report *rep)
 {
     fprintf(md, "## Model vs simulation\n\nThe largest deviation |simulated / model − 1| over all sizes, per "
                 "algorithm and p (the model: each algorithm's cost function with the α, β, γ above; model_pN.png "
                 "draws it by size).\n\n| algorithm |");
-    for (int k = 0; k < np; k++) fprintf(md, " p = %d |", ps[k]);
+    for (int k = 0; k < rep->np; k++) fprintf(md, " p = %d |", rep->ps[k]);
     fprintf(md, "\n|---|");
-    for (int k = 0; k < np; k++) fprintf(md, "---|");
+    for (int k = 0; k < rep->np; k++) fprintf(md, "---|");
     fprintf(md, "\n");
-    for (int a = 0; a < nalg; a++) {
-        if (is_reference(algos[a])) continue;
-        fprintf(md, "| %s |", algos[a]);
-        for (int k = 0; k < np; k++) {
+    for (int a = 0; a < rep->nalg; a++) {
+        if (is_reference(rep->algos[a])) continue;
+        fprintf(md, "| %s |", rep->algos[a]);
+        for (int k = 0; k < rep->np; k++) {
             double worst = -1;
-            for (int i = 0; i < nrows; i++) {
-                const row *x = &rows[i];
-                if (strcmp(x->algo, algos[a]) || x->p != ps[k] || strcmp(x->place, "out") || !(x->model_us > 0)) continue;
+            for (int i = 0; i < rep->nrows; i++) {
+                const row *x = &rep->rows[i];
+                if (strcmp(x->algo, rep->algos[a]) || x->p != rep->ps[k] || strcmp(x->place, "out") ||
+                    !(x->model_us > 0))
+                    continue;
                 double e = fabs(x->time_us / x->model_us - 1);
                 if (e > worst) worst = e;
             }
@@ -753,15 +835,15 @@ static void sim_model_table(FILE *md)
 }
 
 /* DIR/topology.csv: the same algorithms on the fat trees, against the crossbar. */
-static void sim_topology_at(FILE *md, const char *crossbar, int tp)
+static void sim_topology_at(FILE *md, const report *rep, const char *crossbar, int tp)
 {
     char plats[8][32];
     int nplat = 0;
-    for (int i = 0; i < ntrows; i++) {
+    for (int i = 0; i < rep->ntrows; i++) {
         int k;
-        if (trows[i].p != tp) continue;
-        for (k = 0; k < nplat && strcmp(plats[k], trows[i].plat); k++) {}
-        if (k == nplat && nplat < 8) snprintf(plats[nplat++], 32, "%s", trows[i].plat);
+        if (rep->trows[i].p != tp) continue;
+        for (k = 0; k < nplat && strcmp(plats[k], rep->trows[i].plat); k++) {}
+        if (k == nplat && nplat < 8) snprintf(plats[nplat++], 32, "%s", rep->trows[i].plat);
     }
     static const double at[] = {1024, 65536, 1 << 20, 16 << 20};
     fprintf(md, "## Topology: the crossbar and the fat trees (p = %d)\n\n"
@@ -776,20 +858,23 @@ static void sim_topology_at(FILE *md, const char *crossbar, int tp)
         fprintf(md, "\n|---|---|");
         for (int k = 0; k < nplat + (nplat >= 2); k++) fprintf(md, "---|");
         fprintf(md, "\n");
-        for (int a = 0; a < nalg; a++) {
+        for (int a = 0; a < rep->nalg; a++) {
             int any = 0;
-            for (int i = 0; i < ntrows && !any; i++) any = trows[i].p == tp && !strcmp(trows[i].algo, algos[a]);
+            for (int i = 0; i < rep->ntrows && !any; i++)
+                any = rep->trows[i].p == tp && !strcmp(rep->trows[i].algo, rep->algos[a]);
             if (!any) continue;
-            const row *x = find(algos[a], tp, at[j]);
-            fprintf(md, "| %s |", algos[a]);
+            const row *x = find(rep, rep->algos[a], tp, at[j]);
+            fprintf(md, "| %s |", rep->algos[a]);
             if (x) fprintf(md, " %.3f |", x->busbw); else fprintf(md, " - |");
             double first = NAN, last = NAN;
             for (int k = 0; k < nplat; k++) {
                 const row *r = NULL;
-                for (int i = 0; i < ntrows && !r; i++)
-                    if (trows[i].p == tp && !strcmp(trows[i].algo, algos[a]) && !strcmp(trows[i].plat, plats[k]) &&
-                        trows[i].bytes == at[j] && !strcmp(trows[i].place, "out"))
-                        r = &trows[i];
+                for (int i = 0; i < rep->ntrows && !r; i++) {
+                    const row *t = &rep->trows[i];
+                    if (t->p == tp && !strcmp(t->algo, rep->algos[a]) && !strcmp(t->plat, plats[k]) &&
+                        t->bytes == at[j] && !strcmp(t->place, "out"))
+                        r = t;
+                }
                 if (r) fprintf(md, " %.3f |", r->busbw); else fprintf(md, " - |");
                 if (k == 0 && r) first = r->busbw;
                 if (k == nplat - 1 && r) last = r->busbw;
@@ -803,15 +888,15 @@ static void sim_topology_at(FILE *md, const char *crossbar, int tp)
     }
 }
 
-static void sim_topology(FILE *md, const char *crossbar)
+static void sim_topology(FILE *md, const report *rep, const char *crossbar)
 {
     int done[MAXP], nd = 0;
-    for (int i = 0; i < ntrows; i++) {
+    for (int i = 0; i < rep->ntrows; i++) {
         int k;
-        for (k = 0; k < nd && done[k] != trows[i].p; k++) {}
+        for (k = 0; k < nd && done[k] != rep->trows[i].p; k++) {}
         if (k < nd || nd == MAXP) continue;
-        done[nd++] = trows[i].p;
-        sim_topology_at(md, crossbar, trows[i].p);
+        done[nd++] = rep->trows[i].p;
+        sim_topology_at(md, rep, crossbar, rep->trows[i].p);
     }
 }
 
@@ -865,332 +950,403 @@ static int check_names(const char *opt, const char *list, int max)
     return 0;
 }
 
-int main(int argc, char **argv)
+/* ------------------------------------------------------------ the command line */
+
+static const char usage[] =
+    "usage: benchreport --dir DIR [--info TEXT]\n"
+    "       benchreport --sim --dir DIR [--info TEXT] [--check-p P] [--fastest SIZE:ALGO]\n"
+    "                   [--near-link SIZE:ALGO[,ALGO..]] [--model-algos ALGO[,ALGO..]] [--ref-label TEXT]\n";
+
+static const ck_opt options[] = {
+    {.name = "--dir", .type = CK_OPT_STR, .off = offsetof(report_opts, dir), .arg = "DIR"},
+    {.name = "--info", .type = CK_OPT_STR, .off = offsetof(report_opts, info), .arg = "TEXT"},
+    {.name = "--sim", .type = CK_OPT_FLAG, .off = offsetof(report_opts, sim)},
+    {.name = "--check-p", .type = CK_OPT_INT, .off = offsetof(report_opts, ck.p), .lo = 1, .hi = 1 << 20, .arg = "P"},
+    {.name = "--fastest", .type = CK_OPT_STR, .off = offsetof(report_opts, ck.fastest), .arg = "SIZE:ALGO"},
+    {.name = "--near-link", .type = CK_OPT_STR, .off = offsetof(report_opts, ck.near_link),
+     .arg = "SIZE:ALGO[,ALGO..]"},
+    {.name = "--model-algos", .type = CK_OPT_STR, .off = offsetof(report_opts, ck.model), .arg = "ALGO[,ALGO..]"},
+    {.name = "--ref-label", .type = CK_OPT_STR, .off = offsetof(report_opts, ck.ref_label), .arg = "TEXT"},
+    {NULL},
+};
+
+/* The command line into o: 0, or the exit status 2 after saying why not. */
+static int parse_args(int argc, char **argv, report_opts *o)
 {
-    const char *dir = NULL, *info = "";
-    int sim = 0;
-    sim_checks ck = {64, NULL, NULL, NULL, NULL};
-    static const char usage[] =
-        "usage: benchreport --dir DIR [--info TEXT]\n"
-        "       benchreport --sim --dir DIR [--info TEXT] [--check-p P] [--fastest SIZE:ALGO]\n"
-        "                   [--near-link SIZE:ALGO[,ALGO..]] [--model-algos ALGO[,ALGO..]] [--ref-label TEXT]\n";
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--dir") && i + 1 < argc) dir = argv[++i];
-        else if (!strcmp(argv[i], "--info") && i + 1 < argc) info = argv[++i];
-        else if (!strcmp(argv[i], "--sim")) sim = 1;
-        else if (!strcmp(argv[i], "--check-p") && i + 1 < argc) {
-            char why[128];
-            long long v;
-            if (ck_parse_int(argv[++i], 1, 1 << 20, &v, why, sizeof why)) {
-                fprintf(stderr, "benchreport: --check-p '%s': %s\n", argv[i], why);
-                return 2;
-            }
-            ck.p = (int)v;
-        }
-        else if (!strcmp(argv[i], "--fastest") && i + 1 < argc) ck.fastest = argv[++i];
-        else if (!strcmp(argv[i], "--near-link") && i + 1 < argc) ck.near_link = argv[++i];
-        else if (!strcmp(argv[i], "--model-algos") && i + 1 < argc) ck.model = argv[++i];
-        else if (!strcmp(argv[i], "--ref-label") && i + 1 < argc) ck.ref_label = argv[++i];
-        else { fprintf(stderr, "%s", usage); return 2; }
-    }
-    if (!dir) { fprintf(stderr, "%s", usage); return 2; }
-    if (!*dir) { fprintf(stderr, "benchreport: --dir '': no folder named (it would read /sweep.csv)\n"); return 2; }
+    *o = (report_opts){.info = "", .ck = {.p = 64}};
+    char err[256];
+    int rc = ck_opt_parse(options, argc, argv, o, NULL, err, sizeof err);
+    if (rc == CK_OPT_BAD) fprintf(stderr, "benchreport: %s\n", err);
+    if (rc != CK_OPT_RUN || !o->dir) { fprintf(stderr, "%s", usage); return 2; }
+    if (!*o->dir) { fprintf(stderr, "benchreport: --dir '': no folder named (it would read /sweep.csv)\n"); return 2; }
+    const sim_checks *ck = &o->ck;
     double b_;
     char n_[512];
-    if ((ck.fastest && size_and_names(ck.fastest, &b_, n_, sizeof n_)) ||
-        (ck.near_link && size_and_names(ck.near_link, &b_, n_, sizeof n_))) {
+    if ((ck->fastest && size_and_names(ck->fastest, &b_, n_, sizeof n_)) ||
+        (ck->near_link && size_and_names(ck->near_link, &b_, n_, sizeof n_))) {
         fprintf(stderr, "benchreport: --fastest and --near-link take SIZE:ALGO (e.g. 1K:rd, 16M:ring,rabenseifner)\n");
         return 2;
     }
-    if ((ck.fastest || ck.near_link || ck.model) && !sim) {
+    if ((ck->fastest || ck->near_link || ck->model) && !o->sim) {
         fprintf(stderr, "benchreport: --fastest, --near-link and --model-algos are checks of a --sim report\n");
         return 2;
     }
-    if ((ck.fastest && check_names("--fastest", strchr(ck.fastest, ':') + 1, 1)) ||
-        (ck.near_link && check_names("--near-link", strchr(ck.near_link, ':') + 1, MAXALG)) ||
-        (ck.model && check_names("--model-algos", ck.model, MAXALG)))
+    if ((ck->fastest && check_names("--fastest", strchr(ck->fastest, ':') + 1, 1)) ||
+        (ck->near_link && check_names("--near-link", strchr(ck->near_link, ':') + 1, MAXALG)) ||
+        (ck->model && check_names("--model-algos", ck->model, MAXALG)))
         return 2;
+    return 0;
+}
+
+/* ------------------------------------------------------------ loading the folder */
+
+static const char *in_dir(char *path, size_t cap, const report *rep, const char *name)
+{
+    snprintf(path, cap, "%s/%s", rep->o.dir, name);
+    return path;
+}
+
+/* The simulated platform, and the fat trees' results (topology.csv: empty
+ * when none of the fat-tree runs gave results). 0, or -1 (said). */
+static int load_sim(report *rep)
+{
     char path[4096];
-    snprintf(path, sizeof path, "%s/sweep.csv", dir);
-    if (load_csv(path, rows, &nrows, 0)) return 1;
-    if (!nrows) { fprintf(stderr, "benchreport: no results in %s (a header and no rows)\n", path); return 1; }
-    sim_platform pl;
-    if (sim) {
-        snprintf(path, sizeof path, "%s/platform.txt", dir);
-        if (load_platform(path, &pl)) return 1;
-        /* Empty when none of the fat-tree runs gave results. */
-        snprintf(path, sizeof path, "%s/topology.csv", dir);
-        struct stat st;
-        if (present(path) && !(stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) &&
-            load_csv(path, trows, &ntrows, 1))
-            return 1;
-    }
-    snprintf(path, sizeof path, "%s/trainer.csv", dir);
-    if (present(path) && check_table(path)) return 1;
-    snprintf(path, sizeof path, "%s/trainer_gpu.csv", dir);
-    if (present(path) && check_table(path)) return 1;
-    for (int a = nalg - 1; a >= 0; a--)
-        if (is_reference(algos[a])) REF = algos[a];
-    bm_params m, ms;
-    int have_m, have_ms;
-    snprintf(path, sizeof path, "%s/params.txt", dir);
-    if ((have_m = load_params(path, &m)) < 0) return 1;
-    if (!have_m) fprintf(stderr, "benchreport: %s: not there (model sections skipped)\n", path);
-    snprintf(path, sizeof path, "%s/params_shm.txt", dir);
-    if ((have_ms = load_params(path, &ms)) < 0) return 1;
-    int any_shm = 0;
-    for (int a = 0; a < nalg; a++) any_shm |= is_shm(algos[a]);
+    struct stat st;
+    if (load_platform(in_dir(path, sizeof path, rep, "platform.txt"), &rep->pl)) return -1;
+    in_dir(path, sizeof path, rep, "topology.csv");
+    if (present(path) && !(stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) && load_csv(rep, path, 1))
+        return -1;
+    return 0;
+}
 
-    /* ---- scaling.csv: at the size nearest 16 MB, per algorithm and p. */
-    double S = 0;
-    {
-        double sz0[256];
-        int n = sizes_at(ps[0], sz0, 256);
-        for (int i = 0; i < n; i++) if (sz0[i] <= 16.0 * (1 << 20)) S = sz0[i];
-        if (!S && n) S = sz0[0];
-    }
-    snprintf(path, sizeof path, "%s/scaling.csv", dir);
-    FILE *sc = fopen(path, "w");
-    if (sc) {
-        fprintf(sc, "algo,p,bytes,time_us,busbw_gbs,speedup,efficiency,vs_ref\n");
-        for (int a = 0; a < nalg; a++) {
-            /* the base is the smallest p >= 2 (p = 1 moves no data: its busbw is 0) */
-            const row *base = NULL;
-            for (int k = 0; k < np && !base; k++) if (ps[k] >= 2) base = find(algos[a], ps[k], S);
-            for (int k = 0; base && k < np; k++) {
-                if (ps[k] < 2) continue;
-                const row *r = find(algos[a], ps[k], S), *ref = find(REF, ps[k], S);
-                if (!r || !(r->time_us > 0)) continue;
-                /* speedup: data reduced per second (p·n/T) relative to the smallest p */
-                double sp = (ps[k] * base->time_us) / (base->p * r->time_us);
-                fprintf(sc, "%s,%d,%.0f,%.3f,%.4f,%.4f,%.4f,%.4f\n", algos[a], ps[k], S, r->time_us, r->busbw, sp,
-                        base->busbw > 0 ? r->busbw / base->busbw : NAN, ref ? ref->time_us / r->time_us : NAN);
-            }
+/* Every file of the folder, checked before anything is written: 0, or -1
+ * (said). */
+static int load_report(report *rep)
+{
+    char path[4096];
+    if (load_csv(rep, in_dir(path, sizeof path, rep, "sweep.csv"), 0)) return -1;
+    if (!rep->nrows) { fprintf(stderr, "benchreport: no results in %s (a header and no rows)\n", path); return -1; }
+    sort_ints(rep->ps, rep->np);
+    if (rep->o.sim && load_sim(rep)) return -1;
+    static const char *const tables[] = {"trainer.csv", "trainer_gpu.csv"};
+    for (int i = 0; i < 2; i++)
+        if (present(in_dir(path, sizeof path, rep, tables[i])) && check_table(path)) return -1;
+    rep->ref = "";
+    for (int a = rep->nalg - 1; a >= 0; a--)
+        if (is_reference(rep->algos[a])) rep->ref = rep->algos[a];
+    if ((rep->have_m = load_params(in_dir(path, sizeof path, rep, "params.txt"), &rep->m)) < 0) return -1;
+    if (!rep->have_m) fprintf(stderr, "benchreport: %s: not there (model sections skipped)\n", path);
+    if ((rep->have_ms = load_params(in_dir(path, sizeof path, rep, "params_shm.txt"), &rep->ms)) < 0) return -1;
+    for (int a = 0; a < rep->nalg; a++) rep->any_shm |= is_shm(rep->algos[a]);
+    return 0;
+}
+
+/* ------------------------------------------------------------ scaling.csv */
+
+/* DIR/scaling.csv, for the plot: at the size nearest 16 MB, per algorithm
+ * and p, the speedup and efficiency against the smallest p. */
+static void write_scaling(const report *rep)
+{
+    double S = 0, sz0[256];
+    int n = sizes_at(rep, rep->ps[0], sz0, 256);
+    for (int i = 0; i < n; i++) if (sz0[i] <= 16.0 * (1 << 20)) S = sz0[i];
+    if (!S && n) S = sz0[0];
+    char path[4096];
+    FILE *sc = fopen(in_dir(path, sizeof path, rep, "scaling.csv"), "w");
+    if (!sc) return;
+    fprintf(sc, "algo,p,bytes,time_us,busbw_gbs,speedup,efficiency,vs_ref\n");
+    for (int a = 0; a < rep->nalg; a++) {
+        /* the base is the smallest p >= 2 (p = 1 moves no data: its busbw is 0) */
+        const row *base = NULL;
+        for (int k = 0; k < rep->np && !base; k++) if (rep->ps[k] >= 2) base = find(rep, rep->algos[a], rep->ps[k], S);
+        for (int k = 0; base && k < rep->np; k++) {
+            if (rep->ps[k] < 2) continue;
+            const row *r = find(rep, rep->algos[a], rep->ps[k], S), *ref = find(rep, rep->ref, rep->ps[k], S);
+            if (!r || !(r->time_us > 0)) continue;
+            /* speedup: data reduced per second (p·n/T) relative to the smallest p */
+            double sp = (rep->ps[k] * base->time_us) / (base->p * r->time_us);
+            fprintf(sc, "%s,%d,%.0f,%.3f,%.4f,%.4f,%.4f,%.4f\n", rep->algos[a], rep->ps[k], S, r->time_us, r->busbw,
+                    sp, base->busbw > 0 ? r->busbw / base->busbw : NAN, ref ? ref->time_us / r->time_us : NAN);
         }
-        fclose(sc);
     }
+    fclose(sc);
+}
 
-    snprintf(path, sizeof path, "%s/summary.md", dir);
-    FILE *md = fopen(path, "w");
-    if (!md) { fprintf(stderr, "benchreport: cannot write %s\n", path); return 1; }
-    if (sim) {
-        fprintf(md, "# collkit simulated-cluster benchmark summary (SimGrid SMPI)\n\n%s\n\n", info);
+/* ------------------------------------------------------------ summary.md, section by section */
+
+/* The sizes the ratio and transport tables show. */
+static const double table_sizes[] = {1024, 65536, 1 << 20, 16 << 20, 64 << 20};
+enum { NTABLE = sizeof table_sizes / sizeof table_sizes[0] };
+
+static void sec_title(FILE *md, const report *rep)
+{
+    const char *label = rep->o.ck.ref_label;
+    if (rep->o.sim) {
+        fprintf(md, "# collkit simulated-cluster benchmark summary (SimGrid SMPI)\n\n%s\n\n", rep->o.info);
         fprintf(md, "Every figure below comes from this one run (files in this folder) and is SIMULATED time: "
                     "the unmodified programs ran under SimGrid's SMPI, their messages moved over the simulated "
                     "platform, one rank per simulated host. Local reductions are charged as one flop per element "
                     "at the host's speed (%.0f Gflop/s), so runs are deterministic: the same command gives the same "
                     "figures on any machine. Times are the slowest rank's; out-of-place; f32 sum. "
                     "The reference %s is SMPI's own MPI_Allreduce (Open MPI's selection of algorithms)%s%s%s.\n\n",
-                pl.speed_gf, REF[0] ? REF : "(none)", ck.ref_label ? ": " : "", ck.ref_label ? ck.ref_label : "",
-                ck.ref_label ? "" : "");
-        fprintf(md, "## The simulated platform\n\n%s: %s\n\n", pl.name, pl.desc);
+                rep->pl.speed_gf, rep->ref[0] ? rep->ref : "(none)", label ? ": " : "", label ? label : "",
+                label ? "" : "");
+        fprintf(md, "## The simulated platform\n\n%s: %s\n\n", rep->pl.name, rep->pl.desc);
     } else {
-        fprintf(md, "# collkit benchmark summary\n\n%s\n\n", info);
+        fprintf(md, "# collkit benchmark summary\n\n%s\n\n", rep->o.info);
         fprintf(md, "Every figure below comes from this one run (files in this folder). Times are the slowest "
                     "rank's per iteration, median over iterations; out-of-place; f32 sum. On a shared or "
                     "oversubscribed machine the numbers are noisy: compare algorithms within the run, not across runs.\n\n");
     }
-    if (have_m && sim) {
+}
+
+/* α, β, γ from the ping-pong (and the platform's own when simulated). */
+static void sec_params(FILE *md, const report *rep)
+{
+    const bm_params *m = &rep->m, *ms = &rep->ms;
+    if (!rep->have_m) return;
+    if (rep->o.sim) {
         fprintf(md, "Ping-pong between 2 simulated hosts, and the reduce rate the simulation charges:\n\n"
                     "| α (latency) | β (per byte) | point-to-point bandwidth | γ (reduce, per byte) |\n"
                     "|---|---|---|---|\n| %.3f µs | %.4f ns/B | %.3f GB/s | %.4f ns/B (%.2f GB/s) |\n\n"
                     "The platform's own: α = %.3f µs, bandwidth %.3f GB/s.\n\n",
-                m.alpha * 1e6, m.beta * 1e9, m.beta > 0 ? 1e-9 / m.beta : 0, m.gamma * 1e9,
-                m.gamma > 0 ? 1e-9 / m.gamma : 0, pl.alpha_us, pl.bw_gbs);
-    } else if (have_m) {
-        fprintf(md, "## Machine parameters (ping-pong between 2 ranks)\n\n");
-        fprintf(md, "| α (latency) | β (per byte) | point-to-point bandwidth | γ (reduce, per byte) | memcpy bandwidth |\n"
-                    "|---|---|---|---|---|\n| %.2f µs | %.4f ns/B | %.2f GB/s | %.4f ns/B (%.2f GB/s) | %.2f GB/s |\n\n",
-                m.alpha * 1e6, m.beta * 1e9, m.beta > 0 ? 1e-9 / m.beta : 0, m.gamma * 1e9,
-                m.gamma > 0 ? 1e-9 / m.gamma : 0, m.memcpy_bw / 1e9);
-        if (have_ms)
-            fprintf(md, "Through the shm transport (ping-pong between 2 ranks, the shm sweep's model): α = %.2f µs, "
-                        "β = %.4f ns/B (%.2f GB/s).\n\n", ms.alpha * 1e6, ms.beta * 1e9, ms.beta > 0 ? 1e-9 / ms.beta : 0);
+                m->alpha * 1e6, m->beta * 1e9, m->beta > 0 ? 1e-9 / m->beta : 0, m->gamma * 1e9,
+                m->gamma > 0 ? 1e-9 / m->gamma : 0, rep->pl.alpha_us, rep->pl.bw_gbs);
+        return;
     }
+    fprintf(md, "## Machine parameters (ping-pong between 2 ranks)\n\n");
+    fprintf(md, "| α (latency) | β (per byte) | point-to-point bandwidth | γ (reduce, per byte) | memcpy bandwidth |\n"
+                "|---|---|---|---|---|\n| %.2f µs | %.4f ns/B | %.2f GB/s | %.4f ns/B (%.2f GB/s) | %.2f GB/s |\n\n",
+            m->alpha * 1e6, m->beta * 1e9, m->beta > 0 ? 1e-9 / m->beta : 0, m->gamma * 1e9,
+            m->gamma > 0 ? 1e-9 / m->gamma : 0, m->memcpy_bw / 1e9);
+    if (rep->have_ms)
+        fprintf(md, "Through the shm transport (ping-pong between 2 ranks, the shm sweep's model): α = %.2f µs, "
+                    "β = %.4f ns/B (%.2f GB/s).\n\n", ms->alpha * 1e6, ms->beta * 1e9, ms->beta > 0 ? 1e-9 / ms->beta : 0);
+}
 
-    /* ---- ratios to MPI_Allreduce */
-    static const double at[] = {1024, 65536, 1 << 20, 16 << 20, 64 << 20};
+/* Whether the sweep has a row of algo at p. */
+static int has_rows(const report *rep, const char *algo, int p)
+{
+    for (int i = 0; i < rep->nrows; i++)
+        if (rep->rows[i].p == p && !strcmp(rep->rows[i].algo, algo)) return 1;
+    return 0;
+}
+
+/* t(reference) / t(algorithm) at the table's sizes, per p. */
+static void sec_ratios(FILE *md, const report *rep)
+{
+    const char *ref = rep->ref;
     fprintf(md, "## Speed relative to the reference (%s)\n\nt(%s) / t(algorithm) at each size: above 1 is faster than "
-                "the reference, below 1 slower (\"-\": size not measured).\n\n", REF[0] ? REF : "none in this run", REF);
-    for (int k = 0; k < np; k++) {
-        int has_ref = 0;
-        for (int i = 0; i < nrows && !has_ref; i++) has_ref = rows[i].p == ps[k] && !strcmp(rows[i].algo, REF);
-        if (!has_ref) continue;   /* (make sim-bench: p = 1024 runs without the reference) */
-        fprintf(md, "### p = %d\n\n| algorithm |", ps[k]);
-        for (int j = 0; j < 5; j++) fprintf(md, " %s |", sz(at[j]));
+                "the reference, below 1 slower (\"-\": size not measured).\n\n", ref[0] ? ref : "none in this run", ref);
+    for (int k = 0; k < rep->np; k++) {
+        int p = rep->ps[k];
+        if (!has_rows(rep, ref, p)) continue;   /* (make sim-bench: p = 1024 runs without the reference) */
+        fprintf(md, "### p = %d\n\n| algorithm |", p);
+        for (int j = 0; j < NTABLE; j++) fprintf(md, " %s |", sz(table_sizes[j]));
         fprintf(md, "\n|---|");
-        for (int j = 0; j < 5; j++) fprintf(md, "---|");
+        for (int j = 0; j < NTABLE; j++) fprintf(md, "---|");
         fprintf(md, "\n");
-        for (int a = 0; a < nalg; a++) {
-            int any = 0;
-            for (int i = 0; i < nrows && !any; i++) any = rows[i].p == ps[k] && !strcmp(rows[i].algo, algos[a]);
-            if (!any) continue;
-            fprintf(md, "| %s |", algos[a]);
-            for (int j = 0; j < 5; j++) {
-                const row *r = find(algos[a], ps[k], at[j]), *ref = find(REF, ps[k], at[j]);
-                if (r && ref && r->time_us > 0) fprintf(md, " %.2f |", ref->time_us / r->time_us);
+        for (int a = 0; a < rep->nalg; a++) {
+            if (!has_rows(rep, rep->algos[a], p)) continue;
+            fprintf(md, "| %s |", rep->algos[a]);
+            for (int j = 0; j < NTABLE; j++) {
+                const row *r = find(rep, rep->algos[a], p, table_sizes[j]), *x = find(rep, ref, p, table_sizes[j]);
+                if (r && x && r->time_us > 0) fprintf(md, " %.2f |", x->time_us / r->time_us);
                 else fprintf(md, " - |");
             }
             fprintf(md, "\n");
         }
         fprintf(md, "\n");
     }
+}
 
-    /* ---- the two transports side by side */
-    if (any_shm) {
-        fprintf(md, "## Transports: MPI and shared memory\n\nThe fastest hand-written algorithm on each transport "
-                    "(busbw, GB/s; NAME@shm ran on the shm transport), and the reference's.\n\n");
-        for (int k = 0; k < np; k++) {
-            fprintf(md, "### p = %d\n\n| size | best on MPI | best on shm | shm / MPI | %s |\n|---|---|---|---|---|\n", ps[k],
-                    REF[0] ? REF : "reference");
-            for (int j = 0; j < 5; j++) {
-                const row *a = best_of(ps[k], at[j], 0), *b = best_of(ps[k], at[j], 1), *ref = find(REF, ps[k], at[j]);
-                if (!a && !b) continue;
-                fprintf(md, "| %s |", sz(at[j]));
-                if (a) fprintf(md, " %s %.3f |", a->algo, a->busbw); else fprintf(md, " - |");
-                if (b) fprintf(md, " %s %.3f |", b->algo, b->busbw); else fprintf(md, " - |");
-                if (a && b && a->busbw > 0) fprintf(md, " %.2f |", b->busbw / a->busbw); else fprintf(md, " - |");
-                if (ref) fprintf(md, " %.3f |\n", ref->busbw); else fprintf(md, " - |\n");
-            }
-            fprintf(md, "\n");
-        }
-    }
-
-    /* ---- simulated clusters: the checks the script names, crossovers, model, topology */
-    if (sim) {
-        sim_acceptance(md, &ck, &pl, &m, have_m);
-        sim_crossovers(md);
-        sim_model_table(md);
-        sim_topology(md, pl.name);
-    }
-
-    /* ---- the targets */
-    if (!sim) {
-        fprintf(md, "## Performance targets\n\n");
-        /* 1. busbw >= 1.5x the reference at 16-64 MB, >= 1.0x from 64 KB, p = 2, 4 */
-        char figs[4096] = "", figs2[4096] = "";
-        int known = 0, met1 = 1, met2 = 1;
-        double worst2 = INFINITY, worst2_b = 0;
-        int worst2_p = 0;
-        for (int pp = 2; pp <= 4; pp += 2) {
-            if (!has_p(pp)) continue;
-            double s[256];
-            int n = sizes_at(pp, s, 256);
-            for (int i = 0; i < n; i++) {
-                const row *b = best_hand(pp, s[i]), *ref = find(REF, pp, s[i]);
-                if (!b || !ref || s[i] < 65536) continue;
-                double ratio = b->busbw / (ref->busbw > 0 ? ref->busbw : 1e-30);
-                known = 1;
-                if (s[i] >= 16 << 20 && s[i] <= 64 << 20) {
-                    if (ratio < 1.5) met1 = 0;
-                    size_t l = strlen(figs);
-                    snprintf(figs + l, sizeof figs - l, "%sp=%d %s: %s %.2f GB/s vs %s %.2f GB/s = %.2fx",
-                             l ? "; " : "", pp, sz(s[i]), b->algo, b->busbw, REF, ref->busbw, ratio);
-                }
-                if (ratio < 1.0) met2 = 0;
-                if (ratio < worst2) { worst2 = ratio; worst2_b = s[i]; worst2_p = pp; }
-            }
-        }
-        if (known)
-            snprintf(figs2, sizeof figs2, "lowest ratio from 64 KB up: %.2fx (p=%d, %s)", worst2, worst2_p, sz(worst2_b));
-        target(md, met1, known && figs[0], "best hand-written busbw >= 1.5x the reference at 16-64 MB (p = 2, 4)",
-               "%s", figs[0] ? figs : "no 16-64 MB results at p = 2 or 4");
-        target(md, met2, known, "best hand-written busbw >= 1.0x the reference from 64 KB up (p = 2, 4)", "%s", figs2);
-
-        /* 2. latency <= 1.0x the reference at <= 4 KB, p = 4 */
-        char f3[4096] = "";
-        int k3 = 0, met3 = 1;
-        if (has_p(4)) {
-            double s[256];
-            int n = sizes_at(4, s, 256);
-            for (int i = 0; i < n; i++) {
-                if (s[i] > 4096 || s[i] <= 0) continue;
-                const row *b = best_hand(4, s[i]), *ref = find(REF, 4, s[i]);
-                if (!b || !ref) continue;
-                double ratio = b->time_us / ref->time_us;
-                k3 = 1;
-                if (ratio > 1.0) met3 = 0;
-                size_t l = strlen(f3);
-                snprintf(f3 + l, sizeof f3 - l, "%s%s: %s %.1f us vs %s %.1f us = %.2fx", l ? "; " : "", sz(s[i]),
-                         b->algo, b->time_us, REF, ref->time_us, ratio);
-            }
-        }
-        target(md, met3, k3, "best hand-written latency <= 1.0x the reference at <= 4 KB (p = 4)", "%s",
-               k3 ? f3 : "no results at p = 4 and <= 4 KB");
-
-        /* 3. busbw at 64 MB, p = 2 >= 0.5x memcpy: the best on shm (a
-         * shared-memory transport is what the memcpy ceiling is about), or
-         * the best hand-written where the shm sweep did not run */
-        const row *r = any_shm ? best_of(2, 64 << 20, 1) : best_hand(2, 64 << 20);
-        int k4 = r && have_m && m.memcpy_bw > 0;
-        target(md, k4 && r->busbw >= 0.5 * m.memcpy_bw / 1e9, k4,
-               any_shm ? "best shm all-reduce busbw at 64 MB, p = 2 >= 0.5x the memcpy bandwidth"
-                       : "best hand-written busbw at 64 MB, p = 2 >= 0.5x the memcpy bandwidth",
-               "%s %.2f GB/s, memcpy %.2f GB/s: %.2fx",
-               r ? r->algo : "-", r ? r->busbw : 0, have_m ? m.memcpy_bw / 1e9 : 0, k4 ? r->busbw / (m.memcpy_bw / 1e9) : 0);
-
-        /* 4. model within 25 % for p <= 4, sizes >= 64 KB (hand-written algorithms, MPI transport) */
-        int k5 = 0, in = 0, tot = 0;
-        double worst = 0;
-        const row *wr = NULL;
-        char per[2048] = "";
-        for (int a = 0; a < nalg; a++) {
-            if (is_reference(algos[a]) || is_shm(algos[a])) continue;
-            int ai = 0, at_ = 0;
-            for (int i = 0; i < nrows; i++) {
-                const row *x = &rows[i];
-                if (strcmp(x->algo, algos[a]) || strcmp(x->place, "out") || x->p > 4 || x->bytes < 65536) continue;
-                if (!(x->model_us > 0) || !(x->time_us > 0)) continue;
-                double e = fabs(x->time_us / x->model_us - 1);
-                k5 = 1;
-                tot++; at_++;
-                if (e <= 0.25) { in++; ai++; }
-                if (e > worst) { worst = e; wr = x; }
-            }
-            if (at_) {
-                size_t l = strlen(per);
-                snprintf(per + l, sizeof per - l, "%s%s %d/%d", l ? ", " : "", algos[a], ai, at_);
-            }
-        }
-        target(md, k5 && in == tot, k5, "model within 25 % of measured (p <= 4, sizes >= 64 KB, MPI transport)",
-               "%d of %d points within 25 %% (%s); worst: %s p=%d %s measured %.0f us, model %.0f us",
-               in, tot, per, wr ? wr->algo : "-", wr ? wr->p : 0, wr ? sz(wr->bytes) : "-",
-               wr ? wr->time_us : 0, wr ? wr->model_us : 0);
-        fprintf(md, "\nA missed target is explained in the closing notes of the benchmark issue, with a trace "
-                    "(the trace_*.json files in this folder open in https://ui.perfetto.dev).\n\n");
-    }
-
-    /* ---- crossovers from the model */
-    if (have_m) {
-        const ck_algo *names[MAXALG];
-        int nn = 0;
-        for (int k = 0; k < nalg; k++) {
-            const ck_algo *a = ck_algo_find(algos[k]);
-            if (a && a->cost && !(a->flags & CK_ALGO_REFERENCE)) names[nn++] = a;
-        }
-        fprintf(md, "## Extrapolation: the fastest algorithm by size (model)\n\n"
-                    "The α, β, γ above kept fixed while p grows (%s); see extrapolation.png. Each row: the "
-                    "winner from 8 B, then where it changes.\n\n"
-                    "| p | fastest algorithm by message size |\n|---|---|\n",
-                sim ? "every link like the platform's, no contention: a crossbar of any size"
-                    : "as if every link were this machine's shared memory");
-        static const int pe[] = {2, 4, 16, 64, 256, 1024, 4096};
-        for (int i = 0; i < 7 && nn; i++) {
-            double s[32];
-            int from[32], to[32], first;
-            int k = bm_crossovers(names, nn, &m, pe[i], 8, (double)(1u << 30), BM_CROSSOVER_TOL, s, from, to, 32, &first);
-            if (k < 0 || first < 0) {   /* no finite time at 8 B: nothing to name */
-                fprintf(md, "| %d | (no algorithm has a finite model time) |\n", pe[i]);
-                continue;
-            }
-            fprintf(md, "| %d | %s", pe[i], names[first]->name);
-            for (int j = 0; j < k; j++) fprintf(md, " → %s from %s", names[to[j]]->name, sz(s[j]));
-            fprintf(md, " |\n");
+/* The best hand-written algorithm on each transport, side by side. */
+static void sec_transports(FILE *md, const report *rep)
+{
+    if (!rep->any_shm) return;
+    fprintf(md, "## Transports: MPI and shared memory\n\nThe fastest hand-written algorithm on each transport "
+                "(busbw, GB/s; NAME@shm ran on the shm transport), and the reference's.\n\n");
+    for (int k = 0; k < rep->np; k++) {
+        int p = rep->ps[k];
+        fprintf(md, "### p = %d\n\n| size | best on MPI | best on shm | shm / MPI | %s |\n|---|---|---|---|---|\n", p,
+                rep->ref[0] ? rep->ref : "reference");
+        for (int j = 0; j < NTABLE; j++) {
+            double b = table_sizes[j];
+            const row *x = best_of(rep, p, b, 0), *y = best_of(rep, p, b, 1), *ref = find(rep, rep->ref, p, b);
+            if (!x && !y) continue;
+            fprintf(md, "| %s |", sz(b));
+            if (x) fprintf(md, " %s %.3f |", x->algo, x->busbw); else fprintf(md, " - |");
+            if (y) fprintf(md, " %s %.3f |", y->algo, y->busbw); else fprintf(md, " - |");
+            if (x && y && x->busbw > 0) fprintf(md, " %.2f |", y->busbw / x->busbw); else fprintf(md, " - |");
+            if (ref) fprintf(md, " %.3f |\n", ref->busbw); else fprintf(md, " - |\n");
         }
         fprintf(md, "\n");
     }
+}
 
-    /* ---- plots */
+/* --sim: the checks the script names, crossovers, model, topology. */
+static void sec_sim(FILE *md, const report *rep)
+{
+    sim_acceptance(md, rep);
+    sim_crossovers(md, rep);
+    sim_model_table(md, rep);
+    sim_topology(md, rep, rep->pl.name);
+}
+
+/* Target 1: busbw >= 1.5x the reference at 16-64 MB, >= 1.0x from 64 KB, p = 2, 4. */
+static void target_busbw(FILE *md, const report *rep)
+{
+    char figs[4096] = "", figs2[4096] = "";
+    int known = 0, met1 = 1, met2 = 1;
+    double worst2 = INFINITY, worst2_b = 0;
+    int worst2_p = 0;
+    for (int pp = 2; pp <= 4; pp += 2) {
+        if (!has_p(rep, pp)) continue;
+        double s[256];
+        int n = sizes_at(rep, pp, s, 256);
+        for (int i = 0; i < n; i++) {
+            const row *b = best_hand(rep, pp, s[i]), *ref = find(rep, rep->ref, pp, s[i]);
+            if (!b || !ref || s[i] < 65536) continue;
+            double ratio = b->busbw / (ref->busbw > 0 ? ref->busbw : 1e-30);
+            known = 1;
+            if (s[i] >= 16 << 20 && s[i] <= 64 << 20) {
+                if (ratio < 1.5) met1 = 0;
+                size_t l = strlen(figs);
+                snprintf(figs + l, sizeof figs - l, "%sp=%d %s: %s %.2f GB/s vs %s %.2f GB/s = %.2fx",
+                         l ? "; " : "", pp, sz(s[i]), b->algo, b->busbw, rep->ref, ref->busbw, ratio);
+            }
+            if (ratio < 1.0) met2 = 0;
+            if (ratio < worst2) { worst2 = ratio; worst2_b = s[i]; worst2_p = pp; }
+        }
+    }
+    if (known)
+        snprintf(figs2, sizeof figs2, "lowest ratio from 64 KB up: %.2fx (p=%d, %s)", worst2, worst2_p, sz(worst2_b));
+    target(md, met1, known && figs[0], "best hand-written busbw >= 1.5x the reference at 16-64 MB (p = 2, 4)",
+           "%s", figs[0] ? figs : "no 16-64 MB results at p = 2 or 4");
+    target(md, met2, known, "best hand-written busbw >= 1.0x the reference from 64 KB up (p = 2, 4)", "%s", figs2);
+}
+
+/* Target 2: latency <= 1.0x the reference at <= 4 KB, p = 4. */
+static void target_latency(FILE *md, const report *rep)
+{
+    char f3[4096] = "";
+    int k3 = 0, met3 = 1;
+    if (has_p(rep, 4)) {
+        double s[256];
+        int n = sizes_at(rep, 4, s, 256);
+        for (int i = 0; i < n; i++) {
+            if (s[i] > 4096 || s[i] <= 0) continue;
+            const row *b = best_hand(rep, 4, s[i]), *ref = find(rep, rep->ref, 4, s[i]);
+            if (!b || !ref) continue;
+            double ratio = b->time_us / ref->time_us;
+            k3 = 1;
+            if (ratio > 1.0) met3 = 0;
+            size_t l = strlen(f3);
+            snprintf(f3 + l, sizeof f3 - l, "%s%s: %s %.1f us vs %s %.1f us = %.2fx", l ? "; " : "", sz(s[i]),
+                     b->algo, b->time_us, rep->ref, ref->time_us, ratio);
+        }
+    }
+    target(md, met3, k3, "best hand-written latency <= 1.0x the reference at <= 4 KB (p = 4)", "%s",
+           k3 ? f3 : "no results at p = 4 and <= 4 KB");
+}
+
+/* Target 3: busbw at 64 MB, p = 2 >= 0.5x memcpy: the best on shm (a
+ * shared-memory transport is what the memcpy ceiling is about), or the best
+ * hand-written where the shm sweep did not run. */
+static void target_memcpy(FILE *md, const report *rep)
+{
+    const bm_params *m = &rep->m;
+    const row *r = rep->any_shm ? best_of(rep, 2, 64 << 20, 1) : best_hand(rep, 2, 64 << 20);
+    int k4 = r && rep->have_m && m->memcpy_bw > 0;
+    target(md, k4 && r->busbw >= 0.5 * m->memcpy_bw / 1e9, k4,
+           rep->any_shm ? "best shm all-reduce busbw at 64 MB, p = 2 >= 0.5x the memcpy bandwidth"
+                        : "best hand-written busbw at 64 MB, p = 2 >= 0.5x the memcpy bandwidth",
+           "%s %.2f GB/s, memcpy %.2f GB/s: %.2fx", r ? r->algo : "-", r ? r->busbw : 0,
+           rep->have_m ? m->memcpy_bw / 1e9 : 0, k4 ? r->busbw / (m->memcpy_bw / 1e9) : 0);
+}
+
+/* Target 4: the model within 25 % for p <= 4, sizes >= 64 KB (hand-written
+ * algorithms, MPI transport). */
+static void target_model(FILE *md, const report *rep)
+{
+    int k5 = 0, in = 0, tot = 0;
+    double worst = 0;
+    const row *wr = NULL;
+    char per[2048] = "";
+    for (int a = 0; a < rep->nalg; a++) {
+        if (is_reference(rep->algos[a]) || is_shm(rep->algos[a])) continue;
+        int ai = 0, at_ = 0;
+        for (int i = 0; i < rep->nrows; i++) {
+            const row *x = &rep->rows[i];
+            if (strcmp(x->algo, rep->algos[a]) || strcmp(x->place, "out") || x->p > 4 || x->bytes < 65536) continue;
+            if (!(x->model_us > 0) || !(x->time_us > 0)) continue;
+            double e = fabs(x->time_us / x->model_us - 1);
+            k5 = 1;
+            tot++; at_++;
+            if (e <= 0.25) { in++; ai++; }
+            if (e > worst) { worst = e; wr = x; }
+        }
+        if (at_) {
+            size_t l = strlen(per);
+            snprintf(per + l, sizeof per - l, "%s%s %d/%d", l ? ", " : "", rep->algos[a], ai, at_);
+        }
+    }
+    target(md, k5 && in == tot, k5, "model within 25 % of measured (p <= 4, sizes >= 64 KB, MPI transport)",
+           "%d of %d points within 25 %% (%s); worst: %s p=%d %s measured %.0f us, model %.0f us",
+           in, tot, per, wr ? wr->algo : "-", wr ? wr->p : 0, wr ? sz(wr->bytes) : "-",
+           wr ? wr->time_us : 0, wr ? wr->model_us : 0);
+}
+
+/* A shared-memory machine's performance targets, each MET, MISSED or NOT
+ * MEASURED with the figures behind it. */
+static void sec_targets(FILE *md, const report *rep)
+{
+    fprintf(md, "## Performance targets\n\n");
+    target_busbw(md, rep);
+    target_latency(md, rep);
+    target_memcpy(md, rep);
+    target_model(md, rep);
+    fprintf(md, "\nA missed target is explained in the closing notes of the benchmark issue, with a trace "
+                "(the trace_*.json files in this folder open in https://ui.perfetto.dev).\n\n");
+}
+
+/* The model's crossovers up to 4096 ranks: the fastest algorithm by size. */
+static void sec_extrapolation(FILE *md, const report *rep)
+{
+    if (!rep->have_m) return;
+    const ck_algo *names[MAXALG];
+    int nn = 0;
+    for (int k = 0; k < rep->nalg; k++) {
+        const ck_algo *a = ck_algo_find(rep->algos[k]);
+        if (a && a->cost && !(a->flags & CK_ALGO_REFERENCE)) names[nn++] = a;
+    }
+    fprintf(md, "## Extrapolation: the fastest algorithm by size (model)\n\n"
+                "The α, β, γ above kept fixed while p grows (%s); see extrapolation.png. Each row: the "
+                "winner from 8 B, then where it changes.\n\n"
+                "| p | fastest algorithm by message size |\n|---|---|\n",
+            rep->o.sim ? "every link like the platform's, no contention: a crossbar of any size"
+                       : "as if every link were this machine's shared memory");
+    static const int pe[] = {2, 4, 16, 64, 256, 1024, 4096};
+    for (int i = 0; i < 7 && nn; i++) {
+        double s[32];
+        int from[32], to[32], first;
+        int k = bm_crossovers(names, nn, &rep->m, pe[i], 8, (double)(1u << 30), BM_CROSSOVER_TOL, s, from, to, 32,
+                              &first);
+        if (k < 0 || first < 0) {   /* no finite time at 8 B: nothing to name */
+            fprintf(md, "| %d | (no algorithm has a finite model time) |\n", pe[i]);
+            continue;
+        }
+        fprintf(md, "| %d | %s", pe[i], names[first]->name);
+        for (int j = 0; j < k; j++) fprintf(md, " → %s from %s", names[to[j]]->name, sz(s[j]));
+        fprintf(md, " |\n");
+    }
+    fprintf(md, "\n");
+}
+
+/* Links to the plots that were drawn. */
+static void sec_plots(FILE *md, const report *rep)
+{
+    char path[4096];
     fprintf(md, "## Plots\n\n(PNG; an SVG of each sits beside it. plots/README.md says how each is made.)\n\n");
     static const char *const plots[][2] = {
         {"busbw_p%d", "bus bandwidth vs size, per algorithm, with the ceiling (memcpy; the link when simulated)"},
@@ -1198,12 +1354,13 @@ int main(int argc, char **argv)
         {"model_p%d", "measured / model vs size"},
         {"topology_p%d", "busbw on the crossbar and the fat trees (simulated)"},
     };
-    for (int k = 0; k < np; k++)
+    for (int k = 0; k < rep->np; k++)
         for (int j = 0; j < 4; j++) {
             char name[64];
-            snprintf(name, sizeof name, plots[j][0], ps[k]);
-            snprintf(path, sizeof path, "%s/%s.png", dir, name);
-            if (!access(path, R_OK)) fprintf(md, "- p = %d, %s: ![%s](%s.png)\n", ps[k], plots[j][1], name, name);
+            snprintf(name, sizeof name, plots[j][0], rep->ps[k]);
+            snprintf(path, sizeof path, "%s/%s.png", rep->o.dir, name);
+            if (!access(path, R_OK))
+                fprintf(md, "- p = %d, %s: ![%s](%s.png)\n", rep->ps[k], plots[j][1], name, name);
         }
     static const char *const others[][2] = {
         {"pingpong", "ping-pong time and the α-β fit"},
@@ -1212,13 +1369,19 @@ int main(int argc, char **argv)
         {"trainer_scaling", "trainer samples/s and scaling efficiency"},
     };
     for (int j = 0; j < 4; j++) {
-        snprintf(path, sizeof path, "%s/%s.png", dir, others[j][0]);
+        snprintf(path, sizeof path, "%s/%s.png", rep->o.dir, others[j][0]);
         if (!access(path, R_OK)) fprintf(md, "- %s: ![%s](%s.png)\n", others[j][1], others[j][0], others[j][0]);
     }
-    snprintf(path, sizeof path, "%s/trainer.csv", dir);
-    if (present(path)) {
+}
+
+/* DIR/trainer.csv and DIR/trainer_gpu.csv (tagtrain --device cuda, where
+ * the machine had a GPU), as tables. */
+static void sec_trainer(FILE *md, const report *rep)
+{
+    char path[4096];
+    if (present(in_dir(path, sizeof path, rep, "trainer.csv"))) {
         fprintf(md, "\n## Trainer (data-parallel tagging)\n\n");
-        if (sim)
+        if (rep->o.sim)
             fprintf(md, "Simulated: tagtrain on p hosts of the platform, weak scaling (the same local batch per "
                         "rank), the whole gradient all-reduced each step (tagtrain's default). The forward and "
                         "backward passes are charged as 6 flops per parameter per sample and the optimizer as 10 "
@@ -1231,19 +1394,48 @@ int main(int argc, char **argv)
         fprintf(md, "![trainer scaling](trainer_scaling.png)\n\n");
         csv_as_table(md, path);
     }
-    /* tagtrain --device cuda, where the machine had a GPU. */
-    snprintf(path, sizeof path, "%s/trainer_gpu.csv", dir);
-    if (present(path)) {
+    if (present(in_dir(path, sizeof path, rep, "trainer_gpu.csv"))) {
         fprintf(md, "\n## Trainer on the GPU (tagtrain --device cuda)\n\n"
                     "The same weak scaling with the gradient in device memory, all-reduced by each algorithm that "
                     "takes device buffers; nccl is the reference. The gpu_setup column says where ranks "
                     "time-shared a GPU: there the figures measure each algorithm's overheads on one device, not "
                     "an interconnect, and NCCL, which refuses ranks that share a GPU, has no point.\n\n");
-        snprintf(path, sizeof path, "%s/trainer_scaling_gpu.png", dir);
-        if (!access(path, R_OK)) fprintf(md, "![trainer scaling on the GPU](trainer_scaling_gpu.png)\n\n");
-        snprintf(path, sizeof path, "%s/trainer_gpu.csv", dir);
-        csv_as_table(md, path);
+        if (!access(in_dir(path, sizeof path, rep, "trainer_scaling_gpu.png"), R_OK))
+            fprintf(md, "![trainer scaling on the GPU](trainer_scaling_gpu.png)\n\n");
+        csv_as_table(md, in_dir(path, sizeof path, rep, "trainer_gpu.csv"));
     }
+}
+
+/* DIR/summary.md: 0, or -1 (said). */
+static int write_summary(const report *rep)
+{
+    char path[4096];
+    FILE *md = fopen(in_dir(path, sizeof path, rep, "summary.md"), "w");
+    if (!md) { fprintf(stderr, "benchreport: cannot write %s\n", path); return -1; }
+    sec_title(md, rep);
+    sec_params(md, rep);
+    sec_ratios(md, rep);
+    sec_transports(md, rep);
+    if (rep->o.sim) sec_sim(md, rep);
+    else sec_targets(md, rep);
+    sec_extrapolation(md, rep);
+    sec_plots(md, rep);
+    sec_trainer(md, rep);
     fclose(md);
     return 0;
+}
+
+int main(int argc, char **argv)
+{
+    /* The report holds every row of the sweep (megabytes): on the heap. */
+    report *rep = calloc(1, sizeof *rep);
+    if (!rep) { fprintf(stderr, "benchreport: out of memory\n"); return 1; }
+    int rc = parse_args(argc, argv, &rep->o);
+    if (!rc) rc = load_report(rep) ? 1 : 0;
+    if (!rc) {
+        write_scaling(rep);
+        rc = write_summary(rep) ? 1 : 0;
+    }
+    free(rep);
+    return rc;
 }

@@ -14,7 +14,8 @@ function(collkit_add_plugin)
     message(FATAL_ERROR "collkit_add_plugin: NAME and SOURCES are required")
   endif()
   add_executable(${P_NAME} ${P_SOURCES} ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../plugin/main.c
-                 ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../plugin/save.c)
+                 ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../plugin/save.c
+                 ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../plugin/confine.c)
   target_link_libraries(${P_NAME} PRIVATE collkit_check collbench_lib tagtrain_lib colldraw_lib)
   # Lab 06's crash harness (plugin/save.c) traces the saver at the system-call
   # level: nothing is wrapped at link time.

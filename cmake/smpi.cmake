@@ -12,7 +12,7 @@
 #   - smpicc provides mpi.h and the MPI library: MPI::MPI_C is an empty
 #     stand-in and MPIEXEC_EXECUTABLE is smpirun;
 #   - COLLKIT_SMPI is defined for every source (the few SMPI lines in
-#     collectives/src and trainer/tagtrain.c);
+#     collectives/src and trainer/);
 #   - CUDA, the labs, collkit-cc and the normal test suite are off (the suite
 #     runs mpirun, needs threads for the async engine, or a GPU); the sim tests
 #     (tests/sim, label sim) are what ctest runs here.

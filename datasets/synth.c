@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,22 +183,61 @@ static void write_field(FILE *f, const str *b)
     putc('"', f);
 }
 
-static void usage(FILE *f)
+/* ------------------------------------------------------------ options */
+
+typedef struct opts {
+    uint64_t    rows, seed;
+    const char *out;
+    int         overwrite;
+} opts;
+
+static const ck_opt options[] = {
+    {"--rows", 0, CK_OPT_SIZE, offsetof(opts, rows), .arg = "N", .help = "number of data rows, 1 .. 1000000000 (K, M: x1024)"},
+    {"--out", 0, CK_OPT_STR, offsetof(opts, out), .arg = "FILE",
+     .help = "where to write; an existing FILE is refused unless --overwrite; FILE\n"
+             "appears whole or not at all (a full disk or Ctrl-C leaves nothing)"},
+    {"--seed", 0, CK_OPT_SIZE, offsetof(opts, seed), .arg = "S",
+     .help = "random seed (default %D); the same seed gives the same file"},
+    {"--overwrite", 0, CK_OPT_FLAG, offsetof(opts, overwrite), .help = "replace FILE if it exists"},
+    {NULL},
+};
+enum { NOPTIONS = sizeof options / sizeof options[0], ROWS = 0 };
+
+static const opts defaults = {.seed = 1};
+
+static void usage(void)
 {
-    fprintf(f,
-        "usage: tagsynth --rows N --out FILE [--seed S] [--overwrite]\n"
-        "\n"
-        "Writes a synthetic tagging dataset of N rows in the Made With ML CSV format\n"
-        "(header id,created_on,title,description,tag; tags computer-vision, mlops,\n"
-        "natural-language-processing, other in the real class proportions).\n"
-        "\n"
-        "  --rows N     number of data rows, 1 .. 1000000000 (K, M: x1024)\n"
-        "  --out FILE   where to write; an existing FILE is refused unless --overwrite; FILE\n"
-        "               appears whole or not at all (a full disk or Ctrl-C leaves nothing)\n"
-        "  --seed S     random seed (default 1); the same seed gives the same file\n"
-        "  --overwrite  replace FILE if it exists\n"
-        "  --help       this text\n");
+    printf("usage: tagsynth --rows N --out FILE [--seed S] [--overwrite]\n"
+           "\n"
+           "Writes a synthetic tagging dataset of N rows in the Made With ML CSV format\n"
+           "(header id,created_on,title,description,tag; tags computer-vision, mlops,\n"
+           "natural-language-processing, other in the real class proportions).\n"
+           "\n");
+    ck_opt_help(stdout, options, &defaults);
+    printf("  --help               this text\n");
 }
+
+/* Returns -1 to go on, else the exit status. */
+static int parse(int argc, char **argv, opts *o)
+{
+    *o = defaults;
+    const char *given[NOPTIONS] = {0};
+    char err[200];
+    const int rc = ck_opt_parse(options, argc, argv, o, given, err, sizeof err);
+    if (rc == CK_OPT_HELP) {
+        usage();
+        return 0;
+    }
+    if (rc == CK_OPT_BAD) fprintf(stderr, "tagsynth: %s%s\n", err, strncmp(err, "unknown", 7) ? "" : " (see --help)");
+    else if (!given[ROWS] || !o->out) fprintf(stderr, "tagsynth: --rows and --out are required (see --help)\n");
+    else if (o->rows < 1 || o->rows > 1000000000ULL)
+        fprintf(stderr, "tagsynth: --rows must be between 1 and 1000000000, got %" PRIu64 "\n", o->rows);
+    else if (!*o->out) fprintf(stderr, "tagsynth: --out: empty file name\n");
+    else return -1;
+    return 2;
+}
+
+/* ------------------------------------------------------------ the file */
 
 /* The temporary file being written: removed when the run is interrupted
  * (Ctrl-C, a job's time limit), so that a stopped run leaves nothing behind. */
@@ -210,68 +250,35 @@ static void drop_tmp(int sig)
     raise(sig);
 }
 
-int main(int argc, char **argv)
+/* FILE may be written: 1, or 0 after saying why. */
+static int may_write(const opts *o)
 {
-    uint64_t rows = 0, seed = 1;
-    const char *out = NULL;
-    int force = 0, have_rows = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 0; }
-        if (!strcmp(a, "--overwrite")) { force = 1; continue; }
-        if (!strcmp(a, "--rows") || !strcmp(a, "--out") || !strcmp(a, "--seed")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "tagsynth: %s needs a value\n", a);
-                return 2;
-            }
-            const char *v = argv[++i];
-            if (!strcmp(a, "--out")) { out = v; continue; }
-            uint64_t x;
-            char err[128];
-            if (ck_parse_size(v, UINT64_MAX, &x, err, sizeof err)) {
-                fprintf(stderr, "tagsynth: %s \"%s\": %s\n", a, v, err);
-                return 2;
-            }
-            if (!strcmp(a, "--rows")) { rows = x; have_rows = 1; }
-            else seed = x;
-            continue;
-        }
-        fprintf(stderr, "tagsynth: unknown argument \"%s\" (see --help)\n", a);
-        return 2;
-    }
-    if (!have_rows || !out) {
-        fprintf(stderr, "tagsynth: --rows and --out are required (see --help)\n");
-        return 2;
-    }
-    if (rows < 1 || rows > 1000000000ULL) {
-        fprintf(stderr, "tagsynth: --rows must be between 1 and 1000000000, got %" PRIu64 "\n", rows);
-        return 2;
-    }
-    if (!*out) {
-        fprintf(stderr, "tagsynth: --out: empty file name\n");
-        return 2;
-    }
     struct stat st;
-    if (lstat(out, &st) == 0) {
-        if (S_ISDIR(st.st_mode)) {
-            fprintf(stderr, "tagsynth: %s is a directory; give a file name\n", out);
-            return 1;
-        }
-        if (!force) {
-            fprintf(stderr, "tagsynth: %s exists: not written over (give another file, or --overwrite)\n", out);
-            return 1;
-        }
+    if (lstat(o->out, &st) != 0) return 1;
+    if (S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "tagsynth: %s is a directory; give a file name\n", o->out);
+        return 0;
     }
+    if (!o->overwrite) {
+        fprintf(stderr, "tagsynth: %s exists: not written over (give another file, or --overwrite)\n", o->out);
+        return 0;
+    }
+    return 1;
+}
 
+/* A temporary file beside FILE (tmp_path), opened for buffered writing, with
+ * the mode a plain create would give; NULL after saying why. */
+static FILE *open_tmp(const char *out, int *fd)
+{
     size_t tl = strlen(out) + 16;
     char *tmp = malloc(tl);
-    if (!tmp) { fprintf(stderr, "tagsynth: out of memory\n"); return 1; }
+    if (!tmp) { fprintf(stderr, "tagsynth: out of memory\n"); return NULL; }
     snprintf(tmp, tl, "%s.tmp.XXXXXX", out);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
+    *fd = mkstemp(tmp);
+    if (*fd < 0) {
         fprintf(stderr, "tagsynth: cannot create a temporary file beside %s: %s\n", out, strerror(errno));
         free(tmp);
-        return 1;
+        return NULL;
     }
     tmp_path = tmp;
     static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
@@ -279,34 +286,44 @@ int main(int argc, char **argv)
     /* A file size limit (ulimit -f) then fails the write with EFBIG, as a
      * full disk does with ENOSPC, instead of killing the process. */
     signal(SIGXFSZ, SIG_IGN);
-    FILE *f = fdopen(fd, "w");
+    FILE *f = fdopen(*fd, "w");
     if (!f) {
         fprintf(stderr, "tagsynth: %s: %s\n", tmp, strerror(errno));
-        close(fd);
+        close(*fd);
         unlink(tmp);
+        tmp_path = NULL;
         free(tmp);
-        return 1;
+        return NULL;
     }
     setvbuf(f, NULL, _IOFBF, 1 << 20);
     /* mkstemp makes the file 0600; give it the mode a plain create would. */
     mode_t um = umask(0);
     umask(um);
-    fchmod(fd, 0666 & ~um);
+    fchmod(*fd, 0666 & ~um);
+    return f;
+}
 
-    rng_state = seed;
-    uint64_t counts[MWML_NTAGS] = { 0 };
+/* A tag drawn from the class priors. */
+static int draw_tag(void)
+{
+    double u = uniform(), acc = 0;
+    for (int k = 0; k < MWML_NTAGS; k++) {
+        acc += prior[k];
+        if (u < acc) return k;
+    }
+    return MWML_NTAGS - 1;
+}
+
+/* The header and the rows, counted per tag. 0, or -1 out of memory. */
+static int write_rows(FILE *f, uint64_t rows, uint64_t *counts)
+{
     str title = { 0 }, desc = { 0 };
     int rc = 0;
     const time_t t0 = 1582181000;   /* 2020-02-20, the date of the first real row */
     fputs("id,created_on,title,description,tag\n", f);
     /* ferror: a full disk ends the run at once, not after every row is formatted */
     for (uint64_t r = 0; r < rows && !rc && !ferror(f); r++) {
-        double u = uniform(), acc = 0;
-        int t = MWML_NTAGS - 1;
-        for (int k = 0; k < MWML_NTAGS; k++) {
-            acc += prior[k];
-            if (u < acc) { t = k; break; }
-        }
+        const int t = draw_tag();
         counts[t]++;
         title.n = desc.n = 0;
         rc |= make_title(&title, t);
@@ -326,6 +343,16 @@ int main(int argc, char **argv)
     free(title.s);
     free(desc.s);
     if (rc) fprintf(stderr, "tagsynth: out of memory\n");
+    return rc ? -1 : 0;
+}
+
+/* The rows on disk (flushed, fsync'ed), then the temporary file put in place:
+ * linked (fails instead of replacing a FILE that appeared meanwhile) or,
+ * with --overwrite, renamed. 0, or 1 after saying why; the temporary name
+ * is gone either way. */
+static int put_in_place(FILE *f, int fd, int rc, const opts *o)
+{
+    char *tmp = tmp_path;
     if (!rc && (fflush(f) != 0 || ferror(f) || fsync(fd) != 0)) {
         fprintf(stderr, "tagsynth: writing %s failed: %s\n", tmp, strerror(errno));
         rc = 1;
@@ -334,27 +361,36 @@ int main(int argc, char **argv)
         fprintf(stderr, "tagsynth: writing %s failed: %s\n", tmp, strerror(errno));
         rc = 1;
     }
-    if (!rc) {
-        if (force) {
-            if (rename(tmp, out) != 0) {
-                fprintf(stderr, "tagsynth: cannot rename %s to %s: %s\n", tmp, out, strerror(errno));
-                rc = 1;
-            }
-        } else if (link(tmp, out) != 0) {
-            /* link() fails instead of replacing: a file created at FILE while
-             * we were writing is kept. */
-            if (errno == EEXIST)
-                fprintf(stderr, "tagsynth: %s appeared while writing; not replacing it (use --overwrite)\n", out);
-            else
-                fprintf(stderr, "tagsynth: cannot create %s: %s\n", out, strerror(errno));
-            rc = 1;
-        }
+    if (!rc && o->overwrite && rename(tmp, o->out) != 0) {
+        fprintf(stderr, "tagsynth: cannot rename %s to %s: %s\n", tmp, o->out, strerror(errno));
+        rc = 1;
+    } else if (!rc && !o->overwrite && link(tmp, o->out) != 0) {
+        if (errno == EEXIST)
+            fprintf(stderr, "tagsynth: %s appeared while writing; not replacing it (use --overwrite)\n", o->out);
+        else
+            fprintf(stderr, "tagsynth: cannot create %s: %s\n", o->out, strerror(errno));
+        rc = 1;
     }
     tmp_path = NULL;
     unlink(tmp);   /* after link(): the name is no longer needed; after a failure: clean up */
     free(tmp);
-    if (rc) return 1;
-    printf("tagsynth: wrote %" PRIu64 " rows to %s (seed %" PRIu64 "):", rows, out, seed);
+    return rc ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    opts o;
+    int rc = parse(argc, argv, &o);
+    if (rc >= 0) return rc;
+    if (!may_write(&o)) return 1;
+    int fd;
+    FILE *f = open_tmp(o.out, &fd);
+    if (!f) return 1;
+    rng_state = o.seed;
+    uint64_t counts[MWML_NTAGS] = { 0 };
+    rc = write_rows(f, o.rows, counts);
+    if (put_in_place(f, fd, rc, &o)) return 1;
+    printf("tagsynth: wrote %" PRIu64 " rows to %s (seed %" PRIu64 "):", o.rows, o.out, o.seed);
     for (int k = 0; k < MWML_NTAGS; k++) printf(" %s %" PRIu64, mwml_tags[k], counts[k]);
     printf("\n");
     return ck_stdout_done("tagsynth");

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <mpi.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include "collcheck.h"
 #include "collkit_algo.h"
 #include "colldraw.h"
+#include "collkit_util.h"
 #include "encoding.h"
 
 /* ------------------------------------------------------------ recording */
@@ -176,145 +178,150 @@ static void on_load(void *ctx, int peer, const char *from, const void *buf, size
 
 typedef struct opts {
     const char *algo, *out, *transport, *gantt;
+    const char *coll_name;   /* --coll as given: checked, then coll */
     ck_coll     coll;
     int         call;      /* --gantt: which call of the trace */
     int         overwrite; /* --overwrite: an earlier drawing in --out is replaced */
     int         np;        /* 0: the job's size */
-    long long   count;     /* -1: 2p */
+    int         count;     /* -1: 2p */
     int         inplace;
     double      timeout;
 } opts;
 
-static int usage(FILE *f, const char *prog)
+/* The header's limits in --help's text. */
+#define CD_STR_(x) #x
+#define CD_STR(x) CD_STR_(x)
+
+/* Which kind of drawing an option belongs to: given to the other kind it
+ * would be ignored without a word, so it is refused. */
+enum { FOR_RUN = CK_OPT_USER, FOR_GANTT = CK_OPT_USER << 1 };
+
+static const ck_opt options[] = {
+    {"--coll", 0, CK_OPT_STR, offsetof(opts, coll_name), .arg = "C", .flags = FOR_RUN,
+     .help = "allreduce (default), reduce_scatter or allgather: the registry\n"
+             "NAME is taken from (--coll C --algo list shows it); a reduce-scatter\n"
+             "must leave block r complete on rank r, an all-gather every block\n"
+             "holding its owner's input only"},
+    {"--np", 0, CK_OPT_INT, offsetof(opts, np), .lo = 1, .hi = CD_MAX_RANKS, .arg = "P", .flags = FOR_RUN,
+     .help = "ranks (1 to " CD_STR(CD_MAX_RANKS) "); without a launcher colldraw starts itself under\n"
+             "ckrun -np P, under mpirun P must be the job's size"},
+    {"--count", 0, CK_OPT_INT, offsetof(opts, count), .lo = 0, .hi = CD_MAX_COUNT, .arg = "N", .flags = FOR_RUN,
+     .help = "elements (i64, 0 to " CD_STR(CD_MAX_COUNT) "; default 2p)"},
+    {"--inplace", 0, CK_OPT_INT, offsetof(opts, inplace), .lo = 0, .hi = 1, .arg = "0|1", .flags = FOR_RUN,
+     .help = "in place (default 1: every rank starts with its own input in the\n"
+             "buffer drawn) or out of place (the buffer drawn starts empty)"},
+    {"--out", 0, CK_OPT_STR, offsetof(opts, out), .arg = "DIR",
+     .help = "where to write (default colldraw-NAME-pP): frame-NN.svg (one per\n"
+             "step), index.html (every frame, a step control, works offline),\n"
+             "frames.txt (the frames as text); DIR must be new or empty"},
+    {"--overwrite", 0, CK_OPT_FLAG, offsetof(opts, overwrite),
+     .help = "replace an earlier drawing (or gantt.svg) in DIR; a folder holding\n"
+             "any other file is refused all the same"},
+    {"--transport", 0, CK_OPT_STR, offsetof(opts, transport), .arg = "T", .flags = FOR_RUN,
+     .help = "mpi (default) or shm (default for algorithms that need it)"},
+    {"--timeout", 0, CK_OPT_DOUBLE, offsetof(opts, timeout), .lo = 0, .hi = 1e6, .arg = "SEC", .flags = FOR_RUN,
+     .help = "the hang watchdog (default %D)"},
+    {"--gantt", 0, CK_OPT_STR, offsetof(opts, gantt), .arg = "TRACE",
+     .help = "no run: draw call K (default 0) of a collbench trace\n"
+             "(collbench --trace TRACE) as a Gantt timeline, DIR/gantt.svg\n"
+             "(default folder colldraw-gantt): one row per rank and lane;\n"
+             "a tagtrain trace (tagtrain --trace) draws step K of training:\n"
+             "per rank the backward layers and each bucket's all-reduce"},
+    {"--call", 0, CK_OPT_INT, offsetof(opts, call), .lo = 0, .hi = 1 << 30, .arg = "K", .flags = FOR_GANTT,
+     .help = "the call (or training step) --gantt draws"},
+    {"--algo", 0, CK_OPT_STR, offsetof(opts, algo), .arg = "NAME", .flags = CK_OPT_HIDE},
+    {NULL},
+};
+enum { NOPTIONS = sizeof options / sizeof options[0] };
+
+static const opts defaults = {.count = -1, .inplace = 1, .timeout = 30};
+
+static void usage(const char *prog)
 {
-    fprintf(f,
-            "usage: %s --algo NAME [--coll C] [--np P] [--count N] [--inplace 0|1] [--out DIR]\n"
-            "          [--transport mpi|shm] [--timeout SEC] [--overwrite]\n"
-            "       %s --gantt TRACE.json [--call K] [--out DIR] [--overwrite]\n"
-            "Run one all-reduce (or --coll) of NAME (any registered algorithm: %s --algo list)\n"
-            "with every step recorded, and draw it: per step each rank's buffer as a row of blocks coloured\n"
-            "by whose contributions they hold, and the step's messages as arrows labelled with\n"
-            "the block and the bytes they carry. A wrong element is hatched red from the step it\n"
-            "went wrong. Shared-memory algorithms (oneshot, twoshot) get rows for the memory\n"
-            "their peers load from (ck_show_shared) and dashed arrows for the loads.\n"
-            "  --coll C        allreduce (default), reduce_scatter or allgather: the registry\n"
-            "                  NAME is taken from (--coll C --algo list shows it); a reduce-scatter\n"
-            "                  must leave block r complete on rank r, an all-gather every block\n"
-            "                  holding its owner's input only\n"
-            "  --np P          ranks (1 to %d); without a launcher colldraw starts itself under\n"
-            "                  ckrun -np P, under mpirun P must be the job's size\n"
-            "  --count N       elements (i64, 0 to %d; default 2p)\n"
-            "  --inplace 0|1   in place (default 1: every rank starts with its own input in the\n"
-            "                  buffer drawn) or out of place (the buffer drawn starts empty)\n"
-            "  --out DIR       where to write (default colldraw-NAME-pP): frame-NN.svg (one per\n"
-            "                  step), index.html (every frame, a step control, works offline),\n"
-            "                  frames.txt (the frames as text); DIR must be new or empty\n"
-            "  --overwrite     replace an earlier drawing (or gantt.svg) in DIR; a folder holding\n"
-            "                  any other file is refused all the same\n"
-            "  --transport T   mpi (default) or shm (default for algorithms that need it)\n"
-            "  --timeout SEC   the hang watchdog (default 30)\n"
-            "  --gantt TRACE   no run: draw call K (default 0) of a collbench trace\n"
-            "                  (collbench --trace TRACE) as a Gantt timeline, DIR/gantt.svg\n"
-            "                  (default folder colldraw-gantt): one row per rank and lane;\n"
-            "                  a tagtrain trace (tagtrain --trace) draws step K of training:\n"
-            "                  per rank the backward layers and each bucket's all-reduce\n"
-            "PNG or PDF: rsvg-convert -f png -o frame.png frame-03.svg (Debian: librsvg2-bin).\n"
-            "Exit status: 0 drawn and right, 1 drawn and wrong (or the algorithm failed),\n"
-            "2 bad arguments or output that cannot be written.\n",
-            prog, prog, prog, CD_MAX_RANKS, CD_MAX_COUNT);
-    return f == stdout ? 0 : 2;
+    printf("usage: %s --algo NAME [--coll C] [--np P] [--count N] [--inplace 0|1] [--out DIR]\n"
+           "          [--transport mpi|shm] [--timeout SEC] [--overwrite]\n"
+           "       %s --gantt TRACE.json [--call K] [--out DIR] [--overwrite]\n"
+           "Run one all-reduce (or --coll) of NAME (any registered algorithm: %s --algo list)\n"
+           "with every step recorded, and draw it: per step each rank's buffer as a row of blocks coloured\n"
+           "by whose contributions they hold, and the step's messages as arrows labelled with\n"
+           "the block and the bytes they carry. A wrong element is hatched red from the step it\n"
+           "went wrong. Shared-memory algorithms (oneshot, twoshot) get rows for the memory\n"
+           "their peers load from (ck_show_shared) and dashed arrows for the loads.\n",
+           prog, prog, prog);
+    ck_opt_help(stdout, options, &defaults);
+    printf("PNG or PDF: rsvg-convert -f png -o frame.png frame-03.svg (Debian: librsvg2-bin).\n"
+           "Exit status: 0 drawn and right, 1 drawn and wrong (or the algorithm failed),\n"
+           "2 bad arguments or output that cannot be written.\n");
 }
 
-/* Returns -1 to go on, else the exit status. */
+/* The last option given of one kind of drawing (FOR_RUN, FOR_GANTT), or NULL. */
+static const char *given_for(const char **given, unsigned kind)
+{
+    const char *name = NULL;
+    for (int k = 0; options[k].name; k++)
+        if (given[k] && (options[k].flags & kind)) name = options[k].name;
+    return name;
+}
+
+/* What the table cannot say: values it keeps as text, and options of the
+ * other kind of drawing. Returns NULL, or the reason (in err). */
+static const char *check_values(opts *o, const char **given, char *err, size_t cap)
+{
+    if (o->coll_name && ck_coll_parse(o->coll_name, &o->coll))
+        snprintf(err, cap, "bad --coll '%s' (want allreduce, reduce_scatter or allgather)", o->coll_name);
+    else if (o->gantt && !*o->gantt) snprintf(err, cap, "--gantt needs a trace file");
+    else if (o->out && !*o->out) snprintf(err, cap, "--out needs a folder");
+    else if (o->transport && strcmp(o->transport, "mpi") && strcmp(o->transport, "shm"))
+        snprintf(err, cap, "bad --transport '%s' (want mpi or shm)", o->transport);
+    else if (o->gantt && (o->algo || given_for(given, FOR_RUN)))
+        snprintf(err, cap, "--gantt draws a trace; %s is for a run (give one of them)",
+                 o->algo ? "--algo" : given_for(given, FOR_RUN));
+    else if (!o->gantt && given_for(given, FOR_GANTT))
+        snprintf(err, cap, "%s picks a call of a --gantt trace; a run draws its one call", given_for(given, FOR_GANTT));
+    else return NULL;
+    return err;
+}
+
+/* The algorithm a run draws: one colldraw can watch. Returns NULL, or the reason (in err). */
+static const char *check_algo(const opts *o, const char *prog, char *err, size_t cap)
+{
+    const ck_algo *a = ck_coll_algo_find(o->coll, o->algo);
+    if (!a)
+        snprintf(err, cap, "unknown algorithm '%s' (%s%s%s --algo list shows the %s registry)", o->algo, prog,
+                 o->coll ? " --coll " : "", o->coll ? ck_coll_name(o->coll) : "", ck_coll_name(o->coll));
+    else if (a->flags & CK_ALGO_REFERENCE)
+        snprintf(err, cap, "'%s' is a library's own collective: its steps are not collkit's to watch", o->algo);
+    else if (!(a->mem & (CK_MEM_HOST | CK_MEM_SHM)))
+        snprintf(err, cap, "'%s' runs on device buffers only; colldraw draws host buffers", o->algo);
+    else return NULL;
+    return err;
+}
+
+/* Returns -1 to go on, else the exit status. Only the printing rank speaks. */
 static int parse(int argc, char **argv, opts *o, int print)
 {
-    *o = (opts){.count = -1, .inplace = 1, .timeout = 30};
-    char err[200];
-    /* The options of one kind of drawing given to the other would be ignored
-     * without a word: the last such one, for the refusal below. */
-    const char *run_only = NULL, *gantt_only = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            if (print) usage(stdout, argv[0]);
-            return 0;
-        }
-        if (!strcmp(a, "--overwrite")) { o->overwrite = 1; continue; }
-        if (i + 1 >= argc) {
-            if (print) fprintf(stderr, "%s: %s needs a value (or is no option: see --help)\n", argv[0], a);
-            return 2;
-        }
-        const char *v = argv[++i];
-        long long n;
-        double d;
-        if (!strcmp(a, "--call")) gantt_only = a;
-        else if (strcmp(a, "--algo") && strcmp(a, "--gantt") && strcmp(a, "--out")) run_only = a;
-#define BAD(...) do { if (print) { fprintf(stderr, "%s: ", argv[0]); fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } return 2; } while (0)
-        if (!strcmp(a, "--algo")) o->algo = v;
-        else if (!strcmp(a, "--coll")) {
-            if (ck_coll_parse(v, &o->coll)) BAD("bad --coll '%s' (want allreduce, reduce_scatter or allgather)", v);
-        }
-        else if (!strcmp(a, "--gantt")) { if (!*v) BAD("--gantt needs a trace file"); o->gantt = v; }
-        else if (!strcmp(a, "--call")) {
-            if (ck_parse_int(v, 0, 1 << 30, &n, err, sizeof err)) BAD("--call '%s': %s", v, err);
-            o->call = (int)n;
-        }
-        else if (!strcmp(a, "--out")) { if (!*v) BAD("--out needs a folder"); o->out = v; }
-        else if (!strcmp(a, "--transport")) {
-            if (strcmp(v, "mpi") && strcmp(v, "shm")) BAD("bad --transport '%s' (want mpi or shm)", v);
-            o->transport = v;
-        } else if (!strcmp(a, "--np")) {
-            if (ck_parse_int(v, 1, CD_MAX_RANKS, &n, err, sizeof err)) BAD("--np '%s': %s", v, err);
-            o->np = (int)n;
-        } else if (!strcmp(a, "--count")) {
-            if (ck_parse_int(v, 0, CD_MAX_COUNT, &n, err, sizeof err)) BAD("--count '%s': %s", v, err);
-            o->count = n;
-        } else if (!strcmp(a, "--inplace")) {
-            if (ck_parse_int(v, 0, 1, &n, err, sizeof err)) BAD("--inplace '%s': %s", v, err);
-            o->inplace = (int)n;
-        } else if (!strcmp(a, "--timeout")) {
-            if (ck_parse_double(v, 0, 1e6, &d, err, sizeof err)) BAD("--timeout '%s': %s", v, err);
-            o->timeout = d;
-        } else BAD("unknown option '%s' (see --help)", a);
-#undef BAD
+    *o = defaults;
+    char err[600];
+    const char *given[NOPTIONS] = {0};
+    const int rc = ck_opt_parse(options, argc, argv, o, given, err, sizeof err);
+    if (rc == CK_OPT_HELP) {
+        if (print) usage(argv[0]);
+        return 0;
     }
-    if (o->gantt) {
-        if (o->algo || run_only) {
-            if (print) fprintf(stderr, "%s: --gantt draws a trace; %s is for a run (give one of them)\n", argv[0],
-                               o->algo ? "--algo" : run_only);
-            return 2;
-        }
-        return -1;
+    const char *why = rc == CK_OPT_BAD ? err : check_values(o, given, err, sizeof err);
+    if (!why && !o->gantt && !o->algo) {
+        snprintf(err, sizeof err, "--algo NAME is needed (%s --algo list shows the registry)", argv[0]);
+        why = err;
     }
-    if (gantt_only) {
-        if (print) fprintf(stderr, "%s: %s picks a call of a --gantt trace; a run draws its one call\n", argv[0], gantt_only);
-        return 2;
-    }
-    if (!o->algo) {
-        if (print) fprintf(stderr, "%s: --algo NAME is needed (%s --algo list shows the registry)\n", argv[0], argv[0]);
-        return 2;
-    }
-    const char *cs = o->coll ? " --coll " : "", *cn = o->coll ? ck_coll_name(o->coll) : "";
-    if (!strcmp(o->algo, "list")) {
+    if (!why && !o->gantt && !strcmp(o->algo, "list")) {
         if (print) ck_coll_algo_print_table(o->coll, stdout);
         return 0;
     }
-    const ck_algo *a = ck_coll_algo_find(o->coll, o->algo);
-    if (!a) {
-        if (print) fprintf(stderr, "%s: unknown algorithm '%s' (%s%s%s --algo list shows the %s registry)\n", argv[0],
-                           o->algo, argv[0], cs, cn, ck_coll_name(o->coll));
-        return 2;
-    }
-    if (a->flags & CK_ALGO_REFERENCE) {
-        if (print) fprintf(stderr, "%s: '%s' is a library's own collective: its steps are not collkit's to watch\n",
-                           argv[0], o->algo);
-        return 2;
-    }
-    if (!(a->mem & (CK_MEM_HOST | CK_MEM_SHM))) {
-        if (print) fprintf(stderr, "%s: '%s' runs on device buffers only; colldraw draws host buffers\n", argv[0], o->algo);
-        return 2;
-    }
-    return -1;
+    if (!why && !o->gantt) why = check_algo(o, argv[0], err, sizeof err);
+    if (!why) return -1;
+    const int lost = rc == CK_OPT_BAD && (!strncmp(err, "unknown", 7) || strstr(err, "needs a value"));
+    if (print) fprintf(stderr, "%s: %s%s\n", argv[0], why, lost ? " (see --help)" : "");
+    return 2;
 }
 
 /* Not started by a launcher and asked for more than one rank: start again
@@ -430,113 +437,145 @@ static long slot_elem(const cc_scheme *s, size_t count, const int64_t *v, long s
 
 static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
 
-static int build_model(cd_model *m, gathered *g)
+static int push_step(int **steps, int *n, int *cap, int step)
 {
-    const int p = m->p;
-    const size_t count = m->count;
-    const cc_scheme s = cc_scheme_of(CK_I64, CK_SUM, p);
-    /* The steps anyone entered or posted in, in order (snapshots 0 and last are
-     * the input and the result, taken around the call). */
+    if (*n == *cap) {
+        int *s = realloc(*steps, (size_t)(*cap * 2) * sizeof *s);
+        if (!s) return -1;
+        *steps = s;
+        *cap *= 2;
+    }
+    (*steps)[(*n)++] = step;
+    return 0;
+}
+
+/* The steps anyone entered or posted in, in order, each once (snapshots 0
+ * and last are the input and the result, taken around the call); an
+ * algorithm that names no step (or p = 1) still gets its result drawn.
+ * Returns how many, -1 out of memory. */
+static int collect_steps(const gathered *g, int p, int **out)
+{
     int nsteps = 0, cap = 16;
     int *steps = malloc((size_t)cap * sizeof *steps);
-    if (!steps) return -1;
-    for (int r = 0; r < p; r++) {
-        for (int k = 1; k + 1 < g[r].nsnaps; k++) {
-            if (nsteps == cap) { int *n = realloc(steps, (size_t)(cap *= 2) * sizeof *n); if (!n) { free(steps); return -1; } steps = n; }
-            steps[nsteps++] = g[r].snaps[k].step;
-        }
-        for (int k = 0; k < g[r].nposts; k++) {
-            if (nsteps == cap) { int *n = realloc(steps, (size_t)(cap *= 2) * sizeof *n); if (!n) { free(steps); return -1; } steps = n; }
-            steps[nsteps++] = g[r].posts[k].step;
-        }
+    for (int r = 0; r < p && steps; r++) {
+        for (int k = 1; k + 1 < g[r].nsnaps && steps; k++)
+            if (push_step(&steps, &nsteps, &cap, g[r].snaps[k].step)) { free(steps); steps = NULL; }
+        for (int k = 0; k < g[r].nposts && steps; k++)
+            if (push_step(&steps, &nsteps, &cap, g[r].posts[k].step)) { free(steps); steps = NULL; }
     }
+    if (!steps) return -1;
     qsort(steps, (size_t)nsteps, sizeof *steps, cmp_int);
-    /* the regions any rank showed, by name */
-    for (int r = 0; r < p; r++)
+    int u = 0;
+    for (int k = 0; k < nsteps; k++)
+        if (u == 0 || steps[u - 1] != steps[k]) steps[u++] = steps[k];
+    if (u == 0) steps[u++] = CD_NO_STEP;
+    *out = steps;
+    return u;
+}
+
+/* The regions any rank showed, by name. */
+static void collect_regions(cd_model *m, const gathered *g)
+{
+    for (int r = 0; r < m->p; r++)
         for (int k = 0; k < g[r].nsnaps; k++)
             for (int j = 0; j < CD_MAX_SHARED; j++) {
                 const char *nm = g[r].snaps[k].shared[j];
                 if (*nm && model_row(m, nm) < 0 && m->nshared < CD_MAX_SHARED)
                     snprintf(m->shared[m->nshared++], CD_NAME, "%s", nm);
             }
-    int u = 0;
-    for (int k = 0; k < nsteps; k++)
-        if (u == 0 || steps[u - 1] != steps[k]) steps[u++] = steps[k];
-    nsteps = u;
-    /* an algorithm that names no step (or p = 1) still gets its result drawn */
-    if (nsteps == 0) steps[nsteps++] = CD_NO_STEP;
+}
 
-    m->nframes = nsteps + 1;
-    m->frames = calloc((size_t)m->nframes, sizeof *m->frames);
-    if (!m->frames) { free(steps); return -1; }
-    for (int f = 0; f < m->nframes; f++) {
-        cd_frame *F = &m->frames[f];
-        F->step = f == 0 ? -1 : steps[f - 1];
-        F->cells = calloc((size_t)p * (count ? count : 1), sizeof *F->cells);
-        F->shared = m->nshared ? calloc((size_t)p * CD_MAX_SHARED * (count ? count : 1), sizeof *F->shared) : NULL;
-        if (!F->cells || (m->nshared && !F->shared)) { free(steps); return -1; }
-        if (f == 0) snprintf(F->phase, sizeof F->phase, "input");
-        for (int r = 0; r < p; r++) {
-            /* the state: the input, or what step F->step left */
-            const int sk = f == 0 ? 0 : after(&g[r], F->step);
-            const int64_t *v = g[r].data + (size_t)sk * NROWS * count;
-            for (size_t i = 0; i < count; i++) F->cells[(size_t)r * count + i] = decode_coll(m->coll, &s, count, i, v[i]);
-            for (int j = 0; j < CD_MAX_SHARED && F->shared; j++) {
-                const int row = *g[r].snaps[sk].shared[j] ? model_row(m, g[r].snaps[sk].shared[j]) : -1;
-                if (row > 0) decode_region(&s, count, v + (size_t)(j + 1) * count, F->shared + ((size_t)r * CD_MAX_SHARED + (size_t)(row - 1)) * count);
-            }
-            /* the phase: the names the ranks gave this step, each once */
-            for (int k = 1; f > 0 && k + 1 < g[r].nsnaps; k++) {
-                const char *ph = g[r].snaps[k].phase;
-                if (g[r].snaps[k].step != F->step || !*ph || strstr(F->phase, ph)) continue;
-                size_t l = strlen(F->phase);
-                snprintf(F->phase + l, sizeof F->phase - l, "%s%s", l ? " / " : "", ph);
+/* Frame f of rank r: the input, or what step F->step left, in the buffer and
+ * the regions; and the phase, the names the ranks gave this step, each once. */
+static void frame_state(const cd_model *m, const gathered *gr, const cc_scheme *s, int f, int r)
+{
+    const size_t count = m->count;
+    cd_frame *F = &m->frames[f];
+    const int sk = f == 0 ? 0 : after(gr, F->step);
+    const int64_t *v = gr->data + (size_t)sk * NROWS * count;
+    for (size_t i = 0; i < count; i++) F->cells[(size_t)r * count + i] = decode_coll(m->coll, s, count, i, v[i]);
+    for (int j = 0; j < CD_MAX_SHARED && F->shared; j++) {
+        const int row = *gr->snaps[sk].shared[j] ? model_row(m, gr->snaps[sk].shared[j]) : -1;
+        if (row > 0)
+            decode_region(s, count, v + (size_t)(j + 1) * count,
+                          F->shared + ((size_t)r * CD_MAX_SHARED + (size_t)(row - 1)) * count);
+    }
+    for (int k = 1; f > 0 && k + 1 < gr->nsnaps; k++) {
+        const char *ph = gr->snaps[k].phase;
+        if (gr->snaps[k].step != F->step || !*ph || strstr(F->phase, ph)) continue;
+        size_t l = strlen(F->phase);
+        snprintf(F->phase + l, sizeof F->phase - l, "%s%s", l ? " / " : "", ph);
+    }
+}
+
+static int add_msg(cd_frame *F, cd_msg msg)
+{
+    cd_msg *nm = realloc(F->msgs, (size_t)(F->nmsgs + 1) * sizeof *nm);
+    if (!nm) return -1;
+    F->msgs = nm;
+    F->msgs[F->nmsgs++] = msg;
+    return 0;
+}
+
+/* A load by rank r in this step: from the peer's buffer or region into this rank's. */
+static cd_msg load_msg(const cd_model *m, const gathered *gr, const cc_scheme *s, int step, int r, const post_note *n)
+{
+    const int sk = after(gr, step);
+    const int from = model_row(m, n->from);
+    int row = 0;
+    long elem = n->elem;
+    if (n->row > 0) {
+        row = model_row(m, gr->snaps[sk].shared[n->row - 1]);
+        elem = slot_elem(s, m->count, gr->data + ((size_t)sk * NROWS + (size_t)n->row) * m->count, n->elem);
+    }
+    return (cd_msg){.src = n->peer, .dst = r, .src_row = from < 0 ? 0 : from, .dst_row = row < 0 ? 0 : row,
+                    .load = 1, .bytes = n->bytes, .elem = elem, .nelem = n->nelem};
+}
+
+/* A send by rank r; from a buffer not drawn (scratch) it takes the elements
+ * of the receive it meets. */
+static cd_msg send_msg(const gathered *g, int p, int r, const post_note *n)
+{
+    cd_msg msg = {.src = r, .dst = n->peer, .bytes = n->bytes, .elem = n->elem, .nelem = n->nelem};
+    if (msg.elem < 0 && n->peer >= 0 && n->peer < p)
+        for (int q = 0; q < g[n->peer].nposts; q++) {
+            const post_note *rv = &g[n->peer].posts[q];
+            if (rv->kind == CK_EV_RECV && rv->peer == r && rv->step == n->step && rv->bytes == n->bytes && rv->elem >= 0) {
+                msg.elem = rv->elem;
+                msg.nelem = rv->nelem;
+                break;
             }
         }
-        /* the messages sent in this step; a send from a buffer not drawn
-         * (scratch) takes the elements of the receive it meets */
-        for (int r = 0; f > 0 && r < p; r++)
-            for (int k = 0; k < g[r].nposts; k++) {
-                const post_note *n = &g[r].posts[k];
-                if (n->kind == CK_EV_COPY && n->step == F->step && n->peer >= 0 && n->peer < p) {
-                    /* a load: from the peer's buffer or region into this rank's */
-                    const int sk = after(&g[r], F->step);
-                    const int from = model_row(m, n->from);
-                    int row = 0;
-                    long elem = n->elem;
-                    if (n->row > 0) {
-                        row = model_row(m, g[r].snaps[sk].shared[n->row - 1]);
-                        elem = slot_elem(&s, count, g[r].data + ((size_t)sk * NROWS + (size_t)n->row) * count, n->elem);
-                    }
-                    cd_msg msg = {.src = n->peer, .dst = r, .src_row = from < 0 ? 0 : from, .dst_row = row < 0 ? 0 : row,
-                                  .load = 1, .bytes = n->bytes, .elem = elem, .nelem = n->nelem};
-                    cd_msg *nm = realloc(F->msgs, (size_t)(F->nmsgs + 1) * sizeof *nm);
-                    if (!nm) { free(steps); return -1; }
-                    F->msgs = nm;
-                    F->msgs[F->nmsgs++] = msg;
-                    continue;
-                }
-                if (n->kind != CK_EV_SEND || n->step != F->step) continue;
-                cd_msg msg = {.src = r, .dst = n->peer, .bytes = n->bytes, .elem = n->elem, .nelem = n->nelem};
-                if (msg.elem < 0 && n->peer >= 0 && n->peer < p)
-                    for (int q = 0; q < g[n->peer].nposts; q++) {
-                        const post_note *rv = &g[n->peer].posts[q];
-                        if (rv->kind == CK_EV_RECV && rv->peer == r && rv->step == n->step && rv->bytes == n->bytes &&
-                            rv->elem >= 0) { msg.elem = rv->elem; msg.nelem = rv->nelem; break; }
-                    }
-                cd_msg *nm = realloc(F->msgs, (size_t)(F->nmsgs + 1) * sizeof *nm);
-                if (!nm) { free(steps); return -1; }
-                F->msgs = nm;
-                F->msgs[F->nmsgs++] = msg;
+    return msg;
+}
+
+/* The messages and loads of frame F's step. */
+static int frame_messages(const cd_model *m, const gathered *g, const cc_scheme *s, cd_frame *F)
+{
+    const int p = m->p;
+    for (int r = 0; r < p; r++)
+        for (int k = 0; k < g[r].nposts; k++) {
+            const post_note *n = &g[r].posts[k];
+            if (n->step != F->step) continue;
+            if (n->kind == CK_EV_COPY && n->peer >= 0 && n->peer < p) {
+                if (add_msg(F, load_msg(m, &g[r], s, F->step, r, n))) return -1;
+            } else if (n->kind == CK_EV_SEND) {
+                if (add_msg(F, send_msg(g, p, r, n))) return -1;
             }
-    }
-    free(steps);
+        }
+    return 0;
+}
+
+/* The last frame must hold what the collective leaves (all-reduce: every
+ * contribution everywhere; reduce-scatter: all of them in the rank's own
+ * block, the rest undefined; all-gather: every block its owner's input);
+ * then mark where each wrong element went wrong. */
+static void judge_result(cd_model *m)
+{
+    const int p = m->p;
+    const size_t count = m->count;
     if (m->nframes > 1 && !m->frames[m->nframes - 1].phase[0])
         snprintf(m->frames[m->nframes - 1].phase, sizeof m->frames[0].phase, "result");
-    /* the last frame must hold what the collective leaves (all-reduce: every
-     * contribution everywhere; reduce-scatter: all of them in the rank's own
-     * block, the rest undefined; all-gather: every block its owner's input);
-     * then mark where each wrong element went wrong */
     const uint32_t full = p >= 32 ? 0xffffffffu : (1u << p) - 1;
     cd_frame *L = &m->frames[m->nframes - 1];
     for (int r = 0; r < p && m->nframes > 1; r++)
@@ -549,7 +588,34 @@ static int build_model(cd_model *m, gathered *g)
     for (int f = 0; f < m->nframes; f++)
         for (size_t c = 0; c < (size_t)p * count; c++)
             m->frames[f].cells[c].first = m->frames[f].cells[c].wrong && (f == 0 || !m->frames[f - 1].cells[c].wrong);
-    return 0;
+}
+
+/* The frames: the input, then the state each step left, with its messages. */
+static int build_model(cd_model *m, gathered *g)
+{
+    const int p = m->p;
+    const size_t count = m->count;
+    const cc_scheme s = cc_scheme_of(CK_I64, CK_SUM, p);
+    int *steps = NULL;
+    const int nsteps = collect_steps(g, p, &steps);
+    if (nsteps < 0) return -1;
+    collect_regions(m, g);
+    m->nframes = nsteps + 1;
+    m->frames = calloc((size_t)m->nframes, sizeof *m->frames);
+    int rc = m->frames ? 0 : -1;
+    for (int f = 0; f < m->nframes && !rc; f++) {
+        cd_frame *F = &m->frames[f];
+        F->step = f == 0 ? -1 : steps[f - 1];
+        F->cells = calloc((size_t)p * (count ? count : 1), sizeof *F->cells);
+        F->shared = m->nshared ? calloc((size_t)p * CD_MAX_SHARED * (count ? count : 1), sizeof *F->shared) : NULL;
+        if (!F->cells || (m->nshared && !F->shared)) { rc = -1; break; }
+        if (f == 0) snprintf(F->phase, sizeof F->phase, "input");
+        for (int r = 0; r < p; r++) frame_state(m, &g[r], &s, f, r);
+        if (f > 0) rc = frame_messages(m, g, &s, F);
+    }
+    free(steps);
+    if (!rc) judge_result(m);
+    return rc;
 }
 
 /* ------------------------------------------------------------ gathering */
@@ -559,7 +625,7 @@ static int gather(const rec *R, int rank, int p, MPI_Comm comm, gathered *g)
     long long mine[2] = {R->nsnaps, R->nposts};
     long long *all = rank == 0 ? malloc((size_t)p * 2 * sizeof *all) : NULL;
     int bad = rank == 0 && (!all || !g);
-    MPI_Gather(mine, 2, MPI_LONG_LONG, all, 2, MPI_LONG_LONG, 0, comm);
+    ck_watch_gather(mine, 2, MPI_LONG_LONG, all, 2, MPI_LONG_LONG, 0, comm, "the recordings' sizes");
     /* three gathers of raw bytes: snapshots, their data, the posts */
     const size_t sizes[3] = {sizeof(snap), NROWS * R->count * sizeof(int64_t), sizeof(post_note)};
     const void *src[3] = {R->snaps, R->data, R->posts};
@@ -581,7 +647,8 @@ static int gather(const rec *R, int rank, int p, MPI_Comm comm, gathered *g)
             if (!dst[t]) bad = 1;
             if (bad) for (int r = 0; r < p; r++) cnt[r] = dis[r] = 0;
         }
-        MPI_Gatherv(src[t], (int)((size_t)nmine[t] * sizes[t]), MPI_BYTE, dst[t], cnt, dis, MPI_BYTE, 0, comm);
+        ck_watch_gatherv(src[t], (int)((size_t)nmine[t] * sizes[t]), MPI_BYTE, dst[t], cnt, dis, MPI_BYTE, 0, comm,
+                         "the recordings");
     }
     if (rank == 0 && !bad) {
         size_t o[3] = {0, 0, 0};
@@ -602,6 +669,251 @@ static int gather(const rec *R, int rank, int p, MPI_Comm comm, gathered *g)
     return bad ? -1 : 0;   /* rank 0 frees the three blocks through g[0] */
 }
 
+/* ------------------------------------------------------------ the run */
+
+/* The first rank whose collective failed (p: none), its status and message. */
+typedef struct failure {
+    int  rank, status;
+    char msg[512];
+} failure;
+
+/* --gantt: no run, no MPI; a trace refused leaves no empty folder behind. */
+static int draw_gantt(const opts *o, const char *prog)
+{
+    char dir[1024], svg[1100], err[1300];
+    snprintf(dir, sizeof dir, "%s", o->out ? o->out : "colldraw-gantt");
+    snprintf(svg, sizeof svg, "%s/gantt.svg", dir);
+    struct stat st;
+    const int existed = stat(dir, &st) == 0;
+    if (cd_out_dir(dir, 1, o->overwrite, 0, err, sizeof err)) {
+        fprintf(stderr, "%s: %s\n", prog, err);
+        return 2;
+    }
+    if (cd_gantt(o->gantt, o->call, svg, err, sizeof err)) {
+        fprintf(stderr, "%s: %s\n", prog, err);
+        if (!existed) rmdir(dir);
+        return 2;
+    }
+    printf("colldraw: call %d of %s drawn in %s\n", o->call, o->gantt, svg);
+    return 0;
+}
+
+/* The job colldraw was started in can be drawn: 1, or 0 after rank 0 said why. */
+static int job_fits(const opts *o, int rank, int p, const char *prog)
+{
+    const size_t count = o->count < 0 ? (size_t)(2 * p) : (size_t)o->count;
+    if (o->np && o->np != p) {
+        if (rank == 0) fprintf(stderr, "%s: --np %d, but the job has %d ranks\n", prog, o->np, p);
+        return 0;
+    }
+    if (p > CD_MAX_RANKS) {
+        if (rank == 0) fprintf(stderr, "%s: %d ranks: colldraw draws 1 to %d\n", prog, p, CD_MAX_RANKS);
+        return 0;
+    }
+    if (count > CD_MAX_COUNT) {
+        if (rank == 0) fprintf(stderr, "%s: %zu elements: colldraw draws 0 to %d\n", prog, count, CD_MAX_COUNT);
+        return 0;
+    }
+    return 1;
+}
+
+static void out_dir_name(const opts *o, int p, char *dir, size_t cap)
+{
+    if (o->out) snprintf(dir, cap, "%s", o->out);
+    else if (o->coll) snprintf(dir, cap, "colldraw-%s-%s-p%d", ck_coll_name(o->coll), o->algo, p);
+    else snprintf(dir, cap, "colldraw-%s-p%d", o->algo, p);
+}
+
+/* The output folder, checked before the run: a refusal costs nothing. 1: it may be written. */
+static int out_dir_free(const opts *o, const char *dir, int rank, const char *prog)
+{
+    char err[600];
+    int ok = 1;
+    if (rank == 0 && cd_out_dir(dir, 0, o->overwrite, 1, err, sizeof err)) {
+        fprintf(stderr, "%s: %s\n", prog, err);
+        ok = 0;
+    }
+    ck_watch_bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD, "the output folder's check");
+    return ok;
+}
+
+/* The communicator the algorithm runs on: shm for the algorithms that need it. */
+static ck_comm *open_comm(const opts *o, const ck_algo *algo, int rank, const char *prog)
+{
+    const char *tp = o->transport ? o->transport : (algo->mem & CK_MEM_HOST) ? "mpi" : "shm";
+    unsigned mem = !strcmp(tp, "shm") ? (CK_MEM_HOST | CK_MEM_SHM) : CK_MEM_HOST;
+    ck_comm *comm = NULL;
+    if (ck_comm_create(MPI_COMM_WORLD, mem, &comm)) {
+        if (rank == 0) fprintf(stderr, "%s: cannot create the %s communicator\n", prog, tp);
+        return NULL;
+    }
+    ck_config cfg = *ck_comm_config(comm);
+    cfg.timeout_s = o->timeout;
+    ck_comm_set_config(comm, &cfg);
+    return comm;
+}
+
+/* One run's setting, the same on every rank but rank and the buffers. */
+typedef struct job {
+    const opts    *o;
+    const ck_algo *algo;
+    ck_comm       *comm;
+    int            rank, p;
+    size_t         count;
+    int64_t       *in, *buf;   /* buf == in in place */
+    const char    *prog;
+} job;
+
+/* The checker's inputs in `in`; the buffer drawn starts as the collective
+ * finds it: 0 decodes as "no contribution yet". */
+static void fill_inputs(const job *J)
+{
+    size_t off, len;
+    ck_block(J->count, (size_t)J->p, (size_t)J->rank, &off, &len);
+    cc_fill(J->in, J->count, CK_I64, CK_SUM, J->rank, J->p);
+    if (!J->o->inplace) memset(J->buf, 0, (J->count ? J->count : 1) * sizeof *J->buf);
+    else if (J->o->coll == CK_COLL_ALLGATHER) {   /* in place: only this rank's block is there yet */
+        memset(J->buf, 0, off * sizeof *J->buf);
+        memset(J->buf + off + len, 0, (J->count - off - len) * sizeof *J->buf);
+    }
+}
+
+/* Out of place a reduce-scatter's result is its block of the buffer drawn,
+ * an all-gather's input its block of `in`. */
+static int run_collective(const job *J)
+{
+    size_t off, len;
+    ck_block(J->count, (size_t)J->p, (size_t)J->rank, &off, &len);
+    const int inplace = J->o->inplace;
+    if (J->o->coll == CK_COLL_REDUCE_SCATTER)
+        return ck_reduce_scatter(J->comm, J->algo, inplace ? CK_IN_PLACE : J->in, inplace ? J->buf : J->buf + off,
+                                 J->count, CK_I64, CK_SUM);
+    if (J->o->coll == CK_COLL_ALLGATHER)
+        return ck_allgather(J->comm, J->algo, inplace ? CK_IN_PLACE : J->in + off, J->buf, J->count, CK_I64);
+    return ck_allreduce(J->comm, J->algo, inplace ? CK_IN_PLACE : J->in, J->buf, J->count, CK_I64, CK_SUM);
+}
+
+/* The collective with every step recorded into R; every rank learns the
+ * first failing rank's status and message, for the picture. */
+static void record(const job *J, rec *R, failure *fail)
+{
+    int err = !J->in || !J->buf, arc = CK_ERR_NOMEM;
+    if (!err) fill_inputs(J);
+    ck_watch_allreduce(MPI_IN_PLACE, &err, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, "the buffers' allocation");
+    fail->msg[0] = '\0';
+    if (!err) {
+        take_snap(R, -1, "input");
+        ck_observe(J->comm, &(ck_observer){.step = on_step, .message = on_message, .ctx = R, .shared = on_shared, .load = on_load});
+        arc = run_collective(J);
+        ck_observe(J->comm, NULL);
+        snprintf(fail->msg, sizeof fail->msg, "%s", arc ? ck_comm_errmsg(J->comm) : "");
+        take_snap(R, INT_MAX, "");
+    } else if (J->rank == 0) fprintf(stderr, "%s: out of memory for the buffers\n", J->prog);
+    fail->rank = arc ? J->rank : J->p;
+    fail->status = arc;
+    ck_watch_allreduce(MPI_IN_PLACE, &fail->rank, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, "the first failing rank");
+    if (fail->rank < J->p) {
+        ck_watch_bcast(&fail->status, 1, MPI_INT, fail->rank, MPI_COMM_WORLD, "the failing rank's status");
+        ck_watch_bcast(fail->msg, (int)sizeof fail->msg, MPI_CHAR, fail->rank, MPI_COMM_WORLD, "the failing rank's message");
+    }
+}
+
+/* What the drawing shows, on standard output: 0 right, 1 wrong or failed. */
+static int say_drawn(const opts *o, const cd_model *m, const char *dir, int full)
+{
+    const int p = m->p;
+    const size_t count = m->count;
+    int nwrong = 0, fw = -1;
+    size_t fc = 0;
+    const cd_frame *L = &m->frames[m->nframes - 1];
+    for (size_t c = 0; c < (size_t)p * count; c++) nwrong += L->cells[c].wrong;
+    for (int f = 0; f < m->nframes && fw < 0; f++)
+        for (size_t c = 0; c < (size_t)p * count; c++)
+            if (m->frames[f].cells[c].first) { fw = f; fc = c; break; }
+    printf("colldraw: %s%s%s at p = %d, %zu elements (%s, %s): %d frames in %s/ (index.html, frame-00.svg ..)\n",
+           o->algo, o->coll ? " " : "", o->coll ? ck_coll_name(o->coll) : "", p, count,
+           o->inplace ? "in place" : "out of place", m->transport, m->nframes, dir);
+    if (full) printf("colldraw: the run was longer than %d steps or %d messages: the frames stop there\n", MAX_SNAPS, MAX_POSTS);
+    if (m->error[0]) printf("colldraw: the algorithm failed: %s\n", m->error);
+    if (nwrong && fw >= 0)
+        printf("colldraw: %d wrong elements in the result; the first went wrong in frame %d (step %d, %s): rank %zu, "
+               "element %zu\n", nwrong, fw, m->frames[fw].step, m->frames[fw].phase, fc / count, fc % count);
+    return (nwrong || m->error[0]) ? 1 : 0;
+}
+
+static void free_model(cd_model *m)
+{
+    for (int f = 0; f < m->nframes; f++) {
+        free(m->frames[f].cells);
+        free(m->frames[f].shared);
+        free(m->frames[f].msgs);
+    }
+    free(m->frames);
+}
+
+/* Rank 0: the recordings turned into frames, written to dir and summed up.
+ * Returns the exit status. */
+static int draw_model(const job *J, gathered *g, const failure *fail, int full, const char *dir)
+{
+    const opts *o = J->o;
+    const int failed = fail->rank < J->p;
+    cd_model m = {.p = J->p, .count = J->count, .inplace = o->inplace, .coll = o->coll, .status = failed ? fail->status : 0};
+    snprintf(m.algo, sizeof m.algo, "%s", o->algo);
+    snprintf(m.transport, sizeof m.transport, "%s", ck_comm_transport_name(J->comm));
+    if (failed) snprintf(m.error, sizeof m.error, "rank %d: %s", fail->rank, fail->msg[0] ? fail->msg : ck_strerror(fail->status));
+    char err[600];
+    int status = 2;
+    if (!g || build_model(&m, g)) fprintf(stderr, "%s: out of memory for the frames\n", J->prog);
+    else if (cd_write_all(&m, dir, o->overwrite, err, sizeof err)) fprintf(stderr, "%s: %s\n", J->prog, err);
+    else status = say_drawn(o, &m, dir, full);
+    free_model(&m);
+    return status;
+}
+
+/* The recording gathered on rank 0 and drawn there: rank 0's exit status, on every rank. */
+static int gather_and_draw(const job *J, const rec *R, const failure *fail, const char *dir)
+{
+    int full = R->full;
+    ck_watch_allreduce(MPI_IN_PLACE, &full, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, "the recordings' limits");
+    gathered *g = J->rank == 0 ? calloc((size_t)J->p, sizeof *g) : NULL;
+    const int gbad = gather(R, J->rank, J->p, MPI_COMM_WORLD, g);
+    int status = J->rank == 0 ? draw_model(J, gbad ? NULL : g, fail, full, dir) : 2;
+    ck_watch_bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD, "the exit status");
+    if (g && !gbad) { free(g[0].snaps); free(g[0].data); free(g[0].posts); }
+    free(g);
+    return status;
+}
+
+/* One run: the collective recorded on every rank, drawn by rank 0. */
+static int draw_run(const opts *o, int argc, char **argv)
+{
+    job J = {.o = o, .prog = argv[0]};
+    MPI_Comm_rank(MPI_COMM_WORLD, &J.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &J.p);
+    char dir[512];
+    out_dir_name(o, J.p, dir, sizeof dir);
+    if (ck_same_command_line(MPI_COMM_WORLD, argc, argv, "colldraw") || !job_fits(o, J.rank, J.p, J.prog) ||
+        !out_dir_free(o, dir, J.rank, J.prog))
+        return 2;
+    J.algo = ck_coll_algo_find(o->coll, o->algo);
+    if (!(J.comm = open_comm(o, J.algo, J.rank, J.prog))) return 2;
+    J.count = o->count < 0 ? (size_t)(2 * J.p) : (size_t)o->count;
+    const size_t bytes = (J.count ? J.count : 1) * sizeof(int64_t);
+    J.in = ck_alloc(J.comm, bytes);
+    J.buf = o->inplace ? J.in : ck_alloc(J.comm, bytes);
+    rec R = {.buf = J.buf, .in = J.in, .count = J.count};
+    failure fail;
+    record(&J, &R, &fail);
+    const int status = gather_and_draw(&J, &R, &fail, dir);
+    free(R.snaps);
+    free(R.data);
+    free(R.posts);
+    if (J.buf && !o->inplace) ck_free(J.comm, J.buf);
+    if (J.in) ck_free(J.comm, J.in);
+    ck_comm_destroy(J.comm);
+    return status;
+}
+
 /* ------------------------------------------------------------ main */
 
 int colldraw_main(int argc, char **argv, const char *tool)
@@ -609,164 +921,18 @@ int colldraw_main(int argc, char **argv, const char *tool)
     opts o;
     int rc = parse(argc, argv, &o, ck_is_print_rank());
     if (rc >= 0) return rc;
-    if (o.gantt) {
-        char dir[1024], svg[1100], err[1300];
-        snprintf(dir, sizeof dir, "%s", o.out ? o.out : "colldraw-gantt");
-        snprintf(svg, sizeof svg, "%s/gantt.svg", dir);
-        struct stat st;
-        const int existed = stat(dir, &st) == 0;
-        if (cd_out_dir(dir, 1, o.overwrite, 0, err, sizeof err)) {
-            fprintf(stderr, "%s: %s\n", argv[0], err);
-            return 2;
-        }
-        if (cd_gantt(o.gantt, o.call, svg, err, sizeof err)) {
-            fprintf(stderr, "%s: %s\n", argv[0], err);
-            if (!existed) rmdir(dir);   /* a trace refused leaves no empty folder behind */
-            return 2;
-        }
-        printf("colldraw: call %d of %s drawn in %s\n", o.call, o.gantt, svg);
-        return 0;
-    }
+    if (o.gantt) return draw_gantt(&o, argv[0]);
     if (o.np > 1 && ck_launcher_rank() < 0) return relaunch(argc, argv, tool, o.np);
 
     int was_init;
     MPI_Initialized(&was_init);
     if (!was_init) MPI_Init(&argc, &argv);
-    int rank, p;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    /* Every wait bounded by --timeout, a stopped rank named (ck_watch_*). */
     int status = 2;
-    if (ck_same_command_line(MPI_COMM_WORLD, argc, argv, "colldraw")) goto out;
-    if (o.np && o.np != p) {
-        if (rank == 0) fprintf(stderr, "%s: --np %d, but the job has %d ranks\n", argv[0], o.np, p);
-        goto out;
+    if (ck_watch_init("colldraw") == CK_SUCCESS) {
+        ck_watch_set_timeout(o.timeout);
+        status = draw_run(&o, argc, argv);
     }
-    if (p > CD_MAX_RANKS) {
-        if (rank == 0) fprintf(stderr, "%s: %d ranks: colldraw draws 1 to %d\n", argv[0], p, CD_MAX_RANKS);
-        goto out;
-    }
-    const ck_algo *algo = ck_coll_algo_find(o.coll, o.algo);
-    const size_t count = o.count < 0 ? (size_t)(2 * p) : (size_t)o.count;
-    if (count > CD_MAX_COUNT) {
-        if (rank == 0) fprintf(stderr, "%s: %zu elements: colldraw draws 0 to %d\n", argv[0], count, CD_MAX_COUNT);
-        goto out;
-    }
-    {   /* the output folder, checked before the run: a refusal costs nothing */
-        char dir[512], werr[600];
-        int ok = 1;
-        if (o.out) snprintf(dir, sizeof dir, "%s", o.out);
-        else snprintf(dir, sizeof dir, "colldraw-%s-p%d", o.algo, p);
-        if (rank == 0 && cd_out_dir(dir, 0, o.overwrite, 1, werr, sizeof werr)) {
-            fprintf(stderr, "%s: %s\n", argv[0], werr);
-            ok = 0;
-        }
-        MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
-        if (!ok) goto out;
-    }
-    const char *tp = o.transport ? o.transport : (algo->mem & CK_MEM_HOST) ? "mpi" : "shm";
-    unsigned mem = !strcmp(tp, "shm") ? (CK_MEM_HOST | CK_MEM_SHM) : CK_MEM_HOST;
-    ck_comm *comm = NULL;
-    if (ck_comm_create(MPI_COMM_WORLD, mem, &comm)) {
-        if (rank == 0) fprintf(stderr, "%s: cannot create the %s communicator\n", argv[0], tp);
-        goto out;
-    }
-    ck_config cfg = *ck_comm_config(comm);
-    cfg.timeout_s = o.timeout;
-    ck_comm_set_config(comm, &cfg);
-    const size_t bytes = (count ? count : 1) * sizeof(int64_t);
-    int64_t *in = ck_alloc(comm, bytes), *buf = o.inplace ? in : ck_alloc(comm, bytes);
-    rec R = {.buf = buf, .in = in, .count = count};
-    int err = !in || !buf;
-    size_t off, len;
-    ck_block(count, (size_t)p, (size_t)rank, &off, &len);
-    if (!err) {
-        cc_fill(in, count, CK_I64, CK_SUM, rank, p);
-        if (!o.inplace) memset(buf, 0, bytes);   /* 0 decodes as "no contribution yet" */
-        else if (o.coll == CK_COLL_ALLGATHER) {  /* in place: only this rank's block is there yet */
-            memset(buf, 0, off * sizeof *buf);
-            memset(buf + off + len, 0, (count - off - len) * sizeof *buf);
-        }
-    }
-    MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    int arc = CK_ERR_NOMEM;
-    char emsg[512] = "";
-    if (!err) {
-        take_snap(&R, -1, "input");
-        ck_observe(comm, &(ck_observer){.step = on_step, .message = on_message, .ctx = &R, .shared = on_shared, .load = on_load});
-        /* out of place a reduce-scatter's result is its block of the buffer
-         * drawn, an all-gather's input its block of `in` */
-        if (o.coll == CK_COLL_REDUCE_SCATTER)
-            arc = ck_reduce_scatter(comm, algo, o.inplace ? CK_IN_PLACE : in, o.inplace ? buf : buf + off, count, CK_I64, CK_SUM);
-        else if (o.coll == CK_COLL_ALLGATHER)
-            arc = ck_allgather(comm, algo, o.inplace ? CK_IN_PLACE : in + off, buf, count, CK_I64);
-        else
-            arc = ck_allreduce(comm, algo, o.inplace ? CK_IN_PLACE : in, buf, count, CK_I64, CK_SUM);
-        ck_observe(comm, NULL);
-        snprintf(emsg, sizeof emsg, "%s", arc ? ck_comm_errmsg(comm) : "");
-        take_snap(&R, INT_MAX, "");
-    } else if (rank == 0) fprintf(stderr, "%s: out of memory for the buffers\n", argv[0]);
-    /* the first failing rank's status and message, for the picture */
-    int first = arc ? rank : p, frc = arc;
-    MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (first < p && first != 0) {
-        if (rank == first) {
-            MPI_Send(&frc, 1, MPI_INT, 0, 7, MPI_COMM_WORLD);
-            MPI_Send(emsg, sizeof emsg, MPI_CHAR, 0, 8, MPI_COMM_WORLD);
-        } else if (rank == 0) {
-            MPI_Recv(&frc, 1, MPI_INT, first, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Recv(emsg, sizeof emsg, MPI_CHAR, first, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        }
-    }
-    int full = R.full;
-    MPI_Allreduce(MPI_IN_PLACE, &full, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-
-    gathered *g = rank == 0 ? calloc((size_t)p, sizeof *g) : NULL;
-    int gbad = gather(&R, rank, p, MPI_COMM_WORLD, g);
-    if (rank == 0) {
-        cd_model m = {.p = p, .count = count, .inplace = o.inplace, .coll = o.coll, .status = first < p ? frc : 0};
-        snprintf(m.algo, sizeof m.algo, "%s", o.algo);
-        snprintf(m.transport, sizeof m.transport, "%s", ck_comm_transport_name(comm));
-        if (first < p) snprintf(m.error, sizeof m.error, "rank %d: %s", first, emsg[0] ? emsg : ck_strerror(frc));
-        char dir[512], werr[600];
-        if (o.out) snprintf(dir, sizeof dir, "%s", o.out);
-        else if (o.coll) snprintf(dir, sizeof dir, "colldraw-%s-%s-p%d", ck_coll_name(o.coll), o.algo, p);
-        else snprintf(dir, sizeof dir, "colldraw-%s-p%d", o.algo, p);
-        if (gbad || !g || build_model(&m, g)) {
-            fprintf(stderr, "%s: out of memory for the frames\n", argv[0]);
-            status = 2;
-        } else if (cd_write_all(&m, dir, o.overwrite, werr, sizeof werr)) {
-            fprintf(stderr, "%s: %s\n", argv[0], werr);
-            status = 2;
-        } else {
-            int nwrong = 0, fw = -1;
-            size_t fc = 0;
-            const cd_frame *L = &m.frames[m.nframes - 1];
-            for (size_t c = 0; c < (size_t)p * count; c++) nwrong += L->cells[c].wrong;
-            for (int f = 0; f < m.nframes && fw < 0; f++)
-                for (size_t c = 0; c < (size_t)p * count; c++)
-                    if (m.frames[f].cells[c].first) { fw = f; fc = c; break; }
-            printf("colldraw: %s%s%s at p = %d, %zu elements (%s, %s): %d frames in %s/ (index.html, frame-00.svg ..)\n",
-                   o.algo, o.coll ? " " : "", o.coll ? ck_coll_name(o.coll) : "", p, count, o.inplace ? "in place" : "out of place", m.transport, m.nframes, dir);
-            if (full) printf("colldraw: the run was longer than %d steps or %d messages: the frames stop there\n", MAX_SNAPS, MAX_POSTS);
-            if (m.error[0]) printf("colldraw: the algorithm failed: %s\n", m.error);
-            if (nwrong && fw >= 0)
-                printf("colldraw: %d wrong elements in the result; the first went wrong in frame %d (step %d, %s): rank %zu, element %zu\n",
-                       nwrong, fw, m.frames[fw].step, m.frames[fw].phase, fc / count, fc % count);
-            status = (nwrong || m.error[0]) ? 1 : 0;
-        }
-        for (int f = 0; f < m.nframes; f++) { free(m.frames[f].cells); free(m.frames[f].shared); free(m.frames[f].msgs); }
-        free(m.frames);
-        if (g && !gbad) { free(g[0].snaps); free(g[0].data); free(g[0].posts); }
-        free(g);
-    }
-    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    free(R.snaps);
-    free(R.data);
-    free(R.posts);
-    if (buf && !o.inplace) ck_free(comm, buf);
-    if (in) ck_free(comm, in);
-    ck_comm_destroy(comm);
-out:
-    if (!was_init) MPI_Finalize();
+    if (!was_init) ck_watch_finalize();
     return status;
 }

@@ -220,102 +220,153 @@ static int assign_lanes(const cd_frame *F, const int *lead, int *lane)
     return nl;
 }
 
-void cd_write_svg(const cd_model *m, int k, FILE *f)
+/* How one frame is laid out: the arcs' lanes and groups, the column of their
+ * labels, the notes under the grid, the canvas. */
+typedef struct layout {
+    int  *lane, *lead, *fan;   /* per message (group_loads, assign_lanes); lane NULL: no arcs (out of memory) */
+    int   nl;                  /* lanes */
+    int  *laby, *peak, *order; /* per group: its label's height, its arcs' peak; the groups by height */
+    char (*lab)[2][240];       /* per group: its label's two lines */
+    int   nlab, labw, xl;      /* labels, the widest (px), the column's x */
+    int   gridB, below, W, H;  /* the grid's bottom, how far the labels reach below it, the canvas */
+    char  notes[8][700];       /* where elements went wrong in this frame */
+    int   nnotes, more;
+    int   wrong, washed;       /* a wrong cell is drawn (the key); the result of a reduce-scatter */
+} layout;
+
+static void layout_free(layout *L)
+{
+    free(L->laby);
+    free(L->peak);
+    free(L->order);
+    free(L->lab);
+    free(L->lane);
+    free(L->lead);
+    free(L->fan);
+}
+
+/* The notes under the grid: one per run of elements of one rank that went
+ * wrong the same way in this frame, at most 8, and the algorithm's failure. */
+static void collect_notes(const cd_model *m, int k, layout *L)
 {
     const cd_frame *F = &m->frames[k];
-    const int p = m->p, cw = cell_w(m);
-    int *lane = calloc((size_t)(F->nmsgs ? F->nmsgs : 1), sizeof *lane);
-    int *lead = calloc((size_t)(F->nmsgs ? F->nmsgs : 1), sizeof *lead);
-    int *fan = calloc((size_t)(F->nmsgs ? F->nmsgs : 1), sizeof *fan);
-    if (!lead || !fan) { free(lane); lane = NULL; }
-    if (lane) group_loads(F, lead, fan);
-    const int nl = lane ? assign_lanes(F, lead, lane) : 0;
-    /* the notes under the grid: where elements went wrong in this frame */
-    char notes[8][700];
-    int nnotes = 0, more = 0;
-    for (int r = 0; r < p; r++)
+    for (int r = 0; r < m->p; r++)
         for (size_t i = 0; i < m->count; i++) {
             size_t c = (size_t)r * m->count + i;
             if (!F->cells[c].first) continue;
-            /* one note per run of elements of one rank that went wrong the same way */
             size_t j = i;
             while (j + 1 < m->count && F->cells[c + (j + 1 - i)].first && (F->cells[c + (j + 1 - i)].from >= 0) == (F->cells[c].from >= 0)) j++;
-            if (nnotes < 8) {
+            if (L->nnotes < 8) {
                 char what[300], span[64];
                 describe(m, &F->cells[c], what, sizeof what, i);
                 span_text(m, (long)i, (long)(j - i + 1), span, sizeof span);
-                snprintf(notes[nnotes++], sizeof notes[0], "rank %d, %s: %s", r, span, what);
-            } else more++;
+                snprintf(L->notes[L->nnotes++], sizeof L->notes[0], "rank %d, %s: %s", r, span, what);
+            } else L->more++;
             i = j;
         }
-    if (m->error[0] && k == m->nframes - 1 && nnotes < 8)
-        snprintf(notes[nnotes++], sizeof notes[0], "the algorithm failed: %s", m->error);
-    const int gridB = row_y(m, p, 0) - ROWGAP;
-    /* Arc labels: in a column right of every arc, each at the height of its arc's peak (a
-     * group's: of the row its arcs meet at), moved apart where two would overlap (a label is
-     * wider than a lane, and arcs of one step often peak at one height: recursive doubling's
-     * 0->2 beside 1->3), a dotted leader from the peak (a group's: from where its arcs meet). */
-    const int xl = grid_right(m) + 24 + nl * LANEW + 10;
-    int *laby = calloc((size_t)(F->nmsgs ? F->nmsgs : 1), sizeof *laby);
-    int *peak = calloc((size_t)(F->nmsgs ? F->nmsgs : 1), sizeof *peak);
-    int *order = calloc((size_t)(F->nmsgs ? F->nmsgs : 1), sizeof *order);
-    char (*lab)[2][240] = calloc((size_t)(F->nmsgs ? F->nmsgs : 1), sizeof *lab);
-    int nlab = 0, labw = 0;
-    if (!laby || !peak || !order || !lab) { free(lane); lane = NULL; }
-    for (int j = 0; lane && j < F->nmsgs; j++) {
-        const cd_msg *g = &F->msgs[j];
-        if (lead[j] != j || g->src < 0 || g->src >= p || g->dst < 0 || g->dst >= p) continue;
-        char span[64], by[32], ends[200];
-        int n = 0, lo, hi;
-        size_t l = 0;
-        /* fan-out: one source, the destinations listed; else the sources listed */
-        for (int i = j; i < F->nmsgs && l + 12 < sizeof ends; i++)
-            if (lead[i] == j) {
-                l += (size_t)snprintf(ends + l, sizeof ends - l, "%s%d", n ? "," : "", fan[j] == 2 ? F->msgs[i].dst : F->msgs[i].src);
-                n++;
-            }
-        span_text(m, g->elem, g->nelem, span, sizeof span);
-        bytes_text(g->bytes, by, sizeof by);
-        group_span(F, lead, j, &lo, &hi);
-        const int ys = row_y(m, g->src, g->src_row) + row_h(g->src_row) / 2 - 4, yd = row_y(m, g->dst, g->dst_row) + row_h(g->dst_row) / 2 + 4;
-        /* a group's label beside the row its arcs meet at: the one loading, or the one loaded from */
-        peak[j] = n == 1 ? (ys + yd) / 2 : fan[j] == 2 ? ys + 4 : yd - 4;
-        if (fan[j] == 2) snprintf(lab[j][0], sizeof lab[j][0], "%d\xe2\x86\x92%s load", g->src, ends);
-        else snprintf(lab[j][0], sizeof lab[j][0], "%s\xe2\x86\x92%d%s", ends, g->dst, g->load ? " load" : "");
-        snprintf(lab[j][1], sizeof lab[j][1], "%s%s%s%s", strcmp(span, "?") ? span : "", strcmp(span, "?") ? ", " : "", by,
-                 n > 1 ? " each" : "");
-        for (int t = 0; t < 2; t++) {
-            const int w = (int)strlen(lab[j][t]) * LABCW;   /* bytes: an arrow (3) counts wide, as it is */
-            if (w > labw) labw = w;
+    if (m->error[0] && k == m->nframes - 1 && L->nnotes < 8)
+        snprintf(L->notes[L->nnotes++], sizeof L->notes[0], "the algorithm failed: %s", m->error);
+}
+
+/* The label of group j (its first message g), at the height of its arcs' peak (a
+ * group's: of the row its arcs meet at), kept in order of height. */
+static void label_group(const cd_model *m, const cd_frame *F, layout *L, int j)
+{
+    const cd_msg *g = &F->msgs[j];
+    char span[64], by[32], ends[200];
+    int n = 0;
+    size_t l = 0;
+    /* fan-out: one source, the destinations listed; else the sources listed */
+    for (int i = j; i < F->nmsgs && l + 12 < sizeof ends; i++)
+        if (L->lead[i] == j) {
+            l += (size_t)snprintf(ends + l, sizeof ends - l, "%s%d", n ? "," : "", L->fan[j] == 2 ? F->msgs[i].dst : F->msgs[i].src);
+            n++;
         }
-        /* in order of height: insertion into order[] */
-        int at = nlab++;
-        while (at > 0 && peak[order[at - 1]] > peak[j]) { order[at] = order[at - 1]; at--; }
-        order[at] = j;
+    span_text(m, g->elem, g->nelem, span, sizeof span);
+    bytes_text(g->bytes, by, sizeof by);
+    const int ys = row_y(m, g->src, g->src_row) + row_h(g->src_row) / 2 - 4, yd = row_y(m, g->dst, g->dst_row) + row_h(g->dst_row) / 2 + 4;
+    /* a group's label beside the row its arcs meet at: the one loading, or the one loaded from */
+    L->peak[j] = n == 1 ? (ys + yd) / 2 : L->fan[j] == 2 ? ys + 4 : yd - 4;
+    if (L->fan[j] == 2) snprintf(L->lab[j][0], sizeof L->lab[j][0], "%d\xe2\x86\x92%s load", g->src, ends);
+    else snprintf(L->lab[j][0], sizeof L->lab[j][0], "%s\xe2\x86\x92%d%s", ends, g->dst, g->load ? " load" : "");
+    snprintf(L->lab[j][1], sizeof L->lab[j][1], "%s%s%s%s", strcmp(span, "?") ? span : "", strcmp(span, "?") ? ", " : "", by,
+             n > 1 ? " each" : "");
+    for (int t = 0; t < 2; t++) {
+        const int w = (int)strlen(L->lab[j][t]) * LABCW;   /* bytes: an arrow (3) counts wide, as it is */
+        if (w > L->labw) L->labw = w;
     }
-    /* down from the top, each at least LABH below the one above; up from the grid's bottom,
-     * so none needs room below the grid; down once more, where the column is taller than the
-     * grid (many messages): its end then pushes the legend down (below) */
+    /* in order of height: insertion into order[] */
+    int at = L->nlab++;
+    while (at > 0 && L->peak[L->order[at - 1]] > L->peak[j]) { L->order[at] = L->order[at - 1]; at--; }
+    L->order[at] = j;
+}
+
+/* Down from the top, each label at least LABH below the one above; up from the grid's bottom,
+ * so none needs room below the grid; down once more, where the column is taller than the
+ * grid (many messages): its end then pushes the legend down (L->below). */
+static void spread_labels(layout *L)
+{
+    const int nlab = L->nlab, *order = L->order;
+    int *laby = L->laby;
     for (int pass = 0; pass < 3; pass++)
         for (int n = 0; n < nlab; n++) {
-            const int i = pass == 1 ? nlab - 1 - n : n, y = pass ? laby[order[i]] : peak[order[i]];
+            const int i = pass == 1 ? nlab - 1 - n : n, y = pass ? laby[order[i]] : L->peak[order[i]];
             if (pass == 1) {
-                const int lim = i == nlab - 1 ? gridB - LABH / 2 : laby[order[i + 1]] - LABH;
+                const int lim = i == nlab - 1 ? L->gridB - LABH / 2 : laby[order[i + 1]] - LABH;
                 laby[order[i]] = y > lim ? (lim < TOP ? TOP : lim) : y;
             } else laby[order[i]] = i && y < laby[order[i - 1]] + LABH ? laby[order[i - 1]] + LABH : y;
         }
-    const int below = nlab && laby[order[nlab - 1]] + 18 > gridB ? laby[order[nlab - 1]] + 18 - gridB : 0;
-    const int W = nlab ? xl + labw + 12 : grid_right(m) + 24 + nl * LANEW + 40;
-    const int washed = m->coll == CK_COLL_REDUCE_SCATTER && k == m->nframes - 1 && k > 0;
-    int wrong = 0;   /* a cell of a buffer or a shared region is wrong in this frame */
-    for (size_t c = 0; c < (size_t)p * m->count && !wrong; c++) {
+    L->below = nlab && laby[order[nlab - 1]] + 18 > L->gridB ? laby[order[nlab - 1]] + 18 - L->gridB : 0;
+}
+
+/* A cell of a buffer or a shared region is wrong in this frame. */
+static int frame_wrong(const cd_model *m, const cd_frame *F)
+{
+    int wrong = 0;
+    for (size_t c = 0; c < (size_t)m->p * m->count && !wrong; c++) {
         wrong = F->cells[c].wrong;
         for (int j = 0; j < m->nshared && F->shared && !wrong; j++)
             wrong = F->shared[((size_t)(c / m->count) * CD_MAX_SHARED + (size_t)j) * m->count + c % m->count].wrong;
     }
-    const int H = gridB + below + 36 + (wrong ? 20 : 0) + (m->nshared ? 18 : 0) + (washed + nnotes + (more > 0)) * 18 + 10;
+    return wrong;
+}
+
+/* Arc labels: in a column right of every arc, each at the height of its arc's peak, moved
+ * apart where two would overlap (a label is wider than a lane, and arcs of one step often
+ * peak at one height: recursive doubling's 0->2 beside 1->3), a dotted leader from the peak
+ * (a group's: from where its arcs meet). */
+static void layout_frame(const cd_model *m, int k, layout *L)
+{
+    const cd_frame *F = &m->frames[k];
+    const size_t nm = (size_t)(F->nmsgs ? F->nmsgs : 1);
+    *L = (layout){.lane = calloc(nm, sizeof *L->lane), .lead = calloc(nm, sizeof *L->lead), .fan = calloc(nm, sizeof *L->fan)};
+    if (!L->lead || !L->fan) { free(L->lane); L->lane = NULL; }
+    if (L->lane) group_loads(F, L->lead, L->fan);
+    L->nl = L->lane ? assign_lanes(F, L->lead, L->lane) : 0;
+    collect_notes(m, k, L);
+    L->gridB = row_y(m, m->p, 0) - ROWGAP;
+    L->xl = grid_right(m) + 24 + L->nl * LANEW + 10;
+    L->laby = calloc(nm, sizeof *L->laby);
+    L->peak = calloc(nm, sizeof *L->peak);
+    L->order = calloc(nm, sizeof *L->order);
+    L->lab = calloc(nm, sizeof *L->lab);
+    if (!L->laby || !L->peak || !L->order || !L->lab) { free(L->lane); L->lane = NULL; }
+    for (int j = 0; L->lane && j < F->nmsgs; j++) {
+        const cd_msg *g = &F->msgs[j];
+        if (L->lead[j] == j && g->src >= 0 && g->src < m->p && g->dst >= 0 && g->dst < m->p) label_group(m, F, L, j);
+    }
+    spread_labels(L);
+    L->W = L->nlab ? L->xl + L->labw + 12 : grid_right(m) + 24 + L->nl * LANEW + 40;
+    L->washed = m->coll == CK_COLL_REDUCE_SCATTER && k == m->nframes - 1 && k > 0;
+    L->wrong = frame_wrong(m, F);
+    L->H = L->gridB + L->below + 36 + (L->wrong ? 20 : 0) + (m->nshared ? 18 : 0) + (L->washed + L->nnotes + (L->more > 0)) * 18 + 10;
+}
+
+static void svg_head(FILE *f, int k, const layout *L)
+{
+    const int W = L->W < 660 ? 660 : L->W;
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-               "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n", W < 660 ? 660 : W, H, W < 660 ? 660 : W, H);
+               "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n", W, L->H, W, L->H);
     /* ids carry the frame number: the page inlines every frame, and a hidden frame's defs cannot be used */
     fprintf(f, "<defs><pattern id=\"hatch%d\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
                "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#ffffff\" fill-opacity=\"0.55\"/>"
@@ -323,12 +374,17 @@ void cd_write_svg(const cd_model *m, int k, FILE *f)
                "<marker id=\"head%d\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" "
                "orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#333\"/></marker></defs>\n", k, k);
     fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n");
-    /* title */
+}
+
+/* The title, and what the frame shows. */
+static void svg_title(FILE *f, const cd_model *m, int k)
+{
+    const cd_frame *F = &m->frames[k];
     char b[64];
     bytes_text(m->count * 8, b, sizeof b);
     fprintf(f, "<text x=\"12\" y=\"24\" font-size=\"17\" font-weight=\"bold\">");
     esc(f, m->algo);
-    fprintf(f, "%s%s, p = %d, %zu elements (%s)%s</text>\n", m->coll ? " " : "", coll_words(m), p, m->count, b,
+    fprintf(f, "%s%s, p = %d, %zu elements (%s)%s</text>\n", m->coll ? " " : "", coll_words(m), m->p, m->count, b,
             m->inplace ? "" : ", out of place");
     fprintf(f, "<text x=\"12\" y=\"44\" font-size=\"14\">");
     if (F->step == -1 && m->coll == CK_COLL_ALLGATHER)
@@ -342,18 +398,26 @@ void cd_write_svg(const cd_model *m, int k, FILE *f)
         fprintf(f, ")%s", k == m->nframes - 1 ? m->coll == CK_COLL_REDUCE_SCATTER ? ": the result, block r on rank r" : ": the result" : "");
     }
     fprintf(f, " \xc2\xb7 frame %d of %d</text>\n", k + 1, m->nframes);
-    /* block labels */
-    for (int bl = 0; bl < p && m->count; bl++) {
+}
+
+static void svg_block_labels(FILE *f, const cd_model *m)
+{
+    for (int bl = 0; bl < m->p && m->count; bl++) {
         size_t off, len;
-        ck_block(m->count, (size_t)p, (size_t)bl, &off, &len);
+        ck_block(m->count, (size_t)m->p, (size_t)bl, &off, &len);
         if (!len) continue;
-        int x0 = cell_x(m, off), x1 = cell_x(m, off + len - 1) + cw;
-        if (x1 - x0 >= 34 || p <= 8)
+        int x0 = cell_x(m, off), x1 = cell_x(m, off + len - 1) + cell_w(m);
+        if (x1 - x0 >= 34 || m->p <= 8)
             fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\" fill=\"#555\">%s%d</text>\n",
                     (x0 + x1) / 2, TOP - 8, x1 - x0 >= 44 ? "block " : "", bl);
     }
-    /* rows */
-    for (int r = 0; r < p; r++) {
+}
+
+/* Per rank: its buffer's row, then its shared regions' rows. */
+static void svg_rows(FILE *f, const cd_model *m, int k)
+{
+    const cd_frame *F = &m->frames[k];
+    for (int r = 0; r < m->p; r++) {
         const int y = row_y(m, r, 0);
         char col[32];
         colour(r, col, sizeof col);
@@ -370,36 +434,40 @@ void cd_write_svg(const cd_model *m, int k, FILE *f)
                 draw_cell(f, m, &F->shared[((size_t)r * CD_MAX_SHARED + (size_t)j) * m->count + i], cell_x(m, i), ys, SHH, k, 1);
         }
     }
-    /* messages: the sent elements outlined on the sender's row, an arc to the receiver */
-    for (int j = 0; lane && j < F->nmsgs; j++) {
-        const cd_msg *g = &F->msgs[j];
-        if (g->src < 0 || g->src >= p || g->dst < 0 || g->dst >= p) continue;
-        if (g->elem >= 0 && g->nelem > 0 && (size_t)(g->elem + g->nelem) <= m->count)
-            fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#222\" "
-                       "stroke-width=\"2\" stroke-dasharray=\"4 2\"/>\n",
-                    cell_x(m, (size_t)g->elem) - 2, row_y(m, g->src, g->src_row) - 2,
-                    cell_x(m, (size_t)(g->elem + g->nelem - 1)) + cw - cell_x(m, (size_t)g->elem) + 4, row_h(g->src_row) + 4);
-        const int x0 = grid_right(m) + 4, xa = grid_right(m) + 24 + lane[lead[j]] * LANEW;
-        const int ys = row_y(m, g->src, g->src_row) + row_h(g->src_row) / 2 - 4, yd = row_y(m, g->dst, g->dst_row) + row_h(g->dst_row) / 2 + 4;
-        /* a cubic from (x0, ys) to (x0, yd) with both control points at xc peaks at x0 + 3/4 (xc - x0) */
-        const int xc = x0 + (xa - x0) * 4 / 3;
-        fprintf(f, "<path d=\"M%d,%d C%d,%d %d,%d %d,%d\" fill=\"none\" stroke=\"#333\" stroke-width=\"1.6\"%s "
-                   "marker-end=\"url(#head%d)\"/>\n", x0, ys, xc, ys, xc, yd, x0 + 2, yd, g->load ? " stroke-dasharray=\"5 3\"" : "", k);
-        if (lead[j] != j) continue;   /* a group is labelled once, by its first message */
-        const int ym = laby[j];
-        fprintf(f, "<path class=\"leader\" d=\"M%d,%d L%d,%d L%d,%d\" fill=\"none\" stroke=\"#888\" stroke-width=\"1\" "
-                   "stroke-dasharray=\"1 2\"/>", fan[j] ? x0 + 14 : xa, peak[j], xl - 12, ym - 6, xl - 3, ym - 6);
-        fprintf(f, "<text class=\"label\" x=\"%d\" y=\"%d\" font-size=\"%d\" fill=\"#222\"" HALO ">", xl, ym - 2, LABF);
-        esc(f, lab[j][0]);
-        fprintf(f, "</text><text x=\"%d\" y=\"%d\" font-size=\"%d\" fill=\"#222\"" HALO ">", xl, ym + 13, LABF);
-        esc(f, lab[j][1]);
-        fprintf(f, "</text>\n");
-    }
-    if (F->step >= 0 && F->nmsgs == 0)
-        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#555\">%s</text>\n",
-                grid_right(m) + 12, TOP + 12, m->nshared ? "no messages, no loads in this step" : "no messages posted in this step");
-    /* legend and notes */
-    int y = gridB + below + 26;
+}
+
+/* Message j: the sent elements outlined on the sender's row, an arc to the
+ * receiver; a group's first message also draws the group's label. */
+static void svg_message(FILE *f, const cd_model *m, int k, const layout *L, int j)
+{
+    const cd_msg *g = &m->frames[k].msgs[j];
+    const int cw = cell_w(m);
+    if (g->elem >= 0 && g->nelem > 0 && (size_t)(g->elem + g->nelem) <= m->count)
+        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#222\" "
+                   "stroke-width=\"2\" stroke-dasharray=\"4 2\"/>\n",
+                cell_x(m, (size_t)g->elem) - 2, row_y(m, g->src, g->src_row) - 2,
+                cell_x(m, (size_t)(g->elem + g->nelem - 1)) + cw - cell_x(m, (size_t)g->elem) + 4, row_h(g->src_row) + 4);
+    const int x0 = grid_right(m) + 4, xa = grid_right(m) + 24 + L->lane[L->lead[j]] * LANEW;
+    const int ys = row_y(m, g->src, g->src_row) + row_h(g->src_row) / 2 - 4, yd = row_y(m, g->dst, g->dst_row) + row_h(g->dst_row) / 2 + 4;
+    /* a cubic from (x0, ys) to (x0, yd) with both control points at xc peaks at x0 + 3/4 (xc - x0) */
+    const int xc = x0 + (xa - x0) * 4 / 3;
+    fprintf(f, "<path d=\"M%d,%d C%d,%d %d,%d %d,%d\" fill=\"none\" stroke=\"#333\" stroke-width=\"1.6\"%s "
+               "marker-end=\"url(#head%d)\"/>\n", x0, ys, xc, ys, xc, yd, x0 + 2, yd, g->load ? " stroke-dasharray=\"5 3\"" : "", k);
+    if (L->lead[j] != j) return;   /* a group is labelled once, by its first message */
+    const int ym = L->laby[j], xl = L->xl;
+    fprintf(f, "<path class=\"leader\" d=\"M%d,%d L%d,%d L%d,%d\" fill=\"none\" stroke=\"#888\" stroke-width=\"1\" "
+               "stroke-dasharray=\"1 2\"/>", L->fan[j] ? x0 + 14 : xa, L->peak[j], xl - 12, ym - 6, xl - 3, ym - 6);
+    fprintf(f, "<text class=\"label\" x=\"%d\" y=\"%d\" font-size=\"%d\" fill=\"#222\"" HALO ">", xl, ym - 2, LABF);
+    esc(f, L->lab[j][0]);
+    fprintf(f, "</text><text x=\"%d\" y=\"%d\" font-size=\"%d\" fill=\"#222\"" HALO ">", xl, ym + 13, LABF);
+    esc(f, L->lab[j][1]);
+    fprintf(f, "</text>\n");
+}
+
+/* The legend, the key to what this frame has, and the notes. */
+static void svg_legend(FILE *f, const cd_model *m, int k, const layout *L)
+{
+    int y = L->gridB + L->below + 26;
     fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"#333\">A cell is one element; stripe r is rank r's "
                "contribution. Dashed: the elements a rank sends in this step.</text>\n", y);
     if (m->nshared) {
@@ -407,32 +475,45 @@ void cd_write_svg(const cd_model *m, int k, FILE *f)
         fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"#333\">Italic rows: a rank's shared memory, which its "
                    "peers load from; a dashed arrow is such a load (no message).</text>\n", y);
     }
-    if (wrong) {   /* the key to the hatching, where there is some */
+    if (L->wrong) {   /* the key to the hatching, where there is some */
         y += 20;
         fprintf(f, "<rect x=\"12\" y=\"%d\" width=\"14\" height=\"14\" fill=\"url(#hatch%d)\" stroke=\"" WRONG "\" stroke-width=\"2\"/>"
                    "<text class=\"wrong-key\" x=\"32\" y=\"%d\" font-size=\"12\" fill=\"#333\">wrong (thick outline: went wrong in this step)</text>\n",
                 y - 11, k, y);
     }
-    if (washed) {
+    if (L->washed) {
         y += 18;
         fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"#333\">Washed out: outside a rank's own "
                    "block, which a reduce-scatter leaves undefined.</text>\n", y);
     }
-    for (int j = 0; j < nnotes; j++) {
+    for (int j = 0; j < L->nnotes; j++) {
         y += 18;
         fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"" WRONG "\">", y);
-        esc(f, notes[j]);
+        esc(f, L->notes[j]);
         fprintf(f, "</text>\n");
     }
-    if (more) fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"" WRONG "\">and %d more</text>\n", y + 18, more);
+    if (L->more) fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"" WRONG "\">and %d more</text>\n", y + 18, L->more);
+}
+
+void cd_write_svg(const cd_model *m, int k, FILE *f)
+{
+    const cd_frame *F = &m->frames[k];
+    layout L;
+    layout_frame(m, k, &L);
+    svg_head(f, k, &L);
+    svg_title(f, m, k);
+    svg_block_labels(f, m);
+    svg_rows(f, m, k);
+    for (int j = 0; L.lane && j < F->nmsgs; j++) {
+        const cd_msg *g = &F->msgs[j];
+        if (g->src >= 0 && g->src < m->p && g->dst >= 0 && g->dst < m->p) svg_message(f, m, k, &L, j);
+    }
+    if (F->step >= 0 && F->nmsgs == 0)
+        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#555\">%s</text>\n",
+                grid_right(m) + 12, TOP + 12, m->nshared ? "no messages, no loads in this step" : "no messages posted in this step");
+    svg_legend(f, m, k, &L);
     fprintf(f, "</svg>\n");
-    free(laby);
-    free(peak);
-    free(order);
-    free(lab);
-    free(lane);
-    free(lead);
-    free(fan);
+    layout_free(&L);
 }
 
 void cd_write_text(const cd_model *m, FILE *f)

@@ -20,6 +20,7 @@
 #include "tagtrain.h"
 
 int save_main(int argc, char **argv);   /* save.c */
+void plugin_confine(void);              /* confine.c: the grader's confinement (COLLKIT_CONFINE) */
 
 static int usage(const char *prog)
 {
@@ -37,6 +38,8 @@ static int usage(const char *prog)
 int main(int argc, char **argv)
 {
     if (argc < 2) return usage(argv[0]);
+    /* Under the grader, confined before the student's code first runs. */
+    ck_set_before_algorithms(plugin_confine);
     const char *tool = argv[1];
     argv[1] = argv[0];   /* the tool sees "PROG ARGS..." as its own command line */
     if (!strcmp(tool, "check")) return collcheck_main(argc - 1, argv + 1);

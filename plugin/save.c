@@ -48,6 +48,7 @@
 #include <linux/audit.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +62,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "collkit_util.h"   /* ck_parse_int */
+#include "collkit_util.h"   /* ck_opt, ck_parse_int */
 #include "collkit_save.h"
 
 int save_main(int argc, char **argv);
@@ -957,6 +958,72 @@ static int prepare(int trace)
     return -1;
 }
 
+/* ------------------------------------------------------------ options */
+
+typedef struct save_opts {
+    const char *dir;
+    long        size, crash_at, fail_at, kills, seed;   /* seed -1: from the clock */
+    int         err;                                   /* --errno */
+    int         count, verify, edge, trace;
+    int         mode, at;                              /* the injection: INJ_*, at call AT */
+} save_opts;
+
+/* A whole number in [lo, hi], in the tools' one integer syntax: no white
+ * space, no junk after it. */
+static int whole_in(const char *v, long lo, long hi, void *field, char *err, size_t cap)
+{
+    long long n;
+    if (ck_parse_int(v, lo, hi, &n, NULL, 0)) {
+        snprintf(err, cap, "expected a whole number from %ld to %ld", lo, hi);
+        return -1;
+    }
+    *(long *)field = (long)n;
+    return 0;
+}
+static int size_value(const char *v, void *f, char *e, size_t c) { return whole_in(v, 0, 64L << 20, f, e, c); }
+static int call_value(const char *v, void *f, char *e, size_t c) { return whole_in(v, 1, 1000000, f, e, c); }
+static int kills_value(const char *v, void *f, char *e, size_t c) { return whole_in(v, 1, 100000, f, e, c); }
+static int seed_value(const char *v, void *f, char *e, size_t c) { return whole_in(v, 0, UINT32_MAX, f, e, c); }
+
+static int errno_value(const char *v, void *field, char *err, size_t cap)
+{
+    if (!strcmp(v, "ENOSPC")) *(int *)field = ENOSPC;
+    else if (!strcmp(v, "EIO")) *(int *)field = EIO;
+    else {
+        snprintf(err, cap, "expected ENOSPC or EIO");
+        return -1;
+    }
+    return 0;
+}
+
+#define WHOLE(fn) CK_OPT_CUSTOM, .size = sizeof(long), .parse = fn
+static const ck_opt options[] = {
+    {"--dir", 0, CK_OPT_STR, offsetof(save_opts, dir), .arg = "DIR", .flags = CK_OPT_HIDE},
+    {"--size", 0, WHOLE(size_value), .off = offsetof(save_opts, size), .arg = "BYTES", .flags = CK_OPT_HIDE},
+    {"--crash-at", 0, WHOLE(call_value), .off = offsetof(save_opts, crash_at), .arg = "K",
+     .help = "kill the process before the saver's K-th file-system call"},
+    {"--fail-at", 0, WHOLE(call_value), .off = offsetof(save_opts, fail_at), .arg = "K",
+     .help = "make that call fail instead (errno ENOSPC, or --errno EIO)"},
+    {"--errno", 0, CK_OPT_CUSTOM, offsetof(save_opts, err), .size = sizeof(int), .parse = errno_value,
+     .arg = "ENOSPC|EIO", .flags = CK_OPT_HIDE},
+    {"--count", 0, CK_OPT_FLAG, offsetof(save_opts, count),
+     .help = "print how many calls one save of version 2 makes (K goes 1..that)"},
+    {"--verify", 0, CK_OPT_FLAG, offsetof(save_opts, verify),
+     .help = "after a crash: state.bin must be version 1 or 2; then my_recover must\n"
+             "leave state.bin alone in DIR"},
+    {"--edge", 0, CK_OPT_FLAG, offsetof(save_opts, edge),
+     .help = "an empty save (0 bytes) and a save into a directory that does not exist"},
+    {"--kill-random", 0, WHOLE(kills_value), .off = offsetof(save_opts, kills), .arg = "N",
+     .help = "kill the save of version 2 (SIGKILL, not traced) at N random moments of\n"
+             "its measured duration; each time state.bin must be one version, whole,\n"
+             "and my_recover must leave it alone in DIR (--seed S: the same moments)"},
+    {"--seed", 0, WHOLE(seed_value), .off = offsetof(save_opts, seed), .arg = "S", .flags = CK_OPT_HIDE},
+    {"--trace", 0, CK_OPT_FLAG, offsetof(save_opts, trace), .help = "print every call the saver makes, numbered"},
+    {NULL},
+};
+#undef WHOLE
+enum { NOPTIONS = sizeof options / sizeof options[0], CRASH_AT = 2, FAIL_AT = 3 };
+
 static int usage(void)
 {
     fprintf(stderr,
@@ -967,66 +1034,45 @@ static int usage(void)
             "  Every call runs in a child process traced at the system-call level (ptrace): the calls\n"
             "  that open, write, truncate, flush, name or close files are numbered, however the save\n"
             "  makes them; io_uring, AIO, shared file mappings, ioctl on files and new processes or\n"
-            "  threads are refused (ENOSYS) and named on a line of their own (save: REFUSED).\n"
-            "  --crash-at K    kill the process before the saver's K-th file-system call\n"
-            "  --fail-at K     make that call fail instead (errno ENOSPC, or --errno EIO)\n"
-            "  --count         print how many calls one save of version 2 makes (K goes 1..that)\n"
-            "  --verify        after a crash: state.bin must be version 1 or 2; then my_recover must\n"
-            "                  leave state.bin alone in DIR\n"
-            "  --edge          an empty save (0 bytes) and a save into a directory that does not exist\n"
-            "  --kill-random N kill the save of version 2 (SIGKILL, not traced) at N random moments of\n"
-            "                  its measured duration; each time state.bin must be one version, whole,\n"
-            "                  and my_recover must leave it alone in DIR (--seed S: the same moments)\n"
-            "  --trace         print every call the saver makes, numbered\n");
+            "  threads are refused (ENOSYS) and named on a line of their own (save: REFUSED).\n");
+    ck_opt_help(stderr, options, NULL);
     return 2;
 }
 
-static int number(const char *opt, const char *s, long lo, long hi, long *out)
+/* Returns -1 to go on, else the exit status (2: bad arguments, said). */
+static int parse(int argc, char **argv, save_opts *o)
 {
-    long long v;   /* the tools' one integer syntax: no white space, no junk after it */
-    if (ck_parse_int(s, lo, hi, &v, NULL, 0)) {
-        fprintf(stderr, "save: %s '%s': expected a whole number from %ld to %ld\n", opt, s, lo, hi);
-        return -1;
+    *o = (save_opts){.size = 4099, .seed = -1, .err = ENOSPC, .mode = INJ_NONE};
+    const char *given[NOPTIONS] = {0};
+    char err[300];
+    const int rc = ck_opt_parse(options, argc, argv, o, given, err, sizeof err);
+    if (rc == CK_OPT_HELP) return usage();
+    if (rc == CK_OPT_BAD) {
+        /* the harness's words since lab 06 began: an option it does not know, or one without its value */
+        if (!strncmp(err, "unknown option ", 15)) fprintf(stderr, "save: unknown or incomplete option %s\n", err + 15);
+        else fprintf(stderr, "save: %s\n", err);
+        /* a value refused ("--size 'x': expected ...") is said alone; the usage follows the rest */
+        const int bad_value = !strncmp(err, "--", 2) && strstr(err, "': ");
+        return bad_value ? 2 : usage();
     }
-    *out = (long)v;
-    return 0;
-}
-
-int save_main(int argc, char **argv)
-{
-    const char *dir = NULL;
-    long size = 4099, at = 0;
-    long kills = 0, seed = -1;
-    int mode = INJ_NONE, err = ENOSPC, count = 0, verify = 0, edge = 0, trace = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int has = i + 1 < argc;
-        if (!strcmp(a, "--dir") && has) dir = argv[++i];
-        else if (!strcmp(a, "--size") && has) { if (number(a, argv[++i], 0, 64L << 20, &size)) return 2; }
-        else if ((!strcmp(a, "--crash-at") || !strcmp(a, "--fail-at")) && has) {
-            if (mode != INJ_NONE) { fprintf(stderr, "save: --crash-at and --fail-at: one injection per run\n"); return 2; }
-            mode = a[2] == 'c' ? INJ_CRASH : INJ_FAIL;
-            if (number(a, argv[++i], 1, 1000000, &at)) return 2;
-        } else if (!strcmp(a, "--errno") && has) {
-            const char *e = argv[++i];
-            if (!strcmp(e, "ENOSPC")) err = ENOSPC;
-            else if (!strcmp(e, "EIO")) err = EIO;
-            else { fprintf(stderr, "save: --errno '%s': expected ENOSPC or EIO\n", e); return 2; }
-        } else if (!strcmp(a, "--count")) count = 1;
-        else if (!strcmp(a, "--verify")) verify = 1;
-        else if (!strcmp(a, "--edge")) edge = 1;
-        else if (!strcmp(a, "--kill-random") && has) { if (number(a, argv[++i], 1, 100000, &kills)) return 2; }
-        else if (!strcmp(a, "--seed") && has) { if (number(a, argv[++i], 0, UINT32_MAX, &seed)) return 2; }
-        else if (!strcmp(a, "--trace")) trace = 1;
-        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) return usage();
-        else { fprintf(stderr, "save: unknown or incomplete option '%s'\n", a); return usage(); }
+    if (given[CRASH_AT] && given[FAIL_AT]) {
+        fprintf(stderr, "save: --crash-at and --fail-at: one injection per run\n");
+        return 2;
     }
-    if (!dir || !*dir) { fprintf(stderr, "save: --dir DIR is required\n"); return usage(); }
-    if (count + verify + edge + (mode != INJ_NONE) + (kills > 0) > 1) {
+    o->mode = given[CRASH_AT] ? INJ_CRASH : given[FAIL_AT] ? INJ_FAIL : INJ_NONE;
+    o->at = (int)(given[CRASH_AT] ? o->crash_at : o->fail_at);
+    if (!o->dir || !*o->dir) { fprintf(stderr, "save: --dir DIR is required\n"); return usage(); }
+    if (o->count + o->verify + o->edge + (o->mode != INJ_NONE) + (o->kills > 0) > 1) {
         fprintf(stderr, "save: --count, --verify, --edge, --kill-random and an injection (--crash-at, --fail-at) "
                         "are separate runs\n");
         return 2;
     }
+    return -1;
+}
+
+/* DIR a directory, H.dir and H.path set: 0, or 2 after saying why. */
+static int open_dir(const char *dir)
+{
     if (!saver_save) {
         fprintf(stderr, "save: no saver in this program: its file needs a CK_REGISTER_SAVER(save, recover) line "
                         "(collkit_save.h)\n");
@@ -1043,103 +1089,140 @@ int save_main(int argc, char **argv)
     snprintf(pathbuf, sizeof pathbuf, "%s/state.bin", dirbuf);
     H.dir = dirbuf; H.path = pathbuf; H.dir_dev = st.st_dev; H.dir_ino = st.st_ino;
     if (!realpath(dirbuf, H.realdir)) H.realdir[0] = 0;
-    setvbuf(stdout, NULL, _IOLBF, 0);
+    return 0;
+}
 
-    v1 = make_version(1, OLD_BODY, &v1len);
-    v2 = make_version(2, (size_t)size, &v2len);
+/* --verify: after a crash, state.bin is one version, whole, and my_recover
+ * leaves it alone in DIR. */
+static int verify(int trace)
+{
     char why[600], left[600];
+    int was = contents(why, sizeof why, 0);
+    if (was < 0) return verdict("FAIL", "%s: it must hold version 1 or version 2, whole", why);
+    if (run_recover(trace) != 0) return verdict("FAIL", "my_recover did not return: %s", ended);
+    int now = contents(why, sizeof why, 0);
+    if (now != was) return verdict("FAIL", "my_recover changed state.bin: %s", now < 0 ? why : "it holds the other version now");
+    if (litter(left, sizeof left))
+        return verdict("FAIL", "state.bin holds version %d, but after my_recover the directory still holds %s: "
+                       "my_recover must remove the temporary files a killed save left", was, left);
+    return verdict("PASS", "state.bin holds version %d, whole; my_recover left only state.bin", was);
+}
 
-    if (verify) {
-        int was = contents(why, sizeof why, 0);
-        if (was < 0) return verdict("FAIL", "%s: it must hold version 1 or version 2, whole", why);
-        if (run_recover(trace) != 0) return verdict("FAIL", "my_recover did not return: %s", ended);
-        int now = contents(why, sizeof why, 0);
-        if (now != was) return verdict("FAIL", "my_recover changed state.bin: %s", now < 0 ? why : "it holds the other version now");
-        if (litter(left, sizeof left))
-            return verdict("FAIL", "state.bin holds version %d, but after my_recover the directory still holds %s: "
-                           "my_recover must remove the temporary files a killed save left", was, left);
-        return verdict("PASS", "state.bin holds version %d, whole; my_recover left only state.bin", was);
-    }
-
-    if (kills) {
-        char left[600];
-        if (litter(left, sizeof left)) { fprintf(stderr, "save: --dir %s holds %s: --kill-random needs an empty directory\n", dir, left); return 2; }
-        return kill_random((int)kills, seed >= 0 ? (uint32_t)seed : (uint32_t)time(NULL) ^ (uint32_t)getpid() << 16);
-    }
-
-    int rc = prepare(trace && !edge);
-    if (rc >= 0) return rc;
-
-    if (edge) {
-        static const char missing_name[] = "no-such-dir";
-        char missing[PATH_MAX + 32];
-        snprintf(missing, sizeof missing, "%s/%s/state.bin", H.dir, missing_name);
-        int e;
-        int mrc = run_save(missing, v2, v2len, &e, INJ_NONE, 0, 0, trace, "version 2"), me = e;
-        struct stat ms;
-        char where[PATH_MAX + 16];
-        snprintf(where, sizeof where, "%s/%s", H.dir, missing_name);
-        if (mrc == NO_RETURN) return verdict("FAIL", "a save into a directory that does not exist did not return: %s", ended);
-        if (mrc == 0) return verdict("FAIL", "a save into a directory that does not exist (%s/state.bin) returned 0", missing_name);
-        if (me == 0) return verdict("FAIL", "a save into a directory that does not exist returned %d without setting errno", mrc);
-        if (stat(where, &ms) == 0) return verdict("FAIL", "a save into a directory that does not exist created %s", missing_name);
-        rc = run_save(H.path, "", 0, &e, INJ_NONE, 0, 0, trace, "0 bytes");
-        if (rc == NO_RETURN) return verdict("FAIL", "saving 0 bytes: my_save did not return: %s", ended);
-        if (rc != 0) return verdict("FAIL", "saving 0 bytes returned %d (%s): an empty file is a valid save", rc, errname(e));
-        int c = contents(why, sizeof why, 1);
-        if (c != 0) return verdict("FAIL", "after saving 0 bytes, %s; expected an empty file",
-                                   c < 0 ? why : c == 1 ? "state.bin still holds version 1" : "state.bin holds version 2");
-        if (litter(left, sizeof left)) return verdict("FAIL", "after saving 0 bytes, the directory holds %s beside state.bin", left);
-        return verdict("PASS", "a save into a missing directory returned %d (%s); saving 0 bytes left an empty state.bin",
-                       mrc, errname(me));
-    }
-
+/* --edge: a save into a directory that does not exist fails, with errno and
+ * nothing created; a save of 0 bytes leaves an empty state.bin. */
+static int edge(int trace)
+{
+    static const char missing_name[] = "no-such-dir";
+    char missing[PATH_MAX + 32], where[PATH_MAX + 16], why[600], left[600];
+    snprintf(missing, sizeof missing, "%s/%s/state.bin", H.dir, missing_name);
+    snprintf(where, sizeof where, "%s/%s", H.dir, missing_name);
     int e;
-    rc = run_save(H.path, v2, v2len, &e, mode, (int)at, err, trace, "version 2");
-    if (rc == NO_RETURN)
+    int mrc = run_save(missing, v2, v2len, &e, INJ_NONE, 0, 0, trace, "version 2"), me = e;
+    struct stat ms;
+    if (mrc == NO_RETURN) return verdict("FAIL", "a save into a directory that does not exist did not return: %s", ended);
+    if (mrc == 0) return verdict("FAIL", "a save into a directory that does not exist (%s/state.bin) returned 0", missing_name);
+    if (me == 0) return verdict("FAIL", "a save into a directory that does not exist returned %d without setting errno", mrc);
+    if (stat(where, &ms) == 0) return verdict("FAIL", "a save into a directory that does not exist created %s", missing_name);
+    int rc = run_save(H.path, "", 0, &e, INJ_NONE, 0, 0, trace, "0 bytes");
+    if (rc == NO_RETURN) return verdict("FAIL", "saving 0 bytes: my_save did not return: %s", ended);
+    if (rc != 0) return verdict("FAIL", "saving 0 bytes returned %d (%s): an empty file is a valid save", rc, errname(e));
+    int c = contents(why, sizeof why, 1);
+    if (c != 0) return verdict("FAIL", "after saving 0 bytes, %s; expected an empty file",
+                               c < 0 ? why : c == 1 ? "state.bin still holds version 1" : "state.bin holds version 2");
+    if (litter(left, sizeof left)) return verdict("FAIL", "after saving 0 bytes, the directory holds %s beside state.bin", left);
+    return verdict("PASS", "a save into a missing directory returned %d (%s); saving 0 bytes left an empty state.bin",
+                   mrc, errname(me));
+}
+
+/* What the save of version 2 left, for the verdicts below. */
+typedef struct outcome {
+    int         rc, e;          /* my_save's return value and errno */
+    int         c;              /* contents(): the version state.bin holds, or < 0 (why) */
+    int         n_left;         /* litter(): files beside state.bin (left) */
+    const char *broken;         /* rules(): a durability rule broken, or NULL */
+    char        why[600], left[600];
+} outcome;
+
+/* The save after an injected failure at call H.fired: a failure reported
+ * leaves the version it must, and nothing else; 0 means the save was made
+ * anyway, whole and durable. */
+static int judge_failure(const outcome *u, int err)
+{
+    int k = H.fired, after_rename = 0;
+    for (int i = 0; i < H.nrenames; i++) if (H.renames[i].idx < k) after_rename = 1;
+    const char *d = H.fired_desc, *en = errname(err);
+    if (u->rc == 0) {
+        if (u->c != 2) return verdict("FAIL", "my_save returned 0 although %s at call %d failed (%s): %s", d, k, en, u->why);
+        if (u->n_left) return verdict("FAIL", "my_save returned 0 although %s at call %d failed (%s), and left %s", d, k, en, u->left);
+        if (u->broken) return verdict("FAIL", "my_save returned 0 although %s at call %d failed (%s): %s", d, k, en, u->broken);
+        return verdict("PASS", "%s at call %d failed (%s); my_save made the save anyway, whole and durable", d, k, en);
+    }
+    if (u->e == 0) return verdict("FAIL", "my_save returned %d without setting errno after %s at call %d failed (%s)", u->rc, d, k, en);
+    int want = after_rename ? 2 : 1;
+    if (u->c != want) {
+        const char *was = u->c == 1 ? "state.bin holds version 1" : u->c == 2 ? "state.bin holds version 2" : u->why;
+        return verdict("FAIL", "after %s at call %d failed (%s), my_save returned %d but %s (it must be %s)", d, k, en,
+                       u->rc, was, want == 1 ? "as it was: version 1" : "version 2: the rename was made");
+    }
+    if (u->n_left)
+        return verdict("FAIL", "after %s at call %d failed (%s), my_save returned %d but left %s in the directory "
+                       "(a failed save removes its temporary file)", d, k, en, u->rc, u->left);
+    return verdict("PASS", "%s at call %d failed (%s): my_save returned %d, state.bin is version %d, nothing left",
+                   d, k, en, u->rc, want);
+}
+
+/* The save with nothing injected (or a crash past its last call): version 2,
+ * whole, nothing beside it, the durability rules kept. */
+static int judge_save(const outcome *u, int mode, int calls)
+{
+    const char *how = mode == INJ_CRASH ? "with no crash (the save makes fewer calls)" : "with no fault injected";
+    if (u->rc != 0) return verdict("FAIL", "saving version 2 %s: my_save returned %d (%s)", how, u->rc, errname(u->e));
+    if (u->c != 2)
+        return verdict("FAIL", "after saving version 2 %s, %s", how, u->c == 1 ? "state.bin still holds version 1" : u->why);
+    if (u->n_left) return verdict("FAIL", "after saving version 2 %s, the directory holds %s beside state.bin", how, u->left);
+    if (u->broken) return verdict("RULES", "%s", u->broken);
+    return verdict("PASS", "version 2 saved in %d calls: fsync before the rename, the directory's fsync after", calls);
+}
+
+/* Version 2 saved under the harness (a crash or failure at o->at, or
+ * counted), then judged. */
+static int save_v2(const save_opts *o)
+{
+    outcome u;
+    u.rc = run_save(H.path, v2, v2len, &u.e, o->mode, o->at, o->err, o->trace, "version 2");
+    if (u.rc == NO_RETURN)
         return verdict("FAIL", "saving version 2%s%s: my_save did not return: %s", H.fired ? " after a failure of " : "",
                        H.fired ? H.fired_desc : "", ended);
-    int calls = H.count, c = contents(why, sizeof why, 0), n_left = litter(left, sizeof left);
-    const char *broken = rules(H.fired != 0);
-
-    if (count) {
-        if (rc != 0) return verdict("FAIL", "saving version 2 (no fault injected) returned %d (%s)", rc, errname(e));
+    const int calls = H.count;
+    u.c = contents(u.why, sizeof u.why, 0);
+    u.n_left = litter(u.left, sizeof u.left);
+    u.broken = rules(H.fired != 0);
+    if (o->count) {
+        if (u.rc != 0) return verdict("FAIL", "saving version 2 (no fault injected) returned %d (%s)", u.rc, errname(u.e));
         if (refused()) printf("save: REFUSED %s\n", refused());
         printf("save: COUNT %d (one save of version 2 makes %d file-system calls: --crash-at and --fail-at "
                "take 1..%d)\n", calls, calls, calls);
         return 0;
     }
+    return H.fired ? judge_failure(&u, o->err) : judge_save(&u, o->mode, calls);
+}
 
-    if (H.fired) {
-        int k = H.fired, after_rename = 0;
-        for (int i = 0; i < H.nrenames; i++) if (H.renames[i].idx < k) after_rename = 1;
-        const char *d = H.fired_desc, *en = errname(err);
-        if (rc == 0) {
-            /* 0 after a failure is right only if the save still happened, whole and durable. */
-            if (c != 2) return verdict("FAIL", "my_save returned 0 although %s at call %d failed (%s): %s", d, k, en, why);
-            if (n_left) return verdict("FAIL", "my_save returned 0 although %s at call %d failed (%s), and left %s", d, k, en, left);
-            if (broken) return verdict("FAIL", "my_save returned 0 although %s at call %d failed (%s): %s", d, k, en, broken);
-            return verdict("PASS", "%s at call %d failed (%s); my_save made the save anyway, whole and durable", d, k, en);
-        }
-        if (e == 0) return verdict("FAIL", "my_save returned %d without setting errno after %s at call %d failed (%s)", rc, d, k, en);
-        int want = after_rename ? 2 : 1;
-        if (c != want) {
-            const char *was = c == 1 ? "state.bin holds version 1" : c == 2 ? "state.bin holds version 2" : why;
-            return verdict("FAIL", "after %s at call %d failed (%s), my_save returned %d but %s (it must be %s)", d, k, en,
-                           rc, was, want == 1 ? "as it was: version 1" : "version 2: the rename was made");
-        }
-        if (n_left)
-            return verdict("FAIL", "after %s at call %d failed (%s), my_save returned %d but left %s in the directory "
-                           "(a failed save removes its temporary file)", d, k, en, rc, left);
-        return verdict("PASS", "%s at call %d failed (%s): my_save returned %d, state.bin is version %d, nothing left",
-                       d, k, en, rc, want);
+int save_main(int argc, char **argv)
+{
+    save_opts o;
+    int rc = parse(argc, argv, &o);
+    if (rc >= 0) return rc;
+    if (open_dir(o.dir)) return 2;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    v1 = make_version(1, OLD_BODY, &v1len);
+    v2 = make_version(2, (size_t)o.size, &v2len);
+    if (o.verify) return verify(o.trace);
+    if (o.kills) {
+        char left[600];
+        if (litter(left, sizeof left)) { fprintf(stderr, "save: --dir %s holds %s: --kill-random needs an empty directory\n", o.dir, left); return 2; }
+        return kill_random((int)o.kills, o.seed >= 0 ? (uint32_t)o.seed : (uint32_t)time(NULL) ^ (uint32_t)getpid() << 16);
     }
-
-    const char *how = mode == INJ_CRASH ? "with no crash (the save makes fewer calls)" : "with no fault injected";
-    if (rc != 0) return verdict("FAIL", "saving version 2 %s: my_save returned %d (%s)", how, rc, errname(e));
-    if (c != 2)
-        return verdict("FAIL", "after saving version 2 %s, %s", how, c == 1 ? "state.bin still holds version 1" : why);
-    if (n_left) return verdict("FAIL", "after saving version 2 %s, the directory holds %s beside state.bin", how, left);
-    if (broken) return verdict("RULES", "%s", broken);
-    return verdict("PASS", "version 2 saved in %d calls: fsync before the rename, the directory's fsync after", calls);
+    rc = prepare(o.trace && !o.edge);
+    if (rc >= 0) return rc;
+    return o.edge ? edge(o.trace) : save_v2(&o);
 }

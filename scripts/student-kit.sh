@@ -52,7 +52,7 @@ done
 cp "$SRC"/collectives/include/*.h "$SRC"/checker/collcheck.h "$SRC"/bench/collbench.h "$SRC"/bench/model.h \
    "$SRC"/trainer/tagtrain.h "$SRC"/draw/colldraw.h "$OUT/include/"
 cp "$SRC/cmake/CollkitPlugin.cmake" "$OUT/cmake/"
-cp "$SRC/plugin/main.c" "$SRC/plugin/save.c" "$OUT/plugin/"
+cp "$SRC/plugin/main.c" "$SRC/plugin/save.c" "$SRC/plugin/confine.c" "$OUT/plugin/"
 # The imported targets, pointed at the kit instead of the build tree.
 sed -e "s|$B/lib/|\${_KIT}/lib/|g" \
     -e "s|\"-iquote;$SRC/datasets\"|\"\"|g" \

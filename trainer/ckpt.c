@@ -24,19 +24,6 @@
 #define VERSION 4u
 #define VERSION_OLDEST 3u
 
-/* ------------------------------------------------------------ test hook */
-
-void ckpt_test_point(const char *name)
-{
-    const char *spec = getenv("TAGTRAIN_TEST_KILL");
-    if (!spec || !*spec) return;
-    size_t n = strcspn(spec, ":");
-    if (strlen(name) != n || strncmp(spec, name, n)) return;
-    static int seen;   /* one point per process: the variable names one */
-    int want = spec[n] == ':' ? atoi(spec + n + 1) : 1;
-    if (++seen == want) raise(SIGKILL);
-}
-
 /* ------------------------------------------------------------ configuration */
 
 static void put(unsigned char **w, const void *p, size_t n) { memcpy(*w, p, n); *w += n; }
@@ -337,7 +324,7 @@ static int write_temp(const char *path, const checkpoint *c, char **tmp_out, cha
     int bad = write_all(fd, hdr, sizeof hdr) || write_all(fd, front, nfront);
     for (int i = 0; i < na && !bad; i++) {
         bad = write_all(fd, ptr[i], len[i]);
-        if (i == 0) ckpt_test_point("write");
+        if (i == 0) ck_fault_point("ckpt/write", 0);   /* the test hook (collkit_util.h); only rank 0 saves */
     }
     bad = bad || fsync(fd);
     const int saved = errno;
@@ -355,7 +342,7 @@ static int write_temp(const char *path, const checkpoint *c, char **tmp_out, cha
 
 static int commit(const char *tmp, const char *path, char *err, size_t errlen)
 {
-    ckpt_test_point("rename");
+    ck_fault_point("ckpt/rename", 0);
     if (rename(tmp, path)) {
         snprintf(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
         unlink(tmp);
@@ -716,7 +703,7 @@ static int save_files(const ckpt_dir *cd, const checkpoint *state, const checkpo
         rc = commit(tbest, cd->best, err, errlen);
         free(tbest);
         if (rc) { unlink(tlast); free(tlast); return -1; }
-        ckpt_test_point("between");
+        ck_fault_point("ckpt/between", 0);
     }
     rc = commit(tlast, cd->last, err, errlen);
     free(tlast);

@@ -142,13 +142,11 @@ int  ckpt_dir_save(ckpt_dir *cd, const checkpoint *state, int best_changed, char
 int  ckpt_dir_sync_best(ckpt_dir *cd, const checkpoint *state, char *what, size_t whatlen, char *err,
                         size_t errlen);
 
-/* Test hook, for the crash tests only (tests/trainer/kill.sh): when the
- * environment has TAGTRAIN_TEST_KILL=POINT or POINT:N, the N-th time (1st by
- * default) the process reaches the named point it sends itself SIGKILL — a
- * kill -9 at an exact moment. Points: "write" (a temporary checkpoint file
- * half written), "rename" (complete and synced, not yet renamed), "between"
- * (best.ckpt renamed, last.ckpt not yet written), "epoch" (an epoch trained,
- * not yet validated or saved). Without the variable it does nothing. */
-void ckpt_test_point(const char *name);
+/* The crash tests (tests/trainer/kill.sh) kill a save at exact moments by
+ * the kit's one test hook, COLLKIT_FAULT (collkit_util.h): "ckpt/write" (a
+ * temporary checkpoint file half written), "ckpt/rename" (complete and
+ * synced, not yet renamed), "ckpt/between" (best.ckpt renamed, last.ckpt not
+ * yet written); tagtrain adds "ckpt/epoch" (an epoch trained, not yet
+ * validated or saved). */
 
 #endif

@@ -66,34 +66,34 @@ void metrics_print(FILE *f, const metrics *mt, const char *const names[MLP_CLASS
     }
 }
 
-void metrics_json(json *j, const metrics *mt, const char *const names[MLP_CLASSES])
+void metrics_json(ck_json *j, const metrics *mt, const char *const names[MLP_CLASSES])
 {
-    json_int(j, "n", mt->n);
-    json_num(j, "loss", mt->loss);
-    json_num(j, "accuracy", mt->accuracy);
-    json_obj(j, "weighted");
-    json_num(j, "precision", mt->w_precision);
-    json_num(j, "recall", mt->w_recall);
-    json_num(j, "f1", mt->w_f1);
-    json_end(j);
-    json_obj(j, "per_class");
+    ck_json_int(j, "n", mt->n);
+    ck_json_num(j, "loss", mt->loss);
+    ck_json_num(j, "accuracy", mt->accuracy);
+    ck_json_obj(j, "weighted");
+    ck_json_num(j, "precision", mt->w_precision);
+    ck_json_num(j, "recall", mt->w_recall);
+    ck_json_num(j, "f1", mt->w_f1);
+    ck_json_end(j);
+    ck_json_obj(j, "per_class");
     for (int c = 0; c < MLP_CLASSES; c++) {
-        json_obj(j, names[c]);
-        json_num(j, "precision", mt->precision[c]);
-        json_num(j, "recall", mt->recall[c]);
-        json_num(j, "f1", mt->f1[c]);
-        json_int(j, "support", mt->support[c]);
-        json_end(j);
+        ck_json_obj(j, names[c]);
+        ck_json_num(j, "precision", mt->precision[c]);
+        ck_json_num(j, "recall", mt->recall[c]);
+        ck_json_num(j, "f1", mt->f1[c]);
+        ck_json_int(j, "support", mt->support[c]);
+        ck_json_end(j);
     }
-    json_end(j);
-    json_arr(j, "labels");
-    for (int c = 0; c < MLP_CLASSES; c++) json_str(j, NULL, names[c]);
-    json_end(j);
-    json_arr(j, "confusion");
+    ck_json_end(j);
+    ck_json_arr(j, "labels");
+    for (int c = 0; c < MLP_CLASSES; c++) ck_json_str(j, NULL, names[c]);
+    ck_json_end(j);
+    ck_json_arr(j, "confusion");
     for (int c = 0; c < MLP_CLASSES; c++) {
-        json_arr(j, NULL);
-        for (int k = 0; k < MLP_CLASSES; k++) json_int(j, NULL, mt->confusion[c][k]);
-        json_end(j);
+        ck_json_arr(j, NULL);
+        for (int k = 0; k < MLP_CLASSES; k++) ck_json_int(j, NULL, mt->confusion[c][k]);
+        ck_json_end(j);
     }
-    json_end(j);
+    ck_json_end(j);
 }

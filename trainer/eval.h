@@ -7,8 +7,8 @@
 #define TRAINER_EVAL_H
 
 #include <stdio.h>
+#include "collkit_util.h"
 #include "model.h"
-#include "json.h"
 
 typedef struct {
     long   confusion[MLP_CLASSES][MLP_CLASSES];   /* [true][predicted] */
@@ -27,7 +27,7 @@ void eval_model(mlp *m, const csr_rows *x, const int *y, size_t n, size_t *rows,
 /* Fill the derived fields from confusion, n and loss. */
 void metrics_finish(metrics *mt);
 void metrics_print(FILE *f, const metrics *mt, const char *const names[MLP_CLASSES]);
-/* The figures as members of an open JSON object (json.h). */
-void metrics_json(json *j, const metrics *mt, const char *const names[MLP_CLASSES]);
+/* The figures as members of an open JSON object (collkit_util.h). */
+void metrics_json(ck_json *j, const metrics *mt, const char *const names[MLP_CLASSES]);
 
 #endif

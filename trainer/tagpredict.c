@@ -8,6 +8,7 @@
  * the text goes through exactly the preprocessing and features the model was
  * trained on. No MPI: prediction is one forward pass.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,41 +17,44 @@
 #include "features.h"
 #include "model.h"
 #include "ckpt.h"
-#include "json.h"
 
-static void usage(FILE *f)
+typedef struct {
+    const char *path, *title, *desc;
+    int as_json;
+} options;
+
+static const ck_opt table[] = {
+    {"--checkpoint", 0, CK_OPT_STR, offsetof(options, path), .arg = "FILE", .help = "a tagtrain checkpoint: "
+     "best.ckpt (default %D),\nor a last.ckpt (its latest parameters)"},
+    {"--title", 0, CK_OPT_STR, offsetof(options, title), .arg = "TEXT", .help = "project title (required)"},
+    {"--description", 0, CK_OPT_STR, offsetof(options, desc), .arg = "TEXT", .help = "project description (default "
+     "empty)"},
+    {"--json", 0, CK_OPT_FLAG, offsetof(options, as_json), .help = "one JSON object instead of the table"},
+    {NULL},
+};
+
+static void usage(FILE *f, const options *defaults)
 {
-    fprintf(f,
-"usage: tagpredict [--checkpoint FILE] --title TEXT [--description TEXT] [--json]\n"
-"Print the predicted tag and the probability of each of the 4 tags.\n"
-"  --checkpoint FILE   a tagtrain checkpoint: best.ckpt (default runs/latest/best.ckpt),\n"
-"                      or a last.ckpt (its latest parameters)\n"
-"  --title TEXT        project title (required)\n"
-"  --description TEXT  project description (default empty)\n"
-"  --json              one JSON object instead of the table\n");
+    fprintf(f, "usage: tagpredict [--checkpoint FILE] --title TEXT [--description TEXT] [--json]\n"
+               "Print the predicted tag and the probability of each of the 4 tags.\n");
+    ck_opt_help(f, table, defaults);
 }
 
 int main(int argc, char **argv)
 {
-    const char *path = "runs/latest/best.ckpt", *title = NULL, *desc = "";
-    int as_json = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 0; }
-        if (!strcmp(a, "--json")) { as_json = 1; continue; }
-        if (!strcmp(a, "--checkpoint") || !strcmp(a, "--title") || !strcmp(a, "--description")) {
-            if (i + 1 >= argc) { fprintf(stderr, "tagpredict: %s needs a value\n", a); return 2; }
-            const char *v = argv[++i];
-            if (!strcmp(a, "--checkpoint")) path = v;
-            else if (!strcmp(a, "--title")) title = v;
-            else desc = v;
-            continue;
-        }
-        fprintf(stderr, "tagpredict: unknown argument '%s'\n", a);
-        usage(stderr);
+    const options defaults = {.path = "runs/latest/best.ckpt", .desc = ""};
+    options o = defaults;
+    char err[1024];
+    const int prc = ck_opt_parse(table, argc, argv, &o, NULL, err, sizeof err);
+    if (prc == CK_OPT_HELP) { usage(stdout, &defaults); return 0; }
+    if (prc == CK_OPT_BAD) {
+        fprintf(stderr, "tagpredict: %s\n", err);
+        usage(stderr, &defaults);
         return 2;
     }
-    if (!title) { fprintf(stderr, "tagpredict: --title is required\n"); usage(stderr); return 2; }
+    const char *path = o.path, *title = o.title, *desc = o.desc;
+    const int as_json = o.as_json;
+    if (!title) { fprintf(stderr, "tagpredict: --title is required\n"); usage(stderr, &defaults); return 2; }
     /* The same rules as a row of the data files: a title with a word in it,
      * UTF-8 text. */
     char why[128];
@@ -65,7 +69,6 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    char err[1024];
     checkpoint ck;
     if (ckpt_load(path, &ck, err, sizeof err)) {
         fprintf(stderr, "tagpredict: %s\n", err);
@@ -91,13 +94,13 @@ int main(int argc, char **argv)
     int best = 0;
     for (int j = 1; j < MLP_CLASSES; j++) if (m.probs[j] > m.probs[best]) best = j;
     if (as_json) {
-        json j;
-        json_open(&j, stdout);
-        json_str(&j, "tag", mwml_tags[best]);
-        json_obj(&j, "probabilities");
-        for (int c = 0; c < MLP_CLASSES; c++) json_num(&j, mwml_tags[c], m.probs[c]);
-        json_end(&j);
-        json_end(&j);
+        ck_json j;
+        ck_json_open(&j, stdout, CK_JSON_COMPACT);
+        ck_json_str(&j, "tag", mwml_tags[best]);
+        ck_json_obj(&j, "probabilities");
+        for (int c = 0; c < MLP_CLASSES; c++) ck_json_num(&j, mwml_tags[c], m.probs[c]);
+        ck_json_end(&j);
+        ck_json_end(&j);
     } else {
         printf("tag: %s\n", mwml_tags[best]);
         for (int j = 0; j < MLP_CLASSES; j++) printf("  %-28s %.4f\n", mwml_tags[j], m.probs[j]);

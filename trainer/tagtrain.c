@@ -7,33 +7,33 @@
  *   build/bin/tagtrain --folds 5 --fold 2                cross-validation on dataset.csv
  *   build/bin/tagtrain --algo list
  *
- * What happens (trainer/README.md has the whole story):
+ * What happens (trainer/README.md has the whole story; tagtrain_main below
+ * reads as these steps):
  *   every rank loads dataset.csv (and holdout.csv, except in cross-validation),
  *   splits dataset.csv into train/val (stratified, seeded), fits the TF-IDF
  *   featurizer on train and featurises everything into CSR rows; rank 0
  *   initialises the parameters and broadcasts them; then, every step,
  *
- *       shard -> mlp_forward -> mlp_backward -> dp_allreduce_grads -> optimizer_step
+ *       shard -> mlp_forward -> mlp_backward -> gradients synchronised -> optimizer step
  *
- *   (the loop in tagtrain_main below). After each epoch rank 0 evaluates on
- *   val and prints one line; every --save-every epochs (and after the last)
- *   it saves best.ckpt (when the best changed) and last.ckpt; at the end it
- *   evaluates the best model on the holdout.
+ *   the synchronisation being the mode chosen once at setup (sync.h:
+ *   replicated, ZeRO, the device). After each epoch rank 0 evaluates on val
+ *   and prints one line; every --save-every epochs (and after the last) it
+ *   saves best.ckpt (when the best changed) and last.ckpt; at the end it
+ *   evaluates the best model on the holdout. The options are args.c's table;
+ *   what is written, runio.c's.
  *
  * Exit status: 0 done; 1 an error (data, files, MPI; the message says which);
  * 2 a bad argument; 3 ranks out of sync (--check-sync); 4 the loss became NaN
  * or infinite (nothing of that epoch is saved).
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <stdarg.h>
 #include <limits.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <cblas.h>
 #include "collkit.h"
@@ -43,102 +43,53 @@
 #include "features.h"
 #include "model.h"
 #include "optim.h"
-#include "dp.h"
-#include "zero.h"
-#include "devstep.h"
-#include <sys/resource.h>
 #include "eval.h"
 #include "ckpt.h"
-#include "json.h"
+#include "args.h"
+#include "runio.h"
+#include "sync.h"
 
-/* Under SimGrid SMPI (make sim-bench) the host's time of the step's compute
- * is not simulated (smpi/simulate-computation off, so runs are deterministic):
- * it is charged as modelled flops instead, at the simulated host's speed.
- * Forward and backward: 6 flops per parameter per sample (2 forward, 4
- * backward), as if the input layer were dense; the optimizer: 10 per
- * parameter (AdamW). A model, stated as one: what it shows is how the
- * all-reduce's share of a step grows with p, not this machine's speed. */
-#ifdef COLLKIT_SMPI
-static void sim_charge(double flops)
-{
-    smpi_bench_end();
-    smpi_execute_flops(flops);
-    smpi_bench_begin();
-}
-#else
-static void sim_charge(double flops) { (void)flops; }
-#endif
-
-/* Defaults: chosen by 5-fold cross-validation on dataset.csv (trainer/README.md
- * has the figures). The model is then trained on ALL of dataset.csv for a
- * fixed number of epochs: with label smoothing the last epoch scored as well
- * as the best-by-val-loss one in cross-validation, so a validation split
- * would only take a fifth of the training rows away (--val-frac 0.2 keeps one,
- * and best.ckpt is then the best epoch by val loss). */
-#define DEF_FEATURES  65536
-#define DEF_HIDDEN    "128"
-#define DEF_DROPOUT   0.5f
-#define DEF_SMOOTH    0.1f
-#define DEF_LR        1e-2f
-#define DEF_WD        0.2f
-#define DEF_EPOCHS    12
-#define DEF_BATCH     32
-#define DEF_SEED      1234
-#define DEF_SPLIT_SEED 1234
-#define DEF_CHAR_MIN  2
-#define DEF_CHAR_MAX  4
-#define DEF_SUBLINEAR 1
-#define DEF_TITLE_WEIGHT 1
-#define DEF_NB_SCALE  1
-#define DEF_VAL_FRAC  0.0
-#define DEF_SAVE_DIR  "runs/latest"
-/* A training-state checkpoint of the default model is 134 MB (parameters, m,
- * v and the best parameters), written and fsynced: every epoch would cost
- * more than the training itself. */
-#define DEF_SAVE_EVERY 6
-/* --save's default, told from a --save given by its address. */
-static const char default_save_dir[] = DEF_SAVE_DIR;
-
-/* What every output file of tagtrain carries in its first line, so that a
- * rerun may replace it and nothing else (--log, --metrics). */
-#define SIGNATURE "\"program\":\"tagtrain\""
-
-/* The options that set a field of train_config. A resumed run keeps the
- * checkpoint's configuration, so a value given for one of these must agree
- * with it (cfg_differs). */
-static const char *const cfg_options[] = {
-    "--features", "--hidden", "--dropout", "--label-smoothing", "--class-weight", "--optimizer", "--schedule", "--lr",
-    "--momentum", "--weight-decay", "--warmup", "--batch", "--accum", "--seed", "--val-frac", "--split-seed",
-    "--folds", "--fold", "--char-ngrams", "--sublinear-tf", "--title-weight", "--nb-scale"};
-enum { NCFG_OPTIONS = sizeof cfg_options / sizeof cfg_options[0] };
-
+/* Everything a run holds, from the options to the report. */
 typedef struct {
-    train_config tc;
-    const char *algo_name, *transport, *data, *holdout, *save_dir, *resume, *metrics, *log;
-    const char *trace;               /* --trace FILE: the timeline of every step (trace.h) */
-    const char *rs_algo, *ag_algo;   /* --zero: the two halves of the gradient all-reduce */
-    int zero;                        /* --zero: 0 replicated, 1 optimizer state sharded, 2 gradients too (zero.h) */
-    int device;                      /* --device: 0 cpu, 1 cuda (devstep.h) */
-    double bucket_mb;
-    int check_sync, threads, stop_after, inject_desync, no_save, quiet, sparse_grads, strict_data;
-    int overwrite;   /* --overwrite: an existing --log or --metrics file may be written over */
-    int save_every;
-    int set_epochs;   /* --epochs given explicitly (matters on --resume) */
-    const char *cfg_given[NCFG_OPTIONS];   /* the value given for cfg_options[k] (the last one), or NULL */
-} options;
+    tt_options   o;
+    int          p, rank, root, provided;
+    tt_plan      plan;
+    checkpoint   ck;                      /* --resume: the state it continues */
+    int          have_ck;
+    char         path_data[4096], path_hold[4096];
+    mwml_data    data, hold;
+    size_t      *tr_rows, *va_rows, ntr, nva;
+    featurizer   feat;
+    feat_csr     Xtr, Xva, Xho;
+    csr_rows     xtr, xva, xho;
+    mlp          model;
+    int          have_model;
+    optimizer    opt;
+    tt_sync      sync;
+    int          have_sync;
+    size_t      *rows;                    /* this rank's batch rows */
+    int         *labels;
+    size_t       per_step;                /* samples per optimizer step */
+    int          start_epoch, last_epoch, last_saved, best_dirty;
+    float       *best;                    /* rank 0: the parameters of the best epoch by val loss */
+    ckpt_dir     cdir;
+    FILE        *logf;
+    char         note[512], repaired[1200];
+    const char  *other_file, *other_option;
+    int          nan_epoch, inf_hook, end_hook;   /* TAGTRAIN_TEST_NAN (train_epoch) */
+    tt_report    rep;
+} run;
 
 static int g_rank;
 
-static unsigned transport_mem(const char *transport)
+/* The transport the gradients of a data-parallel group move on: --transport
+ * when given; for --algo auto, shm when every rank of the group shares one
+ * node (the single-copy all-reduce needs it) and mpi otherwise; for a named
+ * algorithm, mpi, as collbench and collcheck. */
+static const char *pick_transport(const tt_options *o, MPI_Comm group)
 {
-    return !strcmp(transport, "shm") ? CK_MEM_HOST | CK_MEM_SHM : CK_MEM_HOST;
-}
-
-/* The transport a run uses: --transport when given; for --algo auto, shm
- * when every rank shares one node (the single-copy all-reduce needs it) and
- * mpi otherwise; for a named algorithm, mpi, as collbench and collcheck. */
-static const char *pick_transport(const options *o, int p)
-{
+    int p;
+    MPI_Comm_size(group, &p);
     if (o->transport) return o->transport;
     if (o->device) return "mpi";   /* the gradients move on the device's communicator (devstep.h) */
     if (strcmp(o->algo_name, "auto") || p < 2) return "mpi";
@@ -148,407 +99,12 @@ static const char *pick_transport(const options *o, int p)
     MPI_Comm node;
     int nnode = 0;
     /* MPI_Comm_split_type has no nonblocking form: meet first, bounded. */
-    ck_watch_barrier(MPI_COMM_WORLD, "choosing the transport");
-    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) return "mpi";
+    ck_watch_barrier(group, "choosing the transport");
+    if (MPI_Comm_split_type(group, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) return "mpi";
     MPI_Comm_size(node, &nnode);
     MPI_Comm_free(&node);
     return nnode == p ? "shm" : "mpi";
 #endif
-}
-
-static void usage(FILE *f)
-{
-    fprintf(f,
-"usage: mpirun -np P tagtrain [options]\n"
-"Train the Made With ML tagger (title + description -> tag) data-parallel over\n"
-"collkit; the gradient all-reduce uses the algorithm given by --algo.\n"
-"\n"
-"data\n"
-"  --data FILE          dataset.csv (default: $COLLKIT_DATA, else datasets/madewithml/ or\n"
-"                       ../shared/datasets/madewithml/ in this program's folder or above)\n"
-"  --holdout FILE       holdout.csv (same lookup)\n"
-"  --val-frac F         share of dataset.csv held out for validation, 0..%g (%.2f;\n"
-"                       0: no validation, best.ckpt is the last epoch)\n"
-"  --folds K --fold I   cross-validation: validate on fold I (1..K) of K stratified\n"
-"                       folds of dataset.csv, train on the rest; holdout.csv is not read\n"
-"  --strict-data        refuse data the audit warns about (repeated ids or texts,\n"
-"                       conflicting tags, holdout rows in dataset.csv, no val rows)\n"
-"  --features DIM       hash buckets of the TF-IDF features (%d)\n"
-"  --char-ngrams A,B|off  also character A..B-grams of each word (%d,%d)\n"
-"  --sublinear-tf 0|1   tf = 1 + ln(count) (%d)\n"
-"  --title-weight N     count the title's n-grams N times (%d)\n"
-"  --nb-scale 0|1       scale each bucket's idf by its largest |log-count ratio| over\n"
-"                       the classes on the training rows, as NBSVM does (%d)\n"
-"  --split-seed S       seed of the stratified train/val split and folds (%d)\n"
-"model and optimisation\n"
-"  --hidden W1,W2,..    hidden layer widths (%s)\n"
-"  --dropout P          dropout on hidden activations, 0 <= P < 1 (%.2f)\n"
-"  --label-smoothing E  train against (1-E) onehot + E/4, 0 <= E < 1 (%.2f)\n"
-"  --class-weight W,W,W,W  loss weight of computer-vision, mlops, nlp, other (1,1,1,1)\n"
-"  --optimizer adam|sgd (adam)\n"
-"  --lr LR              peak learning rate (%g)\n"
-"  --momentum M         SGD momentum / Adam beta1 (0.9)\n"
-"  --weight-decay W     decoupled weight decay, AdamW (%g; 0 for sgd)\n"
-"  --schedule cosine|const|step   LR schedule after warmup (cosine)\n"
-"  --warmup STEPS       linear warmup steps (10)\n"
-"  --epochs N           (%d)\n"
-"  --batch B            GLOBAL batch per micro-step, split over the ranks (%d)\n"
-"  --accum K            micro-batches per optimizer step (1)\n"
-"  --seed S             seeds the init, shuffles and dropout (%d)\n"
-"data parallelism\n"
-"  --algo NAME          all-reduce algorithm, or auto (auto): --algo list shows them;\n"
-"                       auto is twoshot on the shm transport when every rank is\n"
-"                       on one node, else ring on the mpi transport\n"
-"  --device cpu|cuda    where the model trains (cpu). cuda: parameters, gradients and\n"
-"                       optimizer state in GPU memory (one GPU per rank, or ranks\n"
-"                       sharing one), the gradients all-reduced by a device algorithm:\n"
-"                       --algo nccl, ring, twoshot... (--algo list: those with cuda);\n"
-"                       auto is nccl where it can run, else ring over CUDA IPC. Not\n"
-"                       yet with --zero, --sparse-grads, --bucket-mb or --transport\n"
-"  --transport T        mpi or shm: how the gradient moves between ranks (mpi for\n"
-"                       a named --algo); shm: the ranks of one node map each\n"
-"                       other's gradient buffer (falls back to mpi across nodes)\n"
-"  --bucket-mb X        DDP-style buckets of X MiB all-reduced during backward (off);\n"
-"                       with --zero 2, the size of its buckets (%g)\n"
-"  --zero 0|1|2         1: ZeRO stage 1, the optimizer state sharded over the ranks:\n"
-"                       gradients reduce-scattered, each rank steps its block of the\n"
-"                       parameters, parameters all-gathered (0: replicated, the default);\n"
-"                       2: the gradients sharded too: each bucket reduce-scattered as\n"
-"                       backward finishes it, each rank keeping 1/p of the gradients\n"
-"  --rs-algo NAME       --zero's reduce-scatter algorithm (ring): collcheck --coll\n"
-"                       reduce_scatter --algo list shows them\n"
-"  --ag-algo NAME       --zero's all-gather algorithm (ring): collcheck --coll allgather\n"
-"                       --algo list shows them\n"
-"  --sparse-grads       all-reduce only the input-layer rows the step's samples touch\n"
-"                       (an optimisation; the default all-reduces the whole gradient\n"
-"                       buffer, as DDP does; see trainer/README.md)\n"
-"  --check-sync         after every epoch compare a hash of the parameters and\n"
-"                       optimizer state across ranks; stop loudly if they differ\n"
-"  --threads N          OpenBLAS threads per rank (1: the default model's matrices\n"
-"                       are too small for more threads to pay)\n"
-"output\n"
-"  --save DIR           write DIR/best.ckpt (the model at the best val loss so far) and\n"
-"                       DIR/last.ckpt (the training state) (%s); --no-save: write nothing\n"
-"  --save-every N       write them every N epochs and after the last one (%d)\n"
-"  --resume FILE        continue from a last.ckpt (its configuration is used;\n"
-"                       --epochs may extend the run)\n"
-"  --stop-after N       stop after N epochs, as if interrupted (resume tests)\n"
-"  --metrics FILE       holdout metrics as JSON\n"
-"  --log FILE           JSON lines: the run, one record per step and per epoch, a summary\n"
-"  --trace FILE         every step's timeline as a Chrome trace (Perfetto): per rank the\n"
-"                       backward layers, each bucket's all-reduce from launch to completion\n"
-"                       (--zero 1: reduce-scatter, optimizer step, all-gather);\n"
-"                       colldraw --gantt FILE --call K draws step K\n"
-"  --overwrite          write over an existing --log, --trace or --metrics file (one that\n"
-"                       holds something is refused otherwise, before training; a resumed run,\n"
-"                       or a restart by ckrun --restarts, continues the --log tagtrain wrote\n"
-"                       and rewrites its --trace and --metrics);\n"
-"                       never over a checkpoint, the data, or another file of the same run;\n"
-"                       and let a run save over the checkpoints of another configuration\n"
-"                       in the --save DIR it names (refused otherwise, before training)\n"
-"  --quiet              only the final summary\n"
-"  --help\n"
-"faults: every wait is bounded by COLLKIT_TIMEOUT (30 s): a rank that stops or dies in any\n"
-"phase ends the job, named; ckrun --restarts N reruns it from DIR/last.ckpt\n",
-            CFG_MAX_VAL_FRAC, DEF_VAL_FRAC, DEF_FEATURES, DEF_CHAR_MIN, DEF_CHAR_MAX, DEF_SUBLINEAR,
-            DEF_TITLE_WEIGHT, DEF_NB_SCALE, DEF_SPLIT_SEED, DEF_HIDDEN, DEF_DROPOUT, DEF_SMOOTH, DEF_LR, DEF_WD, DEF_EPOCHS,
-            DEF_BATCH, DEF_SEED, ZERO_DEF_BUCKET_MB, DEF_SAVE_DIR, DEF_SAVE_EVERY);
-}
-
-/* ------------------------------------------------------------ arguments */
-
-/* An argument error is kept, not printed: agree_on_args has one rank say it
- * (every rank may have found the same one). */
-static char g_argerr[1024];
-
-__attribute__((format(printf, 1, 2))) static int bad_arg(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(g_argerr, sizeof g_argerr, fmt, ap);
-    va_end(ap);
-    return 2;
-}
-
-static int parse_long(const char *opt, const char *s, long lo, long hi, long *out)
-{
-    char err[128];
-    long long v;
-    if (ck_parse_int(s, lo, hi, &v, err, sizeof err)) {
-        bad_arg("%s '%.200s': %s", opt, s, err);
-        return -1;
-    }
-    *out = (long)v;
-    return 0;
-}
-
-/* A number in [lo, hi], or [lo, hi) with hi_open (ck_parse_double), checked
- * again as the float the configuration stores: 0.99999999 is below 1 as a
- * double but rounds to 1.0f. */
-static int parse_double(const char *opt, const char *s, double lo, double hi, int hi_open, double *out)
-{
-    char err[128];
-    double v = 0;
-    int bad = ck_parse_double(s, lo, hi, &v, err, sizeof err) != 0;
-    const double vf = (double)(float)v;
-    if (!bad && (vf < lo || vf > hi || (hi_open && (v >= hi || vf >= hi)))) {
-        bad = 1;
-        snprintf(err, sizeof err, "want a number in [%g, %g%s as a 32-bit float", lo, hi, hi_open ? ")" : "]");
-    }
-    if (bad) {
-        bad_arg("%s '%.200s': %s", opt, s, err);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-/* Whether two configurations differ in the field(s) option `a` sets. */
-static int cfg_differs(const char *a, const train_config *x, const train_config *y)
-{
-    const mlp_config *m = &x->model, *n = &y->model;
-    if (!strcmp(a, "--features")) return x->feat_dim != y->feat_dim;
-    if (!strcmp(a, "--hidden")) {
-        int d = m->nhidden != n->nhidden;
-        for (int i = 0; i < m->nhidden && !d; i++) d = m->hidden[i] != n->hidden[i];
-        return d;
-    }
-    if (!strcmp(a, "--dropout")) return m->dropout != n->dropout;
-    if (!strcmp(a, "--label-smoothing")) return m->label_smoothing != n->label_smoothing;
-    if (!strcmp(a, "--class-weight")) return memcmp(m->class_weight, n->class_weight, sizeof m->class_weight) != 0;
-    if (!strcmp(a, "--optimizer")) return x->opt.kind != y->opt.kind;
-    if (!strcmp(a, "--schedule")) return x->opt.sched != y->opt.sched;
-    if (!strcmp(a, "--lr")) return x->opt.lr != y->opt.lr;
-    if (!strcmp(a, "--momentum")) return x->opt.beta1 != y->opt.beta1;
-    if (!strcmp(a, "--weight-decay")) return x->opt.weight_decay != y->opt.weight_decay;
-    if (!strcmp(a, "--warmup")) return x->opt.warmup != y->opt.warmup;
-    if (!strcmp(a, "--batch")) return x->batch != y->batch;
-    if (!strcmp(a, "--accum")) return x->accum != y->accum;
-    if (!strcmp(a, "--seed")) return x->seed != y->seed;
-    if (!strcmp(a, "--val-frac")) return x->val_frac != y->val_frac;
-    if (!strcmp(a, "--split-seed")) return x->split_seed != y->split_seed;
-    if (!strcmp(a, "--folds")) return x->folds != y->folds;
-    if (!strcmp(a, "--fold")) return x->fold != y->fold;
-    if (!strcmp(a, "--char-ngrams")) return x->feat.char_min != y->feat.char_min || x->feat.char_max != y->feat.char_max;
-    if (!strcmp(a, "--sublinear-tf")) return x->feat.sublinear != y->feat.sublinear;
-    if (!strcmp(a, "--title-weight")) return x->feat.title_weight != y->feat.title_weight;
-    if (!strcmp(a, "--nb-scale")) return x->feat.nb_scale != y->feat.nb_scale;
-    return 0;
-}
-
-/* Returns 0 to run, 1 to exit 0 (help, algo list), 2 on a bad argument. */
-static int parse_args(int argc, char **argv, options *o)
-{
-    memset(o, 0, sizeof *o);
-    train_config *t = &o->tc;
-    t->feat_dim = DEF_FEATURES;
-    t->model.dropout = DEF_DROPOUT;
-    t->model.label_smoothing = DEF_SMOOTH;
-    for (int c = 0; c < MLP_CLASSES; c++) t->model.class_weight[c] = 1.0f;
-    t->opt = (opt_config){.kind = OPT_ADAM, .lr = DEF_LR, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f,
-                          .weight_decay = DEF_WD, .sched = SCHED_COSINE, .warmup = 10, .min_frac = 0.0f,
-                          .step_every = 0, .step_gamma = 0.5f};
-    t->epochs = DEF_EPOCHS;
-    t->batch = DEF_BATCH;
-    t->accum = 1;
-    t->seed = DEF_SEED;
-    t->val_frac = DEF_VAL_FRAC;
-    t->split_seed = DEF_SPLIT_SEED;
-    t->feat = (feat_opts){DEF_CHAR_MIN, DEF_CHAR_MAX, DEF_SUBLINEAR, DEF_TITLE_WEIGHT, DEF_NB_SCALE};
-    o->algo_name = "auto";
-    o->rs_algo = o->ag_algo = "ring";
-    o->save_dir = default_save_dir;
-    o->save_every = DEF_SAVE_EVERY;
-    o->inject_desync = -1;
-    char err[256];
-    int set_wd = 0, fold = 0;
-    if (mlp_parse_hidden(DEF_HIDDEN, &t->model, err, sizeof err)) return 2;
-
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        long l;
-        double d;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { if (g_rank == 0) usage(stdout); return 1; }
-        if (!strcmp(a, "--check-sync")) { o->check_sync = 1; continue; }
-        if (!strcmp(a, "--no-save")) { o->no_save = 1; continue; }
-        if (!strcmp(a, "--quiet")) { o->quiet = 1; continue; }
-        if (!strcmp(a, "--overwrite")) { o->overwrite = 1; continue; }
-        if (!strcmp(a, "--sparse-grads")) { o->sparse_grads = 1; continue; }
-        if (!strcmp(a, "--strict-data")) { o->strict_data = 1; continue; }
-        static const char *const valued[] = {
-            "--algo", "--transport", "--data", "--holdout", "--save", "--resume", "--metrics", "--log", "--hidden", "--features",
-            "--dropout", "--optimizer", "--schedule", "--lr", "--momentum", "--weight-decay", "--warmup", "--epochs",
-            "--batch", "--accum", "--seed", "--val-frac", "--bucket-mb", "--threads", "--stop-after",
-            "--inject-desync", "--char-ngrams", "--sublinear-tf", "--title-weight", "--split-seed", "--label-smoothing",
-            "--save-every", "--folds", "--fold", "--class-weight", "--nb-scale", "--zero", "--rs-algo", "--ag-algo", "--trace",
-            "--device", NULL};
-        int known = 0;
-        for (int k = 0; valued[k]; k++) known |= !strcmp(a, valued[k]);
-        if (strncmp(a, "--", 2)) return bad_arg("unexpected argument '%s'", a);
-        if (!known) return bad_arg("unknown option '%s'", a);
-        if (i + 1 >= argc) return bad_arg("%s needs a value", a);
-        const char *v = argv[++i];
-        for (int k = 0; k < NCFG_OPTIONS; k++)
-            if (!strcmp(a, cfg_options[k])) o->cfg_given[k] = v;
-        if (!strcmp(a, "--algo")) o->algo_name = v;
-        else if (!strcmp(a, "--rs-algo")) o->rs_algo = v;
-        else if (!strcmp(a, "--ag-algo")) o->ag_algo = v;
-        else if (!strcmp(a, "--zero")) {
-            if (strcmp(v, "0") && strcmp(v, "1") && strcmp(v, "2"))
-                return bad_arg("--zero: want 0 (replicated), 1 (optimizer state sharded) or 2 (gradients too), "
-                               "got '%s'", v);
-            o->zero = v[0] - '0';
-        }
-        else if (!strcmp(a, "--device")) {
-            if ((o->device = devstep_parse_device(v)) < 0) return bad_arg("--device: want cpu or cuda, got '%s'", v);
-        }
-        else if (!strcmp(a, "--transport")) {
-            if (strcmp(v, "mpi") && strcmp(v, "shm")) return bad_arg("--transport: want mpi or shm, got '%s'", v);
-            o->transport = v;
-        }
-        else if (!strcmp(a, "--data")) o->data = v;
-        else if (!strcmp(a, "--holdout")) o->holdout = v;
-        else if (!strcmp(a, "--save")) o->save_dir = v;
-        else if (!strcmp(a, "--resume")) o->resume = v;
-        else if (!strcmp(a, "--metrics")) o->metrics = v;
-        else if (!strcmp(a, "--log")) o->log = v;
-        else if (!strcmp(a, "--trace")) o->trace = v;
-        else if (!strcmp(a, "--hidden")) {
-            if (mlp_parse_hidden(v, &t->model, err, sizeof err)) return bad_arg("%s", err);
-        } else if (!strcmp(a, "--features")) {
-            if (parse_long(a, v, 1, FEAT_MAX_DIM, &l)) return 2;
-            t->feat_dim = (int)l;
-        } else if (!strcmp(a, "--char-ngrams")) {
-            int lo = 0, hi = 0, used = 0;
-            if (strcmp(v, "off") && !(sscanf(v, "%d,%d%n", &lo, &hi, &used) == 2 && !v[used] && lo >= 1 &&
-                                      lo <= hi && hi <= FEAT_MAX_CHAR_N))
-                return bad_arg("--char-ngrams: want off or MIN,MAX with 1 <= MIN <= MAX <= 16, got '%s'", v);
-            t->feat.char_min = lo;
-            t->feat.char_max = hi;
-        } else if (!strcmp(a, "--sublinear-tf")) {
-            if (parse_long(a, v, 0, 1, &l)) return 2;
-            t->feat.sublinear = (int)l;
-        } else if (!strcmp(a, "--title-weight")) {
-            if (parse_long(a, v, 1, FEAT_MAX_TITLE_WEIGHT, &l)) return 2;
-            t->feat.title_weight = (int)l;
-        } else if (!strcmp(a, "--nb-scale")) {
-            if (parse_long(a, v, 0, 1, &l)) return 2;
-            t->feat.nb_scale = (int)l;
-        } else if (!strcmp(a, "--split-seed")) {
-            if (parse_long(a, v, 0, LONG_MAX, &l)) return 2;
-            t->split_seed = (uint64_t)l;
-        } else if (!strcmp(a, "--label-smoothing")) {
-            if (parse_double(a, v, 0, 1, 1, &d)) return 2;
-            t->model.label_smoothing = (float)d;
-        } else if (!strcmp(a, "--class-weight")) {
-            float w[MLP_CLASSES];
-            int used = 0;
-            if (sscanf(v, "%f,%f,%f,%f%n", &w[0], &w[1], &w[2], &w[3], &used) != 4 || v[used])
-                return bad_arg("--class-weight: want 4 comma-separated weights (computer-vision, mlops, nlp, "
-                               "other), got '%s'", v);
-            for (int c = 0; c < MLP_CLASSES; c++) {
-                if (!(w[c] > 0.0f && w[c] <= CFG_MAX_CLASS_WEIGHT))
-                    return bad_arg("--class-weight: every weight must be in (0, 100], got '%s'", v);
-                t->model.class_weight[c] = w[c];
-            }
-        } else if (!strcmp(a, "--dropout")) {
-            if (parse_double(a, v, 0, 1, 1, &d)) return 2;
-            t->model.dropout = (float)d;
-        } else if (!strcmp(a, "--optimizer")) {
-            if (opt_parse_kind(v, &t->opt.kind)) return bad_arg("--optimizer: want adam or sgd, got '%s'", v);
-        } else if (!strcmp(a, "--schedule")) {
-            if (opt_parse_sched(v, &t->opt.sched)) return bad_arg("--schedule: want cosine, const or step, got '%s'", v);
-        } else if (!strcmp(a, "--lr")) {
-            if (parse_double(a, v, 0, CFG_MAX_LR, 0, &d)) return 2;
-            t->opt.lr = (float)d;
-        } else if (!strcmp(a, "--momentum")) {
-            if (parse_double(a, v, 0, 1, 1, &d)) return 2;
-            t->opt.beta1 = (float)d;
-        } else if (!strcmp(a, "--weight-decay")) {
-            if (parse_double(a, v, 0, 1, 0, &d)) return 2;
-            t->opt.weight_decay = (float)d;
-            set_wd = 1;
-        } else if (!strcmp(a, "--warmup")) {
-            if (parse_long(a, v, 0, CFG_MAX_WARMUP, &l)) return 2;
-            t->opt.warmup = l;
-        } else if (!strcmp(a, "--epochs")) {
-            if (parse_long(a, v, 1, CFG_MAX_EPOCHS, &l)) return 2;
-            t->epochs = (int)l;
-            o->set_epochs = 1;
-        } else if (!strcmp(a, "--batch")) {
-            if (parse_long(a, v, 1, CFG_MAX_BATCH, &l)) return 2;
-            t->batch = (int)l;
-        } else if (!strcmp(a, "--accum")) {
-            if (parse_long(a, v, 1, CFG_MAX_ACCUM, &l)) return 2;
-            t->accum = (int)l;
-        } else if (!strcmp(a, "--seed")) {
-            if (parse_long(a, v, 0, LONG_MAX, &l)) return 2;
-            t->seed = (uint64_t)l;
-        } else if (!strcmp(a, "--val-frac")) {
-            if (parse_double(a, v, 0, CFG_MAX_VAL_FRAC, 0, &d)) return 2;
-            t->val_frac = d;
-        } else if (!strcmp(a, "--folds")) {
-            if (parse_long(a, v, 2, CFG_MAX_FOLDS, &l)) return 2;
-            t->folds = (int)l;
-        } else if (!strcmp(a, "--fold")) {
-            if (parse_long(a, v, 1, CFG_MAX_FOLDS, &l)) return 2;
-            fold = (int)l;
-        } else if (!strcmp(a, "--bucket-mb")) {
-            if (parse_double(a, v, 0, 1 << 20, 0, &d)) return 2;
-            o->bucket_mb = d;
-        } else if (!strcmp(a, "--threads")) {
-            if (parse_long(a, v, 1, 1024, &l)) return 2;
-            o->threads = (int)l;
-        } else if (!strcmp(a, "--save-every")) {
-            if (parse_long(a, v, 1, CFG_MAX_EPOCHS, &l)) return 2;
-            o->save_every = (int)l;
-        } else if (!strcmp(a, "--stop-after")) {
-            if (parse_long(a, v, 1, CFG_MAX_EPOCHS, &l)) return 2;
-            o->stop_after = (int)l;
-        } else if (!strcmp(a, "--inject-desync")) {
-            /* For the test of --check-sync: perturb rank 1's parameters after this epoch. */
-            if (parse_long(a, v, 1, CFG_MAX_EPOCHS, &l)) return 2;
-            o->inject_desync = (int)l;
-        } else {
-            return bad_arg("unknown option '%s'", a);
-        }
-    }
-    if (!t->folds != !fold) return bad_arg("--folds K and --fold I go together");
-    if (fold > t->folds) return bad_arg("--fold: want 1..%d (the --folds given)", t->folds);
-    if (t->folds && o->metrics)
-        return bad_arg("--metrics writes the holdout's metrics, and a --folds run never reads the holdout (the "
-                       "fold's scores are in the summary record of --log)");
-    t->fold = fold ? fold - 1 : 0;
-    if (o->sparse_grads && o->bucket_mb > 0)
-        return bad_arg("--sparse-grads and --bucket-mb do not go together: the touched rows are known only once "
-                       "the whole backward is done");
-    if (o->zero == 1 && (o->sparse_grads || o->bucket_mb > 0))
-        return bad_arg("--zero 1 reduce-scatters the whole gradient buffer after backward: not with %s",
-                       o->sparse_grads ? "--sparse-grads" : "--bucket-mb");
-    if (o->zero == 2 && o->sparse_grads)
-        return bad_arg("--zero 2 reduce-scatters the whole gradient buffer, bucket by bucket: not with --sparse-grads");
-    /* The device step all-reduces the whole buffer after backward, on its own communicator. */
-    if (o->device && (o->zero || o->sparse_grads || o->bucket_mb > 0 || o->transport))
-        return bad_arg("--device cuda does not take %s yet: on the GPU the whole gradient buffer is all-reduced "
-                       "after backward, over CUDA IPC or NCCL (--algo); use --device cpu for it",
-                       o->zero ? "--zero" : o->sparse_grads ? "--sparse-grads" : o->bucket_mb > 0 ? "--bucket-mb"
-                                                                                    : "--transport");
-    /* The default decay is AdamW's; coupled into SGD it would be far too strong. */
-    if (!set_wd && t->opt.kind == OPT_SGD) t->opt.weight_decay = 0.0f;
-    if (!strcmp(o->algo_name, "list")) { if (g_rank == 0) ck_algo_print_table(stdout); return 1; }
-    /* One algorithm for the gradients: a list (or "all") is refused as too many. */
-    const ck_algo *algo;
-    int nalgo;
-    char aerr[1024];
-    if (o->device) {
-        if (devstep_check_algo(o->algo_name, aerr, sizeof aerr)) return bad_arg("--algo with --device cuda: %s", aerr);
-    } else if (strcmp(o->algo_name, "auto") &&
-        ck_algo_parse_list(o->algo_name, transport_mem(o->transport ? o->transport : "mpi"), &algo, 1, &nalgo, aerr,
-                           sizeof aerr))
-        return bad_arg("--algo: %s%s", aerr,
-                       !o->transport && ck_algo_find(o->algo_name) ? " (--transport shm runs it on host buffers)" : "");
-    t->model.in_dim = t->feat_dim;
-    return 0;
 }
 
 /* ------------------------------------------------------------ helpers */
@@ -569,26 +125,31 @@ static int from_root(int v)
     return v;
 }
 
-/* After parse_args on every rank: one verdict for all. A bad argument is
+/* After tt_args_parse on every rank: one verdict for all. A bad argument is
  * reported once, by the lowest rank that found it (rank 0 when all did); a
  * command line that differs between ranks is refused
- * (ck_same_command_line). Returns what every rank does: 0 run, 1 exit 0,
- * 2 exit 2. */
-static int agree_on_args(int prc, int argc, char **argv)
+ * (ck_same_command_line); rank 0 prints --help or --algo list. Returns what
+ * every rank does: 0 run, 1 exit 0, 2 exit 2. */
+static int agree_on_args(int argc, char **argv, tt_options *o)
 {
-    int bad = prc == 2 ? g_rank : INT_MAX, first_bad, all_bad;
+    char argerr[1024];
+    const int prc = tt_args_parse(argc, argv, o, argerr, sizeof argerr);
+    int bad = prc == CK_OPT_BAD ? g_rank : INT_MAX, first_bad, all_bad;
     ck_watch_allreduce(&bad, &first_bad, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, "the verdict on the options");
     ck_watch_allreduce(&bad, &all_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, "the verdict on the options");
     if (first_bad != INT_MAX) {
         if (g_rank == first_bad) {
-            if (all_bad == INT_MAX) fprintf(stderr, "tagtrain: rank %d: %s\n", g_rank, g_argerr);   /* not every rank */
-            else fprintf(stderr, "tagtrain: %s\n", g_argerr);
+            if (all_bad == INT_MAX) fprintf(stderr, "tagtrain: rank %d: %s\n", g_rank, argerr);   /* not every rank */
+            else fprintf(stderr, "tagtrain: %s\n", argerr);
             fprintf(stderr, "(tagtrain --help lists the options)\n");
         }
         return 2;
     }
+    if (prc == CK_OPT_HELP && g_rank == 0) tt_args_help(stdout);
+    if (prc == TT_ARGS_LIST && g_rank == 0) ck_algo_print_table(stdout);
+    if (prc != CK_OPT_RUN) return 1;
     if (ck_same_command_line(MPI_COMM_WORLD, argc, argv, "tagtrain")) return 2;
-    return prc;
+    return 0;
 }
 
 /* A digest of the rows, to check that every rank read the same data. */
@@ -604,28 +165,26 @@ static uint64_t data_digest(uint64_t h, const mwml_data *d)
     return ck_fnv1a64_update(h, &d->n, sizeof d->n);
 }
 
-/* Enter a phase: named in the watchdog's messages. Test hook
- * (tests/faults): TAGTRAIN_TEST_FAULT=PHASE:RANK:SIG makes rank RANK send
- * itself SIGSTOP or SIGKILL (SIG: STOP or KILL) as it enters the first phase
- * whose name starts with PHASE ("load", "train (epoch 2)"); with
- * TAGTRAIN_TEST_FAULT_ONCE=FILE only in the run that creates FILE (a
- * restarted job runs on). */
+/* Enter a phase: named in the watchdog's messages, and a point of the test
+ * hook (tests/faults): COLLKIT_FAULT="phase/PHASE:RANK:SIG" stops or kills
+ * rank RANK as it enters the first phase whose name starts with PHASE
+ * ("load", "train (epoch 2)"; collkit_util.h). */
 static void enter_phase(const char *phase)
 {
     ck_watch_phase(phase);
-    const char *h = getenv("TAGTRAIN_TEST_FAULT");
-    const char *c1 = h ? strchr(h, ':') : NULL;
-    if (!c1 || strncmp(phase, h, (size_t)(c1 - h)) || atoi(c1 + 1) != g_rank) return;
-    static int done;
-    if (done++) return;
-    const char *once = getenv("TAGTRAIN_TEST_FAULT_ONCE");
-    int fd = once ? open(once, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644) : -1;
-    if (once && fd < 0) return;
-    if (fd >= 0) close(fd);
-    const char *sig = strchr(c1 + 1, ':');
-    fflush(stdout);
-    fflush(stderr);
-    raise(sig && !strcmp(sig + 1, "KILL") ? SIGKILL : SIGSTOP);
+    char point[96];
+    snprintf(point, sizeof point, "phase/%s", phase);
+    ck_fault_point(point, g_rank);
+}
+
+/* Every exit: the ranks meet, bounded (ck_watch_finalize), before
+ * MPI_Finalize, which would wait for a stopped rank forever. A phase of its
+ * own, so that the fault hook reaches every way out. */
+static int finish(int status)
+{
+    enter_phase("finish");
+    ck_watch_finalize();
+    return status;
 }
 
 static void fail_abort(const char *what, const char *msg)
@@ -635,150 +194,34 @@ static void fail_abort(const char *what, const char *msg)
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
-/* An output file (--log, --trace, --metrics). Never blocks and never destroys a
- * user's file: a FIFO nobody reads is refused instead of waited on; a
- * checkpoint is never written over; an
- * existing non-empty regular file is written over only with --overwrite (the
- * rule of every collkit tool, ck_output_free), or by a resumed run when its
- * first line says tagtrain wrote it (the files of the run being continued, as
- * ckrun --restarts does: the log is appended to, so the job's history stays);
- * devices (/dev/null) are fine. */
-static FILE *open_output(const char *opt, const char *path, int overwrite, int resumed, int at_end, char *err,
-                         size_t errlen)
-{
-    struct stat st;
-    int fd = -1, append = 0;
-    if (stat(path, &st) == 0) {
-        if (S_ISDIR(st.st_mode)) { snprintf(err, errlen, "%s %s: is a directory", opt, path); return NULL; }
-        if (S_ISSOCK(st.st_mode)) { snprintf(err, errlen, "%s %s: is a socket", opt, path); return NULL; }
-        if (S_ISFIFO(st.st_mode)) {
-            fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-            if (fd < 0) {
-                snprintf(err, errlen, "%s %s: %s", opt, path,
-                         errno == ENXIO ? "a FIFO that nobody reads (refusing to wait for a reader)" : strerror(errno));
-                return NULL;
-            }
-            fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-        } else if (S_ISREG(st.st_mode) && ckpt_probe(path) == 1) {
-            /* Not even with --overwrite: a checkpoint is a run's saved work,
-             * and a log written over it (a slip of the path) would lose it. */
-            snprintf(err, errlen, "%s %s holds a tagtrain checkpoint: never written over, not even with --overwrite "
-                     "(give another file)", opt, path);
-            return NULL;
-        } else if (S_ISREG(st.st_mode) && st.st_size > 0 && !overwrite) {
-            /* Without --overwrite, only a continued run's own log goes on (appended). */
-            char head[512] = "";
-            FILE *f = fopen(path, "r");
-            size_t k = f ? fread(head, 1, sizeof head - 1, f) : 0;
-            if (f) fclose(f);
-            head[k] = '\0';
-            char *nl = strchr(head, '\n');
-            if (nl) *nl = '\0';
-            if (!resumed || !strstr(head, SIGNATURE)) {
-                snprintf(err, errlen, "%s %s exists (%lld bytes): not written over (give another file, or --overwrite)%s",
-                         opt, path, (long long)st.st_size,
-                         resumed ? "; it is no file tagtrain wrote, which a resumed run would continue" : "");
-                return NULL;
-            }
-            append = !at_end;   /* the records of the attempts before stay: the job's whole history */
-        }
-    }
-    /* An output written only at the end (--metrics, --trace) is opened now
-     * (a bad path stops the run before it trains) but emptied only when it
-     * is written (output_begin): a run that fails before then leaves the
-     * file as it was, e.g. the metrics of the run a resumed one continues. */
-    if (fd < 0 && at_end) fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : at_end ? NULL : fopen(path, append ? "a+" : "w");
-    if (!f) {
-        snprintf(err, errlen, "%s %s: cannot open for writing: %s", opt, path, strerror(errno));
-        if (fd >= 0) close(fd);
-        return NULL;
-    }
-    /* An attempt killed mid-record left a line without its end: end it, so
-     * the next record starts a line of its own. */
-    if (append && fseek(f, -1, SEEK_END) == 0 && fgetc(f) != '\n') {
-        fseek(f, 0, SEEK_END);
-        fputc('\n', f);
-    }
-    return f;
-}
-
-/* The path a file has, or would have once made: realpath of the file, or
- * of its folder and then its name (an output not written yet). "" when the
- * folder does not resolve either (the open will say why). */
-static void canonical(const char *path, char *out, size_t cap)
-{
-    char real[PATH_MAX];
-    out[0] = '\0';
-    if (realpath(path, real)) { snprintf(out, cap, "%s", real); return; }
-    const char *slash = strrchr(path, '/');
-    char dir[PATH_MAX];
-    if (!slash) snprintf(dir, sizeof dir, ".");
-    else snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
-    const char *name = slash ? slash + 1 : path;
-    if (*name && strcmp(name, ".") && strcmp(name, "..") && realpath(dir, real))
-        snprintf(out, cap, "%s/%s", strcmp(real, "/") ? real : "", name);
-}
-
-/* Whether two paths name one file: the same inode when both exist (a hard
- * link, a symbolic link, ./x and x), else the same place once made. A
- * character device (/dev/null, /dev/stdout) may take several outputs. */
-static int same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    const int ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
-    if (ea && eb) return !S_ISCHR(sa.st_mode) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-    if (ea != eb) return 0;
-    char ca[PATH_MAX + 256], cb[PATH_MAX + 256];
-    canonical(a, ca, sizeof ca);
-    canonical(b, cb, sizeof cb);
-    return ca[0] && !strcmp(ca, cb);
-}
-
 /* The save directory's checkpoints belong to this run's job, or stay: a
  * best.ckpt or last.ckpt there whose configuration differs from this run's
- * (any option of cfg_options; --epochs may differ: a resumed run extends
- * it) is another run's model, and the first save would replace it. 0 when
- * none is there (or --resume names it), else 1 with *file and the first
- * *option that differs. Files that do not load are left to the rules of the
+ * (any option of the model's configuration, args.h; --epochs may differ: a
+ * resumed run extends it) is another run's model, and the first save would
+ * replace it. 0 when none is there (or --resume names it), else 1 with *file
+ * and the first *option that differs. Files that do not load are left to the rules of the
  * save directory (ckpt.h). */
-static int other_runs_checkpoint(const ckpt_dir *cd, const train_config *tc, const char *resume, const char **file,
+static int other_runs_checkpoint(const ckpt_dir *cd, const tt_options *o, const char *resume, const char **file,
                                  const char **option)
 {
     const char *files[2] = {cd->last, cd->best};
     for (int i = 0; i < 2; i++) {
         checkpoint c;
         char why[1024];
-        if (ckpt_probe(files[i]) != 1 || (resume && same_file(files[i], resume)) ||
+        if (ckpt_probe(files[i]) != 1 || (resume && ck_output_same(files[i], resume)) ||
             ckpt_load(files[i], &c, why, sizeof why))
             continue;
-        int k = 0;
-        while (k < NCFG_OPTIONS && !cfg_differs(cfg_options[k], tc, &c.cfg)) k++;
+        const char *value;
+        *option = tt_args_model_differs(o, &c.cfg, 0, &value);
         ckpt_free(&c);
-        if (k < NCFG_OPTIONS) {
+        if (*option) {
             *file = files[i];
-            *option = cfg_options[k];
             return 1;
         }
     }
     return 0;
 }
 
-/* Empty an output opened with at_end, before writing it (a device or a FIFO
- * has nothing to empty). 0, or -1 with errno. */
-static int output_begin(FILE *f)
-{
-    struct stat st;
-    return fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) ? ftruncate(fileno(f), 0) : 0;
-}
-
-/* Flush and check: every failed write is an error. */
-static int output_ok(FILE *f, const char *opt, const char *path, char *err, size_t errlen)
-{
-    if (fflush(f) == 0 && !ferror(f)) return 1;
-    snprintf(err, errlen, "%s %s: write failed: %s", opt, path, strerror(errno ? errno : EIO));
-    return 0;
-}
 
 /* The data audit (mwml_audit_rows) and the split's size, as warnings; 0 when
  * the run may go on (always, unless --strict-data and something was found). */
@@ -808,462 +251,323 @@ static int warn_data(const mwml_audit *a, const char *name, const char *hold, si
     return n && strict ? -1 : 0;
 }
 
-/* One JSON-lines record of the log, started. */
-static void log_record(json *j, FILE *f, const char *type)
-{
-    json_open(j, f);
-    json_str(j, "type", type);
-}
+/* ------------------------------------------------------------ setup */
 
-/* ------------------------------------------------------------ main */
-
-int tagtrain_main(int argc, char **argv)
+/* The options, agreed by every rank, and what they need of this job. */
+static int start(run *r, int argc, char **argv)
 {
-    int provided = MPI_THREAD_SINGLE;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    int p;
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &p);
-    const int rank = g_rank, root = rank == 0;
-    double t_start = ck_now();
+    MPI_Comm_size(MPI_COMM_WORLD, &r->p);
+    r->rank = g_rank;
+    r->root = g_rank == 0;
+    r->rep.t_start = ck_now();
+    r->cdir.lock_fd = -1;
     /* Every wait below is bounded (COLLKIT_TIMEOUT): a rank that stops in
      * any phase ends the job, named, instead of holding the others. */
     if (ck_watch_init("tagtrain")) fail_abort("start-up", "cannot create the watchdog's communicator");
     enter_phase("options");
-
-    options o;
-    int prc = agree_on_args(parse_args(argc, argv, &o), argc, argv);
-    if (prc) { ck_watch_finalize(); return prc == 1 ? 0 : 2; }
-    train_config *tc = &o.tc;
+    const int prc = agree_on_args(argc, argv, &r->o);
+    if (prc) return prc == 1 ? -1 : 2;
+    const tt_options *o = &r->o;
 #ifdef COLLKIT_SMPI
 #define NO_THREADS_WHY " (SimGrid SMPI runs every simulated rank in one thread: no progress thread can run)"
 #else
 #define NO_THREADS_WHY ""
 #endif
-    if (o.bucket_mb > 0 && !o.zero && p > 1 && provided < MPI_THREAD_MULTIPLE) {
-        if (root) fprintf(stderr, "tagtrain: --bucket-mb needs MPI_THREAD_MULTIPLE, which this MPI does not provide%s\n",
-                          NO_THREADS_WHY);
-        ck_watch_finalize();
+    if (o->bucket_mb > 0 && !o->zero && r->p > 1 && r->provided < MPI_THREAD_MULTIPLE) {
+        if (r->root)
+            fprintf(stderr, "tagtrain: --bucket-mb needs MPI_THREAD_MULTIPLE, which this MPI does not provide%s\n",
+                    NO_THREADS_WHY);
         return 2;
     }
-    if (o.inject_desync > 0 && p < 2) {
-        if (root) fprintf(stderr, "tagtrain: --inject-desync needs at least 2 ranks\n");
-        ck_watch_finalize();
+    if (o->inject_desync > 0 && r->p < 2) {
+        if (r->root) fprintf(stderr, "tagtrain: --inject-desync needs at least 2 ranks\n");
         return 2;
     }
-
-    if (o.device) {
+    if (o->device) {
         /* --device cuda: CUDA and a GPU on every rank, said before any data is read. */
         char why[640];
-        int ok = devstep_available(why, sizeof why) == 0, first = ok ? INT_MAX : rank;
+        int ok = devstep_available(why, sizeof why) == 0, first = ok ? INT_MAX : r->rank;
         ck_watch_allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, "the verdict on the GPUs");
         if (first != INT_MAX) {
-            if (rank == first) fprintf(stderr, "tagtrain: rank %d: --device cuda: %s\n", rank, why);
-            ck_watch_finalize();
+            if (r->rank == first) fprintf(stderr, "tagtrain: rank %d: --device cuda: %s\n", r->rank, why);
             return 1;
         }
     }
+    tt_plan_data_parallel(&r->plan, MPI_COMM_WORLD);
+    return 0;
+}
 
-    /* ---- resume: the checkpoint's configuration wins */
+/* --resume: the checkpoint's configuration wins; an option given that says
+ * otherwise is refused rather than silently dropped. */
+static int resume(run *r)
+{
+    tt_options *o = &r->o;
+    if (!o->resume) return 0;
+    enter_phase("resume");
     char err[MWML_ERRLEN];
-    checkpoint ck = {0};
-    int have_ck = 0;
-    if (o.resume) {
-        enter_phase("resume");
-        int ok = ckpt_load(o.resume, &ck, err, sizeof err) == 0;
-        if (ok && ck.kind != CKPT_STATE) {
-            snprintf(err, sizeof err, "%s holds a model (best.ckpt), not a training state: resume from last.ckpt",
-                     o.resume);
-            ckpt_free(&ck);
-            ok = 0;
-        }
-        if (!all_ok(ok)) {
-            if (!ok && root) fprintf(stderr, "tagtrain: --resume: %s\n", err);
-            if (ok) ckpt_free(&ck);
-            ck_watch_finalize();
-            return 1;
-        }
-        have_ck = 1;
-        /* Every rank resumes the same state: m and v are not broadcast. */
-        const int q = ck_first_differing_rank(MPI_COMM_WORLD, ck.checksum);
-        /* The checkpoint's configuration wins; an option given that says
-         * otherwise is refused rather than silently dropped. */
-        int given = -1;
-        for (int k = 0; k < NCFG_OPTIONS && given < 0; k++)
-            if (o.cfg_given[k] && cfg_differs(cfg_options[k], tc, &ck.cfg)) given = k;
-        if (q >= 0 || given >= 0) {
-            if (root && q >= 0)
-                fprintf(stderr, "tagtrain: --resume %s: rank %d read another file than rank 0 (every rank must "
-                        "resume the same checkpoint)\n", o.resume, q);
-            else if (root)
-                fprintf(stderr, "tagtrain: --resume: %s %s differs from the configuration %s was trained with; a "
-                        "resumed run keeps its configuration (only --epochs may change): drop %s, or start a new "
-                        "run\n", cfg_options[given], o.cfg_given[given], o.resume, cfg_options[given]);
-            ckpt_free(&ck);
-            ck_watch_finalize();
-            return 2;
-        }
-        int epochs = o.set_epochs ? tc->epochs : ck.cfg.epochs;
-        *tc = ck.cfg;
-        tc->epochs = epochs;
-        if (ck.epochs_done >= tc->epochs && root)
-            fprintf(stderr, "tagtrain: %s has already done %d of %d epochs; nothing to train (raise --epochs)\n",
-                    o.resume, ck.epochs_done, tc->epochs);
+    checkpoint *ck = &r->ck;
+    int ok = ckpt_load(o->resume, ck, err, sizeof err) == 0;
+    if (ok && ck->kind != CKPT_STATE) {
+        snprintf(err, sizeof err, "%s holds a model (best.ckpt), not a training state: resume from last.ckpt",
+                 o->resume);
+        ckpt_free(ck);
+        ok = 0;
     }
-    const int cv = tc->folds > 0;
-
-    /* ---- OpenBLAS threads: one per rank unless asked. The default model's
-     * matrices are too small for more to pay, and p ranks share the cores. */
-    openblas_set_num_threads(o.threads ? o.threads : 1);
-
-    /* ---- data: load, audit, split, featurise into CSR rows */
-    enter_phase("load");
-    char path_data[4096], path_hold[4096] = "";
-    mwml_data data = {0}, hold = {0};
-    int ok = mwml_find(o.data, "dataset.csv", path_data, sizeof path_data, err, sizeof err) == 0 &&
-             mwml_load(path_data, &data, err, sizeof err) == 0;
-    /* Cross-validation selects the model: it never reads the holdout. */
-    if (ok && !cv)
-        ok = mwml_find(o.holdout, "holdout.csv", path_hold, sizeof path_hold, err, sizeof err) == 0 &&
-             mwml_load(path_hold, &hold, err, sizeof err) == 0;
     if (!all_ok(ok)) {
-        if (!ok && root) fprintf(stderr, "tagtrain: %s\n", err);
-        mwml_free(&data);
-        mwml_free(&hold);
-        if (have_ck) ckpt_free(&ck);
-        ck_watch_finalize();
+        if (!ok && r->root) fprintf(stderr, "tagtrain: --resume: %s\n", err);
+        if (ok) ckpt_free(ck);
         return 1;
     }
-    {
-        /* Every rank must train on the same rows (a file that differs between
-         * nodes would give each rank its own featurizer and row numbers). */
-        const int q = ck_first_differing_rank(MPI_COMM_WORLD, data_digest(data_digest(CK_FNV1A64_INIT, &data), &hold));
-        if (q >= 0) {
-            if (root)
-                fprintf(stderr, "tagtrain: rank %d read other data than rank 0 (%s%s%s): every rank must read the "
-                        "same files\n", q, path_data, cv ? "" : ", ", path_hold);
-            mwml_free(&data);
-            mwml_free(&hold);
-            if (have_ck) ckpt_free(&ck);
-            ck_watch_finalize();
-            return 1;
-        }
-    }
-    size_t *tr_rows = NULL, *va_rows = NULL, ntr = 0, nva = 0;
-    ok = (cv ? stratified_kfold(&data, tc->folds, tc->fold, tc->split_seed, &tr_rows, &ntr, &va_rows, &nva)
-             : stratified_split(&data, tc->val_frac, tc->split_seed, &tr_rows, &ntr, &va_rows, &nva)) == 0;
-    mwml_audit audit;
-    ok = ok && mwml_audit_rows(&data, cv ? NULL : &hold, &audit) == 0;
-    if (!all_ok(ok) || ntr == 0) {
-        if (root) fprintf(stderr, "tagtrain: cannot split %s: %s\n", path_data, ok ? "no training rows" : "out of memory");
-        ck_watch_finalize();
-        return 1;
-    }
-    const char *dname = strrchr(path_data, '/') ? strrchr(path_data, '/') + 1 : path_data;
-    const char *hname = strrchr(path_hold, '/') ? strrchr(path_hold, '/') + 1 : path_hold;
-    if (from_root(root ? warn_data(&audit, dname, hname, nva, tc, data.n, o.strict_data) : 0)) {
-        ck_watch_finalize();
-        return 1;
-    }
-    enter_phase("featurise");
-    featurizer feat = {0};
-    feat_csr Xtr = {0}, Xva = {0}, Xho = {0};
-    ok = (have_ck ? feat_load_opts(&feat, tc->feat_dim, &tc->feat, ck.idf)
-                  : feat_fit_opts(&feat, tc->feat_dim, &tc->feat, &data, tr_rows, ntr)) == 0;
-    ok = ok && feat_transform_csr(&feat, &data, tr_rows, ntr, &Xtr) == 0 &&
-         feat_transform_csr(&feat, &data, va_rows, nva, &Xva) == 0 &&
-         (cv || feat_transform_csr(&feat, &hold, NULL, hold.n, &Xho) == 0);
-    if (!all_ok(ok)) {
-        if (!ok && root) fprintf(stderr, "tagtrain: cannot featurise the data: out of memory\n");
-        ck_watch_finalize();
-        return 1;
-    }
-    const csr_rows xtr = {Xtr.ptr, Xtr.idx, Xtr.val}, xva = {Xva.ptr, Xva.idx, Xva.val}, xho = {Xho.ptr, Xho.idx, Xho.val};
-
-    /* ---- communicator, model, data parallelism, optimizer */
-    enter_phase("setup");
-    ck_comm *comm = NULL;
-    int rc = ck_comm_create(MPI_COMM_WORLD, transport_mem(pick_transport(&o, p)), &comm);
-    if (rc) fail_abort("ck_comm_create", ck_strerror(rc));
-    /* auto: the single-copy twoshot where the ranks map each other's memory
-     * (the fastest host all-reduce of a gradient-sized buffer in make bench),
-     * else the ring. */
-    const int algo_auto = !strcmp(o.algo_name, "auto");
-    const ck_algo *algo = NULL;
-    {
-        /* A named algorithm is checked again against the transport the
-         * communicator got: shm asked for across nodes falls back to mpi,
-         * where the single-copy algorithms cannot run. */
-        char aerr[1024];
-        int nalgo = 0;
-        const char *name = algo_auto ? (ck_comm_mem(comm) & CK_MEM_SHM ? "twoshot" : "ring") : o.algo_name;
-        if (o.device) name = "ring";   /* the host communicator only broadcasts and sums: devstep.h has the gradients' */
-        if (ck_algo_parse_list(name, ck_comm_mem(comm), &algo, 1, &nalgo, aerr, sizeof aerr)) {
-            /* Every rank reaches the same verdict (the transport is agreed): a clean exit. */
-            if (root) fprintf(stderr, "tagtrain: --algo on the %s transport: %s\n", ck_comm_transport_name(comm), aerr);
-            ck_comm_destroy(comm);
-            ck_watch_finalize();
-            return 2;
-        }
-    }
-    mlp model;
-    int eval_batch = 256, local_max = (tc->batch + p - 1) / p;
-    if (mlp_create(&model, &tc->model, local_max > eval_batch ? local_max : eval_batch))
-        fail_abort("model", "out of memory");
-    dp_ctx dp;
-    /* --zero 2's --bucket-mb is its own (zero.h), not DDP's; its gradient buffer is mapped on demand. */
-    if (dp_init(&dp, comm, algo, &model, o.zero ? 0 : o.bucket_mb,
-                (o.sparse_grads ? DP_SPARSE_GRADS : 0) | (o.zero == 2 ? DP_GRADS_ON_DEMAND : 0), err, sizeof err))
-        fail_abort("setup", err);
-    zero_ctx zero;
-    if (zero_init(&zero, &dp, o.zero, o.rs_algo, o.ag_algo, o.bucket_mb, err, sizeof err)) {
-        /* Every rank reaches the same verdict: a clean exit. */
-        if (root) fprintf(stderr, "tagtrain: %s\n", err);
-        ck_comm_destroy(comm);
-        MPI_Finalize();
+    r->have_ck = 1;
+    /* Every rank resumes the same state: m and v are not broadcast. */
+    const int q = ck_first_differing_rank(MPI_COMM_WORLD, ck->checksum);
+    const char *value, *given = tt_args_model_differs(o, &ck->cfg, 1, &value);
+    if (q >= 0 || given) {
+        if (r->root && q >= 0)
+            fprintf(stderr, "tagtrain: --resume %s: rank %d read another file than rank 0 (every rank must resume "
+                    "the same checkpoint)\n", o->resume, q);
+        else if (r->root)
+            fprintf(stderr, "tagtrain: --resume: %s %s differs from the configuration %s was trained with; a resumed "
+                    "run keeps its configuration (only --epochs may change): drop %s, or start a new run\n", given,
+                    value, o->resume, given);
         return 2;
     }
-    size_t *rows = malloc((size_t)model.max_batch * sizeof *rows);   /* this rank's batch rows */
-    int *labels = malloc((size_t)model.max_batch * sizeof *labels);
-    if (!rows || !labels) fail_abort("setup", "out of memory");
+    const int epochs = o->set_epochs ? o->tc.epochs : ck->cfg.epochs;
+    o->tc = ck->cfg;
+    o->tc.epochs = epochs;
+    if (ck->epochs_done >= epochs && r->root)
+        fprintf(stderr, "tagtrain: %s has already done %d of %d epochs; nothing to train (raise --epochs)\n",
+                o->resume, ck->epochs_done, epochs);
+    return 0;
+}
 
-    size_t npad = (ntr + (size_t)p - 1) / (size_t)p * (size_t)p;
-    size_t per_step = (size_t)tc->batch * (size_t)tc->accum;
-    int64_t steps_per_epoch = (int64_t)((npad + per_step - 1) / per_step);
-    optimizer opt;
-    if (!have_ck || o.set_epochs) tc->opt.total_steps = steps_per_epoch * tc->epochs;
-    if (zero_opt_create(&zero, &opt, &tc->opt)) fail_abort("optimizer", "out of memory");
-    /* --zero: rank 0 gathers the whole optimizer state for its checkpoints. */
-    float *full_m = NULL, *full_v = NULL;
-    if (zero.stage && root && !o.no_save) {
-        full_m = malloc((model.nparams ? model.nparams : 1) * sizeof(float));
-        full_v = malloc((model.nparams ? model.nparams : 1) * sizeof(float));
-        if (!full_m || !full_v) fail_abort("optimizer", "out of memory");
+/* The data: loaded and compared on every rank, audited, split. */
+static int load_data(run *r)
+{
+    const tt_options *o = &r->o;
+    const train_config *tc = &o->tc;
+    const int cv = tc->folds > 0;
+    /* OpenBLAS threads: one per rank unless asked. The default model's
+     * matrices are too small for more to pay, and p ranks share the cores. */
+    openblas_set_num_threads(o->threads ? o->threads : 1);
+    enter_phase("load");
+    char err[MWML_ERRLEN];
+    int ok = mwml_find(o->data, "dataset.csv", r->path_data, sizeof r->path_data, err, sizeof err) == 0 &&
+             mwml_load(r->path_data, &r->data, err, sizeof err) == 0;
+    /* Cross-validation selects the model: it never reads the holdout. */
+    if (ok && !cv)
+        ok = mwml_find(o->holdout, "holdout.csv", r->path_hold, sizeof r->path_hold, err, sizeof err) == 0 &&
+             mwml_load(r->path_hold, &r->hold, err, sizeof err) == 0;
+    if (!all_ok(ok)) {
+        if (!ok && r->root) fprintf(stderr, "tagtrain: %s\n", err);
+        return 1;
     }
+    /* Every rank must train on the same rows (a file that differs between
+     * nodes would give each rank its own featurizer and row numbers). */
+    const int q = ck_first_differing_rank(MPI_COMM_WORLD, data_digest(data_digest(CK_FNV1A64_INIT, &r->data), &r->hold));
+    if (q >= 0) {
+        if (r->root)
+            fprintf(stderr, "tagtrain: rank %d read other data than rank 0 (%s%s%s): every rank must read the same "
+                    "files\n", q, r->path_data, cv ? "" : ", ", r->path_hold);
+        return 1;
+    }
+    ok = (cv ? stratified_kfold(&r->data, tc->folds, tc->fold, tc->split_seed, &r->tr_rows, &r->ntr, &r->va_rows,
+                                &r->nva)
+             : stratified_split(&r->data, tc->val_frac, tc->split_seed, &r->tr_rows, &r->ntr, &r->va_rows,
+                                &r->nva)) == 0;
+    mwml_audit audit;
+    ok = ok && mwml_audit_rows(&r->data, cv ? NULL : &r->hold, &audit) == 0;
+    if (!all_ok(ok) || r->ntr == 0) {
+        if (r->root)
+            fprintf(stderr, "tagtrain: cannot split %s: %s\n", r->path_data, ok ? "no training rows" : "out of memory");
+        return 1;
+    }
+    const char *dname = strrchr(r->path_data, '/') ? strrchr(r->path_data, '/') + 1 : r->path_data;
+    const char *hname = strrchr(r->path_hold, '/') ? strrchr(r->path_hold, '/') + 1 : r->path_hold;
+    return from_root(r->root ? warn_data(&audit, dname, hname, r->nva, tc, r->data.n, o->strict_data) : 0) ? 1 : 0;
+}
 
-    int start_epoch = 0, best_epoch = 0;
-    double best_val = INFINITY;
-    if (have_ck) {
-        memcpy(model.params, ck.params, model.nparams * sizeof(float));
-        zero_load_state(&zero, &opt, ck.m, ck.v);   /* this rank's shard (all of it, replicated) */
-        opt.t = ck.opt_steps;
-        start_epoch = ck.epochs_done;
-        best_val = ck.best_val_loss;
-        best_epoch = ck.best_epoch;
-    } else if (root) {
-        mlp_init_params(&model, tc->seed);
+/* The TF-IDF features of every row (a resumed run: the checkpoint's idf). */
+static int featurise(run *r)
+{
+    const train_config *tc = &r->o.tc;
+    enter_phase("featurise");
+    int ok = (r->have_ck ? feat_load_opts(&r->feat, tc->feat_dim, &tc->feat, r->ck.idf)
+                         : feat_fit_opts(&r->feat, tc->feat_dim, &tc->feat, &r->data, r->tr_rows, r->ntr)) == 0;
+    ok = ok && feat_transform_csr(&r->feat, &r->data, r->tr_rows, r->ntr, &r->Xtr) == 0 &&
+         feat_transform_csr(&r->feat, &r->data, r->va_rows, r->nva, &r->Xva) == 0 &&
+         (tc->folds || feat_transform_csr(&r->feat, &r->hold, NULL, r->hold.n, &r->Xho) == 0);
+    if (!all_ok(ok)) {
+        if (!ok && r->root) fprintf(stderr, "tagtrain: cannot featurise the data: out of memory\n");
+        return 1;
     }
-    /* Every rank starts from rank 0's parameters (the checkpoint case too:
-     * it costs one broadcast and rules out a rank that read a different file). */
-    if (dp_broadcast_params(&dp, model.params, model.nparams)) fail_abort("broadcast", "MPI_Bcast failed");
-    /* --device cuda: the model on the GPU, from those parameters and moments (devstep.h). */
-    devstep *ds = NULL;
-    if (o.device) {
-        if (devstep_open(&ds, MPI_COMM_WORLD, o.algo_name, &model, &xtr, ntr, local_max, err, sizeof err)) {
-            if (err[0]) fprintf(stderr, "tagtrain: rank %d: --device cuda: %s\n", rank, err);
-            dp_free(&dp);
-            ck_comm_destroy(comm);
-            ck_watch_finalize();
-            return 1;
-        }
-        if (devstep_upload(ds, model.params, opt.m, opt.v, err, sizeof err)) fail_abort("device", err);
-        algo = devstep_algo(ds);
-    }
-    ck_comm *gcomm = ds ? devstep_comm(ds) : comm;   /* where the gradients move */
+    r->xtr = (csr_rows){r->Xtr.ptr, r->Xtr.idx, r->Xtr.val};
+    r->xva = (csr_rows){r->Xva.ptr, r->Xva.idx, r->Xva.val};
+    r->xho = (csr_rows){r->Xho.ptr, r->Xho.idx, r->Xho.val};
+    return 0;
+}
 
-    /* The best parameters by val loss, kept by rank 0 for best.ckpt and the holdout. */
-    float *best = root ? malloc(model.nparams * sizeof(float)) : NULL;
-    if (root && !best) fail_abort("best copy", "out of memory");
-    if (root) memcpy(best, have_ck && best_epoch > 0 ? ck.best : model.params, model.nparams * sizeof(float));
-
-    /* ---- outputs, all checked before any training and before anything saved
-     * is touched: the save directory (locked, cleaned of a killed run's
-     * temporary files, writable), the log and the metrics file (opened now, so
-     * a bad path stops the run here, not after it); then, on a resumed run,
-     * best.ckpt made to match the state. */
-    ckpt_dir cdir = {.lock_fd = -1};
-    FILE *logf = NULL, *metf = NULL, *tracef = NULL;
-    char note[512] = "", repaired[1200] = "";
-    const char *failed = "";
-    ok = 1;
-    const char *other_file = NULL, *other_option = NULL;
-    /* A refusal the user must answer with other arguments (exit 2, as for
-     * a bad option: ckrun --restarts does not retry it), not a failure. */
-    int refusal = 0;
-    if (root && !o.no_save) {
-        ok = ckpt_dir_open(&cdir, o.save_dir, note, sizeof note, err, sizeof err) == 0;
-        /* A folder the user named keeps its run's checkpoints; the default
-         * one holds the latest run, as its name says: replaced, with a note. */
-        if (ok && !o.overwrite && other_runs_checkpoint(&cdir, tc, have_ck ? o.resume : NULL, &other_file,
-                                                        &other_option) && o.save_dir != default_save_dir) {
-            snprintf(err, sizeof err, "%s is the checkpoint of another run (its %s differs from this run's): not "
-                     "replaced; --resume %s to continue that run, --overwrite to replace it, or another --save DIR",
-                     other_file, other_option, cdir.last);
-            ok = 0;
-            refusal = 1;
-        }
-        if (!ok) failed = "--save: ";
+/* The model, the gradient synchronisation the options chose (sync.h), the
+ * optimizer, and the parameters every rank starts from: rank 0's (the
+ * checkpoint case too: it costs one broadcast and rules out a rank that
+ * read a different file). */
+static int setup_training(run *r)
+{
+    tt_options *o = &r->o;
+    train_config *tc = &o->tc;
+    enter_phase("setup");
+    const int local_max = (tc->batch + r->p - 1) / r->p, eval_batch = 256;
+    if (mlp_create(&r->model, &tc->model, local_max > eval_batch ? local_max : eval_batch))
+        fail_abort("model", "out of memory");
+    r->have_model = 1;
+    const size_t npad = (r->ntr + (size_t)r->p - 1) / (size_t)r->p * (size_t)r->p;
+    r->per_step = (size_t)tc->batch * (size_t)tc->accum;
+    const int64_t steps_per_epoch = (int64_t)((npad + r->per_step - 1) / r->per_step);
+    if (!r->have_ck || o->set_epochs) tc->opt.total_steps = steps_per_epoch * tc->epochs;
+    const tt_sync_cfg cfg = {.algo = o->algo_name, .transport = pick_transport(o, r->plan.dp), .zero = o->zero,
+                             .rs_algo = o->rs_algo, .ag_algo = o->ag_algo, .device = o->device,
+                             .bucket_mb = o->bucket_mb, .sparse = o->sparse_grads,
+                             .full_state = r->root && !o->no_save, .opt = &tc->opt, .x = &r->xtr, .nrows = r->ntr,
+                             .max_batch = local_max};
+    char err[1024];
+    r->have_sync = 1;
+    const int rc = tt_sync_open(&r->sync, &r->plan, &cfg, &r->model, &r->opt, err, sizeof err);
+    if (rc) {
+        if (err[0]) fprintf(stderr, "tagtrain: %s\n", err);
+        return rc;
     }
-    /* A resumed run, or a restart by ckrun --restarts: the same job going on. */
-    const char *restart = getenv("CKRUN_RESTART");
-    const int continued = o.resume != NULL || (restart && strcmp(restart, "0") && *restart);
-    /* Each output must be a file of its own: not one this run reads (the
-     * data, the checkpoint it resumes), not one it saves (the save
-     * directory's best.ckpt and last.ckpt: a log there would be refused only
-     * at the first save, after the training), not another output's (two
-     * writers interleave). Not even with --overwrite, which is about a
-     * user's earlier files, not this run's own. */
-    const char *outs[3][2] = {{"--log", o.log}, {"--trace", o.trace}, {"--metrics", o.metrics}};
-    const char *uses[5][2] = {{"--data", path_data}, {"--holdout", path_hold}, {"--resume", o.resume},
-                              {"--save's last.ckpt", o.no_save ? NULL : cdir.last},
-                              {"--save's best.ckpt", o.no_save ? NULL : cdir.best}};
-    for (int i = 0; i < 3 && root && ok; i++) {
+    r->rows = malloc((size_t)r->model.max_batch * sizeof *r->rows);
+    r->labels = malloc((size_t)r->model.max_batch * sizeof *r->labels);
+    if (!r->rows || !r->labels) fail_abort("setup", "out of memory");
+    tt_report *rep = &r->rep;
+    rep->best_val = INFINITY;
+    if (r->have_ck) {
+        memcpy(r->model.params, r->ck.params, r->model.nparams * sizeof(float));
+        r->sync.ops->load_state(&r->sync, r->ck.m, r->ck.v);   /* this rank's part (all of it, replicated) */
+        r->opt.t = r->ck.opt_steps;
+        r->start_epoch = r->ck.epochs_done;
+        rep->best_val = r->ck.best_val_loss;
+        rep->best_epoch = r->ck.best_epoch;
+    } else if (r->root) {
+        mlp_init_params(&r->model, tc->seed);
+    }
+    if (tt_sync_broadcast_params(&r->sync, err, sizeof err)) fail_abort("setup", err);
+    if (r->root) {
+        r->best = malloc(r->model.nparams * sizeof(float));
+        if (!r->best) fail_abort("best copy", "out of memory");
+        memcpy(r->best, r->have_ck && rep->best_epoch > 0 ? r->ck.best : r->model.params,
+               r->model.nparams * sizeof(float));
+    }
+    return 0;
+}
+
+/* Each output must be a file of its own: not one this run reads (the data,
+ * the checkpoint it resumes), not one it saves (the save directory's
+ * best.ckpt and last.ckpt: a log there would be refused only at the first
+ * save, after the training), not another output's (two writers interleave).
+ * Not even with --overwrite, which is about a user's earlier files, not this
+ * run's own. 0, or -1 with the clash in err. */
+static int outputs_apart(const run *r, char *err, size_t cap)
+{
+    const tt_options *o = &r->o;
+    const char *outs[3][2] = {{"--log", o->log}, {"--trace", o->trace}, {"--metrics", o->metrics}};
+    const char *uses[5][2] = {{"--data", r->path_data}, {"--holdout", r->path_hold}, {"--resume", o->resume},
+                              {"--save's last.ckpt", o->no_save ? NULL : r->cdir.last},
+                              {"--save's best.ckpt", o->no_save ? NULL : r->cdir.best}};
+    for (int i = 0; i < 3; i++) {
         if (!outs[i][1]) continue;
-        for (int k = 0; k < 5 + i && ok; k++) {
+        for (int k = 0; k < 5 + i; k++) {
             const char *const *u = k < 5 ? uses[k] : outs[k - 5];
-            if (u[1] && u[1][0] && same_file(outs[i][1], u[1])) {
-                snprintf(err, sizeof err, "%s %s: the same file as %s %s (every output needs a file of its own)",
-                         outs[i][0], outs[i][1], u[0], u[1]);
-                ok = 0;
-                refusal = 1;
+            if (u[1] && u[1][0] && ck_output_same(outs[i][1], u[1])) {
+                snprintf(err, cap, "%s %s: the same file as %s %s (every output needs a file of its own)", outs[i][0],
+                         outs[i][1], u[0], u[1]);
+                return -1;
             }
         }
     }
-    if (root && ok && o.log) ok = (logf = open_output("--log", o.log, o.overwrite, continued, 0, err, sizeof err)) != NULL;
-    if (root && ok && o.trace)
-        ok = (tracef = open_output("--trace", o.trace, o.overwrite, continued, 1, err, sizeof err)) != NULL;
-    if (root && ok && o.metrics)
-        ok = (metf = open_output("--metrics", o.metrics, o.overwrite, continued, 1, err, sizeof err)) != NULL;
-    /* A resumed run: best.ckpt must be the best model last.ckpt records
-     * (after a crash it may be missing, or from a later epoch). */
-    if (root && ok && have_ck && !o.no_save) {
-        ok = ckpt_dir_sync_best(&cdir, &ck, repaired, sizeof repaired, err, sizeof err) == 0;
-        if (!ok) failed = "--save: ";
-    }
-    if (!all_ok(ok)) {
-        /* Nothing trained, nothing saved: every rank leaves cleanly. */
-        refusal = from_root(refusal);
-        if (root) fprintf(stderr, "tagtrain: %s%s\n", failed, err);
-        if (logf) fclose(logf);
-        if (metf) fclose(metf);
-        if (tracef) fclose(tracef);
-        if (root) ckpt_dir_close(&cdir);
-        devstep_close(ds);
-        dp_free(&dp);
-        ck_comm_destroy(comm);
-        ck_watch_finalize();
-        return refusal ? 2 : 1;
-    }
-    if (have_ck) ckpt_free(&ck);
-    if (o.trace) dp_trace_start(&dp);
-    if (o.trace) zero.trace = &dp.trace;   /* --zero: its two halves and the step between them */
-    if (zero.stage == 2) {   /* --zero 2: backward's finished buckets reduce-scattered, not all-reduced */
-        dp.on_ready = zero_bucket_ready;
-        dp.on_ready_ctx = &zero;
-        dp.on_ready_chunk = zero.bucket;
-    }
+    return 0;
+}
 
-    const size_t dense_bytes = model.nparams * sizeof(float);
-    const char *ar_mode = zero.stage == 2 ? "zero2" : zero.stage ? "zero1" : o.sparse_grads ? "sparse"
-                          : dp.nbuckets ? "bucketed" : "dense";
-    /* What one rank holds between steps: the parameters whole, the gradients
-     * whole (--zero 2: its shard), the optimizer's m and v for its shard (all
-     * of them when replicated). */
-    const size_t state_bytes = zero_state_bytes(&zero), state_full = zero_replicated_state_bytes(&zero);
-    const size_t grad_bytes = zero_grad_bytes(&zero);
-    const double nnz_per_row = ntr ? (double)Xtr.ptr[ntr] / (double)ntr : 0.0;   /* banner and log */
-    if (root && !o.quiet) {
-        printf("tagtrain: %d rank%s, algo %s%s on the %s transport, %zu train / %zu val", p, p > 1 ? "s" : "",
-               algo->name, algo_auto ? " (auto)" : "", ck_comm_transport_name(gcomm), ntr, nva);
-        if (cv) printf(" rows (fold %d of %d; holdout not read)", tc->fold + 1, tc->folds);
-        else printf(" / %zu holdout rows", hold.n);
-        printf(", %d features, model %d", tc->feat_dim, tc->feat_dim);
-        for (int i = 0; i < tc->model.nhidden; i++) printf("-%d", tc->model.hidden[i]);
-        printf("-%d (%zu params), batch %d x accum %d, %s lr %g\n", MLP_CLASSES, model.nparams, tc->batch, tc->accum,
-               opt_kind_name(tc->opt.kind), tc->opt.lr);
-        if (zero.stage == 1)
-            printf("  zero 1: gradients reduce-scattered (%s), this rank's block of %zu parameters stepped, "
-                   "parameters all-gathered (%s); %.2f MB each way per step\n", zero.rs->name, zero.len, zero.ag->name,
-                   dense_bytes / 1e6);
-        else if (zero.stage == 2)
-            printf("  zero 2: gradients reduce-scattered (%s) in %d bucket%s of %.2f MB as backward finishes them, "
-                   "this rank's shard of %zu parameters stepped, parameters all-gathered (%s); %.2f MB each way per "
-                   "step; during backward, besides the shard: the gradient pages backward writes and one bucket\n",
-                   zero.rs->name, zero.nbuckets, zero.nbuckets == 1 ? "" : "s", zero.bucket * sizeof(float) / 1e6,
-                   zero.len, zero.ag->name, dense_bytes / 1e6);
-        else if (p == 1) printf("  all-reduce: none (1 rank)\n");
-        else if (o.sparse_grads)
-            printf("  all-reduce: sparse (--sparse-grads): the touched rows of the input layer and the rest, "
-                   "up to %.2f MB per step\n", dense_bytes / 1e6);
-        else
-            printf("  all-reduce: %s, %.2f MB per step (the whole gradient buffer)%s\n", ar_mode, dense_bytes / 1e6,
-                   dp.nbuckets ? ", in buckets during backward" : "");
-        printf("  memory per rank: parameters %.2f MB, gradients %.2f MB, optimizer state %.2f MB", dense_bytes / 1e6,
-               grad_bytes / 1e6, state_bytes / 1e6);
-        if (zero.stage == 1) printf(" (replicated: %.2f MB)", state_full / 1e6);
-        if (zero.stage == 2)
-            printf(" (replicated: gradients %.2f MB, optimizer state %.2f MB)", dense_bytes / 1e6, state_full / 1e6);
-        printf("\n  data: %s%s%s (%.0f non-zero features per train row)\n", path_data, cv ? "" : ", ", path_hold,
-               nnz_per_row);
-        if (ds) printf("  device: cuda (parameters, gradients and optimizer state in GPU memory)%s%s\n",
-                       devstep_note(ds)[0] ? "; " : "", devstep_note(ds));
-        if (have_ck) printf("  resumed from %s after epoch %d\n", o.resume, start_epoch);
-        if (note[0]) printf("  %s\n", note);
-        if (other_file)
-            printf("  note: this run replaces the checkpoints of another run (its %s differs) in %s at its first "
-                   "save: the default --save holds the latest run; --save DIR keeps a run's own\n", other_option,
-                   cdir.dir);
-        if (repaired[0]) printf("  repaired %s: %s; rewritten from the training state\n", cdir.best, repaired);
-        fflush(stdout);
+/* Rank 0's outputs, all checked before any training and before anything
+ * saved is touched: the save directory (locked, cleaned of a killed run's
+ * temporary files, writable; a folder the user named keeps its run's
+ * checkpoints, the default one holds the latest run, as its name says), the
+ * output files, then, on a resumed run, best.ckpt made to match the state
+ * (after a crash it may be missing, or from a later epoch). 0, or the exit
+ * status with the reason in err: 2 for a refusal the user must answer with
+ * other arguments (as for a bad option: ckrun --restarts does not retry
+ * it), 1 for a failure. */
+static int open_outputs_root(run *r, char *err, size_t cap)
+{
+    const tt_options *o = &r->o;
+    char why[2048];
+    if (!o->no_save) {
+        if (ckpt_dir_open(&r->cdir, o->save_dir, r->note, sizeof r->note, why, sizeof why))
+            return snprintf(err, cap, "--save: %s", why), 1;
+        if (!o->overwrite && other_runs_checkpoint(&r->cdir, o, r->have_ck ? o->resume : NULL, &r->other_file,
+                                                   &r->other_option) && !o->default_save)
+            return snprintf(err, cap, "--save: %s is the checkpoint of another run (its %s differs from this run's): "
+                            "not replaced; --resume %s to continue that run, --overwrite to replace it, or another "
+                            "--save DIR", r->other_file, r->other_option, r->cdir.last), 2;
     }
-    if (logf) {
-        json j;
-        log_record(&j, logf, "run");
-        json_str(&j, "program", "tagtrain");
-        json_int(&j, "ranks", p);
-        json_str(&j, "algo", algo->name);
-        json_str(&j, "transport", ck_comm_transport_name(gcomm));
-        json_str(&j, "allreduce", ar_mode);
-        json_str(&j, "device", ds ? "cuda" : "cpu");
-        json_int(&j, "params", (long long)model.nparams);
-        json_int(&j, "gradient_bytes", (long long)dense_bytes);
-        json_int(&j, "zero", zero.stage);
-        if (zero.stage) {
-            json_str(&j, "rs_algo", zero.rs->name);
-            json_str(&j, "ag_algo", zero.ag->name);
-        }
-        json_int(&j, "param_bytes_per_rank", (long long)dense_bytes);
-        json_int(&j, "grad_bytes_per_rank", (long long)grad_bytes);
-        if (zero.stage == 2) {
-            json_int(&j, "grad_buckets", zero.nbuckets);
-            json_int(&j, "grad_bucket_bytes", (long long)(zero.bucket * sizeof(float)));
-        }
-        json_int(&j, "optim_state_bytes_per_rank", (long long)state_bytes);
-        json_int(&j, "optim_state_bytes_replicated", (long long)state_full);
-        json_int(&j, "train_rows", (long long)ntr);
-        json_int(&j, "val_rows", (long long)nva);
-        json_num(&j, "nnz_per_row", nnz_per_row);
-        json_int(&j, "batch", tc->batch);
-        json_int(&j, "accum", tc->accum);
-        json_int(&j, "epochs", tc->epochs);
-        json_int(&j, "seed", (long long)tc->seed);
-        if (cv) { json_int(&j, "folds", tc->folds); json_int(&j, "fold", tc->fold + 1); }
-        json_end(&j);
-    }
+    if (outputs_apart(r, err, cap)) return 2;
+    /* A resumed run, or a restart by ckrun --restarts: the same job going on. */
+    const char *restart = getenv("CKRUN_RESTART");
+    const int continued = o->resume != NULL || (restart && strcmp(restart, "0") && *restart);
+    if ((o->log && tt_output_start("--log", o->log, o->overwrite, continued, &r->logf, err, cap)) ||
+        (o->trace && tt_output_start("--trace", o->trace, o->overwrite, continued, NULL, err, cap)) ||
+        (o->metrics && tt_output_start("--metrics", o->metrics, o->overwrite, continued, NULL, err, cap)))
+        return 1;
+    if (r->have_ck && !o->no_save && ckpt_dir_sync_best(&r->cdir, &r->ck, r->repaired, sizeof r->repaired, why,
+                                                        sizeof why))
+        return snprintf(err, cap, "--save: %s", why), 1;
+    return 0;
+}
 
-    /* ---- training */
-    double train_time = 0.0, samples_done = 0.0, t_compute = 0.0, t_comm = 0.0, bytes_total = 0.0;
-    /* The epochs after the first: the first of a run pays the warm-up (page
-     * faults, and on a GPU the CUDA context's lazy module loading, cuBLAS's
-     * first calls, the IPC mappings: 0.21 s of 0.23 on an H100), so the
-     * steady rate is what benchmarks compare, as nccl-tests leaves out its
-     * warm-up iterations. */
-    double steady_time = 0.0, steady_samples = 0.0;
-    int64_t steps_done = 0;
-    int last_epoch = tc->epochs, best_dirty = 0, status = 0, last_saved = start_epoch;
-    if (o.stop_after && start_epoch + o.stop_after < last_epoch) last_epoch = start_epoch + o.stop_after;
-    metrics val = {0};
-    double best_f1 = 0.0;
+static int open_outputs(run *r)
+{
+    char err[4096] = "";
+    const int rc = r->root ? open_outputs_root(r, err, sizeof err) : 0;
+    if (all_ok(rc == 0)) return 0;
+    /* Nothing trained, nothing saved: every rank leaves cleanly. */
+    if (r->root) fprintf(stderr, "tagtrain: %s\n", err);
+    return from_root(rc);
+}
+
+/* The banner and the log's run record, from the report. */
+static void begin_report(run *r)
+{
+    if (r->have_ck) ckpt_free(&r->ck);
+    r->have_ck = 0;
+    if (r->o.trace) tt_sync_trace_start(&r->sync);
+    tt_report *rep = &r->rep;
+    const tt_options *o = &r->o;
+    rep->p = r->p;
+    rep->cv = o->tc.folds > 0;
+    rep->quiet = o->quiet;
+    rep->check_sync = o->check_sync;
+    rep->tc = &o->tc;
+    rep->sync = &r->sync.info;
+    rep->algo_auto = r->sync.algo_auto;
+    rep->nparams = r->model.nparams;
+    rep->ntr = r->ntr;
+    rep->nva = r->nva;
+    rep->nhold = r->hold.n;
+    rep->nnz_per_row = r->ntr ? (double)r->Xtr.ptr[r->ntr] / (double)r->ntr : 0.0;
+    rep->path_data = r->path_data;
+    rep->path_hold = r->path_hold;
+    rep->resume = o->resume;
+    rep->start_epoch = r->start_epoch;
+    rep->save_note = r->note;
+    rep->other_option = r->other_file ? r->other_option : NULL;
+    rep->repaired = r->repaired;
+    rep->cdir = o->no_save ? NULL : &r->cdir;
+    if (r->root && !o->quiet) report_banner(stdout, rep);
+    if (r->logf) log_run(r->logf, rep);
+    r->last_epoch = o->tc.epochs;
+    if (o->stop_after && r->start_epoch + o->stop_after < r->last_epoch) r->last_epoch = r->start_epoch + o->stop_after;
+    r->last_saved = r->start_epoch;
     /* Test hook (tests/trainer/cli.sh): TAGTRAIN_TEST_NAN=E makes every
      * rank's parameters NaN before epoch E, as a diverging run would;
      * TAGTRAIN_TEST_NAN=E:inf makes epoch E's train loss +inf instead (the
@@ -1271,363 +575,327 @@ int tagtrain_main(int argc, char **argv)
      * makes a parameter NaN after epoch E's last step, as a last update that
      * overflowed would: the train loss, measured before it, stays finite. */
     const char *nan_hook = getenv("TAGTRAIN_TEST_NAN");
-    const int nan_epoch = nan_hook ? atoi(nan_hook) : 0;
-    const int inf_hook = nan_hook && strstr(nan_hook, ":inf") != NULL;
-    const int end_hook = nan_hook && strstr(nan_hook, ":end") != NULL;
-    for (int epoch = start_epoch; epoch < last_epoch && !status; epoch++) {
-        if (epoch + 1 == nan_epoch && !inf_hook && !end_hook) {
-            model.params[model.nparams - 1] = NAN;
-            if (ds && devstep_upload(ds, model.params, opt.m, opt.v, err, sizeof err)) fail_abort("device", err);
-        }
-        size_t *order = NULL;
-        size_t n_order = dp_epoch_order(ntr, p, tc->seed, epoch, &order);
-        if (!order) fail_abort("epoch order", "out of memory");
-        rng_t drop = rng_stream(tc->seed, RNG_DROPOUT, (uint64_t)rank, (uint64_t)epoch);
-        double loss_cnt[2] = {0, 0};
-        char phase[64];
-        snprintf(phase, sizeof phase, "train (epoch %d)", epoch + 1);
-        enter_phase(phase);
-        ck_watch_barrier(MPI_COMM_WORLD, "the start of the epoch");   /* epoch timings start together */
-        double te0 = ck_now(), comm0 = t_comm, comp0 = t_compute;
-        int64_t step_in_epoch = 0;
-        for (size_t pos = 0; pos < n_order; pos += per_step, step_in_epoch++) {
-            /* One optimizer step over the global samples order[pos .. pos+len). */
-            const size_t len = n_order - pos < per_step ? n_order - pos : per_step;
-            const float lr = opt_lr_at(&opt.cfg, opt.t);
-            const double t0 = ck_now();
+    r->nan_epoch = nan_hook ? atoi(nan_hook) : 0;
+    r->inf_hook = nan_hook && strstr(nan_hook, ":inf") != NULL;
+    r->end_hook = nan_hook && strstr(nan_hook, ":end") != NULL;
+}
 
-            /* 1. forward + backward, micro-batch by micro-batch: this rank's
-             *    share (dp_shard) of each, gradients SUMMED into model.grads. */
-            if (ds) {   /* --device cuda: the same on the GPU */
-                if (devstep_forward_backward(ds, &dp, order, pos, len, tc->batch, Xtr.y, rows, labels, &drop, loss_cnt,
-                                             err, sizeof err))
-                    fail_abort("training step", err);
-            } else for (size_t mb = 0; mb < len; mb += (size_t)tc->batch) {
-                const size_t mlen = len - mb < (size_t)tc->batch ? len - mb : (size_t)tc->batch;
-                const int last_micro = mb + mlen == len;
-                const int b = dp_shard(&dp, order, pos + mb, mlen, rows);
-                for (int r = 0; r < b; r++) labels[r] = Xtr.y[rows[r]];
-                loss_cnt[0] += mlp_forward(&model, &xtr, rows, labels, b, 1, &drop);
-                loss_cnt[1] += b;
-                /* The bucket hook launches all-reduces (--zero 2: runs reduce-scatters) of finished
-                 * gradient slices during the last backward. */
-                dp_backward(&dp, labels, b, last_micro);
-                sim_charge(6.0 * (double)b * (double)model.nparams);
-            }
-            const double t1 = ck_now();
+/* ------------------------------------------------------------ training */
 
-            double t2, t3;
-            if (zero.stage) {
-                /* 2+3. --zero: reduce-scatter (--zero 2: its buckets already, in backward), this
-                 *      rank's shard stepped, all-gather. */
-                double cs = 0;
-                if ((rc = zero_step(&zero, &opt, model.params, model.grads, 1.0f / (float)len, &cs, err, sizeof err)))
-                    fail_abort("training step", err);
-                sim_charge(10.0 * (double)zero.len);
-                t3 = ck_now();
-                t2 = t1 + cs;   /* the collectives' time (the hook's included) as comm, the rest as compute */
-                dp.last_bytes = p > 1 ? dense_bytes : 0;   /* the buffer each half covers */
-            } else if (ds) {
-                /* 2+3. --device cuda: the device gradient buffer all-reduced, the
-                 * optimizer on the GPU (queued: its time shows in the next step's compute). */
-                if (devstep_allreduce(ds, &dp.last_bytes, err, sizeof err)) fail_abort("training step", err);
-                t2 = ck_now();
-                if (devstep_update(ds, &opt, 1.0f / (float)len, err, sizeof err)) fail_abort("training step", err);
-                t3 = ck_now();
-            } else {
-                /* 2. all-reduce: every rank's buffer becomes the SUM over all ranks. */
-                rc = dp_allreduce_grads(&dp, &xtr, order + pos, len, err, sizeof err);
-                if (rc) fail_abort("training step", err);
-                t2 = ck_now();
-
-                /* 3. optimizer: the mean gradient is the sum / samples in the step. */
-                optimizer_step(&opt, model.params, model.grads, 1.0f / (float)len);
-                sim_charge(10.0 * (double)model.nparams);
-                t3 = ck_now();
-            }
-
-            t_compute += (t1 - t0) + (t3 - t2);
-            t_comm += t2 - t1;
-            bytes_total += (double)dp.last_bytes;
-            steps_done++;
-            if (logf) {
-                json j;
-                log_record(&j, logf, "step");
-                json_int(&j, "epoch", epoch + 1);
-                json_int(&j, "step", step_in_epoch);
-                json_int(&j, "global_step", opt.t);
-                json_int(&j, "samples", (long long)len);
-                json_num(&j, "lr", lr);
-                json_num(&j, "compute_s", (t1 - t0) + (t3 - t2));
-                json_num(&j, "comm_s", t2 - t1);
-                json_int(&j, "allreduce_bytes", (long long)dp.last_bytes);
-                if (zero.stage) json_int(&j, "sent_bytes", (long long)zero.last_bytes);
-                json_end(&j);
-            }
-        }
-        free(order);
-        double te = ck_now() - te0;
-        ck_watch_allreduce(MPI_IN_PLACE, &te, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, "the epoch's time");
-        /* --device cuda: the host model and optimizer take the device's state
-         * (evaluation, --check-sync and checkpoints read them). */
-        if (ds && devstep_download(ds, model.params, opt.m, opt.v, err, sizeof err)) fail_abort("device", err);
-        if (epoch + 1 == nan_epoch && end_hook) model.params[model.nparams - 1] = NAN;
-        double tm[2] = {t_comm - comm0, t_compute - comp0};
-        if (dp_sum_doubles(&dp, loss_cnt, 2) || dp_sum_doubles(&dp, tm, 2)) fail_abort("epoch sums", "MPI failed");
-        train_time += te;
-        samples_done += (double)n_order;
-        if (epoch > start_epoch) { steady_time += te; steady_samples += (double)n_order; }
-        ckpt_test_point("epoch");
-
-        if (o.inject_desync == epoch + 1 && rank == 1) model.params[0] += 1e-3f;
-        if (o.check_sync) {
-            /* Sharded optimizer state differs from rank to rank by design. */
-            rc = dp_check_sync(&dp, model.params, zero.stage ? NULL : opt.m, zero.stage ? NULL : opt.v, model.nparams,
-                               err, sizeof err);
-            if (rc) {
-                if (root) fprintf(stderr, "tagtrain: --check-sync after epoch %d: %s\n", epoch + 1, err);
-                MPI_Abort(MPI_COMM_WORLD, 3);
-            }
-        }
-        /* --zero 1: the whole optimizer state on rank 0 for the save below
-         * (collective, so decided here on every rank alike). */
-        const int saving = !o.no_save && ((epoch + 1) % o.save_every == 0 || epoch + 1 == last_epoch);
-        if (zero.stage && saving && zero_gather_state(&zero, &opt, full_m, full_v))
-            fail_abort("checkpoint", "gathering the optimizer state failed");
-        /* Rank 0 validates, decides, saves; every rank follows its verdict. */
-        snprintf(phase, sizeof phase, "eval (epoch %d)", epoch + 1);
-        enter_phase(phase);
-        if (root) {
-            const double train_loss = epoch + 1 == nan_epoch && inf_hook ? INFINITY
-                                      : loss_cnt[1] > 0 ? loss_cnt[0] / loss_cnt[1] : 0.0;
-            eval_model(&model, &xva, Xva.y, nva, rows, &val);
-            const int improved = nva ? val.loss < best_val : 1;   /* no val rows: the last epoch is the best */
-            /* The losses are measured before the epoch's last update (train)
-             * or only with validation rows (val): the parameters themselves
-             * are checked too, or a last step that overflowed would become the
-             * best model and the saved state. */
-            size_t bad_param = 0;
-            while (bad_param < model.nparams && isfinite(model.params[bad_param])) bad_param++;
-            if (!isfinite(train_loss) || (nva && !isfinite(val.loss)) || bad_param < model.nparams) {
-                char saved[4400] = "", what[96];
-                if (!o.no_save && last_saved)
-                    snprintf(saved, sizeof saved, " (%s is from epoch %d)", cdir.last, last_saved);
-                if (!isfinite(train_loss)) snprintf(what, sizeof what, "the train loss is %g", train_loss);
-                else if (nva && !isfinite(val.loss)) snprintf(what, sizeof what, "the val loss is %g", val.loss);
-                else snprintf(what, sizeof what, "parameter %zu is %g", bad_param, model.params[bad_param]);
-                fprintf(stderr, "tagtrain: epoch %d: %s: training diverged (try a lower --lr); "
-                        "stopping, and nothing of this epoch is saved%s\n", epoch + 1, what, saved);
-                status = 4;
-            }
-            if (!status && improved) {
-                best_val = nva ? val.loss : INFINITY;
-                best_epoch = epoch + 1;
-                best_f1 = val.w_f1;
-                memcpy(best, model.params, model.nparams * sizeof(float));
-                best_dirty = 1;
-            }
-            double comm_frac = tm[0] + tm[1] > 0 ? tm[0] / (tm[0] + tm[1]) : 0.0;
-            if (!o.quiet && !status) {
-                printf("epoch %3d/%d  train loss %.4f", epoch + 1, tc->epochs, train_loss);
-                if (nva) printf("  val loss %.4f  val acc %.4f  val F1 %.4f", val.loss, val.accuracy, val.w_f1);
-                printf("  %.0f samples/s  comm %.1f%%%s%s\n", (double)n_order / te, 100.0 * comm_frac,
-                       improved && nva ? "  *best" : "", o.check_sync ? "  [sync ok]" : "");
-                fflush(stdout);
-            }
-            if (logf && !status) {
-                json j;
-                log_record(&j, logf, "epoch");
-                json_int(&j, "epoch", epoch + 1);
-                json_num(&j, "train_loss", train_loss);
-                json_num(&j, "val_loss", nva ? val.loss : NAN);
-                json_num(&j, "val_accuracy", nva ? val.accuracy : NAN);
-                json_num(&j, "val_f1", nva ? val.w_f1 : NAN);
-                json_num(&j, "time_s", te);
-                json_int(&j, "samples", (long long)n_order);
-                json_num(&j, "samples_per_s", (double)n_order / te);
-                json_num(&j, "compute_s", tm[1] / p);
-                json_num(&j, "comm_s", tm[0] / p);
-                json_num(&j, "comm_fraction", comm_frac);
-                json_end(&j);
-                if (!output_ok(logf, "--log", o.log, err, sizeof err)) {
-                    fprintf(stderr, "tagtrain: %s\n", err);
-                    status = 1;
-                }
-            }
-            if (!status && saving) {
-                snprintf(phase, sizeof phase, "save (epoch %d)", epoch + 1);
-                enter_phase(phase);
-                checkpoint st = {.kind = CKPT_STATE, .cfg = *tc, .epochs_done = epoch + 1, .opt_steps = opt.t,
-                                 .best_val_loss = best_val, .best_epoch = best_epoch, .nparams = model.nparams,
-                                 .params = model.params, .m = zero.stage ? full_m : opt.m,
-                                 .v = zero.stage ? full_v : opt.v, .best = best, .idf = feat.idf};
-                const int remade = cdir.remade;
-                if (ckpt_dir_save(&cdir, &st, best_dirty, err, sizeof err)) {
-                    fprintf(stderr, "tagtrain: checkpoint: %s\n", err);
-                    status = 1;
-                }
-                if (cdir.remade > remade)
-                    fprintf(stderr, "tagtrain: warning: %s was removed during the run: made again for epoch %d's "
-                            "checkpoints\n", cdir.dir, epoch + 1);
-                last_saved = epoch + 1;
-                best_dirty = 0;
-            }
-        }
-        status = from_root(status);
+/* One optimizer step: forward and backward, the gradients synchronised and
+ * the optimizer step (the mode's), timed and logged. */
+static void train_step(run *r, const tt_step *st, int epoch, int64_t k, double loss_cnt[2])
+{
+    tt_sync *s = &r->sync;
+    tt_report *rep = &r->rep;
+    char err[1024];
+    const float lr = opt_lr_at(&r->opt.cfg, r->opt.t);
+    const double t0 = ck_now();
+    if (s->ops->backward(s, st, loss_cnt, err, sizeof err)) fail_abort("training step", err);
+    const double t1 = ck_now();
+    double comm = 0;
+    if (s->ops->step(s, st, &comm, err, sizeof err)) fail_abort("training step", err);
+    const double compute = (t1 - t0) + (ck_now() - t1 - comm);
+    rep->t_compute += compute;
+    rep->t_comm += comm;
+    rep->bytes_total += (double)s->step_bytes;
+    rep->steps_done++;
+    if (r->logf) {
+        const tt_step_rec rec = {.epoch = epoch + 1, .step = k, .global_step = r->opt.t, .samples = st->len,
+                                 .lr = lr, .compute_s = compute, .comm_s = comm, .allreduce_bytes = s->step_bytes,
+                                 .sent_bytes = s->sent_bytes};
+        log_step(r->logf, &rec);
     }
+}
 
-    /* ---- summary, and the best model on the holdout (or the fold) */
-    enter_phase("holdout and report");
-    double comm_all[2] = {t_comm, t_compute};
-    dp_sum_doubles(&dp, comm_all, 2);
-    /* Peak resident memory, the largest rank's: what --zero 1 saves shows
-     * here; and resident memory now, after the last step: what a rank holds
-     * between steps, in all and of the gradients (--zero 2: the shard, not
-     * the pages backward wrote during the step). */
+/* One epoch of steps over this epoch's order; the losses and times summed
+ * over the ranks into loss_cnt and *e. */
+static void train_epoch(run *r, int epoch, double loss_cnt[2], tt_epoch_rec *e)
+{
+    const train_config *tc = &r->o.tc;
+    tt_sync *s = &r->sync;
+    tt_report *rep = &r->rep;
+    char err[1024];
+    if (epoch + 1 == r->nan_epoch && !r->inf_hook && !r->end_hook) {
+        r->model.params[r->model.nparams - 1] = NAN;
+        if (s->ops->to_device && s->ops->to_device(s, err, sizeof err)) fail_abort("device", err);
+    }
+    size_t *order = NULL;
+    const size_t n_order = dp_epoch_order(r->ntr, r->p, tc->seed, epoch, &order);
+    if (!order) fail_abort("epoch order", "out of memory");
+    rng_t drop = rng_stream(tc->seed, RNG_DROPOUT, (uint64_t)r->rank, (uint64_t)epoch);
+    char phase[64];
+    snprintf(phase, sizeof phase, "train (epoch %d)", epoch + 1);
+    enter_phase(phase);
+    ck_watch_barrier(MPI_COMM_WORLD, "the start of the epoch");   /* epoch timings start together */
+    const double te0 = ck_now(), comm0 = rep->t_comm, comp0 = rep->t_compute;
+    tt_step st = {.order = order, .batch = tc->batch, .y = r->Xtr.y, .x = &r->xtr, .rows = r->rows,
+                  .labels = r->labels, .drop = &drop};
+    int64_t k = 0;
+    for (st.pos = 0; st.pos < n_order; st.pos += r->per_step, k++) {
+        st.len = n_order - st.pos < r->per_step ? n_order - st.pos : r->per_step;
+        train_step(r, &st, epoch, k, loss_cnt);
+    }
+    free(order);
+    double te = ck_now() - te0;
+    ck_watch_allreduce(MPI_IN_PLACE, &te, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, "the epoch's time");
+    /* The host model and optimizer take the mode's state (evaluation, --check-sync and checkpoints read them). */
+    if (s->ops->to_host && s->ops->to_host(s, err, sizeof err)) fail_abort("device", err);
+    if (epoch + 1 == r->nan_epoch && r->end_hook) r->model.params[r->model.nparams - 1] = NAN;
+    double tm[2] = {rep->t_comm - comm0, rep->t_compute - comp0};
+    if (tt_sync_sum(s, loss_cnt, 2) || tt_sync_sum(s, tm, 2)) fail_abort("epoch sums", "MPI failed");
+    rep->train_time += te;
+    rep->samples_done += (double)n_order;
+    if (epoch > r->start_epoch) {
+        rep->steady_time += te;
+        rep->steady_samples += (double)n_order;
+    }
+    ck_fault_point("ckpt/epoch", r->rank);
+    const double train_loss = epoch + 1 == r->nan_epoch && r->inf_hook ? INFINITY
+                              : loss_cnt[1] > 0 ? loss_cnt[0] / loss_cnt[1] : 0.0;
+    *e = (tt_epoch_rec){.epoch = epoch + 1, .train_loss = train_loss, .time_s = te, .samples = n_order,
+                        .comm_s = tm[0], .compute_s = tm[1]};
+}
+
+/* Rank 0: the epoch validated; a diverged run stopped (status 4: the losses
+ * are measured before the epoch's last update (train) or only with
+ * validation rows (val), so the parameters are checked too, or a last step
+ * that overflowed would become the best model and the saved state); the
+ * best kept; the epoch line and record. */
+static int judge_epoch(run *r, tt_epoch_rec *e)
+{
+    tt_report *rep = &r->rep;
+    const mlp *m = &r->model;
+    eval_model(&r->model, &r->xva, r->Xva.y, r->nva, r->rows, &rep->val);
+    size_t bad = 0;
+    while (bad < m->nparams && isfinite(m->params[bad])) bad++;
+    if (!isfinite(e->train_loss) || (r->nva && !isfinite(rep->val.loss)) || bad < m->nparams) {
+        char saved[4400] = "", what[96];
+        if (!r->o.no_save && r->last_saved)
+            snprintf(saved, sizeof saved, " (%s is from epoch %d)", r->cdir.last, r->last_saved);
+        if (!isfinite(e->train_loss)) snprintf(what, sizeof what, "the train loss is %g", e->train_loss);
+        else if (r->nva && !isfinite(rep->val.loss)) snprintf(what, sizeof what, "the val loss is %g", rep->val.loss);
+        else snprintf(what, sizeof what, "parameter %zu is %g", bad, m->params[bad]);
+        fprintf(stderr, "tagtrain: epoch %d: %s: training diverged (try a lower --lr); stopping, and nothing of this "
+                "epoch is saved%s\n", e->epoch, what, saved);
+        return 4;
+    }
+    e->improved = r->nva ? rep->val.loss < rep->best_val : 1;   /* no val rows: the last epoch is the best */
+    if (e->improved) {
+        rep->best_val = r->nva ? rep->val.loss : INFINITY;
+        rep->best_epoch = e->epoch;
+        rep->best_f1 = rep->val.w_f1;
+        memcpy(r->best, m->params, m->nparams * sizeof(float));
+        r->best_dirty = 1;
+    }
+    if (!r->o.quiet) report_epoch(stdout, rep, e);
+    if (!r->logf) return 0;
+    log_epoch(r->logf, rep, e);
+    char err[4200];
+    if (tt_output_ok(r->logf, "--log", r->o.log, err, sizeof err)) return 0;
+    fprintf(stderr, "tagtrain: %s\n", err);
+    return 1;
+}
+
+/* Rank 0: best.ckpt (when the best changed) and last.ckpt, with the whole
+ * optimizer state m, v. */
+static int save_epoch(run *r, int epoch, const float *m, const float *v)
+{
+    char phase[64], err[4200];
+    snprintf(phase, sizeof phase, "save (epoch %d)", epoch + 1);
+    enter_phase(phase);
+    const checkpoint st = {.kind = CKPT_STATE, .cfg = r->o.tc, .epochs_done = epoch + 1, .opt_steps = r->opt.t,
+                           .best_val_loss = r->rep.best_val, .best_epoch = r->rep.best_epoch,
+                           .nparams = r->model.nparams, .params = r->model.params, .m = (float *)m, .v = (float *)v,
+                           .best = r->best, .idf = r->feat.idf};
+    const int remade = r->cdir.remade, rc = ckpt_dir_save(&r->cdir, &st, r->best_dirty, err, sizeof err);
+    if (rc) fprintf(stderr, "tagtrain: checkpoint: %s\n", err);
+    if (r->cdir.remade > remade)
+        fprintf(stderr, "tagtrain: warning: %s was removed during the run: made again for epoch %d's checkpoints\n",
+                r->cdir.dir, epoch + 1);
+    r->last_saved = epoch + 1;
+    r->best_dirty = 0;
+    return rc ? 1 : 0;
+}
+
+/* After an epoch's training: --check-sync, then rank 0 validates, decides,
+ * saves; every rank follows its verdict. */
+static int end_epoch(run *r, int epoch, tt_epoch_rec *e)
+{
+    const tt_options *o = &r->o;
+    tt_sync *s = &r->sync;
+    char err[1024];
+    if (o->inject_desync == epoch + 1 && r->rank == 1) r->model.params[0] += 1e-3f;
+    if (o->check_sync && tt_sync_check(s, err, sizeof err)) {
+        if (r->root) fprintf(stderr, "tagtrain: --check-sync after epoch %d: %s\n", epoch + 1, err);
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+    /* The whole optimizer state on rank 0 for the save (collective under
+     * ZeRO, so decided here on every rank alike). */
+    const int saving = !o->no_save && ((epoch + 1) % o->save_every == 0 || epoch + 1 == r->last_epoch);
+    const float *m = NULL, *v = NULL;
+    if (saving && s->ops->gather_state(s, &m, &v)) fail_abort("checkpoint", "gathering the optimizer state failed");
+    char phase[64];
+    snprintf(phase, sizeof phase, "eval (epoch %d)", epoch + 1);
+    enter_phase(phase);
+    int status = 0;
+    if (r->root) {
+        status = judge_epoch(r, e);
+        if (!status && saving) status = save_epoch(r, epoch, m, v);
+    }
+    return from_root(status);
+}
+
+/* ------------------------------------------------------------ the report */
+
+/* Peak resident memory, the largest rank's: what --zero 1 saves shows here;
+ * and resident memory now, after the last step: what a rank holds between
+ * steps, in all and of the gradients (--zero 2: the shard, not the pages
+ * backward wrote during the step). */
+static void measure_memory(run *r)
+{
     struct rusage ru;
-    double rss[3] = {getrusage(RUSAGE_SELF, &ru) ? 0.0 : (double)ru.ru_maxrss * 1024.0, 0.0,
-                     (double)zero_grad_resident_bytes(&zero)};
+    double *rss = r->rep.rss;
+    rss[0] = getrusage(RUSAGE_SELF, &ru) ? 0.0 : (double)ru.ru_maxrss * 1024.0;
+    rss[1] = 0.0;
+    rss[2] = (double)tt_sync_grad_resident(&r->sync);
     FILE *statm = fopen("/proc/self/statm", "r");
     long pages_total, pages_resident;
     if (statm && fscanf(statm, "%ld %ld", &pages_total, &pages_resident) == 2)
         rss[1] = (double)pages_resident * (double)sysconf(_SC_PAGESIZE);
     if (statm) fclose(statm);
-    MPI_Allreduce(MPI_IN_PLACE, rss, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    const double peak_rss = rss[0];
-    if (root && !status) {
-        double comm_frac = comm_all[0] + comm_all[1] > 0 ? comm_all[0] / (comm_all[0] + comm_all[1]) : 0.0;
-        const double sps = train_time > 0 ? samples_done / train_time : 0.0;
-        const double steady_sps = steady_time > 0 ? steady_samples / steady_time : sps;   /* one epoch: all */
-        const int trained = last_epoch - start_epoch;
-        metrics ho = {0};
-        memcpy(model.params, best, model.nparams * sizeof(float));
-        if (cv) {
-            printf("cross-validation fold %d/%d: best epoch %d (val loss %.4f): val weighted F1 %.4f; last epoch "
-                   "val F1 %.4f\n", tc->fold + 1, tc->folds, best_epoch, best_val, best_f1, val.w_f1);
-        } else {
-            eval_model(&model, &xho, Xho.y, Xho.n, rows, &ho);
-            if (!o.quiet) {
-                if (nva) printf("\nholdout (%zu rows, best model: epoch %d, val loss %.4f):\n", hold.n, best_epoch, best_val);
-                else printf("\nholdout (%zu rows, the model of the last epoch, %d: no validation rows):\n", hold.n,
-                            best_epoch);
-                metrics_print(stdout, &ho, mwml_tags);
-            }
+    ck_watch_allreduce(MPI_IN_PLACE, rss, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, "the resident memory");
+}
+
+/* Rank 0: the best model on the holdout (or the fold's scores), the summary,
+ * its record, --metrics. The report on stdout is a result too: a full disk
+ * or a closed pipe is an error. */
+static int report_root(run *r)
+{
+    const tt_options *o = &r->o;
+    tt_report *rep = &r->rep;
+    char err[4200];
+    int status = 0;
+    rep->trained = r->last_epoch - r->start_epoch;
+    memcpy(r->model.params, r->best, r->model.nparams * sizeof(float));
+    if (!rep->cv) eval_model(&r->model, &r->xho, r->Xho.y, r->Xho.n, r->rows, &rep->ho);
+    report_summary(stdout, rep);
+    if (r->logf) log_summary(r->logf, rep);
+    if (o->metrics) {
+        FILE *f = tt_output_open("--metrics", o->metrics, err, sizeof err);
+        if (f) {
+            write_metrics(f, rep);
+            const int wrote = tt_output_ok(f, "--metrics", o->metrics, err, sizeof err);
+            if (fclose(f) && wrote) snprintf(err, sizeof err, "--metrics %s: write failed: %s", o->metrics,
+                                             strerror(errno));
+            else if (wrote) err[0] = '\0';
         }
-        printf("trained %d epoch%s in %.2f s (%.2f s total): %.0f samples/s", trained, trained == 1 ? "" : "s",
-               train_time, ck_now() - t_start, sps);
-        if (trained > 1) printf(" (%.0f after the first epoch)", steady_sps);
-        printf(", comm fraction %.3f", comm_frac);
-        if (!cv) printf(", holdout weighted F1 %.4f", ho.w_f1);
-        printf("\npeak resident memory per rank: %.1f MB (the largest rank's); after training %.1f MB, of it "
-               "gradients %.2f MB\n", peak_rss / 1e6, rss[1] / 1e6, rss[2] / 1e6);
-        if (!o.no_save && trained > 0)
-            printf("checkpoints: %s (%s), %s\n", cdir.best, nva ? "best by val loss" : "the last epoch", cdir.last);
-        if (logf) {
-            json j;
-            log_record(&j, logf, "summary");
-            json_int(&j, "ranks", p);
-            json_str(&j, "algo", algo->name);
-            json_str(&j, "transport", ck_comm_transport_name(gcomm));
-            json_str(&j, "allreduce", ar_mode);
-            json_int(&j, "epochs", trained);
-            json_num(&j, "train_time_s", train_time);
-            json_num(&j, "samples_per_s", sps);
-            json_num(&j, "comm_fraction", comm_frac);
-            json_int(&j, "steps", steps_done);
-            json_num(&j, "compute_per_step_s", steps_done ? comm_all[1] / p / (double)steps_done : 0.0);
-            json_num(&j, "comm_per_step_s", steps_done ? comm_all[0] / p / (double)steps_done : 0.0);
-            json_num(&j, "allreduce_bytes_per_step", steps_done ? bytes_total / (double)steps_done : 0.0);
-            json_num(&j, "steady_samples_per_s", steady_sps);
-            json_num(&j, "peak_rss_bytes", peak_rss);
-            json_num(&j, "rss_after_training_bytes", rss[1]);
-            json_num(&j, "grad_resident_bytes", rss[2]);
-            json_int(&j, "best_epoch", best_epoch);
-            json_num(&j, "best_val_loss", best_val);
-            json_num(&j, "best_val_f1", nva ? best_f1 : NAN);
-            json_num(&j, "last_val_f1", nva ? val.w_f1 : NAN);
-            if (!cv) {
-                json_num(&j, "holdout_f1", ho.w_f1);
-                json_num(&j, "holdout_accuracy", ho.accuracy);
-            }
-            json_end(&j);
-        }
-        if (metf && output_begin(metf)) {
-            fprintf(stderr, "tagtrain: --metrics %s: cannot empty it: %s\n", o.metrics, strerror(errno));
-            status = 1;
-        } else if (metf) {
-            json j;
-            json_open(&j, metf);
-            json_str(&j, "program", "tagtrain");
-            json_str(&j, "set", "holdout");
-            json_int(&j, "best_epoch", best_epoch);
-            metrics_json(&j, &ho, mwml_tags);
-            json_end(&j);
-            if (!output_ok(metf, "--metrics", o.metrics, err, sizeof err)) {
-                fprintf(stderr, "tagtrain: %s\n", err);
-                status = 1;
-            }
-        }
-        /* The report on stdout is a result too: a full disk or a closed pipe is an error. */
-        if (!output_ok(stdout, "stdout", "(the report)", err, sizeof err) && !status) {
+        if (!f || err[0]) {
             fprintf(stderr, "tagtrain: %s\n", err);
             status = 1;
         }
     }
-    if (metf && fclose(metf) && !status) {
-        fprintf(stderr, "tagtrain: --metrics %s: write failed: %s\n", o.metrics, strerror(errno));
+    if (!tt_output_ok(stdout, "stdout", "(the report)", err, sizeof err) && !status) {
+        fprintf(stderr, "tagtrain: %s\n", err);
         status = 1;
     }
-    if (logf) {
-        if (!output_ok(logf, "--log", o.log, err, sizeof err) && !status) {
+    return status;
+}
+
+/* --trace: every rank's timeline, gathered on rank 0 (collective). */
+static int write_trace(run *r, int status)
+{
+    const char *path = r->o.trace;
+    char err[4200] = "";
+    FILE *f = r->root ? tt_output_open("--trace", path, err, sizeof err) : NULL;
+    if (!from_root(!r->root || f)) {
+        if (r->root) fprintf(stderr, "tagtrain: %s\n", err);
+        return status ? status : 1;
+    }
+    int rc = tt_sync_trace_write(&r->sync, f, err, sizeof err);
+    if (rc && r->root && !status) fprintf(stderr, "tagtrain: --trace %s: %s\n", path, err);
+    if (f && (fclose(f) || rc) && !status) {
+        if (!rc) fprintf(stderr, "tagtrain: --trace %s: write failed\n", path);
+        return 1;
+    }
+    return status;
+}
+
+/* The end of a run: the summary and its outputs, whatever the status. */
+static int report(run *r, int status)
+{
+    enter_phase("holdout and report");
+    tt_report *rep = &r->rep;
+    rep->comm_all[0] = rep->t_comm;
+    rep->comm_all[1] = rep->t_compute;
+    tt_sync_sum(&r->sync, rep->comm_all, 2);
+    measure_memory(r);
+    if (r->root && !status) status = report_root(r);
+    if (r->logf) {
+        char err[4200];
+        if (!tt_output_ok(r->logf, "--log", r->o.log, err, sizeof err) && !status) {
             fprintf(stderr, "tagtrain: %s\n", err);
             status = 1;
         }
-        if (fclose(logf) && !status) {
-            fprintf(stderr, "tagtrain: --log %s: write failed: %s\n", o.log, strerror(errno));
+        if (fclose(r->logf) && !status) {
+            fprintf(stderr, "tagtrain: --log %s: write failed: %s\n", r->o.log, strerror(errno));
             status = 1;
         }
+        r->logf = NULL;
     }
-    if (o.trace) {   /* every rank's timeline, gathered on rank 0 */
-        char title[200], how[80];
-        if (dp.nbuckets) snprintf(how, sizeof how, "%d buckets of %g MiB overlapping backward", dp.nbuckets, o.bucket_mb);
-        else snprintf(how, sizeof how, "one all-reduce%s after backward", o.sparse_grads ? " of the touched rows" : "");
-        if (zero.stage)
-            snprintf(title, sizeof title, "tagtrain --zero 1 --rs-algo %s --ag-algo %s, p = %d", zero.rs->name, zero.ag->name, p);
-        else snprintf(title, sizeof title, "tagtrain --algo %s, p = %d, %s", algo->name, p, how);
-        if (tracef && output_begin(tracef)) {
-            fprintf(stderr, "tagtrain: --trace %s: cannot empty it: %s\n", o.trace, strerror(errno));
-            if (!status) status = 1;
-        }
-        if (dp_trace_write(&dp, tracef, title, err, sizeof err) && root && !status) {
-            fprintf(stderr, "tagtrain: --trace %s: %s\n", o.trace, err);
-            status = 1;
-        }
-        if (tracef) {
-            const int wrote = output_ok(tracef, "--trace", o.trace, err, sizeof err);
-            if ((fclose(tracef) || !wrote) && !status) {
-                fprintf(stderr, "tagtrain: --trace %s: write failed\n", o.trace);
-                status = 1;
-            }
-        }
-    }
-    status = from_root(status);
+    if (r->o.trace) status = write_trace(r, status);
+    return from_root(status);
+}
 
-    free(best);
-    free(rows);
-    free(labels);
-    opt_free(&opt);
-    free(full_m);
-    free(full_v);
-    devstep_close(ds);
-    zero_free(&zero);
-    dp_free(&dp);
-    mlp_free(&model);
-    ck_comm_destroy(comm);
-    feat_csr_free(&Xtr); feat_csr_free(&Xva); feat_csr_free(&Xho);
-    feat_free(&feat);
-    free(tr_rows); free(va_rows);
-    mwml_free(&data); mwml_free(&hold);
-    if (root) ckpt_dir_close(&cdir);
-    ck_watch_finalize();
-    return status;
+/* Everything a run holds, released (the collective parts on every rank alike). */
+static void release(run *r)
+{
+    if (r->logf) fclose(r->logf);
+    if (r->have_ck) ckpt_free(&r->ck);
+    free(r->best);
+    free(r->rows);
+    free(r->labels);
+    if (r->have_sync) tt_sync_close(&r->sync);
+    if (r->have_model) mlp_free(&r->model);
+    feat_csr_free(&r->Xtr);
+    feat_csr_free(&r->Xva);
+    feat_csr_free(&r->Xho);
+    feat_free(&r->feat);
+    free(r->tr_rows);
+    free(r->va_rows);
+    mwml_free(&r->data);
+    mwml_free(&r->hold);
+    if (r->root) ckpt_dir_close(&r->cdir);
+}
+
+/* ------------------------------------------------------------ main */
+
+int tagtrain_main(int argc, char **argv)
+{
+    static run r;   /* large (paths, the report): not on the stack */
+    memset(&r, 0, sizeof r);
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &r.provided);
+
+    /* setup: the options, the data, the model and its synchronisation, the outputs */
+    int status = start(&r, argc, argv);
+    if (!status) status = resume(&r);
+    if (!status) status = load_data(&r);
+    if (!status) status = featurise(&r);
+    if (!status) status = setup_training(&r);
+    if (!status) status = open_outputs(&r);
+
+    /* per epoch: train, evaluate, save; then the report */
+    if (!status) {
+        begin_report(&r);
+        for (int epoch = r.start_epoch; epoch < r.last_epoch && !status; epoch++) {
+            double loss_cnt[2] = {0, 0};
+            tt_epoch_rec e;
+            train_epoch(&r, epoch, loss_cnt, &e);
+            status = end_epoch(&r, epoch, &e);
+        }
+        status = report(&r, status);
+    }
+
+    release(&r);
+    return finish(status < 0 ? 0 : status);   /* the one way out */
 }

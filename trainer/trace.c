@@ -4,11 +4,13 @@
  * own, so colldraw --gantt reads both). See trace.h.
  */
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include "collkit.h"
+#include "collkit_util.h"
 #include "trace.h"
 
 void tr_start(tr_trace *t)
@@ -38,19 +40,17 @@ void tr_free(tr_trace *t)
     memset(t, 0, sizeof *t);
 }
 
-/* A JSON string's contents: the title holds an algorithm's name, which a student chose. */
-static void json_text(FILE *f, const char *s)
-{
-    for (; *s; s++) fputc(*s == '"' || *s == '\\' || (unsigned char)*s < 0x20 ? '?' : *s, f);
-}
+/* Seconds to the file's integer nanoseconds. */
+static long long ns(double s) { return llround(s * 1e9); }
 
 /* Rank r's events, its clock moved onto rank 0's (off) and counted from zero (rank 0's start). */
-static void write_rank(FILE *f, int r, const tr_event *ev, size_t n, double off, double zero)
+static void write_rank(ck_chrome *c, int r, const tr_event *ev, size_t n, double off, double zero)
 {
-    fprintf(f, "%s{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":\"rank %d\"}}", r ? ",\n" : "", r, r);
-    fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"main thread\"}}", r, TR_MAIN);
-    fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"progress thread\"}}", r,
-            TR_PROGRESS);
+    char rank[32];
+    snprintf(rank, sizeof rank, "rank %d", r);
+    ck_chrome_meta_str(c, "process_name", r, -1, "name", rank);
+    ck_chrome_meta_str(c, "thread_name", r, TR_MAIN, "name", "main thread");
+    ck_chrome_meta_str(c, "thread_name", r, TR_PROGRESS, "name", "progress thread");
     for (size_t i = 0; i < n; i++) {
         const tr_event *e = &ev[i];
         const int instant = !strcmp(e->cat, "launch");
@@ -62,11 +62,38 @@ static void write_rank(FILE *f, int r, const tr_event *ev, size_t n, double off,
         else if (!strcmp(e->cat, "optimizer")) snprintf(name, sizeof name, "optimizer step on block r");
         else if (!strcmp(e->cat, "ag")) snprintf(name, sizeof name, "parameter all-gather");
         else snprintf(name, sizeof name, "%s %d", e->cat, e->index);
-        fprintf(f, ",\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f", name, e->cat,
-                instant ? "i\",\"s\":\"t" : "X", r, e->lane, (e->t0 - off - zero) * 1e6);
-        if (!instant) fprintf(f, ",\"dur\":%.3f", (e->t1 - e->t0) * 1e6);
-        fprintf(f, ",\"args\":{\"bytes\":%zu,\"step\":%d,\"call\":%d}}", e->bytes, e->index, e->step);
+        const long long ts = ns(e->t0 - off - zero);
+        ck_json *a = instant ? ck_chrome_instant(c, name, e->cat, r, e->lane, ts)
+                             : ck_chrome_complete(c, name, e->cat, r, e->lane, ts, ns(e->t1 - e->t0));
+        ck_json_uint(a, "bytes", e->bytes);
+        ck_json_int(a, "step", e->index);
+        ck_json_int(a, "call", e->step);
+        ck_chrome_event_end(c);
     }
+}
+
+/* The file's first line: what tagtrain ran, where and when it was measured,
+ * for whoever reads the picture. The title holds an algorithm's name, which
+ * a student chose: quotes become '?', as colldraw reads the line as it is. */
+static void write_header(ck_chrome *c, FILE *f, const char *title, int p, unsigned long long dropped)
+{
+    char host[256] = "", when[32] = "", text[256];
+    gethostname(host, sizeof host - 1);
+    const time_t now = time(NULL);
+    struct tm tm;
+    if (gmtime_r(&now, &tm)) strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &tm);
+    snprintf(text, sizeof text, "%s", title);
+    for (char *q = text; *q; q++)
+        if (*q == '"' || *q == '\\' || (unsigned char)*q < 0x20) *q = '?';
+    ck_chrome_open(c, f, "ms");
+    ck_json_str(&c->j, "program", "tagtrain");
+    ck_json_str(&c->j, "title", text);
+    ck_json_str(&c->j, "host", host);
+    ck_json_int(&c->j, "cores", sysconf(_SC_NPROCESSORS_ONLN));
+    ck_json_str(&c->j, "date", when);
+    ck_json_int(&c->j, "ranks", p);
+    ck_json_uint(&c->j, "dropped_events", dropped);
+    ck_chrome_events(c);
 }
 
 int tr_write(tr_trace *t, MPI_Comm comm, FILE *f, const char *title, char *err, size_t errlen)
@@ -102,21 +129,14 @@ int tr_write(tr_trace *t, MPI_Comm comm, FILE *f, const char *title, char *err, 
     if (ok)
         ck_watch_gatherv(t->ev, (int)mine[0], MPI_BYTE, buf, counts, displs, MPI_BYTE, 0, comm, "the trace events");
     if (rank == 0 && ok) {
-        /* where and when it was measured, for whoever reads the picture */
-        char host[256] = "", when[32] = "";
-        gethostname(host, sizeof host - 1);
-        const time_t now = time(NULL);
-        struct tm tm;
-        if (gmtime_r(&now, &tm)) strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &tm);
-        fprintf(f, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"program\":\"tagtrain\",\"title\":\"");
-        json_text(f, title);
-        fprintf(f, "\",\"host\":\"");
-        json_text(f, host);
-        fprintf(f, "\",\"cores\":%ld,\"date\":\"%s\",\"ranks\":%d,\"dropped_events\":%llu},\n\"traceEvents\":[\n",
-                sysconf(_SC_NPROCESSORS_ONLN), when, p, dropped);
+        ck_chrome c;
+        write_header(&c, f, title, p, dropped);
         for (int r = 0; r < p; r++)
-            write_rank(f, r, (const tr_event *)(buf + displs[r]), (size_t)counts[r] / sizeof(tr_event), off[r], t->zero);
-        fprintf(f, "\n]}\n");
+            write_rank(&c, r, (const tr_event *)(buf + displs[r]), (size_t)counts[r] / sizeof(tr_event), off[r], t->zero);
+        if (ck_chrome_close(&c)) {
+            snprintf(err, errlen, "write failed");
+            ok = 0;
+        }
         if (dropped) fprintf(stderr, "tagtrain: --trace: %llu events past %d per rank were not recorded\n", dropped, TR_MAX_EVENTS);
     }
     free(all);

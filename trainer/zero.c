@@ -54,7 +54,7 @@ int zero_init(zero_ctx *z, dp_ctx *dp, int stage, const char *rs_name, const cha
          * leaving the others to wait for it. */
         z->gshard = calloc(z->len ? z->len : 1, sizeof *z->gshard);
         int bad = !z->gshard, anybad = 0;
-        MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, ck_comm_mpi(z->comm));
+        ck_watch_allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, ck_comm_mpi(z->comm), "the gradient shards' memory");
         if (anybad) {
             snprintf(err, errlen, "out of memory for the gradient shard on a rank (%zu parameters here)", z->len);
             zero_free(z);
@@ -219,7 +219,7 @@ int zero_gather_state(const zero_ctx *z, const optimizer *o, float *full_m, floa
     float *tmp = z->rank == 0 ? malloc((z->n ? z->n : 1) * sizeof *tmp) : NULL;
     int bad = !counts || (z->rank == 0 && !tmp) || z->n > (size_t)0x7fffffff, anybad = 0;
     MPI_Comm mc = ck_comm_mpi(z->comm);
-    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, mc);
+    ck_watch_allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, mc, "the optimizer state's gathering buffers");
     if (anybad) {
         free(counts);
         free(tmp);
@@ -233,12 +233,12 @@ int zero_gather_state(const zero_ctx *z, const optimizer *o, float *full_m, floa
     }
     /* Every rank's shard lands whole in tmp (rank order), then goes to its
      * segments of the full layout. */
-    int rc = 0;
-    for (int k = 0; k < 2 && !rc; k++) {
+    for (int k = 0; k < 2; k++) {
         float *full = k ? full_v : full_m;
-        rc = MPI_Gatherv(k ? o->v : o->m, (int)z->len, MPI_FLOAT, tmp, counts, displs, MPI_FLOAT, 0, mc) !=
-             MPI_SUCCESS;
-        for (int q = 0; q < z->p && !rc && z->rank == 0; q++)
+        /* Bounded: a rank that stops here ends the job, named. */
+        ck_watch_gatherv(k ? o->v : o->m, (int)z->len, MPI_FLOAT, tmp, counts, displs, MPI_FLOAT, 0, mc,
+                         "the optimizer state for the checkpoint");
+        for (int q = 0; q < z->p && z->rank == 0; q++)
             for (int j = 0; j < z->nbuckets; j++) {
                 size_t off, len, pos;
                 zero_segment(z, q, j, &off, &len, &pos);
@@ -247,7 +247,7 @@ int zero_gather_state(const zero_ctx *z, const optimizer *o, float *full_m, floa
     }
     free(counts);
     free(tmp);
-    return rc ? -1 : 0;
+    return 0;
 }
 
 void zero_load_state(const zero_ctx *z, optimizer *o, const float *full_m, const float *full_v)

@@ -404,16 +404,17 @@ typedef struct ck_observer {
 } ck_observer;
 void ck_observe(ck_comm *comm, const ck_observer *obs);
 
-/* ------------------------------------------------------------ confinement, for tools */
+/* ------------------------------------------------------------ before algorithm code, for tools */
 
-/* Under the grader (COLLKIT_CONFINE=1 or 2, collectives/src/confine.c): from
- * this call on, this process starts no other process or program (with 2: no
- * thread, timer or executable memory either). Every collective calls it
- * first; a tool that runs an algorithm's own code without a collective
- * before (collbench --extrapolate: the cost functions) calls it itself.
- * Without COLLKIT_CONFINE, nothing. */
-void ck_confine_once(void);
-
+/* A program's hook, run once per process right before the first algorithm
+ * code runs: every collective calls ck_before_algorithms first, and a tool
+ * that runs an algorithm's own code without a collective before (collbench
+ * --extrapolate: the cost functions) calls it itself. The grader's program
+ * (plugin/, which collkit-cc builds around a student's file) registers its
+ * confinement there (plugin/confine.c, COLLKIT_CONFINE). Without a hook,
+ * nothing. Set the hook before the first collective. */
+void ck_set_before_algorithms(void (*hook)(void));
+void ck_before_algorithms(void);
 
 /* ------------------------------------------------------------ agreement, for tools */
 
@@ -537,6 +538,41 @@ void   ck_watch_enter(const char *what);
 void   ck_watch_leave(void);
 void   ck_watch_answer(void);
 double ck_watch_grace(double bound);
+
+/* The one back-off policy of every polling loop: what a poll that found
+ * nothing costs. Spin (poll again at once: a short wait ends within
+ * microseconds), then yield the core, then nap, so that a long wait leaves
+ * the core to the ranks that compute (more ranks than cores); and while
+ * waiting, answer roll calls every 5 ms. Each stage lasts until its count of
+ * polls or its seconds, whichever comes first (ULONG_MAX, INFINITY: no
+ * limit of that kind). A loop that must release every rank at once (the
+ * barrier before a timed iteration) spins long enough to.
+ *
+ *   ck_backoff b;
+ *   ck_backoff_start(&b, &policy, 1);
+ *   while (!done()) ck_backoff_pause(&b);       b.now: the clock as last read */
+typedef struct ck_backoff_policy {
+    unsigned long spin_polls;    /* spin while polls < spin_polls ... */
+    double        spin_s;        /* ... and seconds < spin_s */
+    unsigned long yield_polls;   /* then yield while polls < yield_polls (in all) ... */
+    double        yield_s;       /* ... and seconds < yield_s (in all) */
+    long          nap_ns;        /* then nap this long a poll; 0: yield for ever */
+} ck_backoff_policy;
+
+typedef struct ck_backoff {
+    const ck_backoff_policy *p;
+    unsigned long polls;
+    double        t0, now, next_answer;   /* ck_now(): the start, the last reading */
+    int           answer;                 /* take and answer roll calls while waiting */
+    void        (*yield)(void *arg);      /* the yield stage's pause (NULL: sched_yield) */
+    void         *yield_arg;
+} ck_backoff;
+
+void ck_backoff_start(ck_backoff *b, const ck_backoff_policy *p, int answer);
+/* One poll found nothing: spin, yield or nap, as the policy says. The clock
+ * is read every 256 polls while spinning, every 16 while yielding, every
+ * poll while napping (a nap costs more than reading it). */
+void ck_backoff_pause(ck_backoff *b);
 
 #ifdef __cplusplus
 }

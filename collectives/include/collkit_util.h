@@ -113,8 +113,8 @@ enum { CK_OPT_RUN = 0, CK_OPT_HELP = 1, CK_OPT_BAD = 2 };
  * Returns CK_OPT_RUN; CK_OPT_HELP for --help or -h (the caller prints
  * ck_opt_help and exits 0); or CK_OPT_BAD with the reason in err ("--lr
  * 'x': not a finite number", "unknown option '--lx'", "--lr needs a value",
- * "unexpected argument 'x'"): the caller prints it once and exits 2. Never
- * prints. */
+ * "unexpected argument 'x'"; an option named as it was given, "-n '0': ..."
+ * for -n): the caller prints it once and exits 2. Never prints. */
 int ck_opt_parse(const ck_opt *tab, int argc, char **argv, void *dst, const char **given, char *err, size_t cap);
 
 /* --help's option rows: "  --name ARG" then the help text in a column

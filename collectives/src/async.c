@@ -38,8 +38,8 @@
  * level it got when MPI provides less.
  *
  * Lifetime. Every handle must be waited for. ck_comm_destroy (collective) calls
- * ck_async_shutdown, which lets the thread finish what is queued, joins it and
- * destroys the clone.
+ * async_shutdown (through c->async_stop), which lets the thread finish what
+ * is queued, joins it and destroys the clone.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -108,6 +108,8 @@ static const char *thread_level_name(int level)
     }
 }
 
+static void async_shutdown(ck_comm *c);
+
 static int engine_start(ck_comm *c)
 {
 #ifdef COLLKIT_SMPI
@@ -146,6 +148,7 @@ static int engine_start(ck_comm *c)
         return ck_fail(c, CK_ERR_INTERNAL, "ck_allreduce_async: cannot start the progress thread");
     }
     c->async = e;
+    c->async_stop = async_shutdown;
     return CK_SUCCESS;
 }
 
@@ -189,7 +192,7 @@ int ck_allreduce_wait_timed(ck_async *h, double *started, double *finished)
     return rc;
 }
 
-void ck_async_shutdown(ck_comm *c)
+static void async_shutdown(ck_comm *c)
 {
     if (!c || !c->async) return;
     struct ck_async_engine *e = c->async;

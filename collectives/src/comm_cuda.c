@@ -57,7 +57,7 @@ int ck_cuda_wait(ck_comm *c, double bound_s)
 }
 
 /* ck_gpu_count's CUDA half (the library's ck_gpu_count calls it through the
- * plug-in table, cuda_plugin.c). */
+ * plug-in table, cuda_loader.c). */
 int ck_cuda_gpu_count(int *ndev, char *why, size_t whylen)
 {
     int n = 0, drv = 0;

@@ -5,6 +5,8 @@
  * comm_cuda.c) because the wait needs its watchdog bound, step and trace,
  * and algorithm files never see ck_comm's fields.
  */
+#include <limits.h>
+#include <math.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -93,38 +95,52 @@ void ck_shm_region_destroy(void *region)
     region_free(g);
 }
 
+/* A wait for a peer's flag: the shm transport's rule for each pause (yield
+ * at once on an oversubscribed node or when the peer shares our core, else
+ * spin a little first); the async engine's clone naps after 256 polls. */
+static const ck_backoff_policy flag_policy = {.spin_polls = 0, .yield_polls = ULONG_MAX, .yield_s = INFINITY};
+static const ck_backoff_policy polite_flag_policy = {
+    .spin_polls = 0, .yield_polls = 256, .yield_s = INFINITY, .nap_ns = 20000};
+
+typedef struct {
+    void  *tr;      /* the shm transport, or NULL (a plain yield) */
+    int    who;     /* the peer waited for */
+    double waited;
+} flag_wait;
+
+static void flag_pause(void *arg)
+{
+    flag_wait *w = arg;
+    if (w->tr) ck_shm_tr_pause(w->tr, w->who, w->waited);
+    else sched_yield();
+}
+
 int ck_shm_wait(ck_comm *c, int (*pending)(void *arg), void *arg, const char *what)
 {
     int who = pending(arg);
     if (who < 0) return CK_SUCCESS;   /* the common case on an idle node: no clock, no event */
-    void *t = shm_self(c);
-    const double t0 = ck_now(), bound = c->cfg.timeout_s;
-    double waited = 0;
+    flag_wait w = {.tr = shm_self(c), .who = who};
+    const double bound = c->cfg.timeout_s;
     int last = who;
-    if (t) ck_shm_tr_here(t);
-    for (unsigned long polls = 1;; polls++) {
-        if ((who = pending(arg)) < 0) break;
-        last = who;
-        if ((polls & 15) == 0) waited = ck_now() - t0;
-        if ((polls & 255) == 0) ck_watch_answer();   /* roll calls of ranks whose wait ran out (watch.c) */
-        if (c->polite && polls > 256) {
-            struct timespec ts = {0, 20000};
-            nanosleep(&ts, NULL);
-        } else if (t) {
-            ck_shm_tr_pause(t, who, waited);   /* yield, or spin while the peer runs elsewhere */
-        } else {
-            sched_yield();
-        }
-        if ((polls & 255) == 0 && bound > 0 && waited > bound) {
+    if (w.tr) ck_shm_tr_here(w.tr);
+    ck_backoff b;   /* answering roll calls of ranks whose wait ran out (watch.c) */
+    ck_backoff_start(&b, c->polite ? &polite_flag_policy : &flag_policy, 1);
+    b.yield = flag_pause;
+    b.yield_arg = &w;
+    while ((who = pending(arg)) >= 0) {
+        last = w.who = who;
+        ck_backoff_pause(&b);
+        w.waited = b.now - b.t0;   /* read every 16 polls at most */
+        if ((b.polls & 255) == 0 && bound > 0 && w.waited > bound) {
             int rc = ck_fail(c, CK_ERR_TIMEOUT, "watchdog: rank %d waited %.1f s for rank %d (%s) in '%s' step %d%s%s%s",
-                             c->rank, waited, last, what, c->algo_name ? c->algo_name : "?", c->step,
+                             c->rank, w.waited, last, what, c->algo_name ? c->algo_name : "?", c->step,
                              c->phase ? " (" : "", c->phase ? c->phase : "", c->phase ? ")" : "");
             fprintf(stderr, "collkit %s\n", c->errmsg);
             fflush(stderr);
             return rc;
         }
     }
-    if (c->ev_cap) ck_trace_add(c, CK_EV_WAIT, last, 0, t0, ck_now());
+    if (c->ev_cap) ck_trace_add(c, CK_EV_WAIT, last, 0, b.t0, ck_now());
     return CK_SUCCESS;
 }
 

@@ -68,6 +68,9 @@ struct ck_comm {
     int          polite;
 
     struct ck_async_engine *async;  /* progress thread for ck_allreduce_async; NULL until first use */
+    /* Stops it (async.c sets it with the thread): ck_comm_destroy calls the
+     * engine through this, so the lifecycle needs nothing of the engine. */
+    void       (*async_stop)(ck_comm *comm);
 
     char         errmsg[512];
 };
@@ -75,7 +78,35 @@ struct ck_comm {
 /* Append one event (no-op when tracing is off). */
 void ck_trace_add(ck_comm *comm, int kind, int peer, uint64_t bytes, double t0, double t1);
 
-/* Stop the progress thread, if any (called by ck_comm_destroy). */
-void ck_async_shutdown(ck_comm *comm);
+/* Shared by the communicator's files (comm.c, p2p.c, collective.c). */
+
+/* The transport's own account of its last failure, as ": detail" (or ""),
+ * to complete the communicator's message. */
+static inline const char *tr_sep(const ck_comm *c)
+{
+    const char *d = c->tr.error ? c->tr.error(c->tr.self) : NULL;
+    return d && *d ? ": " : "";
+}
+static inline const char *tr_detail(const ck_comm *c)
+{
+    const char *d = c->tr.error ? c->tr.error(c->tr.self) : NULL;
+    return d && *d ? d : "";
+}
+
+/* Hand the transport the watchdog bound before a call that may block in it
+ * (ck_config is mutable, so it is passed again every time). */
+static inline void tr_arm(ck_comm *c)
+{
+    if (c->tr.set_timeout) c->tr.set_timeout(c->tr.self, c->cfg.timeout_s);
+}
+
+/* The agreement of validate_across_ranks: NV values, each as (x, -x), in and out. */
+enum { AGREE_NV = 6, AGREE_WORDS = 4 * AGREE_NV };
+
+/* Guard bytes around ck_scratch's space: host memory only (on a device they
+ * would cost a copy each call). */
+enum { SCRATCH_GUARD = 64 };
+static inline size_t scratch_guard(const ck_comm *c) { return (c->tr.mem & CK_MEM_HOST) ? SCRATCH_GUARD : 0; }
+static inline unsigned char scratch_pattern(size_t k) { return (unsigned char)(0xA7 ^ (k * 29u)); }
 
 #endif

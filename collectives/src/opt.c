@@ -63,8 +63,9 @@ static void choice_list(const char *choices, ck_sbuf *b)
     }
 }
 
-/* Store one value in its field: 0, or -1 with "NAME 'VALUE': why" in err. */
-static int store(const ck_opt *o, const char *v, void *dst, char *err, size_t cap)
+/* Store one value in its field: 0, or -1 with "NAME 'VALUE': why" in err,
+ * NAME as the user spelled it ("-b" or "--minbytes"). */
+static int store(const ck_opt *o, const char *spelled, const char *v, void *dst, char *err, size_t cap)
 {
     void *field = (char *)dst + o->off;
     char why[200] = "";
@@ -102,7 +103,7 @@ static int store(const ck_opt *o, const char *v, void *dst, char *err, size_t ca
     case CK_OPT_CUSTOM: rc = o->parse ? o->parse(v, field, why, sizeof why) : -1; break;
     case CK_OPT_HEADING: rc = -1; break;
     }
-    if (rc) snprintf(err, cap, "%s '%s': %s", o->name, v, why[0] ? why : "not a valid value");
+    if (rc) snprintf(err, cap, "%s '%s': %s", spelled, v, why[0] ? why : "not a valid value");
     return rc ? -1 : 0;
 }
 
@@ -116,7 +117,7 @@ int ck_opt_parse(const ck_opt *tab, int argc, char **argv, void *dst, const char
 {
     if (cap) err[0] = '\0';
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = NULL;
+        const char *a = argv[i], *v = NULL, *spelled = a;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) return CK_OPT_HELP;
         const ck_opt *o = NULL;
         char name[128];
@@ -129,18 +130,19 @@ int ck_opt_parse(const ck_opt *tab, int argc, char **argv, void *dst, const char
             if (a[n] == '=') v = a + n + 1;
             o = ck_opt_find(tab, name);
             if (!o) return bad(err, cap, "unknown option '%s'", name);
+            spelled = o->name;
         } else if (a[0] == '-' && a[1] && !a[2]) {
             o = find_short(tab, a[1]);
             if (!o) return bad(err, cap, "unknown option '%s'", a);
         } else {
             return bad(err, cap, "unexpected argument '%s'", a);
         }
-        if (!takes_value(o) && v) return bad(err, cap, "%s takes no value", o->name);
+        if (!takes_value(o) && v) return bad(err, cap, "%s takes no value", spelled);
         if (takes_value(o) && !v) {
-            if (i + 1 >= argc) return bad(err, cap, "%s needs a value", o->name);
+            if (i + 1 >= argc) return bad(err, cap, "%s needs a value", spelled);
             v = argv[++i];
         }
-        if (store(o, v ? v : "1", dst, err, cap)) return CK_OPT_BAD;
+        if (store(o, spelled, v ? v : "1", dst, err, cap)) return CK_OPT_BAD;
         if (given) given[o - tab] = v ? v : "1";
     }
     return CK_OPT_RUN;

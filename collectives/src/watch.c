@@ -22,7 +22,9 @@
  * exits non-zero. A rank killed outright is the launcher's to notice: mpirun
  * names it and ends the job at once.
  */
+#include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,19 +211,63 @@ static int expired(double waited, double bound, const char *what, char *why, siz
     return missing;
 }
 
+/* ------------------------------------------------------------ back-off */
+
+enum { SPIN, YIELD, NAP };
+
+static int stage(const ck_backoff *b)
+{
+    const ck_backoff_policy *p = b->p;
+    const double t = b->now - b->t0;
+    if (b->polls < p->spin_polls && t < p->spin_s) return SPIN;
+    if ((b->polls < p->yield_polls && t < p->yield_s) || !p->nap_ns) return YIELD;
+    return NAP;
+}
+
+void ck_backoff_start(ck_backoff *b, const ck_backoff_policy *p, int answer)
+{
+    *b = (ck_backoff){.p = p, .answer = answer};
+    b->t0 = b->now = ck_now();
+    b->next_answer = b->t0 + 0.005;
+}
+
+void ck_backoff_pause(ck_backoff *b)
+{
+    int s = stage(b);
+    const unsigned long n = ++b->polls;
+    /* Reading the clock every poll of a spin would cost more than the poll. */
+    if (s == NAP || (s == YIELD && (n & 15) == 0) || (n & 255) == 0) {
+        b->now = ck_now();
+        if (b->answer && b->now >= b->next_answer) {
+            ck_watch_answer();
+            b->next_answer = b->now + 0.005;
+        }
+        s = stage(b);
+    }
+    if (s == YIELD) {
+        if (b->yield) b->yield(b->yield_arg);
+        else sched_yield();
+    } else if (s == NAP) {
+        nanosleep(&(struct timespec){.tv_nsec = b->p->nap_ns}, NULL);
+    }
+}
+
+/* A bounded wait's polling: no sleeping at first, since a barrier before a
+ * timed iteration must release every rank at once. After 50 ms the wait is
+ * for a slow rank, not a timing: a nap a poll leaves the core to the ranks
+ * that compute (more ranks than cores). */
+static const ck_backoff_policy wait_policy = {
+    .spin_polls = ULONG_MAX, .spin_s = 0.05, .yield_polls = 0, .yield_s = 0, .nap_ns = 50000};
+
 int ck_watch_wait(MPI_Request *rq, double bound, const char *what, char *why, size_t cap)
 {
     if (!(bound > 0)) return MPI_Wait(rq, MPI_STATUS_IGNORE) == MPI_SUCCESS ? CK_SUCCESS : CK_ERR_TRANSPORT;
     ck_watch_enter(what);
-    const double t0 = ck_now(), until = bound - ck_watch_grace(bound);
+    const double until = bound - ck_watch_grace(bound);
     double extra = 0;
-    double next_answer = t0 + 0.005;
-    /* No sleeping at first: a barrier before a timed iteration must release
-     * every rank at once. After 50 ms the wait is for a slow rank, not a
-     * timing: a nap a poll leaves the core to the ranks that compute (more
-     * ranks than cores). The clock is read every 256 polls, roll calls taken
-     * every 5 ms. */
-    for (unsigned long spin = 1;; spin++) {
+    ck_backoff b;
+    ck_backoff_start(&b, &wait_policy, 1);
+    for (;;) {
         int done = 0;
         if (MPI_Test(rq, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
             ck_watch_leave();
@@ -229,17 +275,10 @@ int ck_watch_wait(MPI_Request *rq, double bound, const char *what, char *why, si
             return CK_ERR_TRANSPORT;
         }
         if (done) break;
-        if (spin & 255) continue;
-        const double now = ck_now();
-        if (now - t0 > 0.05) {
-            struct timespec ts = {0, 50000};
-            nanosleep(&ts, NULL);
-            spin |= 255;   /* from here on the clock every poll: a nap costs more than reading it */
-        }
-        if (now >= next_answer) { ck_watch_answer(); next_answer = now + 0.005; }
-        if (now - t0 > until + extra) {
+        ck_backoff_pause(&b);
+        if (b.now - b.t0 > until + extra) {
             /* Still waiting (answers say where) while the roll call runs. */
-            if (expired(now - t0, bound, what, why, cap) == 0 && !extra) {
+            if (expired(b.now - b.t0, bound, what, why, cap) == 0 && !extra) {
                 /* Every rank is alive and waiting somewhere; each of those
                  * waits is bounded too, so a rank whose own wait ends comes
                  * here next: one bound more before calling it a deadlock. */
@@ -271,7 +310,6 @@ void ck_watch_abort(const char *fmt, ...)
 /* ------------------------------------------------------------ bounded collectives */
 
 ck_bound ck_bound_job(void) { return (ck_bound){.seconds = g_timeout}; }
-ck_bound ck_bound_comm(ck_comm *comm) { return (ck_bound){.seconds = ck_comm_config(comm)->timeout_s}; }
 ck_bound ck_bound_return(double seconds, char *why, size_t whylen)
 {
     return (ck_bound){.seconds = seconds, .why = why, .whylen = whylen};

@@ -41,6 +41,12 @@ mkdir "$tmpd/mine" && echo "my notes" > "$tmpd/mine/notes.txt"
 expect 2 "holds notes.txt, which colldraw did not write" --algo ring --out "$tmpd/mine"
 expect 2 "holds notes.txt, which colldraw did not write" --gantt /dev/null --out "$tmpd/mine"
 [ "$(cat "$tmpd/mine/notes.txt")" = "my notes" ] && [ "$(ls "$tmpd/mine")" = notes.txt ] || fail "a user's file was touched"
+# the default folder is checked before the run under the name the run writes it (--coll in it)
+mkdir "$tmpd/cwd" "$tmpd/cwd/colldraw-ring-p1" && echo "my notes" > "$tmpd/cwd/colldraw-ring-p1/notes.txt"
+out=$(cd "$tmpd/cwd" && "$D" --coll reduce_scatter --algo ring --count 2 2>&1); rc=$?
+[ $rc = 0 ] && [ -s "$tmpd/cwd/colldraw-reduce_scatter-ring-p1/frames.txt" ] ||
+  fail "--coll reduce_scatter refused for another run's folder: exit $rc: $out"
+echo "ok: the default folder checked is the one written"
 # --np without a launcher: colldraw starts itself under the ckrun beside it
 out=$("$D" --algo ring --np 3 --count 5 --out "$tmpd/r" < /dev/null 2>&1); rc=$?
 [ $rc = 0 ] && echo "$out" | grep -q "ring at p = 3, 5 elements" && [ "$(grep -c '^frame ' "$tmpd/r/frames.txt")" = 5 ] ||

@@ -1,9 +1,8 @@
 #!/bin/sh
 # faults.sh BINDIR "MPIRUN [FLAGS]" SET — a rank of a training job is stopped
 # (SIGSTOP: a hung or descheduled process) or killed (SIGKILL) at a known
-# point, by the test hooks TAGTRAIN_TEST_FAULT=PHASE:RANK:SIG (tagtrain's
-# phases) and COLLKIT_FAULT=shm/POINT:RANK:SIG (the shm transport's
-# setup). Every such run must
+# point, by the test hook COLLKIT_FAULT: phase/PHASE:RANK:SIG (tagtrain's
+# phases) and shm/POINT:RANK:SIG (the shm transport's setup). Every such run must
 #   - end by itself (the job, stopped rank included: a hang is this script's
 #     `timeout` ending it, which fails the case), with a non-zero status;
 #   - name the rank: the watchdog's "rank R did not answer" for a stop,
@@ -89,7 +88,7 @@ restart() {
   shift 5
   d="$W/c-$np-$min"
   rm -rf "$d" "$W/once"
-  env COLLKIT_TIMEOUT=$T "$@" TAGTRAIN_TEST_FAULT_ONCE="$W/once" timeout -k 10 $((2 * HANG)) \
+  env COLLKIT_TIMEOUT=$T "$1:once=$W/once" timeout -k 10 $((2 * HANG)) \
     "$BIN/ckrun" -np $np --restarts 1 --min-np $min ${WRAP:-} "$BIN/tagtrain" $RUN --save "$d" > "$W/c.out" 2>&1
   rc=$?
   exp=$np; [ $np -gt $min ] && exp=$((np - 1))   # one rank fewer a restart, down to --min-np
@@ -108,24 +107,24 @@ ref auto
 ref bucketed --algo ring --bucket-mb 0.005
 if [ "$SET" = quick ]; then
   # tagtrain behind a wrapper: ckrun finds it there and resumes it all the same.
-  WRAP="nice -n 1" restart "ckrun: a rank killed, restarted on fewer ranks" 3 2 auto tolerance TAGTRAIN_TEST_FAULT="train (epoch 3):2:KILL"
-  fault "stop in train, bucketed" bucketed STOP 1 TAGTRAIN_TEST_FAULT="train (epoch 3):1:STOP" --algo ring --bucket-mb 0.005
-  fault "stop in save" auto STOP 0 TAGTRAIN_TEST_FAULT="save (epoch 2):0:STOP"
+  WRAP="nice -n 1" restart "ckrun: a rank killed, restarted on fewer ranks" 3 2 auto tolerance COLLKIT_FAULT="phase/train (epoch 3):2:KILL"
+  fault "stop in train, bucketed" bucketed STOP 1 COLLKIT_FAULT="phase/train (epoch 3):1:STOP" --algo ring --bucket-mb 0.005
+  fault "stop in save" auto STOP 0 COLLKIT_FAULT="phase/save (epoch 2):0:STOP"
   fault "kill in shm setup" auto KILL 2 COLLKIT_FAULT=shm/3:2:KILL
 else
   for sig in STOP KILL; do
     for ph in load featurise setup "train (epoch 1)" "train (epoch 3)" "eval (epoch 2)" "save (epoch 2)" "holdout"; do
       r=$(( $(printf '%s' "$ph" | wc -c) % NP ))
       [ "$ph" = "save (epoch 2)" ] && r=0   # only rank 0 saves
-      fault "$sig in $ph" auto $sig $r TAGTRAIN_TEST_FAULT="$ph:$r:$sig"
+      fault "$sig in $ph" auto $sig $r COLLKIT_FAULT="phase/$ph:$r:$sig"
     done
-    fault "$sig in train, bucketed" bucketed $sig 1 TAGTRAIN_TEST_FAULT="train (epoch 2):1:$sig" --algo ring --bucket-mb 0.005
+    fault "$sig in train, bucketed" bucketed $sig 1 COLLKIT_FAULT="phase/train (epoch 2):1:$sig" --algo ring --bucket-mb 0.005
     for point in 1 2 3 4 5; do
       fault "$sig at shm setup point $point" auto $sig $((point % NP)) COLLKIT_FAULT=shm/$point:$((point % NP)):$sig
     done
   done
-  restart "ckrun: a rank stopped, restarted on as many" 3 3 auto same TAGTRAIN_TEST_FAULT="eval (epoch 2):1:STOP"
-  restart "ckrun: a rank killed, restarted on one" 3 1 auto tolerance TAGTRAIN_TEST_FAULT="save (epoch 3):0:KILL"
+  restart "ckrun: a rank stopped, restarted on as many" 3 3 auto same COLLKIT_FAULT="phase/eval (epoch 2):1:STOP"
+  restart "ckrun: a rank killed, restarted on one" 3 1 auto tolerance COLLKIT_FAULT="phase/save (epoch 3):0:KILL"
   # collcheck: a rank stopped while the cases run (SIGSTOP from here, to one
   # of this mpirun's own processes) is named, and the run ends by itself.
   $MPIRUN -np $NP "$BIN/collcheck" --algo ring,rd --count 1021 --repeat 100000 --timeout $T > "$W/cc.out" 2>&1 &
@@ -146,7 +145,7 @@ else
   check '[ $? -eq 0 ]' "half run failed: $(cat "$W/h.out")"
   for sig in STOP KILL; do
     rm -rf "$W/res" && cp -r "$W/half" "$W/res"
-    env COLLKIT_TIMEOUT=$T TAGTRAIN_TEST_FAULT="resume:1:$sig" timeout -k 10 $HANG \
+    env COLLKIT_TIMEOUT=$T COLLKIT_FAULT="phase/resume:1:$sig" timeout -k 10 $HANG \
       $MPIRUN -np $NP "$BIN/tagtrain" $DATA --quiet --transport shm --algo ring --resume "$W/res/last.ckpt" \
         --save "$W/res" > "$W/f.out" 2>&1
     check '[ $? -ne 0 ] && grep -q "rank 1 did not answer\|process rank 1 .*signal 9" "$W/f.out"' \

@@ -469,6 +469,19 @@ cv)
   check '[ $? -eq 1 ] && grep -q "cv.sh: 2 of 2 runs failed" "$W/bad" && grep -q "hidden" "$W/bad"' \
         "a refused configuration: $(cat "$W/bad")"
   ;;
+zero)
+  # --zero 2's trace is titled as what ran (it once said --zero 1); and an
+  # exit before training (an --rs-algo no rank can run, found at setup) meets
+  # the other ranks bounded, as every exit does: a rank stopped on its way out
+  # is named within the bound, not waited for in MPI_Finalize.
+  train 2 $SMALL --epochs 1 --no-save --zero 2 --trace "$W/z2.json" > "$W/o" 2>&1; rc=$?
+  check '[ $rc -eq 0 ] && head -1 "$W/z2.json" | grep -q "tagtrain --zero 2 --rs-algo ring --ag-algo ring, p = 2"' \
+        "--zero 2's trace title: rc $rc $(head -c 300 "$W/z2.json")"
+  COLLKIT_TIMEOUT=3 COLLKIT_FAULT=phase/finish:1:STOP timeout -k 10 60 $MPIRUN -np 2 "$BIN/tagtrain" $SMALL --no-save \
+    --zero 1 --rs-algo rd > "$W/o" 2>&1; rc=$?
+  check '[ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $rc -ne 137 ] && grep -q "rank 1 did not answer" "$W/o"' \
+        "a rank stopped on the way out of a setup refusal: rc $rc (124: it hung) $(cat "$W/o")"
+  ;;
 *)
   echo "cli.sh: unknown test '$TEST'"; exit 2 ;;
 esac

@@ -4,7 +4,7 @@
 # those of an uninterrupted run, and no temporary file may be left behind.
 #
 # Two ways to kill:
-#   exact moments, by the test hook (TAGTRAIN_TEST_KILL=POINT[:N], ckpt.h):
+#   exact moments, by the test hook (COLLKIT_FAULT=ckpt/POINT:*:KILL:N, ckpt.h):
 #   rank 0 sends itself SIGKILL half-way through writing a checkpoint, after
 #   writing it but before the rename, between best.ckpt and last.ckpt, and
 #   between two saves;
@@ -48,7 +48,7 @@ $MPIRUN -np 2 "$BIN/tagtrain" $RUN --save "$W/ref" > "$W/out" 2>&1
 check '[ $? -eq 0 ] && [ -f "$W/ref/best.ckpt" ] && [ -f "$W/ref/last.ckpt" ]' "reference run failed: $(cat "$W/out")"
 for point in write:1 rename:2 between:1 write:3 between:2 epoch:3 rename:6; do
   rm -rf "$W/k"
-  TAGTRAIN_TEST_KILL=$point $MPIRUN -np 2 "$BIN/tagtrain" $RUN --save "$W/k" > "$W/killed" 2>&1; rc=$?
+  COLLKIT_FAULT="ckpt/${point%%:*}:*:KILL:${point#*:}" $MPIRUN -np 2 "$BIN/tagtrain" $RUN --save "$W/k" > "$W/killed" 2>&1; rc=$?
   check '[ $rc -ne 0 ]' "$point: the run was not killed (rc $rc)"
   left=$(ls "$W/k" 2>/dev/null | tr '\n' ' ')
   echo "kill at $point: left $left"

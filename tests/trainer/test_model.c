@@ -21,7 +21,7 @@
 #include <string.h>
 #include "model.h"
 #include "optim.h"
-#include "json.h"
+#include "collkit_util.h"
 #include "check.h"
 
 
@@ -201,21 +201,21 @@ static void json_writer(void)
 {
     char buf[512] = "";
     FILE *f = fmemopen(buf, sizeof buf, "w");
-    json j;
-    json_open(&j, f);
-    json_str(&j, "s", "a\"b\\c\nd");
-    json_num(&j, "nan", NAN);
-    json_num(&j, "inf", -INFINITY);
-    json_num(&j, "x", 0.25);
-    json_int(&j, "i", -3);
-    json_bool(&j, "t", 1);
-    json_obj(&j, "o");
-    json_arr(&j, "a");
-    json_int(&j, NULL, 1);
-    json_int(&j, NULL, 2);
-    json_end(&j);
-    json_end(&j);
-    json_end(&j);
+    ck_json j;
+    ck_json_open(&j, f, CK_JSON_COMPACT);
+    ck_json_str(&j, "s", "a\"b\\c\nd");
+    ck_json_num(&j, "nan", NAN);
+    ck_json_num(&j, "inf", -INFINITY);
+    ck_json_num(&j, "x", 0.25);
+    ck_json_int(&j, "i", -3);
+    ck_json_bool(&j, "t", 1);
+    ck_json_obj(&j, "o");
+    ck_json_arr(&j, "a");
+    ck_json_int(&j, NULL, 1);
+    ck_json_int(&j, NULL, 2);
+    ck_json_end(&j);
+    ck_json_end(&j);
+    ck_json_end(&j);
     fclose(f);
     const char *want = "{\"s\":\"a\\\"b\\\\c\\nd\",\"nan\":null,\"inf\":null,\"x\":0.25,\"i\":-3,\"t\":true,"
                        "\"o\":{\"a\":[1,2]}}\n";

@@ -3,13 +3,45 @@
  * ranks: with a bound and without one they compute what MPI's do; with a
  * returning bound, a rank that does not come makes the wait return
  * CK_ERR_TIMEOUT within the bound, naming that rank, instead of ending the
- * job.
+ * job. And the back-off policy (ck_backoff) goes through its stages in
+ * order: spin, yield, nap, each as long as its polls or its seconds say.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include "collkit.h"
 #include "check.h"
+
+static int yields;
+static void count_yield(void *arg) { (void)arg; yields++; }
+
+static void test_backoff(void)
+{
+    /* By polls: 10 spins, yields up to 25 polls in all, then naps of 1 ms. */
+    const ck_backoff_policy p = {.spin_polls = 10, .spin_s = 1e9, .yield_polls = 25, .yield_s = 1e9, .nap_ns = 1000000};
+    ck_backoff b;
+    ck_backoff_start(&b, &p, 0);
+    b.yield = count_yield;
+    yields = 0;
+    for (int i = 0; i < 25; i++) ck_backoff_pause(&b);
+    CHECK(yields == 15, "polls 10..24 yield, the first 10 spin: %d yields", yields);
+    const double t0 = ck_now();
+    for (int i = 0; i < 20; i++) ck_backoff_pause(&b);
+    const double napped = ck_now() - t0;
+    CHECK(yields == 15 && napped >= 0.019, "then 20 naps of 1 ms, no yield: %d yields, %.4f s", yields, napped);
+    /* By time: spin for 300 ms, no yield stage, then (nap_ns 0) yield for
+     * ever. Checked well inside the stages: a loaded machine may hold this
+     * process off the core for a while between two polls. */
+    const ck_backoff_policy q = {.spin_polls = ULONG_MAX, .spin_s = 0.3, .yield_polls = 0, .nap_ns = 0};
+    ck_backoff_start(&b, &q, 0);
+    b.yield = count_yield;
+    yields = 0;
+    while (ck_now() - b.t0 < 0.01) ck_backoff_pause(&b);
+    CHECK(yields == 0, "spinning for the first 300 ms: %d yields", yields);
+    while (ck_now() - b.t0 < 0.4) ck_backoff_pause(&b);
+    CHECK(yields > 0, "after 300 ms, with no nap, it yields");
+}
 
 int main(int argc, char **argv)
 {
@@ -19,6 +51,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     check_rank = rank;
+    test_backoff();
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     char why[1536] = "";

@@ -81,6 +81,9 @@ int main(void)
 
     CHECK(run(&o, NULL, err, 3, "--count", "0") == CK_OPT_BAD && strstr(err, "--count '0'") && strstr(err, "between"),
           "out of range named: %s", err);
+    CHECK(run(&o, NULL, err, 3, "-n", "0") == CK_OPT_BAD && strstr(err, "-n '0'") && !strstr(err, "--count"),
+          "a short option is named as it was given: %s", err);
+    CHECK(run(&o, NULL, err, 2, "-n") == CK_OPT_BAD && !strcmp(err, "-n needs a value"), "short, no value: %s", err);
     CHECK(run(&o, NULL, err, 3, "--mode", "tcp") == CK_OPT_BAD && strstr(err, "want mpi, shm or cuda-ipc"),
           "a bad choice lists the choices: %s", err);
     CHECK(run(&o, NULL, err, 2, "--lx") == CK_OPT_BAD && strstr(err, "unknown option '--lx'"), "unknown: %s", err);

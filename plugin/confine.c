@@ -1,7 +1,11 @@
 /*
- * confine.c — under the grader (COLLKIT_CONFINE=1), a process whose
- * algorithms are about to run can no longer start other processes or
- * programs, nor reach into another process.
+ * confine.c — the grader's policy, in the grader's program (the one
+ * collkit-cc builds around a student's file): under the grader
+ * (COLLKIT_CONFINE=1), a process whose algorithms are about to run can no
+ * longer start other processes or programs, nor reach into another process.
+ * main.c registers plugin_confine as the library's hook that runs before
+ * the first algorithm code (ck_set_before_algorithms); the library itself
+ * knows no policy.
  *
  * The grader's checks on the object code see what a file names; a file can
  * still reach a C library function it never names, through the address of
@@ -36,7 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "internal.h"
+#include "collkit.h"
 
 #if defined(__linux__) && !defined(COLLKIT_SMPI)
 #include <errno.h>
@@ -145,11 +149,10 @@ static int install(void) { return -1; }
 static int install_strict(void) { return -1; }
 #endif
 
-void ck_confine_once(void)
+void plugin_confine(void);   /* main.c registers it */
+
+void plugin_confine(void)
 {
-    static int done;
-    if (done) return;
-    done = 1;
     const char *e = getenv("COLLKIT_CONFINE");
     if (!e || (strcmp(e, "1") && strcmp(e, "2"))) return;
     if (install() || (!strcmp(e, "2") && install_strict())) {

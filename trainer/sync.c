@@ -1,0 +1,140 @@
+/*
+ * sync.c — what every synchronisation mode shares (sync.h): the plan, the
+ * communicator and the host algorithm, the choice of the mode, the host's
+ * forward and backward, and the calls that are the same in every mode
+ * (the parameter broadcast, sums, --check-sync, --trace).
+ */
+#include <stdio.h>
+#include <string.h>
+#include "sync.h"
+
+/* Under SimGrid SMPI (make sim-bench) the host's time of the step's compute
+ * is not simulated (smpi/simulate-computation off, so runs are deterministic):
+ * it is charged as modelled flops instead, at the simulated host's speed.
+ * Forward and backward: 6 flops per parameter per sample (2 forward, 4
+ * backward), as if the input layer were dense; the optimizer: 10 per
+ * parameter (AdamW). A model, stated as one: what it shows is how the
+ * all-reduce's share of a step grows with p, not this machine's speed. */
+#ifdef COLLKIT_SMPI
+void tt_sim_charge(double flops)
+{
+    smpi_bench_end();
+    smpi_execute_flops(flops);
+    smpi_bench_begin();
+}
+#else
+void tt_sim_charge(double flops) { (void)flops; }
+#endif
+
+void tt_plan_data_parallel(tt_plan *pl, MPI_Comm world)
+{
+    *pl = (tt_plan){.world = world, .dp = world, .tp = MPI_COMM_SELF, .pp = MPI_COMM_SELF, .tp_size = 1,
+                    .pp_size = 1};
+    MPI_Comm_rank(world, &pl->dp_rank);
+    MPI_Comm_size(world, &pl->dp_size);
+}
+
+/* The host all-reduce: a named algorithm, or for auto the single-copy
+ * twoshot where the ranks map each other's memory (the fastest host
+ * all-reduce of a gradient-sized buffer in make bench), else the ring. The
+ * device path's host communicator only broadcasts and sums: ring. A named
+ * algorithm is checked again against the transport the communicator got:
+ * shm asked for across nodes falls back to mpi, where the single-copy
+ * algorithms cannot run. Every rank reaches the same verdict. */
+static int pick_algo(tt_sync *s, const tt_sync_cfg *cfg, char *err, size_t cap)
+{
+    char aerr[1024];
+    int nalgo = 0;
+    s->algo_auto = !strcmp(cfg->algo, "auto");
+    const char *name = s->algo_auto ? (ck_comm_mem(s->comm) & CK_MEM_SHM ? "twoshot" : "ring") : cfg->algo;
+    if (cfg->device) name = "ring";
+    if (!ck_algo_parse_list(name, ck_comm_mem(s->comm), &s->algo, 1, &nalgo, aerr, sizeof aerr)) return 0;
+    if (s->plan.dp_rank == 0)
+        snprintf(err, cap, "--algo on the %s transport: %s", ck_comm_transport_name(s->comm), aerr);
+    return 2;
+}
+
+int tt_sync_open(tt_sync *s, const tt_plan *plan, const tt_sync_cfg *cfg, mlp *model, optimizer *opt,
+                 char *err, size_t cap)
+{
+    memset(s, 0, sizeof *s);
+    err[0] = '\0';
+    s->plan = *plan;
+    s->model = model;
+    s->opt = opt;
+    s->sent_bytes = -1;
+    /* The one place the mode is chosen. */
+    s->ops = cfg->device ? &tt_sync_device : cfg->zero ? &tt_sync_zero : &tt_sync_replicated;
+    const unsigned mem = !strcmp(cfg->transport, "shm") ? CK_MEM_HOST | CK_MEM_SHM : CK_MEM_HOST;
+    int rc = ck_comm_create(plan->dp, mem, &s->comm);
+    if (rc) ck_watch_abort("ck_comm_create: %s", ck_strerror(rc));
+    if ((rc = pick_algo(s, cfg, err, cap))) return rc;
+    s->info.algo = s->algo->name;
+    s->info.transport = ck_comm_transport_name(s->comm);
+    s->info.device_note = "";
+    return s->ops->init(s, cfg, err, cap);
+}
+
+void tt_sync_close(tt_sync *s)
+{
+    if (s->ops && s->ops->destroy) s->ops->destroy(s);
+    if (s->have_dp) dp_free(&s->dp);
+    s->have_dp = 0;
+    opt_free(s->opt);
+    if (s->comm) ck_comm_destroy(s->comm);
+    s->comm = NULL;
+}
+
+int tt_sync_broadcast_params(tt_sync *s, char *err, size_t cap)
+{
+    if (dp_broadcast_params(&s->dp, s->model->params, s->model->nparams)) {
+        snprintf(err, cap, "broadcast: MPI_Bcast failed");
+        return -1;
+    }
+    return s->ops->to_device ? s->ops->to_device(s, err, cap) : 0;
+}
+
+int tt_sync_sum(tt_sync *s, double *v, int n) { return dp_sum_doubles(&s->dp, v, n); }
+
+int tt_sync_check(tt_sync *s, char *err, size_t cap)
+{
+    const int whole = !s->info.state_sharded;
+    return dp_check_sync(&s->dp, s->model->params, whole ? s->opt->m : NULL, whole ? s->opt->v : NULL,
+                         s->model->nparams, err, cap);
+}
+
+void tt_sync_trace_start(tt_sync *s)
+{
+    dp_trace_start(&s->dp);
+    s->zero.trace = &s->dp.trace;   /* ZeRO: its two halves and the step between them */
+}
+
+int tt_sync_trace_write(tt_sync *s, FILE *f, char *err, size_t cap)
+{
+    return dp_trace_write(&s->dp, f, s->info.title, err, cap);
+}
+
+size_t tt_sync_grad_resident(const tt_sync *s)
+{
+    return s->zero.dp ? zero_grad_resident_bytes(&s->zero) : dp_grads_resident(&s->dp);
+}
+
+int tt_sync_host_backward(tt_sync *s, const tt_step *st, double loss_cnt[2], char *err, size_t cap)
+{
+    (void)err;
+    (void)cap;
+    mlp *m = s->model;
+    for (size_t mb = 0; mb < st->len; mb += (size_t)st->batch) {
+        const size_t mlen = st->len - mb < (size_t)st->batch ? st->len - mb : (size_t)st->batch;
+        const int last_micro = mb + mlen == st->len;
+        const int b = dp_shard(&s->dp, st->order, st->pos + mb, mlen, st->rows);
+        for (int r = 0; r < b; r++) st->labels[r] = st->y[st->rows[r]];
+        loss_cnt[0] += mlp_forward(m, st->x, st->rows, st->labels, b, 1, st->drop);
+        loss_cnt[1] += b;
+        /* The bucket hook launches all-reduces (--zero 2: runs reduce-scatters) of finished
+         * gradient slices during the last backward. */
+        dp_backward(&s->dp, st->labels, b, last_micro);
+        tt_sim_charge(6.0 * (double)b * (double)m->nparams);
+    }
+    return 0;
+}

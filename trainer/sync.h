@@ -1,0 +1,179 @@
+/*
+ * sync.h — how the ranks keep one model: the gradient (and parameter)
+ * synchronisation of a training step, chosen once at setup. tagtrain's loop
+ * calls the same hooks whatever the mode:
+ *
+ *   backward       forward and backward of the step's micro-batches, this
+ *                  rank's shard of each: gradients SUMMED into its buffer
+ *                  (a mode may start moving them already, bucket by bucket)
+ *   step           the gradients made the sum over the data-parallel group,
+ *                  the optimizer step, the parameters equal on every rank
+ *   to_host        the host copy of the parameters and moments up to date
+ *                  (evaluation, --check-sync and checkpoints read it)
+ *   to_device      the host's parameters and moments are the truth again
+ *   gather_state   the whole optimizer state on rank 0, for a checkpoint
+ *   load_state     this rank's part of a whole state (a resumed checkpoint)
+ *
+ * The implementations, each in a file of its own with its steps and bytes:
+ *
+ *   sync_replicated.c  every rank the whole model and optimizer state; the
+ *                      gradient all-reduced whole after backward (dense), in
+ *                      buckets during backward (--bucket-mb), or only the
+ *                      rows the step touched (--sparse-grads)
+ *   sync_zero.c        ZeRO stage 1 and 2 (--zero): the optimizer state, and
+ *                      at stage 2 the gradients, sharded over the ranks
+ *   sync_device.c      --device cuda: the model on the GPU, the gradients
+ *                      all-reduced there
+ *
+ * The plan (tt_plan) says which ranks hold which part of the model: the
+ * data-parallel group (the ranks that hold the same part and average their
+ * gradients), the tensor-parallel group (the ranks that split each layer)
+ * and the pipeline-parallel group (the ranks that hold successive layers).
+ * Today every rank holds the whole model: the data-parallel group is every
+ * rank, the other two are each rank alone. A mode that splits the model
+ * reads its groups from the plan and adds an implementation here; tagtrain's
+ * loop stays as it is.
+ */
+#ifndef TRAINER_SYNC_H
+#define TRAINER_SYNC_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include "collkit.h"
+#include "devstep.h"
+#include "dp.h"
+#include "model.h"
+#include "optim.h"
+#include "rng.h"
+#include "zero.h"
+
+typedef struct tt_plan {
+    MPI_Comm world;          /* every rank of the job */
+    MPI_Comm dp;             /* data-parallel group: same part of the model, gradients averaged */
+    int      dp_rank, dp_size;
+    MPI_Comm tp;             /* tensor-parallel group: each layer split over it (MPI_COMM_SELF: none) */
+    int      tp_size;
+    MPI_Comm pp;             /* pipeline-parallel group: successive layers (MPI_COMM_SELF: none) */
+    int      pp_size;
+} tt_plan;
+
+/* Every rank the whole model: data parallelism over world. */
+void tt_plan_data_parallel(tt_plan *pl, MPI_Comm world);
+
+/* What the options ask of the synchronisation. */
+typedef struct tt_sync_cfg {
+    const char *algo;        /* --algo: a registry name, or auto */
+    const char *transport;   /* mpi or shm (pick_transport) */
+    int         zero;        /* --zero 0, 1, 2 */
+    const char *rs_algo, *ag_algo;
+    int         device;      /* --device cuda */
+    double      bucket_mb;
+    int         sparse;      /* --sparse-grads */
+    int         full_state;  /* rank 0 saves checkpoints: gather_state must give it the whole state */
+    const opt_config *opt;   /* the optimizer, its total steps set */
+    const csr_rows *x;       /* --device: the training rows, uploaded once */
+    size_t      nrows;
+    int         max_batch;   /* the largest micro-batch shard of a rank */
+} tt_sync_cfg;
+
+/* What a mode is, for the banner, the log and the trace. */
+typedef struct tt_sync_info {
+    const char *mode;        /* the log's "allreduce": dense, bucketed, sparse, zero1, zero2 */
+    const char *algo;        /* the gradient all-reduce's algorithm */
+    const char *transport;   /* the transport the gradients move on */
+    int         zero;        /* the ZeRO stage (0: none) */
+    const char *rs_algo, *ag_algo;   /* ZeRO: its two halves */
+    int         grad_buckets;        /* ZeRO 2: its buckets, and their bytes */
+    size_t      grad_bucket_bytes;
+    size_t      grad_bytes, state_bytes, state_replicated;   /* what a rank holds between steps */
+    int         state_sharded;   /* m and v differ from rank to rank by design (--check-sync leaves them) */
+    int         device;          /* the model on the GPU (--device cuda) */
+    const char *device_note;     /* --device cuda: why auto chose its algorithm; "" else */
+    char        line[480];       /* the banner's line on how the gradients move */
+    char        title[200];      /* --trace's title */
+} tt_sync_info;
+
+/* One optimizer step's samples: global positions order[pos .. pos+len) of
+ * the epoch order, in micro-batches of batch; rows and labels are scratch of
+ * the model's max_batch. */
+typedef struct tt_step {
+    const size_t   *order;
+    size_t          pos, len;
+    int             batch;
+    const int      *y;
+    const csr_rows *x;
+    size_t         *rows;
+    int            *labels;
+    rng_t          *drop;
+} tt_step;
+
+typedef struct tt_sync tt_sync;
+
+typedef struct tt_sync_ops {
+    /* After the communicator and algorithm: dp_init and the mode's own
+     * setup, the optimizer created, info filled. 0, or an exit status with
+     * the reason in err (on the ranks that should say it; "" elsewhere). */
+    int  (*init)(tt_sync *s, const tt_sync_cfg *cfg, char *err, size_t cap);
+    int  (*backward)(tt_sync *s, const tt_step *st, double loss_cnt[2], char *err, size_t cap);
+    /* *comm_s: the seconds of the step spent moving gradients and parameters. */
+    int  (*step)(tt_sync *s, const tt_step *st, double *comm_s, char *err, size_t cap);
+    int  (*to_host)(tt_sync *s, char *err, size_t cap);     /* NULL: the host holds the model */
+    int  (*to_device)(tt_sync *s, char *err, size_t cap);   /* NULL: the host holds the model */
+    /* Collective: *m, *v the whole state on rank 0. 0 or -1. */
+    int  (*gather_state)(tt_sync *s, const float **m, const float **v);
+    void (*load_state)(tt_sync *s, const float *m, const float *v);
+    void (*destroy)(tt_sync *s);
+} tt_sync_ops;
+
+struct tt_sync {
+    const tt_sync_ops *ops;
+    tt_sync_info info;
+    tt_plan      plan;
+    ck_comm     *comm;           /* the data-parallel group's host communicator */
+    const ck_algo *algo;         /* the host all-reduce */
+    int          algo_auto;      /* --algo auto chose it */
+    mlp         *model;
+    optimizer   *opt;
+    dp_ctx       dp;             /* sharding, the gradient buffer, the trace: every mode */
+    int          have_dp;
+    zero_ctx     zero;           /* sync_zero.c */
+    float       *full_m, *full_v;   /* sync_zero.c: rank 0's whole state for checkpoints */
+    devstep     *ds;             /* sync_device.c */
+    size_t       step_bytes;     /* the last step: bytes all-reduced (the buffer each half covers, ZeRO) */
+    long long    sent_bytes;     /* the last step: bytes this rank sent (ZeRO; -1: not recorded) */
+};
+
+extern const tt_sync_ops tt_sync_replicated, tt_sync_zero, tt_sync_device;
+
+/* Collective over the plan's data-parallel group: the communicator on
+ * cfg->transport, the host algorithm, then the mode the options ask for
+ * (the one place that chooses it). 0, or an exit status with the reason in
+ * err on the ranks that should say it. */
+int  tt_sync_open(tt_sync *s, const tt_plan *plan, const tt_sync_cfg *cfg, mlp *model, optimizer *opt,
+                  char *err, size_t cap);
+void tt_sync_close(tt_sync *s);   /* collective; a failed or unopened one is fine */
+
+/* Every rank's parameters rank 0's, then the mode's copy of them (the device). */
+int  tt_sync_broadcast_params(tt_sync *s, char *err, size_t cap);
+/* Sum n doubles over the data-parallel group (losses, times). */
+int  tt_sync_sum(tt_sync *s, double *v, int n);
+/* --check-sync: the parameters (and the replicated optimizer state) alike on every rank. */
+int  tt_sync_check(tt_sync *s, char *err, size_t cap);
+/* --trace: record every step from now on; write the timeline gathered on rank 0. */
+void tt_sync_trace_start(tt_sync *s);
+int  tt_sync_trace_write(tt_sync *s, FILE *f, char *err, size_t cap);
+/* Bytes of the gradients resident now (ZeRO 2: the shard, not the pages backward wrote). */
+size_t tt_sync_grad_resident(const tt_sync *s);
+
+/* For the implementations: the host's forward and backward of a step, and
+ * the modelled compute of a simulated run (make sim-bench). */
+int  tt_sync_host_backward(tt_sync *s, const tt_step *st, double loss_cnt[2], char *err, size_t cap);
+void tt_sim_charge(double flops);
+/* sync_replicated.c's, which the device path shares: the banner's line and
+ * the trace's title of a whole-buffer all-reduce, from info.algo; the state
+ * whole on every rank. */
+void tt_sync_describe_allreduce(tt_sync *s, const tt_sync_cfg *cfg);
+int  tt_sync_whole_state(tt_sync *s, const float **m, const float **v);
+void tt_sync_load_whole(tt_sync *s, const float *m, const float *v);
+
+#endif

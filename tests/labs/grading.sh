@@ -10,7 +10,8 @@
 # confined is named for it and leaves no process behind; a program that writes outside its folder changes nothing
 # there (where bubblewrap works); lab 02's message checks cannot be escaped by
 # deleting or rewriting the descriptor's formulas; a file that includes what is
-# not a header is not built; output and memory without end are bounded.
+# not a header is not built; output and memory without end are bounded; lab
+# 06's saver cannot learn where it will be crashed.
 set -u
 G=$1 SRC=$2
 T=$(mktemp -d)
@@ -205,6 +206,17 @@ out=$("$G" "$T/lab02" --file "$SRC/tests/labs/recounted_pipe.c" 2>&1); echo "$ou
 check 'grep -qE "correctness +0.0 / 60 .*messages: rank [0-9] sent [0-9]+, pipelined_rs says [0-9]+" <<<"$out"' "lab 02: a ring with its message count rewritten passes"
 out=$("$G" "$T/lab02" --file "$SRC/labs/02-pipeline/solution/my_pipe.c" 2>&1); echo "$out"
 check 'grep -qE "correctness +60.0 / 60" <<<"$out"' "lab 02: the reference does not pass its message checks"
+# Lab 06: a save that learns its crash point (tests/labs/peeking_save.c: the
+# harness's record in its memory, its own, its parent's and its tracer's
+# command lines and environments under /proc) and makes that many harmless
+# calls first. When the saver was a forked child of the harness it found K
+# and scored 55.0 (crash 35, faults 20); now it finds nothing and scores the
+# skeleton's work, 5.0 (the edge cases; no integrity: it reads files).
+out=$("$G" "$SRC/labs/06-faults" --file "$SRC/tests/labs/peeking_save.c" 2>&1); echo "$out"
+total=$(sed -n 's/^  TOTAL *\([0-9.]*\) \/ .*/\1/p' <<<"$out")
+check 'grep -qE "crash +0.0 / 35" <<<"$out" && grep -qE "faults +5.0 / 20" <<<"$out" && [ -n "$total" ] && le "$total" 5.0' \
+  "lab 06: the save that looks for its crash point scores $total: $(grep -E '^  (crash|faults) ' <<<"$out")"
+check 'grep -qE "integrity +0.0 / 10 .*open of /proc" <<<"$out"' "lab 06: the peeking save's opens of /proc are not named"
 # --np-max leaves rank counts out: partial, in the text, the JSON and the exit status.
 grade "$SRC/labs/01-ring/skeleton/my_ring.c" --np-max 1 > /dev/null
 check '[ $rc = 3 ]' "--np-max 1: exit $rc, expected 3 (partial)"

@@ -87,5 +87,12 @@ done
 grep -q "^save: crash at call 2: write([0-9]* state.bin, 25 B)" <<< "$out" && ok || bad "peek --crash-at 2: the crash fell elsewhere: $out"
 fresh
 expect 0 "^save: REFUSED the save made system calls the harness cannot follow: open of /proc" "$dir/peek" save --dir "$D" --count
+# A save that makes the harness's end mark itself, first: its calls are still
+# counted (an end mark counts only from where the start mark was made).
+"$CC" "$SRC/tests/labs/endmark_save.c" -o "$dir/endmark" > "$dir/cc7.log" 2>&1 || { cat "$dir/cc7.log"; echo "FAIL: build endmark"; exit 1; }
+fresh
+expect 0 "^save: COUNT 4 " "$dir/endmark" save --dir "$D" --count
+fresh
+expect 137 "^save: crash at call 2: write\([0-9]+ state.bin, 25 B\)" "$dir/endmark" save --dir "$D" --size 1 --crash-at 2
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -765,7 +765,12 @@ static int traced(char *const argv[], char *why, size_t len)
         if (st >> 8 == (SIGTRAP | (PTRACE_EVENT_EXEC << 8))) {   /* the new program: its memory from here */
             char mp[64];
             snprintf(mp, sizeof mp, "/proc/%d/mem", (int)pid);
-            mem = open(mp, O_RDONLY | O_CLOEXEC);
+            if ((mem = open(mp, O_RDONLY | O_CLOEXEC)) < 0) {   /* no call could be described: stop */
+                fprintf(stderr, "save: %s: %s (the harness reads the saver's arguments there)\n", mp, strerror(errno));
+                kill(pid, SIGKILL);
+                waitpid(pid, NULL, __WALL);
+                exit(2);
+            }
             continue;
         }
         if (WSTOPSIG(st) != (SIGTRAP | 0x80)) { sig = WSTOPSIG(st) == SIGSTOP ? 0 : WSTOPSIG(st); continue; }
@@ -1196,7 +1201,8 @@ static int usage(void)
             "                 [--count] [--verify] [--edge] [--kill-random N [--seed S]] [--trace]\n"
             "  Runs the registered saver (CK_REGISTER_SAVER) on DIR/state.bin, DIR an empty directory:\n"
             "  my_recover, version 1 saved, then version 2 saved under the harness (body BYTES, default 4099).\n"
-            "  Every call runs in a child process traced at the system-call level (ptrace): the calls\n"
+            "  Every call runs in a fresh process (this program started again, told nothing of the\n"
+            "  injection) traced at the system-call level (ptrace): the calls\n"
             "  that open, write, truncate, flush, name or close files are numbered, however the save\n"
             "  makes them; io_uring, AIO, shared file mappings, ioctl on files and new processes or\n"
             "  threads are refused (ENOSYS) and named on a line of their own (save: REFUSED).\n");

@@ -150,16 +150,17 @@ The programs in `bin/` are Linux x86-64 programs built against Open MPI (`libmpi
 3.0 to 5.x) and OpenBLAS (`libopenblas.so.0`); `collkit-cc` builds your files with CMake (3.18
 or newer), a C compiler and Open MPI's `mpicc`. MPICH, Intel MPI or MVAPICH cannot run these
 programs: use Open MPI. CUDA is not needed: the GPU parts (lab 05's device part) are reported
-`blocked` where there is no GPU, and every other part runs without it.
+`blocked` where there is no GPU, and every other part runs without it. `bubblewrap` is the
+sandbox `bin/collgrade` grades you in, as your instructor's grader does (see Grading yourself).
 
 - **Debian, Ubuntu** (tested: Debian 12):
 
-      sudo apt-get install build-essential cmake pkg-config openmpi-bin libopenmpi-dev libopenblas-dev
+      sudo apt-get install build-essential cmake pkg-config openmpi-bin libopenmpi-dev libopenblas-dev bubblewrap
 
 - **Fedora** (not tested here): Open MPI is installed as an environment module, which must be
   loaded in every shell (or in `~/.bashrc`) before `make labNN`:
 
-      sudo dnf install gcc make cmake pkgconf-pkg-config openmpi openmpi-devel openblas-devel environment-modules
+      sudo dnf install gcc make cmake pkgconf-pkg-config openmpi openmpi-devel openblas-devel environment-modules bubblewrap
       module load mpi/openmpi-x86_64
 
 - **macOS** (not tested here): the programs in `bin/` are Linux programs and do not run on macOS.

@@ -1407,7 +1407,7 @@ static int saver_process(int argc, char **argv)
     if (!saver_save) { fprintf(stderr, "save: no saver in this program\n"); return 2; }
     setvbuf(stdout, NULL, _IOLBF, 0);   /* the saver's own lines, in order with the trace */
     size_t n = 0;
-    const void *data = version ? make_version((uint32_t)version, (size_t)body, &n) : "";
+    const void *data = version ? (const void *)make_version((uint32_t)version, (size_t)body, &n) : (const void *)"";
     if (write(RESULT_FD, "S", 1) != 1) _exit(3);
     run_call(!strcmp(argv[2], "save"), argv[5], data, n);
     R.done = 1;

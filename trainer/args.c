@@ -51,6 +51,8 @@ static void set_defaults(tt_options *o)
     mlp_parse_hidden(DEF_HIDDEN, &t->model, err, sizeof err);
     o->algo_name = "auto";
     o->rs_algo = o->ag_algo = "ring";
+    o->tp = 1;
+    o->tp_algo = "ring";
     o->save_dir = "runs/latest";
     o->save_every = DEF_SAVE_EVERY;
     o->inject_desync = -1;
@@ -225,6 +227,13 @@ static const ck_opt table[] = {
     {"--sparse-grads", 0, CK_OPT_FLAG, F(sparse_grads), .help = "all-reduce only the input-layer rows the step's "
      "samples touch\n(an optimisation; the default all-reduces the whole gradient\nbuffer, as DDP does; see "
      "trainer/README.md)"},
+    {.name = "model parallelism", .type = CK_OPT_HEADING},
+    {"--tp", 0, CK_OPT_INT, F(tp), .lo = 1, .hi = 1024, .arg = "T", .help = "tensor parallelism over groups of T "
+     "consecutive ranks (%D: none):\nthe hidden layers split Megatron-style, layer 0 (W_0) by\ncolumns, layer 1 by "
+     "rows, ...; p / T data-parallel replicas.\nT must divide p and the widths it splits. Not yet with\n--zero, "
+     "--device cuda, --sparse-grads or --bucket-mb"},
+    {"--tp-algo", 0, CK_OPT_STR, F(tp_algo), .arg = "NAME", .help = "--tp's all-reduce, in forward and backward "
+     "(%D): any\nregistry name (--algo list), on the shm transport where the\ngroup shares a node"},
     {"--check-sync", 0, CK_OPT_FLAG, F(check_sync), .help = "after every epoch compare a hash of the parameters "
      "and\noptimizer state across ranks; stop loudly if they differ"},
     {"--threads", 0, CK_OPT_INT, F(threads), .lo = 1, .hi = 1024, .arg = "N", .help = "OpenBLAS threads per rank "
@@ -317,6 +326,10 @@ static int check_combinations(tt_options *o, char *err, size_t cap)
                         "all-reduced after backward, over CUDA IPC or NCCL (--algo); use --device cpu for it",
                         o->zero ? "--zero" : o->sparse_grads ? "--sparse-grads" : o->bucket_mb > 0 ? "--bucket-mb"
                                                                                       : "--transport"), -1;
+    if (o->tp > 1 && (o->zero || o->device || o->sparse_grads || o->bucket_mb > 0))
+        return snprintf(err, cap, "--tp does not take %s yet: its shards are synchronised whole after backward, on "
+                        "the host", o->zero ? "--zero" : o->device ? "--device cuda" : o->sparse_grads
+                        ? "--sparse-grads" : "--bucket-mb"), -1;
     return 0;
 }
 
@@ -335,6 +348,8 @@ static int check_algo(const tt_options *o, char *err, size_t cap)
         return snprintf(err, cap, "--algo: %s%s", aerr,
                         !o->transport && ck_algo_find(o->algo_name) ? " (--transport shm runs it on host buffers)"
                                                                     : ""), -1;
+    if (o->tp > 1 && ck_algo_parse_list(o->tp_algo, CK_MEM_HOST | CK_MEM_SHM, &algo, 1, &nalgo, aerr, sizeof aerr))
+        return snprintf(err, cap, "--tp-algo: %s", aerr), -1;
     return 0;
 }
 

@@ -51,18 +51,51 @@ static void *alloc_floats(size_t n)
     return p;
 }
 
-int mlp_create(mlp *m, const mlp_config *cfg, int max_batch)
+int mlp_tp_check(const mlp_config *cfg, int T, char *why, size_t cap)
+{
+    /* Layer 2j is split by its columns: its width H_2j, when layer 2j+1 exists. */
+    for (int j = 0; 2 * j + 1 <= cfg->nhidden; j++)
+        if (cfg->hidden[2 * j] % T) {
+            snprintf(why, cap, "--tp %d does not divide hidden layer %d's width %d (layer %d is split by columns, "
+                     "layer %d by rows)", T, 2 * j + 1, cfg->hidden[2 * j], 2 * j, 2 * j + 1);
+            return -1;
+        }
+    return 0;
+}
+
+int mlp_create(mlp *m, const mlp_config *cfg, int max_batch) { return mlp_create_tp(m, cfg, max_batch, 1, 0); }
+
+/* Layer i's shape on this rank: Megatron's pairs (2j by columns, 2j+1 by rows). */
+static void tp_shape(mlp *m, int i, int T, int rank)
+{
+    const int L = m->cfg.nhidden;
+    m->full_out[i] = m->out[i];
+    if (T < 2) return;
+    if (i % 2 == 0 && i + 1 <= L) {
+        m->split[i] = MLP_SPLIT_COL;
+        m->out[i] /= T;
+        m->col0[i] = rank * m->out[i];
+    } else if (i % 2 == 1) {
+        m->split[i] = MLP_SPLIT_ROW;
+        m->in[i] /= T;
+    }
+}
+
+int mlp_create_tp(mlp *m, const mlp_config *cfg, int max_batch, int T, int rank)
 {
     memset(m, 0, sizeof *m);
     m->cfg = *cfg;
     m->nlayers = cfg->nhidden + 1;
     m->max_batch = max_batch < 1 ? 1 : max_batch;
+    m->tp_size = T < 1 ? 1 : T;
+    m->tp_rank = rank;
     size_t off = 0;
     /* The widest d(activation) the backward keeps: the input x needs none. */
     int widest = MLP_CLASSES;
     for (int i = 0; i < m->nlayers; i++) {
         m->in[i] = i == 0 ? cfg->in_dim : cfg->hidden[i - 1];
         m->out[i] = i == cfg->nhidden ? MLP_CLASSES : cfg->hidden[i];
+        tp_shape(m, i, m->tp_size, rank);
         m->w_off[i] = off; off += (size_t)m->in[i] * m->out[i];
         m->b_off[i] = off; off += (size_t)m->out[i];
         if (i > 0 && m->in[i] > widest) widest = m->in[i];
@@ -135,7 +168,8 @@ void csr_linear_forward(float *out, const csr_rows *x, const size_t *rows, const
     for (int r = 0; r < b; r++) {
         float *o = out + (size_t)r * out_dim;
         const size_t row = rows[r];
-        memcpy(o, bias, (size_t)out_dim * sizeof(float));
+        if (bias) memcpy(o, bias, (size_t)out_dim * sizeof(float));
+        else memset(o, 0, (size_t)out_dim * sizeof(float));
         /* z[r,:] = b + sum over the non-zeros k of x[r,k] W[k,:]: a weighted sum of rows of W. */
         for (size_t e = x->ptr[row]; e < x->ptr[row + 1]; e++) {
             const float xv = x->val[e], *w = W + (size_t)x->idx[e] * out_dim;
@@ -163,7 +197,9 @@ void csr_linear_backward(float *dW, float *dbias, const float *dout, const csr_r
 void linear_forward(float *out, const float *inp, const float *W, const float *bias, int b, int in, int out_dim)
 {
     if (b <= 0) return;
-    for (int r = 0; r < b; r++) memcpy(out + (size_t)r * out_dim, bias, (size_t)out_dim * sizeof(float));
+    for (int r = 0; r < b; r++)
+        if (bias) memcpy(out + (size_t)r * out_dim, bias, (size_t)out_dim * sizeof(float));
+        else memset(out + (size_t)r * out_dim, 0, (size_t)out_dim * sizeof(float));
     /* out[b x out] += inp[b x in] . W[in x out] */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, b, out_dim, in,
                 1.0f, inp, in, W, out_dim, 1.0f, out, out_dim);
@@ -198,6 +234,26 @@ void relu_dropout_forward(float *out, float *mask, const float *z, size_t n, flo
         mask[k] = rng_uniform(rng) < p ? 0.0f : keep_scale;
         out[k] = (z[k] > 0.0f ? z[k] : 0.0f) * mask[k];
     }
+}
+
+void relu_dropout_forward_cols(float *out, float *mask, const float *z, int b, int full, int col0, int width, float p,
+                               int train, rng_t *rng)
+{
+    if (!train || p <= 0.0f) {
+        relu_dropout_forward(out, mask, z, (size_t)b * width, p, train, rng);
+        return;
+    }
+    /* The whole layer's draws, in its order, on every rank of the group: each
+     * keeps its columns, so the mask is the one a single rank would draw. */
+    const float keep_scale = 1.0f / (1.0f - p);
+    for (int r = 0; r < b; r++)
+        for (int j = 0; j < full; j++) {
+            const float u = rng_uniform(rng);
+            if (j < col0 || j >= col0 + width) continue;
+            const size_t k = (size_t)r * width + (size_t)(j - col0);
+            mask[k] = u < p ? 0.0f : keep_scale;
+            out[k] = (z[k] > 0.0f ? z[k] : 0.0f) * mask[k];
+        }
 }
 
 void relu_dropout_backward(float *dz, const float *dout, const float *mask, const float *z, size_t n)
@@ -253,9 +309,15 @@ double mlp_forward(mlp *m, const csr_rows *x, const size_t *rows, const int *lab
     m->train = train;
     for (int i = 0; i <= L; i++) {
         const float *W = m->params + m->w_off[i], *bias = m->params + m->b_off[i];
+        /* A row-split layer's bias is whole on every rank: added once, by rank 0, before the sum. */
+        if (m->split[i] == MLP_SPLIT_ROW && m->tp_rank) bias = NULL;
         if (i == 0) csr_linear_forward(m->pre[0], x, rows, W, bias, b, m->out[0]);
         else linear_forward(m->pre[i], m->act[i], W, bias, b, m->in[i], m->out[i]);
-        if (i < L)
+        if (m->split[i] == MLP_SPLIT_ROW) m->reduce(m->pre[i], (size_t)b * m->out[i], m->reduce_ctx);
+        if (i < L && m->split[i] == MLP_SPLIT_COL)
+            relu_dropout_forward_cols(m->act[i + 1], m->mask[i], m->pre[i], b, m->full_out[i], m->col0[i], m->out[i],
+                                      m->cfg.dropout, train, rng);
+        else if (i < L)
             relu_dropout_forward(m->act[i + 1], m->mask[i], m->pre[i], (size_t)b * m->out[i], m->cfg.dropout, train, rng);
     }
     /* Label smoothing and class weights shape the training loss only: the
@@ -301,6 +363,8 @@ void mlp_backward(mlp *m, const int *labels, int b, mlp_ready_fn ready, void *ct
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, b, in, out,
                             1.0f, dout, out, W, out, 0.0f, dinp, in);
         }
+        /* A column-split layer's input gradient is this rank's part of a sum. */
+        if (m->split[i] == MLP_SPLIT_COL) m->reduce(dinp, (size_t)b * in, m->reduce_ctx);
         relu_dropout_backward(dinp, dinp, m->mask[i - 1], m->pre[i - 1], (size_t)b * in);
         cur = 1 - cur;
     }

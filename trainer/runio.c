@@ -120,8 +120,11 @@ static void banner_memory(FILE *f, const tt_report *r)
 {
     const tt_sync_info *s = r->sync;
     const double dense = (double)r->nparams * sizeof(float);
-    fprintf(f, "  memory per rank: parameters %.2f MB, gradients %.2f MB, optimizer state %.2f MB", dense / 1e6,
-            s->grad_bytes / 1e6, s->state_bytes / 1e6);
+    fprintf(f, "  memory per rank: parameters %.2f MB, gradients %.2f MB, optimizer state %.2f MB",
+            (s->param_bytes ? (double)s->param_bytes : dense) / 1e6, s->grad_bytes / 1e6, s->state_bytes / 1e6);
+    if (s->tp > 1)
+        fprintf(f, " (--tp %d: W_0 with its gradients and state %.2f MB, whole %.2f MB)", s->tp, s->w0_bytes / 1e6,
+                s->w0_bytes_replicated / 1e6);
     if (s->zero == 1) fprintf(f, " (replicated: %.2f MB)", s->state_replicated / 1e6);
     if (s->zero == 2)
         fprintf(f, " (replicated: gradients %.2f MB, optimizer state %.2f MB)", dense / 1e6, s->state_replicated / 1e6);
@@ -232,7 +235,13 @@ void log_run(FILE *f, const tt_report *r)
         ck_json_str(&j, "rs_algo", s->rs_algo);
         ck_json_str(&j, "ag_algo", s->ag_algo);
     }
-    ck_json_int(&j, "param_bytes_per_rank", dense);
+    ck_json_int(&j, "tp", s->tp);
+    if (s->tp > 1) {
+        ck_json_str(&j, "tp_algo", s->tp_algo);
+        ck_json_int(&j, "w0_bytes_per_rank", (long long)s->w0_bytes);
+        ck_json_int(&j, "w0_bytes_replicated", (long long)s->w0_bytes_replicated);
+    }
+    ck_json_int(&j, "param_bytes_per_rank", s->param_bytes ? (long long)s->param_bytes : dense);
     ck_json_int(&j, "grad_bytes_per_rank", (long long)s->grad_bytes);
     if (s->zero == 2) {
         ck_json_int(&j, "grad_buckets", s->grad_buckets);

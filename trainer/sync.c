@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include "collkit_group.h"
 #include "sync.h"
 
 /* Under SimGrid SMPI (make sim-bench) the host's time of the step's compute
@@ -32,6 +33,38 @@ void tt_plan_data_parallel(tt_plan *pl, MPI_Comm world)
                     .pp_size = 1};
     MPI_Comm_rank(world, &pl->dp_rank);
     MPI_Comm_size(world, &pl->dp_size);
+}
+
+int tt_plan_tensor(tt_plan *pl, MPI_Comm world, int T, const mlp_config *model, char *why, size_t cap)
+{
+    tt_plan_data_parallel(pl, world);
+    if (T == 1) return 0;
+    int p, rank;
+    MPI_Comm_size(world, &p);
+    MPI_Comm_rank(world, &rank);
+    ck_mesh m;
+    if (ck_mesh_2d(p, T, rank, &m, why, cap)) {
+        snprintf(why, cap, "--tp %d does not divide the %d ranks (want p = %d x data-parallel replicas)", T, p, T);
+        return -1;
+    }
+    if (mlp_tp_check(model, T, why, cap)) return -1;
+    if (ck_mpi_split(world, m.mp_color, m.mp_rank, &pl->tp, "the tensor-parallel groups") ||
+        ck_mpi_split(world, m.dp_color, m.dp_rank, &pl->dp, "the data-parallel groups"))
+        ck_watch_abort("rank %d: --tp: MPI_Comm_split failed", rank);
+    pl->split = 1;
+    pl->tp_rank = m.mp_rank;
+    pl->tp_size = T;
+    pl->dp_rank = m.dp_rank;
+    pl->dp_size = m.D;
+    return 0;
+}
+
+void tt_plan_free(tt_plan *pl)
+{
+    if (!pl->split) return;
+    MPI_Comm_free(&pl->dp);
+    MPI_Comm_free(&pl->tp);
+    tt_plan_data_parallel(pl, pl->world);
 }
 
 /* The host all-reduce: a named algorithm, or for auto the single-copy
@@ -64,7 +97,8 @@ int tt_sync_open(tt_sync *s, const tt_plan *plan, const tt_sync_cfg *cfg, mlp *m
     s->opt = opt;
     s->sent_bytes = -1;
     /* The one place the mode is chosen. */
-    s->ops = cfg->device ? &tt_sync_device : cfg->zero ? &tt_sync_zero : &tt_sync_replicated;
+    s->ops = cfg->device ? &tt_sync_device : cfg->zero ? &tt_sync_zero
+             : plan->tp_size > 1 ? &tt_sync_tensor : &tt_sync_replicated;
     const unsigned mem = !strcmp(cfg->transport, "shm") ? CK_MEM_HOST | CK_MEM_SHM : CK_MEM_HOST;
     int rc = ck_comm_create(plan->dp, mem, &s->comm);
     if (rc) ck_watch_abort("ck_comm_create: %s", ck_strerror(rc));
@@ -72,6 +106,7 @@ int tt_sync_open(tt_sync *s, const tt_plan *plan, const tt_sync_cfg *cfg, mlp *m
     s->info.algo = s->algo->name;
     s->info.transport = ck_comm_transport_name(s->comm);
     s->info.device_note = "";
+    s->info.tp = 1;
     return s->ops->init(s, cfg, err, cap);
 }
 
@@ -87,6 +122,7 @@ void tt_sync_close(tt_sync *s)
 
 int tt_sync_broadcast_params(tt_sync *s, char *err, size_t cap)
 {
+    if (s->ops->broadcast) return s->ops->broadcast(s, err, cap);
     if (dp_broadcast_params(&s->dp, s->model->params, s->model->nparams)) {
         snprintf(err, cap, "broadcast: MPI_Bcast failed");
         return -1;
@@ -111,6 +147,9 @@ void tt_sync_trace_start(tt_sync *s)
 
 int tt_sync_trace_write(tt_sync *s, FILE *f, char *err, size_t cap)
 {
+    /* --tp: the timeline of tensor-parallel rank 0 of each replica (its
+     * data-parallel group holds world rank 0, which writes the file). */
+    if (s->plan.tp_rank != 0) return 0;
     return dp_trace_write(&s->dp, f, s->info.title, err, cap);
 }
 

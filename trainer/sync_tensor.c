@@ -1,0 +1,174 @@
+/*
+ * sync_tensor.c — tensor parallelism combined with data parallelism (sync.h,
+ * tp.h): --tp T splits each layer pair over a group of T ranks; the p / T
+ * groups are data-parallel replicas of each other.
+ *
+ *   1. backward      this replica's shard of each micro-batch (the same rows
+ *                    on every rank of the group), through the split layers:
+ *                    one all-reduce (--tp-algo) over the group per pair in
+ *                    forward, one per pair below the first in backward
+ *   2. all-reduce    each shard's gradients SUMMED over its data-parallel
+ *                    group (--algo), as the replicated mode does the whole
+ *                    buffer (sync_replicated.c)
+ *   3. optimizer     on the shard: m and v of the shard only
+ *
+ * Held per rank: the shard's parameters, gradients, m and v (W_0: 1/T of
+ * it). tagtrain's own model (evaluation, checkpoints, --log's figures) is
+ * the host view: world rank 0's is made whole from replica 0's shards after
+ * each epoch (to_host); on the other ranks its pages are handed back to the
+ * kernel, and it is never written there.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "sync.h"
+
+/* The host view's pages, on a rank that never reads them: given back (they
+ * read as zeros if touched again, as the test hooks may). */
+static void release_host(tt_sync *s)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t a = ((uintptr_t)s->host->params + page - 1) / page * page;
+    const uintptr_t e = (uintptr_t)(s->host->params + s->host->nparams) / page * page;
+    if (e > a) madvise((void *)a, e - a, MADV_DONTNEED);
+}
+
+static int open_group(tt_sync *s, const tt_sync_cfg *cfg, char *err, size_t cap)
+{
+    tp_ctx *t = &s->tp;
+    t->T = s->plan.tp_size;
+    t->rank = s->plan.tp_rank;
+    t->gathers = s->plan.dp_rank == 0;
+    t->world = s->plan.world;
+    t->group = s->plan.tp;
+    const char *shift = getenv("TAGTRAIN_TEST_TP_SHIFT");
+    t->shift = shift && !strcmp(shift, "1");
+    int rc = ck_comm_create(t->group, CK_MEM_HOST | CK_MEM_SHM, &t->comm);
+    if (rc) ck_watch_abort("--tp: ck_comm_create: %s", ck_strerror(rc));
+    char aerr[1024];
+    int n = 0;
+    if (ck_algo_parse_list(cfg->tp_algo, ck_comm_mem(t->comm), &t->algo, 1, &n, aerr, sizeof aerr)) {
+        if (s->plan.dp_rank == 0 && t->rank == 0)
+            snprintf(err, cap, "--tp-algo on the %s transport: %s", ck_comm_transport_name(t->comm), aerr);
+        return 2;
+    }
+    return 0;
+}
+
+static void describe(tt_sync *s, const tt_sync_cfg *cfg)
+{
+    tt_sync_info *in = &s->info;
+    const mlp *m = s->model, *h = s->host;
+    tt_sync_describe_allreduce(s, cfg);
+    in->tp = s->tp.T;
+    in->tp_algo = s->tp.algo->name;
+    in->param_bytes = m->nparams * sizeof(float);
+    in->w0_bytes = 4 * tp_w0_bytes(m);   /* parameters, gradients, m, v */
+    in->w0_bytes_replicated = 4 * tp_w0_bytes(h);
+    in->state_replicated = 2 * h->nparams * sizeof(float);
+    char dp[200];
+    snprintf(dp, sizeof dp, "%.*s", (int)sizeof dp - 1, in->line);
+    snprintf(in->line, sizeof in->line, "tensor parallelism: %d groups of %d ranks, W_0 and layer pairs split "
+             "(%s on %s in forward and backward); each shard: %s over %d replicas", s->plan.dp_size, s->tp.T,
+             in->tp_algo, ck_comm_transport_name(s->tp.comm), dp, s->plan.dp_size);
+    snprintf(in->title, sizeof in->title, "tagtrain --tp %d --tp-algo %s, --algo %s over %d replicas", s->tp.T,
+             in->tp_algo, in->algo, s->plan.dp_size);
+}
+
+static int init(tt_sync *s, const tt_sync_cfg *cfg, char *err, size_t cap)
+{
+    int rc = open_group(s, cfg, err, cap);
+    if (rc) return rc;
+    s->host = s->model;
+    if (mlp_create_tp(&s->shard, &s->host->cfg, cfg->max_batch, s->tp.T, s->tp.rank))
+        ck_watch_abort("rank %d: --tp: out of memory for the shard", s->plan.dp_rank);
+    s->shard.reduce = tp_reduce;
+    s->shard.reduce_ctx = &s->tp;
+    s->model = &s->shard;
+    /* The host view keeps no gradients: backward writes the shard's. */
+    free(s->host->grads);
+    s->host->grads = NULL;
+    if (dp_init(&s->dp, s->comm, s->algo, s->model, 0, 0, err, cap))
+        ck_watch_abort("rank %d: setup: %s", s->plan.dp_rank, err);
+    s->have_dp = 1;
+    if (opt_create(s->opt, cfg->opt, s->model->nparams)) ck_watch_abort("--tp: optimizer: out of memory");
+    if (cfg->full_state && (!(s->full_m = malloc(s->host->nparams * sizeof(float))) ||
+                            !(s->full_v = malloc(s->host->nparams * sizeof(float)))))
+        ck_watch_abort("--tp: out of memory for the whole optimizer state");
+    describe(s, cfg);
+    return 0;
+}
+
+static int step(tt_sync *s, const tt_step *st, double *comm_s, char *err, size_t cap)
+{
+    const int rc = tt_sync_allreduce_step(s, st, comm_s, err, cap);
+    /* The step's time and bytes of moving: the group's all-reduces inside backward too. */
+    *comm_s += s->tp.comm_s;
+    s->step_bytes += s->tp.bytes;
+    s->tp.comm_s = 0;
+    s->tp.bytes = 0;
+    return rc;
+}
+
+static int to_host(tt_sync *s, char *err, size_t cap)
+{
+    (void)err;
+    (void)cap;
+    tp_gather(&s->tp, s->model, s->host, s->model->params, s->host->params);
+    return 0;
+}
+
+/* Rank 0's host parameters to every shard; the other ranks' host views given back. */
+static int broadcast(tt_sync *s, char *err, size_t cap)
+{
+    (void)err;
+    (void)cap;
+    tp_scatter(&s->tp, s->model, s->host, s->host->params, s->model->params);
+    int world_rank;
+    MPI_Comm_rank(s->plan.world, &world_rank);
+    if (world_rank) release_host(s);
+    return 0;
+}
+
+static int gather_state(tt_sync *s, const float **m, const float **v)
+{
+    tp_gather(&s->tp, s->model, s->host, s->opt->m, s->full_m);
+    tp_gather(&s->tp, s->model, s->host, s->opt->v, s->full_v);
+    *m = s->full_m;
+    *v = s->full_v;
+    return 0;
+}
+
+static void load_state(tt_sync *s, const float *m, const float *v)
+{
+    tp_take(&s->tp, s->model, s->host, m, s->opt->m);
+    tp_take(&s->tp, s->model, s->host, v, s->opt->v);
+}
+
+static void destroy(tt_sync *s)
+{
+    /* The data-parallel context holds the shard's gradients: first. */
+    if (s->have_dp) dp_free(&s->dp);
+    s->have_dp = 0;
+    if (s->model == &s->shard) mlp_free(&s->shard);
+    if (s->host) s->model = s->host;
+    free(s->full_m);
+    free(s->full_v);
+    s->full_m = s->full_v = NULL;
+    if (s->tp.comm) ck_comm_destroy(s->tp.comm);
+    s->tp.comm = NULL;
+}
+
+const tt_sync_ops tt_sync_tensor = {
+    .init = init,
+    .backward = tt_sync_host_backward,
+    .step = step,
+    .to_host = to_host,
+    .to_device = broadcast,
+    .gather_state = gather_state,
+    .load_state = load_state,
+    .destroy = destroy,
+    .broadcast = broadcast,
+};

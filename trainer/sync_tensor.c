@@ -70,9 +70,10 @@ static void describe(tt_sync *s, const tt_sync_cfg *cfg)
     in->state_replicated = 2 * h->nparams * sizeof(float);
     char dp[200];
     snprintf(dp, sizeof dp, "%.*s", (int)sizeof dp - 1, in->line);
-    snprintf(in->line, sizeof in->line, "tensor parallelism: %d groups of %d ranks, W_0 and layer pairs split "
-             "(%s on %s in forward and backward); each shard: %s over %d replicas", s->plan.dp_size, s->tp.T,
-             in->tp_algo, ck_comm_transport_name(s->tp.comm), dp, s->plan.dp_size);
+    const int D = s->plan.dp_size;
+    snprintf(in->line, sizeof in->line, "tensor parallelism: groups of %d ranks split W_0 and each layer pair (%s on "
+             "%s in forward and backward); %d data-parallel replica%s, each shard's %s", s->tp.T, in->tp_algo,
+             ck_comm_transport_name(s->tp.comm), D, D == 1 ? "" : "s", dp);
     snprintf(in->title, sizeof in->title, "tagtrain --tp %d --tp-algo %s, --algo %s over %d replicas", s->tp.T,
              in->tp_algo, in->algo, s->plan.dp_size);
 }

@@ -227,6 +227,10 @@ static const ck_opt table[] = {
     {"--sparse-grads", 0, CK_OPT_FLAG, F(sparse_grads), .help = "all-reduce only the input-layer rows the step's "
      "samples touch\n(an optimisation; the default all-reduces the whole gradient\nbuffer, as DDP does; see "
      "trainer/README.md)"},
+    {"--check-sync", 0, CK_OPT_FLAG, F(check_sync), .help = "after every epoch compare a hash of the parameters "
+     "and\noptimizer state across ranks; stop loudly if they differ"},
+    {"--threads", 0, CK_OPT_INT, F(threads), .lo = 1, .hi = 1024, .arg = "N", .help = "OpenBLAS threads per rank "
+     "(1: the default model's matrices\nare too small for more threads to pay)"},
     {.name = "model parallelism", .type = CK_OPT_HEADING},
     {"--tp", 0, CK_OPT_INT, F(tp), .lo = 1, .hi = 1024, .arg = "T", .help = "tensor parallelism over groups of T "
      "consecutive ranks (%D: none):\nthe hidden layers split Megatron-style, layer 0 (W_0) by\ncolumns, layer 1 by "
@@ -234,10 +238,6 @@ static const ck_opt table[] = {
      "--device cuda, --sparse-grads or --bucket-mb"},
     {"--tp-algo", 0, CK_OPT_STR, F(tp_algo), .arg = "NAME", .help = "--tp's all-reduce, in forward and backward "
      "(%D): any\nregistry name (--algo list), on the shm transport where the\ngroup shares a node"},
-    {"--check-sync", 0, CK_OPT_FLAG, F(check_sync), .help = "after every epoch compare a hash of the parameters "
-     "and\noptimizer state across ranks; stop loudly if they differ"},
-    {"--threads", 0, CK_OPT_INT, F(threads), .lo = 1, .hi = 1024, .arg = "N", .help = "OpenBLAS threads per rank "
-     "(1: the default model's matrices\nare too small for more threads to pay)"},
     {.name = "output", .type = CK_OPT_HEADING},
     {"--save", 0, CK_OPT_STR, F(save_dir), .arg = "DIR", .help = "write DIR/best.ckpt (the model at the best val "
      "loss so far) and\nDIR/last.ckpt (the training state) (%D)"},

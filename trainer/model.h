@@ -82,6 +82,16 @@ typedef struct {
     int     tp_size, tp_rank;
     void  (*reduce)(float *buf, size_t n, void *ctx);   /* SUM over the group, in place */
     void   *reduce_ctx;
+
+    /* Pipeline parallelism (pp.h; 0 and nlayers for the whole model): the
+     * layers l0 .. l1-1 this stage holds, its buffers that slice of the
+     * whole one. A stage after the first reads a_l0 from act[l0] (put there
+     * by the caller) and leaves the gradient of a_l0 in *dinput after
+     * backward; a stage before the last leaves a_l1 in act[l1] and takes the
+     * gradient of a_l1 in dbuf[0] before backward. */
+    int     l0, l1;
+    float  *dinput;
+    int     shared;                  /* mlp_clone_acts: params and grads are another's */
 } mlp;
 
 enum { MLP_WHOLE = 0, MLP_SPLIT_COL = 1, MLP_SPLIT_ROW = 2 };
@@ -95,6 +105,12 @@ int  mlp_create(mlp *m, const mlp_config *cfg, int max_batch);
  * buffers hold this rank's shard only. T must divide the widths it splits
  * (mlp_tp_check). T = 1 is mlp_create. */
 int  mlp_create_tp(mlp *m, const mlp_config *cfg, int max_batch, int T, int rank);
+/* Layers l0 .. l1-1 only (l1 < 0: to the last), T-way split as mlp_create_tp. */
+int  mlp_create_part(mlp *m, const mlp_config *cfg, int max_batch, int T, int rank, int l0, int l1);
+/* Activations of its own, src's parameters and gradients (a micro-batch in flight). */
+int  mlp_clone_acts(mlp *dst, const mlp *src);
+/* The bytes of activations a model (or a clone) holds for its max_batch rows. */
+size_t mlp_act_bytes(const mlp *m);
 /* 0 when T can split cfg's layers, else -1 with the reason in why. */
 int  mlp_tp_check(const mlp_config *cfg, int T, char *why, size_t cap);
 void mlp_free(mlp *m);

@@ -137,9 +137,10 @@ int mlp_create_part(mlp *m, const mlp_config *cfg, int max_batch, int T, int ran
     return 0;   /* alloc_floats zeroes: the gradients start at 0 */
 }
 
-int mlp_clone_acts(mlp *dst, const mlp *src)
+int mlp_clone_acts(mlp *dst, const mlp *src, int max_batch)
 {
     *dst = *src;
+    dst->max_batch = max_batch < 1 ? 1 : max_batch;
     for (int i = 0; i < MLP_MAX_HIDDEN + 1; i++) dst->pre[i] = dst->act[i] = NULL;
     for (int i = 0; i < MLP_MAX_HIDDEN; i++) dst->mask[i] = NULL;
     dst->shared = 1;

@@ -107,8 +107,8 @@ int  mlp_create(mlp *m, const mlp_config *cfg, int max_batch);
 int  mlp_create_tp(mlp *m, const mlp_config *cfg, int max_batch, int T, int rank);
 /* Layers l0 .. l1-1 only (l1 < 0: to the last), T-way split as mlp_create_tp. */
 int  mlp_create_part(mlp *m, const mlp_config *cfg, int max_batch, int T, int rank, int l0, int l1);
-/* Activations of its own, src's parameters and gradients (a micro-batch in flight). */
-int  mlp_clone_acts(mlp *dst, const mlp *src);
+/* Activations of its own for max_batch rows, src's parameters and gradients (a micro-batch in flight). */
+int  mlp_clone_acts(mlp *dst, const mlp *src, int max_batch);
 /* The bytes of activations a model (or a clone) holds for its max_batch rows. */
 size_t mlp_act_bytes(const mlp *m);
 /* 0 when T can split cfg's layers, else -1 with the reason in why. */

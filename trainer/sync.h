@@ -49,6 +49,7 @@
 #include "model.h"
 #include "optim.h"
 #include "rng.h"
+#include "pp.h"
 #include "tp.h"
 #include "zero.h"
 
@@ -59,7 +60,7 @@ typedef struct tt_plan {
     MPI_Comm tp;             /* tensor-parallel group: each layer split over it (MPI_COMM_SELF: none) */
     int      tp_rank, tp_size;
     MPI_Comm pp;             /* pipeline-parallel group: successive layers (MPI_COMM_SELF: none) */
-    int      pp_size;
+    int      pp_rank, pp_size;
     int      split;          /* tt_plan_tensor split dp and tp off world: tt_plan_free frees them */
 } tt_plan;
 
@@ -70,6 +71,12 @@ void tt_plan_data_parallel(tt_plan *pl, MPI_Comm world);
  * world; 0, or -1 with the reason (T does not divide p, or the widths the
  * model splits) on every rank alike. */
 int  tt_plan_tensor(tt_plan *pl, MPI_Comm world, int T, const mlp_config *model, char *why, size_t cap);
+/* Pipeline parallelism over groups of S consecutive ranks (the stages),
+ * data parallelism over the ranks S apart; M micro-batches of each replica's
+ * share of a batch of `batch`. Refused (-1, the reason): S not dividing p,
+ * more stages than layers, M not dividing the replica's share. */
+int  tt_plan_pipeline(tt_plan *pl, MPI_Comm world, int S, int M, int batch, const mlp_config *model, char *why,
+                      size_t cap);
 void tt_plan_free(tt_plan *pl);   /* the groups it split off */
 
 /* What the options ask of the synchronisation. */
@@ -79,6 +86,7 @@ typedef struct tt_sync_cfg {
     int         zero;        /* --zero 0, 1, 2 */
     const char *rs_algo, *ag_algo;
     const char *tp_algo;     /* --tp-algo: the tensor-parallel group's all-reduce */
+    int         microbatches, pp_sched;   /* --pp: its micro-batches, PP_GPIPE or PP_1F1B */
     int         device;      /* --device cuda */
     double      bucket_mb;
     int         sparse;      /* --sparse-grads */
@@ -106,6 +114,10 @@ typedef struct tt_sync_info {
     const char *tp_algo;
     size_t      param_bytes;     /* the parameters a rank holds (0: the whole model) */
     size_t      w0_bytes, w0_bytes_replicated;   /* W_0 with its gradients and m, v: on a rank, and whole */
+    int         pp, microbatches;        /* --pp: stages and micro-batches (pp 1: none) */
+    const char *pp_sched;
+    size_t      act_bytes;               /* --pp: the activations a stage holds for its micro-batches */
+    double      bubble_model, bubble_measured;   /* (S-1)/(M+S-1), and the stages' waiting over their time */
     char        line[480];       /* the banner's line on how the gradients move */
     char        title[200];      /* --trace's title */
 } tt_sync_info;
@@ -162,11 +174,13 @@ struct tt_sync {
     tp_ctx       tp;             /* sync_tensor.c: the group, its algorithm ... */
     mlp          shard;          /* ... this rank's shard (model points here) */
     mlp         *host;           /* ... and tagtrain's whole model, world rank 0's the truth after to_host */
+    pp_ctx       pp;             /* sync_pipeline.c: the schedule and its slots */
+    ck_comm     *pp_comm;        /* ... on the pipeline group's communicator */
     size_t       step_bytes;     /* the last step: bytes all-reduced (the buffer each half covers, ZeRO) */
     long long    sent_bytes;     /* the last step: bytes this rank sent (ZeRO; -1: not recorded) */
 };
 
-extern const tt_sync_ops tt_sync_replicated, tt_sync_zero, tt_sync_device, tt_sync_tensor;
+extern const tt_sync_ops tt_sync_replicated, tt_sync_zero, tt_sync_device, tt_sync_tensor, tt_sync_pipeline;
 
 /* Collective over the plan's data-parallel group: the communicator on
  * cfg->transport, the host algorithm, then the mode the options ask for
@@ -200,6 +214,14 @@ int  tt_sync_whole_state(tt_sync *s, const float **m, const float **v);
 /* sync_replicated.c's step, which the tensor mode shares: the gradient
  * buffer all-reduced over the data-parallel group, the optimizer step. */
 int  tt_sync_allreduce_step(tt_sync *s, const tt_step *st, double *comm_s, char *err, size_t cap);
+/* The modes that split the model (tensor, pipeline), once s->shard is this
+ * rank's part: the model becomes the shard (tagtrain's the host view, with
+ * no gradients), its data-parallel context and optimizer, rank 0's room for
+ * the whole state; and undone. */
+void tt_sync_use_shard(tt_sync *s, const tt_sync_cfg *cfg);
+void tt_sync_drop_shard(tt_sync *s);
+/* The host view's pages given back on a rank that never reads it (not world rank 0). */
+void tt_sync_release_host(tt_sync *s);
 void tt_sync_load_whole(tt_sync *s, const float *m, const float *v);
 
 #endif

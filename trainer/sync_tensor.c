@@ -21,19 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 #include "sync.h"
-
-/* The host view's pages, on a rank that never reads them: given back (they
- * read as zeros if touched again, as the test hooks may). */
-static void release_host(tt_sync *s)
-{
-    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    const uintptr_t a = ((uintptr_t)s->host->params + page - 1) / page * page;
-    const uintptr_t e = (uintptr_t)(s->host->params + s->host->nparams) / page * page;
-    if (e > a) madvise((void *)a, e - a, MADV_DONTNEED);
-}
 
 static int open_group(tt_sync *s, const tt_sync_cfg *cfg, char *err, size_t cap)
 {
@@ -87,17 +75,7 @@ static int init(tt_sync *s, const tt_sync_cfg *cfg, char *err, size_t cap)
         ck_watch_abort("rank %d: --tp: out of memory for the shard", s->plan.dp_rank);
     s->shard.reduce = tp_reduce;
     s->shard.reduce_ctx = &s->tp;
-    s->model = &s->shard;
-    /* The host view keeps no gradients: backward writes the shard's. */
-    free(s->host->grads);
-    s->host->grads = NULL;
-    if (dp_init(&s->dp, s->comm, s->algo, s->model, 0, 0, err, cap))
-        ck_watch_abort("rank %d: setup: %s", s->plan.dp_rank, err);
-    s->have_dp = 1;
-    if (opt_create(s->opt, cfg->opt, s->model->nparams)) ck_watch_abort("--tp: optimizer: out of memory");
-    if (cfg->full_state && (!(s->full_m = malloc(s->host->nparams * sizeof(float))) ||
-                            !(s->full_v = malloc(s->host->nparams * sizeof(float)))))
-        ck_watch_abort("--tp: out of memory for the whole optimizer state");
+    tt_sync_use_shard(s, cfg);
     describe(s, cfg);
     return 0;
 }
@@ -127,9 +105,7 @@ static int broadcast(tt_sync *s, char *err, size_t cap)
     (void)err;
     (void)cap;
     tp_scatter(&s->tp, s->model, s->host, s->host->params, s->model->params);
-    int world_rank;
-    MPI_Comm_rank(s->plan.world, &world_rank);
-    if (world_rank) release_host(s);
+    tt_sync_release_host(s);
     return 0;
 }
 
@@ -150,14 +126,7 @@ static void load_state(tt_sync *s, const float *m, const float *v)
 
 static void destroy(tt_sync *s)
 {
-    /* The data-parallel context holds the shard's gradients: first. */
-    if (s->have_dp) dp_free(&s->dp);
-    s->have_dp = 0;
-    if (s->model == &s->shard) mlp_free(&s->shard);
-    if (s->host) s->model = s->host;
-    free(s->full_m);
-    free(s->full_v);
-    s->full_m = s->full_v = NULL;
+    tt_sync_drop_shard(s);
     if (s->tp.comm) ck_comm_destroy(s->tp.comm);
     s->tp.comm = NULL;
 }

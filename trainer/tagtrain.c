@@ -302,7 +302,11 @@ static int start(run *r, int argc, char **argv)
 static int make_plan(run *r)
 {
     char why[512];
-    if (!tt_plan_tensor(&r->plan, MPI_COMM_WORLD, r->o.tp, &r->o.tc.model, why, sizeof why)) return 0;
+    const tt_options *o = &r->o;
+    if (o->pp > 1 ? !tt_plan_pipeline(&r->plan, MPI_COMM_WORLD, o->pp, o->microbatches, o->tc.batch, &o->tc.model,
+                                      why, sizeof why)
+                  : !tt_plan_tensor(&r->plan, MPI_COMM_WORLD, o->tp, &o->tc.model, why, sizeof why))
+        return 0;
     if (r->root) fprintf(stderr, "tagtrain: %s\n", why);
     return 2;
 }
@@ -436,6 +440,7 @@ static int setup_training(run *r)
     if (!r->have_ck || o->set_epochs) tc->opt.total_steps = steps_per_epoch * tc->epochs;
     const tt_sync_cfg cfg = {.algo = o->algo_name, .transport = pick_transport(o, r->plan.dp), .zero = o->zero,
                              .rs_algo = o->rs_algo, .ag_algo = o->ag_algo, .tp_algo = o->tp_algo,
+                             .microbatches = o->microbatches, .pp_sched = o->pp_sched,
                              .device = o->device,
                              .bucket_mb = o->bucket_mb, .sparse = o->sparse_grads,
                              .full_state = r->root && !o->no_save, .opt = &tc->opt, .x = &r->xtr, .nrows = r->ntr,

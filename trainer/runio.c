@@ -204,8 +204,9 @@ void report_summary(FILE *f, const tt_report *r)
             "gradients %.2f MB\n", r->rss[0] / 1e6, r->rss[1] / 1e6, r->rss[2] / 1e6);
     if (r->sync->pp > 1)
         fprintf(f, "pipeline bubble: measured %.3f of the stages' time (waiting for a neighbour), model "
-                "(S-1)/(M+S-1) = %.3f (%s, %d stages, %d micro-batches)\n", r->sync->bubble_measured,
-                r->sync->bubble_model, r->sync->pp_sched, r->sync->pp, r->sync->microbatches);
+                "(S-1)/(M+S-1) = %.3f (%s, %d stages, %d micro-batch%s)\n", r->sync->bubble_measured,
+                r->sync->bubble_model, r->sync->pp_sched, r->sync->pp, r->sync->microbatches,
+                r->sync->microbatches == 1 ? "" : "es");
     if (r->cdir && r->trained > 0)
         fprintf(f, "checkpoints: %s (%s), %s\n", r->cdir->best, r->nva ? "best by val loss" : "the last epoch",
                 r->cdir->last);

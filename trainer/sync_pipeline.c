@@ -46,9 +46,9 @@ static int init(tt_sync *s, const tt_sync_cfg *cfg, char *err, size_t cap)
     in->bubble_model = (double)(S - 1) / (double)(cfg->microbatches + S - 1);
     char dp[200];
     snprintf(dp, sizeof dp, "%.*s", (int)sizeof dp - 1, in->line);
-    snprintf(in->line, sizeof in->line, "pipeline parallelism: %d stages (this rank: layers %d..%d), %d micro-batches, "
+    snprintf(in->line, sizeof in->line, "pipeline parallelism: %d stages (this rank: layers %d..%d), %d micro-batch%s, "
              "%s schedule (bubble (S-1)/(M+S-1) = %.3f); %d data-parallel replica%s, each stage's %s", S, l0, l1 - 1,
-             cfg->microbatches, in->pp_sched, in->bubble_model, s->plan.dp_size, s->plan.dp_size == 1 ? "" : "s", dp);
+             cfg->microbatches, cfg->microbatches == 1 ? "" : "es", in->pp_sched, in->bubble_model, s->plan.dp_size, s->plan.dp_size == 1 ? "" : "s", dp);
     snprintf(in->title, sizeof in->title, "tagtrain --pp %d --microbatches %d --pp-schedule %s", S, cfg->microbatches,
              in->pp_sched);
     return 0;
@@ -93,7 +93,7 @@ static void gather(tt_sync *s, const float *src, float *dst)
                      "--pp: the stages to rank 0's model");
 }
 
-static int to_host(tt_sync *s, char *err, size_t cap)
+static int stages_to_host(tt_sync *s, char *err, size_t cap)
 {
     (void)err;
     (void)cap;
@@ -124,7 +124,7 @@ static void scatter(tt_sync *s, const float *src, float *dst)
     free(buf);
 }
 
-static int broadcast(tt_sync *s, char *err, size_t cap)
+static int broadcast_stages(tt_sync *s, char *err, size_t cap)
 {
     (void)err;
     (void)cap;
@@ -133,7 +133,7 @@ static int broadcast(tt_sync *s, char *err, size_t cap)
     return 0;
 }
 
-static int gather_state(tt_sync *s, const float **m, const float **v)
+static int gather_stage_state(tt_sync *s, const float **m, const float **v)
 {
     gather(s, s->opt->m, s->full_m);
     gather(s, s->opt->v, s->full_v);
@@ -142,7 +142,7 @@ static int gather_state(tt_sync *s, const float **m, const float **v)
     return 0;
 }
 
-static void load_state(tt_sync *s, const float *m, const float *v)
+static void take_stage_state(tt_sync *s, const float *m, const float *v)
 {
     int off, n;
     slice(s, s->plan.pp_rank, &off, &n);
@@ -162,10 +162,10 @@ const tt_sync_ops tt_sync_pipeline = {
     .init = init,
     .backward = backward,
     .step = tt_sync_allreduce_step,
-    .to_host = to_host,
-    .to_device = broadcast,
-    .gather_state = gather_state,
-    .load_state = load_state,
+    .to_host = stages_to_host,
+    .to_device = broadcast_stages,
+    .gather_state = gather_stage_state,
+    .load_state = take_stage_state,
     .destroy = destroy,
-    .broadcast = broadcast,
+    .broadcast = broadcast_stages,
 };

@@ -91,7 +91,7 @@ static int step(tt_sync *s, const tt_step *st, double *comm_s, char *err, size_t
     return rc;
 }
 
-static int to_host(tt_sync *s, char *err, size_t cap)
+static int shards_to_host(tt_sync *s, char *err, size_t cap)
 {
     (void)err;
     (void)cap;
@@ -100,7 +100,7 @@ static int to_host(tt_sync *s, char *err, size_t cap)
 }
 
 /* Rank 0's host parameters to every shard; the other ranks' host views given back. */
-static int broadcast(tt_sync *s, char *err, size_t cap)
+static int broadcast_shards(tt_sync *s, char *err, size_t cap)
 {
     (void)err;
     (void)cap;
@@ -109,7 +109,7 @@ static int broadcast(tt_sync *s, char *err, size_t cap)
     return 0;
 }
 
-static int gather_state(tt_sync *s, const float **m, const float **v)
+static int gather_shard_state(tt_sync *s, const float **m, const float **v)
 {
     tp_gather(&s->tp, s->model, s->host, s->opt->m, s->full_m);
     tp_gather(&s->tp, s->model, s->host, s->opt->v, s->full_v);
@@ -118,7 +118,7 @@ static int gather_state(tt_sync *s, const float **m, const float **v)
     return 0;
 }
 
-static void load_state(tt_sync *s, const float *m, const float *v)
+static void take_shard_state(tt_sync *s, const float *m, const float *v)
 {
     tp_take(&s->tp, s->model, s->host, m, s->opt->m);
     tp_take(&s->tp, s->model, s->host, v, s->opt->v);
@@ -135,10 +135,10 @@ const tt_sync_ops tt_sync_tensor = {
     .init = init,
     .backward = tt_sync_host_backward,
     .step = step,
-    .to_host = to_host,
-    .to_device = broadcast,
-    .gather_state = gather_state,
-    .load_state = load_state,
+    .to_host = shards_to_host,
+    .to_device = broadcast_shards,
+    .gather_state = gather_shard_state,
+    .load_state = take_shard_state,
     .destroy = destroy,
-    .broadcast = broadcast,
+    .broadcast = broadcast_shards,
 };

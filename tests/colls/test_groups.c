@@ -15,6 +15,10 @@
  *                             every element the sum over the group's ranks
  *                             only; the group's transport is the parent's; an
  *                             error message names the world's ranks too
+ *   test_groups mpi failures  (COLLKIT_TIMEOUT=2) on the group of world ranks 2
+ *                             and 3: a count that differs within it, and a rank
+ *                             that never comes: both fail, their messages mapping
+ *                             the group's ranks to the world's
  */
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +95,31 @@ static void run_split(ck_comm *world, const char *transport, const char *split, 
     ck_comm_destroy(g);
 }
 
+/* On the group of world ranks 2 and 3 (the others idle): a call whose count
+ * differs between the two (the agreement), then one that rank 3 never joins
+ * (the watchdog, COLLKIT_TIMEOUT=1 from the test): each fails on rank 2 with
+ * a message that maps the group's ranks to the world's. */
+static void test_group_failures(ck_comm *world, int rank)
+{
+    ck_comm *g = NULL;
+    CHECK(ck_comm_split(world, rank >= 2 ? 1 : 0, rank, &g) == CK_SUCCESS && g, "split");
+    if (rank >= 2) {
+        float buf[16] = {0};
+        const ck_algo *ring = ck_algo_find("ring");
+        int rc = ck_allreduce(g, ring, CK_IN_PLACE, buf, rank == 2 ? 10 : 11, CK_F32, CK_SUM);
+        CHECK(rc != CK_SUCCESS && strstr(ck_comm_errmsg(g), "[group ranks 0-1 are world ranks 2,3]"),
+              "a count that differs within the group: rc %d, '%s'", rc, ck_comm_errmsg(g));
+        if (rank == 2) {
+            rc = ck_allreduce(g, ring, CK_IN_PLACE, buf, 16, CK_F32, CK_SUM);
+            CHECK(rc == CK_ERR_TIMEOUT && strstr(ck_comm_errmsg(g), "[group ranks 0-1 are world ranks 2,3]"),
+                  "a rank of the group that never comes: rc %d, '%s'", rc, ck_comm_errmsg(g));
+        }
+    }
+    /* Rank 3 waits out rank 2's watchdog before the group goes away: a bound of its own, long beside 2 s. */
+    ck_bounded_barrier((ck_bound){.seconds = 60}, MPI_COMM_WORLD, "the end of the failures");
+    ck_comm_destroy(g);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "mesh")) {
@@ -108,6 +137,15 @@ int main(int argc, char **argv)
     if (ck_comm_create(MPI_COMM_WORLD, strcmp(transport, "shm") ? CK_MEM_HOST : CK_MEM_HOST | CK_MEM_SHM, &world)) {
         printf("cannot create a %s communicator\n", transport);
         MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (argc > 2 && !strcmp(argv[2], "failures")) {
+        test_group_failures(world, rank);
+        ck_comm_destroy(world);
+        int f = failed, all = 0;
+        MPI_Allreduce(&f, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        if (rank == 0) printf("%d passed, %d failed (all ranks: %d failed)\n", passed, failed, all);
+        MPI_Finalize();
+        return all != 0;
     }
     run_split(world, transport, "two groups of p/2", rank < p / 2 ? 0 : 1, rank);
     run_split(world, transport, "p-1 and 1", rank < p - 1 ? 0 : 1, rank);

@@ -79,6 +79,7 @@ static void forward(pp_ctx *p, const mlp *base, batch *bt, int k)
     const int b = p->cnt[k];
     if (p->stage > 0) receive(p, m->act[m->l0], (size_t)b * m->in[m->l0] * sizeof(float), p->stage - 1, 2 * k, k);
     bt->loss += mlp_forward(m, bt->x, bt->rows + p->off[k], bt->labels + p->off[k], b, 1, bt->drop);
+    if (p->charge) p->charge(2.0 * b * (double)m->nparams);
     if (p->stage < p->S - 1)
         check(p, ck_isend(p->comm, m->act[m->l1], (size_t)b * m->out[m->l1 - 1] * sizeof(float), p->stage + 1, 2 * k, f),
               "send", k);
@@ -91,6 +92,7 @@ static void backward(pp_ctx *p, batch *bt, int k)
     if (p->stage < p->S - 1)
         receive(p, m->dbuf[0], (size_t)b * m->out[m->l1 - 1] * sizeof(float), p->stage + 1, 2 * k + 1, k);
     mlp_backward(m, bt->labels + p->off[k], b, NULL, NULL, 0);
+    if (p->charge) p->charge(4.0 * b * (double)m->nparams);
     if (p->stage > 0)
         check(p, ck_isend(p->comm, m->dinput, (size_t)b * m->in[m->l0] * sizeof(float), p->stage - 1, 2 * k + 1,
                           &p->bwd[k % p->nslots]), "send", k);

@@ -43,6 +43,7 @@ typedef struct pp_ctx {
     int     *cnt, *off;       /* micro-batch k: cnt[k] rows from off[k] */
     double   wait_s, run_s;   /* seconds waiting in receives, and in pp_run, since opened */
     int      drop_last;       /* test hook TAGTRAIN_TEST_PP_DROP=1: the last micro-batch's rows left out */
+    void   (*charge)(double flops);   /* a simulated run's modelled compute (sync.h, tt_sim_charge); NULL: none */
 } pp_ctx;
 
 /* The stage's layers: [*l0, *l1) of n layers over S stages. */

@@ -35,6 +35,7 @@ static int init(tt_sync *s, const tt_sync_cfg *cfg, char *err, size_t cap)
     tt_sync_use_shard(s, cfg);
     if (pp_open(&s->pp, s->pp_comm, S, stage, cfg->microbatches, cfg->pp_sched, s->model))
         ck_watch_abort("--pp: out of memory for the micro-batches' activations");
+    s->pp.charge = tt_sim_charge;   /* forward 2, backward 4 flops per parameter and sample, as sync.c models */
     tt_sync_describe_allreduce(s, cfg);
     tt_sync_info *in = &s->info;
     in->pp = S;

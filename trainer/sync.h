@@ -27,15 +27,18 @@
  *   sync_tensor.c      --tp T: each layer pair split over a tensor-parallel
  *                      group (tp.h), each shard's gradients all-reduced over
  *                      its data-parallel group
+ *   sync_pipeline.c    --pp S: the layers cut into stages, micro-batches
+ *                      through them as messages (pp.h), each stage's
+ *                      gradients all-reduced over its data-parallel group
  *
  * The plan (tt_plan) says which ranks hold which part of the model: the
  * data-parallel group (the ranks that hold the same part and average their
  * gradients), the tensor-parallel group (the ranks that split each layer)
  * and the pipeline-parallel group (the ranks that hold successive layers).
- * Without --tp every rank holds the whole model: the data-parallel group is
- * every rank, the other two are each rank alone. With --tp T the ranks form
- * a mesh (collkit_group.h, ck_mesh_2d): groups of T consecutive ranks split
- * the model, the ranks T apart hold the same shard. A mode that splits the
+ * Without --tp or --pp every rank holds the whole model: the data-parallel
+ * group is every rank, the other two are each rank alone. With --tp T (or
+ * --pp S) the ranks form a mesh (collkit_group.h, ck_mesh_2d): groups of T
+ * consecutive ranks split the model, the ranks T apart hold the same part. A mode that splits the
  * model reads its groups from the plan; tagtrain's loop stays as it is.
  */
 #ifndef TRAINER_SYNC_H

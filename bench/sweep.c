@@ -7,7 +7,9 @@
  * (an all-reduce is finished when the last rank has the result). The per-
  * iteration maxima are collected with one MPI_Reduce after the timed loop,
  * so the reduction of the timings is never inside a timed region. Reported:
- * median (the "time" column), min and max over the timed iterations.
+ * median (the "time" column), min and max over the timed iterations, and
+ * (CSV and JSON) the first and third quartiles: how far the repeats agree,
+ * which benchreport judges before it ranks a point.
  *
  *   algbw = bytes / time                (decimal GB/s)
  *   busbw = algbw · 2(p-1)/p            (what each link carried: comparable
@@ -35,6 +37,7 @@ typedef struct {
     int place;            /* BM_PLACE_OUT or BM_PLACE_IN */
     int iters;
     double med, mn, mx;   /* seconds */
+    double q1, q3;        /* first and third quartiles of the iterations (seconds): the spread benchreport judges */
     long long wrong;      /* -1: not checked */
     double model;         /* seconds, NAN when no model */
     int failed;
@@ -165,7 +168,11 @@ static int timed_loop(sweep_run *r, const ck_algo *a, const void *send, size_t c
     if (rc) return rc;
     double *tmax = r->rank == 0 ? r->times + iters : NULL;
     ck_bounded_reduce(bound, r->times, tmax, iters, MPI_DOUBLE, MPI_MAX, 0, mc, "the reduction of the times");
-    if (r->rank == 0) bm_stats(tmax, iters, &row->med, &row->mn, &row->mx);
+    if (r->rank == 0) {
+        bm_stats(tmax, iters, &row->med, &row->mn, &row->mx);   /* sorts tmax */
+        row->q1 = bm_quantile(tmax, iters, 0.25);
+        row->q3 = bm_quantile(tmax, iters, 0.75);
+    }
     row->iters = iters;
     return 0;
 }
@@ -291,7 +298,8 @@ static FILE *csv_open(const char *path)
 {
     FILE *f = bm_out_open(path);
     if (!f) return NULL;
-    fprintf(f, "algo,p,bytes,count,dtype,op,place,iters,time_us,min_us,max_us,algbw_gbs,busbw_gbs,wrong,model_us,agree\n");
+    fprintf(f, "algo,p,bytes,count,dtype,op,place,iters,time_us,min_us,max_us,algbw_gbs,busbw_gbs,wrong,model_us,"
+               "agree,q1_us,q3_us\n");
     fflush(f);
     return f;
 }
@@ -299,10 +307,10 @@ static FILE *csv_open(const char *path)
 static void csv_row(FILE *f, const bm_row *r, const bm_opts *o, int p)
 {
     double alg = r->med > 0 ? r->bytes / r->med / 1e9 : 0;
-    fprintf(f, "%s,%d,%zu,%zu,%s,%s,%s,%d,%.3f,%.3f,%.3f,%.4f,%.4f,%lld,%.3f,%s\n", r->algo, p, r->bytes, r->count,
-            ck_dtype_name(o->dtype), ck_op_name(o->op), r->place == BM_PLACE_IN ? "in" : "out", r->iters,
+    fprintf(f, "%s,%d,%zu,%zu,%s,%s,%s,%d,%.3f,%.3f,%.3f,%.4f,%.4f,%lld,%.3f,%s,%.3f,%.3f\n", r->algo, p, r->bytes,
+            r->count, ck_dtype_name(o->dtype), ck_op_name(o->op), r->place == BM_PLACE_IN ? "in" : "out", r->iters,
             r->med * 1e6, r->mn * 1e6, r->mx * 1e6, alg, alg * busfactor(o->coll, p), r->wrong, r->model * 1e6,
-            o->agree ? "on" : "off");
+            o->agree ? "on" : "off", r->q1 * 1e6, r->q3 * 1e6);
     fflush(f);
 }
 
@@ -347,6 +355,8 @@ static int write_json(const char *path, const bm_row *rows, int n, const bm_opts
         ck_json_num_f(&j, "time_us", r->med * 1e6, 3);
         ck_json_num_f(&j, "min_us", r->mn * 1e6, 3);
         ck_json_num_f(&j, "max_us", r->mx * 1e6, 3);
+        ck_json_num_f(&j, "q1_us", r->q1 * 1e6, 3);
+        ck_json_num_f(&j, "q3_us", r->q3 * 1e6, 3);
         ck_json_num_f(&j, "algbw_gbs", alg, 4);
         ck_json_num_f(&j, "busbw_gbs", alg * busfactor(o->coll, p), 4);
         if (r->wrong < 0) ck_json_null(&j, "wrong");

@@ -657,6 +657,27 @@ static void csv_as_table(FILE *md, const char *path)
 
 /* ------------------------------------------------------------ --sim */
 
+/* The next "key value" line of a small settings file (platform.txt,
+ * load.txt): a byte-order mark, blank lines and lines starting with # are
+ * skipped; the key and the value (from its first non-blank) cut apart.
+ * 1, 0 at the end, -1 (said). */
+static int key_line(text_file *t, char **key, char **val)
+{
+    char *s;
+    for (int r; (r = tf_line(t, &s)) != 0;) {
+        if (r < 0) return -1;
+        if (t->line == 1 && !strncmp(s, "\xEF\xBB\xBF", 3)) s += 3;
+        s += strspn(s, " \t");
+        if (!*s || *s == '#') continue;
+        char *v = s + strcspn(s, " \t");
+        if (*v) *v++ = '\0';
+        *key = s;
+        *val = v + strspn(v, " \t");
+        return 1;
+    }
+    return 0;
+}
+
 /* DIR/platform.txt ("key value" lines, written by scripts/sim-bench.sh): the
  * simulated cluster the crossbar sweeps ran on. Every key once: name, desc,
  * alpha_us, bw_gbs, speed_gflops (the numbers finite and above 0); blank
@@ -674,15 +695,9 @@ static int load_platform(const char *path, sim_platform *pl)
     text_file t;
     if (tf_open(&t, path)) return -1;
     int rc = -1;
-    char *s;
-    for (int r; (r = tf_line(&t, &s)) != 0;) {
+    char *s, *v;
+    for (int r; (r = key_line(&t, &s, &v)) != 0;) {
         if (r < 0) goto out;
-        if (t.line == 1 && !strncmp(s, "\xEF\xBB\xBF", 3)) s += 3;
-        s += strspn(s, " \t");
-        if (!*s || *s == '#') continue;
-        char *v = s + strcspn(s, " \t");
-        if (*v) *v++ = '\0';
-        v += strspn(v, " \t");
         size_t vl = strlen(v);
         while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t')) v[--vl] = '\0';
         int k = 0;
@@ -736,6 +751,21 @@ static int load_numbers(const text_file *t, const char *key, char *v, double *ou
     return 0;
 }
 
+/* load.txt's keys, in the order load_load reads them into. */
+static const char *const load_keys[] = {"cores", "before", "after", "ranks"};
+
+/* The index of load.txt's key s, seen first on this line (at[]: where each
+ * was seen): or -1 (said). */
+static int load_key(const text_file *t, const char *s, long at[4])
+{
+    int k = 0;
+    while (k < 4 && strcmp(s, load_keys[k])) k++;
+    if (k == 4) return bad(t->path, t->line, "unknown key '%.40s' (expected cores, before, after, ranks)", s);
+    if (at[k]) return bad(t->path, t->line, "%s given twice (first on line %ld)", s, at[k]);
+    at[k] = t->line;
+    return k;
+}
+
 /* DIR/load.txt (scripts/bench.sh), "key numbers" lines: cores N, before L1
  * L5 L15, after L1 L5 L15 (absent when the sweeps did not end), ranks P (the
  * most ranks the sweeps ran). The load of other work is the 1-minute
@@ -746,30 +776,27 @@ static int load_load(const char *path, load_info *l)
 {
     memset(l, 0, sizeof *l);
     if (!present(path)) return 0;
-    static const char *const keys[] = {"cores", "before", "after", "ranks"};
     long at[4] = {0};
     double one[2];
     text_file t;
+    char *s, *v;
+    int r, rc = -1;
     if (tf_open(&t, path)) return -1;
-    int rc = -1;
-    char *s;
-    for (int r; (r = tf_line(&t, &s)) != 0;) {
-        if (r < 0) goto out;
-        char *v = s + strcspn(s, " \t");
-        if (*v) *v++ = '\0';
-        int k = 0;
-        while (k < 4 && strcmp(s, keys[k])) k++;
-        if (k == 4) { bad(path, t.line, "unknown key '%.40s' (expected cores, before, after, ranks)", s); goto out; }
-        if (at[k]) { bad(path, t.line, "%s given twice (first on line %ld)", s, at[k]); goto out; }
-        at[k] = t.line;
+    while ((r = key_line(&t, &s, &v)) > 0) {
+        const int k = load_key(&t, s, at);
+        if (k < 0) goto out;
         double *dst = k == 1 ? l->before : k == 2 ? l->after : one;
         if (load_numbers(&t, s, v, dst, k == 1 || k == 2 ? 3 : 1)) goto out;
         if (k == 0) l->cores = one[0];
         if (k == 3) l->ranks = one[0];
         if ((k == 0 || k == 3) && !(one[0] >= 1)) { bad(path, t.line, "%s must be at least 1", s); goto out; }
     }
+    if (r < 0) goto out;
     for (int k = 0; k < 4; k++)
-        if (!at[k] && k != 2) { bad(path, 0, "no %s line (bench.sh writes cores, before, after, ranks)", keys[k]); goto out; }
+        if (!at[k] && k != 2) {
+            bad(path, 0, "no %s line (bench.sh writes cores, before, after, ranks)", load_keys[k]);
+            goto out;
+        }
     l->have = 1;
     l->has_after = at[2] != 0;
     l->other = l->before[0];
@@ -1231,7 +1258,8 @@ static void sec_trust(FILE *md, const report *rep)
     if (l->have)
         fprintf(md, "Load (1-minute average) before the sweeps %.2f, after %s%.2f with up to %.0f ranks of their own, "
                     "on %.0f cores: %s.\n", l->before[0], l->has_after ? "" : "(not measured) ", l->after[0], l->ranks,
-                l->cores, l->loaded ? "LOADED by other work — every target below is inconclusive" : "idle enough to judge");
+                l->cores,
+                l->loaded ? "LOADED by other work — every target below is inconclusive" : "idle enough to judge");
     else
         fprintf(md, "The machine's load was not recorded (no load.txt).\n");
     fprintf(md, "%d of %d points are noisy (their repeats' middle half spread over more than %.0f %% of the median): "
@@ -1303,8 +1331,9 @@ static void sec_ratios(FILE *md, const report *rep)
 {
     const char *ref = rep->ref;
     fprintf(md, "## Speed relative to the reference (%s)\n\nt(%s) / t(algorithm) at each size: above 1 is faster than "
-                "the reference, below 1 slower (\"-\": size not measured; \"noisy\": the point's repeats, or the reference's, "
-                "disagree, their middle half spread over more than %.0f %% of the median: not ranked).\n\n",
+                "the reference, below 1 slower (\"-\": size not measured; \"noisy\": the point's repeats, or the "
+                "reference's, disagree, their middle half spread over more than %.0f %% of the median: not "
+                "ranked).\n\n",
             ref[0] ? ref : "none in this run", ref, 100 * NOISY_IQR);
     for (int k = 0; k < rep->np; k++) {
         int p = rep->ps[k];

@@ -150,7 +150,7 @@ grep '^# fit' "$OUT/pingpong.txt" | sed 's/^# /             /'
 # 3. The sweeps on the crossbar, one simulation per (p, algorithm): timing
 #    runs on folded buffers (sim/simrun -fold; the data are not checked:
 #    sim.check.* in the test suite checks them).
-COMMON=(-n 1 -w 0 --place out -c 0 --model "$OUT/params.txt")
+COMMON=(-n 1 -w 0 --place out -c 0 --agree off --model "$OUT/params.txt")   # the algorithm alone, as the model describes it
 say "sweeps on the crossbar: p = $NP (every host algorithm and SMPI's MPI_Allreduce), p = 1024 ($HUGE_ALGOS)"
 for p in 1024 $(echo $NP | tr ' ' '\n' | sort -rn); do   # the longest first: the queue ends together
   case $p in 256) sizes=("${BIG_SIZES[@]}") ;; 1024) sizes=("${HUGE_SIZES[@]}") ;; *) sizes=("${SIZES[@]}") ;; esac

@@ -289,8 +289,8 @@ fill() {
                  substr(s, RSTART, RLENGTH), csv > "/dev/stderr"; bad = 1; v = "??"
         } else {
           r = t[k2] / t[k1]
-          v = r < 1.1 && r > 0.9 ? sprintf("stays within %d %% from p = %s to p = %s", 10, a[2], a[3]) :
-              sprintf("%s %.1f-fold from p = %s to p = %s", r > 1 ? "grows" : "shrinks", r > 1 ? r : 1 / r, a[2], a[3])
+          if (r < 1.1 && r > 0.9) v = sprintf("stays within 10 %% from p = %s to p = %s", a[2], a[3])
+          else v = sprintf("%s %.1f-fold from p = %s to p = %s", r > 1 ? "grows" : "shrinks", r > 1 ? r : 1 / r, a[2], a[3])
         }
         out = out substr(s, 1, RSTART - 1) v; s = substr(s, RSTART + RLENGTH)
       }

@@ -15,6 +15,7 @@ trap 'rm -rf "$dir"' EXIT
 mkdir -p "$dir/src/scripts" "$dir/src/tests/slides"
 cp "$SRC/scripts/slides.sh" "$dir/src/scripts/"
 cp -r "$SRC/slides" "$SRC/plots" "$dir/src/"
+mkdir -p "$dir/src/collectives/algos" && cp "$SRC/collectives/algos/colors.txt" "$dir/src/collectives/algos/"   # plots/common.gp
 mkdir -p "$dir/src/labs/06-faults" && cp -r "$SRC/labs/06-faults/solution" "$dir/src/labs/06-faults/"   # deck 06's recipe
 cp "$R" "$dir/src/tests/slides/"
 fails=0

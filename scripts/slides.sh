@@ -38,6 +38,25 @@ mkdir -p "$OUT/fig"
 # after every edit.
 "$B/bin/collbench" --extrapolate --model "$SRC/slides/params.txt" --algo naive,ring,ring_pipelined,rd,rabenseifner,tree,tree2 \
     --pmax 4096 --overwrite --csv "$OUT/fig/extrap.csv" > "$OUT/fig/extrap.txt"
+# Deck 03's summary table (fig/costs.md, {{include costs}}): each algorithm's α, β and γ terms read
+# off its own cost function (the descriptor's, as collbench's model uses it) by running the model
+# with one parameter at 1 and the others at 0, at p = 16 and 1024, n = 64 MiB; beside the lower
+# bounds ⌈log2 p⌉α, 2(p−1)/p·nβ, (p−1)/p·nγ. A term at its bound is bold; an algorithm whose
+# time is not the sum of its terms (the pipelined ring overlaps β and γ) is marked.
+par() { awk -v k="$1" '$1 == k { print $2 }' "$SRC/slides/params.txt"; }   # a slide parameter
+costtable() {
+  local algos=naive,ring,ring_pipelined,rd,rabenseifner,tree,tree2 k
+  for k in alpha beta gamma; do
+    awk -v k="$k" '$1 == "chunk_bytes" { print } END { print "memcpy_gbs 0"
+      print "alpha_us " (k == "alpha"); print "beta_ns_per_byte " (k == "beta"); print "gamma_ns_per_byte " (k == "gamma") }' \
+      "$SRC/slides/params.txt" > "$OUT/fig/unit-$k.txt"
+    "$B/bin/collbench" --extrapolate --model "$OUT/fig/unit-$k.txt" --algo $algos --pmax 1024 --overwrite \
+        --csv "$OUT/fig/unit-$k.csv" > "$OUT/fig/unit-$k.log" 2>&1 || { cat "$OUT/fig/unit-$k.log" >&2; exit 1; }
+  done
+  awk -F, -v order="$algos" -v alpha="$(par alpha_us)" -v beta="$(par beta_ns_per_byte)" -v gamma="$(par gamma_ns_per_byte)" \
+      -f "$SRC/slides/costs.awk" "$OUT"/fig/unit-{alpha,beta,gamma}.csv "$OUT/fig/extrap.csv" > "$OUT/fig/costs.md"
+}
+[ -n "${SLIDES_ONLY:-}" ] && ! grep -q '{{include costs}}' "$SRC/slides/$SLIDES_ONLY.md" 2>/dev/null || costtable
 pngterm=png; gnuplot -e 'set terminal pngcairo' > /dev/null 2>&1 && pngterm=pngcairo
 # The pictures take a while: a deck built alone (SLIDES_ONLY, as while editing it) gets only
 # the ones it shows. want NAME: the deck shows fig/NAME/... (or every deck is being built).
@@ -166,7 +185,6 @@ if [ $figs = 1 ]; then
       -e "where='$where'; when='$twhen'" slides/trainer.gp) 2> "$OUT/fig/trainer.log" ||
     { cat "$OUT/fig/trainer.log" >&2; exit 1; }
   # Deck 03's model, one readable panel per rank count, titled with the parameters it uses.
-  par() { awk -v k="$1" '$1 == k { print $2 }' "$SRC/slides/params.txt"; }
   for P in 16 64 256; do
     (cd "$SRC" && gnuplot -e "dir='$OUT/fig'; P=$P; pngterm='$pngterm'; alpha='$(par alpha_us)'; beta='$(par beta_ns_per_byte)'; gamma='$(par gamma_ns_per_byte)'; algos='naive ring rd rabenseifner tree tree2'" \
         slides/model.gp)
@@ -252,6 +270,11 @@ fill() {
     BEGIN { while ((getline l < csv) > 0) { split(l, c, ","); t[c[1] "," c[2] "," c[3]] = c[4]; bw[c[1] "," c[2] "," c[3]] = c[5] }
             while ((getline l < params) > 0) if (l !~ /^#/ && split(l, c, " ") == 2) par[c[1]] = c[2]
             while ((getline l < (fig "/measured.txt")) > 0) { k = l; sub(/ .*/, "", k); sub(/^[^ ]* /, "", l); meas[k] = l } }
+    # {{include NAME}} alone on a line: the Markdown make slides wrote as fig/NAME.md (a table)
+    /^\{\{include [a-z_0-9]*\}\}$/ { f = fig "/" substr($0, 11, length($0) - 12) ".md"; got = 0
+      while ((getline l < f) > 0) { print l; got = 1 }
+      if (!got) { printf "slides: %s line %d: nothing in %s\n", FILENAME, FNR, f > "/dev/stderr"; bad = 1 }
+      next }
     { s = $0; out = ""
       while (match(s, /\{\{measured [a-z_0-9]*\}\}/)) {
         k = substr(s, RSTART + 11, RLENGTH - 13)

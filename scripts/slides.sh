@@ -330,6 +330,13 @@ fill() {
       print out s }
     END { exit bad }' "$1"
 }
+# A command on a slide breaks only between arguments: in inline code (outside code blocks), the
+# space between an option and its value (-np 4, --algo ring) becomes a no-break space, so that
+# LaTeX cannot end a line on "--algo" and start the next on "ring" (the slide test checks it).
+nobreak() {
+  perl -pe 'if (/^```/) { $c = !$c; next } next if $c;
+            s{(`[^`]*`)}{ my $t = $1; $t =~ s/(?<![^\s`])(-{1,2}[A-Za-z][-A-Za-z0-9_]*) (?=[^\s`-])/$1\xc2\xa0/g; $t }ge' "$@"
+}
 status=0
 # Each deck: pandoc writes the LaTeX, pdflatex
 # typesets it twice; NAME.pandoc.log keeps pandoc's warnings, NAME.latex.log its overfull boxes and missing files
@@ -338,7 +345,7 @@ for md in "$SRC"/slides/[0-9][0-9]-*.md; do
   name=$(basename "$md" .md)
   [ -z "${SLIDES_ONLY:-}" ] || [ "$SLIDES_ONLY" = "$name" ] || continue
   ok=1
-  fill "$md" > "$OUT/$name.md" 2> "$OUT/$name.pandoc.log" &&
+  fill "$md" > "$OUT/$name.filled.md" 2> "$OUT/$name.pandoc.log" && nobreak "$OUT/$name.filled.md" > "$OUT/$name.md" &&
     pandoc -t beamer -s --slide-level=2 -V theme=default -V aspectratio=169 -H "$SRC/slides/preamble.tex" \
       "$OUT/$name.md" -o "$OUT/$name.tex" 2>> "$OUT/$name.pandoc.log" || ok=0
   if [ $ok = 1 ]; then

@@ -333,9 +333,9 @@ fill() {
 # A command on a slide breaks only between arguments: in inline code (outside code blocks), the
 # space between an option and its value (-np 4, --algo ring) becomes a no-break space, so that
 # LaTeX cannot end a line on "--algo" and start the next on "ring" (the slide test checks it).
-nobreak() {
-  perl -pe 'if (/^```/) { $c = !$c; next } next if $c;
-            s{(`[^`]*`)}{ my $t = $1; $t =~ s/(?<![^\s`])(-{1,2}[A-Za-z][-A-Za-z0-9_]*) (?=[^\s`-])/$1\xc2\xa0/g; $t }ge' "$@"
+nobreak() {   # (a code span may run over two lines of the source: the file is read whole)
+  perl -0777 -pe 's{(^```.*?^```[^\n]*$)|(`[^`]*`)}{ defined $1 ? $1 : do { my $t = $2;
+                      $t =~ s/(?<![^\s`])(-{1,2}[A-Za-z][-A-Za-z0-9_]*)[ \n](?=[^\s`-])/$1\xc2\xa0/g; $t } }gmse' "$@"
 }
 status=0
 # Each deck: pandoc writes the LaTeX, pdflatex

@@ -68,8 +68,8 @@ $over"
   # a command broken inside an argument: an option and its value (`--algo ring` in inline code)
   # at the end of one line and the start of the next; or a code block line ending on an option
   # ("--algo \") whose value starts the next
-  pairs=$(perl -ne 'if (/^```/) { $c = !$c; next } next if $c;
-                    while (/`([^`]*)`/g) { my $t = $1; print "$1 $2\n" while $t =~ /(?<![^\s])(-{1,2}[A-Za-z][-A-Za-z0-9_]*) ([^\s`-][^\s`]*)/g }' "$md" | sort -u)
+  pairs=$(perl -0777 -ne 's/^```.*?^```[^\n]*$//gms;   # the code blocks out; a span may cross a line
+                    while (/`([^`]*)`/g) { my $t = $1; print "$1 $2\n" while $t =~ /(?<![^\s])(-{1,2}[A-Za-z][-A-Za-z0-9_]*)\s([^\s`-][^\s`]*)/g }' "$md" | sort -u)
   for i in $(seq 1 "$pages"); do
     pdftotext -layout -f "$i" -l "$i" "$pdf" - 2>/dev/null | awk -v i="$i" -v pairs="$pairs" '
       BEGIN { n = split(pairs, l, "\n"); for (k = 1; k <= n; k++) { split(l[k], w, " "); val[w[1]] = val[w[1]] " " w[2] " " } }

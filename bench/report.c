@@ -1714,11 +1714,12 @@ static void plan_cell(FILE *md, double v, double scale, const char *fmt)
 static void sec_plans(FILE *md, const report *rep)
 {
     if (!rep->have_plans) return;
-    const char *nl = strchr(rep->plans_setup, '\n');
+    /* plans_setup.txt: the configuration's line, then a line per plan left out */
+    const char *setup = rep->plans_setup[0] ? rep->plans_setup : "not recorded (no plans_setup.txt)\n";
+    const char *nl = strchr(setup, '\n');
     fprintf(md, "\n## Parallel plans: memory and time per rank (DP, ZeRO-2, TP, PP)\n\n"
                 "Configuration: %.*s (scripts/bench_plans.sh; plans.csv).\n\n",
-            nl ? (int)(nl - rep->plans_setup) : (int)strlen(rep->plans_setup),
-            rep->plans_setup[0] ? rep->plans_setup : "not recorded (no plans_setup.txt)");
+            nl ? (int)(nl - setup) : (int)strlen(setup), setup);
     fprintf(md, "Each rank's bytes as tagtrain holds them between steps (rank 0's: for a pipeline, stage 0's) and "
                 "the peak resident memory (the largest rank's), from each run's --log. **The lesson is the memory**: "
                 "where the ranks outnumber the cores (the configuration says both) they time-share them, and the "

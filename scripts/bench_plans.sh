@@ -26,25 +26,20 @@
 # the cores: the step times then measure that as much as the plan; the bytes
 # per rank do not depend on it. About 35 s on 2 cores.
 set -euo pipefail
-BUILD=${1:-build}
-OUT=${2:-bench-results/latest}
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-cd "$ROOT"
-BIN=$BUILD/bin
-[ -x "$BIN/tagtrain" ] || { echo "bench_plans: $BIN/tagtrain not found: build first" >&2; exit 1; }
-whole() {   # whole NAME VALUE LO HI
-  case $2 in
-    ''|*[!0-9]*|0?*) echo "bench_plans: $1='$2': want a whole number from $3 to $4" >&2; exit 2 ;;
-  esac
-  if [ ${#2} -gt ${#4} ] || [ "$2" -lt "$3" ] || [ "$2" -gt "$4" ]; then
-    echo "bench_plans: $1='$2': want a whole number from $3 to $4" >&2; exit 2
-  fi
+cd "$(dirname "$0")/.."   # BUILD and OUTDIR are taken from the source tree, as bench.sh gives them
+BUILD=${1:-build} OUT=${2:-bench-results/latest}
+TAGTRAIN=$BUILD/bin/tagtrain
+[ -x "$TAGTRAIN" ] || { echo "bench_plans: $TAGTRAIN not found: build first" >&2; exit 1; }
+# The settings, checked before anything runs or is written.
+count() {   # count NAME VALUE MAX: a whole number from 1 to MAX, or exit 2
+  [[ $2 =~ ^[1-9][0-9]{0,8}$ ]] && [ "$2" -le "$3" ] ||
+    { echo "bench_plans: $1='$2': want a whole number from 1 to $3" >&2; exit 2; }
 }
 EPOCHS=${PLANS_EPOCHS:-1}
-whole PLANS_EPOCHS "$EPOCHS" 1 10000
+count PLANS_EPOCHS "$EPOCHS" 10000
 MODEL=()
-[ -n "${PLANS_FEATURES:-}" ] && { whole PLANS_FEATURES "$PLANS_FEATURES" 16 16777216; MODEL+=(--features "$PLANS_FEATURES"); }
-[ -n "${PLANS_HIDDEN:-}" ] && { whole PLANS_HIDDEN "$PLANS_HIDDEN" 2 65536; MODEL+=(--hidden "$PLANS_HIDDEN"); }
+[ -n "${PLANS_FEATURES:-}" ] && { count PLANS_FEATURES "$PLANS_FEATURES" 16777216; MODEL+=(--features "$PLANS_FEATURES"); }
+[ -n "${PLANS_HIDDEN:-}" ] && { count PLANS_HIDDEN "$PLANS_HIDDEN" 65536; MODEL+=(--hidden "$PLANS_HIDDEN"); }
 mkdir -p "$OUT"
 rm -f "$OUT/plans_failed.txt" "$OUT"/plans_*.jsonl
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -77,7 +72,7 @@ row_of() {   # row_of LOG
 run_plan() {   # run_plan NAME TP PP OPTIONS...
   local name=$1 tp=$2 pp=$3; shift 3
   local log="$OUT/plans_$name.jsonl" txt="$OUT/plans_$name.txt"
-  if "${LAUNCH[@]}" -np "$P" "$BIN/tagtrain" "$@" --algo ring --transport mpi --epochs "$EPOCHS" "${MODEL[@]}" \
+  if "${LAUNCH[@]}" -np "$P" "$TAGTRAIN" "$@" --algo ring --transport mpi --epochs "$EPOCHS" "${MODEL[@]}" \
        --threads 1 --no-save --quiet --log "$log" > "$txt" 2>&1; then
     echo "$name,$P,$(row_of "$log")"
   elif grep -q "does not take" "$txt"; then

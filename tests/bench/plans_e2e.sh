@@ -7,15 +7,14 @@
 # --zero 2 fewer gradients and less optimizer state). A bad setting is
 # refused before anything runs. No timing thresholds.
 set -u
-SRC=$1 BUILD=$2
+SRC=$1 BUILD=$2 pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
 # tagtrain trains on the real data: without it, skip (exit 77).
 . "$(dirname "$0")/../lib/need_data.sh"
 COLLKIT_SOURCE_DIR=${COLLKIT_SOURCE_DIR:-$SRC} skip_without_data
-d=$(mktemp -d)
+d=$(mktemp -d "${TMPDIR:-/tmp}/collkit-plans-e2e-XXXXXX")
 trap 'rm -rf "$d"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
 
 PLANS_EPOCHS=0 "$SRC/scripts/bench_plans.sh" "$BUILD" "$d/no" > "$d/log0" 2>&1
 rc=$?

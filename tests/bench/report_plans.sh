@@ -6,11 +6,10 @@
 # malformed plans.csv refused with the file, the line and what is wrong, exit
 # 1 and no summary.md. No MPI: the files are written here.
 set -u
-B=$1
+B=$1 fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/collkit-plans-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 HDR=plan,p,tp,pp,dp,step_s,samples_per_s,param_bytes,grad_bytes,optim_state_bytes,activation_bytes,peak_rss_bytes,coll_bytes_per_step
 good() {   # good DIR: a sweep of one row, and the plans as bench_plans.sh writes them

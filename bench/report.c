@@ -1232,7 +1232,10 @@ static int load_plans(report *rep, const char *path, const char *setup)
         plan_row *x = &rep->plans[rep->nplans];
         if (read_plan(&t, c, x)) goto out;
         for (int i = 0; i < rep->nplans; i++)
-            if (!strcmp(rep->plans[i].plan, x->plan)) { bad(path, t.line, "a second row for plan %s", x->plan); goto out; }
+            if (!strcmp(rep->plans[i].plan, x->plan) && rep->plans[i].p == x->p) {
+                bad(path, t.line, "a second row for plan %s at p = %d", x->plan, x->p);
+                goto out;
+            }
         rep->nplans++;
     }
     rc = 0;
@@ -1704,11 +1707,31 @@ static void sec_trainer(FILE *md, const report *rep)
     }
 }
 
-/* A figure of plans.csv in the table: bytes as MB, or "failed". */
-static void plan_cell(FILE *md, double v, double scale, const char *fmt)
+/* A figure of plans.csv in the table, scaled (bytes as MB): "failed" where
+ * the run failed (its step time NaN), "n/a" where only this figure is NaN
+ * (a simulation has no resident memory of its own). */
+static void plan_cell(FILE *md, const plan_row *x, int k, double scale, const char *fmt)
 {
-    if (isnan(v)) fprintf(md, " failed |");
-    else { fprintf(md, " "); fprintf(md, fmt, v / scale); fprintf(md, " |"); }
+    if (isnan(x->fig[PL_STEP])) fprintf(md, " failed |");
+    else if (isnan(x->fig[k])) fprintf(md, " n/a |");
+    else { fprintf(md, " "); fprintf(md, fmt, x->fig[k] / scale); fprintf(md, " |"); }
+}
+
+/* The section's reading note: what the times mean here. */
+static void plans_note(FILE *md, const report *rep)
+{
+    fprintf(md, "Each rank's bytes as tagtrain holds them between steps (rank 0's: for a pipeline, stage 0's)%s, "
+                "from each run's --log. The collective MB are the buffers each step's collectives cover (the "
+                "gradients' all-reduce or reduce-scatter, and --tp's all-reduces), not a pipeline's point-to-point "
+                "activations. ", rep->o.sim ? "" : " and the peak resident memory (the largest rank's)");
+    if (rep->o.sim)
+        fprintf(md, "Simulated: one rank per host of the platform, compute charged as modelled flops, so the step "
+                    "times show the plans' trade-offs as p grows; SMPI runs every rank in one process, so there is "
+                    "no resident memory per rank (n/a).\n\n");
+    else
+        fprintf(md, "**The lesson is the memory**: where the ranks outnumber the cores (the configuration says both) "
+                    "they time-share them, and the step times say as much about that oversubscription as about the "
+                    "plan.\n\n");
 }
 
 /* DIR/plans.csv: the parallel plans side by side, memory first. */
@@ -1719,22 +1742,17 @@ static void sec_plans(FILE *md, const report *rep)
     const char *setup = rep->plans_setup[0] ? rep->plans_setup : "not recorded (no plans_setup.txt)\n";
     const char *nl = strchr(setup, '\n');
     fprintf(md, "\n## Parallel plans: memory and time per rank (DP, ZeRO-2, TP, PP)\n\n"
-                "Configuration: %.*s (scripts/bench_plans.sh; plans.csv).\n\n",
-            nl ? (int)(nl - setup) : (int)strlen(setup), setup);
-    fprintf(md, "Each rank's bytes as tagtrain holds them between steps (rank 0's: for a pipeline, stage 0's) and "
-                "the peak resident memory (the largest rank's), from each run's --log. **The lesson is the memory**: "
-                "where the ranks outnumber the cores (the configuration says both) they time-share them, and the "
-                "step times say as much about that oversubscription as about the plan. The collective MB are the buffers each step's collectives "
-                "cover (the gradients' all-reduce or reduce-scatter, and --tp's all-reduces), not a pipeline's "
-                "point-to-point activations.\n\n");
+                "Configuration: %.*s (%s; plans.csv).\n\n", nl ? (int)(nl - setup) : (int)strlen(setup), setup,
+            rep->o.sim ? "scripts/sim-bench.sh" : "scripts/bench_plans.sh");
+    plans_note(md, rep);
     fprintf(md, "| plan | p = tp x pp x dp | step s | samples/s | parameters MB | gradients MB | optimizer state MB "
                 "| activations MB | peak RSS MB | collective MB/step |\n|---|---|---|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < rep->nplans; i++) {
         const plan_row *x = &rep->plans[i];
         fprintf(md, "| %s | %d = %d x %d x %d |", x->plan, x->p, x->tp, x->pp, x->dp);
-        plan_cell(md, x->fig[PL_STEP], 1, "%.4f");
-        plan_cell(md, x->fig[PL_SPS], 1, "%.0f");
-        for (int k = PL_PARAM; k < PL_NFIG; k++) plan_cell(md, x->fig[k], 1e6, k == PL_ACT ? "%.3f" : "%.2f");
+        plan_cell(md, x, PL_STEP, 1, "%.4f");
+        plan_cell(md, x, PL_SPS, 1, "%.0f");
+        for (int k = PL_PARAM; k < PL_NFIG; k++) plan_cell(md, x, k, 1e6, k == PL_ACT ? "%.3f" : "%.2f");
         fprintf(md, "\n");
     }
     int hybrid = 0;

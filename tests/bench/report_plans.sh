@@ -57,6 +57,14 @@ echo "tp2xpp2,4,2,2,1,0.2,100,8,8,16,1,100,8" >> "$tmp/hy/plans.csv"
 run 0 "" "$tmp/hy"
 grep -qF '| tp2xpp2 | 4 = 2 x 2 x 1 |' "$tmp/hy/summary.md" && ! grep -q 'No plan splits' "$tmp/hy/summary.md" &&
   echo "ok: the hybrid's row" || fail "the hybrid's row, or a note beside it"
+label="simulated (--sim): the same plan at two p, no resident memory"; good "$tmp/sim"
+printf 'name crossbar\ndesc a test platform\nalpha_us 1\nbw_gbs 3.125\nspeed_gflops 10\n' > "$tmp/sim/platform.txt"
+printf '%s\n' "$HDR" "dp,16,1,1,16,0.02,800,1000000,1000000,2000000,5000,NaN,1000000" \
+  "dp,64,1,1,64,0.03,2100,1000000,1000000,2000000,5000,NaN,1000000" > "$tmp/sim/plans.csv"
+"$B" --sim --dir "$tmp/sim" > "$tmp/simlog" 2>&1 && grep -qF '| dp | 64 = 1 x 1 x 64 | 0.0300 | 2100 | 1.00 | 1.00 | 2.00 | 0.005 | n/a | 1.00 |' \
+  "$tmp/sim/summary.md" && grep -qF 'Simulated: one rank per host' "$tmp/sim/summary.md" &&
+  grep -qF '(scripts/sim-bench.sh; plans.csv)' "$tmp/sim/summary.md" && echo "ok: $label" ||
+  fail "$label: $(cat "$tmp/simlog"; sed -n '/^## Parallel/,$p' "$tmp/sim/summary.md")"
 label="no plans_setup.txt"; good "$tmp/nos"; rm "$tmp/nos/plans_setup.txt"
 run 0 "" "$tmp/nos"
 grep -qF 'Configuration: not recorded (no plans_setup.txt)' "$tmp/nos/summary.md" &&
@@ -81,7 +89,7 @@ case_ "a word for a number" '2s/,0.1988,/,fast,/' "plans.csv:2: column step_s \(
 case_ "a negative number" '4s/,16778512,16778512,/,-5,16778512,/' "plans.csv:4: column param_bytes \(field 8\) '-5'"
 case_ "p not tp x pp x dp" '4s/^tp2xdp2,4,2,1,2,/tp2xdp2,4,2,1,4,/' "plans.csv:4: plan tp2xdp2: p = 4 is not tp x pp x dp = 2 x 1 x 4"
 case_ "no ranks" '2s/^dp,4,1,1,4,/dp,4,0,1,4,/' "plans.csv:2: column tp \(field 3\) '0'"
-case_ "a plan twice" '3s/^zero2,/dp,/' "plans.csv:3: a second row for plan dp"
+case_ "a plan twice" '3s/^zero2,/dp,/' "plans.csv:3: a second row for plan dp at p = 4"
 case_ "a plan with a space" '2s/^dp,/d p,/' "plans.csv:2: column plan \(field 1\) 'd p': a name is letters"
 case_ "an empty file" 'd' "plans.csv: empty file: expected a header row \(plan,p,tp,pp,dp"
 label="plans.csv a directory"; good "$tmp/dir"; rm "$tmp/dir/plans.csv"; mkdir "$tmp/dir/plans.csv"

@@ -1745,12 +1745,12 @@ static void sec_plans(FILE *md, const report *rep)
                 "Configuration: %.*s (%s; plans.csv).\n\n", nl ? (int)(nl - setup) : (int)strlen(setup), setup,
             rep->o.sim ? "scripts/sim-bench.sh" : "scripts/bench_plans.sh");
     plans_note(md, rep);
-    fprintf(md, "| plan | p = tp x pp x dp | step s | samples/s | parameters MB | gradients MB | optimizer state MB "
+    fprintf(md, "| plan | p = tp x pp x dp | step ms | samples/s | parameters MB | gradients MB | optimizer state MB "
                 "| activations MB | peak RSS MB | collective MB/step |\n|---|---|---|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < rep->nplans; i++) {
         const plan_row *x = &rep->plans[i];
         fprintf(md, "| %s | %d = %d x %d x %d |", x->plan, x->p, x->tp, x->pp, x->dp);
-        plan_cell(md, x, PL_STEP, 1, "%.4f");
+        plan_cell(md, x, PL_STEP, 1e-3, "%.4g");
         plan_cell(md, x, PL_SPS, 1, "%.0f");
         for (int k = PL_PARAM; k < PL_NFIG; k++) plan_cell(md, x, k, 1e6, k == PL_ACT ? "%.3f" : "%.2f");
         fprintf(md, "\n");

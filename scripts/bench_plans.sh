@@ -25,7 +25,36 @@
 # script exits 1. On a machine with fewer cores than 4 the ranks time-share
 # the cores: the step times then measure that as much as the plan; the bytes
 # per rank do not depend on it. About 35 s on 2 cores.
+#
+#   bench_plans.sh --header                      plans.csv's header line
+#   bench_plans.sh --row NAME LOG [--no-rss]     the row of one tagtrain --log
+#                                                (scripts/sim-bench.sh: its simulated
+#                                                runs, with no resident memory of their own)
 set -euo pipefail
+HEADER=plan,p,tp,pp,dp,step_s,samples_per_s,param_bytes,grad_bytes,optim_state_bytes,activation_bytes,peak_rss_bytes,coll_bytes_per_step
+
+# One field of one record type of a log ("null" and absent: NaN).
+field() {   # field LOG TYPE KEY
+  grep "\"type\":\"$2\"" "$1" | head -1 | sed -n "s/.*\"$3\":\([^,}]*\).*/\1/p" | sed 's/^null$/NaN/' | grep . || echo NaN
+}
+# The CSV row of one run's log (peak RSS NaN with --no-rss).
+row_of() {   # row_of NAME LOG [--no-rss]
+  local l=$2 p tp pp steps tt rss
+  p=$(field "$l" run ranks) tp=$(field "$l" run tp) pp=$(field "$l" run pp)
+  steps=$(field "$l" summary steps) tt=$(field "$l" summary train_time_s) rss=$(field "$l" summary peak_rss_bytes)
+  [ "${3:-}" = --no-rss ] && rss=NaN
+  printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$1" "$p" "$tp" "$pp" $((p / (tp * pp))) \
+    "$(awk -v t="$tt" -v n="$steps" 'BEGIN { printf "%.6g", (n > 0 ? t / n : 0) }')" \
+    "$(field "$l" summary samples_per_s)" "$(field "$l" run param_bytes_per_rank)" \
+    "$(field "$l" run grad_bytes_per_rank)" "$(field "$l" run optim_state_bytes_per_rank)" \
+    "$(field "$l" run activation_bytes_per_rank)" "$rss" \
+    "$(awk -v b="$(field "$l" summary allreduce_bytes_per_step)" 'BEGIN { printf "%.0f", b }')"
+}
+case ${1:-} in
+  --header) echo "$HEADER"; exit 0 ;;
+  --row) [ $# -ge 3 ] && [ -s "$3" ] || { echo "bench_plans: --row NAME LOG: no log '${3:-}'" >&2; exit 2; }
+         row_of "$2" "$3" "${4:-}"; exit 0 ;;
+esac
 cd "$(dirname "$0")/.."   # BUILD and OUTDIR are taken from the source tree, as bench.sh gives them
 BUILD=${1:-build} OUT=${2:-bench-results/latest}
 TAGTRAIN=$BUILD/bin/tagtrain
@@ -53,28 +82,13 @@ P=4
 T0=$(date +%s)
 say() { printf '[plans %4ds] %s\n' $(( $(date +%s) - T0 )) "$*"; }
 
-# One field of one record type of a log ("null" and absent: NaN).
-field() {   # field LOG TYPE KEY
-  grep "\"type\":\"$2\"" "$1" | head -1 | sed -n "s/.*\"$3\":\([^,}]*\).*/\1/p" | sed 's/^null$/NaN/' | grep . || echo NaN
-}
-# The CSV row of one run's log: tp,pp,dp and the figures after plan,p.
-row_of() {   # row_of LOG
-  local l=$1 tp pp steps tt
-  tp=$(field "$l" run tp) pp=$(field "$l" run pp) steps=$(field "$l" summary steps) tt=$(field "$l" summary train_time_s)
-  printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$tp" "$pp" $((P / (tp * pp))) \
-    "$(awk -v t="$tt" -v n="$steps" 'BEGIN { printf "%.4f", (n > 0 ? t / n : 0) }')" \
-    "$(field "$l" summary samples_per_s)" "$(field "$l" run param_bytes_per_rank)" \
-    "$(field "$l" run grad_bytes_per_rank)" "$(field "$l" run optim_state_bytes_per_rank)" \
-    "$(field "$l" run activation_bytes_per_rank)" "$(field "$l" summary peak_rss_bytes)" \
-    "$(awk -v b="$(field "$l" summary allreduce_bytes_per_step)" 'BEGIN { printf "%.0f", b }')"
-}
 # One plan: its row on stdout; a refused combination prints nothing.
 run_plan() {   # run_plan NAME TP PP OPTIONS...
   local name=$1 tp=$2 pp=$3; shift 3
   local log="$OUT/plans_$name.jsonl" txt="$OUT/plans_$name.txt"
   if "${LAUNCH[@]}" -np "$P" "$TAGTRAIN" "$@" --algo ring --transport mpi --epochs "$EPOCHS" "${MODEL[@]}" \
        --threads 1 --no-save --quiet --log "$log" > "$txt" 2>&1; then
-    echo "$name,$P,$(row_of "$log")"
+    row_of "$name" "$log"
   elif grep -q "does not take" "$txt"; then
     say "$name: refused by tagtrain: $(grep -m1 'does not take' "$txt" | sed 's/^tagtrain: //')" >&2
     echo "$name: refused by tagtrain ($(grep -m1 'does not take' "$txt" | sed 's/^tagtrain: //; s/:.*//'))" >> "$OUT/plans_setup.txt"
@@ -88,7 +102,7 @@ echo "the default model on the Made With ML data${PLANS_FEATURES:+, $PLANS_FEATU
   > "$OUT/plans_setup.txt"
 say "p=$P: dp, zero2, tp2xdp2, pp2xdp2, tp2xpp2 ($EPOCHS epoch(s))"
 {
-  echo "plan,p,tp,pp,dp,step_s,samples_per_s,param_bytes,grad_bytes,optim_state_bytes,activation_bytes,peak_rss_bytes,coll_bytes_per_step"
+  echo "$HEADER"
   run_plan dp 1 1 --bucket-mb 4
   run_plan zero2 1 1 --zero 2
   run_plan tp2xdp2 2 1 --tp 2 --tp-algo ring

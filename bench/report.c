@@ -7,7 +7,8 @@
  * transport's sweep carry their algorithm's name with "@shm" appended),
  * DIR/params.txt (collbench --pingpong --save-model), DIR/params_shm.txt (the
  * same through the shm transport, when it ran) and, when present,
- * DIR/trainer.csv.
+ * DIR/trainer.csv and DIR/plans.csv with DIR/plans_setup.txt (the parallel
+ * plans side by side, scripts/bench_plans.sh).
  * Writes DIR/scaling.csv (speedup and efficiency vs ranks, for the plot) and
  * DIR/summary.md: parameters, each algorithm's speed relative to the
  * reference (the first algorithm in the sweep whose registry entry is flagged
@@ -109,6 +110,15 @@ typedef struct {
 /* Everything the summary is written from: the folder's files as read, and
  * what follows from them. Filled once by load_report; every section of the
  * summary reads it and changes nothing. */
+/* DIR/plans.csv (scripts/bench_plans.sh): one tagtrain run per parallel plan. */
+#define MAXPLANS 16
+enum { PL_STEP, PL_SPS, PL_PARAM, PL_GRAD, PL_OPTIM, PL_ACT, PL_RSS, PL_COLL, PL_NFIG };
+typedef struct {
+    char plan[32];
+    int p, tp, pp, dp;
+    double fig[PL_NFIG];   /* the columns after dp, in the CSV's order; NaN: the run failed */
+} plan_row;
+
 typedef struct {
     report_opts o;
     row rows[MAXROWS];          /* DIR/sweep.csv */
@@ -126,6 +136,9 @@ typedef struct {
     load_info load;             /* DIR/load.txt */
     int nnoisy;                 /* rows of the sweep whose repeats disagree */
     int agree[2];               /* rows timed with the agreement off ([0]) and on ([1]) (the CSV's agree column) */
+    plan_row plans[MAXPLANS];   /* DIR/plans.csv */
+    int nplans, have_plans;
+    char plans_setup[1024];     /* DIR/plans_setup.txt: the configuration, then one line per plan left out */
 } report;
 
 static int is_reference(const char *name)
@@ -1169,6 +1182,76 @@ static int parse_args(int argc, char **argv, report_opts *o)
     return 0;
 }
 
+/* The columns of DIR/plans.csv, every one needed: the plan's name and shape,
+ * then its figures (plan_row.fig, in this order). */
+static const char *const plan_cols[] = {"plan", "p", "tp", "pp", "dp", "step_s", "samples_per_s", "param_bytes",
+                                        "grad_bytes", "optim_state_bytes", "activation_bytes", "peak_rss_bytes",
+                                        "coll_bytes_per_step"};
+enum { NPLANCOL = sizeof plan_cols / sizeof plan_cols[0], PLAN_FIG0 = 5 };
+
+/* One row of plans.csv into x: the shape whole numbers with p = tp x pp x
+ * dp, the figures >= 0 or NaN (bench_plans.sh's mark of a run that
+ * failed). 0, or -1 (said). */
+static int read_plan(const text_file *t, const int *c, plan_row *x)
+{
+    double v[PLAN_FIG0];
+    if (field(t, c[0], plan_cols[0], F_NAME, NULL, x->plan, sizeof x->plan)) return -1;
+    for (int k = 1; k < PLAN_FIG0; k++)
+        if (field(t, c[k], plan_cols[k], F_RANKS, &v[k], NULL, 0)) return -1;
+    x->p = (int)v[1], x->tp = (int)v[2], x->pp = (int)v[3], x->dp = (int)v[4];
+    if ((long long)x->tp * x->pp * x->dp != x->p)
+        return bad(t->path, t->line, "plan %s: p = %d is not tp x pp x dp = %d x %d x %d", x->plan, x->p, x->tp, x->pp,
+                   x->dp);
+    for (int k = PLAN_FIG0; k < NPLANCOL; k++) {
+        double *f = &x->fig[k - PLAN_FIG0];
+        if (!strcmp(t->v[c[k]], "NaN")) *f = NAN;
+        else if (field(t, c[k], plan_cols[k], F_NONNEG, f, NULL, 0)) return -1;
+    }
+    return 0;
+}
+
+/* DIR/plans.csv into rep->plans, and DIR/plans_setup.txt's lines (optional)
+ * into rep->plans_setup. Absent: no section. 0, or -1 (said). */
+static int load_plans(report *rep, const char *path, const char *setup)
+{
+    if (!present(path)) return 0;
+    text_file t;
+    if (tf_open(&t, path)) return -1;
+    int rc = -1, c[NPLANCOL];
+    if (tf_header(&t, "a header row (plan,p,tp,pp,dp,step_s,...)")) goto out;
+    const int nh = t.n;
+    for (int k = 0; k < NPLANCOL; k++)
+        if ((c[k] = col(t.v, nh, plan_cols[k])) < 0) {
+            bad(path, 1, "header: no column '%s' (scripts/bench_plans.sh writes plan,p,tp,pp,dp,step_s,...)",
+                plan_cols[k]);
+            goto out;
+        }
+    for (int r; (r = tf_row(&t, nh)) != 0;) {
+        if (r < 0) goto out;
+        if (rep->nplans == MAXPLANS) { bad(path, t.line, "more than %d plans", MAXPLANS); goto out; }
+        plan_row *x = &rep->plans[rep->nplans];
+        if (read_plan(&t, c, x)) goto out;
+        for (int i = 0; i < rep->nplans; i++)
+            if (!strcmp(rep->plans[i].plan, x->plan) && rep->plans[i].p == x->p) {
+                bad(path, t.line, "a second row for plan %s at p = %d", x->plan, x->p);
+                goto out;
+            }
+        rep->nplans++;
+    }
+    rc = 0;
+    rep->have_plans = 1;
+out:
+    tf_close(&t);
+    if (rc || !present(setup)) return rc;
+    char *s;
+    size_t l = 0;
+    if (tf_open(&t, setup)) return -1;
+    while ((rc = tf_line(&t, &s)) > 0 && l + strlen(s) + 2 < sizeof rep->plans_setup)
+        l += (size_t)snprintf(rep->plans_setup + l, sizeof rep->plans_setup - l, "%s\n", s);
+    tf_close(&t);
+    return rc < 0 ? -1 : 0;
+}
+
 /* ------------------------------------------------------------ loading the folder */
 
 static const char *in_dir(char *path, size_t cap, const report *rep, const char *name)
@@ -1209,6 +1292,9 @@ static int load_report(report *rep)
     if (!rep->have_m) fprintf(stderr, "benchreport: %s: not there (model sections skipped)\n", path);
     if ((rep->have_ms = load_params(in_dir(path, sizeof path, rep, "params_shm.txt"), &rep->ms)) < 0) return -1;
     if (load_load(in_dir(path, sizeof path, rep, "load.txt"), &rep->load)) return -1;
+    char setup[4096];
+    if (load_plans(rep, in_dir(path, sizeof path, rep, "plans.csv"), in_dir(setup, sizeof setup, rep, "plans_setup.txt")))
+        return -1;
     for (int a = 0; a < rep->nalg; a++) rep->any_shm |= is_shm(rep->algos[a]);
     return 0;
 }
@@ -1621,6 +1707,61 @@ static void sec_trainer(FILE *md, const report *rep)
     }
 }
 
+/* A figure of plans.csv in the table, scaled (bytes as MB): "failed" where
+ * the run failed (its step time NaN), "n/a" where only this figure is NaN
+ * (a simulation has no resident memory of its own). */
+static void plan_cell(FILE *md, const plan_row *x, int k, double scale, const char *fmt)
+{
+    if (isnan(x->fig[PL_STEP])) fprintf(md, " failed |");
+    else if (isnan(x->fig[k])) fprintf(md, " n/a |");
+    else { fprintf(md, " "); fprintf(md, fmt, x->fig[k] / scale); fprintf(md, " |"); }
+}
+
+/* The section's reading note: what the times mean here. */
+static void plans_note(FILE *md, const report *rep)
+{
+    fprintf(md, "Each rank's bytes as tagtrain holds them between steps (rank 0's: for a pipeline, stage 0's)%s, "
+                "from each run's --log. The collective MB are the buffers each step's collectives cover (the "
+                "gradients' all-reduce or reduce-scatter, and --tp's all-reduces), not a pipeline's point-to-point "
+                "activations. ", rep->o.sim ? "" : " and the peak resident memory (the largest rank's)");
+    if (rep->o.sim)
+        fprintf(md, "Simulated: one rank per host of the platform, compute charged as modelled flops, so the step "
+                    "times show the plans' trade-offs as p grows; SMPI runs every rank in one process, so there is "
+                    "no resident memory per rank (n/a).\n\n");
+    else
+        fprintf(md, "**The lesson is the memory**: where the ranks outnumber the cores (the configuration says both) "
+                    "they time-share them, and the step times say as much about that oversubscription as about the "
+                    "plan.\n\n");
+}
+
+/* DIR/plans.csv: the parallel plans side by side, memory first. */
+static void sec_plans(FILE *md, const report *rep)
+{
+    if (!rep->have_plans) return;
+    /* plans_setup.txt: the configuration's line, then a line per plan left out */
+    const char *setup = rep->plans_setup[0] ? rep->plans_setup : "not recorded (no plans_setup.txt)\n";
+    const char *nl = strchr(setup, '\n');
+    fprintf(md, "\n## Parallel plans: memory and time per rank (DP, ZeRO-2, TP, PP)\n\n"
+                "Configuration: %.*s (%s; plans.csv).\n\n", nl ? (int)(nl - setup) : (int)strlen(setup), setup,
+            rep->o.sim ? "scripts/sim-bench.sh" : "scripts/bench_plans.sh");
+    plans_note(md, rep);
+    fprintf(md, "| plan | p = tp x pp x dp | step ms | samples/s | parameters MB | gradients MB | optimizer state MB "
+                "| activations MB | peak RSS MB | collective MB/step |\n|---|---|---|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < rep->nplans; i++) {
+        const plan_row *x = &rep->plans[i];
+        fprintf(md, "| %s | %d = %d x %d x %d |", x->plan, x->p, x->tp, x->pp, x->dp);
+        plan_cell(md, x, PL_STEP, 1e-3, "%.4g");
+        plan_cell(md, x, PL_SPS, 1, "%.0f");
+        for (int k = PL_PARAM; k < PL_NFIG; k++) plan_cell(md, x, k, 1e6, k == PL_ACT ? "%.3f" : "%.2f");
+        fprintf(md, "\n");
+    }
+    int hybrid = 0;
+    for (int i = 0; i < rep->nplans; i++) hybrid |= rep->plans[i].tp > 1 && rep->plans[i].pp > 1;
+    if (!hybrid) fprintf(md, "\nNo plan splits the model both ways (tp > 1 and pp > 1): %s",
+                         nl && nl[1] ? "" : "none was run.\n");
+    if (!hybrid && nl && nl[1]) fprintf(md, "%s", nl + 1);
+}
+
 /* DIR/summary.md: 0, or -1 (said). */
 static int write_summary(const report *rep)
 {
@@ -1636,6 +1777,7 @@ static int write_summary(const report *rep)
     sec_extrapolation(md, rep);
     sec_plots(md, rep);
     sec_trainer(md, rep);
+    sec_plans(md, rep);
     fclose(md);
     return 0;
 }

@@ -250,9 +250,9 @@ void log_run(FILE *f, const tt_report *r)
     if (s->pp > 1) {
         ck_json_str(&j, "pp_schedule", s->pp_sched);
         ck_json_int(&j, "microbatches", s->microbatches);
-        ck_json_int(&j, "activation_bytes_per_rank", (long long)s->act_bytes);
         ck_json_num(&j, "bubble_model", s->bubble_model);
     }
+    ck_json_int(&j, "activation_bytes_per_rank", (long long)s->act_bytes);
     ck_json_int(&j, "param_bytes_per_rank", s->param_bytes ? (long long)s->param_bytes : dense);
     ck_json_int(&j, "grad_bytes_per_rank", (long long)s->grad_bytes);
     if (s->zero == 2) {

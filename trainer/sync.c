@@ -185,7 +185,13 @@ int tt_sync_open(tt_sync *s, const tt_plan *plan, const tt_sync_cfg *cfg, mlp *m
     s->info.transport = ck_comm_transport_name(s->comm);
     s->info.device_note = "";
     s->info.tp = s->info.pp = 1;
-    return s->ops->init(s, cfg, err, cap);
+    int irc = s->ops->init(s, cfg, err, cap);
+    /* The activations of a rank's training micro-batch, in every mode (--pp
+     * sets its own: all its slots), so that plans compare in the log; the
+     * whole model's buffers are sized for evaluation's larger batches. */
+    if (!irc && !s->info.act_bytes && s->model->max_batch > 0)
+        s->info.act_bytes = mlp_act_bytes(s->model) / (size_t)s->model->max_batch * (size_t)cfg->max_batch;
+    return irc;
 }
 
 void tt_sync_close(tt_sync *s)

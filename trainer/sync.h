@@ -119,7 +119,7 @@ typedef struct tt_sync_info {
     size_t      w0_bytes, w0_bytes_replicated;   /* W_0 with its gradients and m, v: on a rank, and whole */
     int         pp, microbatches;        /* --pp: stages and micro-batches (pp 1: none) */
     const char *pp_sched;
-    size_t      act_bytes;               /* --pp: the activations a stage holds for its micro-batches */
+    size_t      act_bytes;               /* the activations a rank holds (--pp: a stage's, for all its micro-batches) */
     double      bubble_model, bubble_measured;   /* (S-1)/(M+S-1), and the stages' waiting over their time */
     char        line[480];       /* the banner's line on how the gradients move */
     char        title[200];      /* --trace's title */

@@ -30,6 +30,8 @@
 #   trace_twoshot_shm.json                      twoshot on shm: copy-in, barriers, reduce-scatter, all-gather
 #   rs_pN.{csv,txt}, ag_pN.{csv,txt}, colls.csv reduce-scatter and all-gather sweeps (collbench --coll)
 #   zero.csv, zero{0,1,2}.{log,txt}             tagtrain replicated vs --zero 1, --zero 2: step time, memory per rank
+#   plans.csv, plans_setup.txt                  tagtrain's parallel plans at p = 4 (DP, ZeRO-2, --tp, --pp):
+#                                               bytes per rank, peak RSS, step time (scripts/bench_plans.sh)
 #   trainer.csv, trainer_gpu.csv                tagtrain's weak scaling per algorithm, on the host and (where
 #                                               there is a GPU) --device cuda (scripts/bench_trainer.sh)
 #   *.png, *.svg                                the plots (plots/README.md)

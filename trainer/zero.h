@@ -30,6 +30,17 @@
  * again every step. Earlier micro-batches of a step (--accum) only
  * accumulate, as DDP's no_sync does.
  *
+ * On the progress engine (overlap: MPI_THREAD_MULTIPLE, p > 1, not under
+ * SimGrid) stage 2's collectives do not block: each finished bucket's
+ * reduce-scatter is queued (ck_reduce_scatter_async) and backward goes on;
+ * after backward, zero_step waits for the buckets in the order they were
+ * queued, steps each one's block as soon as its sums are in and queues that
+ * bucket's parameter all-gather, so that the all-gathers run while the later
+ * blocks are stepped; the last of them are waited for just before the next
+ * forward reads the parameters (zero_finish_gather). Without the engine, the
+ * same calls block, in the same order. The trace tells which ran: the
+ * reduce-scatters on the progress lane, or on the main one.
+ *
  * The updates are the optimizer's, element by element, on the same sums up
  * to the order of float additions: a sharded run equals a replicated one
  * within a small tolerance (tests/trainer/zero.sh).
@@ -70,7 +81,16 @@ typedef struct {
     double         rs_s;       /* seconds in this step's reduce-scatters so far */
     uint64_t       rs_bytes;   /* bytes sent by them */
 
-    uint64_t       last_bytes; /* bytes this rank sent in the last step (both halves) */
+    /* stage 2 on the progress engine (zero_init decides, every rank alike) */
+    int            overlap;    /* 1: each bucket's reduce-scatter and all-gather asynchronous */
+    const char    *why_blocking;   /* overlap 0 at stage 2: why ("" when p is 1) */
+    ck_async     **rs_h;       /* [nbuckets] the reduce-scatters in flight */
+    ck_async     **ag_h;       /* [nbuckets] the all-gathers in flight ... */
+    int            ag_pending; /* ... launched by the last step, not yet waited for */
+    double         ag_s;       /* seconds waited for them since the last step */
+    int            plant;      /* test hook (COLLKIT_ZERO_PLANT): rank 1 skips this bucket's step; -1: off */
+
+    uint64_t       last_bytes; /* bytes this rank sent in the last step (both halves; blocking only) */
     tr_trace      *trace;      /* --trace: each step's three phases recorded there; NULL: off */
 } zero_ctx;
 
@@ -109,6 +129,13 @@ void zero_bucket_ready(size_t from, void *ctx);
  * err. */
 int zero_step(zero_ctx *z, optimizer *o, float *params, float *grads, float scale, double *comm_s, char *err,
               size_t errlen);
+
+/* Stage 2 with overlap: wait for the parameter all-gathers the last
+ * zero_step started (it returns with them in flight, so that they run while
+ * the next forward is set up). Call before anything reads the parameters:
+ * the next backward, the end of an epoch, the end of the run. A no-op when
+ * none is pending. Returns 0, or a CK_* status with a message in err. */
+int zero_finish_gather(zero_ctx *z, char *err, size_t errlen);
 
 /* The whole m and v on rank 0 (full_m, full_v: n floats there; ignored
  * elsewhere), gathered from every rank's shard. Collective. Returns 0 or -1. */

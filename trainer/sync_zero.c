@@ -12,9 +12,9 @@
  *                      holds the sums of its block (--rs-algo)
  *   3. optimizer       on the block, with m and v of the block only
  *   4. all-gather      every rank's updated block to every rank (--ag-algo);
- *                      stage 2 on the progress thread: each bucket's as soon
- *                      as its block is stepped, waited for before the next
- *                      forward (backward, below) or the epoch's end (to_host)
+ *                      stage 2 on the progress thread: each bucket's queued
+ *                      as soon as its block is stepped, while the blocks
+ *                      after it are, and waited for at the end of the step
  *
  * Bytes per step: each half covers the n-float buffer, (p-1)/p of it sent
  * per rank, what the ring all-reduce sends in all. Held per rank between
@@ -102,17 +102,6 @@ static int step(tt_sync *s, const tt_step *st, double *comm_s, char *err, size_t
     return 0;
 }
 
-/* With overlap the last step's parameter all-gathers are still in flight:
- * waited for before the next forward reads the parameters, and before the
- * end of an epoch hands them to evaluation, --check-sync and checkpoints. */
-static int backward(tt_sync *s, const tt_step *st, double loss_cnt[2], char *err, size_t cap)
-{
-    const int rc = zero_finish_gather(&s->zero, err, cap);
-    return rc ? rc : tt_sync_host_backward(s, st, loss_cnt, err, cap);
-}
-
-static int to_host(tt_sync *s, char *err, size_t cap) { return zero_finish_gather(&s->zero, err, cap); }
-
 static int gather_state(tt_sync *s, const float **m, const float **v)
 {
     *m = s->full_m;
@@ -124,8 +113,6 @@ static void load_state(tt_sync *s, const float *m, const float *v) { zero_load_s
 
 static void destroy(tt_sync *s)
 {
-    char ignored[8];   /* a run ending early: nothing left in flight on the communicator */
-    zero_finish_gather(&s->zero, ignored, sizeof ignored);
     zero_free(&s->zero);
     free(s->full_m);
     free(s->full_v);
@@ -134,9 +121,8 @@ static void destroy(tt_sync *s)
 
 const tt_sync_ops tt_sync_zero = {
     .init = init,
-    .backward = backward,
+    .backward = tt_sync_host_backward,
     .step = step,
-    .to_host = to_host,
     .gather_state = gather_state,
     .load_state = load_state,
     .destroy = destroy,

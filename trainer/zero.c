@@ -288,14 +288,14 @@ static int step_overlapped(zero_ctx *z, optimizer *o, float *params, float scale
             snprintf(err, errlen, "cannot start the parameter all-gather of bucket %d (%s): %s", j, z->ag->name,
                      ck_comm_errmsg(z->comm));
     }
-    z->ag_pending = 1;
     return rc;
 }
 
-int zero_finish_gather(zero_ctx *z, char *err, size_t errlen)
+/* The all-gathers step_overlapped queued, waited for at the end of the step
+ * (waiting instead just before the next forward was measured no faster: no
+ * work lies between the two, docs/training.md). */
+static int wait_gathers(zero_ctx *z, char *err, size_t errlen)
 {
-    if (!z->ag_pending) return 0;
-    z->ag_pending = 0;
     int rc = 0;
     const double t0 = ck_now();
     for (int j = z->nbuckets - 1; j >= 0; j--) {   /* the order they were queued in */
@@ -310,7 +310,7 @@ int zero_finish_gather(zero_ctx *z, char *err, size_t errlen)
         if (!rc) rc = s;
     }
     const double t1 = ck_now();
-    z->ag_s += t1 - t0;
+    z->ag_s = t1 - t0;
     if (z->trace) tr_add(z->trace, TR_MAIN, "wait", 0, t0, t1, 0);
     return rc;
 }
@@ -329,11 +329,12 @@ int zero_step(zero_ctx *z, optimizer *o, float *params, float *grads, float scal
               size_t errlen)
 {
     const double ts = ck_now();
-    if (z->overlap) {
-        /* The all-gathers stay in flight; the time waited for the last
-         * step's (before this step's forward) is this step's. */
+    if (z->overlap) {   /* every handle waited for, after a failure too */
         int rc = step_overlapped(z, o, params, scale, err, errlen);
         if (z->trace) tr_add(z->trace, TR_MAIN, "optimizer", 0, ts, ck_now(), z->len * sizeof *params);
+        char later[8];   /* the first failure's message is kept; the all-gathers are still waited for */
+        const int rc2 = wait_gathers(z, rc ? later : err, rc ? sizeof later : errlen);
+        if (!rc) rc = rc2;
         *comm_s = z->rs_s + z->ag_s;
         z->rs_s = z->ag_s = 0;
         z->last_bytes = 0;

@@ -97,8 +97,7 @@ static int step(tt_sync *s, const tt_step *st, double *comm_s, char *err, size_t
     if (rc) return rc;
     tt_sim_charge(10.0 * (double)s->zero.len);
     s->step_bytes = s->plan.dp_size > 1 ? s->model->nparams * sizeof(float) : 0;   /* the buffer each half covers */
-    /* On the progress engine the bytes are counted on its communicator, not here. */
-    s->sent_bytes = s->zero.overlap ? -1 : (long long)s->zero.last_bytes;
+    s->sent_bytes = (long long)s->zero.last_bytes;
     return 0;
 }
 

@@ -330,6 +330,10 @@ int zero_step(zero_ctx *z, optimizer *o, float *params, float *grads, float scal
 {
     const double ts = ck_now();
     if (z->overlap) {   /* every handle waited for, after a failure too */
+        /* The queued calls' bytes join z->comm's counters as each is waited
+         * for: every reduce-scatter and all-gather of this step, in here. */
+        ck_counters c0, c1;
+        ck_counters_get(z->comm, &c0);
         int rc = step_overlapped(z, o, params, scale, err, errlen);
         if (z->trace) tr_add(z->trace, TR_MAIN, "optimizer", 0, ts, ck_now(), z->len * sizeof *params);
         char later[8];   /* the first failure's message is kept; the all-gathers are still waited for */
@@ -337,7 +341,8 @@ int zero_step(zero_ctx *z, optimizer *o, float *params, float *grads, float scal
         if (!rc) rc = rc2;
         *comm_s = z->rs_s + z->ag_s;
         z->rs_s = z->ag_s = 0;
-        z->last_bytes = 0;
+        ck_counters_get(z->comm, &c1);
+        z->last_bytes = c1.bytes_sent - c0.bytes_sent;
         return rc;
     }
     int rc = z->stage == 1 ? step_stage1(z, o, params, grads, scale, err, errlen)

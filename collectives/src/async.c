@@ -65,6 +65,7 @@ struct ck_async {
     ck_op            op;
     int              done, rc;
     double           started, finished;   /* ck_now() around the all-reduce on the progress thread */
+    ck_counters      moved;               /* what the call moved, on the clone: the wait adds it to the parent's */
     char             errmsg[512];
     ck_comm         *parent;
     struct ck_async *next;
@@ -100,9 +101,16 @@ static void *progress_main(void *arg)
         if (!h) break;   /* stop requested and the queue is drained */
         pthread_mutex_unlock(&e->mu);
 
+        ck_counters c0, c1;
+        ck_counters_get(e->clone, &c0);
         const double t0 = ck_now();
         int rc = run_one(e->clone, h);
         const double t1 = ck_now();
+        ck_counters_get(e->clone, &c1);
+        h->moved.bytes_sent = c1.bytes_sent - c0.bytes_sent;
+        h->moved.msgs_sent = c1.msgs_sent - c0.msgs_sent;
+        h->moved.bytes_recv = c1.bytes_recv - c0.bytes_recv;
+        h->moved.msgs_recv = c1.msgs_recv - c0.msgs_recv;
         if (rc) snprintf(h->errmsg, sizeof h->errmsg, "%s", ck_comm_errmsg(e->clone));
 
         pthread_mutex_lock(&e->mu);
@@ -235,6 +243,14 @@ int ck_allreduce_wait_timed(ck_async *h, double *started, double *finished)
     while (!h->done) pthread_cond_wait(&e->done, &e->mu);
     pthread_mutex_unlock(&e->mu);
     int rc = h->rc;
+    /* The call's traffic joins the parent's counters here, on the thread
+     * that owns the parent: a caller that reads ck_counters_get around its
+     * waits sees what its queued calls moved, as for blocking ones. */
+    ck_comm *c = h->parent;
+    c->ctr.bytes_sent += h->moved.bytes_sent;
+    c->ctr.msgs_sent += h->moved.msgs_sent;
+    c->ctr.bytes_recv += h->moved.bytes_recv;
+    c->ctr.msgs_recv += h->moved.msgs_recv;
     if (started) *started = h->started;
     if (finished) *finished = h->finished;
     if (rc) ck_fail(h->parent, rc, "%s", h->errmsg[0] ? h->errmsg : ck_strerror(rc));

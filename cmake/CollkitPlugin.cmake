@@ -33,7 +33,7 @@ function(collkit_add_plugin)
     # that process only.
     add_executable(${P_NAME}.algo $<TARGET_OBJECTS:${P_NAME}.student>)
     target_link_libraries(${P_NAME}.algo PRIVATE collkit_isolate_rt)
-    target_link_options(${P_NAME}.algo PRIVATE LINKER:--unresolved-symbols=ignore-all)
+    target_link_options(${P_NAME}.algo PRIVATE -no-pie LINKER:--unresolved-symbols=ignore-all)
     set_target_properties(${P_NAME}.algo PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/isolated)
     # Where the program finds both when it hands over: a source of its own
     # (no path in its compile flags).

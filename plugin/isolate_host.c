@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,7 @@ typedef struct child {
     size_t  bytes, io;     /* its size; the part a call's buffers take */
     ck_req *reqs;          /* the requests posted for it: CKI_MAX_REQS slots */
     int     next;          /* where the search for a free slot starts */
+    ck_algo key;           /* marks the communicators it has run on (ck_algo_state) */
 } child;
 
 #define NSLOTS 32
@@ -310,46 +312,81 @@ static int serve(child *ch, ck_comm *c, cki_msg *m)
 
 /* ------------------------------------------------------------ the proxies */
 
+/* A buffer of the call in the region, with up to CKI_SCRATCH_GUARD bytes on
+ * each side of it (as far as its own pages go: never a read that could
+ * fault): a write just outside the buffer reaches the caller's memory there,
+ * as it would in process (the checker's guards see it). */
+typedef struct piece {
+    char  *at;             /* the caller's buffer */
+    size_t bytes, off;     /* its size; where it lies in the region */
+    size_t before, after;  /* the bytes beside it that travel with it */
+} piece;
+
 typedef struct span {
-    const char *send;
-    char       *recv;
-    size_t      sbytes, rbytes, soff, roff, total;
-    int         shared;   /* the buffers overlap (in place): one span, copied whole */
+    piece  p[2];           /* the input, the output; in place (overlapping): one piece, p[0] */
+    int    n;
+    size_t total;
 } span;
 
-/* Where the call's buffers go in the region: overlapping ones keep their
- * distance (in place, a block of the other). */
-static int lay_out(span *s, size_t room)
+static void margins(piece *q)
 {
-    const char *r = s->recv;
-    s->shared = s->sbytes && s->rbytes && s->send < r + s->rbytes && r < s->send + s->sbytes;
-    if (s->shared) {
-        const char *lo = s->send < r ? s->send : r;
-        const char *hi = s->send + s->sbytes > r + s->rbytes ? s->send + s->sbytes : r + s->rbytes;
-        s->soff = (size_t)(s->send - lo), s->roff = (size_t)(r - lo), s->total = (size_t)(hi - lo);
+    const uintptr_t a = (uintptr_t)q->at, e = a + q->bytes, page = 4096;
+    q->before = q->bytes ? (a & (page - 1)) : 0;
+    q->after = q->bytes ? (page - (e & (page - 1))) & (page - 1) : 0;
+    if (q->before > CKI_SCRATCH_GUARD) q->before = CKI_SCRATCH_GUARD;
+    if (q->after > CKI_SCRATCH_GUARD) q->after = CKI_SCRATCH_GUARD;
+}
+
+/* Where the call's buffers go in the region: overlapping ones (in place, a
+ * block of the other) as one piece, so they keep their distance. */
+static int lay_out(span *s, const char *send, size_t sbytes, char *recv, size_t rbytes, size_t room)
+{
+    const int shared = sbytes && rbytes && send < recv + rbytes && recv < send + sbytes;
+    if (shared) {
+        const char *lo = send < recv ? send : recv;
+        const char *hi = send + sbytes > recv + rbytes ? send + sbytes : recv + rbytes;
+        s->p[0] = (piece){(char *)lo, (size_t)(hi - lo), 0, 0, 0};
+        s->n = 1;
     } else {
-        s->soff = 0, s->roff = (s->sbytes + 63) & ~(size_t)63, s->total = s->roff + s->rbytes;
+        s->p[0] = (piece){(char *)send, sbytes, 0, 0, 0};
+        s->p[1] = (piece){recv, rbytes, 0, 0, 0};
+        s->n = 2;
     }
-    return s->total <= room ? 0 : -1;
+    size_t at = 0;
+    for (int i = 0; i < s->n; i++) {
+        margins(&s->p[i]);
+        s->p[i].off = at + CKI_SCRATCH_GUARD;
+        at = (s->p[i].off + s->p[i].bytes + CKI_SCRATCH_GUARD + 63) & ~(size_t)63;
+    }
+    s->total = at;
+    return at <= room ? 0 : -1;
 }
 
 static void copy_in(const span *s, char *base)
 {
-    if (s->shared) memcpy(base, s->send < s->recv ? s->send : s->recv, s->total);
-    else {
-        if (s->sbytes) memcpy(base + s->soff, s->send, s->sbytes);
-        if (s->rbytes) memcpy(base + s->roff, s->recv, s->rbytes);
+    for (int i = 0; i < s->n; i++) {
+        const piece *q = &s->p[i];
+        if (q->bytes) memcpy(base + q->off - q->before, q->at - q->before, q->before + q->bytes + q->after);
     }
 }
 
-/* The output, and the input too where the algorithm wrote it (which it may
- * not, outside in place): the checker then sees what it would in process. */
+static void copy_back(char *to, const char *from, size_t bytes)
+{
+    if (bytes && memcmp(to, from, bytes)) memcpy(to, from, bytes);
+}
+
+/* The output; the input, its margins and the output's only where the
+ * algorithm wrote them (the input it may not write, outside in place): the
+ * checker then sees what it would in process. */
 static void copy_out(const span *s, const char *base)
 {
-    if (s->shared) memcpy(s->send < s->recv ? (char *)s->send : s->recv, base, s->total);
-    else {
-        if (s->rbytes) memcpy(s->recv, base + s->roff, s->rbytes);
-        if (s->sbytes && memcmp(base + s->soff, s->send, s->sbytes)) memcpy((char *)s->send, base + s->soff, s->sbytes);
+    for (int i = 0; i < s->n; i++) {
+        const piece *q = &s->p[i];
+        if (!q->bytes) continue;
+        copy_back(q->at - q->before, base + q->off - q->before, q->before);
+        if (i == s->n - 1) memcpy(q->at, base + q->off, q->bytes);
+        else copy_back(q->at, base + q->off, q->bytes);
+        copy_back(q->at + q->bytes, base + q->off + q->bytes, q->after);
     }
 }
 
@@ -361,10 +398,11 @@ static int proxy_run(slot *sl, ck_comm *c, const void *sendbuf, void *recvbuf, s
     const size_t es = ck_dtype_size(dt);
     size_t off, len;
     ck_block(count, (size_t)ck_comm_size(c), (size_t)ck_comm_rank(c), &off, &len);
-    span s = {sendbuf, recvbuf, count * es, count * es, 0, 0, 0, 0};
-    if (sl->desc.coll == CK_COLL_REDUCE_SCATTER) s.rbytes = len * es;
-    if (sl->desc.coll == CK_COLL_ALLGATHER) s.sbytes = len * es;
-    if (lay_out(&s, ch->io))
+    size_t sbytes = count * es, rbytes = count * es;
+    if (sl->desc.coll == CK_COLL_REDUCE_SCATTER) rbytes = len * es;
+    if (sl->desc.coll == CK_COLL_ALLGATHER) sbytes = len * es;
+    span s;
+    if (lay_out(&s, sendbuf, sbytes, recvbuf, rbytes, ch->io))
         return ck_fail(c, CK_ERR_NOMEM, "the call's buffers (%zu B) exceed the isolated run's region (%zu B; "
                        "COLLKIT_ISOLATE_MB, the file size limit)", s.total, ch->io);
     copy_in(&s, ch->base);
@@ -372,8 +410,16 @@ static int proxy_run(slot *sl, ck_comm *c, const void *sendbuf, void *recvbuf, s
     memset(&m, 0, offsetof(cki_msg, slots));
     m.kind = CKI_RUN, m.algo = sl->idx;
     m.a = ck_comm_rank(c), m.b = ck_comm_size(c), m.c = (int32_t)dt, m.d = (int32_t)op;
-    m.x[0] = count, m.x[1] = s.soff, m.x[2] = s.roff, m.x[3] = ck_comm_mem(c);
+    /* (in place: the one piece holds both, at their distance) */
+    const char *in = sendbuf, *out = recvbuf;
+    m.x[0] = count, m.x[3] = ck_comm_mem(c);
+    m.x[1] = s.n == 1 ? s.p[0].off + (size_t)(in - s.p[0].at) : s.p[0].off;
+    m.x[2] = s.n == 1 ? s.p[0].off + (size_t)(out - s.p[0].at) : s.p[1].off;
     m.cfg = *ck_comm_config(c);
+    if (!ck_algo_state(c, &ch->key)) {   /* a communicator it never ran on: fresh scratch and state */
+        ck_algo_state_set(c, &ch->key, ch, NULL);
+        m.f[0] = 1;
+    }
     snprintf(m.text, sizeof m.text, "%s", ck_comm_transport_name(c));
     resume(ch);
     send_to(ch, &m);

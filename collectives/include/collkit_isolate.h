@@ -37,7 +37,7 @@ enum cki_kind {
     CKI_ALGOS_END,
     /* trusted side -> child; answered by CKI_DONE (RUN) or CKI_REPLY (the others) */
     CKI_RUN,         /* a = rank, b = size, c = dtype, d = op; x: count, send offset, recv offset,
-                        mem; cfg; text: the transport's name */
+                        mem; f[0] = 1 on a communicator it never ran on; cfg; text: the transport's name */
     CKI_COUNT,       /* a = p, b = rank, c = CKI_F_*; x: count, esize; cfg */
     CKI_COST,        /* a = p; f: alpha, beta, gamma, chunk; x[0]: n as a double's bits */
     CKI_DIAGNOSE,    /* a = p, b = rank, c = missing, d = doubled; x: count, elem, esize; cfg */

@@ -63,7 +63,7 @@ static struct {                      /* scratch and staging: the region past g_i
 typedef struct { const void *where; uint32_t slot; } posted_req;
 static posted_req g_posted[CKI_MAX_REQS];
 static int g_nposted;
-static struct { const ck_algo *algo; void *state; } g_state[CKI_MAX_ALGOS];
+static struct { const ck_algo *algo; void *state; void (*destroy)(void *); } g_state[CKI_MAX_ALGOS];
 
 /* ------------------------------------------------------------ the channel */
 
@@ -81,8 +81,9 @@ static void send_msg(cki_msg *m)
 
 static void recv_msg(cki_msg *m)
 {
-    ssize_t n = read(CKI_SOCK_FD, m, sizeof *m);
-    if (n == 0) { fflush(NULL); _exit(0); }
+    ssize_t n;
+    while ((n = read(CKI_SOCK_FD, m, sizeof *m)) < 0 && errno == EINTR) {}
+    if (n <= 0) { fflush(NULL); _exit(0); }   /* the trusted side is gone */
     if (n != (ssize_t)sizeof *m) die("a message of the channel came cut");
 }
 
@@ -195,9 +196,10 @@ int ck_algo_state_set(ck_comm *c, const ck_algo *algo, void *state, void (*destr
     (void)c;
     for (int i = 0; i < CKI_MAX_ALGOS; i++)
         if (g_state[i].algo == algo || !g_state[i].algo) {
-            if (g_state[i].algo && g_state[i].state && destroy) destroy(g_state[i].state);
+            if (g_state[i].algo && g_state[i].destroy && g_state[i].state != state) g_state[i].destroy(g_state[i].state);
             g_state[i].algo = algo;
             g_state[i].state = state;
+            g_state[i].destroy = destroy;
             return CK_SUCCESS;
         }
     return CK_ERR_NOMEM;
@@ -398,9 +400,22 @@ static const ck_algo *algo_of(const cki_msg *m)
     return g_reg.algo[m->algo];
 }
 
+/* A communicator this process never ran on: as the library gives a new one,
+ * scratch that holds only its first pattern and no state of any algorithm
+ * (the old one's freed, as when its communicator was destroyed). */
+static void fresh_comm(void)
+{
+    g_mem.scratch_bytes = 0;
+    for (int i = 0; i < CKI_MAX_ALGOS; i++) {
+        if (g_state[i].algo && g_state[i].destroy && g_state[i].state) g_state[i].destroy(g_state[i].state);
+        g_state[i].algo = NULL;
+    }
+}
+
 static void run(cki_msg *m)
 {
     const ck_algo *a = algo_of(m);
+    if (m->f[0] != 0) fresh_comm();
     g_comm.rank = m->a, g_comm.size = m->b, g_comm.mem = (unsigned)m->x[3];
     g_comm.cfg = m->cfg;
     snprintf(g_comm.transport, sizeof g_comm.transport, "%.15s", m->text);

@@ -328,13 +328,26 @@ typedef struct span {
     size_t total;
 } span;
 
+static int g_probe[2] = {-1, -1};   /* a pipe: writing from an address says whether it can be read */
+
+/* Whether n bytes at p can be read, without a fault: a write from memory
+ * that cannot be read fails (EFAULT) instead. */
+static int readable(const char *p, size_t n)
+{
+    char sink[CKI_SCRATCH_GUARD];
+    if (g_probe[0] < 0 || write(g_probe[1], p, n) != (ssize_t)n) return 0;
+    return read(g_probe[0], sink, n) == (ssize_t)n;
+}
+
+/* Up to CKI_SCRATCH_GUARD bytes each side, within the buffer's own pages or
+ * where the next page (or the one before) can be read. */
 static void margins(piece *q)
 {
-    const uintptr_t a = (uintptr_t)q->at, e = a + q->bytes, page = 4096;
-    q->before = q->bytes ? (a & (page - 1)) : 0;
-    q->after = q->bytes ? (page - (e & (page - 1))) & (page - 1) : 0;
-    if (q->before > CKI_SCRATCH_GUARD) q->before = CKI_SCRATCH_GUARD;
-    if (q->after > CKI_SCRATCH_GUARD) q->after = CKI_SCRATCH_GUARD;
+    const uintptr_t a = (uintptr_t)q->at, e = a + q->bytes, page = 4096, g = CKI_SCRATCH_GUARD;
+    q->before = q->after = 0;
+    if (!q->bytes) return;
+    q->before = (a & (page - 1)) >= g || readable(q->at - g, g) ? g : (a & (page - 1));
+    q->after = page - (e & (page - 1)) >= g || readable(q->at + q->bytes, g) ? g : (page - (e & (page - 1))) & (page - 1);
 }
 
 /* Where the call's buffers go in the region: overlapping ones (in place, a
@@ -377,15 +390,19 @@ static void copy_back(char *to, const char *from, size_t bytes)
 
 /* The output; the input, its margins and the output's only where the
  * algorithm wrote them (the input it may not write, outside in place): the
- * checker then sees what it would in process. */
-static void copy_out(const span *s, const char *base)
+ * checker then sees what it would in process. The input's pages the child
+ * kept unwritten ([clean, clean_end) of the region) need no comparing. */
+static void copy_out(const span *s, const char *base, size_t clean, size_t clean_end)
 {
     for (int i = 0; i < s->n; i++) {
         const piece *q = &s->p[i];
         if (!q->bytes) continue;
         copy_back(q->at - q->before, base + q->off - q->before, q->before);
         if (i == s->n - 1) memcpy(q->at, base + q->off, q->bytes);
-        else copy_back(q->at, base + q->off, q->bytes);
+        else if (clean < clean_end && clean >= q->off && clean_end <= q->off + q->bytes) {
+            copy_back(q->at, base + q->off, clean - q->off);
+            copy_back(q->at + (clean_end - q->off), base + clean_end, q->off + q->bytes - clean_end);
+        } else copy_back(q->at, base + q->off, q->bytes);
         copy_back(q->at + q->bytes, base + q->off + q->bytes, q->after);
     }
 }
@@ -415,6 +432,7 @@ static int proxy_run(slot *sl, ck_comm *c, const void *sendbuf, void *recvbuf, s
     m.x[0] = count, m.x[3] = ck_comm_mem(c);
     m.x[1] = s.n == 1 ? s.p[0].off + (size_t)(in - s.p[0].at) : s.p[0].off;
     m.x[2] = s.n == 1 ? s.p[0].off + (size_t)(out - s.p[0].at) : s.p[1].off;
+    m.f[1] = s.n == 1 ? 0 : (double)s.p[0].bytes;
     m.cfg = *ck_comm_config(c);
     if (!ck_algo_state(c, &ch->key)) {   /* a communicator it never ran on: fresh scratch and state */
         ck_algo_state_set(c, &ch->key, ch, NULL);
@@ -425,7 +443,7 @@ static int proxy_run(slot *sl, ck_comm *c, const void *sendbuf, void *recvbuf, s
     send_to(ch, &m);
     int rc = serve(ch, c, &m);
     stop(ch);
-    copy_out(&s, ch->base);
+    copy_out(&s, ch->base, (size_t)m.x[1], (size_t)m.x[2]);
     return rc;
 }
 
@@ -550,6 +568,7 @@ void plugin_isolate(int argc, char **argv)
     if (!isolated_tool(argc, argv) || !exe)
         die("%s is the trusted side of an isolated run: a program collkit-cc built starts it (COLLKIT_ISOLATE=1, "
             "tools check and bench)", argv[0]);
+    if (pipe2(g_probe, O_CLOEXEC | O_NONBLOCK)) g_probe[0] = g_probe[1] = -1;
     /* Before MPI starts: a process made later would carry what MPI holds. */
     spawn(&g_student, exe);
     spawn(&g_refs, COLLKIT_ISOLATE_REFS);

@@ -37,7 +37,8 @@ enum cki_kind {
     CKI_ALGOS_END,
     /* trusted side -> child; answered by CKI_DONE (RUN) or CKI_REPLY (the others) */
     CKI_RUN,         /* a = rank, b = size, c = dtype, d = op; x: count, send offset, recv offset,
-                        mem; f[0] = 1 on a communicator it never ran on; cfg; text: the transport's name */
+                        mem; f[0] = 1 on a communicator it never ran on, f[1] the input's bytes (0 in
+                        place); cfg; text: the transport's name */
     CKI_COUNT,       /* a = p, b = rank, c = CKI_F_*; x: count, esize; cfg */
     CKI_COST,        /* a = p; f: alpha, beta, gamma, chunk; x[0]: n as a double's bits */
     CKI_DIAGNOSE,    /* a = p, b = rank, c = missing, d = doubled; x: count, elem, esize; cfg */
@@ -48,7 +49,8 @@ enum cki_kind {
     CKI_STEP,        /* a = step, b = 1 when a phase is given (text) */
     CKI_TRAFFIC,     /* x: bytes sent, messages sent, bytes received, messages received */
     CKI_DONE,        /* a = status, b = 1 when text holds a ck_fail detail, c = 1 when the
-                        scratch was asked for (x[0] bytes; text + CKI_TEXT/2: its guards) */
+                        scratch was asked for (x[0] bytes; text + CKI_TEXT/2: its guards);
+                        x[1], x[2]: the region's offsets of input pages left unwritten */
     CKI_REPLY,       /* x[0] or f[0]: the value; text: a diagnosis */
 };
 

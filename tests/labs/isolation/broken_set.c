@@ -10,7 +10,7 @@
 static const char *const picks[] = {
     "broken_ring_index", "broken_ring_skip", "broken_ring_leak", "broken_ring_recvsize", "broken_ring_stray",
     "broken_ring_scratch", "broken_ring_scratch_end", "broken_ring_status", "broken_ring_far",
-    "broken_ring_sendover", "broken_ring_recvin", "broken_naive_overrun", "broken_ring_uninit", "broken_ring_peer",
+    "broken_ring_sendover", "broken_ring_recvin", "broken_naive_overrun", "broken_ring_uninit", "broken_naive_inplace",
 };
 
 __attribute__((constructor)) static void register_picks(void)

@@ -25,7 +25,12 @@ function(collkit_add_plugin)
   # level: nothing is wrapped at link time.
   # The algorithm files are linked as objects, so their CK_REGISTER_ALGO
   # constructors run before main.
-  if(TARGET collkit_host AND TARGET collkit_isolate_rt)
+  if(TARGET collkit_host)
+    set(_host $<TARGET_FILE:collkit_host>)      # this tree's
+  elseif(COLLKIT_HOST_EXE AND EXISTS "${COLLKIT_HOST_EXE}")
+    set(_host ${COLLKIT_HOST_EXE})              # collkit-cc's: the build's or the kit's bin/
+  endif()
+  if(_host AND TARGET collkit_isolate_rt)
     # COLLKIT_ISOLATE=1 (plugin/isolate_host.c): the files alone with the
     # minimal runtime of collkit_algo.h. A name the runtime lacks (MPI, CUDA:
     # what the grader's integrity part voids anyway) stays unresolved rather
@@ -39,12 +44,11 @@ function(collkit_add_plugin)
     # (no path in its compile flags).
     set(_paths ${CMAKE_CURRENT_BINARY_DIR}/${P_NAME}.isolate_paths.c)
     file(GENERATE OUTPUT ${_paths} CONTENT
-         "const char plugin_host_exe[] = \"$<TARGET_FILE:collkit_host>\";\nconst char plugin_algo_exe[] = \"$<TARGET_FILE:${P_NAME}.algo>\";\n")
+         "const char plugin_host_exe[] = \"${_host}\";\nconst char plugin_algo_exe[] = \"$<TARGET_FILE:${P_NAME}.algo>\";\n")
     target_sources(${P_NAME} PRIVATE ${_paths})
     target_compile_definitions(${P_NAME} PRIVATE COLLKIT_PLUGIN_ISOLATE)
     add_dependencies(${P_NAME} ${P_NAME}.algo)
-    get_target_property(_imported collkit_host IMPORTED)
-    if(NOT _imported)
+    if(TARGET collkit_host)
       add_dependencies(${P_NAME} collkit_host)
     endif()
   endif()

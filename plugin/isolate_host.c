@@ -320,6 +320,7 @@ typedef struct piece {
     char  *at;             /* the caller's buffer */
     size_t bytes, off;     /* its size; where it lies in the region */
     size_t before, after;  /* the bytes beside it that travel with it */
+    char   was[2][CKI_SCRATCH_GUARD];   /* those bytes as they went in */
 } piece;
 
 typedef struct span {
@@ -358,11 +359,11 @@ static int lay_out(span *s, const char *send, size_t sbytes, char *recv, size_t 
     if (shared) {
         const char *lo = send < recv ? send : recv;
         const char *hi = send + sbytes > recv + rbytes ? send + sbytes : recv + rbytes;
-        s->p[0] = (piece){(char *)lo, (size_t)(hi - lo), 0, 0, 0};
+        s->p[0] = (piece){.at = (char *)lo, .bytes = (size_t)(hi - lo)};
         s->n = 1;
     } else {
-        s->p[0] = (piece){(char *)send, sbytes, 0, 0, 0};
-        s->p[1] = (piece){recv, rbytes, 0, 0, 0};
+        s->p[0] = (piece){.at = (char *)send, .bytes = sbytes};
+        s->p[1] = (piece){.at = recv, .bytes = rbytes};
         s->n = 2;
     }
     size_t at = 0;
@@ -375,11 +376,14 @@ static int lay_out(span *s, const char *send, size_t sbytes, char *recv, size_t 
     return at <= room ? 0 : -1;
 }
 
-static void copy_in(const span *s, char *base)
+static void copy_in(span *s, char *base)
 {
     for (int i = 0; i < s->n; i++) {
-        const piece *q = &s->p[i];
-        if (q->bytes) memcpy(base + q->off - q->before, q->at - q->before, q->before + q->bytes + q->after);
+        piece *q = &s->p[i];
+        if (!q->bytes) continue;
+        memcpy(base + q->off - q->before, q->at - q->before, q->before + q->bytes + q->after);
+        memcpy(q->was[0], q->at - q->before, q->before);
+        memcpy(q->was[1], q->at + q->bytes, q->after);
     }
 }
 
@@ -388,23 +392,47 @@ static void copy_back(char *to, const char *from, size_t bytes)
     if (bytes && memcmp(to, from, bytes)) memcpy(to, from, bytes);
 }
 
-/* The output; the input, its margins and the output's only where the
- * algorithm wrote them (the input it may not write, outside in place): the
- * checker then sees what it would in process. The input's pages the child
- * kept unwritten ([clean, clean_end) of the region) need no comparing. */
+/* How many of the bytes beside a buffer the algorithm wrote: they are never
+ * written back (the caller's memory there is not the call's), the call
+ * fails instead. */
+static size_t overrun(const char *region, const char *was, size_t bytes, int after)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < bytes; k++)
+        if (region[k] != was[k]) n = after ? k + 1 : bytes - k > n ? bytes - k : n;
+    return n;
+}
+
+/* The output; the input only where the algorithm wrote it (it may not,
+ * outside in place): the checker then sees what it would in process. The
+ * input's pages the child kept unwritten ([clean, clean_end) of the region)
+ * need no comparing. */
 static void copy_out(const span *s, const char *base, size_t clean, size_t clean_end)
 {
     for (int i = 0; i < s->n; i++) {
         const piece *q = &s->p[i];
         if (!q->bytes) continue;
-        copy_back(q->at - q->before, base + q->off - q->before, q->before);
         if (i == s->n - 1) memcpy(q->at, base + q->off, q->bytes);
         else if (clean < clean_end && clean >= q->off && clean_end <= q->off + q->bytes) {
             copy_back(q->at, base + q->off, clean - q->off);
             copy_back(q->at + (clean_end - q->off), base + clean_end, q->off + q->bytes - clean_end);
         } else copy_back(q->at, base + q->off, q->bytes);
-        copy_back(q->at + q->bytes, base + q->off + q->bytes, q->after);
     }
+}
+
+/* A write beside the call's buffers, named as the checker's guards would. */
+static int check_margins(ck_comm *c, const slot *sl, const span *s, const char *base, int rc)
+{
+    for (int i = 0; i < s->n && !rc; i++) {
+        const piece *q = &s->p[i];
+        const char *what = s->n == 1 || i == 1 ? "recvbuf" : "sendbuf";
+        const size_t b = overrun(base + q->off - q->before, q->was[0], q->before, 0);
+        const size_t a = overrun(base + q->off + q->bytes, q->was[1], q->after, 1);
+        if (a || b)
+            rc = ck_fail(c, CK_ERR_PROTOCOL, "algorithm '%s' wrote outside %s: %zu B %s (rank %d)", sl->desc.name,
+                         what, a ? a : b, a ? "past its end" : "before its start", ck_comm_rank(c));
+    }
+    return rc;
 }
 
 static int proxy_run(slot *sl, ck_comm *c, const void *sendbuf, void *recvbuf, size_t count, ck_dtype dt, ck_op op)
@@ -422,9 +450,13 @@ static int proxy_run(slot *sl, ck_comm *c, const void *sendbuf, void *recvbuf, s
     if (lay_out(&s, sendbuf, sbytes, recvbuf, rbytes, ch->io))
         return ck_fail(c, CK_ERR_NOMEM, "the call's buffers (%zu B) exceed the isolated run's region (%zu B; "
                        "COLLKIT_ISOLATE_MB, the file size limit)", s.total, ch->io);
-    copy_in(&s, ch->base);
     cki_msg m;
     memset(&m, 0, offsetof(cki_msg, slots));
+    if (!ck_algo_state(c, &ch->key)) {   /* a communicator it never ran on: fresh scratch and state */
+        ck_algo_state_set(c, &ch->key, ch, NULL);
+        m.f[0] = 1;
+    }
+    copy_in(&s, ch->base);
     m.kind = CKI_RUN, m.algo = sl->idx;
     m.a = ck_comm_rank(c), m.b = ck_comm_size(c), m.c = (int32_t)dt, m.d = (int32_t)op;
     /* (in place: the one piece holds both, at their distance) */
@@ -434,17 +466,13 @@ static int proxy_run(slot *sl, ck_comm *c, const void *sendbuf, void *recvbuf, s
     m.x[2] = s.n == 1 ? s.p[0].off + (size_t)(out - s.p[0].at) : s.p[1].off;
     m.f[1] = s.n == 1 ? 0 : (double)s.p[0].bytes;
     m.cfg = *ck_comm_config(c);
-    if (!ck_algo_state(c, &ch->key)) {   /* a communicator it never ran on: fresh scratch and state */
-        ck_algo_state_set(c, &ch->key, ch, NULL);
-        m.f[0] = 1;
-    }
     snprintf(m.text, sizeof m.text, "%s", ck_comm_transport_name(c));
     resume(ch);
     send_to(ch, &m);
     int rc = serve(ch, c, &m);
     stop(ch);
     copy_out(&s, ch->base, (size_t)m.x[1], (size_t)m.x[2]);
-    return rc;
+    return check_margins(c, sl, &s, ch->base, rc);
 }
 
 static uint64_t proxy_count(slot *sl, int fn, int p, int rank, size_t count, size_t es, const ck_config *cfg)
@@ -562,6 +590,17 @@ static void register_refs(void)
     }
 }
 
+/* collkit-ref.algo, beside this program. */
+static const char *refs_exe(void)
+{
+    static char path[4096];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 32);
+    char *slash = n > 0 ? memrchr(path, '/', (size_t)n) : NULL;
+    if (!slash) die("cannot find the reference program beside %s", "collkit-host");
+    strcpy(slash + 1, "collkit-ref.algo");
+    return path;
+}
+
 void plugin_isolate(int argc, char **argv)
 {
     const char *exe = getenv("COLLKIT_ISOLATE_ALGO");
@@ -571,11 +610,12 @@ void plugin_isolate(int argc, char **argv)
     if (pipe2(g_probe, O_CLOEXEC | O_NONBLOCK)) g_probe[0] = g_probe[1] = -1;
     /* Before MPI starts: a process made later would carry what MPI holds. */
     spawn(&g_student, exe);
-    spawn(&g_refs, COLLKIT_ISOLATE_REFS);
     atexit(stop_children);
     register_student();
-    register_refs();
     stop(&g_student);
+    if (strcmp(argv[1], "bench")) return;   /* the checker runs no reference */
+    spawn(&g_refs, refs_exe());
+    register_refs();
     stop(&g_refs);
 }
 #endif

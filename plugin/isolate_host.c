@@ -185,7 +185,7 @@ static void broken(child *ch, const char *why)
 
 static void send_to(child *ch, cki_msg *m)
 {
-    if (write(ch->sock, m, sizeof *m) != (ssize_t)sizeof *m) child_gone(ch);
+    if (send(ch->sock, m, sizeof *m, MSG_NOSIGNAL) != (ssize_t)sizeof *m) child_gone(ch);   /* (no SIGPIPE) */
 }
 
 static void recv_from(child *ch, cki_msg *m)

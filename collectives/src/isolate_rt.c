@@ -146,10 +146,10 @@ static void announce(void)
                 (a->summary ? CKI_HAS_SUMMARY : 0) | (a->bytes_formula ? CKI_HAS_BYTES_FORMULA : 0) |
                 (a->cost_formula ? CKI_HAS_COST_FORMULA : 0);
         size_t at = 0;
-        at += put_text(m->text + at, 64, a->name);
-        at += put_text(m->text + at, 256, a->summary);
-        at += put_text(m->text + at, 256, a->bytes_formula);
-        at += put_text(m->text + at, 256, a->cost_formula);
+        at += put_text(m->text + at, 128, a->name);   /* (a name too long to register stays too long) */
+        at += put_text(m->text + at, 224, a->summary);
+        at += put_text(m->text + at, 224, a->bytes_formula);
+        at += put_text(m->text + at, 224, a->cost_formula);
         put_text(m->text + at, CKI_TEXT - at, g_reg.file[i]);
         send_msg(m);
     }

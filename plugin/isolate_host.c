@@ -89,8 +89,9 @@ typedef struct child {
     char   *base;          /* the shared region, mapped here too */
     size_t  bytes, io;     /* its size; the part a call's buffers take */
     ck_req *reqs;          /* the requests posted for it: CKI_MAX_REQS slots */
-    int     next;          /* where the search for a free slot starts */
     ck_algo key;           /* marks the communicators it has run on (ck_algo_state) */
+    int     failed;        /* a post of this call that failed, unanswered: its status */
+    char    why[512];      /* and the library's message */
 } child;
 
 #define NSLOTS 32
@@ -239,24 +240,28 @@ static void answer(child *ch, ck_comm *c, cki_msg *m, int rc)
     send_to(ch, m);
 }
 
-static void serve_post(child *ch, ck_comm *c, cki_msg *m)
+/* A post, in the slot the child chose; its failure (the first of the call)
+ * is kept for the next wait, unanswered. */
+static void serve_post(child *ch, ck_comm *c, const cki_msg *m)
 {
     const uint64_t off = m->x[0], bytes = m->x[1];
     if (bytes > ch->bytes || off > ch->bytes - bytes) broken(ch, "a buffer outside the region");
-    int k = m->d;
-    for (int i = 0; k < 0 && i < CKI_MAX_REQS; i++) {
-        int j = (ch->next + i) % CKI_MAX_REQS;
-        if (!ch->reqs[j].active) k = j;
-    }
-    if (k < 0 || k >= CKI_MAX_REQS) {
-        answer(ch, c, m, ck_fail(c, CK_ERR_NOMEM, "more than %d requests posted at once", CKI_MAX_REQS));
-        return;
-    }
-    ch->next = (k + 1) % CKI_MAX_REQS;
+    if (m->d < 0 || m->d >= CKI_MAX_REQS) broken(ch, "a request slot out of range");
     char *buf = ch->base + off;
-    int rc = m->a ? ck_isend(c, buf, bytes, m->b, m->c, &ch->reqs[k]) : ck_irecv(c, buf, bytes, m->b, m->c, &ch->reqs[k]);
-    m->b = k;
-    answer(ch, c, m, rc);
+    ck_req *r = &ch->reqs[m->d];
+    int rc = m->a ? ck_isend(c, buf, bytes, m->b, m->c, r) : ck_irecv(c, buf, bytes, m->b, m->c, r);
+    if (rc && !ch->failed) {
+        ch->failed = rc;
+        snprintf(ch->why, sizeof ch->why, "%s", ck_comm_errmsg(c));
+    }
+}
+
+/* The failure of a post, now that the child waits or returns. */
+static int post_failure(child *ch, ck_comm *c)
+{
+    int rc = ch->failed;
+    ch->failed = 0;
+    return rc ? ck_fail(c, rc, "%s", ch->why) : CK_SUCCESS;
 }
 
 /* The requests waited for where they lie (the library knows them by
@@ -268,7 +273,11 @@ static void serve_wait(child *ch, ck_comm *c, cki_msg *m)
     if (n < 0 || n > CKI_MAX_WAIT) broken(ch, "a wait for too many requests");
     for (int i = 0; i < n; i++)
         if (m->slots[i] >= CKI_MAX_REQS) broken(ch, "a wait for a request never posted");
-    int rc = CK_SUCCESS;
+    int rc = post_failure(ch, c);
+    if (rc) {
+        answer(ch, c, m, rc);
+        return;
+    }
     if (strcmp(ck_comm_transport_name(c), "shm")) {
         for (int i = 0; i < n && !rc; i++) rc = ck_wait(c, &ch->reqs[m->slots[i]]);
     } else {
@@ -302,6 +311,7 @@ static int serve(child *ch, ck_comm *c, cki_msg *m)
         case CKI_STEP: m->text[63] = '\0'; ck_step(c, m->a, m->b ? intern(m->text) : NULL); break;
         case CKI_TRAFFIC: ck_count_traffic(c, m->x[0], m->x[1], m->x[2], m->x[3]); break;
         case CKI_DONE:
+            if (ch->failed && !m->a) m->a = post_failure(ch, c);   /* a post never waited for */
             if (m->b) m->text[CKI_TEXT / 2 - 1] = '\0', ck_fail(c, m->a, "%s", m->text);
             if (m->c && m->x[0] <= ch->bytes) mirror_scratch(c, m);
             return m->a;
@@ -467,6 +477,7 @@ static int proxy_run(slot *sl, ck_comm *c, const void *sendbuf, void *recvbuf, s
     m.f[1] = s.n == 1 ? 0 : (double)s.p[0].bytes;
     m.cfg = *ck_comm_config(c);
     snprintf(m.text, sizeof m.text, "%s", ck_comm_transport_name(c));
+    ch->failed = 0;
     resume(ch);
     send_to(ch, &m);
     int rc = serve(ch, c, &m);

@@ -43,8 +43,8 @@ enum cki_kind {
     CKI_COST,        /* a = p; f: alpha, beta, gamma, chunk; x[0]: n as a double's bits */
     CKI_DIAGNOSE,    /* a = p, b = rank, c = missing, d = doubled; x: count, elem, esize; cfg */
     /* child -> trusted side, during a run */
-    CKI_POST,        /* a = is_send, b = peer, c = tag, d = the slot to post again or -1; x: offset,
-                        bytes; answered: a = status, b = slot, text = the error's detail */
+    CKI_POST,        /* a = is_send, b = peer, c = tag, d = the slot (the child's choice); x: offset,
+                        bytes; not answered (a failure fails the next wait, or the call) */
     CKI_WAIT,        /* a = n; slots; answered: a = status, text = the detail */
     CKI_STEP,        /* a = step, b = 1 when a phase is given (text) */
     CKI_TRAFFIC,     /* x: bytes sent, messages sent, bytes received, messages received */

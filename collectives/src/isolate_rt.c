@@ -314,8 +314,24 @@ static void forget_slot(uint32_t slot)
         if (g_posted[i].slot == slot) g_posted[i--] = g_posted[--g_nposted];
 }
 
-/* impl: [0] the trusted side's slot, [1] a staged receive's buffer, [2] its
- * staging offset. */
+/* The trusted side's request slots this process holds (posted, not yet
+ * waited for): it picks them itself, so a post needs no answer. */
+static unsigned char g_busy[CKI_MAX_REQS];
+static int g_cursor;
+
+static int free_slot(void)
+{
+    for (int i = 0; i < CKI_MAX_REQS; i++) {
+        int j = (g_cursor + i) % CKI_MAX_REQS;
+        if (!g_busy[j]) return g_cursor = j + 1, j;
+    }
+    return -1;
+}
+
+/* A post is not answered: one the trusted side cannot make (a peer that is
+ * no rank, the transport's error) fails the next wait, or the call, with the
+ * library's own message. impl: [0] the slot, [1] a staged receive's buffer,
+ * [2] its staging offset. */
 static int post(ck_comm *c, int is_send, void *buf, size_t bytes, int peer, int tag, ck_req *r)
 {
     char *at = buf;
@@ -325,21 +341,23 @@ static int post(ck_comm *c, int is_send, void *buf, size_t bytes, int peer, int 
                            is_send ? "send" : "recv", bytes);
         if (is_send) memcpy(at, buf, bytes);
     }
+    int slot = posted_slot(r);
+    if (slot < 0 && (slot = free_slot()) < 0)
+        return ck_fail(c, CK_ERR_NOMEM, "more than %d requests posted at once", CKI_MAX_REQS);
     cki_msg *m = request(CKI_POST);
-    m->a = is_send, m->b = peer, m->c = tag, m->d = posted_slot(r);
+    m->a = is_send, m->b = peer, m->c = tag, m->d = slot;
     m->x[0] = bytes ? (uint64_t)(at - g_base) : 0;
     m->x[1] = bytes;
     send_msg(m);
-    int rc = answer(m);
-    if (rc) return rc;
+    g_busy[slot] = 1;
     memset(r, 0, sizeof *r);
     r->active = 1;
     r->kind = is_send ? CK_EV_SEND : CK_EV_RECV;
     r->peer = peer, r->tag = tag, r->step = c->step, r->bytes = bytes;
-    r->impl[0] = (uint64_t)m->b;
+    r->impl[0] = (uint64_t)slot;
     r->impl[1] = !is_send && at != buf ? (uint64_t)(uintptr_t)buf : 0;
     r->impl[2] = (uint64_t)(at - g_base);
-    if (posted_slot(r) < 0 && g_nposted < CKI_MAX_REQS) g_posted[g_nposted++] = (posted_req){r, (uint32_t)m->b};
+    if (posted_slot(r) < 0 && g_nposted < CKI_MAX_REQS) g_posted[g_nposted++] = (posted_req){r, (uint32_t)slot};
     g_mem.outstanding++;
     return CK_SUCCESS;
 }
@@ -367,6 +385,7 @@ static int wait_some(ck_req *reqs, int n)
     for (int i = 0; i < n; i++) {
         if (!reqs[i].active) continue;
         reqs[i].active = 0;
+        g_busy[reqs[i].impl[0] % CKI_MAX_REQS] = 0;
         forget_slot((uint32_t)reqs[i].impl[0]);
         if (!rc && reqs[i].impl[1]) memcpy((void *)(uintptr_t)reqs[i].impl[1], g_base + reqs[i].impl[2], reqs[i].bytes);
         if (--g_mem.outstanding <= 0) g_mem.outstanding = 0, g_mem.stage_at = g_mem.stage_base;
@@ -482,6 +501,7 @@ static void run(cki_msg *m)
     g_mem.outstanding = 0;
     g_mem.stage_at = g_mem.stage_base;
     g_nposted = 0;
+    memset(g_busy, 0, sizeof g_busy);
     const size_t count = m->x[0], sent = m->x[1], recv = m->x[2];
     if (sent > g_io || recv > g_io || m->f[1] < 0 || (size_t)m->f[1] > g_io - sent)
         die("a call's buffers lie outside the region");

@@ -6,6 +6,7 @@
 #   scan.c      finds the library's ring descriptor and MPI by reading memory,
 #               and passes by forwarding to the ring / finds neither, passes nothing
 #   counters.c  hides an extra message in the ck_comm counters / the checker counts it
+#               (and graded on lab 01: 100 / 13.3, what its work earns)
 #   clock.c     moves the benchmark's start time on its caller's stack / its 30 ms show
 #   reach.c     open, socket, fork, executable memory, a thread / every one refused
 #   broken_set.c  the checker's verdicts on broken algorithms read the same in both
@@ -48,6 +49,17 @@ check "in process, counters rewritten and the traffic check passes" has "$old" "
 check "in process, 0 failed" has "$old" " passed, 0 failed"
 check "isolated, no counter to rewrite" has "$new" "isolation-counters: 0 word"
 check "isolated, the checker counts the extra message" has "$new" "traffic: rank [0-9] sent .* 8 B more than declared"
+
+echo "== counters.c graded (lab 01: its traffic pinned to the ring's formula), old design and new"
+total() {   # total ISO: the grade of counters.c, its TOTAL line shown
+  local g
+  g=$(COLLGRADE_ISOLATE=$1 COLLGRADE_WORK="$W/grade$1" timeout 600 "$B/bin/collgrade" "$SRC/labs/01-ring" --file "$W/counters.c" 2>&1)
+  echo "COLLGRADE_ISOLATE=$1: $(grep -o 'TOTAL.*' <<<"$g")" >&2
+  awk '$1 == "TOTAL" { print $2 }' <<<"$g"
+}
+total0=$(total 0); total1=$(total 1)
+check "in process, the hidden traffic earns full marks" [ "${total0:-}" = 100.0 ]
+check "isolated, it earns what the work earns" [ "${total1:-}" = 13.3 ]
 
 echo "== clock.c: 30 ms a call, hidden by moving the benchmark's start time"
 old=$(run 0 -np 2 "$W/clock" bench --algo my_ring -b 64K -e 64K -n 10 --model none)

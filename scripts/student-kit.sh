@@ -52,7 +52,11 @@ done
 cp "$SRC"/collectives/include/*.h "$SRC"/checker/collcheck.h "$SRC"/bench/collbench.h "$SRC"/bench/model.h \
    "$SRC"/trainer/tagtrain.h "$SRC"/draw/colldraw.h "$OUT/include/"
 cp "$SRC/cmake/CollkitPlugin.cmake" "$OUT/cmake/"
-cp "$SRC/plugin/main.c" "$SRC/plugin/save.c" "$SRC/plugin/confine.c" "$OUT/plugin/"
+cp "$SRC/plugin/main.c" "$SRC/plugin/save.c" "$SRC/plugin/confine.c" "$SRC/plugin/isolate_host.c" "$OUT/plugin/"
+# The isolated runs' trusted program and references (plugin/isolate_host.c), where this build has them.
+for f in collkit-host collkit-ref.algo; do
+  if [ -x "$B/bin/$f" ]; then cp "$B/bin/$f" "$OUT/bin/"; fi
+done
 # The imported targets, pointed at the kit instead of the build tree.
 sed -e "s|$B/lib/|\${_KIT}/lib/|g" \
     -e "s|\"-iquote;$SRC/datasets\"|\"\"|g" \

@@ -54,10 +54,14 @@ same w1 w3
 same drop1 drop2
 check 'grep -q "\"tp\":2" "$W/tp2.jsonl" && grep -q "\"tp_algo\":\"ring\"" "$W/tp2.jsonl"' "the run record says --tp 2, ring"
 
-# The check can fail: a shard one column off.
-TAGTRAIN_TEST_TP_SHIFT=1 run 2 shift --hidden 32 --dropout 0 --tp 2
+# The check can fail: a shard one column off. The column no rank owns then
+# holds whatever its memory held: zeros from a fresh page (the run saves and
+# ckptdiff finds it DIFFERENT) or an allocator's fill (a sanitized build: the
+# save itself refuses the optimizer state). Either way the fault is caught.
+TAGTRAIN_TEST_TP_SHIFT=1 run 2 shift --hidden 32 --dropout 0 --tp 2 > /dev/null
 "$BIN/ckptdiff" "$W/p1/last.ckpt" "$W/shift/last.ckpt" > "$W/d" 2>&1; rc=$?
-check '[ $rc -eq 1 ] && grep -q "DIFFERENT" "$W/d"' "a shifted shard must differ: rc $rc $(cat "$W/d")"
+check '{ [ $rc -eq 1 ] && grep -q "DIFFERENT" "$W/d"; } || grep -q "the checkpoint would be invalid" "$W/shift.out"' \
+      "a shifted shard must differ: rc $rc $(cat "$W/d") $(cat "$W/shift.out")"
 
 # One checkpoint format: saved under one plan, resumed under another.
 run 4 half --hidden 32 --dropout 0 --tp 2 --stop-after 1 --save-every 1

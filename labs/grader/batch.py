@@ -28,7 +28,7 @@ def student_id(name):
         return name
     raw = os.fsencode(name)
     safe = re.sub(r"[^A-Za-z0-9._-]", "_", raw.decode("ascii", "replace"))[:48]
-    safe = re.sub(r"^[-.]", "_", safe)
+    safe = re.sub(r"^[-.]", "_", safe) or "_"
     return "%s+%s" % (safe, hashlib.sha256(raw).hexdigest()[:32])
 
 

@@ -6,6 +6,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
 
 from . import integrity
@@ -80,9 +81,11 @@ class Grading:
             self.score()
             self.keep_logs()
         finally:
+            if getattr(self, "box", None) is not None:
+                self.box.interrupt()   # (interrupted: the run in progress and the FIFOs' readers ended)
             self.env.current_box = None
             if self.env.keep:
-                print("collgrade: the work folder is kept: %s" % self.work, file=os.sys.stderr)
+                sys.stderr.write("collgrade: the work folder is kept: %s\n" % self.work)
             else:
                 shutil.rmtree(self.work, ignore_errors=True)
 

@@ -229,7 +229,7 @@ against the library's algorithm of that collective)"""
             else:
                 self.add(0.0, "failed", "collverify: " + clip(dg.last_lines(log + ".verify").split("\n")[-1], 300))
             return
-        speeds = [m.group(1) for m in (re.search(r"ratio ([0-9][0-9.eE+-]*)", l) for l in read_lines(log + ".verify")) if m]
+        speeds = [m.group(1) for m in (re.match(r".*ratio ([0-9][0-9.eE+-]*)", l) for l in read_lines(log + ".verify")) if m]
         speed = speeds[-1] if speeds else ""
         if not re.fullmatch(r"[0-9]+([.][0-9]*)?([eE][-+]?[0-9]+)?", speed):
             self.add(0.0, "failed", "collverify printed no ratio")
@@ -534,7 +534,7 @@ every way of touching a file is a counted call"""
             rc = self.run(log + ".run", ["--size", z, "--kill-random", self.part.opt("kills", "100")])
             v = self.verdict(log + ".run")
             if v.startswith("save: PASS "):
-                m = re.search(r"\(([0-9]* B, about [0-9]* us)\);", v)
+                m = re.match(r".*\(([0-9]* B, about [0-9]* us);", v)
                 return "", m.group(1) if m else ""
             return self.why(log + ".run", rc), ""
         rc = self.run(log + ".count", ["--size", z, "--count"])

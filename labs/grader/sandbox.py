@@ -244,10 +244,14 @@ class Sandbox:
         return pids
 
     def interrupt(self):
+        """The run in progress (its whole group) and the FIFOs' readers ended."""
         if self.running is not None:
             kill_group(self.running.pid, signal.SIGTERM)
+            self.running = None
         for c in self.collectors:
             c.kill()
+            c.wait()
+        self.collectors = []
 
     # ---- What a run writes for the verdict leaves its reach as it is written.
     # The program writes the files the verdict reads (collverify's results, the

@@ -58,6 +58,13 @@ class Kind:
     def add(self, score, state, detail):
         self.g.add(self.part, score, state, detail)
 
+    def objects(self):
+        """The student's object files; none: the part fails, and says so."""
+        objs = self.g.student_objs()
+        if not objs:
+            self.add(0.0, "failed", "object files of %s not found" % self.g.file_shown)
+        return objs
+
     def not_run(self, skipped, sep):
         """Rank counts left out (--np-max) score nothing, and say so."""
         if not skipped:
@@ -151,9 +158,8 @@ program: 0, with the score as run beside it"""
 
     def grade(self):
         g = self.g
-        objs = g.student_objs()
+        objs = self.objects()
         if not objs:
-            self.add(0.0, "failed", "object files of %s not found" % g.file_shown)
             return
         bad = g.integrity_verdict(objs)
         if not bad:
@@ -570,17 +576,15 @@ every way of touching a file is a counted call"""
     def rules(self):
         """mode=integrity: what its save may not use, the allow list as every
         lab, and what the harness refuses at run time (the save traced once)."""
-        g = self.g
-        objs = g.student_objs()
+        objs = self.objects()
         if not objs:
-            self.add(0.0, "failed", "object files of %s not found" % g.file_shown)
             return
         bad = integrity.save_forbidden(objs)
-        more = g.integrity_verdict(objs)
+        more = self.g.integrity_verdict(objs)
         if more:
             bad.append(more)
             if integrity.voids_work(more):
-                g.void_why = self.part.name
+                self.g.void_why = self.part.name
         log = self.sdir + ".count"
         self.run(log, ["--count"])
         refused = [m.group(1) for m in (re.match(r"^save: REFUSED the save made system calls the harness cannot follow: (.*) \(refused", l)

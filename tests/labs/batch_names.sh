@@ -24,7 +24,7 @@ cp "$SOL" "$T/lab/solution/my_ring.c"
 pass=0; fail=0
 check() { if eval "$1"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $2"; fi; }
 # NAME SOURCE SCORE, one a line (a name with a newline is written \n here)
-subs='=HYPERLINK("http://x")|SOL|80.0
+subs='=HYPERLINK("x")|SOL|80.0
 +1+2|SKEL|40.0
 -2+3|SOL|80.0
 @SUM(A1)|SKEL|40.0

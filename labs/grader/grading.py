@@ -35,7 +35,7 @@ class Grading:
         self.check_full, self.void_why = True, ""
         self.file_shown = " ".join(files)
         self.verify = env.tool("collverify") if os.access(env.tool("collverify"), os.X_OK) else ""
-        self._libsyms = None
+        self._libsyms, self._voided = None, None
 
     # ---- what the parts call
     def tool(self, name):
@@ -58,6 +58,13 @@ class Grading:
                 objs += [os.path.join(root, n) for n in sorted(names) if n == want]
         return objs
 
+    def voided(self):
+        """Whether the file's object code already voids the work (worked out once)."""
+        if self._voided is None:
+            objs = self.student_objs()
+            self._voided = bool(objs) and integrity.voids_work(self.integrity_verdict(objs))
+        return self._voided
+
     def integrity_verdict(self, objs):
         libsyms, libown = self._libsyms or (set(), set())
         return integrity.verdict(objs, self.allow, libsyms, libown)
@@ -70,6 +77,7 @@ class Grading:
             self.box = Sandbox(self.work, self.env.bin, self.lab_dir, self.env.labs, self.env.keeproot, self.tlimit)
             self.env.current_box = self.box
             self.box.left_out = self.left_out
+            self.box.voided = self.voided
             self.seed = self.draw_seed()
             print("collgrade: lab %s%s: %s%s; the checker's inputs from seed %s" % (
                 os.path.basename(self.lab_dir), " (%s)" % self.conf.get("title") if self.conf.get("title") else "",

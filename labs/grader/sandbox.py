@@ -135,6 +135,7 @@ class Sandbox:
         self.collectors = []
         self.tok = "%d.%d" % (os.getpid(), random.getrandbits(40))
         self.left_out = lambda why: None   # what the grading is told when a run is cut short
+        self.voided = lambda: False         # whether the file's object code already voids the work
 
     # ---- the limits of a run: each file it writes, each process's memory
     def run_limits(self):
@@ -143,12 +144,29 @@ class Sandbox:
             lim["RLIMIT_DATA"] = self.mem_mb << 20
         return lim
 
-    def run_env(self, level, extra):
+    def run_env(self, level, iso, extra):
         env = dict(os.environ)
         env.update(extra)
         env["COLLKIT_SHM_HEAP"] = "%dM" % max(self.fsize_mb // 2, 1)
         env["COLLKIT_CONFINE"] = str(level)
+        env["COLLKIT_ISOLATE"] = str(iso)
         return env
+
+    def isolate(self, cmd):
+        """[isolation] The graded code alone in its own process: in the
+        checker's and the benchmark's runs, the file's algorithms (and the
+        library reference timed beside them) run in a confined process of
+        their own that holds nothing else; the rank process carries their
+        messages. Training, the save harness, device buffers and the
+        shared-memory transport (lab 05) stay in process; COLLGRADE_ISOLATE=0
+        leaves it out. A file whose object code already voids the work earns
+        nothing either way: it runs in process, where its report shows what it
+        did as run."""
+        if os.environ.get("COLLGRADE_ISOLATE", "1") == "0":
+            return 0
+        if any(a in ("train", "save", "shm", "--transport=shm", "--device") or a.startswith("--device=") for a in cmd):
+            return 0
+        return 0 if self.voided() else 1
 
     def confine_level(self, cmd):
         """Confined runs of the checker and the benchmark on host buffers start
@@ -165,11 +183,11 @@ class Sandbox:
         """One run of the student's program: CMD with no input, its output in
         OUT, stopped after SECONDS (then 10 s more before it is killed). Its
         exit status (124 or 137: timed out); self.left: the processes it left."""
-        level = self.confine_level(cmd)
-        env = self.run_env(level, env or {})
+        level, iso = self.confine_level(cmd), self.isolate(cmd)
+        env = self.run_env(level, iso, env or {})
         with open(out, "wb") as log:
             if self.sandboxed:
-                rc = self._boxed(seconds, log, cmd, env, level)
+                rc = self._boxed(seconds, log, cmd, env, level, iso)
             else:
                 rc = self._session(seconds, log, cmd, env)
         self.collected()
@@ -186,12 +204,13 @@ class Sandbox:
             self.left_out("a run was stopped at --time-limit %d s, below the default limit" % self.tlimit)
         return rc
 
-    def _boxed(self, seconds, log, cmd, env, level):
+    def _boxed(self, seconds, log, cmd, env, level, iso):
         run = os.path.join(self.work, "run")
         rfd, wfd = os.pipe()
         box = (["bwrap", "--ro-bind", "/", "/"] + self.devs + ["--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/dev/shm"]
                + self.ro_binds + ["--ro-bind", self.work, self.work, "--bind", run, run] + self.hides
                + ["--chdir", run, "--setenv", "TMPDIR", "/tmp", "--setenv", "COLLKIT_CONFINE", str(level),
+                  "--setenv", "COLLKIT_ISOLATE", str(iso),
                   "--unshare-pid", "--unshare-net", "--unshare-ipc", "--die-with-parent", "--new-session",
                   sys.executable, os.path.join(HERE, "reap.py"), str(wfd), str(seconds)] + list(cmd))
         try:

@@ -13,6 +13,7 @@
 #define BM_MAX_ALGOS 64
 
 enum { BM_PLACE_OUT = 1, BM_PLACE_IN = 2 };
+enum { BM_AGREE_DEFAULT = -1 };   /* --agree not given: on for the sweep, off for --paired */
 enum { BM_MODE_SWEEP, BM_MODE_PINGPONG, BM_MODE_EXTRAPOLATE, BM_MODE_LIST, BM_MODE_PAIRED, BM_MODE_GPUS };
 
 typedef struct bm_opts {
@@ -40,6 +41,7 @@ typedef struct bm_opts {
     const char *results;              /* --results FILE (--paired): every timed call's record, for collverify */
     ck_coll     coll;                 /* --coll: the collective swept (default all-reduce) */
     int         overwrite;            /* --overwrite: existing output files may be written over */
+    int         agree;                /* --agree: the timed calls agree on their arguments across ranks first */
 } bm_opts;
 
 /* Parse the command line (no MPI needed). Returns 0 to run, 1 when help was
@@ -62,6 +64,8 @@ int bm_run_sweep(ck_comm *comm, const bm_opts *o, const bm_params *model);
 int bm_run_extrapolate(const bm_opts *o, const bm_params *model);
 /* --paired: the two algorithms of --algo against each other (paired.c). */
 int bm_run_paired(ck_comm *comm, const bm_opts *o);
+/* The header's line saying whether the timed calls agreed on their arguments (--agree). */
+const char *bm_agree_note(int agree);
 /* qsort's comparison of doubles, and the q-quantile of sorted v[0..n) by
  * linear interpolation (the paired figures; collverify recomputes them). */
 int    bm_cmp_double(const void *a, const void *b);

@@ -83,6 +83,15 @@ static int parse_transport(const char *v, void *field, char *err, size_t cap)
     return refuse(err, cap, "expected mpi, shm or cuda-ipc");
 }
 
+/* --agree on|off: 1 or 0 (BM_AGREE_DEFAULT until given: the mode decides). */
+static int parse_agree(const char *v, void *field, char *err, size_t cap)
+{
+    if (!strcmp(v, "on")) *(int *)field = 1;
+    else if (!strcmp(v, "off")) *(int *)field = 0;
+    else return refuse(err, cap, "expected on or off");
+    return 0;
+}
+
 static int parse_budget(const char *v, void *field, char *err, size_t cap)
 {
     char why[128];
@@ -129,6 +138,11 @@ static const ck_opt options[] = {
     {CUSTOM("--op", 'o', o.op, parse_op), .arg = "OP", .help = "sum prod min max avg (default sum)"},
     {CUSTOM("--place", 0, o.place, parse_place), .arg = "P",
      .help = "out, in or both (out-of-place / in-place; default both)"},
+    {CUSTOM("--agree", 0, o.agree, parse_agree), .arg = "on|off",
+     .help = "the timed calls first agree on their arguments across ranks, as every\n"
+             "ck_allreduce does by default (the trainer's calls): on for the sweep,\n"
+             "off for --paired (two algorithms against each other, not the library's\n"
+             "cost per call); the header, CSV and JSON say which"},
     {OPT("--check", 'c', CK_OPT_INT, o.check), .lo = 0, .hi = 1, .arg = "0|1",
      .help = "check each result with the checker's inputs, #wrong column (default 1;\n"
              "--paired checks every timed call whatever -c says)"},
@@ -220,6 +234,7 @@ static void set_defaults(bm_cli *c)
     c->o.extrap_pmax = 4096;
     c->algo_spec = "all";
     c->transport = -1;
+    c->o.agree = BM_AGREE_DEFAULT;
 }
 
 /* The mode, the sizes and the memory from what the table filled. */
@@ -230,6 +245,7 @@ static int resolve(bm_cli *c, const char **given)
     if (modes > 1) return fail("--pingpong, --extrapolate, --paired and --gpus are modes: give one");
     o->mode = c->pingpong ? BM_MODE_PINGPONG : c->extrapolate ? BM_MODE_EXTRAPOLATE : c->paired ? BM_MODE_PAIRED
             : c->gpus ? BM_MODE_GPUS : BM_MODE_SWEEP;
+    if (o->agree == BM_AGREE_DEFAULT) o->agree = o->mode != BM_MODE_PAIRED;
     o->minbytes = (size_t)c->minbytes;
     o->maxbytes = (size_t)c->maxbytes;
     o->chunk = (size_t)c->chunk;

@@ -219,7 +219,8 @@ static void paired_header(const paired_run *r)
     printf("# %d pairs per size in ABBA order; a call's time is the slowest rank's; speed = t(A) / t(B),\n"
            "# above 1: B is faster. Median over pairs, [first .. third quartile]. Every timed call is\n"
            "# checked (own buffers, fresh inputs, poisoned output): #wrong counts wrong elements over\n"
-           "# them all; a speed above %g is flagged review (capped, not scored).\n#\n", r->n, REVIEW_SPEED);
+           "# them all; a speed above %g is flagged review (capped, not scored).\n# %s\n#\n", r->n, REVIEW_SPEED,
+           bm_agree_note(o->agree));
     printf("# %12s %12s %12s %8s %18s %7s %7s\n", "size (B)", "t(A) us", "t(B) us", "speed", "[q1 .. q3]",
            "#wrongA", "#wrongB");
     if (r->csv)
@@ -247,7 +248,8 @@ static void warm_up(paired_run *r, size_t count)
     }
 }
 
-/* The n pairs of one size in ABBA order, validation off while timed: this
+/* The n pairs of one size in ABBA order, the agreement as --agree says
+ * (off unless given: the pair's ratio is the algorithms', undiluted): this
  * rank's times in r->t and r->rtime, its records in r->rec, its wrong
  * elements per algorithm in wrong, its first problem in msg. */
 static void time_pairs(paired_run *r, size_t count, long long wrong[2], char *msg, size_t cap)
@@ -255,7 +257,8 @@ static void time_pairs(paired_run *r, size_t count, long long wrong[2], char *ms
     ck_config cfg = *ck_comm_config(r->comm);
     const int n = r->n;
     msg[0] = 0;
-    cfg.validate = 0;   /* the timed calls: no agreement before each */
+    const int validate = cfg.validate;
+    cfg.validate = r->o->agree;   /* the timed calls: the agreement before each, or not */
     ck_comm_set_config(r->comm, &cfg);
     for (int i = 0; i < n; i++)
         for (int k = 0; k < 2; k++) {
@@ -266,7 +269,7 @@ static void time_pairs(paired_run *r, size_t count, long long wrong[2], char *ms
             r->rtime[at] = r->t[a * n + i];
             wrong[a] += w;
         }
-    cfg.validate = 1;
+    cfg.validate = validate;
     ck_comm_set_config(r->comm, &cfg);
 }
 

@@ -7,7 +7,8 @@
  * transport's sweep carry their algorithm's name with "@shm" appended),
  * DIR/params.txt (collbench --pingpong --save-model), DIR/params_shm.txt (the
  * same through the shm transport, when it ran) and, when present,
- * DIR/trainer.csv.
+ * DIR/trainer.csv and DIR/plans.csv with DIR/plans_setup.txt (the parallel
+ * plans side by side, scripts/bench_plans.sh).
  * Writes DIR/scaling.csv (speedup and efficiency vs ranks, for the plot) and
  * DIR/summary.md: parameters, each algorithm's speed relative to the
  * reference (the first algorithm in the sweep whose registry entry is flagged
@@ -27,6 +28,15 @@
  * size at each p as simulated, the model's error per algorithm and p, and,
  * from DIR/topology.csv (collbench CSVs with a last column "platform"), the
  * same algorithms on a non-blocking and an oversubscribed fat tree.
+ *
+ * A benchmark that says when it cannot be trusted: a point whose repeats
+ * disagree (the middle half of its iterations, q1_us to q3_us, spread over
+ * more than NOISY_IQR of its median) is marked "noisy" in the tables and
+ * never ranked (no best-of, no ratio); DIR/load.txt (scripts/bench.sh: the
+ * load averages before and after the sweeps) says whether other work held
+ * the machine. A target judged from a loaded machine or from a noisy point
+ * says INCONCLUSIVE and why, not MET or MISSED; a check that is no goal of
+ * the project (the model's accuracy) is printed as information.
  *
  * A file of the folder that does not hold what collbench and the scripts
  * write (truncated, hand-edited, replaced) is refused with its path, line and
@@ -55,7 +65,29 @@
 #define MAXALG 32
 #define MAXP 16
 
-typedef struct { char algo[32], place[8], plat[32]; int p; long line; double bytes, time_us, busbw, model_us; } row;
+typedef struct {
+    char algo[32], place[8], plat[32];
+    int p;
+    long line;
+    double bytes, time_us, busbw, model_us;
+    double q1_us, q3_us;   /* the iterations' quartiles; NAN in a CSV without them (not judged) */
+} row;
+
+/* A point is noisy when the middle half of its repeats spreads over more
+ * than this fraction of its median: on an idle machine a point's quartiles
+ * lie within a few per cent of each other; a quarter of the median apart,
+ * the order of two algorithms a few tens of per cent apart is chance. */
+#define NOISY_IQR 0.25
+
+/* DIR/load.txt (scripts/bench.sh): the machine's load around the sweeps. */
+typedef struct {
+    int have, has_after;
+    double cores, ranks;
+    double before[3], after[3];   /* 1-, 5- and 15-minute load averages */
+    double other;                 /* the load of other work: before, or after less the sweep's own ranks */
+    int loaded;                   /* other work held at least half the cores */
+    char desc[160];               /* "load 3.9 on 2 cores" */
+} load_info;
 
 /* DIR/platform.txt (--sim): the simulated cluster the crossbar sweeps ran on. */
 typedef struct { char name[64], desc[512]; double alpha_us, bw_gbs, speed_gf; } sim_platform;
@@ -78,6 +110,15 @@ typedef struct {
 /* Everything the summary is written from: the folder's files as read, and
  * what follows from them. Filled once by load_report; every section of the
  * summary reads it and changes nothing. */
+/* DIR/plans.csv (scripts/bench_plans.sh): one tagtrain run per parallel plan. */
+#define MAXPLANS 16
+enum { PL_STEP, PL_SPS, PL_PARAM, PL_GRAD, PL_OPTIM, PL_ACT, PL_RSS, PL_COLL, PL_NFIG };
+typedef struct {
+    char plan[32];
+    int p, tp, pp, dp;
+    double fig[PL_NFIG];   /* the columns after dp, in the CSV's order; NaN: the run failed */
+} plan_row;
+
 typedef struct {
     report_opts o;
     row rows[MAXROWS];          /* DIR/sweep.csv */
@@ -92,6 +133,12 @@ typedef struct {
     bm_params m, ms;            /* DIR/params.txt, DIR/params_shm.txt */
     int have_m, have_ms;
     sim_platform pl;            /* --sim: DIR/platform.txt */
+    load_info load;             /* DIR/load.txt */
+    int nnoisy;                 /* rows of the sweep whose repeats disagree */
+    int agree[2];               /* rows timed with the agreement off ([0]) and on ([1]) (the CSV's agree column) */
+    plan_row plans[MAXPLANS];   /* DIR/plans.csv */
+    int nplans, have_plans;
+    char plans_setup[1024];     /* DIR/plans_setup.txt: the configuration, then one line per plan left out */
 } report;
 
 static int is_reference(const char *name)
@@ -237,7 +284,7 @@ static int col(char **hdr, int n, const char *name)
 }
 
 /* What a field must hold. */
-enum { F_NAME, F_PLACE, F_RANKS, F_COUNT, F_WRONG, F_NONNEG, F_MODEL };
+enum { F_NAME, F_PLACE, F_RANKS, F_COUNT, F_WRONG, F_NONNEG, F_MODEL, F_AGREE };
 
 /* One field of the current row against its kind: 0, or -1 after the message
  * "path:line: column NAME (field K) 'VALUE': why". */
@@ -265,6 +312,10 @@ static int field(const text_file *t, int c, const char *name, int kind, double *
     case F_PLACE:
         if (strcmp(s, "in") && strcmp(s, "out")) { snprintf(why, sizeof why, "expected in or out"); rc = -1; break; }
         snprintf(str, cap, "%s", s);
+        break;
+    case F_AGREE:
+        if (strcmp(s, "on") && strcmp(s, "off")) { snprintf(why, sizeof why, "expected on or off"); rc = -1; break; }
+        dv = !strcmp(s, "on");
         break;
     case F_RANKS: rc = ck_parse_int(s, 1, 1 << 24, &iv, why, sizeof why); dv = (double)iv; break;
     case F_COUNT: rc = ck_parse_int(s, 0, 1LL << 53, &iv, why, sizeof why); dv = (double)iv; break;
@@ -294,6 +345,7 @@ static const struct { const char *name; int kind, need; } csv_cols[] = {
     {"dtype", F_NAME, 0},     {"op", F_NAME, 0},        {"place", F_PLACE, 1},    {"iters", F_COUNT, 0},
     {"time_us", F_NONNEG, 1}, {"min_us", F_NONNEG, 0},  {"max_us", F_NONNEG, 0},  {"algbw_gbs", F_NONNEG, 0},
     {"busbw_gbs", F_NONNEG, 1}, {"wrong", F_WRONG, 0},  {"model_us", F_MODEL, 1}, {"platform", F_NAME, 0},
+    {"agree", F_AGREE, 0},    {"q1_us", F_NONNEG, 0},   {"q3_us", F_NONNEG, 0},
 };
 enum { NCSV = sizeof csv_cols / sizeof csv_cols[0] };
 
@@ -311,10 +363,12 @@ static int cmp_row(const void *a, const void *b)
 
 /* The fields of the current row of a collbench CSV into x (c: each known
  * column's index in the file, or -1): 0, or -1 (said). */
-static int read_row(const text_file *t, const int *c, row *x)
+static int read_row(const text_file *t, const int *c, row *x, int *agree)
 {
     memset(x, 0, sizeof *x);
     x->line = t->line;
+    x->q1_us = x->q3_us = NAN;
+    *agree = -1;
     for (int k = 0; k < NCSV; k++) {
         if (c[k] < 0) continue;
         double num = 0;
@@ -330,8 +384,19 @@ static int read_row(const text_file *t, const int *c, row *x)
         else if (!strcmp(n, "time_us")) x->time_us = num;
         else if (!strcmp(n, "busbw_gbs")) x->busbw = num;
         else if (!strcmp(n, "model_us")) x->model_us = num;
+        else if (!strcmp(n, "q1_us")) x->q1_us = num;
+        else if (!strcmp(n, "q3_us")) x->q3_us = num;
+        else if (!strcmp(n, "agree")) *agree = (int)num;
     }
     return 0;
+}
+
+/* Whether a point's repeats disagree beyond NOISY_IQR (a CSV without the
+ * quartiles: not judged, never noisy). */
+static int noisy(const row *x)
+{
+    return isfinite(x->q1_us) && isfinite(x->q3_us) && x->time_us > 0 &&
+           (x->q3_us - x->q1_us) > NOISY_IQR * x->time_us;
 }
 
 /* A row of the main sweep adds its algorithm and its p to the report's
@@ -416,8 +481,11 @@ static int load_csv(report *rep, const char *path, int topology)
         if (same) continue;   /* the header again: two files joined */
         if (*ndst == MAXROWS) { bad(path, t.line, "more than %d rows (the most benchreport reads)", MAXROWS); goto out; }
         row *x = &dst[*ndst];
-        if (read_row(&t, c, x)) goto out;
+        int agree;
+        if (read_row(&t, c, x, &agree)) goto out;
         (*ndst)++;
+        if (!topology && agree >= 0) rep->agree[agree]++;
+        if (!topology && noisy(x)) rep->nnoisy++;
         if (!topology && note_algo_and_p(rep, &t, x)) goto out;
     }
     rc = no_repeats(path, dst, *ndst);
@@ -442,16 +510,29 @@ static const row *find(const report *rep, const char *algo, int p, double bytes)
 }
 
 /* The best hand-written algorithm (no reference) at (p, bytes), on any
- * transport (which < 0), the MPI one (0) or shm (1). */
+ * transport (which < 0), the MPI one (0) or shm (1); a noisy point is not
+ * ranked. */
 static const row *best_of(const report *rep, int p, double bytes, int which)
 {
     const row *b = NULL;
     for (int a = 0; a < rep->nalg; a++) {
         if (is_reference(rep->algos[a]) || (which >= 0 && is_shm(rep->algos[a]) != which)) continue;
         const row *r = find(rep, rep->algos[a], p, bytes);
-        if (r && r->time_us > 0 && (!b || r->time_us < b->time_us)) b = r;
+        if (r && r->time_us > 0 && !noisy(r) && (!b || r->time_us < b->time_us)) b = r;
     }
     return b;
+}
+
+/* The points at (p, bytes), out of place, whose repeats disagree: a verdict
+ * from the best of them would rank chance. */
+static int noisy_at(const report *rep, int p, double bytes)
+{
+    int n = 0;
+    for (int i = 0; i < rep->nrows; i++) {
+        const row *x = &rep->rows[i];
+        if (x->p == p && x->bytes == bytes && !strcmp(x->place, "out") && noisy(x)) n++;
+    }
+    return n;
 }
 static const row *best_hand(const report *rep, int p, double bytes) { return best_of(rep, p, bytes, -1); }
 
@@ -481,16 +562,32 @@ static int sizes_at(const report *rep, int p, double *out, int max)
     return n;
 }
 
-static void target(FILE *md, int met, int known, const char *what, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-static void target(FILE *md, int met, int known, const char *what, const char *fmt, ...)
+/* A target's line: MET or MISSED from its figures, NOT MEASURED without
+ * them, or INCONCLUSIVE with the reason (unsure, from why_unsure) when the
+ * figures cannot say. */
+static void target(FILE *md, int met, int known, const char *unsure, const char *what, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+static void target(FILE *md, int met, int known, const char *unsure, const char *what, const char *fmt, ...)
 {
-    fprintf(md, "- **%s** — %s  \n  ", known ? (met ? "MET" : "MISSED") : "NOT MEASURED", what);
+    if (known && unsure) fprintf(md, "- **INCONCLUSIVE** — %s  \n  inconclusive: %s. The figures: ", what, unsure);
+    else fprintf(md, "- **%s** — %s  \n  ", known ? (met ? "MET" : "MISSED") : "NOT MEASURED", what);
     va_list ap;
     va_start(ap, fmt);
     vfprintf(md, fmt, ap);
     va_end(ap);
     fprintf(md, "\n");
+}
+
+/* Why a target cannot be judged: the machine was loaded by other work, or
+ * nnoisy of the points it rests on are noisy. NULL when it can be. */
+static const char *why_unsure(const report *rep, int nnoisy, char *buf, size_t cap)
+{
+    if (rep->load.loaded) snprintf(buf, cap, "the machine was loaded (%s)", rep->load.desc);
+    else if (nnoisy)
+        snprintf(buf, cap, "the repeats of %d point%s it rests on disagree (the middle half of the iterations spread "
+                 "over more than %.0f %% of the median)", nnoisy, nnoisy == 1 ? "" : "s", 100 * NOISY_IQR);
+    else return NULL;
+    return buf;
 }
 
 /* DIR/trainer.csv (scripts/bench_trainer.sh, scripts/sim-bench.sh): shown as
@@ -573,6 +670,27 @@ static void csv_as_table(FILE *md, const char *path)
 
 /* ------------------------------------------------------------ --sim */
 
+/* The next "key value" line of a small settings file (platform.txt,
+ * load.txt): a byte-order mark, blank lines and lines starting with # are
+ * skipped; the key and the value (from its first non-blank) cut apart.
+ * 1, 0 at the end, -1 (said). */
+static int key_line(text_file *t, char **key, char **val)
+{
+    char *s;
+    for (int r; (r = tf_line(t, &s)) != 0;) {
+        if (r < 0) return -1;
+        if (t->line == 1 && !strncmp(s, "\xEF\xBB\xBF", 3)) s += 3;
+        s += strspn(s, " \t");
+        if (!*s || *s == '#') continue;
+        char *v = s + strcspn(s, " \t");
+        if (*v) *v++ = '\0';
+        *key = s;
+        *val = v + strspn(v, " \t");
+        return 1;
+    }
+    return 0;
+}
+
 /* DIR/platform.txt ("key value" lines, written by scripts/sim-bench.sh): the
  * simulated cluster the crossbar sweeps ran on. Every key once: name, desc,
  * alpha_us, bw_gbs, speed_gflops (the numbers finite and above 0); blank
@@ -590,15 +708,9 @@ static int load_platform(const char *path, sim_platform *pl)
     text_file t;
     if (tf_open(&t, path)) return -1;
     int rc = -1;
-    char *s;
-    for (int r; (r = tf_line(&t, &s)) != 0;) {
+    char *s, *v;
+    for (int r; (r = key_line(&t, &s, &v)) != 0;) {
         if (r < 0) goto out;
-        if (t.line == 1 && !strncmp(s, "\xEF\xBB\xBF", 3)) s += 3;
-        s += strspn(s, " \t");
-        if (!*s || *s == '#') continue;
-        char *v = s + strcspn(s, " \t");
-        if (*v) *v++ = '\0';
-        v += strspn(v, " \t");
         size_t vl = strlen(v);
         while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t')) v[--vl] = '\0';
         int k = 0;
@@ -624,6 +736,86 @@ static int load_platform(const char *path, sim_platform *pl)
     }
     for (int k = 0; k < NKEY; k++)
         if (!at[k]) { bad(path, 0, "no %s line (sim-bench writes name, desc, alpha_us, bw_gbs and speed_gflops)", keys[k].key); goto out; }
+    rc = 0;
+out:
+    tf_close(&t);
+    return rc;
+}
+
+/* Whether something is at path (a file that cannot be read is there: it is
+ * an error to report, not a file to skip). */
+static int present(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 || errno != ENOENT;
+}
+
+/* The numbers after a load.txt key: want of them, each >= 0. 0, or -1 (said). */
+static int load_numbers(const text_file *t, const char *key, char *v, double *out, int want)
+{
+    char *save = NULL, why[128] = "";
+    int n = 0;
+    for (char *w = strtok_r(v, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+        if (n == want) return bad(t->path, t->line, "%s: more than %d number%s", key, want, want == 1 ? "" : "s");
+        if (ck_parse_double(w, 0, 1e9, &out[n++], why, sizeof why))
+            return bad(t->path, t->line, "%s '%.40s': %s", key, w, why);
+    }
+    if (n < want) return bad(t->path, t->line, "%s: %d number%s, expected %d", key, n, n == 1 ? "" : "s", want);
+    return 0;
+}
+
+/* load.txt's keys, in the order load_load reads them into. */
+static const char *const load_keys[] = {"cores", "before", "after", "ranks"};
+
+/* The index of load.txt's key s, seen first on this line (at[]: where each
+ * was seen): or -1 (said). */
+static int load_key(const text_file *t, const char *s, long at[4])
+{
+    int k = 0;
+    while (k < 4 && strcmp(s, load_keys[k])) k++;
+    if (k == 4) return bad(t->path, t->line, "unknown key '%.40s' (expected cores, before, after, ranks)", s);
+    if (at[k]) return bad(t->path, t->line, "%s given twice (first on line %ld)", s, at[k]);
+    at[k] = t->line;
+    return k;
+}
+
+/* DIR/load.txt (scripts/bench.sh), "key numbers" lines: cores N, before L1
+ * L5 L15, after L1 L5 L15 (absent when the sweeps did not end), ranks P (the
+ * most ranks the sweeps ran). The load of other work is the 1-minute
+ * average before the sweeps, or after them less the sweeps' own ranks,
+ * whichever is higher; at half the cores or more the machine was loaded.
+ * 0 (l->have: 0 when there is no file), or -1 (said). */
+static int load_load(const char *path, load_info *l)
+{
+    memset(l, 0, sizeof *l);
+    if (!present(path)) return 0;
+    long at[4] = {0};
+    double one[2];
+    text_file t;
+    char *s, *v;
+    int r, rc = -1;
+    if (tf_open(&t, path)) return -1;
+    while ((r = key_line(&t, &s, &v)) > 0) {
+        const int k = load_key(&t, s, at);
+        if (k < 0) goto out;
+        double *dst = k == 1 ? l->before : k == 2 ? l->after : one;
+        if (load_numbers(&t, s, v, dst, k == 1 || k == 2 ? 3 : 1)) goto out;
+        if (k == 0) l->cores = one[0];
+        if (k == 3) l->ranks = one[0];
+        if ((k == 0 || k == 3) && !(one[0] >= 1)) { bad(path, t.line, "%s must be at least 1", s); goto out; }
+    }
+    if (r < 0) goto out;
+    for (int k = 0; k < 4; k++)
+        if (!at[k] && k != 2) {
+            bad(path, 0, "no %s line (bench.sh writes cores, before, after, ranks)", load_keys[k]);
+            goto out;
+        }
+    l->have = 1;
+    l->has_after = at[2] != 0;
+    l->other = l->before[0];
+    if (l->has_after && l->after[0] - l->ranks > l->other) l->other = l->after[0] - l->ranks;
+    l->loaded = l->other >= l->cores / 2;
+    snprintf(l->desc, sizeof l->desc, "load %.1f on %.0f cores", l->other, l->cores);
     rc = 0;
 out:
     tf_close(&t);
@@ -900,14 +1092,6 @@ static void sim_topology(FILE *md, const report *rep, const char *crossbar)
     }
 }
 
-/* Whether something is at path (a file that cannot be read is there: it is
- * an error to report, not a file to skip). */
-static int present(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 || errno != ENOENT;
-}
-
 /* A model file (collbench --save-model): 1 when loaded, 0 when there is none,
  * -1 after saying what is wrong with the one there is. */
 static int load_params(const char *path, bm_params *m)
@@ -998,6 +1182,76 @@ static int parse_args(int argc, char **argv, report_opts *o)
     return 0;
 }
 
+/* The columns of DIR/plans.csv, every one needed: the plan's name and shape,
+ * then its figures (plan_row.fig, in this order). */
+static const char *const plan_cols[] = {"plan", "p", "tp", "pp", "dp", "step_s", "samples_per_s", "param_bytes",
+                                        "grad_bytes", "optim_state_bytes", "activation_bytes", "peak_rss_bytes",
+                                        "coll_bytes_per_step"};
+enum { NPLANCOL = sizeof plan_cols / sizeof plan_cols[0], PLAN_FIG0 = 5 };
+
+/* One row of plans.csv into x: the shape whole numbers with p = tp x pp x
+ * dp, the figures >= 0 or NaN (bench_plans.sh's mark of a run that
+ * failed). 0, or -1 (said). */
+static int read_plan(const text_file *t, const int *c, plan_row *x)
+{
+    double v[PLAN_FIG0];
+    if (field(t, c[0], plan_cols[0], F_NAME, NULL, x->plan, sizeof x->plan)) return -1;
+    for (int k = 1; k < PLAN_FIG0; k++)
+        if (field(t, c[k], plan_cols[k], F_RANKS, &v[k], NULL, 0)) return -1;
+    x->p = (int)v[1], x->tp = (int)v[2], x->pp = (int)v[3], x->dp = (int)v[4];
+    if ((long long)x->tp * x->pp * x->dp != x->p)
+        return bad(t->path, t->line, "plan %s: p = %d is not tp x pp x dp = %d x %d x %d", x->plan, x->p, x->tp, x->pp,
+                   x->dp);
+    for (int k = PLAN_FIG0; k < NPLANCOL; k++) {
+        double *f = &x->fig[k - PLAN_FIG0];
+        if (!strcmp(t->v[c[k]], "NaN")) *f = NAN;
+        else if (field(t, c[k], plan_cols[k], F_NONNEG, f, NULL, 0)) return -1;
+    }
+    return 0;
+}
+
+/* DIR/plans.csv into rep->plans, and DIR/plans_setup.txt's lines (optional)
+ * into rep->plans_setup. Absent: no section. 0, or -1 (said). */
+static int load_plans(report *rep, const char *path, const char *setup)
+{
+    if (!present(path)) return 0;
+    text_file t;
+    if (tf_open(&t, path)) return -1;
+    int rc = -1, c[NPLANCOL];
+    if (tf_header(&t, "a header row (plan,p,tp,pp,dp,step_s,...)")) goto out;
+    const int nh = t.n;
+    for (int k = 0; k < NPLANCOL; k++)
+        if ((c[k] = col(t.v, nh, plan_cols[k])) < 0) {
+            bad(path, 1, "header: no column '%s' (scripts/bench_plans.sh writes plan,p,tp,pp,dp,step_s,...)",
+                plan_cols[k]);
+            goto out;
+        }
+    for (int r; (r = tf_row(&t, nh)) != 0;) {
+        if (r < 0) goto out;
+        if (rep->nplans == MAXPLANS) { bad(path, t.line, "more than %d plans", MAXPLANS); goto out; }
+        plan_row *x = &rep->plans[rep->nplans];
+        if (read_plan(&t, c, x)) goto out;
+        for (int i = 0; i < rep->nplans; i++)
+            if (!strcmp(rep->plans[i].plan, x->plan) && rep->plans[i].p == x->p) {
+                bad(path, t.line, "a second row for plan %s at p = %d", x->plan, x->p);
+                goto out;
+            }
+        rep->nplans++;
+    }
+    rc = 0;
+    rep->have_plans = 1;
+out:
+    tf_close(&t);
+    if (rc || !present(setup)) return rc;
+    char *s;
+    size_t l = 0;
+    if (tf_open(&t, setup)) return -1;
+    while ((rc = tf_line(&t, &s)) > 0 && l + strlen(s) + 2 < sizeof rep->plans_setup)
+        l += (size_t)snprintf(rep->plans_setup + l, sizeof rep->plans_setup - l, "%s\n", s);
+    tf_close(&t);
+    return rc < 0 ? -1 : 0;
+}
+
 /* ------------------------------------------------------------ loading the folder */
 
 static const char *in_dir(char *path, size_t cap, const report *rep, const char *name)
@@ -1037,6 +1291,10 @@ static int load_report(report *rep)
     if ((rep->have_m = load_params(in_dir(path, sizeof path, rep, "params.txt"), &rep->m)) < 0) return -1;
     if (!rep->have_m) fprintf(stderr, "benchreport: %s: not there (model sections skipped)\n", path);
     if ((rep->have_ms = load_params(in_dir(path, sizeof path, rep, "params_shm.txt"), &rep->ms)) < 0) return -1;
+    if (load_load(in_dir(path, sizeof path, rep, "load.txt"), &rep->load)) return -1;
+    char setup[4096];
+    if (load_plans(rep, in_dir(path, sizeof path, rep, "plans.csv"), in_dir(setup, sizeof setup, rep, "plans_setup.txt")))
+        return -1;
     for (int a = 0; a < rep->nalg; a++) rep->any_shm |= is_shm(rep->algos[a]);
     return 0;
 }
@@ -1078,6 +1336,27 @@ static void write_scaling(const report *rep)
 static const double table_sizes[] = {1024, 65536, 1 << 20, 16 << 20, 64 << 20};
 enum { NTABLE = sizeof table_sizes / sizeof table_sizes[0] };
 
+/* How far this run can be trusted: the load, the noisy points, what a call
+ * included. */
+static void sec_trust(FILE *md, const report *rep)
+{
+    const load_info *l = &rep->load;
+    if (l->have)
+        fprintf(md, "Load (1-minute average) before the sweeps %.2f, after %s%.2f with up to %.0f ranks of their own, "
+                    "on %.0f cores: %s.\n", l->before[0], l->has_after ? "" : "(not measured) ", l->after[0], l->ranks,
+                l->cores,
+                l->loaded ? "LOADED by other work — every target below is inconclusive" : "idle enough to judge");
+    else
+        fprintf(md, "The machine's load was not recorded (no load.txt).\n");
+    fprintf(md, "%d of %d points are noisy (their repeats' middle half spread over more than %.0f %% of the median): "
+                "marked, not ranked.", rep->nnoisy, rep->nrows, 100 * NOISY_IQR);
+    if (rep->agree[1] || rep->agree[0])
+        fprintf(md, " The timed calls %s agreed on their arguments across ranks first (collbench --agree %s)%s.",
+                rep->agree[0] ? (rep->agree[1] ? "partly" : "never") : "all", rep->agree[0] ? "off" : "on",
+                rep->agree[0] ? "" : ", as every call a program makes does");
+    fprintf(md, "\n\n");
+}
+
 static void sec_title(FILE *md, const report *rep)
 {
     const char *label = rep->o.ck.ref_label;
@@ -1097,6 +1376,7 @@ static void sec_title(FILE *md, const report *rep)
         fprintf(md, "Every figure below comes from this one run (files in this folder). Times are the slowest "
                     "rank's per iteration, median over iterations; out-of-place; f32 sum. On a shared or "
                     "oversubscribed machine the numbers are noisy: compare algorithms within the run, not across runs.\n\n");
+        sec_trust(md, rep);
     }
 }
 
@@ -1137,7 +1417,10 @@ static void sec_ratios(FILE *md, const report *rep)
 {
     const char *ref = rep->ref;
     fprintf(md, "## Speed relative to the reference (%s)\n\nt(%s) / t(algorithm) at each size: above 1 is faster than "
-                "the reference, below 1 slower (\"-\": size not measured).\n\n", ref[0] ? ref : "none in this run", ref);
+                "the reference, below 1 slower (\"-\": size not measured; \"noisy\": the point's repeats, or the "
+                "reference's, disagree, their middle half spread over more than %.0f %% of the median: not "
+                "ranked).\n\n",
+            ref[0] ? ref : "none in this run", ref, 100 * NOISY_IQR);
     for (int k = 0; k < rep->np; k++) {
         int p = rep->ps[k];
         if (!has_rows(rep, ref, p)) continue;   /* (make sim-bench: p = 1024 runs without the reference) */
@@ -1151,7 +1434,8 @@ static void sec_ratios(FILE *md, const report *rep)
             fprintf(md, "| %s |", rep->algos[a]);
             for (int j = 0; j < NTABLE; j++) {
                 const row *r = find(rep, rep->algos[a], p, table_sizes[j]), *x = find(rep, ref, p, table_sizes[j]);
-                if (r && x && r->time_us > 0) fprintf(md, " %.2f |", x->time_us / r->time_us);
+                if (r && x && (noisy(r) || noisy(x))) fprintf(md, " noisy |");
+                else if (r && x && r->time_us > 0) fprintf(md, " %.2f |", x->time_us / r->time_us);
                 else fprintf(md, " - |");
             }
             fprintf(md, "\n");
@@ -1178,7 +1462,9 @@ static void sec_transports(FILE *md, const report *rep)
             if (x) fprintf(md, " %s %.3f |", x->algo, x->busbw); else fprintf(md, " - |");
             if (y) fprintf(md, " %s %.3f |", y->algo, y->busbw); else fprintf(md, " - |");
             if (x && y && x->busbw > 0) fprintf(md, " %.2f |", y->busbw / x->busbw); else fprintf(md, " - |");
-            if (ref) fprintf(md, " %.3f |\n", ref->busbw); else fprintf(md, " - |\n");
+            if (ref && noisy(ref)) fprintf(md, " noisy |\n");
+            else if (ref) fprintf(md, " %.3f |\n", ref->busbw);
+            else fprintf(md, " - |\n");
         }
         fprintf(md, "\n");
     }
@@ -1196,8 +1482,8 @@ static void sec_sim(FILE *md, const report *rep)
 /* Target 1: busbw >= 1.5x the reference at 16-64 MB, >= 1.0x from 64 KB, p = 2, 4. */
 static void target_busbw(FILE *md, const report *rep)
 {
-    char figs[4096] = "", figs2[4096] = "";
-    int known = 0, met1 = 1, met2 = 1;
+    char figs[4096] = "", figs2[4096] = "", u1[256], u2[256];
+    int known = 0, met1 = 1, met2 = 1, noisy1 = 0, noisy2 = 0;
     double worst2 = INFINITY, worst2_b = 0;
     int worst2_p = 0;
     for (int pp = 2; pp <= 4; pp += 2) {
@@ -1205,8 +1491,11 @@ static void target_busbw(FILE *md, const report *rep)
         double s[256];
         int n = sizes_at(rep, pp, s, 256);
         for (int i = 0; i < n; i++) {
+            const int nz = s[i] >= 65536 ? noisy_at(rep, pp, s[i]) : 0;
+            noisy2 += nz;
+            if (s[i] >= 16 << 20 && s[i] <= 64 << 20) noisy1 += nz;
             const row *b = best_hand(rep, pp, s[i]), *ref = find(rep, rep->ref, pp, s[i]);
-            if (!b || !ref || s[i] < 65536) continue;
+            if (!b || !ref || s[i] < 65536 || noisy(ref)) continue;
             double ratio = b->busbw / (ref->busbw > 0 ? ref->busbw : 1e-30);
             known = 1;
             if (s[i] >= 16 << 20 && s[i] <= 64 << 20) {
@@ -1221,23 +1510,26 @@ static void target_busbw(FILE *md, const report *rep)
     }
     if (known)
         snprintf(figs2, sizeof figs2, "lowest ratio from 64 KB up: %.2fx (p=%d, %s)", worst2, worst2_p, sz(worst2_b));
-    target(md, met1, known && figs[0], "best hand-written busbw >= 1.5x the reference at 16-64 MB (p = 2, 4)",
-           "%s", figs[0] ? figs : "no 16-64 MB results at p = 2 or 4");
-    target(md, met2, known, "best hand-written busbw >= 1.0x the reference from 64 KB up (p = 2, 4)", "%s", figs2);
+    target(md, met1, known && figs[0], why_unsure(rep, noisy1, u1, sizeof u1),
+           "best hand-written busbw >= 1.5x the reference at 16-64 MB (p = 2, 4)", "%s",
+           figs[0] ? figs : "no 16-64 MB results at p = 2 or 4");
+    target(md, met2, known, why_unsure(rep, noisy2, u2, sizeof u2),
+           "best hand-written busbw >= 1.0x the reference from 64 KB up (p = 2, 4)", "%s", figs2);
 }
 
 /* Target 2: latency <= 1.0x the reference at <= 4 KB, p = 4. */
 static void target_latency(FILE *md, const report *rep)
 {
-    char f3[4096] = "";
-    int k3 = 0, met3 = 1;
+    char f3[4096] = "", u[256];
+    int k3 = 0, met3 = 1, nz = 0;
     if (has_p(rep, 4)) {
         double s[256];
         int n = sizes_at(rep, 4, s, 256);
         for (int i = 0; i < n; i++) {
             if (s[i] > 4096 || s[i] <= 0) continue;
+            nz += noisy_at(rep, 4, s[i]);
             const row *b = best_hand(rep, 4, s[i]), *ref = find(rep, rep->ref, 4, s[i]);
-            if (!b || !ref) continue;
+            if (!b || !ref || noisy(ref)) continue;
             double ratio = b->time_us / ref->time_us;
             k3 = 1;
             if (ratio > 1.0) met3 = 0;
@@ -1246,7 +1538,8 @@ static void target_latency(FILE *md, const report *rep)
                      b->algo, b->time_us, rep->ref, ref->time_us, ratio);
         }
     }
-    target(md, met3, k3, "best hand-written latency <= 1.0x the reference at <= 4 KB (p = 4)", "%s",
+    target(md, met3, k3, why_unsure(rep, nz, u, sizeof u),
+           "best hand-written latency <= 1.0x the reference at <= 4 KB (p = 4)", "%s",
            k3 ? f3 : "no results at p = 4 and <= 4 KB");
 }
 
@@ -1258,15 +1551,19 @@ static void target_memcpy(FILE *md, const report *rep)
     const bm_params *m = &rep->m;
     const row *r = rep->any_shm ? best_of(rep, 2, 64 << 20, 1) : best_hand(rep, 2, 64 << 20);
     int k4 = r && rep->have_m && m->memcpy_bw > 0;
+    char u[256];
     target(md, k4 && r->busbw >= 0.5 * m->memcpy_bw / 1e9, k4,
+           why_unsure(rep, noisy_at(rep, 2, 64 << 20), u, sizeof u),
            rep->any_shm ? "best shm all-reduce busbw at 64 MB, p = 2 >= 0.5x the memcpy bandwidth"
                         : "best hand-written busbw at 64 MB, p = 2 >= 0.5x the memcpy bandwidth",
            "%s %.2f GB/s, memcpy %.2f GB/s: %.2fx", r ? r->algo : "-", r ? r->busbw : 0,
            rep->have_m ? m->memcpy_bw / 1e9 : 0, k4 ? r->busbw / (m->memcpy_bw / 1e9) : 0);
 }
 
-/* Target 4: the model within 25 % for p <= 4, sizes >= 64 KB (hand-written
- * algorithms, MPI transport). */
+/* The model within 25 % for p <= 4, sizes >= 64 KB (hand-written
+ * algorithms, MPI transport): information, not a target (no goal of the
+ * project: at p = 4 on fewer cores the ranks time-share, which no α-β-γ
+ * model describes), so no MET or MISSED. */
 static void target_model(FILE *md, const report *rep)
 {
     int k5 = 0, in = 0, tot = 0;
@@ -1291,10 +1588,14 @@ static void target_model(FILE *md, const report *rep)
             snprintf(per + l, sizeof per - l, "%s%s %d/%d", l ? ", " : "", rep->algos[a], ai, at_);
         }
     }
-    target(md, k5 && in == tot, k5, "model within 25 % of measured (p <= 4, sizes >= 64 KB, MPI transport)",
-           "%d of %d points within 25 %% (%s); worst: %s p=%d %s measured %.0f us, model %.0f us",
-           in, tot, per, wr ? wr->algo : "-", wr ? wr->p : 0, wr ? sz(wr->bytes) : "-",
-           wr ? wr->time_us : 0, wr ? wr->model_us : 0);
+    if (!k5) return;
+    fprintf(md, "\nInformation, not a target: the model within 25 %% of measured (p <= 4, sizes >= 64 KB, MPI "
+                "transport; at p = 4 on fewer cores the ranks time-share): %d of %d points within 25 %% (%s)",
+            in, tot, per);
+    if (wr)
+        fprintf(md, "; worst: %s p=%d %s measured %.0f us, model %.0f us", wr->algo, wr->p, sz(wr->bytes), wr->time_us,
+                wr->model_us);
+    fprintf(md, ".\n");
 }
 
 /* A shared-memory machine's performance targets, each MET, MISSED or NOT
@@ -1406,6 +1707,61 @@ static void sec_trainer(FILE *md, const report *rep)
     }
 }
 
+/* A figure of plans.csv in the table, scaled (bytes as MB): "failed" where
+ * the run failed (its step time NaN), "n/a" where only this figure is NaN
+ * (a simulation has no resident memory of its own). */
+static void plan_cell(FILE *md, const plan_row *x, int k, double scale, const char *fmt)
+{
+    if (isnan(x->fig[PL_STEP])) fprintf(md, " failed |");
+    else if (isnan(x->fig[k])) fprintf(md, " n/a |");
+    else { fprintf(md, " "); fprintf(md, fmt, x->fig[k] / scale); fprintf(md, " |"); }
+}
+
+/* The section's reading note: what the times mean here. */
+static void plans_note(FILE *md, const report *rep)
+{
+    fprintf(md, "Each rank's bytes as tagtrain holds them between steps (rank 0's: for a pipeline, stage 0's)%s, "
+                "from each run's --log. The collective MB are the buffers each step's collectives cover (the "
+                "gradients' all-reduce or reduce-scatter, and --tp's all-reduces), not a pipeline's point-to-point "
+                "activations. ", rep->o.sim ? "" : " and the peak resident memory (the largest rank's)");
+    if (rep->o.sim)
+        fprintf(md, "Simulated: one rank per host of the platform, compute charged as modelled flops, so the step "
+                    "times show the plans' trade-offs as p grows; SMPI runs every rank in one process, so there is "
+                    "no resident memory per rank (n/a).\n\n");
+    else
+        fprintf(md, "**The lesson is the memory**: where the ranks outnumber the cores (the configuration says both) "
+                    "they time-share them, and the step times say as much about that oversubscription as about the "
+                    "plan.\n\n");
+}
+
+/* DIR/plans.csv: the parallel plans side by side, memory first. */
+static void sec_plans(FILE *md, const report *rep)
+{
+    if (!rep->have_plans) return;
+    /* plans_setup.txt: the configuration's line, then a line per plan left out */
+    const char *setup = rep->plans_setup[0] ? rep->plans_setup : "not recorded (no plans_setup.txt)\n";
+    const char *nl = strchr(setup, '\n');
+    fprintf(md, "\n## Parallel plans: memory and time per rank (DP, ZeRO-2, TP, PP)\n\n"
+                "Configuration: %.*s (%s; plans.csv).\n\n", nl ? (int)(nl - setup) : (int)strlen(setup), setup,
+            rep->o.sim ? "scripts/sim-bench.sh" : "scripts/bench_plans.sh");
+    plans_note(md, rep);
+    fprintf(md, "| plan | p = tp x pp x dp | step ms | samples/s | parameters MB | gradients MB | optimizer state MB "
+                "| activations MB | peak RSS MB | collective MB/step |\n|---|---|---|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < rep->nplans; i++) {
+        const plan_row *x = &rep->plans[i];
+        fprintf(md, "| %s | %d = %d x %d x %d |", x->plan, x->p, x->tp, x->pp, x->dp);
+        plan_cell(md, x, PL_STEP, 1e-3, "%.4g");
+        plan_cell(md, x, PL_SPS, 1, "%.0f");
+        for (int k = PL_PARAM; k < PL_NFIG; k++) plan_cell(md, x, k, 1e6, k == PL_ACT ? "%.3f" : "%.2f");
+        fprintf(md, "\n");
+    }
+    int hybrid = 0;
+    for (int i = 0; i < rep->nplans; i++) hybrid |= rep->plans[i].tp > 1 && rep->plans[i].pp > 1;
+    if (!hybrid) fprintf(md, "\nNo plan splits the model both ways (tp > 1 and pp > 1): %s",
+                         nl && nl[1] ? "" : "none was run.\n");
+    if (!hybrid && nl && nl[1]) fprintf(md, "%s", nl + 1);
+}
+
 /* DIR/summary.md: 0, or -1 (said). */
 static int write_summary(const report *rep)
 {
@@ -1421,6 +1777,7 @@ static int write_summary(const report *rep)
     sec_extrapolation(md, rep);
     sec_plots(md, rep);
     sec_trainer(md, rep);
+    sec_plans(md, rep);
     fclose(md);
     return 0;
 }

@@ -7,16 +7,21 @@
  * (an all-reduce is finished when the last rank has the result). The per-
  * iteration maxima are collected with one MPI_Reduce after the timed loop,
  * so the reduction of the timings is never inside a timed region. Reported:
- * median (the "time" column), min and max over the timed iterations.
+ * median (the "time" column), min and max over the timed iterations, and
+ * (CSV and JSON) the first and third quartiles: how far the repeats agree,
+ * which benchreport judges before it ranks a point.
  *
  *   algbw = bytes / time                (decimal GB/s)
  *   busbw = algbw · 2(p-1)/p            (what each link carried: comparable
  *                                         across p, and with the link speed)
  *
- * ck_allreduce normally agrees on (count, dtype, op, algorithm) with a small
- * collective before every call; that is a second all-reduce that the
- * algorithm itself does not need, so validation is switched off inside the
- * timed loop and on again for the check call (the header says so).
+ * ck_allreduce agrees on (count, dtype, op, algorithm, chunk) across ranks
+ * before every call unless its communicator turns that off; every call the
+ * trainer makes pays it. So the timed calls agree too by default: the figure
+ * is the cost of a call as a program makes it. --agree off times the
+ * algorithm alone (the agreement switched off inside the timed loop, on again
+ * for the check call); the header, the CSV's agree column and the JSON's
+ * "agreement" say which a figure is.
  */
 #include <math.h>
 #include <stdio.h>
@@ -32,6 +37,7 @@ typedef struct {
     int place;            /* BM_PLACE_OUT or BM_PLACE_IN */
     int iters;
     double med, mn, mx;   /* seconds */
+    double q1, q3;        /* first and third quartiles of the iterations (seconds): the spread benchreport judges */
     long long wrong;      /* -1: not checked */
     double model;         /* seconds, NAN when no model */
     int failed;
@@ -134,15 +140,16 @@ static int iterations(sweep_run *r, const ck_algo *a, const void *send, size_t c
     return 0;
 }
 
-/* The timed loop, validation off: a barrier before each call, this rank's
- * time of each in r->times; then the status agreed and the slowest rank's
- * times reduced to rank 0, outside anything timed. */
+/* The timed loop, the agreement as --agree says: a barrier before each call,
+ * this rank's time of each in r->times; then the status agreed and the
+ * slowest rank's times reduced to rank 0, outside anything timed. */
 static int timed_loop(sweep_run *r, const ck_algo *a, const void *send, size_t count, int iters, bm_row *row)
 {
     const ck_bound bound = ck_bound_comm(r->comm);
     MPI_Comm mc = ck_comm_mpi(r->comm);
     ck_config cfg = *ck_comm_config(r->comm);
-    cfg.validate = 0;   /* the timed calls: no agreement before each */
+    const int validate = cfg.validate;
+    cfg.validate = r->o->agree;   /* the timed calls: the agreement before each, or not */
     ck_comm_set_config(r->comm, &cfg);
     int lrc = 0, rc;
     for (int i = 0; i < iters; i++) {
@@ -155,13 +162,17 @@ static int timed_loop(sweep_run *r, const ck_algo *a, const void *send, size_t c
             report_failure(r->comm, a, r1);
         }
     }
-    cfg.validate = 1;
+    cfg.validate = validate;
     ck_comm_set_config(r->comm, &cfg);
     ck_bounded_allreduce(bound, &lrc, &rc, 1, MPI_INT, MPI_MAX, mc, "the status agreement after the timed loop");
     if (rc) return rc;
     double *tmax = r->rank == 0 ? r->times + iters : NULL;
     ck_bounded_reduce(bound, r->times, tmax, iters, MPI_DOUBLE, MPI_MAX, 0, mc, "the reduction of the times");
-    if (r->rank == 0) bm_stats(tmax, iters, &row->med, &row->mn, &row->mx);
+    if (r->rank == 0) {
+        bm_stats(tmax, iters, &row->med, &row->mn, &row->mx);   /* sorts tmax */
+        row->q1 = bm_quantile(tmax, iters, 0.25);
+        row->q3 = bm_quantile(tmax, iters, 0.75);
+    }
     row->iters = iters;
     return 0;
 }
@@ -224,6 +235,15 @@ static int measure(sweep_run *r, const ck_algo *a, size_t count, int place, bm_r
 
 /* ---------------------------------------------------------------- output */
 
+/* What a figure includes: the header's line and the JSON's "timing". */
+const char *bm_agree_note(int agree)
+{
+    return agree ? "agreement: on (each timed call first agrees on its arguments across ranks, as ck_allreduce does "
+                   "by default and the trainer's calls do; --agree off times the algorithm alone)"
+                 : "agreement: off (the algorithm alone, without the cross-rank argument agreement every "
+                   "ck_allreduce makes by default; --agree on adds it)";
+}
+
 #define GROUP_HDR "  %9s %9s %9s %7s %7s %6s"
 static void print_header(const bm_opts *o, int p, const bm_params *m, ck_comm *comm)
 {
@@ -233,7 +253,7 @@ static void print_header(const bm_opts *o, int p, const bm_params *m, ck_comm *c
            o->minbytes, o->maxbytes, o->factor, o->warmup, o->iters,
            o->time_budget > 0 ? " (fewer past --time-budget)" : "", o->check);
     printf("# time = slowest rank per iteration (barrier before each), median over iterations; min/max too\n");
-    printf("# argument validation across ranks is off inside the timed loop (it is an extra collective per call)\n");
+    printf("# %s\n", bm_agree_note(o->agree));
     printf("# algbw = size/time, busbw = algbw*%s, decimal GB/s; model = alpha-beta-gamma prediction\n",
            o->coll == CK_COLL_ALLREDUCE ? "2(p-1)/p" : "(p-1)/p (size: the whole buffer)");
     if (m) bm_params_print(stdout, "# model: ", m);
@@ -278,7 +298,8 @@ static FILE *csv_open(const char *path)
 {
     FILE *f = bm_out_open(path);
     if (!f) return NULL;
-    fprintf(f, "algo,p,bytes,count,dtype,op,place,iters,time_us,min_us,max_us,algbw_gbs,busbw_gbs,wrong,model_us\n");
+    fprintf(f, "algo,p,bytes,count,dtype,op,place,iters,time_us,min_us,max_us,algbw_gbs,busbw_gbs,wrong,model_us,"
+               "agree,q1_us,q3_us\n");
     fflush(f);
     return f;
 }
@@ -286,9 +307,10 @@ static FILE *csv_open(const char *path)
 static void csv_row(FILE *f, const bm_row *r, const bm_opts *o, int p)
 {
     double alg = r->med > 0 ? r->bytes / r->med / 1e9 : 0;
-    fprintf(f, "%s,%d,%zu,%zu,%s,%s,%s,%d,%.3f,%.3f,%.3f,%.4f,%.4f,%lld,%.3f\n", r->algo, p, r->bytes, r->count,
-            ck_dtype_name(o->dtype), ck_op_name(o->op), r->place == BM_PLACE_IN ? "in" : "out", r->iters,
-            r->med * 1e6, r->mn * 1e6, r->mx * 1e6, alg, alg * busfactor(o->coll, p), r->wrong, r->model * 1e6);
+    fprintf(f, "%s,%d,%zu,%zu,%s,%s,%s,%d,%.3f,%.3f,%.3f,%.4f,%.4f,%lld,%.3f,%s,%.3f,%.3f\n", r->algo, p, r->bytes,
+            r->count, ck_dtype_name(o->dtype), ck_op_name(o->op), r->place == BM_PLACE_IN ? "in" : "out", r->iters,
+            r->med * 1e6, r->mn * 1e6, r->mx * 1e6, alg, alg * busfactor(o->coll, p), r->wrong, r->model * 1e6,
+            o->agree ? "on" : "off", r->q1 * 1e6, r->q3 * 1e6);
     fflush(f);
 }
 
@@ -306,7 +328,8 @@ static int write_json(const char *path, const bm_row *rows, int n, const bm_opts
     ck_json_int(&j, "warmup", o->warmup);
     ck_json_int(&j, "iters", o->iters);
     ck_json_break(&j);
-    ck_json_str(&j, "timing", "slowest rank per iteration, median over iterations; validation off while timed");
+    ck_json_str(&j, "timing", "slowest rank per iteration, median over iterations");
+    ck_json_str(&j, "agreement", o->agree ? "on" : "off");
     if (m) {
         ck_json_break(&j);
         ck_json_obj(&j, "model");
@@ -332,6 +355,8 @@ static int write_json(const char *path, const bm_row *rows, int n, const bm_opts
         ck_json_num_f(&j, "time_us", r->med * 1e6, 3);
         ck_json_num_f(&j, "min_us", r->mn * 1e6, 3);
         ck_json_num_f(&j, "max_us", r->mx * 1e6, 3);
+        ck_json_num_f(&j, "q1_us", r->q1 * 1e6, 3);
+        ck_json_num_f(&j, "q3_us", r->q3 * 1e6, 3);
         ck_json_num_f(&j, "algbw_gbs", alg, 4);
         ck_json_num_f(&j, "busbw_gbs", alg * busfactor(o->coll, p), 4);
         if (r->wrong < 0) ck_json_null(&j, "wrong");

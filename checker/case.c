@@ -281,132 +281,179 @@ void cc_check_traffic(const ck_algo *algo, const ck_counters *ctr, int p, int ra
  * first call may have been handed as state. */
 static cc_prev_call last_call;
 
+/* One call's buffers: the guarded receive and send buffers, the pointers
+ * handed to the call, and this rank's input. */
+typedef struct {
+    gbuf r, s;
+    void *rdev;                 /* NULL: not set up (the call is rejected on this rank) */
+    const void *sdev;           /* CK_IN_PLACE in place */
+    const unsigned char *own;   /* this rank's input (NULL for an all-gather: its block of `whole`) */
+    unsigned char *whole;       /* an all-gather's input over the whole buffer, its block sent */
+    size_t es, bytes;           /* element size; recvbuf's bytes */
+    int fill;                   /* the byte recvbuf starts as, or -1 (in place: the input) */
+} call_bufs;
+
+/* This rank's input for call `call` into the send buffer (in place: the
+ * receive buffer), and the fill of a receive buffer that is not the input. */
+static void fill_inputs(const cc_case *cs, unsigned call, int rank, int p, call_bufs *cb)
+{
+    unsigned char *in = cs->inplace ? cb->r.host + cb->r.data_off : cb->s.host + cb->s.data_off;
+    const size_t es = cb->es;
+    if (cs->random) cc_fill_random(in, cs->count, cs->dt, rank, call);
+    else if (cb->whole) {
+        size_t off, len;
+        ck_block(cs->count, (size_t)p, (size_t)rank, &off, &len);
+        cc_coll_input(cs->coll, cb->whole, cs->count, cs->dt, cs->op, rank, p, call);
+        memset(cb->r.host + cb->r.data_off, FILL_BYTE, cb->bytes);
+        memcpy(cs->inplace ? in + off * es : in, cb->whole + off * es, len * es);
+    } else cc_fill_salted(in, cs->count, cs->dt, cs->op, rank, p, call);
+    cb->own = cb->whole ? NULL : in;
+    if (!cs->inplace) memset(cb->r.host + cb->r.data_off, FILL_BYTE, cb->bytes);
+}
+
+/* The buffers of call `call` of the case, filled and uploaded. Returns 1, or
+ * 0 when they could not be allocated or uploaded. */
+static int set_up_buffers(ck_comm *comm, const cc_case *cs, unsigned call, call_bufs *cb)
+{
+    const int p = ck_comm_size(comm), rank = ck_comm_rank(comm);
+    memset(cb, 0, sizeof *cb);
+    cb->es = ck_dtype_size(cs->dt);
+    size_t send_elems, recv_elems;
+    cc_coll_sizes(cs->coll, cs->count, p, rank, cs->inplace, &send_elems, &recv_elems);
+    cb->bytes = recv_elems * cb->es;
+    /* Out of place the receive buffer starts as the fill; an all-gather's
+     * does in place too, but for this rank's block. */
+    cb->fill = cs->inplace && cs->coll != CK_COLL_ALLGATHER ? -1 : FILL_BYTE;
+    /* Misaligned: one element past 64-byte alignment for recv, three for send,
+     * so the two buffers are also misaligned relative to each other. Offsets
+     * stay whole elements: a double at a 4-byte address is undefined
+     * behaviour in C (and UBSan says so), not a case an algorithm must handle. */
+    const size_t rshift = cs->misaligned ? cb->es : 0, sshift = cs->misaligned ? 3 * cb->es : 0;
+    int ok = gbuf_alloc(comm, &cb->r, cb->bytes, rshift, RECV_GUARD) == 0;
+    if (!cs->inplace) ok &= gbuf_alloc(comm, &cb->s, send_elems * cb->es, sshift, SEND_GUARD) == 0;
+    if (ok && cs->coll == CK_COLL_ALLGATHER) ok = (cb->whole = malloc(cs->count * cb->es + 1)) != NULL;
+    if (!ok) return 0;
+    fill_inputs(cs, call, rank, p, cb);
+    cb->sdev = CK_IN_PLACE;
+    if (!cs->inplace) {
+        ok &= ck_upload(comm, cb->s.dev, cb->s.host, cb->s.total) == CK_SUCCESS;
+        cb->sdev = (char *)cb->s.dev + cb->s.data_off;
+    }
+    ok &= ck_upload(comm, cb->r.dev, cb->r.host, cb->r.total) == CK_SUCCESS;
+    cb->rdev = (char *)cb->r.dev + cb->r.data_off;
+    return ok;
+}
+
+/* What the call returned and counted, and what the descriptor declares,
+ * for --results. */
+static void record(ck_comm *comm, const ck_algo *algo, const cc_case *cs, int rc, cc_result *res)
+{
+    const int p = ck_comm_size(comm), rank = ck_comm_rank(comm);
+    const size_t es = ck_dtype_size(cs->dt);
+    const ck_config *cfg = ck_comm_config(comm);
+    res->status = rc;
+    res->rec.status = rc;
+    ck_counters_get(comm, &res->rec.ctr);
+    res->rec.reference = (algo->flags & CK_ALGO_REFERENCE) != 0;
+    res->rec.declared_bytes = algo->bytes_sent ? algo->bytes_sent(p, rank, cs->count, es, cfg) : UINT64_MAX;
+    res->rec.declared_msgs = algo->msgs_sent ? algo->msgs_sent(p, rank, cs->count, es, cfg) : UINT64_MAX;
+    cc_declared_messages(algo, p, rank, cs->count, es, cfg, &res->rec);
+    res->rec.digest = CK_FNV1A64_INIT;   /* no result read back (yet): the digest of nothing */
+    if (rc == CK_ERR_TIMEOUT || rc == CK_ERR_TRANSPORT) res->poisoned = 1;
+}
+
+/* The call returned a failure. One the algorithm reported itself (not the
+ * watchdog's, not a broken rule the library found, not arguments the ranks
+ * disagreed on): when its result is right anyway, the status is the bug. */
+static void status_failed(ck_comm *comm, const ck_algo *algo, const cc_case *cs, unsigned call, int rc,
+                          call_bufs *cb, cc_result *res, ck_sbuf *m)
+{
+    const int p = ck_comm_size(comm), rank = ck_comm_rank(comm);
+    res->fail = 1;
+    ck_sbuf_add(m, "rank %d: ck_%s returned '%s': %s", rank, ck_coll_name(cs->coll), ck_strerror(rc),
+                ck_comm_errmsg(comm));
+    if (!cs->count || res->poisoned || rc == CK_ERR_PROTOCOL || rc == CK_ERR_MISMATCH || cs->random ||
+        ck_download(comm, cb->r.back, cb->r.dev, cb->r.total) != CK_SUCCESS)
+        return;
+    char diag[1200];
+    if (cc_coll_diagnose(cs->coll, diag, sizeof diag, cb->r.back + cb->r.data_off, cb->own, cb->fill, cs->count,
+                         cs->dt, cs->op, rank, p, cs->inplace, algo, ck_comm_config(comm), call) >= cs->count)
+        ck_sbuf_add(m, " (yet its result on rank %d is right: the algorithm did the work and then returned a "
+                       "failure status; it must return CK_SUCCESS, 0, when it succeeds)", rank);
+}
+
+/* The values read back: exact inputs decoded (cc_diagnose_run for an
+ * all-reduce, cc_coll_diagnose for the others), random floats against the
+ * rounding bound. A clause for m, and the claim for the pattern line. */
+static void check_values(ck_comm *comm, const ck_algo *algo, const cc_case *cs, unsigned call,
+                         const cc_prev_call *before, const call_bufs *cb, cc_result *res, ck_sbuf *m)
+{
+    const int p = ck_comm_size(comm), rank = ck_comm_rank(comm);
+    const ck_config *cfg = ck_comm_config(comm);
+    const unsigned char *got = cb->r.back + cb->r.data_off;
+    char diag[1200];
+    size_t first = cs->random
+        ? cc_check_random(diag, sizeof diag, got, cs->count, cs->dt, cs->op, rank, p, call)
+        : cs->coll == CK_COLL_ALLREDUCE
+            ? cc_diagnose_run(diag, sizeof diag, got, cb->own, cs->inplace ? -1 : FILL_BYTE, cs->count, cs->dt,
+                              cs->op, rank, p, algo, cfg, call, before)
+            : cc_coll_diagnose(cs->coll, diag, sizeof diag, got, cb->own, cb->fill, cs->count, cs->dt, cs->op, rank,
+                               p, cs->inplace, algo, cfg, call);
+    if (first >= cs->count) return;
+    ck_sbuf_sep(m, "; ");
+    ck_sbuf_add(m, "%s", diag);
+    if (!cs->random) snprintf(res->claim, sizeof res->claim, "%s", cc_diagnose_claim());
+}
+
+/* A call that returned success: its result read back (its digest, a copy
+ * in keep), the guards, the send buffer, the values and the traffic. */
+static void check_call(ck_comm *comm, const ck_algo *algo, const cc_case *cs, unsigned call,
+                       const cc_prev_call *before, call_bufs *cb, cc_result *res, void *keep, ck_sbuf *m)
+{
+    const int p = ck_comm_size(comm);
+    const size_t es = cb->es;
+    ck_download(comm, cb->r.back, cb->r.dev, cb->r.total);
+    size_t at, n;   /* the digest of the result (an in-place reduce-scatter's block, not its scratch) */
+    cc_coll_result(cs->coll, cs->count, p, ck_comm_rank(comm), cs->inplace, &at, &n);
+    res->hash = res->rec.digest = ck_fnv1a64(cb->r.back + cb->r.data_off + at * es, n * es);
+    if (keep) memcpy(keep, cb->r.back + cb->r.data_off, cb->bytes);
+    if (!cs->inplace) ck_download(comm, cb->s.back, cb->s.dev, cb->s.total);
+    check_guards(&cb->r, cs->inplace ? NULL : &cb->s, es, m);
+    if (!cs->inplace) check_sendbuf(&cb->s, cs, es, m);
+    check_values(comm, algo, cs, call, before, cb, res, m);
+    cc_check_traffic(algo, &res->rec.ctr, p, ck_comm_rank(comm), cs->count, es, ck_comm_config(comm), m);
+    res->fail = m->len > 0;
+    if (res->fail && !res->claim[0]) {   /* not the values: the first check that failed, in its own words */
+        size_t k = strcspn(res->msg, ":;(");
+        snprintf(res->claim, sizeof res->claim, "%.*s", (int)(k < 60 ? k : 60), res->msg);
+    }
+}
+
 void cc_run_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, unsigned call, cc_result *res,
                  void *keep)
 {
     const cc_prev_call before = last_call;
     last_call = (cc_prev_call){1, cs->count, cs->dt, cs->op, call};
     if (cs->random) last_call.valid = 0;   /* random inputs have no expected value per element */
-    const int p = ck_comm_size(comm), rank = ck_comm_rank(comm);
-    const size_t es = ck_dtype_size(cs->dt);
-    size_t send_elems, recv_elems;
-    cc_coll_sizes(cs->coll, cs->count, p, rank, cs->inplace, &send_elems, &recv_elems);
-    const size_t bytes = recv_elems * es;
-    /* Out of place the receive buffer starts as the fill; an all-gather's
-     * does in place too, but for this rank's block. */
-    const int fill = cs->inplace && cs->coll != CK_COLL_ALLGATHER ? -1 : FILL_BYTE;
-    /* Misaligned: one element past 64-byte alignment for recv, three for send,
-     * so the two buffers are also misaligned relative to each other. Offsets
-     * stay whole elements: a double at a 4-byte address is undefined
-     * behaviour in C (and UBSan says so), not a case an algorithm must handle. */
-    const size_t rshift = cs->misaligned ? es : 0, sshift = cs->misaligned ? 3 * es : 0;
-    gbuf r, s;
     ck_sbuf m;
     memset(res, 0, sizeof *res);
     res->call = call;
     ck_sbuf_init(&m, res->msg, sizeof res->msg);
-    memset(&s, 0, sizeof s);
-    int ok = gbuf_alloc(comm, &r, bytes, rshift, RECV_GUARD) == 0;
-    if (!cs->inplace) ok &= gbuf_alloc(comm, &s, send_elems * es, sshift, SEND_GUARD) == 0;
-    void *rdev = NULL;
-    const void *sdev = CK_IN_PLACE;
-    const unsigned char *own = NULL;
-    unsigned char *whole = NULL;   /* an all-gather's input over the whole buffer, its block sent */
-    if (ok && cs->coll == CK_COLL_ALLGATHER) ok = (whole = malloc(cs->count * es + 1)) != NULL;
-    if (ok) {
-        unsigned char *in = cs->inplace ? r.host + r.data_off : s.host + s.data_off;
-        if (cs->random) cc_fill_random(in, cs->count, cs->dt, rank, call);
-        else if (whole) {
-            size_t off, len;
-            ck_block(cs->count, (size_t)p, (size_t)rank, &off, &len);
-            cc_coll_input(cs->coll, whole, cs->count, cs->dt, cs->op, rank, p, call);
-            memset(r.host + r.data_off, FILL_BYTE, bytes);
-            memcpy(cs->inplace ? in + off * es : in, whole + off * es, len * es);
-        } else cc_fill_salted(in, cs->count, cs->dt, cs->op, rank, p, call);
-        own = whole ? NULL : in;
-        if (!cs->inplace) {
-            memset(r.host + r.data_off, FILL_BYTE, bytes);
-            ok &= ck_upload(comm, s.dev, s.host, s.total) == CK_SUCCESS;
-            sdev = (char *)s.dev + s.data_off;
-        }
-        ok &= ck_upload(comm, r.dev, r.host, r.total) == CK_SUCCESS;
-        rdev = (char *)r.dev + r.data_off;
-    }
+    call_bufs cb;
+    const int ok = set_up_buffers(comm, cs, call, &cb);
     if (!ok) {
         /* A NULL buffer makes ck_allreduce reject the call on this rank and
          * tell the others, so no rank is left waiting. */
-        ck_sbuf_add(&m, "rank %d: could not allocate or upload %zu B buffers", rank, bytes);
+        ck_sbuf_add(&m, "rank %d: could not allocate or upload %zu B buffers", ck_comm_rank(comm), cb.bytes);
         res->fail = 1;
-        rdev = NULL;
-        sdev = NULL;
+        cb.rdev = NULL;
+        cb.sdev = NULL;
     }
-
     ck_counters_reset(comm);
-    int rc = cc_coll_call(comm, cs->coll, algo, sdev, rdev, cs->count, cs->dt, cs->op);
-    ck_counters ctr;
-    ck_counters_get(comm, &ctr);
-    res->status = rc;
-    res->rec.status = rc;
-    res->rec.ctr = ctr;
-    res->rec.reference = (algo->flags & CK_ALGO_REFERENCE) != 0;
-    res->rec.declared_bytes = algo->bytes_sent ? algo->bytes_sent(p, rank, cs->count, es, ck_comm_config(comm))
-                                               : UINT64_MAX;
-    res->rec.declared_msgs = algo->msgs_sent ? algo->msgs_sent(p, rank, cs->count, es, ck_comm_config(comm))
-                                             : UINT64_MAX;
-    cc_declared_messages(algo, p, rank, cs->count, es, ck_comm_config(comm), &res->rec);
-    res->rec.digest = CK_FNV1A64_INIT;   /* no result read back (yet): the digest of nothing */
-    if (rc == CK_ERR_TIMEOUT || rc == CK_ERR_TRANSPORT) res->poisoned = 1;
-    if (!ok) goto out;
-    if (rc != CK_SUCCESS) {
-        res->fail = 1;
-        ck_sbuf_add(&m, "rank %d: ck_%s returned '%s': %s", rank, ck_coll_name(cs->coll), ck_strerror(rc),
-                    ck_comm_errmsg(comm));
-        /* A failure the algorithm reported itself (not the watchdog's, not a
-         * broken rule the library found, not arguments the ranks disagreed
-         * on): when its result is right anyway, the status is the bug. */
-        if (cs->count && !res->poisoned && rc != CK_ERR_PROTOCOL && rc != CK_ERR_MISMATCH && !cs->random &&
-            ck_download(comm, r.back, r.dev, r.total) == CK_SUCCESS) {
-            char diag[1200];
-            if (cc_coll_diagnose(cs->coll, diag, sizeof diag, r.back + r.data_off, own, fill, cs->count, cs->dt,
-                                 cs->op, rank, p, cs->inplace, algo, ck_comm_config(comm), call) >= cs->count)
-                ck_sbuf_add(&m, " (yet its result on rank %d is right: the algorithm did the work and then returned a "
-                                "failure status; it must return CK_SUCCESS, 0, when it succeeds)", rank);
-        }
-        goto out;
-    }
-
-    ck_download(comm, r.back, r.dev, r.total);
-    {   /* the digest of the result (an in-place reduce-scatter's block, not its scratch) */
-        size_t at, n;
-        cc_coll_result(cs->coll, cs->count, p, rank, cs->inplace, &at, &n);
-        res->hash = res->rec.digest = ck_fnv1a64(r.back + r.data_off + at * es, n * es);
-    }
-    if (keep) memcpy(keep, r.back + r.data_off, bytes);
-    if (!cs->inplace) ck_download(comm, s.back, s.dev, s.total);
-    check_guards(&r, cs->inplace ? NULL : &s, es, &m);
-    if (!cs->inplace) check_sendbuf(&s, cs, es, &m);
-    {
-        char diag[1200];
-        size_t first = cs->random
-            ? cc_check_random(diag, sizeof diag, r.back + r.data_off, cs->count, cs->dt, cs->op, rank, p, call)
-            : cs->coll == CK_COLL_ALLREDUCE
-                ? cc_diagnose_run(diag, sizeof diag, r.back + r.data_off, own, cs->inplace ? -1 : FILL_BYTE,
-                                  cs->count, cs->dt, cs->op, rank, p, algo, ck_comm_config(comm), call, &before)
-                : cc_coll_diagnose(cs->coll, diag, sizeof diag, r.back + r.data_off, own, fill, cs->count, cs->dt,
-                                   cs->op, rank, p, cs->inplace, algo, ck_comm_config(comm), call);
-        if (first < cs->count) {
-            ck_sbuf_sep(&m, "; ");
-            ck_sbuf_add(&m, "%s", diag);
-            if (!cs->random) snprintf(res->claim, sizeof res->claim, "%s", cc_diagnose_claim());
-        }
-    }
-    cc_check_traffic(algo, &ctr, p, rank, cs->count, es, ck_comm_config(comm), &m);
-    res->fail = m.len > 0;
-    if (res->fail && !res->claim[0]) {   /* not the values: the first check that failed, in its own words */
-        size_t k = strcspn(res->msg, ":;(");
-        snprintf(res->claim, sizeof res->claim, "%.*s", (int)(k < 60 ? k : 60), res->msg);
-    }
-out:
+    const int rc = cc_coll_call(comm, cs->coll, algo, cb.sdev, cb.rdev, cs->count, cs->dt, cs->op);
+    record(comm, algo, cs, rc, res);
+    if (ok && rc != CK_SUCCESS) status_failed(comm, algo, cs, call, rc, &cb, res, &m);
+    else if (ok) check_call(comm, algo, cs, call, &before, &cb, res, keep, &m);
     res->rec.local_fail = res->fail;
-    free(whole);
+    free(cb.whole);
 }

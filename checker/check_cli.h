@@ -11,6 +11,7 @@
 #define COLLKIT_CHECK_CLI_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include "collcheck.h"
 #include "collkit_util.h"   /* ck_sbuf */
@@ -27,6 +28,7 @@ typedef struct {
 } cc_count_spec;
 
 typedef struct {
+    const char   *algo_text;      /* --algo as given ("all": default) */
     const ck_algo *algos[CC_MAX_ALGOS];
     int           nalgos;
     cc_count_spec counts[CC_MAX_COUNTS];
@@ -40,6 +42,7 @@ typedef struct {
     size_t        chunk;
     int           quick, verbose;
     unsigned      mem;
+    const char   *transport;      /* --transport as given (NULL: not given) */
     int           repeat;         /* calls per case (default 2) */
     int           repeat_given;   /* --repeat was given: every failure names its call */
     int           inputs;         /* bit 0: exact integer inputs, bit 1: random floats */
@@ -100,6 +103,10 @@ int  cc_pattern(char *out, size_t cap, const cc_outcome *o, int n, int p);
  * nothing is printed. Returns -1 to go on, or the exit code (0 after --help
  * or --algo list, 2 for a bad argument). */
 int  cc_parse_args(int argc, char **argv, cc_options *o, int quiet);
+/* "PROG: ERR" on f for an option table's refusal (ck_opt_parse's err): a
+ * value it refused reads "PROG: bad --x 'v': why", or "bad --x 'v' (want
+ * ...)" when the reason is in parentheses. */
+void cc_say_bad(FILE *f, const char *prog, const char *err);
 
 /* The cases for p ranks in *out (malloc'd). Returns how many (0 is possible:
  * every --count below zero at this p), or -1 when out of memory. */

@@ -58,53 +58,25 @@
 
 /* ------------------------------------------------------------ agreement */
 
-/* Poll a nonblocking collective until done or the deadline (limit <= 0: none).
- * The checker never blocks in an MPI collective: a rank that is gone or stuck
- * must not hang the others. */
+/* The checker's agreement among ranks goes through the library's bounded
+ * collectives with a returning bound: it never blocks in an MPI collective
+ * (a rank that is gone or stuck must not hang the others), and a timeout is
+ * a verdict on the algorithm under test, said by the checker, not an end of
+ * the job. Without a deadline (--timeout 0, the default under SimGrid SMPI)
+ * the blocking form: under SMPI every poll costs simulated time and its
+ * nonblocking collectives are naive (MPI_Iallreduce sends p^2 messages). */
+#define AGREEMENT "the checker's agreement after the call"
 static char g_stuck[1536];   /* the watchdog's sentence when a control wait ran out */
-static int wait_bounded(MPI_Request *rq, double limit)
-{
-    int rc = ck_watch_wait(rq, limit, "the checker's agreement after the call", g_stuck, sizeof g_stuck);
-    return rc == CK_ERR_TIMEOUT ? 1 : rc ? -1 : 0;
-}
 
-/* The control collectives: nonblocking and polled when there is a deadline;
- * without one (--timeout 0, the default under SimGrid SMPI) the blocking form,
- * since under SMPI every poll costs simulated time and its nonblocking
- * collectives are naive (MPI_Iallreduce sends p^2 messages). */
-static int ctl_allreduce_max(const int *in, int *out, int n, MPI_Comm ctl, double limit)
-{
-    MPI_Request rq;
-    if (!(limit > 0)) return MPI_Allreduce(in, out, n, MPI_INT, MPI_MAX, ctl) == MPI_SUCCESS ? 0 : -1;
-    return MPI_Iallreduce(in, out, n, MPI_INT, MPI_MAX, ctl, &rq) == MPI_SUCCESS ? wait_bounded(&rq, limit) : -1;
-}
+static ck_bound ctl_bound(double limit) { return ck_bound_return(limit, g_stuck, sizeof g_stuck); }
 
-static int ctl_gather(const void *s, int bytes, void *r, MPI_Comm ctl, double limit)
-{
-    MPI_Request rq;
-    if (!(limit > 0)) return MPI_Gather(s, bytes, MPI_BYTE, r, bytes, MPI_BYTE, 0, ctl) == MPI_SUCCESS ? 0 : -1;
-    return MPI_Igather(s, bytes, MPI_BYTE, r, bytes, MPI_BYTE, 0, ctl, &rq) == MPI_SUCCESS ? wait_bounded(&rq, limit) : -1;
-}
+/* A bounded collective's answer as the agreement reads it: 0 done, 1 a
+ * timeout (g_stuck says who did not come), -1 MPI failed. */
+static int agreed(int rc) { return rc == CK_SUCCESS ? 0 : rc == CK_ERR_TIMEOUT ? 1 : -1; }
 
-static int ctl_allgather_u64(const uint64_t *s, uint64_t *r, MPI_Comm ctl, double limit)
+static int agree_max(const int *in, int *out, int n, MPI_Comm ctl, double limit)
 {
-    MPI_Request rq;
-    if (!(limit > 0)) return MPI_Allgather(s, 1, MPI_UINT64_T, r, 1, MPI_UINT64_T, ctl) == MPI_SUCCESS ? 0 : -1;
-    return MPI_Iallgather(s, 1, MPI_UINT64_T, r, 1, MPI_UINT64_T, ctl, &rq) == MPI_SUCCESS ? wait_bounded(&rq, limit) : -1;
-}
-
-static int ctl_bcast(void *buf, int bytes, int root, MPI_Comm ctl, double limit)
-{
-    MPI_Request rq;
-    if (!(limit > 0)) return MPI_Bcast(buf, bytes, MPI_BYTE, root, ctl) == MPI_SUCCESS ? 0 : -1;
-    return MPI_Ibcast(buf, bytes, MPI_BYTE, root, ctl, &rq) == MPI_SUCCESS ? wait_bounded(&rq, limit) : -1;
-}
-
-static int ctl_barrier(MPI_Comm ctl, double limit)
-{
-    MPI_Request rq;
-    if (!(limit > 0)) return MPI_Barrier(ctl) == MPI_SUCCESS ? 0 : -1;
-    return MPI_Ibarrier(ctl, &rq) == MPI_SUCCESS ? wait_bounded(&rq, limit) : -1;
+    return agreed(ck_bounded_allreduce(ctl_bound(limit), in, out, n, MPI_INT, MPI_MAX, ctl, AGREEMENT));
 }
 
 /* Messages that arrived for this rank and that no receive matched. Called
@@ -177,7 +149,9 @@ static int compare_across_ranks(MPI_Comm ctl, double limit, const cc_case *cs, c
     MPI_Comm_rank(ctl, &rank);
     MPI_Comm_size(ctl, &p);
     *any_differ = 0;
-    if (ctl_allgather_u64(&res->hash, hashes, ctl, limit)) return -1;
+    if (agreed(ck_bounded_allgather(ctl_bound(limit), &res->hash, 1, MPI_UINT64_T, hashes, 1, MPI_UINT64_T, ctl,
+                                    AGREEMENT)))
+        return -1;
     int ref = 0, best = 0;
     for (int q = 0; q < p; q++) {
         int same = 0;
@@ -188,7 +162,7 @@ static int compare_across_ranks(MPI_Comm ctl, double limit, const cc_case *cs, c
     *any_differ = 1;
     const size_t es = ck_dtype_size(cs->dt), bytes = cs->count * es;
     if (rank == ref) memcpy(theirs, mine, bytes);
-    if (ctl_bcast(theirs, (int)bytes, ref, ctl, limit)) return -1;
+    if (agreed(ck_bounded_bcast(ctl_bound(limit), theirs, (int)bytes, MPI_BYTE, ref, ctl, AGREEMENT))) return -1;
     if (hashes[rank] == hashes[ref]) return 0;
     size_t first = cs->count, ndiff = 0;
     for (size_t i = 0; i < cs->count; i++)
@@ -493,7 +467,8 @@ static FILE *results_open(const cc_options *o, int rank, int p, ck_comm *comm, M
                     (unsigned long long)o->seed, ck_comm_config(comm)->chunk_bytes, ck_comm_transport_name(comm),
                     o->repeat, ck_coll_name(o->coll));
     }
-    MPI_Bcast(&ok, 1, MPI_INT, 0, ctl);
+    /* Bounded as every wait: the job ends if a rank does not come. */
+    ck_bounded_bcast(ck_bound_comm(comm), &ok, 1, MPI_INT, 0, ctl, "the check of --results");
     return ok ? f : (FILE *)-1;
 }
 
@@ -532,13 +507,13 @@ static int probe_case(ck_comm *comm, const ck_algo *algo, const cc_case *cs, con
         runaway_begin(algo, cs->count, ck_comm_size(comm));
         cc_run_case(comm, algo, cs, orig->call, &r[k], NULL);
         runaway_end();
-        if (ctl_barrier(ctl, limit)) return -1;
+        if (agreed(ck_bounded_barrier(ctl_bound(limit), ctl, AGREEMENT))) return -1;
         stray_messages(comm, algo, &r[k]);
         loc[k - 1] = r[k].fail;                                                            /* 0..2: failed */
         loc[k + 2] = r[k].fail != r[k - 1].fail || (r[k].fail && r[k].hash != r[k - 1].hash);   /* 3..5: changed */
         loc[6] |= r[k].poisoned;
     }
-    if (ctl_allreduce_max(loc, glob, 8, ctl, limit) || glob[6]) return -1;
+    if (agree_max(loc, glob, 8, ctl, limit) || glob[6]) return -1;
     const int f1 = glob[0], f2 = glob[1], f3 = glob[2];
     if (!glob[3] && !glob[4] && !glob[5]) return CC_PROBE_SAME;
     if (!glob[3] && f1 && !f2 && !f3 && orig->call == 0) return CC_PROBE_FIRST_ONLY;
@@ -560,316 +535,418 @@ static int setup_comm(ck_comm **comm, const cc_options *o)
     return CK_SUCCESS;
 }
 
-int collcheck_main(int argc, char **argv)
-{
-    cc_options o;
-    /* Parse before MPI_Init: --help and --algo list work without mpirun, and
-     * bad arguments end every rank the same way without any communication. */
-    int code = cc_parse_args(argc, argv, &o, !ck_is_print_rank());
-    if (code >= 0) return code == 0 && ck_stdout_done("collcheck") ? 1 : code;
+/* ------------------------------------------------------------ the run */
 
-    cc_set_seed(o.seed);
-    int was_init = 0;
-    MPI_Initialized(&was_init);
-    if (!was_init) MPI_Init(&argc, &argv);
+/* One run of the checker: what its steps share. */
+typedef struct {
+    cc_options o;
+    int        rank, p;
+    int        was_init;                 /* MPI was running before collcheck_main: leave it running */
+    int        watching;                 /* ck_watch_init succeeded: the bounded finalize */
+    MPI_Comm   ctl;                      /* the checker's own agreement, apart from the algorithm's traffic */
+    ck_comm   *comm;                     /* the communicator under test (a fresh one after a failure) */
+    cc_case   *cases;
+    int        ncases, width;            /* width: of the algorithm names' column */
+    FILE      *rf;                       /* --results, rank 0's; NULL: none */
+    double     limit_ok, limit_late;     /* the agreement's deadlines (start_cases) */
+    int        passed, failed;
+    cc_result  res, *all;                /* this rank's call; every rank's (rank 0, on a failure) */
+    cc_record *recs;                     /* every rank's record of the call (rank 0, --results) */
+    uint64_t  *hashes;                   /* every rank's result hash (random-float cases) */
+    unsigned char *mine, *theirs;        /* this rank's result and the majority's (random-float cases) */
+    cc_outcome *outcomes;                /* rank 0: the algorithm's cases, for its pattern line */
+} cc_run;
+
+/* MPI, the watchdog, the same command line on every rank, and the
+ * communicator under test. Returns 0, or the exit code. */
+static int start_mpi(cc_run *r, int *argc, char ***argv)
+{
+    cc_set_seed(r->o.seed);
+    MPI_Initialized(&r->was_init);
+    if (!r->was_init) MPI_Init(argc, argv);
     /* Every wait bounded by --timeout, a stopped rank named (ck_watch_*). */
-    if (ck_watch_init("collcheck")) {
-        if (!was_init) MPI_Finalize();
-        return 2;
-    }
-    ck_watch_set_timeout(o.timeout);
+    if (ck_watch_init("collcheck")) return 2;
+    r->watching = 1;
+    ck_watch_set_timeout(r->o.timeout);
     /* Ranks given other options (--repeat, --chunk, ...) would run other
      * cases, and a correct algorithm would be blamed for it. */
-    if (ck_same_command_line(MPI_COMM_WORLD, argc, argv, "collcheck")) {
-        if (!was_init) MPI_Finalize();
-        return 2;
-    }
+    if (ck_same_command_line(MPI_COMM_WORLD, *argc, *argv, "collcheck")) return 2;
     /* Errors come back as codes (CK_ERR_TRANSPORT), e.g. a message longer than
      * the posted receive, instead of killing the job from inside MPI. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    int rank, p;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &p);
-    MPI_Comm ctl;
-    MPI_Comm_dup(MPI_COMM_WORLD, &ctl);
+    MPI_Comm_rank(MPI_COMM_WORLD, &r->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &r->p);
+    MPI_Comm_dup(MPI_COMM_WORLD, &r->ctl);
+    const int rc = setup_comm(&r->comm, &r->o);
+    if (rc && r->rank == 0)
+        fprintf(stderr, "collcheck: cannot create a communicator for %s buffers: %s\n",
+                r->o.mem == CK_MEM_CUDA ? "cuda" : "host", ck_strerror(rc));
+    return rc ? 2 : 0;
+}
 
-    ck_comm *comm = NULL;
-    int rc = setup_comm(&comm, &o);
-    if (rc) {
-        if (rank == 0)
-            fprintf(stderr, "collcheck: cannot create a communicator for %s buffers: %s\n",
-                    o.mem == CK_MEM_CUDA ? "cuda" : "host", ck_strerror(rc));
-        MPI_Comm_free(&ctl);
-        if (!was_init) MPI_Finalize();
-        return 2;
-    }
-    const ck_config *cfg = ck_comm_config(comm);
-
-    cc_case *cases = NULL;
-    int ncases = cc_build_matrix(&o, p, &cases);
-    if (ncases <= 0) {
-        /* "0 passed, 0 failed" would read as success: say what left nothing
-         * (every rank built the same empty matrix, so all stop here alike). */
-        if (rank == 0) {
-            if (ncases < 0) fprintf(stderr, "collcheck: out of memory building the case list\n");
-            else if (o.count_text) {
-                /* The counts at this p: none >= 0, or (random floats only,
-                 * which skip count 0) none >= 1. */
-                long long most = -1;
-                for (int i = 0; i < o.ncounts; i++) {
-                    long long v = o.counts[i].rel ? p + o.counts[i].v : o.counts[i].v;
-                    if (v > most) most = v;
-                }
-                if (most == 0 && o.inputs == 2)
-                    fprintf(stderr, "collcheck: no case to run: --inputs random checks counts >= 1 only, and --count "
-                            "'%s' gives none at p = %d\n", o.count_text, p);
-                else fprintf(stderr, "collcheck: no case to run: --count '%s' gives no count >= 0 at p = %d\n",
-                             o.count_text, p);
-            }
-            else fprintf(stderr, "collcheck: no case to run at p = %d with these options\n", p);
+/* "0 passed, 0 failed" would read as success: say what left no case
+ * (every rank built the same empty matrix, so all stop here alike). */
+static void say_no_case(const cc_options *o, int ncases, int p)
+{
+    if (ncases < 0) fprintf(stderr, "collcheck: out of memory building the case list\n");
+    else if (o->count_text) {
+        /* The counts at this p: none >= 0, or (random floats only, which
+         * skip count 0) none >= 1. */
+        long long most = -1;
+        for (int i = 0; i < o->ncounts; i++) {
+            long long v = o->counts[i].rel ? p + o->counts[i].v : o->counts[i].v;
+            if (v > most) most = v;
         }
-        free(cases);
-        cc_release_buffers();
-        ck_comm_destroy(comm);
-        MPI_Comm_free(&ctl);
-        if (!was_init) MPI_Finalize();
-        return 2;
+        if (most == 0 && o->inputs == 2)
+            fprintf(stderr, "collcheck: no case to run: --inputs random checks counts >= 1 only, and --count "
+                    "'%s' gives none at p = %d\n", o->count_text, p);
+        else fprintf(stderr, "collcheck: no case to run: --count '%s' gives no count >= 0 at p = %d\n",
+                     o->count_text, p);
     }
-    /* The largest case's buffers, before any is allocated: about 8 times its
-     * bytes per rank (send and receive buffers, each with a copy read back,
-     * the expected result, the ranks' results compared, the algorithm's
-     * scratch space). */
+    else fprintf(stderr, "collcheck: no case to run at p = %d with these options\n", p);
+}
+
+static size_t case_bytes(const cc_case *c) { return c->count * ck_dtype_size(c->dt); }
+
+/* The largest case's buffers, before any is allocated: about 8 times its
+ * bytes per rank (send and receive buffers, each with a copy read back,
+ * the expected result, the ranks' results compared, the algorithm's
+ * scratch space). Returns 0 when they fit. */
+static int check_memory(const cc_run *r)
+{
     uint64_t largest = 0;
-    for (int k = 0; k < ncases; k++)
-        if ((uint64_t)cases[k].count * ck_dtype_size(cases[k].dt) > largest)
-            largest = (uint64_t)cases[k].count * ck_dtype_size(cases[k].dt);
+    for (int k = 0; k < r->ncases; k++)
+        if (case_bytes(&r->cases[k]) > largest) largest = case_bytes(&r->cases[k]);
     char what[96];
     snprintf(what, sizeof what, "the largest case (%llu B)", (unsigned long long)largest);
-    if (ck_memory_fits(MPI_COMM_WORLD, 8 * largest + (16u << 20), "collcheck", what)) {
-        free(cases);
-        cc_release_buffers();
-        ck_comm_destroy(comm);
-        MPI_Comm_free(&ctl);
-        if (!was_init) MPI_Finalize();
-        return 2;
-    }
-    int width = 6;
-    for (int a = 0; a < o.nalgos; a++)
-        if ((int)strlen(o.algos[a]->name) > width) width = (int)strlen(o.algos[a]->name);
-    FILE *rf = results_open(&o, rank, p, comm, ctl);
-    if (rf == (FILE *)-1) {
-        free(cases);
-        cc_release_buffers();
-        ck_comm_destroy(comm);
-        MPI_Comm_free(&ctl);
-        if (!was_init) MPI_Finalize();
-        return 2;
-    }
-    if (rank == 0) {
-        printf("collcheck: %d rank%s, %s buffers (%s transport), %d cases per algorithm, "
-               "timeout %g s, chunk %zu B%s\n", p, p == 1 ? "" : "s", o.mem == CK_MEM_CUDA ? "cuda" : "host",
-               ck_comm_transport_name(comm), ncases, cfg->timeout_s, cfg->chunk_bytes, o.seed ? ", seeded inputs" : "");
-        fflush(stdout);
-    }
+    return ck_memory_fits(MPI_COMM_WORLD, 8 * largest + (16u << 20), "collcheck", what);
+}
 
-    /* The agreement deadline. A rank whose own wait in the call ran out
-     * (the watchdog, --timeout) has waited one bound already, and so has
-     * every rank that waited on the same missing one: half a bound more is
-     * enough to meet them or to find out, by the roll call, who is missing.
-     * A rank that finished the call waits a whole bound for the others. So
-     * a stopped rank ends the run within 1.5 bounds (and a second). */
-    const double limit_ok = cfg->timeout_s > 0 ? cfg->timeout_s : 0, limit_late = limit_ok / 2;
-    int passed = 0, failed = 0;
-    cc_result *all = rank == 0 ? malloc((size_t)p * sizeof *all) : NULL;
-    cc_record *recs = rank == 0 ? malloc((size_t)p * sizeof *recs) : NULL;
-    uint64_t *hashes = malloc((size_t)p * sizeof *hashes);
-    size_t max_bytes = 0;
-    for (int k = 0; k < ncases; k++)
-        if (cases[k].random && cases[k].count * ck_dtype_size(cases[k].dt) > max_bytes)
-            max_bytes = cases[k].count * ck_dtype_size(cases[k].dt);
-    unsigned char *mine = max_bytes ? malloc(max_bytes) : NULL, *theirs = max_bytes ? malloc(max_bytes) : NULL;
-    if (!hashes || (rank == 0 && (!all || !recs)) || (max_bytes && (!mine || !theirs)))
-        finish_abort(rank, 0, 0, "out of memory");
-    cc_result res;
-    cc_outcome *outcomes = rank == 0 ? calloc((size_t)ncases, sizeof *outcomes) : NULL;
-    if (rank == 0 && !outcomes) finish_abort(rank, 0, 0, "out of memory");
-    for (int a = 0; a < o.nalgos; a++) {
-        const ck_algo *algo = o.algos[a];
-        int probes = 0, algo_failed = 0;
-        if (rank == 0 && (algo->flags & CK_ALGO_REFERENCE)) {
-            printf("%-*s traffic: not counted (reference)\n", width, algo->name);
-            fflush(stdout);
-        } else if (!algo->msgs_sent) {
-            /* The message check is skipped without a count: said, and with
-             * --require-msgs a failure of its own. */
-            if (rank == 0) {
-                printf("%-*s messages: message count not declared (msgs_sent): %s\n", width, algo->name,
-                       o.require_msgs ? "FAIL (--require-msgs)" : "not checked");
-                fflush(stdout);
-            }
-            failed += o.require_msgs;
-        }
-        int self_here = 0;   /* the algorithm counted traffic itself (ck_count_traffic) in a case */
-        for (int k = 0; k < ncases; k++) {
-            const cc_case *cs = &cases[k];
-            char label[160];
-            case_label(label, sizeof label, cs, algo, width);
-            char phase[96];
-            snprintf(phase, sizeof phase, "case '%.80s'", label);
-            ck_watch_phase(phase);
-            cases_running(1, rank, label);
-            /* Announced before it runs: if a rank crashes, this is the case. */
-            if (rank == 0) { printf("%s  ", label); fflush(stdout); }
-            int glob[3] = {0, 0, 0};   /* failed, poisoned, failed for another reason than a leak */
-            /* No elements, no inputs to vary: one call says it all. */
-            const int calls = cs->count ? o.repeat : 1;
-            for (int call = 0; call < calls && !glob[0]; call++) {
-                runaway_begin(algo, cs->count, p);
-                cc_run_case(comm, algo, cs, (unsigned)call, &res, cs->random ? mine : NULL);
-                runaway_end();
-                const double limit = res.status == CK_ERR_TIMEOUT ? limit_late : limit_ok;
-                /* Every rank has returned from the call: what is still
-                 * waiting to be received was never going to be. */
-                int w = ctl_barrier(ctl, limit);
-                if (w == 0) stray_messages(comm, algo, &res);
-                const int failed_else = res.fail;   /* for another reason than a leak */
-                if (o.leaks) check_leak((unsigned)call, cs->count * ck_dtype_size(cs->dt), &res);
-                int loc[3] = {res.fail, res.poisoned, failed_else};
-                if (w == 0) w = ctl_allreduce_max(loc, glob, 3, ctl, limit);
-                if (w == 0 && !glob[0] && cs->random) {
-                    int differ = 0;
-                    w = compare_across_ranks(ctl, limit, cs, mine, theirs, &res, hashes, &differ);
-                    glob[0] = differ;
-                }
-                res.rec.local_fail = res.fail;
-                self_here |= res.rec.ctr.bytes_sent_self || res.rec.ctr.msgs_sent_self;
-                if (w == 0 && o.results) {   /* every rank: rf is rank 0's alone */
-                    w = ctl_gather(&res.rec, (int)sizeof res.rec, recs, ctl, limit);
-                    if (w == 0 && rank == 0) {
-                        results_write(rf, algo, k, cs, (unsigned)call, recs, p, cs->random ? mine : NULL);
-                        fflush(rf);   /* on disk before a later case can end the job */
-                    }
-                }
-                if (w == 0 && glob[0]) w = ctl_gather(&res, (int)sizeof res, all, ctl, limit);
-                if (w != 0) {
-                    char why[2048];
-                    snprintf(why, sizeof why, "%s", w > 0 ? g_stuck : "MPI failed in the checker's agreement after the call");
-                    if (rank != 0) fprintf(stderr, "collcheck: %s\n", why);
-                    else printf("FAIL  %s\n", res.fail ? res.msg : "(no result from the other ranks)");
-                    finish_abort(rank, passed, failed + 1, why);
-                }
-            }
-            if (rank == 0) outcomes[k] = (cc_outcome){.cs = *cs, .failed = glob[0]};
-            if (!glob[0]) {
-                passed++;
-                if (rank == 0) { printf("PASS\n"); fflush(stdout); }
-                continue;
-            }
-            failed++;
-            algo_failed++;
-            if (rank == 0) {
-                /* The first failing rank speaks; a rank with a protocol error
-                 * (its message names the cause) or whose watchdog fired (its
-                 * message names the stuck step; first the one that found
-                 * the message its receive missed) goes first. */
-                int who = -1, nf = 0;
-                for (int q = 0; q < p; q++)
-                    if (all[q].fail) {
-                        nf++;
-                        if (who < 0 || speaks_first(&all[q]) > speaks_first(&all[who])) who = q;
-                    }
-                /* A watchdog printed to stderr after the label: start afresh. */
-                int stderr_spoke = 0;
-                for (int q = 0; q < p; q++) stderr_spoke |= all[q].fail && all[q].status == CK_ERR_TIMEOUT;
-                if (stderr_spoke) printf("\n%s  ", label);
-                printf("FAIL  ");
-                if (who >= 0 && (all[who].call > 0 || (o.repeat_given && o.repeat > 1)))
-                    printf("call %u of %d: ", all[who].call + 1, o.repeat);
-                printf("%s", who >= 0 ? all[who].msg : "?");
-                if (nf > 1) {
-                    printf(" [failed on %d of %d ranks:", nf, p);
-                    for (int q = 0; q < p; q++)
-                        if (all[q].fail) printf(" %d", q);
-                    printf("]");
-                }
-                printf("\n");
-                if (o.verbose)
-                    for (int q = 0; q < p; q++)
-                        if (all[q].fail && q != who) printf("    %s\n", all[q].msg);
-                fflush(stdout);
-                if (who >= 0) snprintf(outcomes[k].claim, sizeof outcomes[k].claim, "%s", all[who].claim);
-            }
-            if (glob[1])
-                finish_abort(rank, passed, failed,
-                             "stopping: after a watchdog timeout or transport error messages may still be in "
-                             "flight, so later cases could not be trusted");
-            /* A failed algorithm may have left unmatched messages behind:
-             * start the next case on a fresh communicator. */
-            cc_release_buffers();
-            ck_comm_destroy(comm);
-            if (setup_comm(&comm, &o)) finish_abort(rank, passed, failed, "cannot recreate the communicator");
-            cfg = ck_comm_config(comm);
-            /* The failed call again, with the same inputs (the first few
-             * failed cases of each algorithm: each costs three calls). */
-            /* (A leak alone: the repeats, on a fresh communicator, would
-             * measure its set-up, not the algorithm.) */
-            if (cs->count && !cs->random && probes < 6 && glob[2]) {
-                probes++;
-                int kind = probe_case(comm, algo, cs, &res, ctl, limit_ok, rank == 0 ? outcomes[k].claim : NULL);
-                if (kind < 0)
-                    finish_abort(rank, passed, failed, "stopping: a repeat of a failed call timed out, so later cases "
-                                 "could not be trusted");
-                if (rank == 0) {
-                    outcomes[k].probe = kind;
-                    if (kind == CC_PROBE_DIFFERS && !strstr(outcomes[k].claim, "previous"))
-                        printf("    the same call repeated with the same inputs gave a different result: "
-                               "nondeterministic\n");
-                    else if (kind == CC_PROBE_FIRST_ONLY)
-                        printf("    the same call repeated with the same inputs: wrong on a fresh communicator's "
-                               "first call, right on the next\n");
-                    fflush(stdout);
-                }
-                cc_release_buffers();
-                ck_comm_destroy(comm);
-                if (setup_comm(&comm, &o)) finish_abort(rank, passed, failed, "cannot recreate the communicator");
-                cfg = ck_comm_config(comm);
-            }
-        }
-        if (rank == 0 && algo_failed) {
-            char text[2000];
-            if (cc_pattern(text, sizeof text, outcomes, ncases, p))
-                printf("%-*s pattern over %d cases, %d failed: %s\n", width, algo->name, ncases, algo_failed, text);
-            fflush(stdout);
-        }
-        /* Bytes the algorithm counted itself (ck_count_traffic) are part of
-         * the traffic check, and named: the transport did not carry them. */
-        int self_any = 0;
-        if (ctl_allreduce_max(&self_here, &self_any, 1, ctl, limit_ok) == 0 && self_any && rank == 0) {
-            printf("%-*s traffic: some of it counted by the algorithm itself (ck_count_traffic), not carried by the "
-                   "transport\n", width, algo->name);
-            fflush(stdout);
-        }
+/* The cases, the memory they need, the --results file and the banner.
+ * Returns 0, or the exit code. */
+static int plan_cases(cc_run *r)
+{
+    r->ncases = cc_build_matrix(&r->o, r->p, &r->cases);
+    if (r->ncases <= 0) {
+        if (r->rank == 0) say_no_case(&r->o, r->ncases, r->p);
+        return 2;
     }
-    cases_running(0, rank, NULL);
-    int results_bad = 0;
-    if (rf && (fflush(rf) || ferror(rf))) results_bad = 1;
-    if (rf && fclose(rf)) results_bad = 1;
-    if (results_bad) fprintf(stderr, "collcheck: writing --results '%s' failed\n", o.results);
-    if (rank == 0) {
-        printf("%d passed, %d failed\n", passed, failed);
+    if (check_memory(r)) return 2;
+    r->width = 6;
+    for (int a = 0; a < r->o.nalgos; a++)
+        if ((int)strlen(r->o.algos[a]->name) > r->width) r->width = (int)strlen(r->o.algos[a]->name);
+    r->rf = results_open(&r->o, r->rank, r->p, r->comm, r->ctl);
+    if (r->rf == (FILE *)-1) {
+        r->rf = NULL;
+        return 2;
+    }
+    if (r->rank == 0) {
+        const ck_config *cfg = ck_comm_config(r->comm);
+        printf("collcheck: %d rank%s, %s buffers (%s transport), %d cases per algorithm, "
+               "timeout %g s, chunk %zu B%s\n", r->p, r->p == 1 ? "" : "s", r->o.mem == CK_MEM_CUDA ? "cuda" : "host",
+               ck_comm_transport_name(r->comm), r->ncases, cfg->timeout_s, cfg->chunk_bytes,
+               r->o.seed ? ", seeded inputs" : "");
         fflush(stdout);
     }
-    free(all);
-    free(recs);
-    free(outcomes);
-    free(hashes);
-    free(mine);
-    free(theirs);
-    free(cases);
+    return 0;
+}
+
+/* The agreement's deadlines and the buffers the agreement fills. A rank
+ * whose own wait in the call ran out (the watchdog, --timeout) has waited
+ * one bound already, and so has every rank that waited on the same missing
+ * one: half a bound more is enough to meet them or to find out, by the roll
+ * call, who is missing. A rank that finished the call waits a whole bound
+ * for the others. So a stopped rank ends the run within 1.5 bounds (and a
+ * second). */
+static void start_cases(cc_run *r)
+{
+    const double timeout = ck_comm_config(r->comm)->timeout_s;
+    r->limit_ok = timeout > 0 ? timeout : 0;
+    r->limit_late = r->limit_ok / 2;
+    const int root = r->rank == 0;
+    size_t max_bytes = 0;
+    for (int k = 0; k < r->ncases; k++)
+        if (r->cases[k].random && case_bytes(&r->cases[k]) > max_bytes) max_bytes = case_bytes(&r->cases[k]);
+    r->all = root ? malloc((size_t)r->p * sizeof *r->all) : NULL;
+    r->recs = root ? malloc((size_t)r->p * sizeof *r->recs) : NULL;
+    r->outcomes = root ? calloc((size_t)r->ncases, sizeof *r->outcomes) : NULL;
+    r->hashes = malloc((size_t)r->p * sizeof *r->hashes);
+    r->mine = max_bytes ? malloc(max_bytes) : NULL;
+    r->theirs = max_bytes ? malloc(max_bytes) : NULL;
+    if (!r->hashes || (root && (!r->all || !r->recs || !r->outcomes)) || (max_bytes && (!r->mine || !r->theirs)))
+        finish_abort(r->rank, 0, 0, "out of memory");
+}
+
+/* What is said of an algorithm before its cases: no traffic counted (a
+ * reference), or no message count declared (with --require-msgs a failure
+ * of its own). Returns the failures it counts. */
+static int announce_algorithm(const cc_run *r, const ck_algo *algo)
+{
+    if (algo->flags & CK_ALGO_REFERENCE) {
+        if (r->rank == 0) { printf("%-*s traffic: not counted (reference)\n", r->width, algo->name); fflush(stdout); }
+        return 0;
+    }
+    if (algo->msgs_sent) return 0;
+    if (r->rank == 0) {
+        printf("%-*s messages: message count not declared (msgs_sent): %s\n", r->width, algo->name,
+               r->o.require_msgs ? "FAIL (--require-msgs)" : "not checked");
+        fflush(stdout);
+    }
+    return r->o.require_msgs;
+}
+
+/* The agreement after a call did not complete: the run cannot go on. */
+static void agreement_failed(const cc_run *r, int w)
+{
+    char why[2048];
+    snprintf(why, sizeof why, "%s", w > 0 ? g_stuck : "MPI failed in the checker's agreement after the call");
+    if (r->rank != 0) fprintf(stderr, "collcheck: %s\n", why);
+    else printf("FAIL  %s\n", r->res.fail ? r->res.msg : "(no result from the other ranks)");
+    finish_abort(r->rank, r->passed, r->failed + 1, why);
+}
+
+/* --results: every rank's record of the call, written by rank 0 (and on
+ * disk before a later case can end the job). */
+static int record_call(cc_run *r, const ck_algo *algo, int k, unsigned call, double limit)
+{
+    const cc_case *cs = &r->cases[k];
+    const int w = agreed(ck_bounded_gather(ctl_bound(limit), &r->res.rec, (int)sizeof r->res.rec, MPI_BYTE, r->recs,
+                                           (int)sizeof r->res.rec, MPI_BYTE, 0, r->ctl, AGREEMENT));
+    if (w == 0 && r->rank == 0) {
+        results_write(r->rf, algo, k, cs, call, r->recs, r->p, cs->random ? r->mine : NULL);
+        fflush(r->rf);
+    }
+    return w;
+}
+
+/* Call `call` of case k, then the ranks' agreement on it. glob: failed,
+ * poisoned, failed for another reason than a leak (the maximum over the
+ * ranks). On a failure rank 0 has every rank's result in r->all. */
+static void one_call(cc_run *r, const ck_algo *algo, int k, unsigned call, int glob[3], int *self_here)
+{
+    const cc_case *cs = &r->cases[k];
+    cc_result *res = &r->res;
+    runaway_begin(algo, cs->count, r->p);
+    cc_run_case(r->comm, algo, cs, call, res, cs->random ? r->mine : NULL);
+    runaway_end();
+    const double limit = res->status == CK_ERR_TIMEOUT ? r->limit_late : r->limit_ok;
+    /* Every rank has returned from the call: what is still waiting to be
+     * received was never going to be. */
+    int w = agreed(ck_bounded_barrier(ctl_bound(limit), r->ctl, AGREEMENT));
+    if (w == 0) stray_messages(r->comm, algo, res);
+    const int failed_else = res->fail;   /* for another reason than a leak */
+    if (r->o.leaks) check_leak(call, case_bytes(cs), res);
+    int loc[3] = {res->fail, res->poisoned, failed_else};
+    if (w == 0) w = agree_max(loc, glob, 3, r->ctl, limit);
+    if (w == 0 && !glob[0] && cs->random) {
+        int differ = 0;
+        w = compare_across_ranks(r->ctl, limit, cs, r->mine, r->theirs, res, r->hashes, &differ);
+        glob[0] = differ;
+    }
+    res->rec.local_fail = res->fail;
+    *self_here |= res->rec.ctr.bytes_sent_self || res->rec.ctr.msgs_sent_self;
+    if (w == 0 && r->o.results) w = record_call(r, algo, k, call, limit);   /* every rank: rf is rank 0's alone */
+    if (w == 0 && glob[0])
+        w = agreed(ck_bounded_gather(ctl_bound(limit), res, (int)sizeof *res, MPI_BYTE, r->all, (int)sizeof *res,
+                                     MPI_BYTE, 0, r->ctl, AGREEMENT));
+    if (w != 0) agreement_failed(r, w);
+}
+
+/* Rank 0's FAIL for case k. The first failing rank speaks; a rank with a
+ * protocol error (its message names the cause) or whose watchdog fired (its
+ * message names the stuck step; first the one that found the message its
+ * receive missed) goes first. */
+static void print_failure(cc_run *r, int k, const char *label)
+{
+    const cc_result *all = r->all;
+    int who = -1, nf = 0;
+    for (int q = 0; q < r->p; q++)
+        if (all[q].fail) {
+            nf++;
+            if (who < 0 || speaks_first(&all[q]) > speaks_first(&all[who])) who = q;
+        }
+    /* A watchdog printed to stderr after the label: start afresh. */
+    int stderr_spoke = 0;
+    for (int q = 0; q < r->p; q++) stderr_spoke |= all[q].fail && all[q].status == CK_ERR_TIMEOUT;
+    if (stderr_spoke) printf("\n%s  ", label);
+    printf("FAIL  ");
+    if (who >= 0 && (all[who].call > 0 || (r->o.repeat_given && r->o.repeat > 1)))
+        printf("call %u of %d: ", all[who].call + 1, r->o.repeat);
+    printf("%s", who >= 0 ? all[who].msg : "?");
+    if (nf > 1) {
+        printf(" [failed on %d of %d ranks:", nf, r->p);
+        for (int q = 0; q < r->p; q++)
+            if (all[q].fail) printf(" %d", q);
+        printf("]");
+    }
+    printf("\n");
+    if (r->o.verbose)
+        for (int q = 0; q < r->p; q++)
+            if (all[q].fail && q != who) printf("    %s\n", all[q].msg);
+    fflush(stdout);
+    if (who >= 0) snprintf(r->outcomes[k].claim, sizeof r->outcomes[k].claim, "%s", all[who].claim);
+}
+
+/* Case k of algo: its label (announced before it runs: if a rank crashes,
+ * this is the case), its calls until one fails, and rank 0's PASS or FAIL.
+ * glob as one_call leaves it. */
+static void check_case(cc_run *r, const ck_algo *algo, int k, int glob[3], int *self_here)
+{
+    const cc_case *cs = &r->cases[k];
+    char label[160], phase[96];
+    case_label(label, sizeof label, cs, algo, r->width);
+    snprintf(phase, sizeof phase, "case '%.80s'", label);
+    ck_watch_phase(phase);
+    cases_running(1, r->rank, label);
+    if (r->rank == 0) { printf("%s  ", label); fflush(stdout); }
+    /* No elements, no inputs to vary: one call says it all. */
+    const int calls = cs->count ? r->o.repeat : 1;
+    for (int call = 0; call < calls && !glob[0]; call++) one_call(r, algo, k, (unsigned)call, glob, self_here);
+    if (r->rank == 0) r->outcomes[k] = (cc_outcome){.cs = *cs, .failed = glob[0]};
+    if (!glob[0]) {
+        r->passed++;
+        if (r->rank == 0) { printf("PASS\n"); fflush(stdout); }
+        return;
+    }
+    r->failed++;
+    if (r->rank == 0) print_failure(r, k, label);
+}
+
+/* A failed algorithm may have left unmatched messages behind: the next case
+ * starts on a fresh communicator. */
+static void fresh_comm(cc_run *r)
+{
     cc_release_buffers();
-    ck_comm_destroy(comm);
-    MPI_Comm_free(&ctl);
-    if (!was_init) ck_watch_finalize();
+    ck_comm_destroy(r->comm);
+    if (setup_comm(&r->comm, &r->o)) finish_abort(r->rank, r->passed, r->failed, "cannot recreate the communicator");
+}
+
+/* The failed call of case k again, with the same inputs (probe_case), and
+ * what rank 0 says of it. */
+static void probe_failure(cc_run *r, const ck_algo *algo, int k)
+{
+    int kind = probe_case(r->comm, algo, &r->cases[k], &r->res, r->ctl, r->limit_ok,
+                          r->rank == 0 ? r->outcomes[k].claim : NULL);
+    if (kind < 0)
+        finish_abort(r->rank, r->passed, r->failed, "stopping: a repeat of a failed call timed out, so later cases "
+                     "could not be trusted");
+    if (r->rank == 0) {
+        r->outcomes[k].probe = kind;
+        if (kind == CC_PROBE_DIFFERS && !strstr(r->outcomes[k].claim, "previous"))
+            printf("    the same call repeated with the same inputs gave a different result: nondeterministic\n");
+        else if (kind == CC_PROBE_FIRST_ONLY)
+            printf("    the same call repeated with the same inputs: wrong on a fresh communicator's first call, "
+                   "right on the next\n");
+        fflush(stdout);
+    }
+    fresh_comm(r);
+}
+
+/* After a failed case: stop when messages may still be in flight, else a
+ * fresh communicator, and for the first few failed cases of each algorithm
+ * (each costs three calls) the probe. A leak alone is not probed: the
+ * repeats, on a fresh communicator, would measure its set-up, not the
+ * algorithm. */
+static void after_failure(cc_run *r, const ck_algo *algo, int k, const int glob[3], int *probes)
+{
+    const cc_case *cs = &r->cases[k];
+    if (glob[1])
+        finish_abort(r->rank, r->passed, r->failed,
+                     "stopping: after a watchdog timeout or transport error messages may still be in "
+                     "flight, so later cases could not be trusted");
+    fresh_comm(r);
+    if (cs->count && !cs->random && *probes < 6 && glob[2]) {
+        ++*probes;
+        probe_failure(r, algo, k);
+    }
+}
+
+/* The lines after an algorithm's cases: what its failed cases share, and
+ * traffic it counted itself (ck_count_traffic, part of the traffic check and
+ * named: the transport did not carry it). */
+static void close_algorithm(cc_run *r, const ck_algo *algo, int algo_failed, int self_here)
+{
+    if (r->rank == 0 && algo_failed) {
+        char text[2000];
+        if (cc_pattern(text, sizeof text, r->outcomes, r->ncases, r->p))
+            printf("%-*s pattern over %d cases, %d failed: %s\n", r->width, algo->name, r->ncases, algo_failed, text);
+        fflush(stdout);
+    }
+    int self_any = 0;
+    if (agree_max(&self_here, &self_any, 1, r->ctl, r->limit_ok) == 0 && self_any && r->rank == 0) {
+        printf("%-*s traffic: some of it counted by the algorithm itself (ck_count_traffic), not carried by the "
+               "transport\n", r->width, algo->name);
+        fflush(stdout);
+    }
+}
+
+static void check_algorithm(cc_run *r, const ck_algo *algo)
+{
+    r->failed += announce_algorithm(r, algo);
+    int probes = 0, algo_failed = 0, self_here = 0;
+    for (int k = 0; k < r->ncases; k++) {
+        int glob[3] = {0, 0, 0};
+        check_case(r, algo, k, glob, &self_here);
+        if (!glob[0]) continue;
+        algo_failed++;
+        after_failure(r, algo, k, glob, &probes);
+    }
+    close_algorithm(r, algo, algo_failed, self_here);
+}
+
+/* The --results file closed and the closing line. Returns the exit code:
+ * 1 when a case failed or the results were not written. */
+static int report(cc_run *r)
+{
+    cases_running(0, r->rank, NULL);
+    int results_bad = 0;
+    if (r->rf && (fflush(r->rf) || ferror(r->rf))) results_bad = 1;
+    if (r->rf && fclose(r->rf)) results_bad = 1;
+    r->rf = NULL;
+    if (results_bad) fprintf(stderr, "collcheck: writing --results '%s' failed\n", r->o.results);
+    if (r->rank == 0) {
+        printf("%d passed, %d failed\n", r->passed, r->failed);
+        fflush(stdout);
+    }
+    return r->failed || results_bad ? 1 : 0;
+}
+
+/* The one way out: what the run holds given back, and MPI ended unless it
+ * was running before (a bounded meeting first, when the watchdog runs). */
+static void end_run(cc_run *r)
+{
+    free(r->all);
+    free(r->recs);
+    free(r->outcomes);
+    free(r->hashes);
+    free(r->mine);
+    free(r->theirs);
+    free(r->cases);
+    cc_release_buffers();
+    if (r->comm) ck_comm_destroy(r->comm);
+    if (r->ctl != MPI_COMM_NULL) MPI_Comm_free(&r->ctl);
+    if (r->was_init) return;
+    if (r->watching) ck_watch_finalize();
+    else MPI_Finalize();
+}
+
+int collcheck_main(int argc, char **argv)
+{
+    cc_run r = {.ctl = MPI_COMM_NULL};
+    /* Parse before MPI_Init: --help and --algo list work without mpirun, and
+     * bad arguments end every rank the same way without any communication. */
+    int code = cc_parse_args(argc, argv, &r.o, !ck_is_print_rank());
+    if (code >= 0) return code == 0 && ck_stdout_done("collcheck") ? 1 : code;
+
+    code = start_mpi(&r, &argc, &argv);
+    if (!code) code = plan_cases(&r);
+    if (!code) {
+        start_cases(&r);
+        for (int a = 0; a < r.o.nalgos; a++) check_algorithm(&r, r.o.algos[a]);
+        code = report(&r);
+    }
+    end_run(&r);
     /* A verdict that did not reach its reader is not a pass. */
-    return ck_stdout_done("collcheck") || failed || results_bad ? 1 : 0;
+    if (code == 2) return 2;
+    return ck_stdout_done("collcheck") || code ? 1 : 0;
 }

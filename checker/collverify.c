@@ -31,6 +31,7 @@
  * capped at 2 and not to be scored without a look.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,33 +50,46 @@ typedef struct {
     const char *results;
 } vf_opts;
 
-static int usage(FILE *f)
+/* collverify's own options; every other argument is the run's, for
+ * collcheck's parser (or collbench's with --paired). A PASS_ON option is the
+ * run's too. */
+enum { PASS_ON = CK_OPT_USER };
+static const ck_opt vf_options[] = {
+    {"--np", 0, CK_OPT_INT, offsetof(vf_opts, np), .lo = 1, .hi = 1 << 20, .arg = "P", .help = "the ranks the run had"},
+    {"--results", 0, CK_OPT_STR, offsetof(vf_opts, results), .arg = "FILE", .help = "the file to check",
+     .flags = PASS_ON},
+    {"--paired", 0, CK_OPT_FLAG, offsetof(vf_opts, paired), .help = "FILE comes from collbench --paired (--algo LIB,YOURS)",
+     .flags = PASS_ON},
+    {"--traffic", 0, CK_OPT_STR, offsetof(vf_opts, traffic), .arg = "ALGO",
+     .help = "check bytes, messages and message sizes against the library's\n"
+             "ALGO of the same collective (for an algorithm collverify does\n"
+             "not know), or a lab's schedule: pipelined_rs (lab 02: an\n"
+             "all-reduce whose reduce-scatter goes in chunks)"},
+    {"--allow-self-traffic", 0, CK_OPT_FLAG, offsetof(vf_opts, allow_self),
+     .help = "accept traffic an algorithm counted itself (ck_count_traffic)"},
+    {"--require-msg-checks", 0, CK_OPT_FLAG, offsetof(vf_opts, require_msgs),
+     .help = "an algorithm checked against its own formulas must declare its\n"
+             "message count, its largest message and its empty ones\n"
+             "(msgs_sent, max_msg_bytes): a missing formula fails"},
+    {"--verbose", 'v', CK_OPT_FLAG, offsetof(vf_opts, verbose), .help = "a line for every case, not only the failed ones"},
+    {NULL},
+};
+
+static int usage(void)
 {
-    fprintf(f,
-        "usage: collverify --np P --results FILE [collcheck options]\n"
-        "       collverify --np P --paired --results FILE [collbench --paired options]\n"
-        "Checks a results file written by `collcheck --results` (or `collbench --paired\n"
-        "--results`) without running any algorithm: the calls are derived from the options\n"
-        "(give the ones the run was given, --seed included), every expected result is computed\n"
-        "here, and every rank's record of every call must be there and match it: result\n"
-        "digest, status, the run's own checks, traffic. --coll reduce_scatter|allgather (as the\n"
-        "run had it) checks those collectives: rank r's block of the reduction, every rank's block.\n"
-        "  --np P               the ranks the run had\n"
-        "  --results FILE       the file to check\n"
-        "  --paired             FILE comes from collbench --paired (--algo LIB,YOURS)\n"
-        "  --traffic ALGO       check bytes, messages and message sizes against the library's\n"
-        "                       ALGO of the same collective (for an algorithm collverify does\n"
-        "                       not know), or a lab's schedule: pipelined_rs (lab 02: an\n"
-        "                       all-reduce whose reduce-scatter goes in chunks)\n"
-        "  --allow-self-traffic accept traffic an algorithm counted itself (ck_count_traffic)\n"
-        "  --require-msg-checks an algorithm checked against its own formulas must declare its\n"
-        "                       message count, its largest message and its empty ones\n"
-        "                       (msgs_sent, max_msg_bytes): a missing formula fails\n"
-        "  -v                   a line for every case, not only the failed ones\n"
-        "Prints the failures and \"N passed, M failed\"; paired files also \"ratio R at S B\" per\n"
-        "size (t(A)/t(B), median of the pairs) and \"review\" when R > %g (capped at %g).\n"
-        "Exit: 0 all passed, 1 a failure, 2 bad arguments.\n", REVIEW_RATIO, REVIEW_RATIO);
-    return f == stdout ? 0 : 2;
+    printf("usage: collverify --np P --results FILE [collcheck options]\n"
+           "       collverify --np P --paired --results FILE [collbench --paired options]\n"
+           "Checks a results file written by `collcheck --results` (or `collbench --paired\n"
+           "--results`) without running any algorithm: the calls are derived from the options\n"
+           "(give the ones the run was given, --seed included), every expected result is computed\n"
+           "here, and every rank's record of every call must be there and match it: result\n"
+           "digest, status, the run's own checks, traffic. --coll reduce_scatter|allgather (as the\n"
+           "run had it) checks those collectives: rank r's block of the reduction, every rank's block.\n");
+    ck_opt_help(stdout, vf_options, NULL);
+    printf("Prints the failures and \"N passed, M failed\"; paired files also \"ratio R at S B\" per\n"
+           "size (t(A)/t(B), median of the pairs) and \"review\" when R > %g (capped at %g).\n"
+           "Exit: 0 all passed, 1 a failure, 2 bad arguments.\n", REVIEW_RATIO, REVIEW_RATIO);
+    return 0;
 }
 
 /* An algorithm named in --algo that is not the library's (a student's): a
@@ -464,316 +478,450 @@ static int bad_line(int *nbad, int ln, const char *why)
     return 0;
 }
 
-/* ------------------------------------------------------------ collcheck files */
-
-static int verify_check(const vf_opts *vo, const cc_options *o, vf_file *f, const ck_config *cfg)
+/* The closing lines of a verdict: lines of the file that are no record of
+ * the run (the first 5 were named as they were read) fail it once. Returns
+ * the exit code. */
+static int verdict(int nbad, int passed, int failed)
 {
-    const int p = vo->np;
-    cc_case *cases = NULL;
-    int ncases = cc_build_matrix(o, p, &cases), failed = 0, passed = 0, nbad = 0;
-    char *tok[MAX_TOK];
-    int ntok;
-    if (ncases <= 0) { printf("collverify: no case to check at p = %d with these options\n", p); return 2; }
-    uint64_t vr = 0;
-    int header_bad = check_header(f, "collcheck", p, o->seed, cfg->chunk_bytes, vo->coll, tok, &ntok);
-    /* The calls per case the header says were made, against --repeat: the
-     * records are counted against the options, the header must agree. */
-    if (!header_bad && (cc_kv_u64(tok, ntok, "repeat", &vr) || vr != (uint64_t)o->repeat)) {
-        printf("collverify: the header says repeat=%s; the options make %d calls per case\n",
-               cc_kv_get(tok, ntok, "repeat") ? cc_kv_get(tok, ntok, "repeat") : "(none)", o->repeat);
-        header_bad = 1;
-    }
-    if (header_bad) {
-        printf("0 passed, %d failed\n", o->nalgos * ncases);
-        free(cases);
-        return 1;
-    }
-    const int R = o->repeat;
-    const size_t ncalls = (size_t)o->nalgos * (size_t)ncases * (size_t)R;
-    vf_call *calls = calls_new(ncalls, p);
-    size_t maxb = 8;
-    for (int k = 0; k < ncases; k++)
-        if (cases[k].count * ck_dtype_size(cases[k].dt) > maxb) maxb = cases[k].count * ck_dtype_size(cases[k].dt);
-    unsigned char *buf = malloc(maxb);
-    uint64_t *want = malloc((size_t)p * sizeof *want);
-    if (!calls || !buf || !want) {
-        printf("collverify: out of memory\n");
-        calls_free(calls, ncalls);
-        free(buf);
-        free(want);
-        free(cases);
-        return 2;
-    }
-
-    for (int ln = 1; ln < f->n; ln++) {
-        ntok = cc_results_split(f->lines[ln], tok, MAX_TOK);
-        if (ntok == 0) continue;   /* an empty line */
-        if (ntok < 0) { bad_line(&nbad, ln, "too many fields"); continue; }
-        const int is_call = !strcmp(tok[0], "call"), is_values = !strcmp(tok[0], "values");
-        if ((!is_call && !is_values) || ntok < (is_call ? 6 : 5)) { bad_line(&nbad, ln, "not a record"); continue; }
-        int a = -1;
-        for (int i = 0; i < o->nalgos; i++)
-            if (!strcmp(o->algos[i]->name, tok[1])) a = i;
-        char *e1, *e2, *e3 = NULL;
-        long k = strtol(tok[2], &e1, 10), c = strtol(tok[3], &e2, 10), q = is_call ? strtol(tok[4], &e3, 10) : 0;
-        if (a < 0 || *e1 || *e2 || (e3 && *e3) || k < 0 || k >= ncases || c < 0 || c >= R || q < 0 || q >= p) {
-            bad_line(&nbad, ln, "a record of no call these options make");
-            continue;
-        }
-        vf_call *vc = &calls[((size_t)a * (size_t)ncases + (size_t)k) * (size_t)R + (size_t)c];
-        if (is_values) {
-            vc->nvalues++;
-            vc->values = tok[4];
-            continue;
-        }
-        const cc_case *cs = &cases[k];
-        cc_record r;
-        uint64_t cnt = 0, ip = 0, mis = 0, rnd = 0;
-        const char *dt = cc_kv_get(tok, ntok, "dtype"), *op = cc_kv_get(tok, ntok, "op");
-        if (cc_results_parse_record(tok, ntok, &r) || cc_kv_u64(tok, ntok, "count", &cnt) || !dt || !op ||
-            cc_kv_u64(tok, ntok, "inplace", &ip) || cc_kv_u64(tok, ntok, "misaligned", &mis) ||
-            cc_kv_u64(tok, ntok, "random", &rnd)) {
-            bad_line(&nbad, ln, "a record with a missing or malformed field");
-            continue;
-        }
-        vc->casebad[q] |= cnt != cs->count || strcmp(dt, ck_dtype_name(cs->dt)) || strcmp(op, ck_op_name(cs->op)) ||
-                          ip != (uint64_t)cs->inplace || mis != (uint64_t)cs->misaligned || rnd != (uint64_t)cs->random;
-        vc->rec[q] = r;
-        vc->seen[q]++;
-    }
-
-    for (int a = 0; a < o->nalgos; a++) {
-        const ck_algo *al = o->algos[a], *t = trusted(vo, al);
-        for (int k = 0; k < ncases; k++) {
-            const cc_case *cs = &cases[k];
-            const size_t es = ck_dtype_size(cs->dt);
-            const int ncall = cs->count ? R : 1;
-            char msg[2048];
-            ck_sbuf m;
-            ck_sbuf_init(&m, msg, sizeof msg);
-            int bad_call = -1;
-            for (int c = 0; c < ncall && bad_call < 0; c++) {
-                vf_call *vc = &calls[((size_t)a * (size_t)ncases + (size_t)k) * (size_t)R + (size_t)c];
-                if (!cs->random) expected_digests(vo->coll, want, buf, cs->count, cs->dt, cs->op, p, (unsigned)c);
-                check_call(vo, al, t, vc, p, cs->count, es, cfg, cs->random ? NULL : want, &m);
-                if (cs->random && cs->count) check_random(vc, p, cs, (unsigned)c, buf, &m);
-                if (m.len) bad_call = c;
-            }
-            char label[200];
-            snprintf(label, sizeof label, "%s n=%zu %s %s %s%s%s", al->name, cs->count, ck_dtype_name(cs->dt),
-                     vo->coll == CK_COLL_ALLGATHER ? "-" : ck_op_name(cs->op), cs->inplace ? "in-place" : "out-of-place", cs->misaligned ? " misaligned" : "",
-                     cs->random ? " random" : "");
-            if (bad_call < 0) {
-                passed++;
-                if (vo->verbose) printf("%s  PASS\n", label);
-            } else {
-                failed++;
-                printf("%s  FAIL  call %d of %d: %s\n", label, bad_call + 1, ncall, msg);
-            }
-        }
-    }
     if (nbad) {
         printf("collverify: %d line%s of the file are no record of this run%s\n", nbad, nbad == 1 ? "" : "s",
                nbad > 5 ? " (the first 5 shown)" : "");
         failed++;
     }
     printf("%d passed, %d failed\n", passed, failed);
-    calls_free(calls, ncalls);
-    free(buf);
-    free(want);
-    free(cases);
     return failed ? 1 : 0;
+}
+
+/* What either kind of file is checked with: a slot per expected call, and
+ * scratch for the expected results. */
+typedef struct {
+    vf_call       *calls;
+    size_t         ncalls;
+    unsigned char *buf;    /* the largest call's elements: expected results, decoded values */
+    uint64_t      *want;   /* every rank's expected digest of one call */
+} vf_work;
+
+/* 0, or -1 (said) when out of memory. */
+static int work_alloc(vf_work *w, size_t ncalls, int p, size_t bytes)
+{
+    w->ncalls = ncalls;
+    w->calls = calls_new(ncalls, p);
+    w->buf = malloc(bytes);
+    w->want = malloc((size_t)p * sizeof *w->want);
+    if (w->calls && w->buf && w->want) return 0;
+    printf("collverify: out of memory\n");
+    return -1;
+}
+
+static void work_free(vf_work *w)
+{
+    calls_free(w->calls, w->ncalls);
+    free(w->buf);
+    free(w->want);
+}
+
+/* ------------------------------------------------------------ collcheck files */
+
+/* A collcheck file against the calls the options make: algorithm a, case k,
+ * call c is calls[(a * ncases + k) * repeat + c]. */
+typedef struct {
+    const vf_opts    *vo;
+    const cc_options *o;
+    const ck_config  *cfg;
+    cc_case          *cases;
+    int               ncases;
+    vf_work           w;
+} vf_check;
+
+static vf_call *check_slot(const vf_check *v, int a, int k, int c)
+{
+    return &v->w.calls[((size_t)a * (size_t)v->ncases + (size_t)k) * (size_t)v->o->repeat + (size_t)c];
+}
+
+/* The header: the run's p, seed, chunk and collective, and the calls per
+ * case it made against --repeat (the records are counted against the
+ * options, the header must agree). 0, or -1 when it is not this run's. */
+static int check_run_header(const vf_check *v, vf_file *f)
+{
+    char *tok[MAX_TOK];
+    int ntok;
+    uint64_t vr = 0;
+    if (check_header(f, "collcheck", v->vo->np, v->o->seed, v->cfg->chunk_bytes, v->vo->coll, tok, &ntok)) return -1;
+    if (!cc_kv_u64(tok, ntok, "repeat", &vr) && vr == (uint64_t)v->o->repeat) return 0;
+    printf("collverify: the header says repeat=%s; the options make %d calls per case\n",
+           cc_kv_get(tok, ntok, "repeat") ? cc_kv_get(tok, ntok, "repeat") : "(none)", v->o->repeat);
+    return -1;
+}
+
+/* One line of the file into the slot of its call: a "call" record of one
+ * rank, or a "values" line (rank 0's random-float result). */
+static void read_check_line(vf_check *v, char *line, int ln, int *nbad)
+{
+    char *tok[MAX_TOK];
+    const int ntok = cc_results_split(line, tok, MAX_TOK), p = v->vo->np;
+    if (ntok == 0) return;   /* an empty line */
+    if (ntok < 0) { bad_line(nbad, ln, "too many fields"); return; }
+    const int is_call = !strcmp(tok[0], "call"), is_values = !strcmp(tok[0], "values");
+    if ((!is_call && !is_values) || ntok < (is_call ? 6 : 5)) { bad_line(nbad, ln, "not a record"); return; }
+    int a = -1;
+    for (int i = 0; i < v->o->nalgos; i++)
+        if (!strcmp(v->o->algos[i]->name, tok[1])) a = i;
+    char *e1, *e2, *e3 = NULL;
+    long k = strtol(tok[2], &e1, 10), c = strtol(tok[3], &e2, 10), q = is_call ? strtol(tok[4], &e3, 10) : 0;
+    if (a < 0 || *e1 || *e2 || (e3 && *e3) || k < 0 || k >= v->ncases || c < 0 || c >= v->o->repeat || q < 0 ||
+        q >= p) {
+        bad_line(nbad, ln, "a record of no call these options make");
+        return;
+    }
+    vf_call *vc = check_slot(v, a, (int)k, (int)c);
+    if (is_values) {
+        vc->nvalues++;
+        vc->values = tok[4];
+        return;
+    }
+    const cc_case *cs = &v->cases[k];
+    cc_record r;
+    uint64_t cnt = 0, ip = 0, mis = 0, rnd = 0;
+    const char *dt = cc_kv_get(tok, ntok, "dtype"), *op = cc_kv_get(tok, ntok, "op");
+    if (cc_results_parse_record(tok, ntok, &r) || cc_kv_u64(tok, ntok, "count", &cnt) || !dt || !op ||
+        cc_kv_u64(tok, ntok, "inplace", &ip) || cc_kv_u64(tok, ntok, "misaligned", &mis) ||
+        cc_kv_u64(tok, ntok, "random", &rnd)) {
+        bad_line(nbad, ln, "a record with a missing or malformed field");
+        return;
+    }
+    vc->casebad[q] |= cnt != cs->count || strcmp(dt, ck_dtype_name(cs->dt)) || strcmp(op, ck_op_name(cs->op)) ||
+                      ip != (uint64_t)cs->inplace || mis != (uint64_t)cs->misaligned || rnd != (uint64_t)cs->random;
+    vc->rec[q] = r;
+    vc->seen[q]++;
+}
+
+/* Case k of algorithm a: its calls until one fails, and its line (a PASS
+ * only with -v). Returns 1 when it passed. */
+static int judge_case(const vf_check *v, int a, int k)
+{
+    const vf_opts *vo = v->vo;
+    const ck_algo *al = v->o->algos[a], *t = trusted(vo, al);
+    const cc_case *cs = &v->cases[k];
+    const size_t es = ck_dtype_size(cs->dt);
+    const int ncall = cs->count ? v->o->repeat : 1, p = vo->np;
+    char msg[2048];
+    ck_sbuf m;
+    ck_sbuf_init(&m, msg, sizeof msg);
+    int bad_call = -1;
+    for (int c = 0; c < ncall && bad_call < 0; c++) {
+        const vf_call *vc = check_slot(v, a, k, c);
+        if (!cs->random) expected_digests(vo->coll, v->w.want, v->w.buf, cs->count, cs->dt, cs->op, p, (unsigned)c);
+        check_call(vo, al, t, vc, p, cs->count, es, v->cfg, cs->random ? NULL : v->w.want, &m);
+        if (cs->random && cs->count) check_random(vc, p, cs, (unsigned)c, v->w.buf, &m);
+        if (m.len) bad_call = c;
+    }
+    char label[200];
+    snprintf(label, sizeof label, "%s n=%zu %s %s %s%s%s", al->name, cs->count, ck_dtype_name(cs->dt),
+             vo->coll == CK_COLL_ALLGATHER ? "-" : ck_op_name(cs->op), cs->inplace ? "in-place" : "out-of-place",
+             cs->misaligned ? " misaligned" : "", cs->random ? " random" : "");
+    if (bad_call >= 0) printf("%s  FAIL  call %d of %d: %s\n", label, bad_call + 1, ncall, msg);
+    else if (vo->verbose) printf("%s  PASS\n", label);
+    return bad_call < 0;
+}
+
+static int verify_check(const vf_opts *vo, const cc_options *o, vf_file *f, const ck_config *cfg)
+{
+    vf_check v = {.vo = vo, .o = o, .cfg = cfg};
+    const int p = vo->np;
+    v.ncases = cc_build_matrix(o, p, &v.cases);
+    if (v.ncases <= 0) { printf("collverify: no case to check at p = %d with these options\n", p); return 2; }
+    int code = 0;
+    size_t maxb = 8;
+    for (int k = 0; k < v.ncases; k++)
+        if (v.cases[k].count * ck_dtype_size(v.cases[k].dt) > maxb) maxb = v.cases[k].count * ck_dtype_size(v.cases[k].dt);
+    if (check_run_header(&v, f)) {
+        printf("0 passed, %d failed\n", o->nalgos * v.ncases);
+        code = 1;
+    } else if (work_alloc(&v.w, (size_t)o->nalgos * (size_t)v.ncases * (size_t)o->repeat, p, maxb))
+        code = 2;
+    else {
+        int nbad = 0, passed = 0, failed = 0;
+        for (int ln = 1; ln < f->n; ln++) read_check_line(&v, f->lines[ln], ln, &nbad);
+        for (int a = 0; a < o->nalgos; a++)
+            for (int k = 0; k < v.ncases; k++) {
+                if (judge_case(&v, a, k)) passed++;
+                else failed++;
+            }
+        code = verdict(nbad, passed, failed);
+    }
+    work_free(&v.w);
+    free(v.cases);
+    return code;
 }
 
 /* ------------------------------------------------------------ paired files */
 
+/* A collbench --paired file against the timed calls its options make: size
+ * z, pair i, algorithm k (0 the library's, 1 the one compared) is
+ * calls[(z * iters + i) * 2 + k]. */
+typedef struct {
+    const vf_opts *vo;
+    const bm_opts *o;
+    const ck_config *cfg;
+    size_t   sizes[64];   /* elements */
+    int      nz;
+    vf_work  w;
+    double  *ratio;       /* per pair: t(A)/t(B) */
+} vf_paired;
+
+static vf_call *paired_slot(const vf_paired *v, int z, int i, int k)
+{
+    return &v->w.calls[((size_t)z * (size_t)v->o->iters + (size_t)i) * 2 + (size_t)k];
+}
+
+/* One "timed" record of one rank into the slot of its call. */
+static void read_paired_line(vf_paired *v, char *line, int ln, int *nbad)
+{
+    char *tok[MAX_TOK];
+    const int ntok = cc_results_split(line, tok, MAX_TOK), p = v->vo->np, n = v->o->iters;
+    if (ntok == 0) return;   /* an empty line */
+    if (ntok < 0) { bad_line(nbad, ln, "too many fields"); return; }
+    if (ntok < 6 || strcmp(tok[0], "timed")) { bad_line(nbad, ln, "not a record"); return; }
+    char *e[4];
+    long z = strtol(tok[1], &e[0], 10), i = strtol(tok[2], &e[1], 10), k = strtol(tok[3], &e[2], 10),
+         q = strtol(tok[4], &e[3], 10);
+    if (*e[0] || *e[1] || *e[2] || *e[3] || z < 0 || z >= v->nz || i < 0 || i >= n || k < 0 || k > 1 || q < 0 ||
+        q >= p) {
+        bad_line(nbad, ln, "a record of no call these options make");
+        return;
+    }
+    vf_call *vc = paired_slot(v, (int)z, (int)i, (int)k);
+    cc_record r;
+    uint64_t cnt = 0;
+    const char *ts = cc_kv_get(tok, ntok, "time");
+    char *te = NULL;
+    double tv = ts ? strtod(ts, &te) : -1;
+    if (cc_results_parse_record(tok, ntok, &r) || cc_kv_u64(tok, ntok, "count", &cnt) || !ts || *te ||
+        !(tv >= 0 && tv < 1e6)) {
+        bad_line(nbad, ln, "a record with a missing or malformed field");
+        return;
+    }
+    vc->casebad[q] |= cnt != v->sizes[z];
+    vc->rec[q] = r;
+    vc->time[q] = tv;
+    vc->seen[q]++;
+}
+
+/* Timed call i of algorithm k at size z checked, its line printed (a PASS
+ * only with -v); its time (the slowest rank's) in *t. Returns 1 when it
+ * passed. */
+static int judge_timed(const vf_paired *v, int z, int i, int k, double *t)
+{
+    const vf_opts *vo = v->vo;
+    const int p = vo->np;
+    const size_t count = v->sizes[z], es = ck_dtype_size(v->o->dtype);
+    const vf_call *vc = paired_slot(v, z, i, k);
+    const ck_algo *al = v->o->algos[k];
+    /* the inputs of timed call (i, k): see paired.c */
+    expected_digests(vo->coll, v->w.want, v->w.buf, count, v->o->dtype, v->o->op, p, (unsigned)(2 * i + k));
+    char msg[2048];
+    ck_sbuf m;
+    ck_sbuf_init(&m, msg, sizeof msg);
+    check_call(vo, al, trusted(vo, al), vc, p, count, es, v->cfg, v->w.want, &m);
+    *t = 0;
+    for (int q = 0; q < p; q++)
+        if (vc->time[q] > *t) *t = vc->time[q];
+    if (m.len) printf("%s n=%zu timed call %d  FAIL  %s\n", al->name, count, i + 1, msg);
+    else if (vo->verbose) printf("%s n=%zu timed call %d  PASS\n", al->name, count, i + 1);
+    return m.len == 0;
+}
+
+/* Size z: every timed pair checked, then the median ratio, "review" above
+ * REVIEW_RATIO (a speed of wrong results is no speed: no ratio then). */
+static void judge_size(const vf_paired *v, int z, int *passed, int *failed)
+{
+    const int n = v->o->iters;
+    const size_t bytes = v->sizes[z] * ck_dtype_size(v->o->dtype);
+    int all_ok = 1;
+    for (int i = 0; i < n; i++) {
+        double tt[2];
+        for (int k = 0; k < 2; k++) {
+            const int ok = judge_timed(v, z, i, k, &tt[k]);
+            *passed += ok;
+            *failed += !ok;
+            all_ok &= ok;
+        }
+        v->ratio[i] = tt[1] > 0 ? tt[0] / tt[1] : 0;
+    }
+    if (!all_ok) return;
+    qsort(v->ratio, (size_t)n, sizeof *v->ratio, bm_cmp_double);
+    const double r = bm_quantile(v->ratio, n, 0.5);
+    if (r > REVIEW_RATIO)
+        printf("ratio %.3f at %zu B review (measured %.4g: %s above %gx %s's speed is capped at %g and not scored "
+               "without a look)\n", REVIEW_RATIO, bytes, r, v->o->algos[1]->name, REVIEW_RATIO, v->o->algos[0]->name,
+               REVIEW_RATIO);
+    else printf("ratio %.3f at %zu B\n", r, bytes);
+}
+
+/* The header: the run's p, seed, chunk, collective and the pair compared.
+ * 0, or -1 when it is not this run's. */
+static int paired_header(const vf_paired *v, vf_file *f)
+{
+    char *tok[MAX_TOK];
+    int ntok;
+    if (check_header(f, "paired", v->vo->np, cc_get_seed(), v->cfg->chunk_bytes, v->vo->coll, tok, &ntok)) return -1;
+    const char *ha = cc_kv_get(tok, ntok, "a"), *hb = cc_kv_get(tok, ntok, "b");
+    const char *a = v->o->algos[0]->name, *b = v->o->algos[1]->name;
+    if (ha && hb && !strcmp(ha, a) && !strcmp(hb, b)) return 0;
+    printf("collverify: the run paired other algorithms than %s and %s\n", a, b);
+    return -1;
+}
+
 static int verify_paired(const vf_opts *vo, const bm_opts *o, vf_file *f, const ck_config *cfg)
 {
+    vf_paired v = {.vo = vo, .o = o, .cfg = cfg};
     const int p = vo->np, n = o->iters;
     const size_t es = ck_dtype_size(o->dtype);
-    char *tok[MAX_TOK];
-    int ntok, nbad = 0, passed = 0, failed = 0;
-    size_t sizes[64];
-    int nz = 0;
-    for (size_t s = o->minbytes; s <= o->maxbytes && nz < 64; s = s ? s * (size_t)o->factor : es) sizes[nz++] = s / es;
-    if (check_header(f, "paired", p, cc_get_seed(), cfg->chunk_bytes, vo->coll, tok, &ntok)) {
-        printf("0 passed, %d failed\n", nz * n * 2);
+    for (size_t s = o->minbytes; s <= o->maxbytes && v.nz < 64; s = s ? s * (size_t)o->factor : es)
+        v.sizes[v.nz++] = s / es;
+    if (paired_header(&v, f)) {
+        printf("0 passed, %d failed\n", v.nz * n * 2);
         return 1;
     }
-    const char *ha = cc_kv_get(tok, ntok, "a"), *hb = cc_kv_get(tok, ntok, "b");
-    if (!ha || !hb || strcmp(ha, o->algos[0]->name) || strcmp(hb, o->algos[1]->name)) {
-        printf("collverify: the run paired other algorithms than %s and %s\n", o->algos[0]->name, o->algos[1]->name);
-        printf("0 passed, %d failed\n", nz * n * 2);
-        return 1;
+    int code = 2;
+    v.ratio = malloc(sizeof(double) * (size_t)n);
+    if (!v.ratio) printf("collverify: out of memory\n");
+    else if (!work_alloc(&v.w, (size_t)v.nz * (size_t)n * 2, p, v.sizes[v.nz - 1] * es + 8)) {
+        int nbad = 0, passed = 0, failed = 0;
+        for (int ln = 1; ln < f->n; ln++) read_paired_line(&v, f->lines[ln], ln, &nbad);
+        for (int z = 0; z < v.nz; z++) judge_size(&v, z, &passed, &failed);
+        code = verdict(nbad, passed, failed);
     }
-    const size_t ncalls = (size_t)nz * (size_t)n * 2;
-    vf_call *calls = calls_new(ncalls, p);
-    unsigned char *buf = malloc(sizes[nz - 1] * es + 8);
-    double *ratio = malloc(sizeof(double) * (size_t)n);
-    uint64_t *want = malloc((size_t)p * sizeof *want);
-    if (!calls || !buf || !ratio || !want) {
-        printf("collverify: out of memory\n");
-        calls_free(calls, ncalls);
-        free(buf);
-        free(ratio);
-        free(want);
-        return 2;
-    }
-    for (int ln = 1; ln < f->n; ln++) {
-        ntok = cc_results_split(f->lines[ln], tok, MAX_TOK);
-        if (ntok == 0) continue;   /* an empty line */
-        if (ntok < 0) { bad_line(&nbad, ln, "too many fields"); continue; }
-        if (ntok < 6 || strcmp(tok[0], "timed")) { bad_line(&nbad, ln, "not a record"); continue; }
-        char *e[4];
-        long z = strtol(tok[1], &e[0], 10), i = strtol(tok[2], &e[1], 10), k = strtol(tok[3], &e[2], 10),
-             q = strtol(tok[4], &e[3], 10);
-        if (*e[0] || *e[1] || *e[2] || *e[3] || z < 0 || z >= nz || i < 0 || i >= n || k < 0 || k > 1 || q < 0 ||
-            q >= p) {
-            bad_line(&nbad, ln, "a record of no call these options make");
-            continue;
-        }
-        vf_call *vc = &calls[((size_t)z * (size_t)n + (size_t)i) * 2 + (size_t)k];
-        cc_record r;
-        uint64_t cnt = 0;
-        const char *ts = cc_kv_get(tok, ntok, "time");
-        char *te = NULL;
-        double tv = ts ? strtod(ts, &te) : -1;
-        if (cc_results_parse_record(tok, ntok, &r) || cc_kv_u64(tok, ntok, "count", &cnt) || !ts || *te ||
-            !(tv >= 0 && tv < 1e6)) {
-            bad_line(&nbad, ln, "a record with a missing or malformed field");
-            continue;
-        }
-        vc->casebad[q] |= cnt != sizes[z];
-        vc->rec[q] = r;
-        vc->time[q] = tv;
-        vc->seen[q]++;
-    }
-    for (int z = 0; z < nz; z++) {
-        const size_t count = sizes[z];
-        int all_ok = 1;
-        for (int i = 0; i < n; i++) {
-            double tt[2] = {0, 0};
-            for (int k = 0; k < 2; k++) {
-                const vf_call *vc = &calls[((size_t)z * (size_t)n + (size_t)i) * 2 + (size_t)k];
-                const ck_algo *al = o->algos[k];
-                /* the inputs of timed call (i, k): see paired.c */
-                expected_digests(vo->coll, want, buf, count, o->dtype, o->op, p, (unsigned)(2 * i + k));
-                char msg[2048];
-                ck_sbuf m;
-                ck_sbuf_init(&m, msg, sizeof msg);
-                check_call(vo, al, trusted(vo, al), vc, p, count, es, cfg, want, &m);
-                for (int q = 0; q < p; q++)
-                    if (vc->time[q] > tt[k]) tt[k] = vc->time[q];
-                if (m.len) {
-                    failed++;
-                    all_ok = 0;
-                    printf("%s n=%zu timed call %d  FAIL  %s\n", al->name, count, i + 1, msg);
-                } else {
-                    passed++;
-                    if (vo->verbose) printf("%s n=%zu timed call %d  PASS\n", al->name, count, i + 1);
-                }
-            }
-            ratio[i] = tt[1] > 0 ? tt[0] / tt[1] : 0;
-        }
-        if (!all_ok) continue;   /* a speed of wrong results is no speed */
-        qsort(ratio, (size_t)n, sizeof *ratio, bm_cmp_double);
-        const double r = bm_quantile(ratio, n, 0.5);
-        if (r > REVIEW_RATIO)
-            printf("ratio %.3f at %zu B review (measured %.4g: %s above %gx %s's speed is capped at %g and not scored "
-                   "without a look)\n", REVIEW_RATIO, count * es, r, o->algos[1]->name, REVIEW_RATIO, o->algos[0]->name,
-                   REVIEW_RATIO);
-        else printf("ratio %.3f at %zu B\n", r, count * es);
-    }
-    if (nbad) {
-        printf("collverify: %d line%s of the file are no record of this run%s\n", nbad, nbad == 1 ? "" : "s",
-               nbad > 5 ? " (the first 5 shown)" : "");
-        failed++;
-    }
-    printf("%d passed, %d failed\n", passed, failed);
-    calls_free(calls, ncalls);
-    free(buf);
-    free(ratio);
-    free(want);
-    return failed ? 1 : 0;
+    work_free(&v.w);
+    free(v.ratio);
+    return code;
 }
 
 /* ------------------------------------------------------------ main */
+
+/* collverify's own option that argument a names (--help included: the
+ * table's parser answers it), or NULL for one of the run's. */
+static int is_own(const char *a, const ck_opt **row)
+{
+    char name[64];
+    *row = NULL;
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) return 1;
+    if (a[0] == '-' && a[1] && a[1] != '-' && !a[2]) {
+        for (const ck_opt *o = vf_options; o->name; o++)
+            if (o->short_name == a[1]) *row = o;
+        return *row != NULL;
+    }
+    if (strncmp(a, "--", 2) || strcspn(a, "=") >= sizeof name) return 0;
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(a, "="), a);
+    *row = ck_opt_find(vf_options, name);
+    return *row != NULL;
+}
+
+/* argv split: collverify's own options (with their values) into own[],
+ * the run's into rest[], a PASS_ON option into both. Each has argv[0]
+ * first. */
+static void split_args(int argc, char **argv, char **own, int *nown, char **rest, int *nrest)
+{
+    own[0] = rest[0] = argv[0];
+    *nown = *nrest = 1;
+    for (int i = 1; i < argc; i++) {
+        const ck_opt *o;
+        if (!is_own(argv[i], &o)) { rest[(*nrest)++] = argv[i]; continue; }
+        const int with_value = o && o->type != CK_OPT_FLAG && !strchr(argv[i], '=') && i + 1 < argc;
+        for (int j = 0; j <= with_value; j++) {
+            own[(*nown)++] = argv[i + j];
+            if (o && (o->flags & PASS_ON)) rest[(*nrest)++] = argv[i + j];
+        }
+        i += with_value;
+    }
+}
+
+/* The run's options collverify must know before the tool's parser reads
+ * them: the collective, whose registry the names in --algo are looked up in,
+ * and those names (a student's algorithm becomes a stub; a bad name is the
+ * tool's parser's to report). */
+static void peek_run_options(int argc, char **argv, vf_opts *vo)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--coll") && i + 1 < argc) ck_coll_parse(argv[i + 1], &vo->coll);
+        if (!strncmp(argv[i], "--coll=", 7)) ck_coll_parse(argv[i] + 7, &vo->coll);
+    }
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--algo") && i + 1 < argc) register_stubs(vo->coll, argv[i + 1]);
+        if (!strncmp(argv[i], "--algo=", 7)) register_stubs(vo->coll, argv[i] + 7);
+    }
+}
+
+/* collverify's own options: 0, or the exit code (0 after --help). */
+static int parse_own(int argc, char **argv, vf_opts *vo, char **rest, int *nrest)
+{
+    char **own = calloc((size_t)argc + 1, sizeof *own), why[512];
+    int nown = 0, code = -1;
+    if (!own) return 2;
+    split_args(argc, argv, own, &nown, rest, nrest);
+    switch (ck_opt_parse(vf_options, nown, own, vo, NULL, why, sizeof why)) {
+    case CK_OPT_HELP: code = usage(); break;
+    case CK_OPT_BAD: cc_say_bad(stderr, "collverify", why); code = 2; break;
+    }
+    free(own);
+    if (code >= 0) return code;
+    if (!vo->np || !vo->results) {
+        fprintf(stderr, "collverify: --np and --results are required (collverify --help)\n");
+        return 2;
+    }
+    peek_run_options(argc, argv, vo);
+    if (!vo->traffic) return -1;
+    const ck_algo *t = traffic_algo(vo->coll, vo->traffic);
+    if (!t || is_stub(t)) {
+        fprintf(stderr, "collverify: --traffic '%s': no such library algorithm (--coll %s)\n", vo->traffic,
+                ck_coll_name(vo->coll));
+        return 2;
+    }
+    if (t->flags & CK_ALGO_REFERENCE) {
+        fprintf(stderr, "collverify: --traffic '%s': a reference algorithm has no traffic formula\n", vo->traffic);
+        return 2;
+    }
+    return -1;
+}
+
+/* The run's options, by the tool's own parser: the calls to expect, the
+ * chunk (the library's default, or the run's --chunk) and the inputs' seed.
+ * 0, or the exit code. */
+static int parse_run(const vf_opts *vo, int nrest, char **rest, cc_options *co, bm_opts *bo, ck_config *cfg)
+{
+    if (vo->paired) {
+        /* collbench's parser wants MPI-free options only; --results is its own too. */
+        int rc = bm_parse_args(nrest, rest, bo);
+        if (rc) return rc == 1 ? 0 : 2;
+        if (bo->mode != BM_MODE_PAIRED) {
+            fprintf(stderr, "collverify: --paired needs collbench's --paired options\n");
+            return 2;
+        }
+        if (bo->chunk) cfg->chunk_bytes = bo->chunk;
+        cc_set_seed(bo->seed);
+        return -1;
+    }
+    int rc = cc_parse_args(nrest, rest, co, 0);
+    if (rc >= 0) return rc;
+    if (co->chunk) cfg->chunk_bytes = co->chunk;
+    cc_set_seed(co->seed);
+    return -1;
+}
 
 int main(int argc, char **argv)
 {
     vf_opts vo;
     memset(&vo, 0, sizeof vo);
-    /* collverify's own options come out; the rest goes to the tool's parser. */
     static char **rest;   /* static: still reachable on the early returns below */
     rest = calloc((size_t)argc + 1, sizeof *rest);
     int nrest = 0;
     if (!rest) return 2;
-    rest[nrest++] = argv[0];
-    /* The collective first: the names in --algo are looked up in its
-     * registry (a bad name is the tool's parser's to report). */
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--coll") && i + 1 < argc) ck_coll_parse(argv[i + 1], &vo.coll);
-        if (!strncmp(argv[i], "--coll=", 7)) ck_coll_parse(argv[i] + 7, &vo.coll);
-    }
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) return usage(stdout);
-        if (!strcmp(a, "--paired")) vo.paired = 1;   /* collbench's option too: passed on */
-        if (!strcmp(a, "--allow-self-traffic")) { vo.allow_self = 1; continue; }
-        if (!strcmp(a, "--require-msg-checks")) { vo.require_msgs = 1; continue; }
-        if (!strcmp(a, "-v")) { vo.verbose = 1; continue; }
-        if (!strcmp(a, "--np") || !strcmp(a, "--traffic")) {
-            if (i + 1 >= argc) { fprintf(stderr, "collverify: %s needs a value\n", a); return 2; }
-            const char *v = argv[++i];
-            if (!strcmp(a, "--traffic")) { vo.traffic = v; continue; }
-            long long np;
-            char why[128];
-            if (ck_parse_int(v, 1, 1 << 20, &np, why, sizeof why)) {
-                fprintf(stderr, "collverify: bad --np '%s': %s\n", v, why);
-                return 2;
-            }
-            vo.np = (int)np;
-            continue;
-        }
-        if (!strcmp(a, "--results") && i + 1 < argc) vo.results = argv[i + 1];
-        if (!strncmp(a, "--results=", 10)) vo.results = a + 10;
-        if (!strcmp(a, "--algo") && i + 1 < argc) register_stubs(vo.coll, argv[i + 1]);
-        if (!strncmp(a, "--algo=", 7)) register_stubs(vo.coll, a + 7);
-        rest[nrest++] = argv[i];
-    }
-    if (!vo.np || !vo.results) {
-        fprintf(stderr, "collverify: --np and --results are required (collverify --help)\n");
-        return 2;
-    }
-    if (vo.traffic) {
-        const ck_algo *t = traffic_algo(vo.coll, vo.traffic);
-        if (!t || is_stub(t)) {
-            fprintf(stderr, "collverify: --traffic '%s': no such library algorithm (--coll %s)\n", vo.traffic,
-                    ck_coll_name(vo.coll));
-            return 2;
-        }
-        if (t->flags & CK_ALGO_REFERENCE) {
-            fprintf(stderr, "collverify: --traffic '%s': a reference algorithm has no traffic formula\n", vo.traffic);
-            return 2;
-        }
-    }
-    /* The library's default chunk (ck_config), or the run's --chunk. */
+    int code = parse_own(argc, argv, &vo, rest, &nrest);
+    if (code >= 0) return code;
     ck_config cfg = {.chunk_bytes = 256 * 1024, .timeout_s = 30, .validate = 1};
     cc_options co;
     bm_opts bo;
-    if (vo.paired) {
-        /* collbench's parser wants MPI-free options only; --results is its own too. */
-        int rc = bm_parse_args(nrest, rest, &bo);
-        if (rc) return rc == 1 ? 0 : 2;
-        if (bo.mode != BM_MODE_PAIRED) { fprintf(stderr, "collverify: --paired needs collbench's --paired options\n"); return 2; }
-        if (bo.chunk) cfg.chunk_bytes = bo.chunk;
-        cc_set_seed(bo.seed);
-    } else {
-        int rc = cc_parse_args(nrest, rest, &co, 0);
-        if (rc >= 0) return rc;
-        if (co.chunk) cfg.chunk_bytes = co.chunk;
-        cc_set_seed(co.seed);
-    }
+    if ((code = parse_run(&vo, nrest, rest, &co, &bo, &cfg)) >= 0) return code;
     vf_file f;
     if (read_lines(vo.results, &f)) {
         printf("0 passed, 1 failed\n");

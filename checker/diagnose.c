@@ -694,205 +694,290 @@ static int replaced_pair(const ctx *c, const size_t *idx, int n, int *m_out, int
     return tie ? 0 : best;
 }
 
-/* The verdicts of the examined wrong elements (idx: which), summed up: a
- * claim when the majority (and at least two) agree, the counts otherwise. */
-static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, const size_t *idx, int n, size_t nwrong,
-                      const verdict *first)
+/* ------------------------------------------------------------ the summary
+ * The verdicts of the examined wrong elements summed up in one clause: a
+ * claim when the majority (and at least two) agree, the counts otherwise.
+ * What the majority says depends on its kind: one small function per kind
+ * (majority_line), each writing its clause and returning 1, or 0 when its
+ * kind's parameter (which op, which distance) has no majority of its own. */
+
+/* What every line of the summary reads. */
+typedef struct {
+    ck_sbuf       *b;
+    const ctx     *c;
+    const verdict *v;            /* the examined wrong elements' verdicts */
+    int            n;            /* how many were examined */
+    size_t         nwrong;       /* wrong elements in all */
+    int            cnt[K_NKINDS];   /* verdicts of each kind */
+    int            top, c_top;   /* the most frequent kind, and its count */
+    char           of[96];       /* "C of N wrong elements examined" */
+} tally;
+
+/* The parameter (op, distance) most of the verdicts of kind `kind` share:
+ * how many share it, with the value in *par. */
+static int common_param(const tally *t, int kind, long long *par)
 {
-    static const int claims[] = {K_PREV, K_PREV_OP, K_OTHER_OP, K_SHIFT, K_ZERO_ID, K_NODIV, K_AVG};
-    if (first->kind == K_OTHER_OP) set_claim("equals the %s", ck_op_name((ck_op)first->param));
-    else set_claim("%s", kind_names[first->kind]);
-    if (n < 2) {
-        for (size_t k = 0; k < sizeof claims / sizeof claims[0]; k++)
-            if (first->kind == claims[k]) {
-                ck_sbuf_add(b, "; only this element is wrong: too few to say what the algorithm does");
-                break;
-            }
-        return;
+    int c_par = 0;
+    *par = 0;
+    for (int e = 0; e < t->n; e++) {
+        if (t->v[e].kind != kind) continue;
+        int same = 0;
+        for (int f = 0; f < t->n; f++) same += t->v[f].kind == kind && t->v[f].param == t->v[e].param;
+        if (same > c_par) { c_par = same; *par = t->v[e].param; }
     }
-    int cnt[K_NKINDS] = {0}, top = 0;
-    for (int e = 0; e < n; e++) cnt[v[e].kind]++;
-    for (int k = 1; k < K_NKINDS; k++)
-        if (cnt[k] > cnt[top]) top = k;
-    const int c_top = cnt[top];
-    /* Products: a pair (m, d) that fits most elements beats a majority that
-     * says nothing precise (ambiguous single elements, a sign). */
+    return c_par;
+}
+
+static int is_majority(int count, int n) { return count >= 2 && 2 * count > n; }
+
+static int say_other_op(const tally *t)
+{
+    long long par;
+    const int c_par = common_param(t, K_OTHER_OP, &par), n = t->n;
+    if (!is_majority(c_par, n)) return 0;
+    ck_sbuf_add(t->b, "; the reduction looks like %s, not %s (%d of %d wrong elements examined equal the %s over the "
+                      "inputs)", ck_op_name((ck_op)par), ck_op_name(t->c->s.op), c_par, n, ck_op_name((ck_op)par));
+    set_claim("the reduction looks like %s", ck_op_name((ck_op)par));
+    /* Every one of them one and the same rank's input: that rank's buffer
+     * copied over the others' as well. */
+    uint64_t one = 0;
+    int all = 1;
+    for (int e = 0; e < n && all; e++)
+        if (t->v[e].kind == K_OTHER_OP && t->v[e].param == par) {
+            if (!t->v[e].ranks || (one && t->v[e].ranks != one)) all = 0;
+            one = t->v[e].ranks;
+        }
+    if (all && one)
+        ck_sbuf_add(t->b, ", or rank %d's buffer was copied where a reduction belongs (each is rank %d's input alone)",
+                    __builtin_ctzll(one), __builtin_ctzll(one));
+    return 1;
+}
+
+static int say_shift(const tally *t)
+{
+    long long par;
+    const int c_par = common_param(t, K_SHIFT, &par), n = t->n;
+    if (is_majority(c_par, n)) {
+        ck_sbuf_add(t->b, "; ");
+        add_shift(t->b, t->c, par);
+        set_claim("data shifted by %lld", par);
+        ck_sbuf_add(t->b, " (%d of %d wrong elements examined hold the value of the element %lld away)", c_par, n, par);
+        return 1;
+    }
+    ck_sbuf_add(t->b, "; %s hold other elements' values, at different distances", t->of);
+    int nshift = 0, chunky = 0;   /* most of them whole chunks away */
+    for (int e = 0; e < n; e++)
+        if (t->v[e].kind == K_SHIFT) {
+            nshift++;
+            chunky += whole_chunks(t->c, t->v[e].param < 0 ? -t->v[e].param : t->v[e].param);
+        }
+    if (2 * chunky > nshift) add_chunk_hint(t->b, t->c, "mostly ");
+    return 1;
+}
+
+/* K_MISSING, K_DOUBLED without one rank that most of them name: which ranks,
+ * how often (a rank counts where it is one of the candidates). */
+static void add_rank_counts(const tally *t, const verdict *sub, int m)
+{
+    const int p = t->c->s.p;
+    int cnt[64] = {0}, shown = 0;
+    for (int e = 0; e < m; e++)
+        for (int r = 0; r < p && r < 64; r++) cnt[r] += (int)(sub[e].ranks >> r & 1u);
+    for (; shown < 4; shown++) {
+        int best = -1;
+        for (int r = 0; r < p && r < 64; r++)
+            if (cnt[r] > 0 && (best < 0 || cnt[r] > cnt[best])) best = r;
+        if (best < 0) break;
+        ck_sbuf_add(t->b, "%srank %d in %d", shown ? ", " : "", best, cnt[best]);
+        cnt[best] = 0;
+    }
+    int more = 0;
+    for (int r = 0; r < p && r < 64; r++) more |= cnt[r] > 0;
+    ck_sbuf_add(t->b, "%s)", more ? ", ..." : "");
+}
+
+/* K_MISSING, K_DOUBLED: the rank (or ranks) most of them lack or hold twice. */
+static int say_rank_contribution(const tally *t)
+{
+    const int top = t->top, n = t->n;
+    verdict sub[CC_EXAMINE];
+    int m = 0;
+    for (int e = 0; e < n; e++)
+        if (t->v[e].kind == top) sub[m++] = t->v[e];
+    int rs[64], rc[64], exact = 1;
+    for (int e = 0; e < m; e++) exact &= sub[e].exact;
+    const int k = ranks_named(sub, m, t->c->s.p, 2, rs, rc);
+    /* Exact sets: most elements lack that rank. Candidate sets (one of
+     * several ranks could be missing, prod and large-p sums): a rank that is
+     * only a candidate must be one in nearly all of them. */
+    if (k > 0 && k <= 8 && (exact ? 2 * rc[0] > n : rc[0] >= n - n / 8)) {
+        ck_sbuf_add(t->b, "; %d of %d wrong elements examined %s ", rc[0], n,
+                    top == K_MISSING ? "lack the contribution of" : "hold twice the contribution of");
+        if (k == 1) ck_sbuf_add(t->b, "rank %d", rs[0]);
+        else { ck_sbuf_add(t->b, "ranks "); add_rank_set(t->b, rs, k); }
+        if (k == 1) set_claim("%s rank %d's contribution", top == K_MISSING ? "lacking" : "holding twice", rs[0]);
+        return 1;
+    }
+    ck_sbuf_add(t->b, "; %s are %s, but not the same rank's in most of them (", t->of, kind_names[top]);
+    add_rank_counts(t, sub, m);
+    return 1;
+}
+
+/* K_REPLACED: the pair most of them show, rank `param` in place of the one
+ * rank in `ranks`. */
+static int say_replaced(const tally *t)
+{
+    const int n = t->n;
+    int best = 0, bm = -1;
+    long long bd = -1;
+    for (int e = 0; e < n; e++) {
+        const verdict *ve = &t->v[e];
+        if (ve->kind != K_REPLACED) continue;
+        int same = 0;
+        for (int f = 0; f < n; f++)
+            same += t->v[f].kind == K_REPLACED && t->v[f].param == ve->param && t->v[f].ranks == ve->ranks;
+        if (same > best) { best = same; bd = ve->param; bm = __builtin_ctzll(ve->ranks); }
+    }
+    if (is_majority(best, n))
+        ck_sbuf_add(t->b, "; %d of %d wrong elements examined hold rank %lld's input in place of rank %d's %s", best, n,
+                    bd, bm, OVERWRITTEN);
+    else ck_sbuf_add(t->b, "; %s hold one rank's input in place of another's, not the same pair in most of them", t->of);
+    return 1;
+}
+
+static int say_prev(const tally *t)
+{
+    if (t->c->prev_case) {
+        ck_sbuf_add(t->b, "; %s hold the previous case's result: state carried from one case into the next (a result, "
+                          "buffer or request kept from one call to the next)", t->of);
+        set_claim("the previous case's result: state carried between cases");
+    } else
+        ck_sbuf_add(t->b, "; %s hold the previous call's result: state kept between calls (a result, buffer or "
+                          "request kept from one call to the next)", t->of);
+    return 1;
+}
+
+static int say_prev_op(const tally *t)
+{
+    const ctx *c = t->c;
+    ck_sbuf_add(t->b, "; %s hold %s %s this call's: an accumulator kept between %s and never reset", t->of,
+                c->prev_case ? "the previous case's last result" : "the previous call's result",
+                c->s.op == CK_SUM || c->s.op == CK_PROD ? op_word(c->s.op) : "combined with",
+                c->prev_case ? "cases" : "calls");
+    if (c->prev_case) set_claim("the previous case's result combined with this one's: state carried between cases");
+    return 1;
+}
+
+static int say_fill_read(const tally *t)
+{
+    ck_sbuf_add(t->b, "; %s hold the fill recvbuf was handed with, reduced as if it were an input: recvbuf read before "
+                      "it was written (out of place the input is in sendbuf)", t->of);
+    return 1;
+}
+
+static int say_width(const tally *t)
+{
+    ck_sbuf_add(t->b, "; %s are right in their low 32 bits only: the 64-bit integers were reduced in a 32-bit type",
+                t->of);
+    return 1;
+}
+
+static int say_avg(const tally *t)
+{
+    if (t->c_top == t->n && t->nwrong == t->c->count)
+        ck_sbuf_add(t->b, "; every element is the expected value / p: an average where a sum was asked?");
+    else ck_sbuf_add(t->b, "; %s are the expected value / p: an average where a sum was asked?", t->of);
+    return 1;
+}
+
+static int say_zero_id(const tally *t)
+{
+    ck_sbuf_add(t->b, "; %s are 0, which is no rank's input there: 0 is not the identity of %s", t->of,
+                ck_op_name(t->c->s.op));
+    return 1;
+}
+
+/* Any other kind: the count and the kind's name. */
+static int say_kind(const tally *t)
+{
+    ck_sbuf_add(t->b, "; %s are %s", t->of, kind_names[t->top]);
+    return 1;
+}
+
+static int (*const majority_line[K_NKINDS])(const tally *t) = {
+    [K_OTHER_OP] = say_other_op, [K_SHIFT] = say_shift,       [K_MISSING] = say_rank_contribution,
+    [K_DOUBLED] = say_rank_contribution, [K_REPLACED] = say_replaced, [K_PREV] = say_prev,
+    [K_PREV_OP] = say_prev_op,   [K_FILL_READ] = say_fill_read, [K_WIDTH] = say_width,
+    [K_AVG] = say_avg,           [K_ZERO_ID] = say_zero_id,
+};
+
+/* Products: a pair (m, d) that fits most elements beats a majority that
+ * says nothing precise (ambiguous single elements, a sign). */
+static int say_replaced_pair(const tally *t, const size_t *idx)
+{
     int rm = 0, rd = 0;
-    const int fit = replaced_pair(c, idx, n, &rm, &rd);
-    if (fit >= 2 && 2 * fit > n &&
-        (2 * c_top <= n || top == K_UNEXPLAINED || top == K_SIGN || (top == K_REPLACED && fit > c_top))) {
-        ck_sbuf_add(b, "; %d of %d wrong elements examined fit rank %d's input in place of rank %d's %s", fit, n, rd,
-                    rm, OVERWRITTEN);
-        set_claim("rank %d's input in place of rank %d's", rd, rm);
-        return;
-    }
-    char of[96];
-    snprintf(of, sizeof of, "%d of %d wrong elements examined", c_top, n);
-    if (c_top >= 2 && 2 * c_top > n) {
-        /* The majority's parameter must agree too (which op, which distance). */
-        long long par = 0;
-        int c_par = 0;
-        if (top == K_OTHER_OP || top == K_SHIFT) {
-            for (int e = 0; e < n; e++) {
-                if (v[e].kind != top) continue;
-                int same = 0;
-                for (int f = 0; f < n; f++) same += v[f].kind == top && v[f].param == v[e].param;
-                if (same > c_par) { c_par = same; par = v[e].param; }
-            }
-        }
-        set_claim("%s", kind_names[top]);
-        switch (top) {
-        case K_OTHER_OP:
-            if (c_par >= 2 && 2 * c_par > n) {
-                ck_sbuf_add(b, "; the reduction looks like %s, not %s (%d of %d wrong elements examined equal the %s "
-                               "over the inputs)", ck_op_name((ck_op)par), ck_op_name(c->s.op), c_par, n,
-                            ck_op_name((ck_op)par));
-                set_claim("the reduction looks like %s", ck_op_name((ck_op)par));
-                /* Every one of them one and the same rank's input: that
-                 * rank's buffer copied over the others' as well. */
-                uint64_t one = 0;
-                int all = 1;
-                for (int e = 0; e < n && all; e++)
-                    if (v[e].kind == K_OTHER_OP && v[e].param == par) {
-                        if (!v[e].ranks || (one && v[e].ranks != one)) all = 0;
-                        one = v[e].ranks;
-                    }
-                if (all && one)
-                    ck_sbuf_add(b, ", or rank %d's buffer was copied where a reduction belongs (each is rank %d's "
-                                   "input alone)", __builtin_ctzll(one), __builtin_ctzll(one));
-                return;
-            }
-            break;
-        case K_SHIFT:
-            if (c_par >= 2 && 2 * c_par > n) {
-                ck_sbuf_add(b, "; ");
-                add_shift(b, c, par);
-                set_claim("data shifted by %lld", par);
-                ck_sbuf_add(b, " (%d of %d wrong elements examined hold the value of the element %lld away)", c_par, n,
-                            par);
-                return;
-            }
-            ck_sbuf_add(b, "; %s hold other elements' values, at different distances", of);
-            {
-                int nshift = 0, chunky = 0;   /* most of them whole chunks away */
-                for (int e = 0; e < n; e++)
-                    if (v[e].kind == K_SHIFT) {
-                        nshift++;
-                        chunky += whole_chunks(c, v[e].param < 0 ? -v[e].param : v[e].param);
-                    }
-                if (2 * chunky > nshift) add_chunk_hint(b, c, "mostly ");
-            }
-            return;
-        case K_MISSING:
-        case K_DOUBLED: {
-            verdict sub[CC_EXAMINE];
-            int m = 0;
-            for (int e = 0; e < n; e++)
-                if (v[e].kind == top) sub[m++] = v[e];
-            int rs[64], rc[64], exact = 1;
-            for (int e = 0; e < m; e++) exact &= sub[e].exact;
-            int k = ranks_named(sub, m, c->s.p, 2, rs, rc);
-            /* Exact sets: most elements lack that rank. Candidate sets (one of
-             * several ranks could be missing, prod and large-p sums): a rank
-             * that is only a candidate must be one in nearly all of them. */
-            if (k > 0 && k <= 8 && (exact ? 2 * rc[0] > n : rc[0] >= n - n / 8)) {
-                ck_sbuf_add(b, "; %d of %d wrong elements examined %s ", rc[0], n,
-                            top == K_MISSING ? "lack the contribution of" : "hold twice the contribution of");
-                if (k == 1) ck_sbuf_add(b, "rank %d", rs[0]);
-                else { ck_sbuf_add(b, "ranks "); add_rank_set(b, rs, k); }
-                if (k == 1)
-                    set_claim("%s rank %d's contribution", top == K_MISSING ? "lacking" : "holding twice", rs[0]);
-                return;
-            }
-            ck_sbuf_add(b, "; %s are %s, but not the same rank's in most of them (", of, kind_names[top]);
-            /* Which ranks, how often (a rank counts where it is one of the candidates). */
-            int cnt[64] = {0}, shown = 0;
-            for (int e = 0; e < m; e++)
-                for (int r = 0; r < c->s.p && r < 64; r++) cnt[r] += (int)(sub[e].ranks >> r & 1u);
-            for (; shown < 4; shown++) {
-                int best = -1;
-                for (int r = 0; r < c->s.p && r < 64; r++)
-                    if (cnt[r] > 0 && (best < 0 || cnt[r] > cnt[best])) best = r;
-                if (best < 0) break;
-                ck_sbuf_add(b, "%srank %d in %d", shown ? ", " : "", best, cnt[best]);
-                cnt[best] = 0;
-            }
-            int more = 0;
-            for (int r = 0; r < c->s.p && r < 64; r++) more |= cnt[r] > 0;
-            ck_sbuf_add(b, "%s)", more ? ", ..." : "");
-            return;
-        }
-        case K_REPLACED: {
-            /* The pair most of them show: rank `param` in place of the one rank in `ranks`. */
-            int best = 0, bm = -1;
-            long long bd = -1;
-            for (int e = 0; e < n; e++) {
-                if (v[e].kind != K_REPLACED) continue;
-                int same = 0;
-                for (int f = 0; f < n; f++) same += v[f].kind == K_REPLACED && v[f].param == v[e].param && v[f].ranks == v[e].ranks;
-                if (same > best) { best = same; bd = v[e].param; bm = __builtin_ctzll(v[e].ranks); }
-            }
-            if (best >= 2 && 2 * best > n) {
-                ck_sbuf_add(b, "; %d of %d wrong elements examined hold rank %lld's input in place of rank %d's %s", best,
-                            n, bd, bm, OVERWRITTEN);
-                return;
-            }
-            ck_sbuf_add(b, "; %s hold one rank's input in place of another's, not the same pair in most of them", of);
-            return;
-        }
-        case K_PREV:
-            if (c->prev_case) {
-                ck_sbuf_add(b, "; %s hold the previous case's result: state carried from one case into the next (a "
-                               "result, buffer or request kept from one call to the next)", of);
-                set_claim("the previous case's result: state carried between cases");
-            } else
-                ck_sbuf_add(b, "; %s hold the previous call's result: state kept between calls (a result, buffer or "
-                               "request kept from one call to the next)", of);
-            return;
-        case K_PREV_OP:
-            ck_sbuf_add(b, "; %s hold %s %s this call's: an accumulator kept between %s and never reset", of,
-                        c->prev_case ? "the previous case's last result" : "the previous call's result",
-                        c->s.op == CK_SUM || c->s.op == CK_PROD ? op_word(c->s.op) : "combined with",
-                        c->prev_case ? "cases" : "calls");
-            if (c->prev_case) set_claim("the previous case's result combined with this one's: state carried between cases");
-            return;
-        case K_FILL_READ:
-            ck_sbuf_add(b, "; %s hold the fill recvbuf was handed with, reduced as if it were an input: recvbuf read "
-                           "before it was written (out of place the input is in sendbuf)", of);
-            return;
-        case K_WIDTH:
-            ck_sbuf_add(b, "; %s are right in their low 32 bits only: the 64-bit integers were reduced in a 32-bit "
-                           "type", of);
-            return;
-        case K_AVG:
-            if (c_top == n && nwrong == c->count)
-                ck_sbuf_add(b, "; every element is the expected value / p: an average where a sum was asked?");
-            else ck_sbuf_add(b, "; %s are the expected value / p: an average where a sum was asked?", of);
-            return;
-        case K_ZERO_ID:
-            ck_sbuf_add(b, "; %s are 0, which is no rank's input there: 0 is not the identity of %s", of,
-                        ck_op_name(c->s.op));
-            return;
-        default:
-            ck_sbuf_add(b, "; %s are %s", of, kind_names[top]);
-            return;
-        }
-    }
-    /* No majority: what the wrong elements show, most frequent first. */
+    const int fit = replaced_pair(t->c, idx, t->n, &rm, &rd), n = t->n, top = t->top;
+    if (!(fit >= 2 && 2 * fit > n &&
+          (2 * t->c_top <= n || top == K_UNEXPLAINED || top == K_SIGN || (top == K_REPLACED && fit > t->c_top))))
+        return 0;
+    ck_sbuf_add(t->b, "; %d of %d wrong elements examined fit rank %d's input in place of rank %d's %s", fit, n, rd, rm,
+                OVERWRITTEN);
+    set_claim("rank %d's input in place of rank %d's", rd, rm);
+    return 1;
+}
+
+/* No majority: what the wrong elements show, most frequent first. */
+static void say_no_majority(tally *t)
+{
     set_claim("no single explanation");
-    ck_sbuf_add(b, "; no single explanation fits most wrong elements: of %d examined,", n);
+    ck_sbuf_add(t->b, "; no single explanation fits most wrong elements: of %d examined,", t->n);
     int shown = 0;
     for (int round = 0; round < 4; round++) {
         int best = -1;
         for (int k = 0; k < K_NKINDS; k++)
-            if (cnt[k] > 0 && (best < 0 || cnt[k] > cnt[best])) best = k;
+            if (t->cnt[k] > 0 && (best < 0 || t->cnt[k] > t->cnt[best])) best = k;
         if (best < 0) break;
-        ck_sbuf_add(b, "%s %d %s", shown++ ? "," : "", cnt[best], kind_names[best]);
-        cnt[best] = 0;
+        ck_sbuf_add(t->b, "%s %d %s", shown++ ? "," : "", t->cnt[best], kind_names[best]);
+        t->cnt[best] = 0;
     }
     int rest = 0;
-    for (int k = 0; k < K_NKINDS; k++) rest += cnt[k];
-    if (rest) ck_sbuf_add(b, ", %d other", rest);
+    for (int k = 0; k < K_NKINDS; k++) rest += t->cnt[k];
+    if (rest) ck_sbuf_add(t->b, ", %d other", rest);
+}
+
+/* One element alone names no pattern: said for the kinds that would claim one. */
+static void say_too_few(ck_sbuf *b, const verdict *first)
+{
+    static const int claims[] = {K_PREV, K_PREV_OP, K_OTHER_OP, K_SHIFT, K_ZERO_ID, K_NODIV, K_AVG};
+    for (size_t k = 0; k < sizeof claims / sizeof claims[0]; k++)
+        if (first->kind == claims[k]) {
+            ck_sbuf_add(b, "; only this element is wrong: too few to say what the algorithm does");
+            return;
+        }
+}
+
+/* The verdicts of the examined wrong elements (idx: which), summed up. */
+static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, const size_t *idx, int n, size_t nwrong,
+                      const verdict *first)
+{
+    if (first->kind == K_OTHER_OP) set_claim("equals the %s", ck_op_name((ck_op)first->param));
+    else set_claim("%s", kind_names[first->kind]);
+    if (n < 2) {
+        say_too_few(b, first);
+        return;
+    }
+    tally t = {.b = b, .c = c, .v = v, .n = n, .nwrong = nwrong};
+    for (int e = 0; e < n; e++) t.cnt[v[e].kind]++;
+    for (int k = 1; k < K_NKINDS; k++)
+        if (t.cnt[k] > t.cnt[t.top]) t.top = k;
+    t.c_top = t.cnt[t.top];
+    if (say_replaced_pair(&t, idx)) return;
+    snprintf(t.of, sizeof t.of, "%d of %d wrong elements examined", t.c_top, n);
+    if (is_majority(t.c_top, n)) {
+        set_claim("%s", kind_names[t.top]);
+        if ((majority_line[t.top] ? majority_line[t.top] : say_kind)(&t)) return;
+    }
+    say_no_majority(&t);
 }
 
 /* One word on each wrong block of the ck_block partition. */
@@ -961,6 +1046,70 @@ size_t cc_diagnose_salted(char *out, size_t cap, const void *host_got, const voi
     return cc_diagnose_run(out, cap, host_got, own_input, fill_byte, count, dt, op, rank, p, algo, cfg, salt, NULL);
 }
 
+/* The call's context: its encoding, and the previous call's (or, on a
+ * case's first call, the previous case's: the state a case leaves behind is
+ * the same mistake as the state a call leaves behind). */
+static void set_context(ctx *c, ck_dtype dt, ck_op op, int p, unsigned salt, const cc_prev_call *before)
+{
+    memset(c, 0, sizeof *c);
+    c->s = cc_scheme_salted(dt, op, p, salt);
+    c->has_prev = salt > 0;
+    if (c->has_prev) c->prev = cc_scheme_salted(dt, op, p, salt - 1);
+    else if (before && before->valid && before->dt == dt && before->count > 0) {
+        c->has_prev = c->prev_case = 1;
+        c->prev = cc_scheme_salted(dt, before->op, p, before->salt);
+        c->prev_count = before->count;
+    }
+    c->es = ck_dtype_size(dt);
+}
+
+/* Right results are the common case: compare in slices, and build the
+ * whole expected buffer only for a wrong one. */
+static int all_right(const ctx *c)
+{
+    enum { SLICE = 4096 };
+    unsigned char part[SLICE * 8];
+    cc_scheme s = c->s;
+    int right = 1;
+    for (size_t i0 = 0; i0 < c->count && right; i0 += SLICE) {
+        size_t n = c->count - i0 < SLICE ? c->count - i0 : SLICE;
+        s.off = c->s.off + i0;   /* element i0 + k of the call is element k of this view */
+        cc_expected_view(&s, part, n);
+        right = !memcmp(part, c->got + i0 * c->es, n * c->es);
+    }
+    return right;
+}
+
+/* The wrong result explained: its first wrong element, the summary of up
+ * to CC_EXAMINE of them (spread evenly over all), and the blocks. */
+static void explain_wrong(ck_sbuf *b, ctx *c, size_t first, size_t nwrong)
+{
+    const int p = c->s.p;
+    char e[64], g[64];
+    cc_format(e, sizeof e, c->exp, first, c->s.dt);
+    cc_format(g, sizeof g, c->got, first, c->s.dt);
+    ck_sbuf_add(b, "rank %d: %zu of %zu elements wrong; first: element %zu: expected %s, got %s", c->rank, nwrong,
+                c->count, first, e, g);
+    verdict v1, vs[CC_EXAMINE];
+    size_t idx[CC_EXAMINE];
+    explain_element(b, c, first, &v1);
+    const int n = nwrong < CC_EXAMINE ? (int)nwrong : CC_EXAMINE;
+    size_t seen = 0;
+    int taken = 0;
+    for (size_t i = 0; i < c->count && taken < n; i++) {
+        if (!memcmp(c->exp + i * c->es, c->got + i * c->es, c->es)) continue;
+        if (seen++ == (size_t)taken * nwrong / (size_t)n) { idx[taken] = i; explain_element(NULL, c, i, &vs[taken++]); }
+    }
+    summarise(b, c, vs, idx, taken, nwrong, &v1);
+    if (p > 1) {
+        size_t off, len;
+        int blk = block_of(c->count, p, first, &off, &len);
+        ck_sbuf_add(b, "; element %zu is in block %d of %d (elements %zu..%zu)", first, blk, p, off, off + len - 1);
+        place(b, c, first, -1, -1);
+        explain_blocks(b, c);
+    }
+}
+
 size_t cc_diagnose_run(char *out, size_t cap, const void *host_got, const void *own_input, int fill_byte,
                        size_t count, ck_dtype dt, ck_op op, int rank, int p, const ck_algo *algo,
                        const ck_config *cfg, unsigned salt, const cc_prev_call *before)
@@ -969,18 +1118,7 @@ size_t cc_diagnose_run(char *out, size_t cap, const void *host_got, const void *
     ck_sbuf_init(&b, out, cap);
     claim[0] = 0;
     ctx c;
-    memset(&c, 0, sizeof c);
-    c.s = cc_scheme_salted(dt, op, p, salt);
-    c.has_prev = salt > 0;
-    if (c.has_prev) c.prev = cc_scheme_salted(dt, op, p, salt - 1);
-    else if (before && before->valid && before->dt == dt && before->count > 0) {
-        /* The state a case leaves behind is the same mistake as the state a
-         * call leaves behind: the previous case's last result is checked for. */
-        c.has_prev = c.prev_case = 1;
-        c.prev = cc_scheme_salted(dt, before->op, p, before->salt);
-        c.prev_count = before->count;
-    }
-    c.es = ck_dtype_size(dt);
+    set_context(&c, dt, op, p, salt, before);
     c.count = count;
     c.got = host_got;
     c.own = own_input;
@@ -988,23 +1126,7 @@ size_t cc_diagnose_run(char *out, size_t cap, const void *host_got, const void *
     c.rank = rank;
     c.algo = algo;
     c.cfg = cfg;
-    if (!c.es || !count) return count;
-
-    /* Right results are the common case: compare in slices, and build the
-     * whole expected buffer only for a wrong one. */
-    {
-        enum { SLICE = 4096 };
-        unsigned char part[SLICE * 8];
-        cc_scheme s = c.s;
-        int right = 1;
-        for (size_t i0 = 0; i0 < count && right; i0 += SLICE) {
-            size_t n = count - i0 < SLICE ? count - i0 : SLICE;
-            s.off = c.s.off + i0;   /* element i0 + k of the call is element k of this view */
-            cc_expected_view(&s, part, n);
-            right = !memcmp(part, (const unsigned char *)host_got + i0 * c.es, n * c.es);
-        }
-        if (right) return count;
-    }
+    if (!c.es || !count || all_right(&c)) return count;
     unsigned char *exp = malloc(count * c.es);
     if (!exp) {
         size_t w = cc_count_wrong_salted(host_got, count, dt, op, p, salt);
@@ -1019,32 +1141,7 @@ size_t cc_diagnose_run(char *out, size_t cap, const void *host_got, const void *
             if (first == count) first = i;
             nwrong++;
         }
-    if (nwrong) {
-        char e[64], g[64];
-        cc_format(e, sizeof e, exp, first, dt);
-        cc_format(g, sizeof g, host_got, first, dt);
-        ck_sbuf_add(&b, "rank %d: %zu of %zu elements wrong; first: element %zu: expected %s, got %s",
-            rank, nwrong, count, first, e, g);
-        verdict v1, vs[CC_EXAMINE];
-        size_t idx[CC_EXAMINE];
-        explain_element(&b, &c, first, &v1);
-        /* Up to CC_EXAMINE wrong elements, spread evenly over all of them. */
-        const int n = nwrong < CC_EXAMINE ? (int)nwrong : CC_EXAMINE;
-        size_t seen = 0;
-        int taken = 0;
-        for (size_t i = 0; i < count && taken < n; i++) {
-            if (!memcmp(exp + i * c.es, c.got + i * c.es, c.es)) continue;
-            if (seen++ == (size_t)taken * nwrong / (size_t)n) { idx[taken] = i; explain_element(NULL, &c, i, &vs[taken++]); }
-        }
-        summarise(&b, &c, vs, idx, taken, nwrong, &v1);
-        if (p > 1) {
-            size_t off, len;
-            int blk = block_of(count, p, first, &off, &len);
-            ck_sbuf_add(&b, "; element %zu is in block %d of %d (elements %zu..%zu)", first, blk, p, off, off + len - 1);
-            place(&b, &c, first, -1, -1);
-            explain_blocks(&b, &c);
-        }
-    }
+    if (nwrong) explain_wrong(&b, &c, first, nwrong);
     free(exp);
     return first;
 }

@@ -75,86 +75,107 @@ static int tiny(const cc_outcome *o, int p) { return o->cs.count > 0 && o->cs.co
 /* Does the claim say the state of another call (or case) is in the result? */
 static int about_state(const char *claim) { return strstr(claim, "previous") != NULL; }
 
-int cc_pattern(char *out, size_t cap, const cc_outcome *o, int n, int p)
+/* "; " before every clause but the first. */
+static void next_clause(ck_sbuf *b, int *said)
 {
-    ck_sbuf b;
-    ck_sbuf_init(&b, out, cap);
-    int nfail = 0;
-    for (int k = 0; k < n; k++) nfail += o[k].failed;
-    if (!nfail) return 0;
-    int said = 0;
-    for (size_t d = 0; d < sizeof dims / sizeof dims[0] && nfail >= 2; d++) {   /* one failure is "only" anything */
+    if ((*said)++) ck_sbuf_add(b, "; ");
+}
+
+#define NDIMS (sizeof dims / sizeof dims[0])
+
+/* The values of dimension d among the cases like the failed ones in every
+ * other dimension (i64 has no avg: "only for i64" must not bring "not for
+ * avg"). A count of 0 never reaches the algorithm (the library returns
+ * first): such a case passing says nothing, and is no contrast. */
+static unsigned like_failed(const cc_outcome *o, int n, int p, size_t d)
+{
+    unsigned like = 0;
+    for (int k = 0; k < n; k++) {
+        if (!o[k].cs.count && !o[k].failed) continue;
+        int comparable = 1;
+        for (size_t e = 0; e < NDIMS && comparable; e++) {
+            if (e == d || p < dims[e].min_p) continue;
+            unsigned failing = 0;
+            for (int j = 0; j < n; j++)
+                if (o[j].failed) failing |= 1u << (dims[e].value(&o[j].cs, p) & 31);
+            comparable = (failing >> (dims[e].value(&o[k].cs, p) & 31)) & 1u;
+        }
+        if (comparable) like |= 1u << (dims[d].value(&o[k].cs, p) & 31);
+    }
+    return like;
+}
+
+/* One type (op) passes where two or more others fail: the likeliest bug is
+ * a reduction that always runs in that type (op), whatever the call asks
+ * for. */
+static void add_one_passes(ck_sbuf *b, size_t d, unsigned all, unsigned bad)
+{
+    unsigned pass = all & ~bad;
+    /* avg reaches an algorithm as sum (the library divides after it) */
+    if (dims[d].value == v_op && (pass >> CK_SUM & 1u)) pass &= ~(1u << CK_AVG);
+    if ((dims[d].value != v_dtype && dims[d].value != v_op) || __builtin_popcount(pass) != 1 ||
+        __builtin_popcount(bad) < 2)
+        return;
+    const int dt = dims[d].value == v_dtype;
+    const char *name = dt ? ck_dtype_name((ck_dtype)only(pass)) : ck_op_name((ck_op)only(pass));
+    ck_sbuf_add(b, " (%s alone passes: is every reduction done %s %s, whatever the %s asks for?)", name,
+                dt ? "in" : "with", name, dt ? "dtype" : "op");
+}
+
+/* Each dimension whose values the failures do not all span ("only in
+ * place", "only for i64"). One failure is "only" anything: none then. */
+static void say_dimensions(ck_sbuf *b, const cc_outcome *o, int n, int p, int nfail, int *said)
+{
+    for (size_t d = 0; d < NDIMS && nfail >= 2; d++) {
         if (p < dims[d].min_p) continue;
-        /* A count of 0 never reaches the algorithm (the library returns
-         * first): such a case passing says nothing, and is no contrast. */
         unsigned all = 0, bad = 0;
         for (int k = 0; k < n; k++) {
-            if (!o[k].cs.count && !o[k].failed) continue;
+            if (!o[k].cs.count && !o[k].failed) continue;   /* a count of 0: see like_failed */
             unsigned bitv = 1u << (dims[d].value(&o[k].cs, p) & 31);
             all |= bitv;
             if (o[k].failed) bad |= bitv;
         }
         if (bad == all) continue;   /* the failures span every value run: no pattern here */
-        /* ... among the cases like the failed ones in every other dimension
-         * (i64 has no avg: "only for i64" must not bring "not for avg"). */
-        unsigned like = 0;
-        for (int k = 0; k < n; k++) {
-            if (!o[k].cs.count && !o[k].failed) continue;
-            int comparable = 1;
-            for (size_t e = 0; e < sizeof dims / sizeof dims[0] && comparable; e++) {
-                if (e == d || p < dims[e].min_p) continue;
-                unsigned failing = 0;
-                for (int j = 0; j < n; j++)
-                    if (o[j].failed) failing |= 1u << (dims[e].value(&o[j].cs, p) & 31);
-                comparable = (failing >> (dims[e].value(&o[k].cs, p) & 31)) & 1u;
-            }
-            if (comparable) like |= 1u << (dims[d].value(&o[k].cs, p) & 31);
-        }
-        if ((like & ~bad) == 0) continue;
-        if (said++) ck_sbuf_add(&b, "; ");
-        dims[d].say(&b, bad);
-        /* One type (op) passes where two or more others fail: the likeliest
-         * bug is a reduction that always runs in that type (op), whatever
-         * the call asks for. */
-        unsigned pass = all & ~bad;
-        /* avg reaches an algorithm as sum (the library divides after it) */
-        if (dims[d].value == v_op && (pass >> CK_SUM & 1u)) pass &= ~(1u << CK_AVG);
-        if ((dims[d].value == v_dtype || dims[d].value == v_op) && __builtin_popcount(pass) == 1 &&
-            __builtin_popcount(bad) >= 2) {
-            const int dt = dims[d].value == v_dtype;
-            const char *name = dt ? ck_dtype_name((ck_dtype)only(pass)) : ck_op_name((ck_op)only(pass));
-            ck_sbuf_add(&b, " (%s alone passes: is every reduction done %s %s, whatever the %s asks for?)", name,
-                        dt ? "in" : "with", name, dt ? "dtype" : "op");
-        }
+        if ((like_failed(o, n, p, d) & ~bad) == 0) continue;
+        next_clause(b, said);
+        dims[d].say(b, bad);
+        add_one_passes(b, d, all, bad);
     }
-    /* The probes: the same call again, three times, with the same inputs. */
-    int probed = 0, same = 0, differs = 0, first_only = 0, state = 0, claims_state = 0;
+}
+
+/* The probes: the same call again, three times, with the same inputs. */
+static void say_probes(ck_sbuf *b, const cc_outcome *o, int n, int *said)
+{
+    int probed = 0, differs = 0, first_only = 0, state = 0, claims_state = 0;
     for (int k = 0; k < n; k++) {
         if (!o[k].failed) continue;
         claims_state += about_state(o[k].claim);
-        switch (o[k].probe) {
-        case CC_PROBE_SAME: probed++; same++; break;
-        case CC_PROBE_DIFFERS: probed++; differs++; break;
-        case CC_PROBE_FIRST_ONLY: probed++; first_only++; break;
-        case CC_PROBE_STATE: probed++; state++; break;
-        default: break;
-        }
+        const int pr = o[k].probe;
+        probed += pr == CC_PROBE_SAME || pr == CC_PROBE_DIFFERS || pr == CC_PROBE_FIRST_ONLY || pr == CC_PROBE_STATE;
+        differs += pr == CC_PROBE_DIFFERS;
+        first_only += pr == CC_PROBE_FIRST_ONLY;
+        state += pr == CC_PROBE_STATE;
     }
     if (differs && !claims_state) {
-        if (said++) ck_sbuf_add(&b, "; ");
-        ck_sbuf_add(&b, "results differ between repeats of the same case with the same inputs (%d of %d cases "
-                        "repeated): nondeterministic, a race (a buffer reused or read before its message arrived, "
-                        "a missing wait?)", differs, probed);
+        next_clause(b, said);
+        ck_sbuf_add(b, "results differ between repeats of the same case with the same inputs (%d of %d cases "
+                       "repeated): nondeterministic, a race (a buffer reused or read before its message arrived, "
+                       "a missing wait?)", differs, probed);
     } else if (probed && first_only == probed) {
-        if (said++) ck_sbuf_add(&b, "; ");
-        ck_sbuf_add(&b, "only on the first call of a case: the same call repeated with the same inputs passes "
-                        "(something set up, or memory first used, on the first call?)");
+        next_clause(b, said);
+        ck_sbuf_add(b, "only on the first call of a case: the same call repeated with the same inputs passes "
+                       "(something set up, or memory first used, on the first call?)");
     } else if (probed && state + claims_state > 0 && 2 * (state + claims_state) >= probed) {
-        if (said++) ck_sbuf_add(&b, "; ");
-        ck_sbuf_add(&b, "state kept between calls or carried between cases: results hold an earlier call's result, "
-                        "and the same call repeated with the same inputs gives another");
+        next_clause(b, said);
+        ck_sbuf_add(b, "state kept between calls or carried between cases: results hold an earlier call's result, "
+                       "and the same call repeated with the same inputs gives another");
     }
-    /* The explanation most failed cases share, tiny ones aside. */
+}
+
+/* The explanation most failed cases share, tiny ones aside (a tiny first
+ * failure that reads otherwise is named as a coincidence). */
+static void say_shared_claim(ck_sbuf *b, const cc_outcome *o, int n, int p, int nfail, int *said)
+{
     int best = -1, best_n = 0, counted = 0;
     for (int pass = 0; pass < 2 && best < 0; pass++) {   /* pass 1: tiny cases too, when only they failed */
         counted = 0;
@@ -167,17 +188,28 @@ int cc_pattern(char *out, size_t cap, const cc_outcome *o, int n, int p)
             if (same_claim > best_n) { best_n = same_claim; best = k; }
         }
     }
-    if (best >= 0 && best_n >= 2 && 2 * best_n > counted) {
-        if (said++) ck_sbuf_add(&b, "; ");
-        ck_sbuf_add(&b, "%s (%d of %d failed cases%s)", o[best].claim, best_n, counted,
-                    counted < nfail ? " with more elements than ranks" : "");
-        for (int k = 0; k < n; k++)
-            if (o[k].failed) {
-                if (tiny(&o[k], p) && o[k].claim[0] && strcmp(o[k].claim, o[best].claim))
-                    ck_sbuf_add(&b, "; the first failure (n=%zu) reads \"%s\": a coincidence at so few elements",
-                                o[k].cs.count, o[k].claim);
-                break;
-            }
-    }
+    if (best < 0 || best_n < 2 || 2 * best_n <= counted) return;
+    next_clause(b, said);
+    ck_sbuf_add(b, "%s (%d of %d failed cases%s)", o[best].claim, best_n, counted,
+                counted < nfail ? " with more elements than ranks" : "");
+    for (int k = 0; k < n; k++)
+        if (o[k].failed) {
+            if (tiny(&o[k], p) && o[k].claim[0] && strcmp(o[k].claim, o[best].claim))
+                ck_sbuf_add(b, "; the first failure (n=%zu) reads \"%s\": a coincidence at so few elements",
+                            o[k].cs.count, o[k].claim);
+            break;
+        }
+}
+
+int cc_pattern(char *out, size_t cap, const cc_outcome *o, int n, int p)
+{
+    ck_sbuf b;
+    ck_sbuf_init(&b, out, cap);
+    int nfail = 0, said = 0;
+    for (int k = 0; k < n; k++) nfail += o[k].failed;
+    if (!nfail) return 0;
+    say_dimensions(&b, o, n, p, nfail, &said);
+    say_probes(&b, o, n, &said);
+    say_shared_claim(&b, o, n, p, nfail, &said);
     return said;
 }

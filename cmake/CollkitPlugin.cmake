@@ -13,12 +13,43 @@ function(collkit_add_plugin)
   if(NOT P_NAME OR NOT P_SOURCES)
     message(FATAL_ERROR "collkit_add_plugin: NAME and SOURCES are required")
   endif()
-  add_executable(${P_NAME} ${P_SOURCES} ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../plugin/main.c
-                 ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../plugin/save.c
-                 ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../plugin/confine.c)
+  # The files are compiled once: the program links them, and so does
+  # NAME.algo, the program they run in when the grader isolates them.
+  add_library(${P_NAME}.student OBJECT ${P_SOURCES})
+  target_link_libraries(${P_NAME}.student PRIVATE collkit_check collbench_lib tagtrain_lib colldraw_lib)
+  set(_plugin ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../plugin)
+  add_executable(${P_NAME} $<TARGET_OBJECTS:${P_NAME}.student> ${_plugin}/main.c ${_plugin}/save.c
+                 ${_plugin}/confine.c ${_plugin}/isolate_host.c)
   target_link_libraries(${P_NAME} PRIVATE collkit_check collbench_lib tagtrain_lib colldraw_lib)
   # Lab 06's crash harness (plugin/save.c) traces the saver at the system-call
   # level: nothing is wrapped at link time.
   # The algorithm files are linked as objects, so their CK_REGISTER_ALGO
   # constructors run before main.
+  if(TARGET collkit_host)
+    set(_host $<TARGET_FILE:collkit_host>)      # this tree's
+  elseif(COLLKIT_HOST_EXE AND EXISTS "${COLLKIT_HOST_EXE}")
+    set(_host ${COLLKIT_HOST_EXE})              # collkit-cc's: the build's or the kit's bin/
+  endif()
+  if(_host AND TARGET collkit_isolate_rt)
+    # COLLKIT_ISOLATE=1 (plugin/isolate_host.c): the files alone with the
+    # minimal runtime of collkit_algo.h. A name the runtime lacks (MPI, CUDA:
+    # what the grader's integrity part voids anyway) stays unresolved rather
+    # than failing a build the program itself passed; called, it crashes
+    # that process only.
+    add_executable(${P_NAME}.algo $<TARGET_OBJECTS:${P_NAME}.student>)
+    target_link_libraries(${P_NAME}.algo PRIVATE collkit_isolate_rt)
+    target_link_options(${P_NAME}.algo PRIVATE -no-pie LINKER:--unresolved-symbols=ignore-all)
+    set_target_properties(${P_NAME}.algo PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/isolated)
+    # Where the program finds both when it hands over: a source of its own
+    # (no path in its compile flags).
+    set(_paths ${CMAKE_CURRENT_BINARY_DIR}/${P_NAME}.isolate_paths.c)
+    file(GENERATE OUTPUT ${_paths} CONTENT
+         "const char plugin_host_exe[] = \"${_host}\";\nconst char plugin_algo_exe[] = \"$<TARGET_FILE:${P_NAME}.algo>\";\n")
+    target_sources(${P_NAME} PRIVATE ${_paths})
+    target_compile_definitions(${P_NAME} PRIVATE COLLKIT_PLUGIN_ISOLATE)
+    add_dependencies(${P_NAME} ${P_NAME}.algo)
+    if(TARGET collkit_host)
+      add_dependencies(${P_NAME} collkit_host)
+    endif()
+  endif()
 endfunction()

@@ -467,9 +467,17 @@ static void svg_message(FILE *f, const cd_model *m, int k, const layout *L, int 
 /* The legend, the key to what this frame has, and the notes. */
 static void svg_legend(FILE *f, const cd_model *m, int k, const layout *L)
 {
-    int y = L->gridB + L->below + 26;
+    int y = L->gridB + L->below + 26, sends = 0, loads = 0;
+    for (int j = 0; j < m->frames[k].nmsgs; j++) {
+        if (m->frames[k].msgs[j].load) loads++;
+        else sends++;
+    }
+    /* a frame of loads has no message: its dashed outlines are what a peer loads from that row */
+    const char *dashed = !loads ? "the elements a rank sends" : !sends ? "the elements a peer loads from here"
+                                                                       : "the elements sent or loaded";
     fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"#333\">A cell is one element; stripe r is rank r's "
-               "contribution. Dashed: the elements a rank sends in this step.</text>\n", y);
+               "contribution.%s%s%s</text>\n", y, sends || loads ? " Dashed outline: " : "",
+            sends || loads ? dashed : "", sends || loads ? " in this step." : "");
     if (m->nshared) {
         y += 18;
         fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"#333\">Italic rows: a rank's shared memory, which its "

@@ -22,6 +22,6 @@ set format y '%g'
 sel(a) = strcol(1) eq a && $2 == p && strcol(7) eq 'out'
 shm(a) = strstrt(a, '@shm') > 0
 plot for [i=1:words(algos)] dir.'/'.csv using (sel(word(algos, i)) ? $3 : NaN):13 with linespoints \
-         pt 7 - shm(word(algos, i)) ps 0.6 dt 1 + shm(word(algos, i)) lc i \
+         pt 7 - shm(word(algos, i)) ps 0.6 dt 1 + shm(word(algos, i)) lc rgb acol(word(algos, i), i) \
          title label(word(algos, i)) noenhanced, \
      memcpy with lines dt 2 lw 2 lc 'black' title sprintf('%s %.1f GB/s', ceiling, memcpy)

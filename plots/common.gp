@@ -17,6 +17,15 @@ if (fmt eq 'svg') {
 if (!exists("refname")) refname = ''
 if (!exists("reflabel")) reflabel = ''
 label(a) = (refname ne '' && a eq refname) ? sprintf('%s (%s)', a, reflabel) : a
+# acol(a, i): the colour of algorithm a (a '@shm' suffix dropped), one per algorithm in every
+# plot, from the table beside the registry (collectives/algos/colors.txt); a name it does not
+# hold (a student's my_ring) gets the i-th of a few colours the table does not use.
+load '< awk -f plots/colors.awk collectives/algos/colors.txt'
+algo_base(a) = strstrt(a, '@') > 0 ? a[1:strstrt(a, '@') - 1] : a
+algo_find(a, k) = k > words(algo_names) ? '' : word(algo_names, k) eq a ? word(algo_rgb, k) : algo_find(a, k + 1)
+algo_others = '#000000 #999999 #fb9a99 #cab2d6 #a6cee3 #b15928'
+acol(a, i) = algo_find(algo_base(a), 1) ne '' ? algo_find(algo_base(a), 1) : \
+             word(algo_others, (i - 1) % words(algo_others) + 1)
 set datafile separator ','
 set datafile missing NaN
 set grid

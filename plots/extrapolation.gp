@@ -14,13 +14,14 @@ do for [P in '1024 4096'] {
     set title sprintf('p = %s ranks', P)
     set xlabel 'message size'
     set xtics ('8 B' 8, '1 KB' 1024, '1 MB' 1048576, '1 GB' 1073741824)
-    plot for [a in algos] f using (strcol(1) eq a && $2 == P+0 ? $3 : NaN):4 with lines lw 2 title a noenhanced
+    plot for [i = 1:words(algos)] f using (strcol(1) eq word(algos, i) && $2 == P+0 ? $3 : NaN):4 with lines lw 2 lc rgb acol(word(algos, i), i) title word(algos, i) noenhanced
 }
 set xlabel 'ranks p'
 set xtics auto
 set format x '%g'
 do for [N in '65536 67108864'] {
     set title sprintf('%s per rank', N+0 == 65536 ? '64 KB' : '64 MB')
-    plot for [a in algos] f using (strcol(1) eq a && $3 == N+0 ? $2 : NaN):4 with linespoints pt 7 ps 0.5 title a noenhanced
+    plot for [i = 1:words(algos)] f using (strcol(1) eq word(algos, i) && $3 == N+0 ? $2 : NaN):4 with linespoints pt 7 ps 0.5 \
+         lc rgb acol(word(algos, i), i) title word(algos, i) noenhanced
 }
 unset multiplot

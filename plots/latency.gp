@@ -12,4 +12,4 @@ set format y '10^{%T}'
 sel(a) = strcol(1) eq a && $2 == p && strcol(7) eq 'out'
 shm(a) = strstrt(a, '@shm') > 0   # the shm transport's rows: dashed, open points
 plot for [i=1:words(algos)] dir.'/sweep.csv' using (sel(word(algos, i)) ? $3 : NaN):9 with linespoints \
-         pt 7 - shm(word(algos, i)) ps 0.6 dt 1 + shm(word(algos, i)) lc i title label(word(algos, i)) noenhanced
+         pt 7 - shm(word(algos, i)) ps 0.6 dt 1 + shm(word(algos, i)) lc rgb acol(word(algos, i), i) title label(word(algos, i)) noenhanced

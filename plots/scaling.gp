@@ -17,11 +17,13 @@ set xtics auto
 set format x '%g'
 set key inside left top
 set ylabel 'speedup (aggregate data rate vs p_{min})'
-plot for [a in algos] f using (strcol(1) eq a ? $2 : NaN):6 with linespoints pt 7 title a noenhanced, \
+plot for [i = 1:words(algos)] f using (strcol(1) eq word(algos, i) ? $2 : NaN):6 with linespoints pt 7 \
+         lc rgb acol(word(algos, i), i) title word(algos, i) noenhanced, \
      x / pmin with lines dt 2 lc 'black' title 'ideal'
 set ylabel 'efficiency (busbw / busbw at p_{min})'
 set yrange [0:1.2]
 set key inside left bottom
-plot for [a in algos] f using (strcol(1) eq a ? $2 : NaN):7 with linespoints pt 7 title a noenhanced, \
+plot for [i = 1:words(algos)] f using (strcol(1) eq word(algos, i) ? $2 : NaN):7 with linespoints pt 7 \
+         lc rgb acol(word(algos, i), i) title word(algos, i) noenhanced, \
      1 with lines dt 2 lc 'black' title 'ideal'
 unset multiplot

@@ -14,9 +14,9 @@ set format y '%g'
 t = dir.'/topology.csv'
 sel(a) = strcol(1) eq a && $2 == p && strcol(7) eq 'out'
 plot for [i=1:words(algos)] dir.'/sweep.csv' using (sel(word(algos, i)) ? $3 : NaN):13 with linespoints \
-         pt 7 ps 0.6 dt 1 lc i title label(word(algos, i)) noenhanced, \
+         pt 7 ps 0.6 dt 1 lc rgb acol(word(algos, i), i) title label(word(algos, i)) noenhanced, \
      for [i=1:words(algos)] t using (sel(word(algos, i)) && strcol(16) eq ft ? $3 : NaN):13 with linespoints \
-         pt 6 ps 0.6 dt 2 lc i notitle, \
+         pt 6 ps 0.6 dt 2 lc rgb acol(word(algos, i), i) notitle, \
      for [i=1:words(algos)] t using (sel(word(algos, i)) && strcol(16) eq ftos ? $3 : NaN):13 with linespoints \
-         pt 4 ps 0.6 dt 3 lc i notitle, \
+         pt 4 ps 0.6 dt 3 lc rgb acol(word(algos, i), i) notitle, \
      link with lines dt 2 lw 2 lc 'black' title sprintf('link %.2f GB/s', link)

@@ -28,11 +28,14 @@ set format x '%g'
 set key inside left top
 set ylabel 'samples/s'
 set yrange [0:*]
-plot for [a in algos] f using (strcol(1) eq a ? $2 : NaN):3 with linespoints pt 7 lw (a eq 'nccl' ? 3 : 1) title a noenhanced, \
+plot for [i = 1:words(algos)] f using (strcol(1) eq word(algos, i) ? $2 : NaN):3 with linespoints pt 7 \
+         lw (word(algos, i) eq 'nccl' ? 3 : 1) lc rgb acol(word(algos, i), i) title word(algos, i) noenhanced, \
      x * s1 with lines dt 2 lc 'black' title 'ideal'
 set ylabel 'efficiency (solid), comm fraction (dotted)'
 set yrange [0:1.1]
-plot for [a in algos] f using (strcol(1) eq a ? $2 : NaN):4 with linespoints pt 7 lw (a eq 'nccl' ? 3 : 1) title a noenhanced, \
-     for [a in algos] f using (strcol(1) eq a ? $2 : NaN):5 with linespoints pt 6 dt 3 notitle, \
+plot for [i = 1:words(algos)] f using (strcol(1) eq word(algos, i) ? $2 : NaN):4 with linespoints pt 7 \
+         lw (word(algos, i) eq 'nccl' ? 3 : 1) lc rgb acol(word(algos, i), i) title word(algos, i) noenhanced, \
+     for [i = 1:words(algos)] f using (strcol(1) eq word(algos, i) ? $2 : NaN):5 with linespoints pt 6 dt 3 \
+         lc rgb acol(word(algos, i), i) notitle, \
      1 with lines dt 2 lc 'black' title 'ideal'
 unset multiplot

@@ -21,6 +21,7 @@
 
 int save_main(int argc, char **argv);   /* save.c */
 void plugin_confine(void);              /* confine.c: the grader's confinement (COLLKIT_CONFINE) */
+void plugin_isolate(int argc, char **argv);   /* isolate_host.c: the file in a process of its own (COLLKIT_ISOLATE) */
 
 static int usage(const char *prog)
 {
@@ -38,6 +39,9 @@ static int usage(const char *prog)
 int main(int argc, char **argv)
 {
     if (argc < 2) return usage(argv[0]);
+    /* Under the grader, the file's algorithms run in a process of their own:
+     * the student's program hands over to the trusted one, which starts it. */
+    plugin_isolate(argc, argv);
     /* Under the grader, confined before the student's code first runs. */
     ck_set_before_algorithms(plugin_confine);
     const char *tool = argv[1];

@@ -3,8 +3,18 @@
  * saver a file registered (CK_REGISTER_SAVER, collkit_save.h) and stops it,
  * deterministically, at any one of its file-system calls.
  *
- * Every call of the saver (and of my_recover) runs in a child process that
- * the harness traces at the system-call level (ptrace): whatever C library
+ * Every call of the saver (and of my_recover) runs in a fresh process: this
+ * program started again (exec), told only which call to make, on which path,
+ * with which version (`PROG save --as-saver ...`), with the environment
+ * filtered and no capabilities. Nothing of the harness is in it: not its
+ * command line (which names the crash or failure point, and which the
+ * harness wipes from its own memory once read), not its memory (the harness
+ * is not dumpable), not its record of the calls. The harness decides the
+ * injection and makes it from outside, tracing the process at the
+ * system-call level (ptrace); a traced saver's open of another process's
+ * /proc entries, and any open of /proc during the call, is undone and
+ * refused, and so are the calls that reach another process (ptrace,
+ * process_vm_readv, pidfd_getfd ...). Whatever C library
  * function the save goes through — open, the fortified __open_2, fopen,
  * dprintf, mknod, close_range, a raw syscall() — the kernel sees a system
  * call, and so does the harness. Each file-system system call (one that
@@ -54,8 +64,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <linux/magic.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/user.h>
@@ -92,6 +106,7 @@ void ck_register_saver_or_exit(ck_save_fn save, ck_recover_fn recover, const cha
 /* ------------------------------------------------------------ the record */
 
 enum { INJ_NONE, INJ_CRASH, INJ_FAIL };
+enum { HEADER = 24, OLD_BODY = 1000 };   /* a version's header; version 1's body */
 enum { MAX_FD = 1024, NAME_LEN = 160, DESC_LEN = 512, MAX_INODES = 64, MAX_RENAMES = 32, MAX_DIRSYNCS = 32,
        MAX_DENIED = 4 };
 
@@ -285,6 +300,13 @@ static const fs_call fs_calls[] = {
     C(vfork, K_DENY, -1, -1, -1, -1), C(execve, K_DENY, -1, -1, -1, -1), C(execveat, K_DENY, -1, -1, -1, -1),
     C(open_by_handle_at, K_DENY, -1, -1, -1, -1), C(name_to_handle_at, K_DENY, -1, -1, -1, -1),
     C(fanotify_init, K_DENY, -1, -1, -1, -1), C(userfaultfd, K_DENY, -1, -1, -1, -1),
+    /* another process's memory, descriptors or view of the files: the harness's own */
+    C(process_vm_readv, K_DENY, -1, -1, -1, -1), C(kcmp, K_DENY, -1, -1, -1, -1),
+    C(pidfd_open, K_DENY, -1, -1, -1, -1), C(pidfd_getfd, K_DENY, -1, -1, -1, -1),
+    C(mount, K_DENY, -1, -1, -1, -1), C(umount2, K_DENY, -1, -1, -1, -1), C(chroot, K_DENY, -1, -1, -1, -1),
+    C(pivot_root, K_DENY, -1, -1, -1, -1), C(unshare, K_DENY, -1, -1, -1, -1), C(setns, K_DENY, -1, -1, -1, -1),
+    C(open_tree, K_DENY, -1, -1, -1, -1), C(move_mount, K_DENY, -1, -1, -1, -1), C(fsopen, K_DENY, -1, -1, -1, -1),
+    C(fsmount, K_DENY, -1, -1, -1, -1),
 };
 #undef C
 
@@ -328,10 +350,12 @@ static void set_arg(regs_t *r, int i, unsigned long v) { (void)r; (void)i; (void
 #define HARNESS_ARCH 0u
 #endif
 
-/* The child marks the start and the end of the saver with this call (an
- * ioctl on no descriptor): only the calls between are the saver's. */
+/* The saver's process marks the start and the end of the call with this
+ * call (an ioctl on no descriptor): only the calls between are the saver's.
+ * Both marks are made from one place (run_call): an end mark made from
+ * elsewhere (the saver's own code) is not the end. */
 enum { MARK_FD = -7, MARK_START = 0x434b5301, MARK_END = 0x434b5302 };
-static void mark(unsigned long which) { syscall(SYS_ioctl, MARK_FD, which, 0); }
+static __attribute__((noinline)) void mark(unsigned long which) { syscall(SYS_ioctl, MARK_FD, which, 0); }
 
 /* The call a task is in, between its entry stop and its exit stop. */
 typedef struct {
@@ -402,8 +426,12 @@ static void show(int k, const char *desc, long ret, int err, const char *note)
     fflush(stdout);
 }
 
-/* Is the call at entry one the harness cannot follow? Names it if so. */
-static const char *unfollowable(pid_t pid, int mem, const struct __ptrace_syscall_info *si, const fs_call *c)
+/* Is the call at entry one the harness cannot follow? Names it if so. Before
+ * the saver's call (ARMED 0: the program starting, the loader and the
+ * libraries) only what reaches another process, or cannot be followed at
+ * all, is refused. */
+static const char *unfollowable(pid_t pid, int mem, const struct __ptrace_syscall_info *si, const fs_call *c,
+                                int armed)
 {
     if (si->arch != HARNESS_ARCH) return "a 32-bit system call (int 0x80)";
 #ifdef __X32_SYSCALL_BIT
@@ -411,6 +439,7 @@ static const char *unfollowable(pid_t pid, int mem, const struct __ptrace_syscal
 #endif
     const unsigned long *a = (const unsigned long *)si->entry.args;
     if (c && c->kind == K_DENY) return c->name;
+    if (!armed) return NULL;
     if (c && c->kind == K_OPEN) {   /* /proc: another process's memory or descriptors, the harness's own */
         char path[64];
         child_str(mem, (unsigned long)si->entry.args[(int)c->path], path, sizeof path);
@@ -435,10 +464,10 @@ static int path_inode(dev_t *dev, ino_t *ino)
     return 1;
 }
 
-static void entry(pid_t pid, int mem, const struct __ptrace_syscall_info *si, in_call *ic)
+static void entry(pid_t pid, int mem, const struct __ptrace_syscall_info *si, in_call *ic, int armed)
 {
     const fs_call *c = fs_call_of((long)si->entry.nr);
-    const char *no = unfollowable(pid, mem, si, c);
+    const char *no = unfollowable(pid, mem, si, c, armed);
     regs_t r;
     memset(ic, 0, sizeof *ic);
     if (no) {
@@ -448,6 +477,7 @@ static void entry(pid_t pid, int mem, const struct __ptrace_syscall_info *si, in
     } else {
         if (!c || c->kind == K_DENY) return;
         ic->c = c;
+        if (!armed) return;   /* the program starting: its opens are checked at exit, nothing is counted */
         for (int i = 0; i < 6; i++) ic->a[i] = (unsigned long)si->entry.args[i];
         describe(pid, mem, c, ic->a, ic->desc, sizeof ic->desc);
         ic->k = ++H.count;
@@ -497,6 +527,50 @@ static void note_write(pid_t pid, const in_call *ic, int k)
     if (fl != -1 && (fl & O_DSYNC)) f->last_sync = k;
 }
 
+/* Is the tracee's new descriptor FD a file of /proc it may not hold? In the
+ * saver's call (ARMED), any; before it, another process's (its command
+ * line, environment, memory: the harness's, or its launcher's). Decided by
+ * what the descriptor is, not by how the path was spelled. */
+static int proc_refused(pid_t pid, long fd, int armed)
+{
+    char p[64], t[PATH_MAX];
+    struct statfs sf;
+    snprintf(p, sizeof p, "/proc/%d/fd/%ld", (int)pid, fd);
+    if (statfs(p, &sf) != 0 || sf.f_type != PROC_SUPER_MAGIC) return 0;
+    if (armed) return 1;
+    ssize_t n = readlink(p, t, sizeof t - 1);
+    if (n <= 0) return 1;
+    t[n] = 0;
+    if (strncmp(t, "/proc/", 6)) return 1;     /* a /proc mounted elsewhere */
+    if (t[6] < '0' || t[6] > '9') return 0;    /* /proc/cpuinfo, /proc/sys/...: no process's */
+    return strtol(t + 6, NULL, 10) != (long)pid;
+}
+
+/* At the exit stop of the call that opened FD: the tracee closes it (rewound
+ * to the call's instruction, which then makes close(FD)), and the call
+ * returns -1 with ENOSYS, as if refused at its entry. */
+static void close_in_tracee(pid_t pid, long fd)
+{
+#if defined(__x86_64__)
+    regs_t saved, r;
+    int st;
+    if (get_regs(pid, &saved) != 0) return;
+    r = saved;
+    r.rip -= 2;   /* the syscall instruction: 2 bytes (a 32-bit call is refused at entry) */
+    r.rax = SYS_close;
+    r.rdi = (unsigned long long)fd;
+    set_regs(pid, &r);
+    for (int stops = 0; stops < 2;) {   /* close's entry, then its exit */
+        if (ptrace(PTRACE_SYSCALL, pid, 0, 0) != 0 || waitpid(pid, &st, __WALL) != pid || !WIFSTOPPED(st)) return;
+        if (WSTOPSIG(st) == (SIGTRAP | 0x80)) stops++;
+    }
+    set_ret(&saved, -ENOSYS);
+    set_regs(pid, &saved);
+#else
+    (void)pid; (void)fd;
+#endif
+}
+
 static void leave(pid_t pid, const struct __ptrace_syscall_info *si, const in_call *ic)
 {
     long ret = (long)si->exit.rval;
@@ -509,8 +583,14 @@ static void leave(pid_t pid, const struct __ptrace_syscall_info *si, const in_ca
         if (c) show(ic->k, ic->desc, -1, e, "   <- injected failure");
         if (ic->refused) return;
         err = 0;   /* the close was made: its effect below */
-    } else if (c) show(ic->k, ic->desc, err ? -1 : ret, err, "");
-    if (!c || err) return;
+    } else if (c && c->kind == K_OPEN && ret >= 0 && proc_refused(pid, ret, ic->k != 0)) {
+        close_in_tracee(pid, ret);
+        deny("open of /proc");
+        if (ic->k) H.count--;   /* refused: not one of the saver's calls */
+        if (H.trace) { printf("  [-] open of /proc   <- refused (ENOSYS): the harness cannot follow it\n"); fflush(stdout); }
+        return;
+    } else if (c && ic->k) show(ic->k, ic->desc, err ? -1 : ret, err, "");
+    if (!c || err || !ic->k) return;
     int k = ic->k;
     switch (c->kind) {
     case K_OPEN: if (ret >= 0 && ret < MAX_FD) H.written[ret] = 0; break;
@@ -546,44 +626,134 @@ static void leave(pid_t pid, const struct __ptrace_syscall_info *si, const in_ca
     }
 }
 
-typedef struct { int done, rc, err; } saver_result;
-static saver_result *R;   /* shared with the child: what the saver returned */
+/* ------------------------------------------------------------ the saver's process */
 
-/* Runs FN (the saver or my_recover) in a traced child; 0 when it returned,
- * else a phrase in WHY about how the child ended. */
-static int traced(void (*fn)(void *), void *arg, char *why, size_t len)
+typedef struct { int done, rc, err; } saver_result;
+static saver_result R;   /* what the saver's process reported: my_save's value and errno */
+
+/* The saver's process reports on this descriptor, a pipe to the harness: a
+ * byte when the call starts, then its saver_result. */
+enum { RESULT_FD = 3 };
+
+/* The saver's command line: which call, the version it saves (its number
+ * and body size: the process makes the bytes itself; 0, an empty save) and
+ * the path. Nothing else of the harness. */
+static char **saver_argv(const char *call, int version, size_t body, const char *path)
+{
+    static char v[16], b[32], p[PATH_MAX + 32];
+    static char *argv[] = { "collkit-saver", "save", "--as-saver", NULL, v, b, p, NULL };
+    argv[3] = (char *)call;
+    snprintf(v, sizeof v, "%d", version);
+    snprintf(b, sizeof b, "%zu", body);
+    snprintf(p, sizeof p, "%s", path);
+    return argv;
+}
+
+/* The saver's environment: the harness's, but only the variables a program
+ * needs to start and run (the locale, the library path, the sanitizers'
+ * options; GRADE_TEST_*, the test suite's choice of a fixture's flaw), and
+ * OpenBLAS held to one thread: the program starts no thread of its own. */
+static char **saver_env(void)
+{
+    extern char **environ;
+    static const char *const keep[] = { "PATH=", "HOME=", "TMPDIR=", "TZ=", "LANG=", "LC_", "LD_LIBRARY_PATH=",
+                                        "ASAN_OPTIONS=", "UBSAN_OPTIONS=", "LSAN_OPTIONS=", "GRADE_TEST_" };
+    static char *env[64];
+    int n = 0;
+    for (char **e = environ; *e && n < 62; e++)
+        for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++)
+            if (!strncmp(*e, keep[i], strlen(keep[i]))) { env[n++] = *e; break; }
+    env[n++] = "OPENBLAS_NUM_THREADS=1";
+    env[n] = NULL;
+    return env;
+}
+
+/* No capability survives the exec (root's included): the saver cannot
+ * read a process that is not dumpable (the harness), nor trace one. */
+static void drop_privileges(void)
+{
+    for (int cap = 0; cap < 64; cap++)
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno == EINVAL) break;
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    struct { uint32_t version; int pid; } head = { 0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */, 0 };
+    struct { uint32_t effective, permitted, inheritable; } none[2] = { { 0, 0, 0 }, { 0, 0, 0 } };
+    syscall(SYS_capset, &head, none);
+    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+}
+
+/* Starts the saver's process (ARGV: saver_argv), traced from its first
+ * instruction when TRACE (stopped before the exec; traced() goes on); *FROM
+ * is the pipe it reports on. */
+static pid_t launch(char *const argv[], int trace, int *from)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) { fprintf(stderr, "save: pipe: %s\n", strerror(errno)); exit(2); }
+    char **env = saver_env();
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) { fprintf(stderr, "save: fork: %s\n", strerror(errno)); exit(2); }
+    if (pid == 0) {
+        if (dup2(p[1], RESULT_FD) != RESULT_FD || fcntl(RESULT_FD, F_SETFD, 0) != 0) _exit(3);
+        close_range(RESULT_FD + 1, ~0u, 0);
+        drop_privileges();
+        if (trace && ptrace(PTRACE_TRACEME, 0, 0, 0) != 0) { fprintf(stderr, "save: ptrace: %s\n", strerror(errno)); _exit(3); }
+        if (trace) raise(SIGSTOP);
+        execve("/proc/self/exe", argv, env);
+        fprintf(stderr, "save: cannot start the saver's process (exec /proc/self/exe): %s\n", strerror(errno));
+        _exit(3);
+    }
+    close(p[1]);
+    *from = p[0];
+    return pid;
+}
+
+/* What the saver's process reported on FROM (closed), into R; 1 when the
+ * call returned. */
+static int reported(int from)
+{
+    char started = 0;
+    memset(&R, 0, sizeof R);
+    int ok = read(from, &started, 1) == 1 && started == 'S' && read(from, &R, sizeof R) == (ssize_t)sizeof R;
+    close(from);
+    if (!ok) memset(&R, 0, sizeof R);
+    return ok && R.done == 1;
+}
+
+/* Is this system call one of the two marks, made from where the start mark
+ * was (the same instruction, the same stack)? Arms and disarms the count. */
+static int marked(const struct __ptrace_syscall_info *si, int *armed, uint64_t at[2])
+{
+    if (si->entry.nr != SYS_ioctl || (long)(int)si->entry.args[0] != MARK_FD) return 0;
+    if (si->entry.args[1] == MARK_START && !at[0]) {
+        at[0] = si->instruction_pointer; at[1] = si->stack_pointer;
+        *armed = 1;
+        return 1;
+    }
+    if (si->entry.args[1] == MARK_END && *armed && si->instruction_pointer == at[0] && si->stack_pointer == at[1]) {
+        *armed = 0;
+        return 1;
+    }
+    return 0;   /* a mark from elsewhere: an ioctl like any other */
+}
+
+/* Runs the saver's process (ARGV) traced; 0 when its call returned (R),
+ * else a phrase in WHY about how the process ended. */
+static int traced(char *const argv[], char *why, size_t len)
 {
 #if !defined(__x86_64__)
     fprintf(stderr, "save: the crash harness traces system calls on x86-64 Linux only\n");
     exit(2);
 #endif
-    if (!R) {
-        R = mmap(NULL, sizeof *R, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-        if (R == MAP_FAILED) { fprintf(stderr, "save: mmap: %s\n", strerror(errno)); exit(2); }
-    }
-    memset(R, 0, sizeof *R);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) { fprintf(stderr, "save: fork: %s\n", strerror(errno)); exit(2); }
-    if (pid == 0) {
-        if (ptrace(PTRACE_TRACEME, 0, 0, 0) != 0) { fprintf(stderr, "save: ptrace: %s\n", strerror(errno)); _exit(3); }
-        raise(SIGSTOP);
-        mark(MARK_START);
-        fn(arg);
-        mark(MARK_END);
-        fflush(NULL);
-        _exit(0);
-    }
-    int st;
+    int from, st;
+    pid_t pid = launch(argv, 1, &from);
     if (waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st)) {
+        close(from);
         snprintf(why, len, "the harness could not trace the save (ptrace: is it forbidden here?)");
         return -1;
     }
-    ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL);
-    char mp[64];
-    snprintf(mp, sizeof mp, "/proc/%d/mem", (int)pid);
-    int mem = open(mp, O_RDONLY | O_CLOEXEC);
-    int armed = 0, sig = 0, ended = 0;
+    ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL | PTRACE_O_TRACEEXEC);
+    int mem = -1, armed = 0, sig = 0, ended = 0;
+    uint64_t mark_at[2] = { 0, 0 };
     in_call ic;
     memset(&ic, 0, sizeof ic);
     for (;;) {
@@ -592,7 +762,19 @@ static int traced(void (*fn)(void *), void *arg, char *why, size_t len)
         if (waitpid(pid, &st, __WALL) != pid) break;
         if (WIFEXITED(st) || WIFSIGNALED(st)) { ended = 1; break; }
         if (!WIFSTOPPED(st)) continue;
+        if (st >> 8 == (SIGTRAP | (PTRACE_EVENT_EXEC << 8))) {   /* the new program: its memory from here */
+            char mp[64];
+            snprintf(mp, sizeof mp, "/proc/%d/mem", (int)pid);
+            if ((mem = open(mp, O_RDONLY | O_CLOEXEC)) < 0) {   /* no call could be described: stop */
+                fprintf(stderr, "save: %s: %s (the harness reads the saver's arguments there)\n", mp, strerror(errno));
+                kill(pid, SIGKILL);
+                waitpid(pid, NULL, __WALL);
+                exit(2);
+            }
+            continue;
+        }
         if (WSTOPSIG(st) != (SIGTRAP | 0x80)) { sig = WSTOPSIG(st) == SIGSTOP ? 0 : WSTOPSIG(st); continue; }
+        if (mem < 0) continue;   /* the harness's own code, up to the exec */
         struct __ptrace_syscall_info si;
         if (ptrace(PTRACE_GET_SYSCALL_INFO, pid, sizeof si, &si) <= 0) {
             /* Without it no call can be numbered: stop rather than miss them. */
@@ -603,14 +785,8 @@ static int traced(void (*fn)(void *), void *arg, char *why, size_t len)
             exit(2);
         }
         if (si.op == PTRACE_SYSCALL_INFO_ENTRY) {
-            if (si.entry.nr == SYS_ioctl && (long)(int)si.entry.args[0] == MARK_FD) {
-                if (si.entry.args[1] == MARK_START) armed = 1;
-                if (si.entry.args[1] == MARK_END) armed = 0;
-                memset(&ic, 0, sizeof ic);
-                continue;
-            }
-            if (armed) entry(pid, mem, &si, &ic);
-            else memset(&ic, 0, sizeof ic);
+            memset(&ic, 0, sizeof ic);
+            if (!marked(&si, &armed, mark_at)) entry(pid, mem, &si, &ic, armed);
         } else if (si.op == PTRACE_SYSCALL_INFO_EXIT) {
             leave(pid, &si, &ic);
             memset(&ic, 0, sizeof ic);
@@ -618,7 +794,7 @@ static int traced(void (*fn)(void *), void *arg, char *why, size_t len)
     }
     if (!ended) { kill(pid, SIGKILL); waitpid(pid, &st, __WALL); }
     if (mem >= 0) close(mem);
-    if (R->done) return 0;
+    if (reported(from)) return 0;
     if (WIFSIGNALED(st)) snprintf(why, len, "the process ended by signal %d (SIG%s) inside it", WTERMSIG(st), sigabbrev_np(WTERMSIG(st)) ? sigabbrev_np(WTERMSIG(st)) : "?");
     else if (WIFEXITED(st)) snprintf(why, len, "the process ended inside it (exit status %d)", WEXITSTATUS(st));
     else snprintf(why, len, "the process ended inside it");
@@ -636,29 +812,20 @@ static void arm(int mode, int at, int err, int trace)
 }
 static void disarm(void) { H.mode = INJ_NONE; }
 
-typedef struct { const char *path; const void *data; size_t n; } save_args;
-static void do_save(void *p)
-{
-    const save_args *s = p;
-    errno = 0;
-    int rc = saver_save(s->path, s->data, s->n);
-    R->err = errno; R->rc = rc; R->done = 1;
-}
-static void do_recover(void *p) { saver_recover(p); R->done = 1; }
-
 enum { NO_RETURN = INT_MIN };         /* run_save's value when my_save never returned */
 static char ended[300];               /* then: how the process ended */
 
-static int run_save(const char *path, const void *data, size_t n, int *err, int mode, int at, int e, int trace,
+/* my_save(PATH, version VERSION with a body of BODY bytes; 0: no bytes) in
+ * the saver's process, with the injection MODE at call AT (errno E). */
+static int run_save(const char *path, int version, size_t body, int *err, int mode, int at, int e, int trace,
                     const char *what)
 {
-    if (trace) { printf("my_save(%s, %s, %zu B):\n", shown(path), what, n); fflush(stdout); }
-    save_args s = { path, data, n };
+    if (trace) { printf("my_save(%s, %s, %zu B):\n", shown(path), what, version ? HEADER + body : 0); fflush(stdout); }
     arm(mode, at, e, trace);
-    int ok = traced(do_save, &s, ended, sizeof ended);
+    int ok = traced(saver_argv("save", version, body, path), ended, sizeof ended);
     disarm();
-    *err = ok == 0 ? R->err : 0;
-    int rc = ok == 0 ? R->rc : NO_RETURN;
+    *err = ok == 0 ? R.err : 0;
+    int rc = ok == 0 ? R.rc : NO_RETURN;
     if (trace && ok == 0) { printf("  returned %d%s%s\n", rc, rc ? ", errno " : "", rc ? errname(*err) : ""); fflush(stdout); }
     if (trace && ok != 0) { printf("  did not return: %s\n", ended); fflush(stdout); }
     return rc;
@@ -669,13 +836,11 @@ static int run_recover(int trace)
 {
     if (trace) { printf("my_recover(%s):\n", shown(H.path)); fflush(stdout); }
     arm(INJ_NONE, 0, 0, trace);
-    int ok = traced(do_recover, (void *)H.path, ended, sizeof ended);
+    int ok = traced(saver_argv("recover", 0, 0, H.path), ended, sizeof ended);
     disarm();
     return ok;
 }
 /* ------------------------------------------------------------ versions and verdicts */
-
-enum { HEADER = 24, OLD_BODY = 1000 };
 
 /* Version V: "CKSAVE01", u32 version, u32 FNV-1a of the body, u64 body
  * length, then BODY pseudo-random bytes that depend on V. */
@@ -868,16 +1033,16 @@ static int put_v1(void)
     return close(fd);
 }
 
-/* The saver in a child that nothing traces: a save as a real process makes it. */
-static pid_t start(int recover)
+/* The saver's process, which nothing traces: a save as a real process makes
+ * it. Returns once the call has started (*T0: then); *FROM is its pipe, to
+ * close once it has ended. */
+static pid_t start(int recover, double *t0, int *from)
 {
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) { fprintf(stderr, "save: fork: %s\n", strerror(errno)); exit(2); }
-    if (pid == 0) {
-        if (recover) { saver_recover(H.path); _exit(0); }
-        _exit(saver_save(H.path, v2, v2len) == 0 ? 0 : 1);
-    }
+    pid_t pid = launch(recover ? saver_argv("recover", 0, 0, H.path) : saver_argv("save", 2, v2len - HEADER, H.path), 0,
+                       from);
+    char c;
+    while (read(*from, &c, 1) < 0 && errno == EINTR) {}
+    *t0 = now_us();
     return pid;
 }
 
@@ -891,18 +1056,20 @@ static const char *how_ended(int st)
 }
 
 /* N kills (SIGKILL) at moments drawn uniformly over the measured duration
- * of a save of version 2 (from the fork of its process to its end). */
+ * of a save of version 2 (from the start of the call to the end of its
+ * process). */
 static int kill_random(int n, uint32_t seed)
 {
     char why[600], left[600];
     double took[3];
     for (int i = 0; i < 3; i++) {
         if (put_v1() != 0) { fprintf(stderr, "save: cannot write %s: %s\n", H.path, strerror(errno)); return 2; }
-        int st;
-        double t0 = now_us();
-        pid_t pid = start(0);
+        int st, from;
+        double t0;
+        pid_t pid = start(0, &t0, &from);
         waitpid(pid, &st, 0);
         took[i] = now_us() - t0;
+        close(from);
         if (!WIFEXITED(st) || WEXITSTATUS(st))
             return verdict("FAIL", "saving version 2 with no kill: %s", how_ended(st));
         int c = contents(why, sizeof why, 0);
@@ -917,20 +1084,23 @@ static int kill_random(int n, uint32_t seed)
         if (put_v1() != 0) { fprintf(stderr, "save: cannot write %s: %s\n", H.path, strerror(errno)); return 2; }
         x ^= x << 13; x ^= x >> 17; x ^= x << 5;
         double at = dur * (double)(x >> 8) / (double)(1u << 24);
-        double t0 = now_us();
-        pid_t pid = start(0);
+        double t0;
+        int from;
+        pid_t pid = start(0, &t0, &from);
         double wake = t0 + at;
         struct timespec ts = { (time_t)(wake / 1e6), (long)((wake - (double)(time_t)(wake / 1e6) * 1e6) * 1e3) };
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {}
         kill(pid, SIGKILL);
         int st;
         waitpid(pid, &st, 0);
+        close(from);
         int c = contents(why, sizeof why, 0);
         if (c < 0)
             return verdict("FAIL", "killed %.0f us into a save of version 2 (one takes about %.0f us; kill %d of %d, "
                            "--seed %u): %s: it must hold version 1 or version 2, whole", at, dur, i + 1, n, seed, why);
         if (WIFSIGNALED(st)) seen[c]++; else seen[0]++;
-        waitpid(pid = start(1), &st, 0);
+        waitpid(pid = start(1, &t0, &from), &st, 0);
+        close(from);
         int now = contents(why, sizeof why, 0);
         if (now != c)
             return verdict("FAIL", "killed %.0f us into a save of version 2 (--seed %u), state.bin held version %d; then "
@@ -949,7 +1119,7 @@ static int prepare(int trace)
 {
     char why[600], left[600];
     if (run_recover(trace) != 0) return verdict("FAIL", "my_recover in an empty directory did not return: %s", ended);
-    int e, rc = run_save(H.path, v1, v1len, &e, INJ_NONE, 0, 0, 0, "version 1");
+    int e, rc = run_save(H.path, 1, OLD_BODY, &e, INJ_NONE, 0, 0, 0, "version 1");
     if (rc == NO_RETURN) return verdict("FAIL", "saving version 1 (no fault injected): my_save did not return: %s", ended);
     if (rc != 0) return verdict("FAIL", "saving version 1 (no fault injected): my_save returned %d (%s)", rc, errname(e));
     if (contents(why, sizeof why, 0) != 1) return verdict("FAIL", "after saving version 1 (no fault injected), %s", why);
@@ -1031,7 +1201,8 @@ static int usage(void)
             "                 [--count] [--verify] [--edge] [--kill-random N [--seed S]] [--trace]\n"
             "  Runs the registered saver (CK_REGISTER_SAVER) on DIR/state.bin, DIR an empty directory:\n"
             "  my_recover, version 1 saved, then version 2 saved under the harness (body BYTES, default 4099).\n"
-            "  Every call runs in a child process traced at the system-call level (ptrace): the calls\n"
+            "  Every call runs in a fresh process (this program started again, told nothing of the\n"
+            "  injection) traced at the system-call level (ptrace): the calls\n"
             "  that open, write, truncate, flush, name or close files are numbered, however the save\n"
             "  makes them; io_uring, AIO, shared file mappings, ioctl on files and new processes or\n"
             "  threads are refused (ENOSYS) and named on a line of their own (save: REFUSED).\n");
@@ -1117,13 +1288,13 @@ static int edge(int trace)
     snprintf(missing, sizeof missing, "%s/%s/state.bin", H.dir, missing_name);
     snprintf(where, sizeof where, "%s/%s", H.dir, missing_name);
     int e;
-    int mrc = run_save(missing, v2, v2len, &e, INJ_NONE, 0, 0, trace, "version 2"), me = e;
+    int mrc = run_save(missing, 2, v2len - HEADER, &e, INJ_NONE, 0, 0, trace, "version 2"), me = e;
     struct stat ms;
     if (mrc == NO_RETURN) return verdict("FAIL", "a save into a directory that does not exist did not return: %s", ended);
     if (mrc == 0) return verdict("FAIL", "a save into a directory that does not exist (%s/state.bin) returned 0", missing_name);
     if (me == 0) return verdict("FAIL", "a save into a directory that does not exist returned %d without setting errno", mrc);
     if (stat(where, &ms) == 0) return verdict("FAIL", "a save into a directory that does not exist created %s", missing_name);
-    int rc = run_save(H.path, "", 0, &e, INJ_NONE, 0, 0, trace, "0 bytes");
+    int rc = run_save(H.path, 0, 0, &e, INJ_NONE, 0, 0, trace, "0 bytes");
     if (rc == NO_RETURN) return verdict("FAIL", "saving 0 bytes: my_save did not return: %s", ended);
     if (rc != 0) return verdict("FAIL", "saving 0 bytes returned %d (%s): an empty file is a valid save", rc, errname(e));
     int c = contents(why, sizeof why, 1);
@@ -1189,7 +1360,7 @@ static int judge_save(const outcome *u, int mode, int calls)
 static int save_v2(const save_opts *o)
 {
     outcome u;
-    u.rc = run_save(H.path, v2, v2len, &u.e, o->mode, o->at, o->err, o->trace, "version 2");
+    u.rc = run_save(H.path, 2, v2len - HEADER, &u.e, o->mode, o->at, o->err, o->trace, "version 2");
     if (u.rc == NO_RETURN)
         return verdict("FAIL", "saving version 2%s%s: my_save did not return: %s", H.fired ? " after a failure of " : "",
                        H.fired ? H.fired_desc : "", ended);
@@ -1207,20 +1378,73 @@ static int save_v2(const save_opts *o)
     return H.fired ? judge_failure(&u, o->err) : judge_save(&u, o->mode, calls);
 }
 
+/* ------------------------------------------------------------ the saver's side */
+
+/* The one call, between the two marks, made from here alone (marked()). */
+static __attribute__((noinline)) void run_call(int save, const char *path, const void *data, size_t n)
+{
+    mark(MARK_START);
+    if (save) {
+        errno = 0;
+        R.rc = saver_save(path, data, n);
+        R.err = errno;
+    } else saver_recover(path);
+    mark(MARK_END);
+    __asm__ volatile("" ::: "memory");   /* not a tail call: the end mark from this frame, as the start's */
+}
+
+/* The saver's process (PROG save --as-saver save|recover VERSION BODY PATH,
+ * started by launch()): the bytes of the version, the call, its result on
+ * RESULT_FD. */
+static int saver_process(int argc, char **argv)
+{
+    long long version, body;
+    if (argc != 6 || (strcmp(argv[2], "save") && strcmp(argv[2], "recover")) ||
+        ck_parse_int(argv[3], 0, 2, &version, NULL, 0) || ck_parse_int(argv[4], 0, 64LL << 20, &body, NULL, 0)) {
+        fprintf(stderr, "save: --as-saver is how the harness starts a saver's process, not an option\n");
+        return 2;
+    }
+    if (!saver_save) { fprintf(stderr, "save: no saver in this program\n"); return 2; }
+    setvbuf(stdout, NULL, _IOLBF, 0);   /* the saver's own lines, in order with the trace */
+    size_t n = 0;
+    const void *data = version ? (const void *)make_version((uint32_t)version, (size_t)body, &n) : (const void *)"";
+    if (write(RESULT_FD, "S", 1) != 1) _exit(3);
+    run_call(!strcmp(argv[2], "save"), argv[5], data, n);
+    R.done = 1;
+    if (write(RESULT_FD, &R, sizeof R) != (ssize_t)sizeof R) _exit(3);
+    fflush(NULL);
+    _exit(R.rc == 0 ? 0 : 1);
+}
+
+/* A seed for --kill-random nobody can foresee (the moments must not be
+ * known to the save). */
+static uint32_t fresh_seed(void)
+{
+    uint32_t s;
+    if (getrandom(&s, sizeof s, 0) == (ssize_t)sizeof s) return s;
+    return (uint32_t)time(NULL) ^ (uint32_t)getpid() << 16;
+}
+
 int save_main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "--as-saver")) return saver_process(argc, argv);
     save_opts o;
     int rc = parse(argc, argv, &o);
     if (rc >= 0) return rc;
     if (open_dir(o.dir)) return 2;
+    /* The injection is the harness's alone: its command line is wiped once
+     * read (/proc/PID/cmdline shows what is left), and its memory cannot be
+     * read by another process of its user (not dumpable). */
+    for (int i = 1; i < argc; i++) memset(argv[i], 0, strlen(argv[i]));
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     setvbuf(stdout, NULL, _IOLBF, 0);
     v1 = make_version(1, OLD_BODY, &v1len);
     v2 = make_version(2, (size_t)o.size, &v2len);
     if (o.verify) return verify(o.trace);
     if (o.kills) {
         char left[600];
-        if (litter(left, sizeof left)) { fprintf(stderr, "save: --dir %s holds %s: --kill-random needs an empty directory\n", o.dir, left); return 2; }
-        return kill_random((int)o.kills, o.seed >= 0 ? (uint32_t)o.seed : (uint32_t)time(NULL) ^ (uint32_t)getpid() << 16);
+        if (litter(left, sizeof left)) { fprintf(stderr, "save: --dir %s holds %s: --kill-random needs an empty directory\n", H.dir, left); return 2; }
+        return kill_random((int)o.kills, o.seed >= 0 ? (uint32_t)o.seed : fresh_seed());
     }
     rc = prepare(o.trace && !o.edge);
     if (rc >= 0) return rc;

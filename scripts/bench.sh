@@ -19,6 +19,7 @@
 # that fails is named as it happens and again at the end; the summary and the
 # plots of the rest are still written, and the script then exits 1.
 #   summary.md              ratios to MPI_Allreduce, the targets, crossovers
+#   load.txt                the machine's load before and after the sweeps (benchreport judges it)
 #   sweep.csv / sweep_pN.json / sweep_pN.txt    collbench results per rank count (both transports)
 #   sweep_shm_pN.{csv,json,txt}                 the same on the shm transport; in sweep.csv
 #                                               its algorithms are named NAME@shm
@@ -29,6 +30,8 @@
 #   trace_twoshot_shm.json                      twoshot on shm: copy-in, barriers, reduce-scatter, all-gather
 #   rs_pN.{csv,txt}, ag_pN.{csv,txt}, colls.csv reduce-scatter and all-gather sweeps (collbench --coll)
 #   zero.csv, zero{0,1,2}.{log,txt}             tagtrain replicated vs --zero 1, --zero 2: step time, memory per rank
+#   plans.csv, plans_setup.txt                  tagtrain's parallel plans at p = 4 (DP, ZeRO-2, --tp, --pp):
+#                                               bytes per rank, peak RSS, step time (scripts/bench_plans.sh)
 #   trainer.csv, trainer_gpu.csv                tagtrain's weak scaling per algorithm, on the host and (where
 #                                               there is a GPU) --device cuda (scripts/bench_trainer.sh)
 #   *.png, *.svg                                the plots (plots/README.md)
@@ -117,6 +120,22 @@ else
   say "shm transport not available here: shm sweep skipped (see $OUT/pingpong_shm.txt)"
 fi
 
+# The machine's load around the sweeps, for benchreport (load.txt): the cores,
+# the 1-, 5- and 15-minute load averages before and after, and the most ranks
+# the sweeps ran (their own share of the load after). A machine loaded by
+# other work makes the summary's verdicts inconclusive rather than MET or
+# MISSED from noise. No /proc/loadavg (not Linux): no load.txt, no judgement.
+note_load() {   # note_load before|after
+  local l1 l5 l15
+  [ -r /proc/loadavg ] || return 0
+  read -r l1 l5 l15 _ < /proc/loadavg
+  [ "$1" = before ] && echo "cores $(nproc)" > "$OUT/load.txt"
+  echo "$1 $l1 $l5 $l15" >> "$OUT/load.txt"
+  [ "$1" = after ] && echo "ranks $(printf '%s\n' $NP | sort -n | tail -1)" >> "$OUT/load.txt"
+  return 0
+}
+note_load before
+
 # 2. The sweep at each rank count: every algorithm in the registry (mpi
 #    included), then, on the shm transport, every algorithm that runs there.
 #    In sweep.csv the shm rows are named NAME@shm, so the summary and the
@@ -145,6 +164,7 @@ for p in $NP; do
       "$OUT/sweep_shm_p$p.csv" >> "$OUT/sweep.csv"
   first=0
 done
+note_load after
 
 # 2b. The two halves of the all-reduce as collectives of their own: every
 #     reduce-scatter and all-gather algorithm (mpi included) at each rank

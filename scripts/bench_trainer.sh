@@ -20,6 +20,8 @@
 # unless NCCL_MULTI_RANK_GPU_ENABLE=1 (NCCL refuses a shared GPU otherwise):
 #   OUTDIR/trainer_gpu.csv          algo,p,samples_per_s,efficiency,comm_fraction,allreduce_bytes_per_step,gpu_setup
 #   OUTDIR/trainer_scaling_gpu.png/.svg
+# and the parallel plans at p = 4 (scripts/bench_plans.sh, about 35 s):
+#   OUTDIR/plans.csv                plan,p,tp,pp,dp,step_s,...,peak_rss_bytes,coll_bytes_per_step
 #
 # Efficiency is WEAK scaling, with the same per-rank work at every p:
 #   every rank keeps a local batch of LOCAL_BATCH rows (global --batch =
@@ -191,6 +193,9 @@ if command -v gnuplot > /dev/null; then
 fi
 say "wrote $OUT/trainer.csv and trainer_scaling.png/.svg"
 device_trainer
+# The parallel plans side by side at p = 4 (DP, ZeRO-2, TP, PP): plans.csv.
+scripts/bench_plans.sh "$BUILD" "$OUT" ||
+  echo "plans: $OUT/plans_failed.txt" >> "$OUT/trainer_failed.txt"
 # A run that failed is a NaN row in trainer.csv, listed here, and exit 1.
 if [ -s "$OUT/trainer_failed.txt" ]; then
   say "$(wc -l < "$OUT/trainer_failed.txt") run(s) failed:"; sed 's/^/  /' "$OUT/trainer_failed.txt"

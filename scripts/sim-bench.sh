@@ -34,6 +34,9 @@
 #   trainer.csv                 simulated tagtrain: samples/s and efficiency, p = 1 .. 64
 #   zero.csv, zeroZ_pN.*        simulated tagtrain replicated, --zero 1, --zero 2 at p = 16, 64, 256:
 #                               step time, bytes per rank held and sent per step
+#   plans.csv, plans_setup.txt, plan_NAME_pN.*   simulated tagtrain under each parallel plan (DP, ZeRO-2,
+#                               --tp 2, --pp 2 1F1B and GPipe, the hybrid where tagtrain takes it) at
+#                               p = 16, 64 (full: 256 too; smoke: 4): step time, bytes per rank
 #   colls.csv, rs_pN_ALGO.*, ag_pN_ALGO.*   reduce-scatter and all-gather per rank count and algorithm
 #   extrap.csv, scaling.csv     the model to 4096 ranks; speedup/efficiency
 #   *.png, *.svg                busbw, latency, model per p; topology; trainer; ...
@@ -73,6 +76,7 @@ NP="16 64 256"
 TOPO_ALGOS="ring rd rabenseifner tree2 mpi"
 TRAIN_NP="1 2 4 8 16 32 64"
 ZERO_NP="16 64 256"
+PLAN_NP="16 64"
 # The report's acceptance checks, at CHECK_P ranks (benchreport --sim).
 CHECK_P=64
 CHECKS=(--fastest 1K:rd --near-link 16M:ring,rabenseifner --model-algos ring,rd,rabenseifner)
@@ -86,13 +90,14 @@ elif [ "$MODE" = smoke ]; then
   SIZES=(-b 16 -e 64K -f 64)
   NP="16" CHECK_P=16 TOPO_P="16" TOPO_ALGOS="ring rd"
   CHECKS=(--fastest 1K:rd --model-algos ring,rd)   # what its sizes and algorithms can show
-  HUGE_ALGOS="" TRAIN_ALGOS="ring rd" TRAIN_NP="1 2" ZERO_NP="2"
+  HUGE_ALGOS="" TRAIN_ALGOS="ring rd" TRAIN_NP="1 2" ZERO_NP="2" PLAN_NP="4"
 else
   SIZES=(-b 16 -e 16M -f 2)
   BIG_SIZES=(-b 16 -e 16M -f 4)
   HUGE_SIZES=(-b 16 -e 16M -f 16)
   HUGE_ALGOS="rd rabenseifner tree tree2"
   TOPO_P="64 256"
+  PLAN_NP="16 64 256"
   TRAIN_ALGOS=""                      # every host algorithm
 fi
 LINK_GBS=3.125 ALPHA_US=1   # sim/platforms/: 25 Gb/s links, 1 us host to host
@@ -150,7 +155,7 @@ grep '^# fit' "$OUT/pingpong.txt" | sed 's/^# /             /'
 # 3. The sweeps on the crossbar, one simulation per (p, algorithm): timing
 #    runs on folded buffers (sim/simrun -fold; the data are not checked:
 #    sim.check.* in the test suite checks them).
-COMMON=(-n 1 -w 0 --place out -c 0 --model "$OUT/params.txt")
+COMMON=(-n 1 -w 0 --place out -c 0 --agree off --model "$OUT/params.txt")   # the algorithm alone, as the model describes it
 say "sweeps on the crossbar: p = $NP (every host algorithm and SMPI's MPI_Allreduce), p = 1024 ($HUGE_ALGOS)"
 for p in 1024 $(echo $NP | tr ' ' '\n' | sort -rn); do   # the longest first: the queue ends together
   case $p in 256) sizes=("${BIG_SIZES[@]}") ;; 1024) sizes=("${HUGE_SIZES[@]}") ;; *) sizes=("${SIZES[@]}") ;; esac
@@ -225,6 +230,36 @@ for p in $ZERO_NP; do
         --batch $((ZLOCAL * p)) "${ZTRAIN[@]}" --log "$OUT/zero${z}_p$p.jsonl"
   done
 done
+# 5c. The parallel plans side by side (the section of make bench, where the
+#     trade-offs show): the same data and model as 5b, PLOCAL rows per rank
+#     per step, one simulation per plan and p. Each plan's options; the
+#     hybrid only where tagtrain takes --tp with --pp (asked natively first:
+#     a refusal is named in plans_setup.txt, not a failed simulation).
+PLOCAL=4
+plan_opts() {   # plan_opts NAME: its tagtrain options
+  case $1 in
+    dp) echo --algo rabenseifner ;;
+    zero2) echo --zero 2 --bucket-mb 0.25 --algo rabenseifner --rs-algo halving --ag-algo rd ;;
+    tp2) echo --tp 2 --tp-algo ring --algo rabenseifner ;;
+    pp2-1f1b) echo --pp 2 --microbatches 4 --pp-schedule 1f1b --algo rabenseifner ;;
+    pp2-gpipe) echo --pp 2 --microbatches 4 --pp-schedule gpipe --algo rabenseifner ;;
+    tp2xpp2) echo --tp 2 --tp-algo ring --pp 2 --microbatches 4 --pp-schedule 1f1b --algo rabenseifner ;;
+  esac
+}
+PLANS="dp zero2 tp2 pp2-1f1b pp2-gpipe tp2xpp2"
+echo "tagsynth data, 4096 features, 64 hidden units (a 1 MB model, W_0 99.9 % of it), $PLOCAL rows per rank per step, one epoch; p = $PLAN_NP simulated hosts of the crossbar; data parallelism by rabenseifner, ZeRO-2 by halving + rd, --tp's all-reduce by ring, --pp with 4 micro-batches" \
+  > "$OUT/plans_setup.txt"
+# shellcheck disable=SC2046  # one word per option
+refusal=$("$BUILD/bin/tagtrain" $(plan_opts tp2xpp2) --no-save 2>&1 | grep -m1 "does not take" | sed 's/^tagtrain: //; s/:.*//' || true)
+[ -n "$refusal" ] && { PLANS=${PLANS% tp2xpp2}; echo "tp2xpp2: refused by tagtrain ($refusal)" >> "$OUT/plans_setup.txt"; }
+for p in $PLAN_NP; do
+  for n in $PLANS; do
+    # shellcheck disable=SC2046  # one word per option
+    # ZTRAIN's data and model (its first 14 words), not its algorithms
+    job "plan $n p=$p" "$OUT/plan_${n}_p$p.txt" $SIMRUN -np "$p" "$SBIN/tagtrain" $(plan_opts "$n") \
+        --batch $((PLOCAL * p)) "${ZTRAIN[@]:0:14}" --log "$OUT/plan_${n}_p$p.jsonl"
+  done
+done
 drain
 [ -s "$FAILS" ] && say "$(wc -l < "$FAILS") simulations failed (listed in $FAILS; the rest of the report is written)"
 
@@ -286,6 +321,15 @@ for p in $ZERO_NP; do
     fi
     echo "$([ $z = 0 ] && echo replicated || echo zero$z),$p,$(awk -v a="$cps" -v b="$mps" 'BEGIN { printf "%.6g", a + b }'),$cps,$mps,$(f run param_bytes_per_rank),$(f run grad_bytes_per_rank),$(f run optim_state_bytes_per_rank),$sent" \
       >> "$OUT/zero.csv"
+  done
+done
+# plans.csv: each simulated plan's row (scripts/bench_plans.sh reads the log;
+# no resident memory: SMPI runs every rank in one process).
+scripts/bench_plans.sh --header > "$OUT/plans.csv"
+for p in $PLAN_NP; do
+  for n in $PLANS; do
+    [ -s "$OUT/plan_${n}_p$p.jsonl" ] && grep -q '"type":"summary"' "$OUT/plan_${n}_p$p.jsonl" || continue   # failed: in failed.txt
+    scripts/bench_plans.sh --row "$n" "$OUT/plan_${n}_p$p.jsonl" --no-rss >> "$OUT/plans.csv"
   done
 done
 rm -f "$OUT/trainer_data.csv" "$OUT/trainer_holdout.csv" "$OUT/zero_data.csv"   # regenerated from their seeds; not results

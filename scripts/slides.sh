@@ -38,6 +38,25 @@ mkdir -p "$OUT/fig"
 # after every edit.
 "$B/bin/collbench" --extrapolate --model "$SRC/slides/params.txt" --algo naive,ring,ring_pipelined,rd,rabenseifner,tree,tree2 \
     --pmax 4096 --overwrite --csv "$OUT/fig/extrap.csv" > "$OUT/fig/extrap.txt"
+# Deck 03's summary table (fig/costs.md, {{include costs}}): each algorithm's α, β and γ terms read
+# off its own cost function (the descriptor's, as collbench's model uses it) by running the model
+# with one parameter at 1 and the others at 0, at p = 16 and 1024, n = 64 MiB; beside the lower
+# bounds ⌈log2 p⌉α, 2(p−1)/p·nβ, (p−1)/p·nγ. A term at its bound is bold; an algorithm whose
+# time is not the sum of its terms (the pipelined ring overlaps β and γ) is marked.
+par() { awk -v k="$1" '$1 == k { print $2 }' "$SRC/slides/params.txt"; }   # a slide parameter
+costtable() {
+  local algos=naive,ring,ring_pipelined,rd,rabenseifner,tree,tree2 k
+  for k in alpha beta gamma; do
+    awk -v k="$k" '$1 == "chunk_bytes" { print } END { print "memcpy_gbs 0"
+      print "alpha_us " (k == "alpha"); print "beta_ns_per_byte " (k == "beta"); print "gamma_ns_per_byte " (k == "gamma") }' \
+      "$SRC/slides/params.txt" > "$OUT/fig/unit-$k.txt"
+    "$B/bin/collbench" --extrapolate --model "$OUT/fig/unit-$k.txt" --algo $algos --pmax 1024 --overwrite \
+        --csv "$OUT/fig/unit-$k.csv" > "$OUT/fig/unit-$k.log" 2>&1 || { cat "$OUT/fig/unit-$k.log" >&2; exit 1; }
+  done
+  awk -F, -v order="$algos" -v alpha="$(par alpha_us)" -v beta="$(par beta_ns_per_byte)" -v gamma="$(par gamma_ns_per_byte)" \
+      -f "$SRC/slides/costs.awk" "$OUT"/fig/unit-{alpha,beta,gamma}.csv "$OUT/fig/extrap.csv" > "$OUT/fig/costs.md"
+}
+[ -n "${SLIDES_ONLY:-}" ] && ! grep -q '{{include costs}}' "$SRC/slides/$SLIDES_ONLY.md" 2>/dev/null || costtable
 pngterm=png; gnuplot -e 'set terminal pngcairo' > /dev/null 2>&1 && pngterm=pngcairo
 # The pictures take a while: a deck built alone (SLIDES_ONLY, as while editing it) gets only
 # the ones it shows. want NAME: the deck shows fig/NAME/... (or every deck is being built).
@@ -105,10 +124,10 @@ if [ $figs = 1 ]; then
   zmem() {   # zmem TAG OPTIONS...: TAG_state and TAG_peak, as tagtrain prints them
     local tag=$1; shift
     "$B/bin/ckrun" -np 2 "$B/bin/tagtrain" --data "$OUT/fig/ddp-data.csv" --holdout "$OUT/fig/ddp-holdout.csv" \
-        --features 32768 --hidden 64 --epochs 1 --no-save --transport mpi "$@" > "$OUT/fig/$tag.txt" 2>&1 ||
-      { cat "$OUT/fig/$tag.txt" >&2; exit 1; }
+        --features 32768 --hidden 64 --epochs 1 --no-save --transport mpi "$@" > "$OUT/fig/mem-$tag.txt" 2>&1 ||
+      { cat "$OUT/fig/mem-$tag.txt" >&2; exit 1; }
     sed -n "s/.*optimizer state \([0-9.]* MB\).*/${tag}_state \1/p
-            s/^peak resident memory per rank: \([0-9.]* MB\).*/${tag}_peak \1/p" "$OUT/fig/$tag.txt"
+            s/^peak resident memory per rank: \([0-9.]* MB\).*/${tag}_peak \1/p" "$OUT/fig/mem-$tag.txt"
   }
   if measures zero; then
     { zmem zero0 --algo ring; zmem zero1 --zero 1 --rs-algo ring --ag-algo ring
@@ -166,7 +185,6 @@ if [ $figs = 1 ]; then
       -e "where='$where'; when='$twhen'" slides/trainer.gp) 2> "$OUT/fig/trainer.log" ||
     { cat "$OUT/fig/trainer.log" >&2; exit 1; }
   # Deck 03's model, one readable panel per rank count, titled with the parameters it uses.
-  par() { awk -v k="$1" '$1 == k { print $2 }' "$SRC/slides/params.txt"; }
   for P in 16 64 256; do
     (cd "$SRC" && gnuplot -e "dir='$OUT/fig'; P=$P; pngterm='$pngterm'; alpha='$(par alpha_us)'; beta='$(par beta_ns_per_byte)'; gamma='$(par gamma_ns_per_byte)'; algos='naive ring rd rabenseifner tree tree2'" \
         slides/model.gp)
@@ -180,11 +198,15 @@ fi
 if measures eq_; then
   "$B/bin/tagsynth" --rows 612 --out "$OUT/fig/eq-data.csv" --overwrite > /dev/null
   [ -s "$OUT/fig/ddp-holdout.csv" ] || "$B/bin/tagsynth" --rows 64 --seed 2 --out "$OUT/fig/ddp-holdout.csv" --overwrite > /dev/null
-  eqrun() {   # eqrun NAME P OPTIONS...: a checkpoint in fig/eq/NAME
+  eqrun() {   # eqrun NAME P OPTIONS...: a checkpoint in fig/eq/NAME, deck 04's model
+    local name=$1 np=$2; shift 2
+    eqtrain "$name" "$np" --data "$OUT/fig/eq-data.csv" --holdout "$OUT/fig/ddp-holdout.csv" \
+        --features 4096 --hidden 64 --epochs 2 --batch 32 --transport mpi "$@"
+  }
+  eqtrain() {   # eqtrain NAME P OPTIONS...: tagtrain with the library ring, dropout 0
     local name=$1 np=$2; shift 2
     rm -rf "${OUT:?}/fig/eq/$name"
-    "$B/bin/ckrun" -np "$np" "$B/bin/tagtrain" --data "$OUT/fig/eq-data.csv" --holdout "$OUT/fig/ddp-holdout.csv" \
-        --algo ring --features 4096 --hidden 64 --dropout 0 --epochs 2 --batch 32 --quiet --transport mpi \
+    "$B/bin/ckrun" -np "$np" "$B/bin/tagtrain" --algo ring --dropout 0 --quiet \
         --save "$OUT/fig/eq/$name" "$@" > "$OUT/fig/eq/$name.txt" 2>&1 || { cat "$OUT/fig/eq/$name.txt" >&2; exit 1; }
   }
   eqdiff() {   # eqdiff KEY A B: "KEY max|a-b|/(1+|a|)" and "KEY_at TENSOR" from ckptdiff
@@ -197,8 +219,16 @@ if measures eq_; then
   mkdir -p "$OUT/fig/eq"
   for p in 1 2 3; do eqrun sgd-p$p $p --optimizer sgd --lr 0.1; eqrun adam-p$p $p; done
   eqrun adam-p3b 3 --bucket-mb 0.25
+  # The configuration lab 04's grader uses (labs/04-ddp/lab.conf, part equivalence: a 1024-32-4
+  # model, 720 rows of tagsynth --seed 1, folds 5/5, 2 epochs of Adam, p = 2 and 3, blocking and
+  # --bucket-mb 0.02, --check-sync; bar 1e-5): eq_grade_pP, eq_grade_pPb
+  "$B/bin/tagsynth" --rows 720 --seed 1 --out "$OUT/fig/eq-grade.csv" --overwrite > /dev/null
+  graderun() { eqtrain "$@" --data "$OUT/fig/eq-grade.csv" --folds 5 --fold 5 --features 1024 --hidden 32 --epochs 2; }
+  graderun grade-p1 1
+  for p in 2 3; do graderun grade-p$p $p --check-sync; graderun grade-p${p}b $p --check-sync --bucket-mb 0.02; done
   { for k in sgd adam; do eqdiff eq_${k}_p2 $k-p1 $k-p2; eqdiff eq_${k}_p3 $k-p1 $k-p3; done
     eqdiff eq_adam_p3b adam-p1 adam-p3b
+    for p in 2 3; do eqdiff eq_grade_p$p grade-p1 grade-p$p; eqdiff eq_grade_p${p}b grade-p1 grade-p${p}b; done
     echo "eq_on $(uname -n) ($(nproc) cores), $(date -u '+%Y-%m-%d %H:%M UTC')"; } >> "$OUT/fig/measured.txt"
 fi
 # Deck 06's recipe, call by call: the lab's crash harness counting one save of lab 06's
@@ -240,6 +270,11 @@ fill() {
     BEGIN { while ((getline l < csv) > 0) { split(l, c, ","); t[c[1] "," c[2] "," c[3]] = c[4]; bw[c[1] "," c[2] "," c[3]] = c[5] }
             while ((getline l < params) > 0) if (l !~ /^#/ && split(l, c, " ") == 2) par[c[1]] = c[2]
             while ((getline l < (fig "/measured.txt")) > 0) { k = l; sub(/ .*/, "", k); sub(/^[^ ]* /, "", l); meas[k] = l } }
+    # {{include NAME}} alone on a line: the Markdown make slides wrote as fig/NAME.md (a table)
+    /^\{\{include [a-z_0-9]*\}\}$/ { f = fig "/" substr($0, 11, length($0) - 12) ".md"; got = 0
+      while ((getline l < f) > 0) { print l; got = 1 }
+      if (!got) { printf "slides: %s line %d: nothing in %s\n", FILENAME, FNR, f > "/dev/stderr"; bad = 1 }
+      next }
     { s = $0; out = ""
       while (match(s, /\{\{measured [a-z_0-9]*\}\}/)) {
         k = substr(s, RSTART + 11, RLENGTH - 13)
@@ -267,6 +302,22 @@ fill() {
         out = out substr(s, 1, at - 1) v; s = substr(s, at + len)
       }
       s = out s; out = ""
+      # {{growth ALGO P1 P2 BYTES}}: the words for how the model time changes from P1 to P2
+      # ranks, made from the two times, so that the sentence cannot say "flat" of a doubling
+      while (match(s, /\{\{growth [^}]*\}\}/)) {
+        n = split(substr(s, RSTART + 9, RLENGTH - 11), a, " ")
+        k1 = a[1] "," a[2] "," a[4]; k2 = a[1] "," a[3] "," a[4]
+        if (n != 4 || !(k1 in t) || !(k2 in t) || t[k1] <= 0) {
+          printf "slides: %s line %d: %s: no such model values (ALGO P1 P2 BYTES, rows of %s)\n", FILENAME, FNR,
+                 substr(s, RSTART, RLENGTH), csv > "/dev/stderr"; bad = 1; v = "??"
+        } else {
+          r = t[k2] / t[k1]
+          if (r < 1.1 && r > 0.9) v = sprintf("stays within 10 %% from p = %s to p = %s", a[2], a[3])
+          else v = sprintf("%s %.1f-fold from p = %s to p = %s", r > 1 ? "grows" : "shrinks", r > 1 ? r : 1 / r, a[2], a[3])
+        }
+        out = out substr(s, 1, RSTART - 1) v; s = substr(s, RSTART + RLENGTH)
+      }
+      s = out s; out = ""
       while (match(s, /\{\{model [^}]*\}\}/)) {
         n = split(substr(s, RSTART + 8, RLENGTH - 10), a, " ")
         k = a[1] "," a[2] "," a[3]
@@ -279,6 +330,13 @@ fill() {
       print out s }
     END { exit bad }' "$1"
 }
+# A command on a slide breaks only between arguments: in inline code (outside code blocks), the
+# space between an option and its value (-np 4, --algo ring) becomes a no-break space, so that
+# LaTeX cannot end a line on "--algo" and start the next on "ring" (the slide test checks it).
+nobreak() {   # (a code span may run over two lines of the source: the file is read whole)
+  perl -0777 -pe 's{(^```.*?^```[^\n]*$)|(`[^`]*`)}{ defined $1 ? $1 : do { my $t = $2;
+                      $t =~ s/(?<![^\s`])(-{1,2}[A-Za-z][-A-Za-z0-9_]*)[ \n](?=[^\s`-])/$1\xc2\xa0/g; $t } }gmse' "$@"
+}
 status=0
 # Each deck: pandoc writes the LaTeX, pdflatex
 # typesets it twice; NAME.pandoc.log keeps pandoc's warnings, NAME.latex.log its overfull boxes and missing files
@@ -287,7 +345,7 @@ for md in "$SRC"/slides/[0-9][0-9]-*.md; do
   name=$(basename "$md" .md)
   [ -z "${SLIDES_ONLY:-}" ] || [ "$SLIDES_ONLY" = "$name" ] || continue
   ok=1
-  fill "$md" > "$OUT/$name.md" 2> "$OUT/$name.pandoc.log" &&
+  fill "$md" > "$OUT/$name.filled.md" 2> "$OUT/$name.pandoc.log" && nobreak "$OUT/$name.filled.md" > "$OUT/$name.md" &&
     pandoc -t beamer -s --slide-level=2 -V theme=default -V aspectratio=169 -H "$SRC/slides/preamble.tex" \
       "$OUT/$name.md" -o "$OUT/$name.tex" 2>> "$OUT/$name.pandoc.log" || ok=0
   if [ $ok = 1 ]; then

@@ -54,7 +54,11 @@ done
 cp "$SRC"/collectives/include/*.h "$SRC"/checker/collcheck.h "$SRC"/bench/collbench.h "$SRC"/bench/model.h \
    "$SRC"/trainer/tagtrain.h "$SRC"/draw/colldraw.h "$OUT/include/"
 cp "$SRC/cmake/CollkitPlugin.cmake" "$OUT/cmake/"
-cp "$SRC/plugin/main.c" "$SRC/plugin/save.c" "$SRC/plugin/confine.c" "$OUT/plugin/"
+cp "$SRC/plugin/main.c" "$SRC/plugin/save.c" "$SRC/plugin/confine.c" "$SRC/plugin/isolate_host.c" "$OUT/plugin/"
+# The isolated runs' trusted program and references (plugin/isolate_host.c), where this build has them.
+for f in collkit-host collkit-ref.algo; do
+  if [ -x "$B/bin/$f" ]; then cp "$B/bin/$f" "$OUT/bin/"; fi
+done
 # The imported targets, pointed at the kit instead of the build tree.
 sed -e "s|$B/lib/|\${_KIT}/lib/|g" \
     -e "s|\"-iquote;$SRC/datasets\"|\"\"|g" \
@@ -152,16 +156,17 @@ The programs in `bin/` are Linux x86-64 programs built against Open MPI (`libmpi
 3.0 to 5.x) and OpenBLAS (`libopenblas.so.0`); `collkit-cc` builds your files with CMake (3.18
 or newer), a C compiler and Open MPI's `mpicc`. MPICH, Intel MPI or MVAPICH cannot run these
 programs: use Open MPI. CUDA is not needed: the GPU parts (lab 05's device part) are reported
-`blocked` where there is no GPU, and every other part runs without it.
+`blocked` where there is no GPU, and every other part runs without it. `bubblewrap` is the
+sandbox `bin/collgrade` grades you in, as your instructor's grader does (see Grading yourself).
 
 - **Debian, Ubuntu** (tested: Debian 12):
 
-      sudo apt-get install build-essential cmake pkg-config openmpi-bin libopenmpi-dev libopenblas-dev
+      sudo apt-get install build-essential cmake pkg-config openmpi-bin libopenmpi-dev libopenblas-dev bubblewrap
 
 - **Fedora** (not tested here): Open MPI is installed as an environment module, which must be
   loaded in every shell (or in `~/.bashrc`) before `make labNN`:
 
-      sudo dnf install gcc make cmake pkgconf-pkg-config openmpi openmpi-devel openblas-devel environment-modules
+      sudo dnf install gcc make cmake pkgconf-pkg-config openmpi openmpi-devel openblas-devel environment-modules bubblewrap
       module load mpi/openmpi-x86_64
 
 - **macOS** (not tested here): the programs in `bin/` are Linux programs and do not run on macOS.

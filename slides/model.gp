@@ -19,8 +19,7 @@ set xtics ('8 B' 8, '1 KiB' 1024, '64 KiB' 65536, '1 MiB' 1048576, '64 MiB' 6710
 set xrange [8:1073741824]
 set key inside left top Left reverse spacing 1.05 font ',22' box opaque
 set grid
-# naive, ring, rd, rabenseifner, tree, tree2 in that order (slides.sh passes them so)
-array col[6] = ['#7b3294', '#1b9e77', '#2166ac', '#e66101', '#a6761d', '#111111']
+# the colours: one per algorithm in every plot (acol, plots/common.gp); the dashes by position
 array dash[6] = [1, 1, 2, 1, 4, 3]
 plot for [i = 1:words(algos)] f using (strcol(1) eq word(algos, i) && $2 == P ? $3 : NaN):4 \
-         with lines lw 5 dt dash[(i - 1) % 6 + 1] lc rgb col[(i - 1) % 6 + 1] title word(algos, i) noenhanced
+         with lines lw 5 dt dash[(i - 1) % 6 + 1] lc rgb acol(word(algos, i), i) title word(algos, i) noenhanced

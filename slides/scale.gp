@@ -19,8 +19,8 @@ set xlabel 'ranks p (one per simulated host)'
 set ylabel 'time (µs)'
 set key outside right top vertical samplen 1.5 font ',22'
 set grid
-plot for [a in algos] csv using (strcol(1) eq a && $3 == B && strcol(7) eq 'out' ? $2 : NaN):9 \
-         with linespoints lw 5 pt 7 ps 2 title a noenhanced, \
+plot for [i = 1:words(algos)] csv using (strcol(1) eq word(algos, i) && $3 == B && strcol(7) eq 'out' ? $2 : NaN):9 \
+         with linespoints lw 5 pt 7 ps 2 lc rgb acol(word(algos, i), i) title word(algos, i) noenhanced, \
      for [i = 1:words(algos)] csv using (strcol(1) eq word(algos, i) && $3 == B && strcol(7) eq 'out' ? $2 : NaN):15 \
-         with lines dt 2 lw 3 lc i notitle, \
+         with lines dt 2 lw 3 lc rgb acol(word(algos, i), i) notitle, \
      NaN with lines dt 2 lw 3 lc rgb '#666666' title 'α-β-γ model'

@@ -18,6 +18,7 @@ set yrange [0:1.4]
 set ytics 0, 0.2, 1
 set key top right inside maxrows 3 samplen 2
 set grid
-plot for [a in algos] csv using (strcol(1) eq a ? $2 : NaN):4 with linespoints lw 3 pt 7 ps 1.5 title a.' efficiency' noenhanced, \
+plot for [i = 1:words(algos)] csv using (strcol(1) eq word(algos, i) ? $2 : NaN):4 with linespoints lw 3 pt 7 ps 1.5 \
+         lc rgb acol(word(algos, i), i) title word(algos, i).' efficiency' noenhanced, \
      for [i = 1:words(algos)] csv using (strcol(1) eq word(algos, i) ? $2 : NaN):5 \
-         with linespoints dt 2 lw 2 pt 6 ps 1.5 lc i title word(algos, i).' comm fraction' noenhanced
+         with linespoints dt 2 lw 2 pt 6 ps 1.5 lc rgb acol(word(algos, i), i) title word(algos, i).' comm fraction' noenhanced

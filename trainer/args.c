@@ -15,6 +15,7 @@
 #include "collkit_util.h"
 #include "args.h"
 #include "devstep.h"
+#include "pp.h"
 #include "zero.h"
 
 /* Defaults: chosen by 5-fold cross-validation on dataset.csv (trainer/README.md
@@ -51,6 +52,11 @@ static void set_defaults(tt_options *o)
     mlp_parse_hidden(DEF_HIDDEN, &t->model, err, sizeof err);
     o->algo_name = "auto";
     o->rs_algo = o->ag_algo = "ring";
+    o->tp = 1;
+    o->pp = 1;
+    o->microbatches = 4;
+    o->pp_sched = PP_1F1B;
+    o->tp_algo = "ring";
     o->save_dir = "runs/latest";
     o->save_every = DEF_SAVE_EVERY;
     o->inject_desync = -1;
@@ -229,6 +235,22 @@ static const ck_opt table[] = {
      "and\noptimizer state across ranks; stop loudly if they differ"},
     {"--threads", 0, CK_OPT_INT, F(threads), .lo = 1, .hi = 1024, .arg = "N", .help = "OpenBLAS threads per rank "
      "(1: the default model's matrices\nare too small for more threads to pay)"},
+    {.name = "model parallelism", .type = CK_OPT_HEADING},
+    {"--tp", 0, CK_OPT_INT, F(tp), .lo = 1, .hi = 1024, .arg = "T", .help = "tensor parallelism over groups of T "
+     "consecutive ranks (%D: none):\nthe hidden layers split Megatron-style, layer 0 (W_0) by\ncolumns, layer 1 by "
+     "rows, ...; p / T data-parallel replicas.\nT must divide p and the widths it splits. Not yet with\n--zero, "
+     "--device cuda, --sparse-grads or --bucket-mb"},
+    {"--tp-algo", 0, CK_OPT_STR, F(tp_algo), .arg = "NAME", .help = "--tp's all-reduce, in forward and backward "
+     "(%D): any\nregistry name (--algo list), on the shm transport where the\ngroup shares a node"},
+    {"--pp", 0, CK_OPT_INT, F(pp), .lo = 1, .hi = MLP_MAX_HIDDEN + 1, .arg = "S", .help = "pipeline parallelism "
+     "over groups of S consecutive ranks (%D: none):\nthe layers cut into S stages, activations forward and their\n"
+     "gradients backward as messages; p / S data-parallel replicas.\nS must divide p, at most one stage a layer. "
+     "Not yet with --tp,\n--zero, --device cuda, --sparse-grads or --bucket-mb"},
+    {"--microbatches", 0, CK_OPT_INT, F(microbatches), .lo = 1, .hi = 1 << 16, .arg = "M", .help = "--pp: each "
+     "replica's batch in M micro-batches (%D); the bubble\nis (S-1)/(M+S-1) of a step"},
+    {"--pp-schedule", 0, CK_OPT_CHOICE, F(pp_sched), .choices = "gpipe|1f1b", .arg = "gpipe|1f1b", .help = "--pp's "
+     "order (1f1b): gpipe runs every forward, then every\nbackward; 1f1b one forward, one backward once the pipe is "
+     "full,\nkeeping fewer micro-batches' activations. Not --schedule,\nwhich is the learning rate's"},
     {.name = "output", .type = CK_OPT_HEADING},
     {"--save", 0, CK_OPT_STR, F(save_dir), .arg = "DIR", .help = "write DIR/best.ckpt (the model at the best val "
      "loss so far) and\nDIR/last.ckpt (the training state) (%D)"},
@@ -317,6 +339,17 @@ static int check_combinations(tt_options *o, char *err, size_t cap)
                         "all-reduced after backward, over CUDA IPC or NCCL (--algo); use --device cpu for it",
                         o->zero ? "--zero" : o->sparse_grads ? "--sparse-grads" : o->bucket_mb > 0 ? "--bucket-mb"
                                                                                       : "--transport"), -1;
+    if (o->pp == 1 && (given(o, "--microbatches") || given(o, "--pp-schedule")))
+        return snprintf(err, cap, "%s goes with --pp S (pipeline parallelism)",
+                        given(o, "--microbatches") ? "--microbatches" : "--pp-schedule"), -1;
+    if (o->pp > 1 && (o->tp > 1 || o->zero || o->device || o->sparse_grads || o->bucket_mb > 0))
+        return snprintf(err, cap, "--pp does not take %s yet: each stage's gradients are synchronised whole after "
+                        "the pipeline's backward, on the host", o->tp > 1 ? "--tp" : o->zero ? "--zero" : o->device
+                        ? "--device cuda" : o->sparse_grads ? "--sparse-grads" : "--bucket-mb"), -1;
+    if (o->tp > 1 && (o->zero || o->device || o->sparse_grads || o->bucket_mb > 0))
+        return snprintf(err, cap, "--tp does not take %s yet: its shards are synchronised whole after backward, on "
+                        "the host", o->zero ? "--zero" : o->device ? "--device cuda" : o->sparse_grads
+                        ? "--sparse-grads" : "--bucket-mb"), -1;
     return 0;
 }
 
@@ -335,6 +368,8 @@ static int check_algo(const tt_options *o, char *err, size_t cap)
         return snprintf(err, cap, "--algo: %s%s", aerr,
                         !o->transport && ck_algo_find(o->algo_name) ? " (--transport shm runs it on host buffers)"
                                                                     : ""), -1;
+    if (o->tp > 1 && ck_algo_parse_list(o->tp_algo, CK_MEM_HOST | CK_MEM_SHM, &algo, 1, &nalgo, aerr, sizeof aerr))
+        return snprintf(err, cap, "--tp-algo: %s", aerr), -1;
     return 0;
 }
 

@@ -18,6 +18,9 @@ typedef struct {
     const char *zero_arg;            /* --zero as given; zero is its stage */
     int zero;                        /* 0 replicated, 1 optimizer state sharded, 2 gradients too (zero.h) */
     int device;                      /* --device: 0 cpu, 1 cuda (devstep.h) */
+    int tp;                          /* --tp: tensor-parallel width (1: none; tp.h) */
+    const char *tp_algo;             /* --tp-algo: the all-reduce inside forward and backward */
+    int pp, microbatches, pp_sched;  /* --pp stages, --microbatches, --pp-schedule (PP_GPIPE, PP_1F1B; pp.h) */
     double bucket_mb;
     int check_sync, threads, stop_after, inject_desync, no_save, quiet, sparse_grads, strict_data;
     int overwrite;   /* --overwrite: an existing --log, --trace or --metrics file may be written over */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# compare.sh [-r ROUNDS] [-b BUILD] [-e EPOCHS] — tagtrain against PyTorch on the
+# compare.sh [-r ROUNDS] [-b BUILD] [-e EPOCHS] [-F FEATURES] [-H HIDDEN] — tagtrain against PyTorch on the
 # same model, measured in the same run, round after round (a shared machine's
 # load changes from minute to minute: each round's ratio compares runs made
 # seconds apart; the spread over rounds says how far to trust it).
@@ -19,15 +19,26 @@
 # same for its own pair) and each figure is the mean of its two runs.
 #
 # PyTorch is optional: without it (PYTHON, else python3, else /usr/bin/python3
-# with Debian's python3-torch) only tagtrain's figures are printed.
+# with Debian's python3-torch) only tagtrain's figures are printed, and
+# PyTorch's columns say n/a.
+#
+# -F and -H set the model's hashed features and hidden width on both sides
+# (default: tagtrain's own, 65536 and 128); the test bench.compare runs a tiny
+# model for one round of one epoch.
 set -euo pipefail
-ROUNDS=3 BUILD=build EPOCHS=5
-while getopts "r:b:e:" opt; do
+ROUNDS=3 BUILD=build EPOCHS=5 FEATURES=65536 HIDDEN=128
+usage() { echo "usage: compare.sh [-r ROUNDS] [-b BUILD] [-e EPOCHS] [-F FEATURES] [-H HIDDEN]" >&2; exit 2; }
+while getopts "r:b:e:F:H:" opt; do
   case $opt in
-    r) ROUNDS=$OPTARG ;; b) BUILD=$OPTARG ;; e) EPOCHS=$OPTARG ;;
-    *) echo "usage: compare.sh [-r ROUNDS] [-b BUILD] [-e EPOCHS]" >&2; exit 2 ;;
+    r) ROUNDS=$OPTARG ;; b) BUILD=$OPTARG ;; e) EPOCHS=$OPTARG ;; F) FEATURES=$OPTARG ;; H) HIDDEN=$OPTARG ;;
+    *) usage ;;
   esac
 done
+[ $OPTIND -gt $# ] || { echo "compare.sh: unexpected argument: ${!OPTIND}" >&2; usage; }
+for v in "$ROUNDS" "$EPOCHS" "$FEATURES" "$HIDDEN"; do
+  case $v in ''|*[!0-9]*|0) echo "compare.sh: want a whole number > 0, got '$v'" >&2; usage ;; esac
+done
+MODEL=(--features "$FEATURES" --hidden "$HIDDEN")
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 case $BUILD in /*) BIN=$BUILD/bin/tagtrain ;; *) BIN=$ROOT/$BUILD/bin/tagtrain ;; esac   # -b: absolute, or from the top
 [ -x "$BIN" ] || { echo "compare.sh: $BIN not found: build first" >&2; exit 1; }
@@ -41,18 +52,26 @@ MPIRUN=(mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 --mca 
 W=$(mktemp -d /tmp/collkit_compare.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 
+# One tagtrain run, its log in $W/log: train NP [OPTIONS...]. tagtrain's --log
+# never replaces a file, so the last run's log is removed first (it is ours).
+train() {
+  local np=$1; shift
+  rm -f "$W/log"
+  "${MPIRUN[@]}" -np "$np" "$BIN" "${MODEL[@]}" "$@" --threads 1 --no-save --quiet --log "$W/log" > "$W/out" 2>&1 ||
+    { echo "compare.sh: tagtrain -np $np $* failed:" >&2; cat "$W/out" >&2; exit 1; }
+}
 # samples/s of one tagtrain run: tt P GLOBAL_BATCH [OPTIONS...]
 tt() {
   local np=$1 batch=$2; shift 2
-  "${MPIRUN[@]}" -np "$np" "$BIN" "$@" --batch "$batch" --epochs "$EPOCHS" --threads 1 --no-save --quiet --log "$W/log" \
-      > "$W/out" 2>&1 || { echo "compare.sh: tagtrain -np $1 failed:" >&2; cat "$W/out" >&2; exit 1; }
-  grep '"type":"summary"' "$W/log" | sed 's/.*"samples_per_s":\([0-9.e+-]*\),.*/\1/'
+  train "$np" "$@" --batch "$batch" --epochs "$EPOCHS"
+  local v; v=$(sed -n 's/.*"type":"summary".*"samples_per_s":\([0-9.e+-]*\),.*/\1/p' "$W/log")
+  [ -n "$v" ] || { echo "compare.sh: no samples_per_s in tagtrain's log (-np $np $*)" >&2; exit 1; }
+  echo "$v"
 }
 
 # The PyTorch scripts feed random rows of tagtrain's density: measure it
 # (non-zeros per training row with the current default features).
-"${MPIRUN[@]}" -np 1 "$BIN" --epochs 1 --threads 1 --no-save --quiet --log "$W/log" > "$W/out" 2>&1 ||
-  { echo "compare.sh: tagtrain failed:" >&2; cat "$W/out" >&2; exit 1; }
+train 1 --epochs 1
 NNZ=$(sed -n 's/.*"type":"run".*"nnz_per_row":\([0-9.e+-]*\).*/\1/p' "$W/log" | awk '{ printf "%.0f", $1 }')
 [ -n "$NNZ" ] && [ "$NNZ" -gt 0 ] || { echo "compare.sh: no nnz_per_row in tagtrain's log" >&2; exit 1; }
 echo "tagtrain's default features: $NNZ non-zeros a row (the PyTorch scripts' random rows get as many)"
@@ -61,9 +80,22 @@ printf "%5s %10s %10s %7s | %10s %10s %7s %10s %7s %10s %10s %7s\n" round tt_p1 
   ddp_1 ddp_2 ddp_eff
 # One PyTorch p = 1 run: samples/s, or NaN.
 torch1() {
-  "$PY" "$ROOT/trainer/compare_pytorch.py" --nnz "$NNZ" --threads 1 --batch 32 --epochs "$EPOCHS" > "$W/py" 2>&1 || true
+  "$PY" "$ROOT/trainer/compare_pytorch.py" "${MODEL[@]}" --nnz "$NNZ" --threads 1 --batch 32 --epochs "$EPOCHS" > "$W/py" 2>&1 || true
   local v; v=$(sed -n 's/.*: \([0-9.]*\) samples\/s$/\1/p' "$W/py")
   [ -n "$v" ] && echo "$v" || { echo "compare.sh: compare_pytorch.py failed:" >&2; tail -5 "$W/py" >&2; echo NaN; }
+}
+# One round's line: a figure PyTorch did not give (NaN) and every ratio made
+# from one print n/a, so that no awk divides by a word.
+row() {
+  awk -v r="$1" -v a="$2" -v b="$3" -v s1="$4" -v s2="$5" -v s3="$6" -v t1="$7" -v t2="$8" '
+    function ok(x) { return x ~ /^[0-9.]+([eE][-+]?[0-9]+)?$/ && x + 0 > 0 }
+    function f(x, w, fmt) { return ok(x) ? sprintf(fmt, x) : sprintf("%" w "s", "n/a") }
+    function q(x, y, k) { return ok(x) && ok(y) ? x / (k * y) : "n/a" }
+    BEGIN {
+      printf "%5d %s %s %s | %s %s %s %s %s %s %s %s\n", r, f(a, 10, "%10.0f"), f(b, 10, "%10.0f"),
+        f(q(a, b, 1), 7, "%7.2f"), f(s1, 10, "%10.0f"), f(s2, 10, "%10.0f"), f(q(s2, s1, 2), 7, "%7.3f"),
+        f(s3, 10, "%10.0f"), f(q(s3, s1, 2), 7, "%7.3f"), f(t1, 10, "%10.0f"), f(t2, 10, "%10.0f"), f(q(t2, t1, 2), 7, "%7.3f")
+    }'
 }
 # Within a round every pair of figures is measured in ABBA order (A B B A,
 # each column the mean of its two runs): a drift of the machine's speed
@@ -78,27 +110,27 @@ for r in $(seq 1 "$ROUNDS"); do
   s3=$(mean2 "$s3a" "$(tt 2 32)"); s2=$(mean2 "$s2a" "$(tt 2 32 --algo ring)"); s1=$(mean2 "$s1a" "$(tt 1 16)")
   if [ -n "$PY" ]; then
     # fresh ports each round: the last round's may still be in TIME_WAIT
-    "$PY" "$ROOT/trainer/compare_ddp.py" --nnz "$NNZ" --np 2 --local-batch 16 --epochs "$EPOCHS" \
+    "$PY" "$ROOT/trainer/compare_ddp.py" "${MODEL[@]}" --nnz "$NNZ" --np 2 --local-batch 16 --epochs "$EPOCHS" \
         --port $((29533 + 2 * r)) > "$W/ddp" 2>&1 || true
     t=$(sed -n 's/^p=1: \([0-9.]*\) samples\/s *p=2: \([0-9.]*\) samples\/s.*/\1 \2/p' "$W/ddp")
     if [ -n "$t" ]; then read -r t1 t2 <<< "$t"
     else echo "compare.sh: compare_ddp.py failed:" >&2; tail -5 "$W/ddp" >&2; fi
   fi
-  awk -v r="$r" -v a="$a" -v b="$b" -v s1="$s1" -v s2="$s2" -v s3="$s3" -v t1="$t1" -v t2="$t2" 'BEGIN {
-    printf "%5d %10.0f %10.0f %7.2f | %10.0f %10.0f %7.3f %10.0f %7.3f %10.0f %10.0f %7.3f\n",
-      r, a, b, a / b, s1, s2, s2 / (2 * s1), s3, s3 / (2 * s1), t1, t2, t2 / (2 * t1) }' | tee -a "$W/rounds"
+  row "$r" "$a" "$b" "$s1" "$s2" "$s3" "$t1" "$t2" | tee -a "$W/rounds"
 done
-# min and median of every column over the rounds
-awk '{ for (i = 2; i <= NF; i++) if ($i != "|") v[i, NR] = $i; n = NR; nf = NF }
+# min and median of every column over the rounds (n/a where no round gave one)
+awk '{ for (i = 2; i <= NF; i++) if ($i == "|") bar[i] = 1; else if ($i != "n/a") v[i, NR] = $i; n = NR; nf = NF }
   END {
     for (k = 0; k < 2; k++) {
       printf "%5s", k ? "med" : "min"
       for (i = 2; i <= nf; i++) {
-        if (!((i, 1) in v)) { printf " |"; continue }
-        m = 0; for (j = 1; j <= n; j++) a[++m] = v[i, j] + 0
+        w = i == 4 || i == 8 || i == 10 || i == 13 ? 7 : 10
+        if (i in bar) { printf " |"; continue }
+        m = 0; for (j = 1; j <= n; j++) if ((i, j) in v) a[++m] = v[i, j] + 0
+        if (m == 0) { printf " %" w "s", "n/a"; continue }
         for (x = 1; x <= m; x++) for (y = x + 1; y <= m; y++) if (a[y] < a[x]) { t = a[x]; a[x] = a[y]; a[y] = t }
         q = k ? (m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2) : a[1]
-        printf (i == 4 || i == 8 || i == 10 || i == 13 ? " %7.3f" : " %10.0f"), q
+        printf (w == 7 ? " %7.3f" : " %10.0f"), q
       }
       printf "\n"
     }

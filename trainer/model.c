@@ -51,31 +51,54 @@ static void *alloc_floats(size_t n)
     return p;
 }
 
-int mlp_create(mlp *m, const mlp_config *cfg, int max_batch)
+int mlp_tp_check(const mlp_config *cfg, int T, char *why, size_t cap)
 {
-    memset(m, 0, sizeof *m);
-    m->cfg = *cfg;
-    m->nlayers = cfg->nhidden + 1;
-    m->max_batch = max_batch < 1 ? 1 : max_batch;
-    size_t off = 0;
+    /* Layer 2j is split by its columns: its width H_2j, when layer 2j+1 exists. */
+    for (int j = 0; 2 * j + 1 <= cfg->nhidden; j++)
+        if (cfg->hidden[2 * j] % T) {
+            snprintf(why, cap, "--tp %d does not divide hidden layer %d's width %d (layer %d is split by columns, "
+                     "layer %d by rows)", T, 2 * j + 1, cfg->hidden[2 * j], 2 * j, 2 * j + 1);
+            return -1;
+        }
+    return 0;
+}
+
+int mlp_create(mlp *m, const mlp_config *cfg, int max_batch) { return mlp_create_part(m, cfg, max_batch, 1, 0, 0, -1); }
+int mlp_create_tp(mlp *m, const mlp_config *cfg, int max_batch, int T, int rank)
+{
+    return mlp_create_part(m, cfg, max_batch, T, rank, 0, -1);
+}
+
+/* Layer i's shape on this rank: Megatron's pairs (2j by columns, 2j+1 by rows). */
+static void tp_shape(mlp *m, int i, int T, int rank)
+{
+    const int L = m->cfg.nhidden;
+    m->full_out[i] = m->out[i];
+    if (T < 2) return;
+    if (i % 2 == 0 && i + 1 <= L) {
+        m->split[i] = MLP_SPLIT_COL;
+        m->out[i] /= T;
+        m->col0[i] = rank * m->out[i];
+    } else if (i % 2 == 1) {
+        m->split[i] = MLP_SPLIT_ROW;
+        m->in[i] /= T;
+    }
+}
+
+/* The activations of layers l0 .. l1 for max_batch rows (a_l0 too, when a
+ * previous stage sends it), and the backward's two gradient buffers. */
+static int alloc_acts(mlp *m)
+{
+    const size_t B = (size_t)m->max_batch;
     /* The widest d(activation) the backward keeps: the input x needs none. */
     int widest = MLP_CLASSES;
-    for (int i = 0; i < m->nlayers; i++) {
-        m->in[i] = i == 0 ? cfg->in_dim : cfg->hidden[i - 1];
-        m->out[i] = i == cfg->nhidden ? MLP_CLASSES : cfg->hidden[i];
-        m->w_off[i] = off; off += (size_t)m->in[i] * m->out[i];
-        m->b_off[i] = off; off += (size_t)m->out[i];
-        if (i > 0 && m->in[i] > widest) widest = m->in[i];
-    }
-    m->nparams = off;
-    m->params = alloc_floats(off);
-    m->grads = alloc_floats(off);
-    int ok = m->params && m->grads;
-    size_t B = (size_t)m->max_batch;
-    for (int i = 0; i < m->nlayers && ok; i++) {
+    for (int i = 0; i < m->cfg.nhidden; i++) widest = m->cfg.hidden[i] > widest ? m->cfg.hidden[i] : widest;
+    int ok = 1;
+    if (m->l0 > 0) ok = (m->act[m->l0] = alloc_floats(B * m->in[m->l0])) != NULL;
+    for (int i = m->l0; i < m->l1 && ok; i++) {
         m->pre[i] = alloc_floats(B * m->out[i]);
         ok = ok && m->pre[i];
-        if (i < cfg->nhidden) {
+        if (i < m->cfg.nhidden) {
             m->act[i + 1] = alloc_floats(B * m->out[i]);
             m->mask[i] = alloc_floats(B * m->out[i]);
             ok = ok && m->act[i + 1] && m->mask[i];
@@ -84,18 +107,66 @@ int mlp_create(mlp *m, const mlp_config *cfg, int max_batch)
     m->probs = alloc_floats(B * MLP_CLASSES);
     m->dbuf[0] = alloc_floats(B * widest);
     m->dbuf[1] = alloc_floats(B * widest);
-    ok = ok && m->probs && m->dbuf[0] && m->dbuf[1];
-    if (!ok) { mlp_free(m); return -1; }
+    return ok && m->probs && m->dbuf[0] && m->dbuf[1] ? 0 : -1;
+}
+
+int mlp_create_part(mlp *m, const mlp_config *cfg, int max_batch, int T, int rank, int l0, int l1)
+{
+    memset(m, 0, sizeof *m);
+    m->cfg = *cfg;
+    m->nlayers = cfg->nhidden + 1;
+    m->l0 = l0;
+    m->l1 = l1 < 0 ? m->nlayers : l1;
+    m->max_batch = max_batch < 1 ? 1 : max_batch;
+    m->tp_size = T < 1 ? 1 : T;
+    m->tp_rank = rank;
+    /* Offsets from the first layer held: a stage's layers are one slice of the whole buffer. */
+    size_t off = 0;
+    for (int i = 0; i < m->nlayers; i++) {
+        m->in[i] = i == 0 ? cfg->in_dim : cfg->hidden[i - 1];
+        m->out[i] = i == cfg->nhidden ? MLP_CLASSES : cfg->hidden[i];
+        tp_shape(m, i, m->tp_size, rank);
+        if (i < m->l0 || i >= m->l1) continue;
+        m->w_off[i] = off; off += (size_t)m->in[i] * m->out[i];
+        m->b_off[i] = off; off += (size_t)m->out[i];
+    }
+    m->nparams = off;
+    m->params = alloc_floats(off);
+    m->grads = alloc_floats(off);
+    if (!m->params || !m->grads || alloc_acts(m)) { mlp_free(m); return -1; }
     return 0;   /* alloc_floats zeroes: the gradients start at 0 */
+}
+
+int mlp_clone_acts(mlp *dst, const mlp *src, int max_batch)
+{
+    *dst = *src;
+    dst->max_batch = max_batch < 1 ? 1 : max_batch;
+    for (int i = 0; i < MLP_MAX_HIDDEN + 1; i++) dst->pre[i] = dst->act[i] = NULL;
+    for (int i = 0; i < MLP_MAX_HIDDEN; i++) dst->mask[i] = NULL;
+    dst->shared = 1;
+    if (alloc_acts(dst)) { mlp_free(dst); return -1; }
+    return 0;
+}
+
+size_t mlp_act_bytes(const mlp *m)
+{
+    size_t n = MLP_CLASSES;
+    int widest = MLP_CLASSES;
+    for (int i = 0; i < m->cfg.nhidden; i++) widest = m->cfg.hidden[i] > widest ? m->cfg.hidden[i] : widest;
+    n += 2 * (size_t)widest + (m->l0 > 0 ? (size_t)m->in[m->l0] : 0);
+    for (int i = m->l0; i < m->l1; i++) n += (size_t)m->out[i] * (i < m->cfg.nhidden ? 3 : 1);
+    return n * (size_t)m->max_batch * sizeof(float);
 }
 
 void mlp_free(mlp *m)
 {
-    free(m->params);
-    free(m->grads);
+    if (!m->shared) {
+        free(m->params);
+        free(m->grads);
+    }
     for (int i = 0; i < MLP_MAX_HIDDEN + 1; i++) {
         free(m->pre[i]);
-        if (i >= 1) free(m->act[i]);
+        free(m->act[i]);
         if (i < MLP_MAX_HIDDEN) free(m->mask[i]);
     }
     free(m->probs);
@@ -135,7 +206,8 @@ void csr_linear_forward(float *out, const csr_rows *x, const size_t *rows, const
     for (int r = 0; r < b; r++) {
         float *o = out + (size_t)r * out_dim;
         const size_t row = rows[r];
-        memcpy(o, bias, (size_t)out_dim * sizeof(float));
+        if (bias) memcpy(o, bias, (size_t)out_dim * sizeof(float));
+        else memset(o, 0, (size_t)out_dim * sizeof(float));
         /* z[r,:] = b + sum over the non-zeros k of x[r,k] W[k,:]: a weighted sum of rows of W. */
         for (size_t e = x->ptr[row]; e < x->ptr[row + 1]; e++) {
             const float xv = x->val[e], *w = W + (size_t)x->idx[e] * out_dim;
@@ -163,7 +235,9 @@ void csr_linear_backward(float *dW, float *dbias, const float *dout, const csr_r
 void linear_forward(float *out, const float *inp, const float *W, const float *bias, int b, int in, int out_dim)
 {
     if (b <= 0) return;
-    for (int r = 0; r < b; r++) memcpy(out + (size_t)r * out_dim, bias, (size_t)out_dim * sizeof(float));
+    for (int r = 0; r < b; r++)
+        if (bias) memcpy(out + (size_t)r * out_dim, bias, (size_t)out_dim * sizeof(float));
+        else memset(out + (size_t)r * out_dim, 0, (size_t)out_dim * sizeof(float));
     /* out[b x out] += inp[b x in] . W[in x out] */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, b, out_dim, in,
                 1.0f, inp, in, W, out_dim, 1.0f, out, out_dim);
@@ -198,6 +272,26 @@ void relu_dropout_forward(float *out, float *mask, const float *z, size_t n, flo
         mask[k] = rng_uniform(rng) < p ? 0.0f : keep_scale;
         out[k] = (z[k] > 0.0f ? z[k] : 0.0f) * mask[k];
     }
+}
+
+void relu_dropout_forward_cols(float *out, float *mask, const float *z, int b, int full, int col0, int width, float p,
+                               int train, rng_t *rng)
+{
+    if (!train || p <= 0.0f) {
+        relu_dropout_forward(out, mask, z, (size_t)b * width, p, train, rng);
+        return;
+    }
+    /* The whole layer's draws, in its order, on every rank of the group: each
+     * keeps its columns, so the mask is the one a single rank would draw. */
+    const float keep_scale = 1.0f / (1.0f - p);
+    for (int r = 0; r < b; r++)
+        for (int j = 0; j < full; j++) {
+            const float u = rng_uniform(rng);
+            if (j < col0 || j >= col0 + width) continue;
+            const size_t k = (size_t)r * width + (size_t)(j - col0);
+            mask[k] = u < p ? 0.0f : keep_scale;
+            out[k] = (z[k] > 0.0f ? z[k] : 0.0f) * mask[k];
+        }
 }
 
 void relu_dropout_backward(float *dz, const float *dout, const float *mask, const float *z, size_t n)
@@ -251,13 +345,20 @@ double mlp_forward(mlp *m, const csr_rows *x, const size_t *rows, const int *lab
     m->x = *x;
     m->rows = rows;
     m->train = train;
-    for (int i = 0; i <= L; i++) {
+    for (int i = m->l0; i < m->l1; i++) {
         const float *W = m->params + m->w_off[i], *bias = m->params + m->b_off[i];
+        /* A row-split layer's bias is whole on every rank: added once, by rank 0, before the sum. */
+        if (m->split[i] == MLP_SPLIT_ROW && m->tp_rank) bias = NULL;
         if (i == 0) csr_linear_forward(m->pre[0], x, rows, W, bias, b, m->out[0]);
         else linear_forward(m->pre[i], m->act[i], W, bias, b, m->in[i], m->out[i]);
-        if (i < L)
+        if (m->split[i] == MLP_SPLIT_ROW) m->reduce(m->pre[i], (size_t)b * m->out[i], m->reduce_ctx);
+        if (i < L && m->split[i] == MLP_SPLIT_COL)
+            relu_dropout_forward_cols(m->act[i + 1], m->mask[i], m->pre[i], b, m->full_out[i], m->col0[i], m->out[i],
+                                      m->cfg.dropout, train, rng);
+        else if (i < L)
             relu_dropout_forward(m->act[i + 1], m->mask[i], m->pre[i], (size_t)b * m->out[i], m->cfg.dropout, train, rng);
     }
+    if (m->l1 < m->nlayers) return 0.0;   /* a pipeline stage before the last: a_l1 is its output */
     /* Label smoothing and class weights shape the training loss only: the
      * evaluation loss is the plain cross-entropy, comparable across settings. */
     return softmax_xent_forward(m->probs, m->pre[L], labels, b, MLP_CLASSES, train ? m->cfg.label_smoothing : 0.0f,
@@ -273,11 +374,13 @@ static void wgrad_rows(float *dW, const float *dout, const float *inp, int b, in
 
 void mlp_backward(mlp *m, const int *labels, int b, mlp_ready_fn ready, void *ctx, size_t chunk)
 {
-    const int L = m->cfg.nhidden;
     int cur = 0;
-    softmax_xent_backward(m->dbuf[cur], m->probs, labels, b, MLP_CLASSES, m->train ? m->cfg.label_smoothing : 0.0f,
-                          m->train ? m->cfg.class_weight : NULL);
-    for (int i = L; i >= 1; i--) {
+    if (m->l1 == m->nlayers)
+        softmax_xent_backward(m->dbuf[cur], m->probs, labels, b, MLP_CLASSES, m->train ? m->cfg.label_smoothing : 0.0f,
+                              m->train ? m->cfg.class_weight : NULL);
+    else   /* a pipeline stage: the next stage's gradient of a_l1 in dbuf[0], through this stage's relu and dropout */
+        relu_dropout_backward(m->dbuf[0], m->dbuf[0], m->mask[m->l1 - 1], m->pre[m->l1 - 1], (size_t)b * m->out[m->l1 - 1]);
+    for (int i = m->l1 - 1; i >= (m->l0 > 1 ? m->l0 : 1); i--) {
         float *dinp = m->dbuf[1 - cur];
         const float *dout = m->dbuf[cur], *W = m->params + m->w_off[i];
         float *dW = m->grads + m->w_off[i], *db = m->grads + m->b_off[i];
@@ -301,9 +404,14 @@ void mlp_backward(mlp *m, const int *labels, int b, mlp_ready_fn ready, void *ct
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, b, in, out,
                             1.0f, dout, out, W, out, 0.0f, dinp, in);
         }
-        relu_dropout_backward(dinp, dinp, m->mask[i - 1], m->pre[i - 1], (size_t)b * in);
+        /* A column-split layer's input gradient is this rank's part of a sum. */
+        if (m->split[i] == MLP_SPLIT_COL) m->reduce(dinp, (size_t)b * in, m->reduce_ctx);
+        /* The first layer of a later stage: its input's relu and dropout are the previous stage's. */
+        if (i > m->l0) relu_dropout_backward(dinp, dinp, m->mask[i - 1], m->pre[i - 1], (size_t)b * in);
         cur = 1 - cur;
     }
+    m->dinput = m->dbuf[cur];
+    if (m->l0 > 0) return;
     /* Layer 0 reads the CSR input: its weight gradient touches only the rows
      * the batch's non-zeros select, all at once (no row blocks to release). */
     csr_linear_backward(m->grads + m->w_off[0], m->grads + m->b_off[0], m->dbuf[cur], &m->x, m->rows, b, m->out[0]);

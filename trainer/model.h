@@ -69,12 +69,50 @@ typedef struct {
     csr_rows x;                      /* the last forward's input (backward reads it again) */
     const size_t *rows;              /* ... and its batch rows */
     int     train;                   /* the last forward was a training one (smoothing, weights) */
+
+    /* Tensor parallelism (tp.h; all 0 / NULL for the whole model): layer i
+     * split over a group of tp_size ranks, Megatron's pairs. A layer split
+     * by columns (MLP_SPLIT_COL) holds out_i / T of the units, from column
+     * col0[i] of the whole layer; the next, split by rows (MLP_SPLIT_ROW),
+     * holds the matching in_i / T input rows and gives a partial sum that
+     * reduce() makes the whole (forward); backward, the partial input
+     * gradient of a column-split layer is made whole the same way. */
+    int     split[MLP_MAX_HIDDEN + 1];
+    int     col0[MLP_MAX_HIDDEN + 1], full_out[MLP_MAX_HIDDEN + 1];
+    int     tp_size, tp_rank;
+    void  (*reduce)(float *buf, size_t n, void *ctx);   /* SUM over the group, in place */
+    void   *reduce_ctx;
+
+    /* Pipeline parallelism (pp.h; 0 and nlayers for the whole model): the
+     * layers l0 .. l1-1 this stage holds, its buffers that slice of the
+     * whole one. A stage after the first reads a_l0 from act[l0] (put there
+     * by the caller) and leaves the gradient of a_l0 in *dinput after
+     * backward; a stage before the last leaves a_l1 in act[l1] and takes the
+     * gradient of a_l1 in dbuf[0] before backward. */
+    int     l0, l1;
+    float  *dinput;
+    int     shared;                  /* mlp_clone_acts: params and grads are another's */
 } mlp;
+
+enum { MLP_WHOLE = 0, MLP_SPLIT_COL = 1, MLP_SPLIT_ROW = 2 };
 
 /* Parse "256,128" into cfg->hidden; returns 0, or -1 with a message in err. */
 int  mlp_parse_hidden(const char *s, mlp_config *cfg, char *err, size_t errlen);
 /* Allocate parameters, gradients (zeroed) and activations; parameters are NOT initialised. */
 int  mlp_create(mlp *m, const mlp_config *cfg, int max_batch);
+/* The same for rank `rank` of a tensor-parallel group of T: layers 2j and
+ * 2j+1 (when both exist) split by columns and by rows, the rest whole; the
+ * buffers hold this rank's shard only. T must divide the widths it splits
+ * (mlp_tp_check). T = 1 is mlp_create. */
+int  mlp_create_tp(mlp *m, const mlp_config *cfg, int max_batch, int T, int rank);
+/* Layers l0 .. l1-1 only (l1 < 0: to the last), T-way split as mlp_create_tp. */
+int  mlp_create_part(mlp *m, const mlp_config *cfg, int max_batch, int T, int rank, int l0, int l1);
+/* Activations of its own for max_batch rows, src's parameters and gradients (a micro-batch in flight). */
+int  mlp_clone_acts(mlp *dst, const mlp *src, int max_batch);
+/* The bytes of activations a model (or a clone) holds for its max_batch rows. */
+size_t mlp_act_bytes(const mlp *m);
+/* 0 when T can split cfg's layers, else -1 with the reason in why. */
+int  mlp_tp_check(const mlp_config *cfg, int T, char *why, size_t cap);
 void mlp_free(mlp *m);
 /* He-normal weights for ReLU layers, Glorot-uniform for the logits layer, zero biases. */
 void mlp_init_params(mlp *m, uint64_t seed);
@@ -96,6 +134,10 @@ void linear_backward(float *dinp, float *dW, float *dbias, const float *dout, co
                      const float *W, int b, int in, int out_dim);
 /* out = relu(z) * mask; mask drawn from rng when train and p > 0, else all ones. */
 void relu_dropout_forward(float *out, float *mask, const float *z, size_t n, float p, int train, rng_t *rng);
+/* The same for columns col0 .. col0+width of a layer `full` units wide
+ * (tensor parallelism): the whole layer's rng draws, this rank's columns kept. */
+void relu_dropout_forward_cols(float *out, float *mask, const float *z, int b, int full, int col0, int width, float p,
+                               int train, rng_t *rng);
 /* dz = dout * mask * [z > 0] (in place in dout allowed). */
 void relu_dropout_backward(float *dz, const float *dout, const float *mask, const float *z, size_t n);
 /* probs = softmax(logits); returns SUM_r w[y_r] * CE_r against the target

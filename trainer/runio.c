@@ -120,8 +120,11 @@ static void banner_memory(FILE *f, const tt_report *r)
 {
     const tt_sync_info *s = r->sync;
     const double dense = (double)r->nparams * sizeof(float);
-    fprintf(f, "  memory per rank: parameters %.2f MB, gradients %.2f MB, optimizer state %.2f MB", dense / 1e6,
-            s->grad_bytes / 1e6, s->state_bytes / 1e6);
+    fprintf(f, "  memory per rank: parameters %.2f MB, gradients %.2f MB, optimizer state %.2f MB",
+            (s->param_bytes ? (double)s->param_bytes : dense) / 1e6, s->grad_bytes / 1e6, s->state_bytes / 1e6);
+    if (s->tp > 1)
+        fprintf(f, " (--tp %d: W_0 with its gradients and state %.2f MB, whole %.2f MB)", s->tp, s->w0_bytes / 1e6,
+                s->w0_bytes_replicated / 1e6);
     if (s->zero == 1) fprintf(f, " (replicated: %.2f MB)", s->state_replicated / 1e6);
     if (s->zero == 2)
         fprintf(f, " (replicated: gradients %.2f MB, optimizer state %.2f MB)", dense / 1e6, s->state_replicated / 1e6);
@@ -199,6 +202,11 @@ void report_summary(FILE *f, const tt_report *r)
     if (!r->cv) fprintf(f, ", holdout weighted F1 %.4f", r->ho.w_f1);
     fprintf(f, "\npeak resident memory per rank: %.1f MB (the largest rank's); after training %.1f MB, of it "
             "gradients %.2f MB\n", r->rss[0] / 1e6, r->rss[1] / 1e6, r->rss[2] / 1e6);
+    if (r->sync->pp > 1)
+        fprintf(f, "pipeline bubble: measured %.3f of the stages' time (waiting for a neighbour), model "
+                "(S-1)/(M+S-1) = %.3f (%s, %d stages, %d micro-batch%s)\n", r->sync->bubble_measured,
+                r->sync->bubble_model, r->sync->pp_sched, r->sync->pp, r->sync->microbatches,
+                r->sync->microbatches == 1 ? "" : "es");
     if (r->cdir && r->trained > 0)
         fprintf(f, "checkpoints: %s (%s), %s\n", r->cdir->best, r->nva ? "best by val loss" : "the last epoch",
                 r->cdir->last);
@@ -232,7 +240,20 @@ void log_run(FILE *f, const tt_report *r)
         ck_json_str(&j, "rs_algo", s->rs_algo);
         ck_json_str(&j, "ag_algo", s->ag_algo);
     }
-    ck_json_int(&j, "param_bytes_per_rank", dense);
+    ck_json_int(&j, "tp", s->tp);
+    if (s->tp > 1) {
+        ck_json_str(&j, "tp_algo", s->tp_algo);
+        ck_json_int(&j, "w0_bytes_per_rank", (long long)s->w0_bytes);
+        ck_json_int(&j, "w0_bytes_replicated", (long long)s->w0_bytes_replicated);
+    }
+    ck_json_int(&j, "pp", s->pp);
+    if (s->pp > 1) {
+        ck_json_str(&j, "pp_schedule", s->pp_sched);
+        ck_json_int(&j, "microbatches", s->microbatches);
+        ck_json_num(&j, "bubble_model", s->bubble_model);
+    }
+    ck_json_int(&j, "activation_bytes_per_rank", (long long)s->act_bytes);
+    ck_json_int(&j, "param_bytes_per_rank", s->param_bytes ? (long long)s->param_bytes : dense);
     ck_json_int(&j, "grad_bytes_per_rank", (long long)s->grad_bytes);
     if (s->zero == 2) {
         ck_json_int(&j, "grad_buckets", s->grad_buckets);
@@ -313,6 +334,10 @@ void log_summary(FILE *f, const tt_report *r)
     ck_json_num(&j, "peak_rss_bytes", r->rss[0]);
     ck_json_num(&j, "rss_after_training_bytes", r->rss[1]);
     ck_json_num(&j, "grad_resident_bytes", r->rss[2]);
+    if (s->pp > 1) {
+        ck_json_num(&j, "bubble_measured", s->bubble_measured);
+        ck_json_num(&j, "bubble_model", s->bubble_model);
+    }
     ck_json_int(&j, "best_epoch", r->best_epoch);
     ck_json_num(&j, "best_val_loss", r->best_val);
     ck_json_num(&j, "best_val_f1", has_val ? r->best_f1 : NAN);

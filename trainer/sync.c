@@ -5,7 +5,11 @@
  * (the parameter broadcast, sums, --check-sync, --trace).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "collkit_group.h"
 #include "sync.h"
 
 /* Under SimGrid SMPI (make sim-bench) the host's time of the step's compute
@@ -32,6 +36,113 @@ void tt_plan_data_parallel(tt_plan *pl, MPI_Comm world)
                     .pp_size = 1};
     MPI_Comm_rank(world, &pl->dp_rank);
     MPI_Comm_size(world, &pl->dp_size);
+}
+
+/* The mesh of `width` model-parallel ranks (the caller checked it fits):
+ * the model-parallel group in *mp, the data-parallel one in the plan. */
+static void split_mesh(tt_plan *pl, const ck_mesh *m, MPI_Comm *mp, const char *what)
+{
+    if (ck_mpi_split(pl->world, m->mp_color, m->mp_rank, mp, what) ||
+        ck_mpi_split(pl->world, m->dp_color, m->dp_rank, &pl->dp, "the data-parallel groups"))
+        ck_watch_abort("%s: MPI_Comm_split failed", what);
+    pl->split = 1;
+    pl->dp_rank = m->dp_rank;
+    pl->dp_size = m->D;
+}
+
+/* A mesh of width T over world's ranks, or the reason it does not fit. */
+static int mesh_of(MPI_Comm world, int T, const char *opt, ck_mesh *m, char *why, size_t cap)
+{
+    int p, rank;
+    MPI_Comm_size(world, &p);
+    MPI_Comm_rank(world, &rank);
+    if (!ck_mesh_2d(p, T, rank, m, why, cap)) return 0;
+    snprintf(why, cap, "%s %d does not divide the %d ranks (want p = %d x data-parallel replicas)", opt, T, p, T);
+    return -1;
+}
+
+int tt_plan_tensor(tt_plan *pl, MPI_Comm world, int T, const mlp_config *model, char *why, size_t cap)
+{
+    tt_plan_data_parallel(pl, world);
+    if (T == 1) return 0;
+    ck_mesh m;
+    if (mesh_of(world, T, "--tp", &m, why, cap) || mlp_tp_check(model, T, why, cap)) return -1;
+    split_mesh(pl, &m, &pl->tp, "the tensor-parallel groups");
+    pl->tp_rank = m.mp_rank;
+    pl->tp_size = T;
+    return 0;
+}
+
+int tt_plan_pipeline(tt_plan *pl, MPI_Comm world, int S, int M, int batch, const mlp_config *model, char *why,
+                     size_t cap)
+{
+    tt_plan_data_parallel(pl, world);
+    if (S == 1) return 0;
+    ck_mesh m;
+    if (mesh_of(world, S, "--pp", &m, why, cap)) return -1;
+    if (S > model->nhidden + 1) {
+        snprintf(why, cap, "--pp %d: more stages than the model's %d layers (--hidden gives %d hidden layers)", S,
+                 model->nhidden + 1, model->nhidden);
+        return -1;
+    }
+    if (batch % (m.D * M)) {
+        snprintf(why, cap, "--microbatches %d does not divide a replica's share of the batch (--batch %d over %d "
+                 "data-parallel replica%s): want --batch a multiple of %d", M, batch, m.D, m.D == 1 ? "" : "s",
+                 m.D * M);
+        return -1;
+    }
+    split_mesh(pl, &m, &pl->pp, "the pipeline groups");
+    pl->pp_rank = m.mp_rank;
+    pl->pp_size = S;
+    return 0;
+}
+
+void tt_sync_use_shard(tt_sync *s, const tt_sync_cfg *cfg)
+{
+    char err[1024];
+    s->model = &s->shard;
+    free(s->host->grads);   /* the host view keeps no gradients: backward writes the shard's */
+    s->host->grads = NULL;
+    if (dp_init(&s->dp, s->comm, s->algo, s->model, 0, 0, err, sizeof err))
+        ck_watch_abort("rank %d: setup: %s", s->plan.dp_rank, err);
+    s->have_dp = 1;
+    if (opt_create(s->opt, cfg->opt, s->model->nparams)) ck_watch_abort("optimizer: out of memory");
+    if (cfg->full_state && (!(s->full_m = malloc(s->host->nparams * sizeof(float))) ||
+                            !(s->full_v = malloc(s->host->nparams * sizeof(float)))))
+        ck_watch_abort("out of memory for the whole optimizer state");
+}
+
+void tt_sync_drop_shard(tt_sync *s)
+{
+    /* The data-parallel context holds the shard's gradients: first. */
+    if (s->have_dp) dp_free(&s->dp);
+    s->have_dp = 0;
+    if (s->model == &s->shard) mlp_free(&s->shard);
+    if (s->host) s->model = s->host;
+    free(s->full_m);
+    free(s->full_v);
+    s->full_m = s->full_v = NULL;
+}
+
+void tt_sync_release_host(tt_sync *s)
+{
+    int world_rank;
+    MPI_Comm_rank(s->plan.world, &world_rank);
+    if (world_rank == 0) return;
+    /* Pages read as zeros if touched again (the test hooks may): never used here. */
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t a = ((uintptr_t)s->host->params + page - 1) / page * page;
+    const uintptr_t e = (uintptr_t)(s->host->params + s->host->nparams) / page * page;
+    if (e > a) madvise((void *)a, e - a, MADV_DONTNEED);
+}
+
+void tt_plan_free(tt_plan *pl)
+{
+    if (!pl->split) return;
+    MPI_Comm_free(&pl->dp);
+    if (pl->tp != MPI_COMM_SELF) MPI_Comm_free(&pl->tp);
+    if (pl->pp != MPI_COMM_SELF) MPI_Comm_free(&pl->pp);
+    tt_plan_data_parallel(pl, pl->world);
 }
 
 /* The host all-reduce: a named algorithm, or for auto the single-copy
@@ -64,7 +175,8 @@ int tt_sync_open(tt_sync *s, const tt_plan *plan, const tt_sync_cfg *cfg, mlp *m
     s->opt = opt;
     s->sent_bytes = -1;
     /* The one place the mode is chosen. */
-    s->ops = cfg->device ? &tt_sync_device : cfg->zero ? &tt_sync_zero : &tt_sync_replicated;
+    s->ops = cfg->device ? &tt_sync_device : cfg->zero ? &tt_sync_zero
+             : plan->tp_size > 1 ? &tt_sync_tensor : plan->pp_size > 1 ? &tt_sync_pipeline : &tt_sync_replicated;
     const unsigned mem = !strcmp(cfg->transport, "shm") ? CK_MEM_HOST | CK_MEM_SHM : CK_MEM_HOST;
     int rc = ck_comm_create(plan->dp, mem, &s->comm);
     if (rc) ck_watch_abort("ck_comm_create: %s", ck_strerror(rc));
@@ -72,7 +184,14 @@ int tt_sync_open(tt_sync *s, const tt_plan *plan, const tt_sync_cfg *cfg, mlp *m
     s->info.algo = s->algo->name;
     s->info.transport = ck_comm_transport_name(s->comm);
     s->info.device_note = "";
-    return s->ops->init(s, cfg, err, cap);
+    s->info.tp = s->info.pp = 1;
+    int irc = s->ops->init(s, cfg, err, cap);
+    /* The activations of a rank's training micro-batch, in every mode (--pp
+     * sets its own: all its slots), so that plans compare in the log; the
+     * whole model's buffers are sized for evaluation's larger batches. */
+    if (!irc && !s->info.act_bytes && s->model->max_batch > 0)
+        s->info.act_bytes = mlp_act_bytes(s->model) / (size_t)s->model->max_batch * (size_t)cfg->max_batch;
+    return irc;
 }
 
 void tt_sync_close(tt_sync *s)
@@ -87,6 +206,7 @@ void tt_sync_close(tt_sync *s)
 
 int tt_sync_broadcast_params(tt_sync *s, char *err, size_t cap)
 {
+    if (s->ops->broadcast) return s->ops->broadcast(s, err, cap);
     if (dp_broadcast_params(&s->dp, s->model->params, s->model->nparams)) {
         snprintf(err, cap, "broadcast: MPI_Bcast failed");
         return -1;
@@ -94,7 +214,15 @@ int tt_sync_broadcast_params(tt_sync *s, char *err, size_t cap)
     return s->ops->to_device ? s->ops->to_device(s, err, cap) : 0;
 }
 
-int tt_sync_sum(tt_sync *s, double *v, int n) { return dp_sum_doubles(&s->dp, v, n); }
+int tt_sync_sum(tt_sync *s, double *v, int n)
+{
+    /* --pp: the loss is the last stage's, so the sum runs over every rank. */
+    if (s->plan.pp_size > 1) {
+        ck_watch_allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, s->plan.world, "the sums of the epoch");
+        return 0;
+    }
+    return dp_sum_doubles(&s->dp, v, n);
+}
 
 int tt_sync_check(tt_sync *s, char *err, size_t cap)
 {
@@ -111,6 +239,9 @@ void tt_sync_trace_start(tt_sync *s)
 
 int tt_sync_trace_write(tt_sync *s, FILE *f, char *err, size_t cap)
 {
+    /* --tp: the timeline of tensor-parallel rank 0 of each replica (its
+     * data-parallel group holds world rank 0, which writes the file). */
+    if (s->plan.tp_rank != 0 || s->plan.pp_rank != 0) return 0;
     return dp_trace_write(&s->dp, f, s->info.title, err, cap);
 }
 

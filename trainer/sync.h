@@ -24,15 +24,22 @@
  *                      at stage 2 the gradients, sharded over the ranks
  *   sync_device.c      --device cuda: the model on the GPU, the gradients
  *                      all-reduced there
+ *   sync_tensor.c      --tp T: each layer pair split over a tensor-parallel
+ *                      group (tp.h), each shard's gradients all-reduced over
+ *                      its data-parallel group
+ *   sync_pipeline.c    --pp S: the layers cut into stages, micro-batches
+ *                      through them as messages (pp.h), each stage's
+ *                      gradients all-reduced over its data-parallel group
  *
  * The plan (tt_plan) says which ranks hold which part of the model: the
  * data-parallel group (the ranks that hold the same part and average their
  * gradients), the tensor-parallel group (the ranks that split each layer)
  * and the pipeline-parallel group (the ranks that hold successive layers).
- * Today every rank holds the whole model: the data-parallel group is every
- * rank, the other two are each rank alone. A mode that splits the model
- * reads its groups from the plan and adds an implementation here; tagtrain's
- * loop stays as it is.
+ * Without --tp or --pp every rank holds the whole model: the data-parallel
+ * group is every rank, the other two are each rank alone. With --tp T (or
+ * --pp S) the ranks form a mesh (collkit_group.h, ck_mesh_2d): groups of T
+ * consecutive ranks split the model, the ranks T apart hold the same part. A mode that splits the
+ * model reads its groups from the plan; tagtrain's loop stays as it is.
  */
 #ifndef TRAINER_SYNC_H
 #define TRAINER_SYNC_H
@@ -45,6 +52,8 @@
 #include "model.h"
 #include "optim.h"
 #include "rng.h"
+#include "pp.h"
+#include "tp.h"
 #include "zero.h"
 
 typedef struct tt_plan {
@@ -52,13 +61,26 @@ typedef struct tt_plan {
     MPI_Comm dp;             /* data-parallel group: same part of the model, gradients averaged */
     int      dp_rank, dp_size;
     MPI_Comm tp;             /* tensor-parallel group: each layer split over it (MPI_COMM_SELF: none) */
-    int      tp_size;
+    int      tp_rank, tp_size;
     MPI_Comm pp;             /* pipeline-parallel group: successive layers (MPI_COMM_SELF: none) */
-    int      pp_size;
+    int      pp_rank, pp_size;
+    int      split;          /* tt_plan_tensor split dp and tp off world: tt_plan_free frees them */
 } tt_plan;
 
 /* Every rank the whole model: data parallelism over world. */
 void tt_plan_data_parallel(tt_plan *pl, MPI_Comm world);
+/* Tensor parallelism over groups of T consecutive ranks, data parallelism
+ * over the ranks T apart (T = 1: tt_plan_data_parallel). Collective over
+ * world; 0, or -1 with the reason (T does not divide p, or the widths the
+ * model splits) on every rank alike. */
+int  tt_plan_tensor(tt_plan *pl, MPI_Comm world, int T, const mlp_config *model, char *why, size_t cap);
+/* Pipeline parallelism over groups of S consecutive ranks (the stages),
+ * data parallelism over the ranks S apart; M micro-batches of each replica's
+ * share of a batch of `batch`. Refused (-1, the reason): S not dividing p,
+ * more stages than layers, M not dividing the replica's share. */
+int  tt_plan_pipeline(tt_plan *pl, MPI_Comm world, int S, int M, int batch, const mlp_config *model, char *why,
+                      size_t cap);
+void tt_plan_free(tt_plan *pl);   /* the groups it split off */
 
 /* What the options ask of the synchronisation. */
 typedef struct tt_sync_cfg {
@@ -66,6 +88,8 @@ typedef struct tt_sync_cfg {
     const char *transport;   /* mpi or shm (pick_transport) */
     int         zero;        /* --zero 0, 1, 2 */
     const char *rs_algo, *ag_algo;
+    const char *tp_algo;     /* --tp-algo: the tensor-parallel group's all-reduce */
+    int         microbatches, pp_sched;   /* --pp: its micro-batches, PP_GPIPE or PP_1F1B */
     int         device;      /* --device cuda */
     double      bucket_mb;
     int         sparse;      /* --sparse-grads */
@@ -89,6 +113,14 @@ typedef struct tt_sync_info {
     int         state_sharded;   /* m and v differ from rank to rank by design (--check-sync leaves them) */
     int         device;          /* the model on the GPU (--device cuda) */
     const char *device_note;     /* --device cuda: why auto chose its algorithm; "" else */
+    int         tp;              /* --tp: the tensor-parallel width (1: none) */
+    const char *tp_algo;
+    size_t      param_bytes;     /* the parameters a rank holds (0: the whole model) */
+    size_t      w0_bytes, w0_bytes_replicated;   /* W_0 with its gradients and m, v: on a rank, and whole */
+    int         pp, microbatches;        /* --pp: stages and micro-batches (pp 1: none) */
+    const char *pp_sched;
+    size_t      act_bytes;               /* the activations a rank holds (--pp: a stage's, for all its micro-batches) */
+    double      bubble_model, bubble_measured;   /* (S-1)/(M+S-1), and the stages' waiting over their time */
     char        line[480];       /* the banner's line on how the gradients move */
     char        title[200];      /* --trace's title */
 } tt_sync_info;
@@ -123,6 +155,9 @@ typedef struct tt_sync_ops {
     int  (*gather_state)(tt_sync *s, const float **m, const float **v);
     void (*load_state)(tt_sync *s, const float *m, const float *v);
     void (*destroy)(tt_sync *s);
+    /* Collective: rank 0's host parameters every rank's model. NULL: a
+     * broadcast over the data-parallel group, then to_device. */
+    int  (*broadcast)(tt_sync *s, char *err, size_t cap);
 } tt_sync_ops;
 
 struct tt_sync {
@@ -139,11 +174,16 @@ struct tt_sync {
     zero_ctx     zero;           /* sync_zero.c */
     float       *full_m, *full_v;   /* sync_zero.c: rank 0's whole state for checkpoints */
     devstep     *ds;             /* sync_device.c */
+    tp_ctx       tp;             /* sync_tensor.c: the group, its algorithm ... */
+    mlp          shard;          /* ... this rank's shard (model points here) */
+    mlp         *host;           /* ... and tagtrain's whole model, world rank 0's the truth after to_host */
+    pp_ctx       pp;             /* sync_pipeline.c: the schedule and its slots */
+    ck_comm     *pp_comm;        /* ... on the pipeline group's communicator */
     size_t       step_bytes;     /* the last step: bytes all-reduced (the buffer each half covers, ZeRO) */
     long long    sent_bytes;     /* the last step: bytes this rank sent (ZeRO; -1: not recorded) */
 };
 
-extern const tt_sync_ops tt_sync_replicated, tt_sync_zero, tt_sync_device;
+extern const tt_sync_ops tt_sync_replicated, tt_sync_zero, tt_sync_device, tt_sync_tensor, tt_sync_pipeline;
 
 /* Collective over the plan's data-parallel group: the communicator on
  * cfg->transport, the host algorithm, then the mode the options ask for
@@ -174,6 +214,17 @@ void tt_sim_charge(double flops);
  * whole on every rank. */
 void tt_sync_describe_allreduce(tt_sync *s, const tt_sync_cfg *cfg);
 int  tt_sync_whole_state(tt_sync *s, const float **m, const float **v);
+/* sync_replicated.c's step, which the tensor mode shares: the gradient
+ * buffer all-reduced over the data-parallel group, the optimizer step. */
+int  tt_sync_allreduce_step(tt_sync *s, const tt_step *st, double *comm_s, char *err, size_t cap);
+/* The modes that split the model (tensor, pipeline), once s->shard is this
+ * rank's part: the model becomes the shard (tagtrain's the host view, with
+ * no gradients), its data-parallel context and optimizer, rank 0's room for
+ * the whole state; and undone. */
+void tt_sync_use_shard(tt_sync *s, const tt_sync_cfg *cfg);
+void tt_sync_drop_shard(tt_sync *s);
+/* The host view's pages given back on a rank that never reads it (not world rank 0). */
+void tt_sync_release_host(tt_sync *s);
 void tt_sync_load_whole(tt_sync *s, const float *m, const float *v);
 
 #endif

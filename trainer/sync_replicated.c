@@ -55,7 +55,7 @@ void tt_sync_describe_allreduce(tt_sync *s, const tt_sync_cfg *cfg)
     snprintf(in->title, sizeof in->title, "tagtrain --algo %s, p = %d, %s", in->algo, p, how);
 }
 
-static int step(tt_sync *s, const tt_step *st, double *comm_s, char *err, size_t cap)
+int tt_sync_allreduce_step(tt_sync *s, const tt_step *st, double *comm_s, char *err, size_t cap)
 {
     const double t1 = ck_now();
     /* 2. all-reduce: every rank's buffer becomes the SUM over all ranks. */
@@ -86,7 +86,7 @@ void tt_sync_load_whole(tt_sync *s, const float *m, const float *v)
 const tt_sync_ops tt_sync_replicated = {
     .init = init,
     .backward = tt_sync_host_backward,
-    .step = step,
+    .step = tt_sync_allreduce_step,
     .gather_state = tt_sync_whole_state,
     .load_state = tt_sync_load_whole,
 };

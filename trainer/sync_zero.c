@@ -6,11 +6,15 @@
  *
  *   1. backward        this rank's shard of each micro-batch, gradients
  *                      summed; stage 2: each bucket reduce-scattered as
- *                      backward finishes it (zero_bucket_ready)
+ *                      backward finishes it (zero_bucket_ready), on the
+ *                      progress thread when the library can run one
  *   2. reduce-scatter  stage 1: the whole buffer after backward; rank r
  *                      holds the sums of its block (--rs-algo)
  *   3. optimizer       on the block, with m and v of the block only
- *   4. all-gather      every rank's updated block to every rank (--ag-algo)
+ *   4. all-gather      every rank's updated block to every rank (--ag-algo);
+ *                      stage 2 on the progress thread: each bucket's queued
+ *                      as soon as its block is stepped, while the blocks
+ *                      after it are, and waited for at the end of the step
  *
  * Bytes per step: each half covers the n-float buffer, (p-1)/p of it sent
  * per rank, what the ring all-reduce sends in all. Held per rank between
@@ -44,9 +48,11 @@ static void describe(tt_sync *s)
     else
         snprintf(in->line, sizeof in->line, "zero 2: gradients reduce-scattered (%s) in %d bucket%s of %.2f MB as "
                  "backward finishes them, this rank's shard of %zu parameters stepped, parameters all-gathered (%s); "
-                 "%.2f MB each way per step; during backward, besides the shard: the gradient pages backward writes "
-                 "and one bucket", z->rs->name, z->nbuckets, z->nbuckets == 1 ? "" : "s",
-                 z->bucket * sizeof(float) / 1e6, z->len, z->ag->name, mb);
+                 "%.2f MB each way per step; %s%s%s; during backward, besides the shard: the gradient pages backward "
+                 "writes and the buckets in flight", z->rs->name, z->nbuckets, z->nbuckets == 1 ? "" : "s",
+                 z->bucket * sizeof(float) / 1e6, z->len, z->ag->name, mb,
+                 z->overlap ? "overlapped on the progress thread" : "blocking",
+                 z->why_blocking && *z->why_blocking ? ": " : "", z->why_blocking ? z->why_blocking : "");
     snprintf(in->title, sizeof in->title, "tagtrain --zero %d --rs-algo %s --ag-algo %s, p = %d", z->stage,
              z->rs->name, z->ag->name, s->plan.dp_size);
 }

@@ -294,8 +294,21 @@ static int start(run *r, int argc, char **argv)
             return 1;
         }
     }
-    tt_plan_data_parallel(&r->plan, MPI_COMM_WORLD);
     return 0;
+}
+
+/* Which ranks hold which part of the model (sync.h): refused, with the
+ * reason, before any data is read. After --resume: its model is the one split. */
+static int make_plan(run *r)
+{
+    char why[512];
+    const tt_options *o = &r->o;
+    if (o->pp > 1 ? !tt_plan_pipeline(&r->plan, MPI_COMM_WORLD, o->pp, o->microbatches, o->tc.batch, &o->tc.model,
+                                      why, sizeof why)
+                  : !tt_plan_tensor(&r->plan, MPI_COMM_WORLD, o->tp, &o->tc.model, why, sizeof why))
+        return 0;
+    if (r->root) fprintf(stderr, "tagtrain: %s\n", why);
+    return 2;
 }
 
 /* --resume: the checkpoint's configuration wins; an option given that says
@@ -417,16 +430,18 @@ static int setup_training(run *r)
     tt_options *o = &r->o;
     train_config *tc = &o->tc;
     enter_phase("setup");
-    const int local_max = (tc->batch + r->p - 1) / r->p, eval_batch = 256;
+    const int dp = r->plan.dp_size, local_max = (tc->batch + dp - 1) / dp, eval_batch = 256;
     if (mlp_create(&r->model, &tc->model, local_max > eval_batch ? local_max : eval_batch))
         fail_abort("model", "out of memory");
     r->have_model = 1;
-    const size_t npad = (r->ntr + (size_t)r->p - 1) / (size_t)r->p * (size_t)r->p;
+    const size_t npad = (r->ntr + (size_t)dp - 1) / (size_t)dp * (size_t)dp;
     r->per_step = (size_t)tc->batch * (size_t)tc->accum;
     const int64_t steps_per_epoch = (int64_t)((npad + r->per_step - 1) / r->per_step);
     if (!r->have_ck || o->set_epochs) tc->opt.total_steps = steps_per_epoch * tc->epochs;
     const tt_sync_cfg cfg = {.algo = o->algo_name, .transport = pick_transport(o, r->plan.dp), .zero = o->zero,
-                             .rs_algo = o->rs_algo, .ag_algo = o->ag_algo, .device = o->device,
+                             .rs_algo = o->rs_algo, .ag_algo = o->ag_algo, .tp_algo = o->tp_algo,
+                             .microbatches = o->microbatches, .pp_sched = o->pp_sched,
+                             .device = o->device,
                              .bucket_mb = o->bucket_mb, .sparse = o->sparse_grads,
                              .full_state = r->root && !o->no_save, .opt = &tc->opt, .x = &r->xtr, .nrows = r->ntr,
                              .max_batch = local_max};
@@ -621,9 +636,10 @@ static void train_epoch(run *r, int epoch, double loss_cnt[2], tt_epoch_rec *e)
         if (s->ops->to_device && s->ops->to_device(s, err, sizeof err)) fail_abort("device", err);
     }
     size_t *order = NULL;
-    const size_t n_order = dp_epoch_order(r->ntr, r->p, tc->seed, epoch, &order);
+    /* Per data-parallel replica: the ranks of a tensor-parallel group draw the same. */
+    const size_t n_order = dp_epoch_order(r->ntr, r->plan.dp_size, tc->seed, epoch, &order);
     if (!order) fail_abort("epoch order", "out of memory");
-    rng_t drop = rng_stream(tc->seed, RNG_DROPOUT, (uint64_t)r->rank, (uint64_t)epoch);
+    rng_t drop = rng_stream(tc->seed, RNG_DROPOUT, (uint64_t)r->plan.dp_rank, (uint64_t)epoch);
     char phase[64];
     snprintf(phase, sizeof phase, "train (epoch %d)", epoch + 1);
     enter_phase(phase);
@@ -866,6 +882,7 @@ static void release(run *r)
     mwml_free(&r->data);
     mwml_free(&r->hold);
     if (r->root) ckpt_dir_close(&r->cdir);
+    tt_plan_free(&r->plan);
 }
 
 /* ------------------------------------------------------------ main */
@@ -879,6 +896,7 @@ int tagtrain_main(int argc, char **argv)
     /* setup: the options, the data, the model and its synchronisation, the outputs */
     int status = start(&r, argc, argv);
     if (!status) status = resume(&r);
+    if (!status) status = make_plan(&r);
     if (!status) status = load_data(&r);
     if (!status) status = featurise(&r);
     if (!status) status = setup_training(&r);

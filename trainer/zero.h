@@ -30,6 +30,16 @@
  * again every step. Earlier micro-batches of a step (--accum) only
  * accumulate, as DDP's no_sync does.
  *
+ * On the progress engine (overlap: MPI_THREAD_MULTIPLE, p > 1, not under
+ * SimGrid) stage 2's collectives do not block: each finished bucket's
+ * reduce-scatter is queued (ck_reduce_scatter_async) and backward goes on;
+ * after backward, zero_step waits for the buckets in the order they were
+ * queued, steps each one's block as soon as its sums are in and queues that
+ * bucket's parameter all-gather, so that the all-gathers run while the later
+ * blocks are stepped; the step ends with the wait for them. Without the engine, the
+ * same calls block, in the same order. The trace tells which ran: the
+ * reduce-scatters on the progress lane, or on the main one.
+ *
  * The updates are the optimizer's, element by element, on the same sums up
  * to the order of float additions: a sharded run equals a replicated one
  * within a small tolerance (tests/trainer/zero.sh).
@@ -64,13 +74,21 @@ typedef struct {
 
     /* stage 2 */
     float         *gshard;     /* [len] this rank's gradient sums, bucket by bucket */
-    int            done;       /* buckets reduce-scattered in this step, from the top */
+    int            done;       /* buckets reduce-scattered (overlap: queued) in this step, from the top */
     int            err;        /* the first CK_* failure inside the backward hook */
     char           errmsg[256];
     double         rs_s;       /* seconds in this step's reduce-scatters so far */
     uint64_t       rs_bytes;   /* bytes sent by them */
 
-    uint64_t       last_bytes; /* bytes this rank sent in the last step (both halves) */
+    /* stage 2 on the progress engine (zero_init decides, every rank alike) */
+    int            overlap;    /* 1: each bucket's reduce-scatter and all-gather asynchronous */
+    const char    *why_blocking;   /* overlap 0 at stage 2: why ("" when p is 1) */
+    ck_async     **rs_h;       /* [nbuckets] the reduce-scatters in flight */
+    ck_async     **ag_h;       /* [nbuckets] the all-gathers in flight */
+    double         ag_s;       /* seconds waited for them at the end of the step */
+    int            plant;      /* test hook (COLLKIT_ZERO_PLANT): rank 1 skips this bucket's step; -1: off */
+
+    uint64_t       last_bytes; /* bytes this rank sent in the last step (both halves; blocking only) */
     tr_trace      *trace;      /* --trace: each step's three phases recorded there; NULL: off */
 } zero_ctx;
 
@@ -96,7 +114,8 @@ int zero_opt_create(const zero_ctx *z, optimizer *o, const opt_config *cfg);
 
 /* Stage 2's mlp_backward hook (ctx: the zero_ctx; pass z->bucket as the
  * chunk): every bucket that grads[from ..) now covers is reduce-scattered,
- * its block copied into the gradient shard and its pages released. Give it to
+ * its block copied into the gradient shard and its pages released (with
+ * overlap: queued, and zero_step waits for it and releases it). Give it to
  * the last backward of a step only. */
 void zero_bucket_ready(size_t from, void *ctx);
 
@@ -105,8 +124,8 @@ void zero_bucket_ready(size_t from, void *ctx);
  * it did not yet), optimizer_step on the shard with gradient scale * sums,
  * grads ready for the next accumulation (zeroed), and the parameters
  * all-gathered. *comm_s gets the seconds spent in the collectives of the
- * step, the hook's included. Returns 0, or a CK_* status with a message in
- * err. */
+ * step, the hook's included (with overlap: the seconds waited for them).
+ * Returns 0, or a CK_* status with a message in err. */
 int zero_step(zero_ctx *z, optimizer *o, float *params, float *grads, float scale, double *comm_s, char *err,
               size_t errlen);
 

@@ -340,6 +340,16 @@ int ck_allreduce_wait(ck_async *handle);   /* frees the handle; returns the all-
  * may be NULL) get the ck_now() times around the all-reduce, for a timeline of
  * buckets overlapping backward (tagtrain --trace). */
 int ck_allreduce_wait_timed(ck_async *handle, double *started, double *finished);
+/* The halves, nonblocking, on the same progress thread and queue (calls of
+ * any of the three run in the order they were made): ck_reduce_scatter and
+ * ck_allgather as above, their buffers untouched until the wait. Their
+ * handles are waited for with ck_allreduce_wait or ck_allreduce_wait_timed,
+ * which wait for any asynchronous collective; the wait adds what the call
+ * moved to the communicator's counters (ck_counters_get). */
+int ck_reduce_scatter_async(ck_comm *comm, const ck_algo *algo, const void *sendbuf, void *recvbuf,
+                            size_t count, ck_dtype dt, ck_op op, ck_async **handle);
+int ck_allgather_async(ck_comm *comm, const ck_algo *algo, const void *sendbuf, void *recvbuf,
+                       size_t count, ck_dtype dt, ck_async **handle);
 
 /* -------------------------------------------------- counters and trace */
 

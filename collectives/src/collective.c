@@ -103,7 +103,22 @@ static long long name_hash(const char *s) { return (long long)(ck_fnv1a64(s, str
 /* Agree across ranks on (error flag, count, dtype, op, algorithm, chunk) with one
  * small MPI_Iallreduce of (x, -x) pairs under MAX: min and max of each value
  * come back together. Polled with the watchdog bound, so a rank that never
- * arrives is reported rather than waited for forever. */
+ * arrives is reported rather than waited for forever.
+ *
+ * Every call agrees, even one whose arguments equal the last call's on this
+ * communicator: the agreement is not cached. A cache would make the choice
+ * to skip a local one (this rank's arguments equal the last agreed ones),
+ * and a mismatch is exactly the case where ranks choose differently: the
+ * rank whose arguments changed would wait in the agreement while the others
+ * ran the algorithm without it, a deadlock at best (named only when the
+ * watchdog is on) and, where an algorithm reads its peers' buffers, a read
+ * past the end of one. A periodic or hashed check skips on every rank alike
+ * but lets the calls between two checks run mismatched. Only the algorithm's
+ * own messages could carry the check for free; until they do, what is saved
+ * is one latency-bound collective of 96 B per call (about 0.5 us at p = 2 on
+ * shared memory, measured with collbench --agree on/off; docs/benchmarking.md),
+ * and collbench times calls with it by default. unit.args checks that a
+ * mismatch after a run of identical calls is still caught. */
 static int validate_across_ranks(ck_comm *c, ck_coll coll, int local_err, size_t count, ck_dtype dt, ck_op op,
                                  const ck_algo *algo)
 {

@@ -19,8 +19,11 @@ int ck_fail(ck_comm *comm, int status, const char *fmt, ...)
     if (comm) {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(comm->errmsg, sizeof comm->errmsg, fmt, ap);
+        int n = vsnprintf(comm->errmsg, sizeof comm->errmsg, fmt, ap);
         va_end(ap);
+        /* A group's ranks are not the job's: the message says both (group.c). */
+        if (comm->group_note[0] && n >= 0 && (size_t)n < sizeof comm->errmsg)
+            snprintf(comm->errmsg + n, sizeof comm->errmsg - (size_t)n, "%s", comm->group_note);
     }
     return status;
 }
@@ -97,6 +100,7 @@ int ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out)
     }
     MPI_Comm_rank(c->mpi, &c->rank);
     MPI_Comm_size(c->mpi, &c->size);
+    ck_group_note(c->mpi, c->group_note, sizeof c->group_note);
     c->msg_bound = UINT64_MAX;
     /* Every rank must ask for the same transport: each one's setup is
      * collective, and ranks in two different setups would wait for each

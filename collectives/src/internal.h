@@ -73,10 +73,14 @@ struct ck_comm {
     void       (*async_stop)(ck_comm *comm);
 
     char         errmsg[512];
+    char         group_note[160];  /* group.c: " [group ranks 0-1 are world ranks 2,3]", or "" */
 };
 
 /* Append one event (no-op when tracing is off). */
 void ck_trace_add(ck_comm *comm, int kind, int peer, uint64_t bytes, double t0, double t1);
+
+/* group.c: the map from a group's ranks to the job's, for its messages. */
+void ck_group_note(MPI_Comm comm, char *out, size_t cap);
 
 /* Shared by the communicator's files (comm.c, p2p.c, collective.c). */
 

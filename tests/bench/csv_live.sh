@@ -25,7 +25,7 @@ wait $job 2>/dev/null
 shown=$(grep -c '^  ring ' "$dir/out.txt")
 [ -s "$csv" ] || { echo "FAIL: no CSV after the kill ($shown rows shown)"; exit 1; }
 head -1 "$csv" | grep -q '^algo,p,bytes,' || { echo "FAIL: no header: $(head -1 "$csv")"; exit 1; }
-rows=$(tail -n +2 "$csv" | grep -c '^ring,1,[0-9]*,[0-9]*,f32,sum,out,[0-9]*,[0-9.]*,[0-9.]*,[0-9.]*,[0-9.]*,[0-9.]*,-\?[0-9]*,[a-z0-9.-]*$')
+rows=$(tail -n +2 "$csv" | grep -c '^ring,1,[0-9]*,[0-9]*,f32,sum,out,[0-9]*,[0-9.]*,[0-9.]*,[0-9.]*,[0-9.]*,[0-9.]*,-\?[0-9]*,[a-z0-9.-]*,on,[0-9.]*,[0-9.]*$')
 total=$(tail -n +2 "$csv" | wc -l)
 [ "$rows" -ge "$shown" ] && [ "$rows" -eq "$total" ] ||
   { echo "FAIL: $shown rows shown, $total in the CSV, $rows of them complete"; cat "$csv"; exit 1; }

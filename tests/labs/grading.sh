@@ -10,7 +10,9 @@
 # confined is named for it and leaves no process behind; a program that writes outside its folder changes nothing
 # there (where bubblewrap works); lab 02's message checks cannot be escaped by
 # deleting or rewriting the descriptor's formulas; a file that includes what is
-# not a header is not built; output and memory without end are bounded.
+# not a header is not built; output and memory without end are bounded; lab
+# 06's saver cannot learn where it will be crashed; lab 03's checks are not
+# passed by a lab 01 ring under their names.
 set -u
 G=$1 SRC=$2
 T=$(mktemp -d)
@@ -205,6 +207,27 @@ out=$("$G" "$T/lab02" --file "$SRC/tests/labs/recounted_pipe.c" 2>&1); echo "$ou
 check 'grep -qE "correctness +0.0 / 60 .*messages: rank [0-9] sent [0-9]+, pipelined_rs says [0-9]+" <<<"$out"' "lab 02: a ring with its message count rewritten passes"
 out=$("$G" "$T/lab02" --file "$SRC/labs/02-pipeline/solution/my_pipe.c" 2>&1); echo "$out"
 check 'grep -qE "correctness +60.0 / 60" <<<"$out"' "lab 02: the reference does not pass its message checks"
+# Lab 06: a save that learns its crash point (tests/labs/peeking_save.c: the
+# harness's record in its memory, its own, its parent's and its tracer's
+# command lines and environments under /proc) and makes that many harmless
+# calls first. When the saver was a forked child of the harness it found K
+# and scored 55.0 (crash 35, faults 20); now it finds nothing and scores the
+# skeleton's work, 5.0 (the edge cases; no integrity: it reads files).
+out=$("$G" "$SRC/labs/06-faults" --file "$SRC/tests/labs/peeking_save.c" 2>&1); echo "$out"
+total=$(sed -n 's/^  TOTAL *\([0-9.]*\) \/ .*/\1/p' <<<"$out")
+check 'grep -qE "crash +0.0 / 35" <<<"$out" && grep -qE "faults +5.0 / 20" <<<"$out" && [ -n "$total" ] && le "$total" 5.0' \
+  "lab 06: the save that looks for its crash point scores $total: $(grep -E '^  (crash|faults) ' <<<"$out")"
+check 'grep -qE "integrity +0.0 / 10 .*open of /proc" <<<"$out"' "lab 06: the peeking save's opens of /proc are not named"
+# Lab 03: the student's lab 01 ring renamed my_rd and my_tree. Its check parts
+# pin the library's rd and tree traffic (verify=--traffic+rd, +tree): the
+# ring passes p = 1 only, as the skeleton does (before the pins: 79.2, both
+# check parts in full and the speed parts measured).
+mkdir -p "$T/lab03"
+sed 's/my_ring/my_rd/g' "$SOL" > "$T/lab03/my_rd.c"; sed 's/my_ring/my_tree/g' "$SOL" > "$T/lab03/my_tree.c"
+out=$("$G" "$SRC/labs/03-latency" --file "$T/lab03/my_rd.c,$T/lab03/my_tree.c" 2>&1); echo "$out"
+total=$(sed -n 's/^  TOTAL *\([0-9.]*\) \/ .*/\1/p' <<<"$out")
+check 'grep -qE "rd_correct +3.1 / 25 +my_rd: 1 of 8 rank counts pass.*rd says" <<<"$out" && grep -qE "tree_correct +4.2 / 25 +my_tree: 1 of 6 rank counts pass.*tree says" <<<"$out" && [ -n "$total" ] && le "$total" 17' \
+  "lab 03: the renamed lab 01 ring scores $total: $(grep -E '^  (rd|tree)_correct ' <<<"$out")"
 # --np-max leaves rank counts out: partial, in the text, the JSON and the exit status.
 grade "$SRC/labs/01-ring/skeleton/my_ring.c" --np-max 1 > /dev/null
 check '[ $rc = 3 ]' "--np-max 1: exit $rc, expected 3 (partial)"

@@ -4,7 +4,8 @@
 # --trace show the calls, a crash leaves the old version and --verify says so,
 # a program with no saver (an algorithm file) says what is missing, calls the
 # harness cannot follow (a shared file mapping, a child process) are named,
-# and --kill-random passes the reference save.
+# --kill-random passes the reference save, and a save that looks for its
+# crash point finds nothing.
 set -u
 CC=$1 SRC=$2
 dir=$(mktemp -d)
@@ -71,5 +72,27 @@ expect 137 "^save: crash at call 2: write\([0-9]+ state.bin, 25 B\)" env GRADE_T
 expect 1 "^save: FAIL state.bin is empty \(0 bytes\): it must hold version 1 or version 2, whole" env GRADE_TEST_SAVE=rawsys "$dir/sneaky" save --dir "$D" --size 1 --verify
 fresh
 expect 1 "^save: FAIL killed [0-9]+ us into a save of version 2 .*: state.bin (is empty|holds only the first)" env GRADE_TEST_SAVE=rawsys "$dir/sneaky" save --dir "$D" --size 4194304 --kill-random 100
+# A save that looks for its crash point (tests/labs/peeking_save.c: the
+# harness's record in its own memory, its own, its parent's and its tracer's
+# command lines and environments under /proc, spelled /proc and //proc): the
+# saver's process holds none of it, each open of /proc is refused, and the
+# injection falls where the harness put it.
+"$CC" "$SRC/tests/labs/peeking_save.c" -o "$dir/peek" > "$dir/cc6.log" 2>&1 || { cat "$dir/cc6.log"; echo "FAIL: build peek"; exit 1; }
+for inj in "--fail-at 3" "--crash-at 2"; do
+  fresh
+  # shellcheck disable=SC2086
+  out=$("$dir/peek" save --dir "$D" --size 1 $inj 2>&1)
+  if grep -q "^peek: nothing found" <<< "$out" && ! grep -q "^peek: .*=" <<< "$out"; then ok; else bad "peek $inj: the save learned its crash point: $out"; fi
+done
+grep -q "^save: crash at call 2: write([0-9]* state.bin, 25 B)" <<< "$out" && ok || bad "peek --crash-at 2: the crash fell elsewhere: $out"
+fresh
+expect 0 "^save: REFUSED the save made system calls the harness cannot follow: open of /proc" "$dir/peek" save --dir "$D" --count
+# A save that makes the harness's end mark itself, first: its calls are still
+# counted (an end mark counts only from where the start mark was made).
+"$CC" "$SRC/tests/labs/endmark_save.c" -o "$dir/endmark" > "$dir/cc7.log" 2>&1 || { cat "$dir/cc7.log"; echo "FAIL: build endmark"; exit 1; }
+fresh
+expect 0 "^save: COUNT 4 " "$dir/endmark" save --dir "$D" --count
+fresh
+expect 137 "^save: crash at call 2: write\([0-9]+ state.bin, 25 B\)" "$dir/endmark" save --dir "$D" --size 1 --crash-at 2
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

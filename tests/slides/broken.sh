@@ -4,8 +4,9 @@
 # a missing image, a title-only page, a code line running off the page, a pandoc
 # warning, a slide that LaTeX splits over two pages, a model time or a measured figure typed by hand,
 # a model number the collbench CSV does not hold, a picture whose caption names another
-# command than the one that drew it, and a make slides that cannot build
-# a second time over its own outputs. Skipped (77) like render.sh.
+# command than the one that drew it, a command broken inside an argument (a code line
+# continued mid-argument, a line LaTeX wraps between an option and its value), a page without
+# its frame number, and a make slides that cannot build a second time over its own outputs. Skipped (77) like render.sh.
 set -u
 SRC=$1 B=$2
 R=$SRC/tests/slides/render.sh
@@ -15,6 +16,7 @@ trap 'rm -rf "$dir"' EXIT
 mkdir -p "$dir/src/scripts" "$dir/src/tests/slides"
 cp "$SRC/scripts/slides.sh" "$dir/src/scripts/"
 cp -r "$SRC/slides" "$SRC/plots" "$dir/src/"
+mkdir -p "$dir/src/collectives/algos" && cp "$SRC/collectives/algos/colors.txt" "$dir/src/collectives/algos/"   # plots/common.gp
 mkdir -p "$dir/src/labs/06-faults" && cp -r "$SRC/labs/06-faults/solution" "$dir/src/labs/06-faults/"   # deck 06's recipe
 cp "$R" "$dir/src/tests/slides/"
 fails=0
@@ -70,6 +72,27 @@ check "a model number the CSV does not have" "no such model value" "
 ## Cost, filled
 
 - 64 MiB at p = 16: **{{model ring 16 12345 ms}}**"
+check "a code line ending inside an argument" "code line: .*--features" "
+## A command, continued
+
+\`\`\`
+tagtrain --algo ring --features \\
+    4096 --hidden 64
+\`\`\`"
+# a command wrapped by LaTeX between an option and its value: slides.sh's no-break spaces
+# taken out of the copy, a paragraph of option pairs wraps somewhere inside one
+sed -i 's/nobreak "\$OUT\/\$name.filled.md"/cat "$OUT\/$name.filled.md"/' "$dir/src/scripts/slides.sh"
+grep -q 'cat "$OUT/$name.filled.md"' "$dir/src/scripts/slides.sh" || { echo "FAIL: slides.sh has no nobreak step to take out"; fails=$((fails + 1)); }
+opts=$(for i in $(seq 1 12); do printf -- '--option-%s value-%s ' "$i" "$i"; done)
+check "a command wrapped inside an argument" "page [0-9]+: .*a line ends inside the argument" "
+## A long command
+
+\`tagtrain $opts\`"
+cp "$SRC/scripts/slides.sh" "$dir/src/scripts/"
+# a page without its frame number: the footline taken out of the copy's preamble
+sed -i '/setbeamertemplate{footline}/d' "$dir/src/slides/preamble.tex"
+check "a page without a frame number" "page [0-9]+ has no frame number" ""
+cp "$SRC/slides/preamble.tex" "$dir/src/slides/"
 # make slides refusing to write over its own outputs on a second build (collbench keeps an
 # existing CSV or trace unless told --overwrite)
 sed -i 's/ --overwrite//' "$dir/src/scripts/slides.sh"

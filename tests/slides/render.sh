@@ -65,12 +65,34 @@ $over"
   pages=$(pdfinfo "$pdf" 2>/dev/null | awk '/^Pages:/ { print $2 }')
   if [ -z "$pages" ]; then say "no PDF"; fail=$((fail + 1)); continue; fi
   [ "$pages" = $((slides + 1)) ] || say "$pages pages for $slides slides and a title page"
+  # a command broken inside an argument: an option and its value (`--algo ring` in inline code)
+  # at the end of one line and the start of the next; or a code block line ending on an option
+  # ("--algo \") whose value starts the next
+  pairs=$(perl -0777 -ne 's/^```.*?^```[^\n]*$//gms;   # the code blocks out; a span may cross a line
+                    while (/`([^`]*)`/g) { my $t = $1; print "$1 $2\n" while $t =~ /(?<![^\s])(-{1,2}[A-Za-z][-A-Za-z0-9_]*)\s([^\s`-][^\s`]*)/g }' "$md" | sort -u)
+  for i in $(seq 1 "$pages"); do
+    pdftotext -layout -f "$i" -l "$i" "$pdf" - 2>/dev/null | awk -v i="$i" -v pairs="$pairs" '
+      BEGIN { n = split(pairs, l, "\n"); for (k = 1; k <= n; k++) { split(l[k], w, " "); val[w[1]] = val[w[1]] " " w[2] " " } }
+      { gsub(/^[ \t]+|[ \t]+$/, "") } $0 == "" { next }
+      prev != "" { first = $1; if (last in val && index(val[last], " " first " ")) printf "page %d: \"%s\" | \"%s\" (a line ends inside the argument)\n", i, prevline, $0 }
+      { prev = 1; prevline = $0; last = $NF }'
+  done > "$dir/broken-args"
+  perl -ne 'if (/^```/) { $c = !$c; $p = ""; next } next unless $c;
+            print "code line: $p | $_" if $p ne "" && /^\s*[^\s-]/; $p = /\s-{1,2}[A-Za-z][-A-Za-z0-9_]*\s*\\\s*$/ ? substr($_, 0, -1) : ""' "$md" >> "$dir/broken-args"
+  [ ! -s "$dir/broken-args" ] || say "a command broken inside an argument:
+$(head -5 "$dir/broken-args")"
+  # a frame number, "N / PAGES", on the last line of every page (preamble.tex's footline)
+  for i in $(seq 1 "$pages"); do
+    pdftotext -layout -f "$i" -l "$i" "$pdf" - 2>/dev/null | grep "[^[:space:]]" | tail -1 | grep -Eq "(^|[^0-9])$i */ *$pages *\$" ||
+      say "page $i has no frame number (\"$i / $pages\" at its foot)"
+  done
   imgpages=$(pdfimages -list "$pdf" 2>/dev/null | awk 'NR > 2 { print $1 }' | sort -u)
   for i in $(seq 1 "$pages"); do
     pdftoppm -r 30 -png -f "$i" -l "$i" "$pdf" "$dir/p" 2>/dev/null && [ -s "$(ls "$dir"/p-*.png 2>/dev/null | head -1)" ] ||
       say "page $i does not render"
     rm -f "$dir"/p-*.png
-    lines=$(pdftotext -layout -f "$i" -l "$i" "$pdf" - 2>/dev/null | grep -c '[^[:space:]]')
+    # (the frame number at the foot is not a line of content)
+    lines=$(pdftotext -layout -f "$i" -l "$i" "$pdf" - 2>/dev/null | grep '[^[:space:]]' | grep -Evc '^[[:space:]]*[0-9]+ */ *[0-9]+[[:space:]]*$')
     if [ "$i" -gt 1 ] && [ "$lines" -lt 2 ] && ! echo "$imgpages" | grep -qx "$i"; then
       say "page $i holds only its title: $(pdftotext -f "$i" -l "$i" "$pdf" - 2>/dev/null | tr -s '[:space:]' ' ')"
     fi

@@ -18,6 +18,9 @@
 #     resident after training are the shard only, and the peak drops by part
 #     of that again;
 #   - --trace records each step's backward, reduce-scatter, optimizer step and all-gather;
+#     --zero 2's collectives on the progress thread (overlapped, not blocking);
+#   - a wrong shard step (COLLKIT_ZERO_PLANT: rank 1 skips a bucket's block) is
+#     caught by the comparison with replicated;
 #   - --zero 1 with --bucket-mb, --zero 2 with --sparse-grads, an unknown
 #     --rs-algo, --zero 3: a clear error, exit 2.
 set -u
@@ -60,6 +63,21 @@ if [ "$ALL" != all ]; then
   set -- direct mpi ring rd   # stage 2: each reduce-scatter with yet another all-gather
   for rs in $RS; do equal 3 "$rs" "$1" 1e-5 2; shift; done
 fi
+
+# Stage 2 overlapped: the reduce-scatters and all-gathers ran on the progress
+# thread (the trace's lane 1), none blocking on the main thread, so a silent
+# fall back to the blocking path fails here.
+train 2 --zero 2 $Z2 --no-save --trace "$W/o2.json"
+check '[ $? -eq 0 ]' "--zero 2 run with --trace"
+lanes() { grep -o "\"cat\":\"$1\",\"ph\":\"X\",\"pid\":[0-9]*,\"tid\":$2" "$W/o2.json" | wc -l; }
+check '[ "$(lanes rs 1)" -ge 22 ] && [ "$(lanes ag 1)" -ge 22 ] && [ "$(lanes rs 0)" -eq 0 ] && [ "$(lanes ag 0)" -eq 0 ]' \
+  "--zero 2 at p = 2 not overlapped: reduce-scatters on the progress thread $(lanes rs 1), on the main one $(lanes rs 0); all-gathers $(lanes ag 1) and $(lanes ag 0)"
+# The equivalence check catches a wrong shard step: rank 1 leaving one
+# bucket's block unstepped (the planted fault) differs from replicated.
+COLLKIT_ZERO_PLANT=4 train 2 --zero 2 $Z2 --save "$W/zp"
+check '[ $? -eq 0 ]' "--zero 2 with the planted fault: the run failed"
+"$BIN/ckptdiff" "$W/dp2/last.ckpt" "$W/zp/last.ckpt" --rtol 1e-5 > "$W/d" 2>&1
+check '[ $? -eq 1 ]' "a shard step left out was not caught by the comparison with replicated: $(cat "$W/d")"
 
 # One checkpoint format: 1 epoch at p = 2, then the second at p = 3.
 train 2 --zero 1 --save "$W/rz" --stop-after 1 && train 3 --zero 1 --resume "$W/rz/last.ckpt" --save "$W/rz"

@@ -5,7 +5,8 @@
  *   buffers (and count 0 with NULL buffers is fine);
  *   with 2+ ranks: count, dtype, op or algorithm differing across ranks gives
  *   CK_ERR_MISMATCH on ALL ranks, and a rank that rejects its own arguments
- *   makes the others fail too rather than wait for it.
+ *   makes the others fail too rather than wait for it; so after a run of
+ *   identical calls, when one rank changes one argument.
  * After all that the communicator still works.
  */
 #include <stdio.h>
@@ -15,6 +16,42 @@
 #include "check.h"
 
 static int rank;
+
+/* n calls with identical arguments on every rank (each must succeed and be
+ * right), then one whose argument `what` differs on rank `odd` only: it must
+ * still be caught on every rank, with its name in the message. However the
+ * library may make a repeated signature cheaper to agree on, a mismatch
+ * after a run of identical calls never goes through silently. */
+static void mismatch_after_repeats(ck_comm *comm, int p, int n, int odd, const char *what)
+{
+    const ck_algo *ring = ck_algo_find("ring"), *rd = ck_algo_find("rd");
+    float fs[64], fr[64];
+    cc_fill(fs, 64, CK_F32, CK_SUM, rank, p);
+    int bad = 0;
+    for (int i = 0; i < n; i++) {
+        int rc = ck_allreduce(comm, ring, fs, fr, 64, CK_F32, CK_SUM);
+        if (rc != CK_SUCCESS || cc_count_wrong(fr, 64, CK_F32, CK_SUM, p) != 0) bad++;
+    }
+    CHECK(bad == 0, "%d of %d identical calls failed or were wrong before the %s mismatch", bad, n, what);
+    const int me = rank == odd;
+    size_t count = 64;
+    ck_dtype dt = CK_F32;
+    ck_op op = CK_SUM;
+    const ck_algo *a = ring;
+    if (me && !strcmp(what, "count")) count = 63;
+    if (me && !strcmp(what, "dtype")) dt = CK_I32;
+    if (me && !strcmp(what, "op")) op = CK_MAX;
+    if (me && !strcmp(what, "algorithm")) a = rd;
+    int rc = ck_allreduce(comm, a, fs, fr, count, dt, op);
+    char want[64];
+    snprintf(want, sizeof want, "%s differs", what);
+    CHECK(rc == CK_ERR_MISMATCH && strstr(ck_comm_errmsg(comm), want),
+          "after %d identical calls, %s on rank %d only: rc %d '%s'", n, what, odd, rc, ck_comm_errmsg(comm));
+    /* and the communicator goes on: the same call everywhere succeeds again */
+    rc = ck_allreduce(comm, ring, fs, fr, 64, CK_F32, CK_SUM);
+    CHECK(rc == CK_SUCCESS && cc_count_wrong(fr, 64, CK_F32, CK_SUM, p) == 0,
+          "the call after the %s mismatch: rc %d '%s'", what, rc, ck_comm_errmsg(comm));
+}
 
 
 int main(int argc, char **argv)
@@ -93,6 +130,11 @@ int main(int argc, char **argv)
         CHECK(ck_same_command_line(MPI_COMM_WORLD, rank == p - 1 ? 5 : 3, rank == p - 1 ? other : same, "test") ==
               CK_ERR_MISMATCH, "another command line on the last rank");
         CHECK(ck_first_differing_rank(MPI_COMM_WORLD, rank >= 1 ? 7 : 3) == 1, "the first differing rank");
+        /* The same call many times over, then one rank (the last, then the
+         * first) changes one argument: caught like the first call's. */
+        const char *fields[] = {"count", "dtype", "op", "algorithm"};
+        for (int k = 0; k < 4; k++) mismatch_after_repeats(comm, p, 100, k % 2 ? 0 : p - 1, fields[k]);
+        mismatch_after_repeats(comm, p, 1, p - 1, "count");
     }
 
     /* ---- the settings an algorithm reads are a copy: a write through the

@@ -21,7 +21,7 @@ if [ -e "$OUT" ]; then
   exit 2
 fi
 for f in bin/collcheck bin/collverify bin/collbench bin/tagtrain bin/tagpredict bin/ckptdiff bin/tagsynth bin/collkit-cc bin/collgrade \
-         bin/ckrun collkit-targets.cmake; do
+         bin/grader/__init__.py bin/ckrun collkit-targets.cmake; do
   [ -e "$B/$f" ] || { echo "student-kit: $B/$f is missing: build first (make)" >&2; exit 2; }
 done
 # The Made With ML data (MIT licence), from where this build's programs find
@@ -42,6 +42,8 @@ mkdir -p "$OUT"/{bin,lib,include,cmake,plugin,labs,docs/algorithms}
 # Tools and libraries (compiled; the algorithms' code is inside libcollkit.a).
 # (ckptdiff and tagsynth: lab 04's equivalence part compares checkpoints of runs on synthetic data.)
 cp "$B"/bin/{collcheck,collverify,collbench,tagtrain,tagpredict,ckptdiff,tagsynth,collgrade,ckrun} "$OUT/bin/"
+# (collgrade's modules, Python's standard library only, beside it)
+mkdir -p "$OUT/bin/grader" && cp "$B"/bin/grader/*.py "$OUT/bin/grader/"
 cp "$B"/lib/*.a "$OUT/lib/"
 # The CUDA plug-ins, when this build has them: opened only where device memory
 # is used (libcollkit_cuda.so) or tagtrain runs --device cuda (libtagtrain_cuda.so).

@@ -20,6 +20,8 @@ SOL=$SRC/labs/01-ring/solution/my_ring.c SKEL=$SRC/labs/01-ring/skeleton/my_ring
 mkdir -p "$T/lab" "$T/subs"
 printf '%s\n' "file = my_ring.c" "algo = my_ring" \
   "part correctness 60 check np=1,2 args=--count+7+--dtype+i32+--op+sum" "part integrity 20 integrity" > "$T/lab/lab.conf"
+# ... and its reference solution, which the batch grades first (the canary).
+mkdir -p "$T/lab/solution" && cp "$SOL" "$T/lab/solution/my_ring.c"
 pass=0; fail=0
 check() { if eval "$1"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $2"; fi; }
 make_cheat() { "$SRC/tests/labs/cheats/assemble.sh" "$SRC" "$@"; }

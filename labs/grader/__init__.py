@@ -16,6 +16,19 @@ OPTIONS_WITH_VALUE = {"--file": "file", "--json": "json", "--gradescope": "gscop
 FLAGS = {"--keep": "keep", "--overwrite": "overwrite", "--regrade": "regrade", "--no-canary": "no_canary"}
 
 
+def source_of(build):
+    """The source tree a CMake build folder was configured from (its
+    CMakeCache.txt says), or "" when build is no such folder."""
+    try:
+        with open(os.path.join(build, "CMakeCache.txt"), encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("CMAKE_HOME_DIRECTORY:INTERNAL="):
+                    return line.split("=", 1)[1].strip()
+    except OSError:
+        pass
+    return ""
+
+
 class Interrupted(Exception):
     pass
 
@@ -29,12 +42,15 @@ class Env:
         if os.access(os.path.join(here, "collkit-cc"), os.X_OK):
             self.bin = here   # installed beside the tools (build/bin, a student kit)
         self.labs = os.environ.get("COLLGRADE_LABS", "")
+        tools = os.path.join(self.bin, "..")
         if not self.labs:
-            for d in (here, os.path.join(here, "..", "labs"), os.path.join(here, "..", "..", "labs")):
+            # beside the program (a kit, the source tree), or the labs of the
+            # source tree a build folder was made from, wherever that folder is
+            for d in (here, os.path.join(here, "..", "labs"), os.path.join(here, "..", "..", "labs"),
+                      os.path.join(source_of(tools), "labs")):
                 if os.path.isfile(os.path.join(d, "01-ring", "lab.conf")):
                     self.labs = os.path.realpath(d)
                     break
-        tools = os.path.join(self.bin, "..")
         if os.path.isfile(os.path.join(tools, "CMakeCache.txt")):
             self.keeproot = os.path.join(tools, "labs")
         else:

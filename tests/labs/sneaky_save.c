@@ -29,17 +29,23 @@ static int variant(const char *name)
     return v && !strcmp(v, name);
 }
 
-static long raw3(long nr, long a, long b, long c)
+/* Four arguments: openat's mode is the fourth (r10). Left out, the file's
+ * mode is whatever the register held, and a later save without the
+ * capabilities the saver's process drops cannot open it again. */
+static long raw4(long nr, long a, long b, long c, long d)
 {
 #if defined(__x86_64__)
     long r;
-    __asm__ volatile("syscall" : "=a"(r) : "a"(nr), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
+    register long r10 __asm__("r10") = d;
+    __asm__ volatile("syscall" : "=a"(r) : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10) : "rcx", "r11", "memory");
     if (r < 0 && r > -4096) { errno = (int)-r; return -1; }
     return r;
 #else
-    return syscall(nr, a, b, c);
+    return syscall(nr, a, b, c, d);
 #endif
 }
+
+static long raw3(long nr, long a, long b, long c) { return raw4(nr, a, b, c, 0); }
 
 /* In place: the old contents are gone from the first call that writes. */
 static int save_mknod(const char *path, const unsigned char *p, size_t n)
@@ -66,7 +72,7 @@ fail:;
 
 static int save_raw(const char *path, const unsigned char *p, size_t n)
 {
-    long fd = raw3(SYS_openat, AT_FDCWD, (long)path, O_WRONLY | O_CREAT | O_TRUNC);
+    long fd = raw4(SYS_openat, AT_FDCWD, (long)path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) return -1;
     while (n > 0) {
         long w = raw3(SYS_write, fd, (long)p, (long)n);

@@ -6,6 +6,7 @@
 #   make check-colls  the whole reduce-scatter / all-gather matrix (tests/colls)
 #   make test SANITIZE=1   the same with ASan + UBSan, in build-sanitize/
 #   make test SANITIZE=thread   the threaded and shared-memory tests under TSan, in build-tsan/
+#   make test-handouts  every lab's handout run as written in a fresh student kit (minutes)
 #   make test-grading the grader against cheats, and --batch on 30 sandboxed submissions (minutes)
 #   make fault-test   the whole fault suite (a rank stopped or killed in every phase; minutes)
 #   make bench        build, then run the benchmark sweep (BENCH=full for more)
@@ -40,11 +41,11 @@ CTEST_FLAGS ?= --output-on-failure
 # Left out of `make test` (each has its own target below): the grader's cheat
 # and batch tests, the whole fault suite, the whole reduce-scatter/all-gather
 # matrix. Minutes each; `make test` runs a fast subset of each.
-TEST_EXCLUDE ?= ^(grading|faults-full|colls-full)$$
+TEST_EXCLUDE ?= ^(grading|faults-full|colls-full|handouts)$$
 
 KIT ?= student-kit
 
-.PHONY: all deps configure build test test-grading fault-test check-colls bench sim-bench clean student-kit slides gpu-check
+.PHONY: all deps configure build test test-handouts test-grading fault-test check-colls bench sim-bench clean student-kit slides gpu-check
 
 all: build
 
@@ -66,6 +67,10 @@ test: build
 # minutes, so not part of `make test` (tests/labs/grading.sh, batch.sh).
 test-grading: build
 	cd $(BUILD) && ctest --output-on-failure -L grading
+
+# Every lab's handout, run as written in a fresh student kit (minutes).
+test-handouts: build
+	cd $(BUILD) && ctest --output-on-failure -L handouts
 
 fault-test: build
 	cd $(BUILD) && ctest --output-on-failure -L faults

@@ -38,61 +38,68 @@ void tt_plan_data_parallel(tt_plan *pl, MPI_Comm world)
     MPI_Comm_size(world, &pl->dp_size);
 }
 
-/* The mesh of `width` model-parallel ranks (the caller checked it fits):
- * the model-parallel group in *mp, the data-parallel one in the plan. */
-static void split_mesh(tt_plan *pl, const ck_mesh *m, MPI_Comm *mp, const char *what)
+/* One group of the plan, split off world (the caller checked the plan fits). */
+static void split_group(const tt_plan *pl, int color, int key, MPI_Comm *out, const char *what)
 {
-    if (ck_mpi_split(pl->world, m->mp_color, m->mp_rank, mp, what) ||
-        ck_mpi_split(pl->world, m->dp_color, m->dp_rank, &pl->dp, "the data-parallel groups"))
-        ck_watch_abort("%s: MPI_Comm_split failed", what);
-    pl->split = 1;
-    pl->dp_rank = m->dp_rank;
-    pl->dp_size = m->D;
+    if (ck_mpi_split(pl->world, color, key, out, what)) ck_watch_abort("%s: MPI_Comm_split failed", what);
 }
 
-/* A mesh of width T over world's ranks, or the reason it does not fit. */
-static int mesh_of(MPI_Comm world, int T, const char *opt, ck_mesh *m, char *why, size_t cap)
+/* The mesh's arithmetic, two 2-D meshes nested: the job is replicas of T x S
+ * ranks (the data-parallel groups: the ranks T x S apart), and each replica
+ * S stages of T ranks (the tensor-parallel groups: T consecutive ranks; the
+ * pipeline groups: the ranks T apart within a replica). Or the reason it
+ * does not fit. */
+static int mesh_of(MPI_Comm world, int T, int S, ck_mesh *rep, ck_mesh *in, char *why, size_t cap)
 {
     int p, rank;
     MPI_Comm_size(world, &p);
     MPI_Comm_rank(world, &rank);
-    if (!ck_mesh_2d(p, T, rank, m, why, cap)) return 0;
-    snprintf(why, cap, "%s %d does not divide the %d ranks (want p = %d x data-parallel replicas)", opt, T, p, T);
+    if (!ck_mesh_2d(p, T * S, rank, rep, why, cap) && !ck_mesh_2d(T * S, T, rep->mp_rank, in, why, cap)) return 0;
+    if (S == 1 || T == 1)
+        snprintf(why, cap, "%s %d does not divide the %d ranks (want p = %d x data-parallel replicas)",
+                 S == 1 ? "--tp" : "--pp", T * S, p, T * S);
+    else
+        snprintf(why, cap, "--tp %d x --pp %d = %d does not divide the %d ranks (want p = %d x data-parallel "
+                 "replicas)", T, S, T * S, p, T * S);
     return -1;
 }
 
-int tt_plan_tensor(tt_plan *pl, MPI_Comm world, int T, const mlp_config *model, char *why, size_t cap)
+/* The pipeline's own refusals: more stages than layers, micro-batches that do not divide a replica's share. */
+static int pipeline_fits(int S, int M, int batch, int D, const mlp_config *model, char *why, size_t cap)
 {
-    tt_plan_data_parallel(pl, world);
-    if (T == 1) return 0;
-    ck_mesh m;
-    if (mesh_of(world, T, "--tp", &m, why, cap) || mlp_tp_check(model, T, why, cap)) return -1;
-    split_mesh(pl, &m, &pl->tp, "the tensor-parallel groups");
-    pl->tp_rank = m.mp_rank;
-    pl->tp_size = T;
-    return 0;
-}
-
-int tt_plan_pipeline(tt_plan *pl, MPI_Comm world, int S, int M, int batch, const mlp_config *model, char *why,
-                     size_t cap)
-{
-    tt_plan_data_parallel(pl, world);
-    if (S == 1) return 0;
-    ck_mesh m;
-    if (mesh_of(world, S, "--pp", &m, why, cap)) return -1;
     if (S > model->nhidden + 1) {
         snprintf(why, cap, "--pp %d: more stages than the model's %d layers (--hidden gives %d hidden layers)", S,
                  model->nhidden + 1, model->nhidden);
         return -1;
     }
-    if (batch % (m.D * M)) {
+    if (batch % (D * M)) {
         snprintf(why, cap, "--microbatches %d does not divide a replica's share of the batch (--batch %d over %d "
-                 "data-parallel replica%s): want --batch a multiple of %d", M, batch, m.D, m.D == 1 ? "" : "s",
-                 m.D * M);
+                 "data-parallel replica%s): want --batch a multiple of %d", M, batch, D, D == 1 ? "" : "s", D * M);
         return -1;
     }
-    split_mesh(pl, &m, &pl->pp, "the pipeline groups");
-    pl->pp_rank = m.mp_rank;
+    return 0;
+}
+
+int tt_plan_make(tt_plan *pl, MPI_Comm world, int T, int S, int M, int batch, const mlp_config *model, char *why,
+                 size_t cap)
+{
+    tt_plan_data_parallel(pl, world);
+    if (T == 1 && S == 1) return 0;
+    ck_mesh rep, in;
+    if (mesh_of(world, T, S, &rep, &in, why, cap) || (T > 1 && mlp_tp_check(model, T, why, cap)) ||
+        (S > 1 && pipeline_fits(S, M, batch, rep.D, model, why, cap)))
+        return -1;
+    /* Colours unique in the job: the tensor-parallel group of stage s of
+     * replica r is r S + s; the pipeline of tensor rank t of replica r is r T + t. */
+    if (T > 1) split_group(pl, rep.mp_color * S + in.mp_color, in.mp_rank, &pl->tp, "the tensor-parallel groups");
+    if (S > 1) split_group(pl, rep.mp_color * T + in.dp_color, in.dp_rank, &pl->pp, "the pipeline groups");
+    split_group(pl, rep.dp_color, rep.dp_rank, &pl->dp, "the data-parallel groups");
+    pl->split = 1;
+    pl->dp_rank = rep.dp_rank;
+    pl->dp_size = rep.D;
+    pl->tp_rank = in.mp_rank;
+    pl->tp_size = T;
+    pl->pp_rank = in.dp_rank;
     pl->pp_size = S;
     return 0;
 }
@@ -176,7 +183,7 @@ int tt_sync_open(tt_sync *s, const tt_plan *plan, const tt_sync_cfg *cfg, mlp *m
     s->sent_bytes = -1;
     /* The one place the mode is chosen. */
     s->ops = cfg->device ? &tt_sync_device : cfg->zero ? &tt_sync_zero
-             : plan->tp_size > 1 ? &tt_sync_tensor : plan->pp_size > 1 ? &tt_sync_pipeline : &tt_sync_replicated;
+             : plan->pp_size > 1 ? &tt_sync_pipeline : plan->tp_size > 1 ? &tt_sync_tensor : &tt_sync_replicated;
     const unsigned mem = !strcmp(cfg->transport, "shm") ? CK_MEM_HOST | CK_MEM_SHM : CK_MEM_HOST;
     int rc = ck_comm_create(plan->dp, mem, &s->comm);
     if (rc) ck_watch_abort("ck_comm_create: %s", ck_strerror(rc));

@@ -23,7 +23,7 @@
 #include <string.h>
 #include "sync.h"
 
-static int open_group(tt_sync *s, const tt_sync_cfg *cfg, char *err, size_t cap)
+int tt_sync_tensor_open(tt_sync *s, const tt_sync_cfg *cfg, char *err, size_t cap)
 {
     tp_ctx *t = &s->tp;
     t->T = s->plan.tp_size;
@@ -38,7 +38,7 @@ static int open_group(tt_sync *s, const tt_sync_cfg *cfg, char *err, size_t cap)
     char aerr[1024];
     int n = 0;
     if (ck_algo_parse_list(cfg->tp_algo, ck_comm_mem(t->comm), &t->algo, 1, &n, aerr, sizeof aerr)) {
-        if (s->plan.dp_rank == 0 && t->rank == 0)
+        if (s->plan.dp_rank == 0 && t->rank == 0 && s->plan.pp_rank == 0)
             snprintf(err, cap, "--tp-algo on the %s transport: %s", ck_comm_transport_name(t->comm), aerr);
         return 2;
     }
@@ -68,7 +68,7 @@ static void describe(tt_sync *s, const tt_sync_cfg *cfg)
 
 static int init(tt_sync *s, const tt_sync_cfg *cfg, char *err, size_t cap)
 {
-    int rc = open_group(s, cfg, err, cap);
+    int rc = tt_sync_tensor_open(s, cfg, err, cap);
     if (rc) return rc;
     s->host = s->model;
     if (mlp_create_tp(&s->shard, &s->host->cfg, cfg->max_batch, s->tp.T, s->tp.rank))
@@ -80,7 +80,7 @@ static int init(tt_sync *s, const tt_sync_cfg *cfg, char *err, size_t cap)
     return 0;
 }
 
-static int step(tt_sync *s, const tt_step *st, double *comm_s, char *err, size_t cap)
+int tt_sync_tensor_step(tt_sync *s, const tt_step *st, double *comm_s, char *err, size_t cap)
 {
     const int rc = tt_sync_allreduce_step(s, st, comm_s, err, cap);
     /* The step's time and bytes of moving: the group's all-reduces inside backward too. */
@@ -124,17 +124,22 @@ static void take_shard_state(tt_sync *s, const float *m, const float *v)
     tp_take(&s->tp, s->model, s->host, v, s->opt->v);
 }
 
+void tt_sync_tensor_close(tt_sync *s)
+{
+    if (s->tp.comm) ck_comm_destroy(s->tp.comm);
+    s->tp.comm = NULL;
+}
+
 static void destroy(tt_sync *s)
 {
     tt_sync_drop_shard(s);
-    if (s->tp.comm) ck_comm_destroy(s->tp.comm);
-    s->tp.comm = NULL;
+    tt_sync_tensor_close(s);
 }
 
 const tt_sync_ops tt_sync_tensor = {
     .init = init,
     .backward = tt_sync_host_backward,
-    .step = step,
+    .step = tt_sync_tensor_step,
     .to_host = shards_to_host,
     .to_device = broadcast_shards,
     .gather_state = gather_shard_state,

@@ -104,23 +104,39 @@ int tt_plan_make(tt_plan *pl, MPI_Comm world, int T, int S, int M, int batch, co
     return 0;
 }
 
-void tt_sync_use_shard(tt_sync *s, const tt_sync_cfg *cfg)
+/* --zero 1 with a split model: the shard's optimizer state sharded over its
+ * data-parallel group (zero.h, as --zero 1 does the whole model's). 0, or 2
+ * with the reason in err on the group's rank 0 of replica 0's first ranks. */
+static int shard_zero(tt_sync *s, const tt_sync_cfg *cfg, char *err, size_t cap)
 {
-    char err[1024];
+    char why[512];
+    if (zero_init(&s->zero, &s->dp, cfg->zero, cfg->rs_algo, cfg->ag_algo, cfg->bucket_mb, why, sizeof why)) {
+        if (s->plan.dp_rank == 0 && s->plan.tp_rank == 0 && s->plan.pp_rank == 0) snprintf(err, cap, "%s", why);
+        return 2;
+    }
+    if (zero_opt_create(&s->zero, s->opt, cfg->opt)) ck_watch_abort("optimizer: out of memory");
+    return 0;
+}
+
+int tt_sync_use_shard(tt_sync *s, const tt_sync_cfg *cfg, char *err, size_t cap)
+{
     s->model = &s->shard;
     free(s->host->grads);   /* the host view keeps no gradients: backward writes the shard's */
     s->host->grads = NULL;
-    if (dp_init(&s->dp, s->comm, s->algo, s->model, 0, 0, err, sizeof err))
+    if (dp_init(&s->dp, s->comm, s->algo, s->model, 0, 0, err, cap))
         ck_watch_abort("rank %d: setup: %s", s->plan.dp_rank, err);
     s->have_dp = 1;
-    if (opt_create(s->opt, cfg->opt, s->model->nparams)) ck_watch_abort("optimizer: out of memory");
     if (cfg->full_state && (!(s->full_m = malloc(s->host->nparams * sizeof(float))) ||
                             !(s->full_v = malloc(s->host->nparams * sizeof(float)))))
         ck_watch_abort("out of memory for the whole optimizer state");
+    if (cfg->zero) return shard_zero(s, cfg, err, cap);
+    if (opt_create(s->opt, cfg->opt, s->model->nparams)) ck_watch_abort("optimizer: out of memory");
+    return 0;
 }
 
 void tt_sync_drop_shard(tt_sync *s)
 {
+    if (s->zero.dp) zero_free(&s->zero);
     /* The data-parallel context holds the shard's gradients: first. */
     if (s->have_dp) dp_free(&s->dp);
     s->have_dp = 0;
@@ -128,7 +144,66 @@ void tt_sync_drop_shard(tt_sync *s)
     if (s->host) s->model = s->host;
     free(s->full_m);
     free(s->full_v);
-    s->full_m = s->full_v = NULL;
+    free(s->shard_m);
+    free(s->shard_v);
+    s->full_m = s->full_v = s->shard_m = s->shard_v = NULL;
+}
+
+/* Room for the shard's whole m and v (--zero 1: the optimizer holds a block of them). */
+static void shard_room(tt_sync *s)
+{
+    const size_t n = s->model->nparams ? s->model->nparams : 1;
+    if (!s->shard_m && (!(s->shard_m = malloc(n * sizeof(float))) || !(s->shard_v = malloc(n * sizeof(float)))))
+        ck_watch_abort("out of memory for the shard's optimizer state");
+}
+
+int tt_sync_shard_state(tt_sync *s, const float **m, const float **v)
+{
+    *m = s->opt->m;
+    *v = s->opt->v;
+    if (!s->zero.dp) return 0;
+    if (s->plan.dp_rank == 0) shard_room(s);
+    *m = s->shard_m;
+    *v = s->shard_v;
+    return zero_gather_state(&s->zero, s->opt, s->shard_m, s->shard_v);
+}
+
+void tt_sync_shard_room(tt_sync *s, float **m, float **v)
+{
+    *m = s->opt->m;
+    *v = s->opt->v;
+    if (!s->zero.dp) return;
+    shard_room(s);
+    *m = s->shard_m;
+    *v = s->shard_v;
+}
+
+void tt_sync_shard_taken(tt_sync *s)
+{
+    if (s->zero.dp) zero_load_state(&s->zero, s->opt, s->shard_m, s->shard_v);
+}
+
+/* --zero 1 with a split model, for the banner and the log: the state a rank
+ * holds is its block of its shard's (state_replicated stays the whole model's). */
+static void describe_shard_zero(tt_sync *s)
+{
+    tt_sync_info *in = &s->info;
+    const zero_ctx *z = &s->zero;
+    in->mode = "zero1";
+    in->zero = 1;
+    in->rs_algo = z->rs->name;
+    in->ag_algo = z->ag->name;
+    in->state_bytes = zero_state_bytes(z);
+    in->state_sharded = 1;
+    if (in->w0_bytes) {   /* W_0 (at the shard's start) keeps whole parameters and gradients, the block's m and v */
+        size_t off, n, pos;
+        zero_segment(z, s->plan.dp_rank, 0, &off, &n, &pos);
+        const size_t w0 = in->w0_bytes / (4 * sizeof(float)), mine = off >= w0 ? 0 : off + n < w0 ? n : w0 - off;
+        in->w0_bytes = 2 * (w0 + mine) * sizeof(float);
+    }
+    const size_t len = strlen(in->line);
+    snprintf(in->line + len, sizeof in->line - len, "; --zero 1 instead: the shard's gradients reduce-scattered (%s), "
+             "its block of %zu parameters stepped, all-gathered (%s)", z->rs->name, z->len, z->ag->name);
 }
 
 void tt_sync_release_host(tt_sync *s)
@@ -182,8 +257,8 @@ int tt_sync_open(tt_sync *s, const tt_plan *plan, const tt_sync_cfg *cfg, mlp *m
     s->opt = opt;
     s->sent_bytes = -1;
     /* The one place the mode is chosen. */
-    s->ops = cfg->device ? &tt_sync_device : cfg->zero ? &tt_sync_zero
-             : plan->pp_size > 1 ? &tt_sync_pipeline : plan->tp_size > 1 ? &tt_sync_tensor : &tt_sync_replicated;
+    s->ops = cfg->device ? &tt_sync_device : plan->pp_size > 1 ? &tt_sync_pipeline
+             : plan->tp_size > 1 ? &tt_sync_tensor : cfg->zero ? &tt_sync_zero : &tt_sync_replicated;
     const unsigned mem = !strcmp(cfg->transport, "shm") ? CK_MEM_HOST | CK_MEM_SHM : CK_MEM_HOST;
     int rc = ck_comm_create(plan->dp, mem, &s->comm);
     if (rc) ck_watch_abort("ck_comm_create: %s", ck_strerror(rc));
@@ -193,6 +268,7 @@ int tt_sync_open(tt_sync *s, const tt_plan *plan, const tt_sync_cfg *cfg, mlp *m
     s->info.device_note = "";
     s->info.tp = s->info.pp = 1;
     int irc = s->ops->init(s, cfg, err, cap);
+    if (!irc && s->zero.dp && s->model == &s->shard) describe_shard_zero(s);
     /* The activations of a rank's training micro-batch, in every mode (--pp
      * sets its own: all its slots), so that plans compare in the log; the
      * whole model's buffers are sized for evaluation's larger batches. */

@@ -26,7 +26,8 @@
  *                      all-reduced there
  *   sync_tensor.c      --tp T: each layer pair split over a tensor-parallel
  *                      group (tp.h), each shard's gradients all-reduced over
- *                      its data-parallel group
+ *                      its data-parallel group (--zero 1: reduce-scattered,
+ *                      the shard's optimizer state sharded over that group)
  *   sync_pipeline.c    --pp S: the layers cut into stages, micro-batches
  *                      through them as messages (pp.h), each stage's
  *                      gradients all-reduced over its data-parallel group;
@@ -179,6 +180,7 @@ struct tt_sync {
     int          have_dp;
     zero_ctx     zero;           /* sync_zero.c */
     float       *full_m, *full_v;   /* sync_zero.c: rank 0's whole state for checkpoints */
+    float       *shard_m, *shard_v; /* --zero 1 with a split model: the shard's whole state (checkpoints) */
     devstep     *ds;             /* sync_device.c */
     tp_ctx       tp;             /* sync_tensor.c: the group, its algorithm ... */
     mlp          shard;          /* ... this rank's shard (model points here) */
@@ -227,8 +229,17 @@ int  tt_sync_allreduce_step(tt_sync *s, const tt_step *st, double *comm_s, char 
  * rank's part: the model becomes the shard (tagtrain's the host view, with
  * no gradients), its data-parallel context and optimizer, rank 0's room for
  * the whole state; and undone. */
-void tt_sync_use_shard(tt_sync *s, const tt_sync_cfg *cfg);
+int  tt_sync_use_shard(tt_sync *s, const tt_sync_cfg *cfg, char *err, size_t cap);
 void tt_sync_drop_shard(tt_sync *s);
+/* The split modes' optimizer state as the shard's whole m and v: the
+ * optimizer's own, or under --zero 1 gathered over the data-parallel group
+ * onto its rank 0 (collective over it). 0 or -1. */
+int  tt_sync_shard_state(tt_sync *s, const float **m, const float **v);
+/* Where a split mode writes its shard of a whole state (a resumed
+ * checkpoint's), then tt_sync_shard_taken: the optimizer's m and v, or under
+ * --zero 1 the shard's whole, of which the optimizer then takes its block. */
+void tt_sync_shard_room(tt_sync *s, float **m, float **v);
+void tt_sync_shard_taken(tt_sync *s);
 /* The host view's pages given back on a rank that never reads it (not world rank 0). */
 void tt_sync_release_host(tt_sync *s);
 /* sync_tensor.c's, which the hybrid (--tp with --pp) shares: the plan's

@@ -9,7 +9,9 @@
  *                    point-to-point messages; the stage's gradients SUMMED
  *   2. all-reduce    each stage's gradients summed over its data-parallel
  *                    group (--algo), as sync_replicated.c does the whole buffer
- *   3. optimizer     on the stage's layers: their m and v only
+ *                    (--zero 1: reduce-scattered, all-gathered after 3)
+ *   3. optimizer     on the stage's layers: their m and v only (--zero 1:
+ *                    this rank's block of them)
  *
  * A stage's layers are one slice of the whole parameter buffer, so the moves
  * to and from tagtrain's whole model (world rank 0's host view, as for --tp)
@@ -100,7 +102,7 @@ static int init(tt_sync *s, const tt_sync_cfg *cfg, char *err, size_t cap)
         s->shard.reduce = tp_reduce;
         s->shard.reduce_ctx = &s->tp;
     }
-    tt_sync_use_shard(s, cfg);
+    if ((rc = tt_sync_use_shard(s, cfg, err, cap))) return rc;
     if (pp_open(&s->pp, s->pp_comm, S, stage, cfg->microbatches, cfg->pp_sched, s->model))
         ck_watch_abort("--pp: out of memory for the micro-batches' activations");
     s->pp.charge = tt_sim_charge;   /* forward 2, backward 4 flops per parameter and sample, as sync.c models */
@@ -201,24 +203,29 @@ static int broadcast_stages(tt_sync *s, char *err, size_t cap)
 
 static int gather_stage_state(tt_sync *s, const float **m, const float **v)
 {
-    gather(s, s->opt->m, s->full_m);
-    gather(s, s->opt->v, s->full_v);
+    const float *sm, *sv;
+    const int rc = tt_sync_shard_state(s, &sm, &sv);
+    gather(s, sm, s->full_m);
+    gather(s, sv, s->full_v);
     *m = s->full_m;
     *v = s->full_v;
-    return 0;
+    return rc;
 }
 
 static void take_stage_state(tt_sync *s, const float *m, const float *v)
 {
+    float *sm, *sv;
+    tt_sync_shard_room(s, &sm, &sv);
     if (s->plan.tp_size > 1) {
-        tp_take(&s->tp, s->model, s->host, m, s->opt->m);
-        tp_take(&s->tp, s->model, s->host, v, s->opt->v);
-        return;
+        tp_take(&s->tp, s->model, s->host, m, sm);
+        tp_take(&s->tp, s->model, s->host, v, sv);
+    } else {
+        int off, n;
+        slice(s, s->plan.pp_rank, &off, &n);
+        memcpy(sm, m + off, (size_t)n * sizeof *m);
+        memcpy(sv, v + off, (size_t)n * sizeof *v);
     }
-    int off, n;
-    slice(s, s->plan.pp_rank, &off, &n);
-    memcpy(s->opt->m, m + off, (size_t)n * sizeof *m);
-    memcpy(s->opt->v, v + off, (size_t)n * sizeof *v);
+    tt_sync_shard_taken(s);
 }
 
 static void destroy(tt_sync *s)

@@ -238,9 +238,9 @@ static const ck_opt table[] = {
     {.name = "model parallelism", .type = CK_OPT_HEADING},
     {"--tp", 0, CK_OPT_INT, F(tp), .lo = 1, .hi = 1024, .arg = "T", .help = "tensor parallelism over groups of T "
      "consecutive ranks (%D: none):\nthe hidden layers split Megatron-style, layer 0 (W_0) by\ncolumns, layer 1 by "
-     "rows, ...; p / T data-parallel replicas (with --pp S: p / (T S),\neach stage split over T ranks). T must divide "
-     "p and the\nwidths it splits. --zero 1 shards each shard's optimizer state\nover its replicas. Not yet with "
-     "--zero 2, --device cuda,\n--sparse-grads or --bucket-mb"},
+     "rows, ...; p / T data-parallel replicas\n(with --pp S: p / (T S), each stage split over T ranks).\nT must "
+     "divide p and the widths it splits. --zero 1 shards\neach shard's optimizer state over its replicas. Not yet "
+     "with\n--zero 2, --device cuda, --sparse-grads or --bucket-mb"},
     {"--tp-algo", 0, CK_OPT_STR, F(tp_algo), .arg = "NAME", .help = "--tp's all-reduce, in forward and backward "
      "(%D): any\nregistry name (--algo list), on the shm transport where the\ngroup shares a node"},
     {"--pp", 0, CK_OPT_INT, F(pp), .lo = 1, .hi = MLP_MAX_HIDDEN + 1, .arg = "S", .help = "pipeline parallelism "

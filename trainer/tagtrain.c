@@ -303,9 +303,8 @@ static int make_plan(run *r)
 {
     char why[512];
     const tt_options *o = &r->o;
-    if (o->pp > 1 ? !tt_plan_pipeline(&r->plan, MPI_COMM_WORLD, o->pp, o->microbatches, o->tc.batch, &o->tc.model,
-                                      why, sizeof why)
-                  : !tt_plan_tensor(&r->plan, MPI_COMM_WORLD, o->tp, &o->tc.model, why, sizeof why))
+    if (!tt_plan_make(&r->plan, MPI_COMM_WORLD, o->tp, o->pp, o->microbatches, o->tc.batch, &o->tc.model, why,
+                      sizeof why))
         return 0;
     if (r->root) fprintf(stderr, "tagtrain: %s\n", why);
     return 2;

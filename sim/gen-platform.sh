@@ -53,8 +53,9 @@ half_lat() {
     s = (u == "s" || u == "") ? 1 : u == "ms" ? 1e-3 : u == "us" ? 1e-6 : u == "ns" ? 1e-9 : u == "ps" ? 1e-12 : -1
     if (s < 0 || n <= 0) { print "bad"; exit }
     h = n * s / 2
-    if (h >= 1e-6 && h * 1e6 == int(h * 1e6)) printf "%dus\n", h * 1e6
-    else if (h * 1e9 == int(h * 1e9)) printf "%dns\n", h * 1e9
+    us = h * 1e6; ns = h * 1e9   # whole units, up to rounding (2e-7 * 1e9 is 199.99...)
+    if (h >= 1e-6 && (us - int(us + 0.5)) ^ 2 < 1e-18) printf "%dus\n", us + 0.5
+    else if ((ns - int(ns + 0.5)) ^ 2 < 1e-12) printf "%dns\n", ns + 0.5
     else printf "%gs\n", h
   }'
 }

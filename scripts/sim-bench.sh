@@ -490,11 +490,11 @@ if [ -s "$OUT/nodes.csv" ]; then
       END {
         for (i = 1; i <= n; i++) {
           split(keys[i], pb, SUBSEP); k = keys[i]
-          f = (k, 0) in best; g = (k, 1) in best
+          f = ((k, 0) in best); g = ((k, 1) in best)
           printf "%d\t%d\t| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", pb[1], pb[2], pb[1], sz(pb[2]),
                  f ? best[k, 0] : "-", f ? bw[k, 0] : "-", f ? ratio(k, 0) : "-",
                  g ? best[k, 1] : "-", g ? bw[k, 1] : "-", g ? ratio(k, 1) : "-",
-                 f && g && bw[k, 0] > 0 ? sprintf("%.2fx", bw[k, 1] / bw[k, 0]) : "-"
+                 (f && g && bw[k, 0] > 0) ? sprintf("%.2fx", bw[k, 1] / bw[k, 0]) : "-"
         }
       }' "$OUT/nodes.csv" | sort -n -k1,1 -k2,2 | cut -f3
   } >> "$OUT/summary.md"

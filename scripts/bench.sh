@@ -122,6 +122,8 @@ if "${LAUNCH[@]}" -np 2 "$BIN/collbench" --transport shm --pingpong -b 8 -e "$PP
   # Every algorithm that runs on shm but the references (their time does not
   # depend on the transport: the MPI sweep has them).
   SHM_ALGOS=$("$BIN/collbench" --algo list | awk 'NR > 1 && /^[A-Za-z0-9_]/ && $2 ~ /host|shm/ && $3 != "(not" { printf "%s%s", sep, $1; sep = "," }')
+elif grep -q "transport mpi" "$OUT/pingpong_shm.txt"; then
+  say "shm sweeps skipped: asking for shm at 2 ranks gets the mpi transport (the ranks span nodes; see $OUT/pingpong_shm.txt)"
 else
   say "shm transport not available here: shm sweep skipped (see $OUT/pingpong_shm.txt)"
 fi

@@ -105,9 +105,17 @@ else
   say "mode $MODE, ranks: $NP; results in $OUT (bench-results/latest)"
 fi
 
-# 1. Ping-pong: alpha, beta, gamma and the memcpy ceiling.
-say "ping-pong between 2 ranks (alpha, beta), local reduce (gamma), memcpy"
-"${LAUNCH[@]}" -np 2 "$BIN/collbench" --pingpong -b 8 -e "$PP_MAX" -f 4 \
+# 1. Ping-pong: alpha, beta, gamma and the memcpy ceiling. With a cluster's
+#    MPIRUN at the largest p, so that it finds a pair inside a node and a
+#    pair across nodes (collbench times both, and the sweeps' model prices
+#    each step on the link it crosses); on one machine between 2 ranks, the
+#    others would only share its cores.
+PP_NP=2
+if [ -n "${MPIRUN:-}" ] && [ "$(echo $NP | tr ' ' '\n' | sort -n | tail -1)" -gt 2 ]; then
+  PP_NP=$(echo $NP | tr ' ' '\n' | sort -n | tail -1)
+fi
+say "ping-pong at p=$PP_NP (alpha, beta: a pair inside a node, a pair between nodes where the ranks span them), local reduce (gamma), memcpy"
+"${LAUNCH[@]}" -np "$PP_NP" "$BIN/collbench" --pingpong -b 8 -e "$PP_MAX" -f 4 \
     --csv "$OUT/pingpong.csv" --save-model "$OUT/params.txt" > "$OUT/pingpong.txt"
 grep '^# fit' "$OUT/pingpong.txt" | sed 's/^# /             /'
 

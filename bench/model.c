@@ -70,14 +70,11 @@ double bm_predict(const ck_algo *a, const bm_params *m, int p, double n)
 
 int bm_node_blocks(const int *node, int p)
 {
-    int k = 1;
+    int k = 1;   /* the first node's run of consecutive ranks */
     while (k < p && node[k] == node[0]) k++;
-    for (int r = 0; r < p; r++) {
-        const int same = node[r] == node[r - r % k];
-        const int fresh = r % k || r == 0 || node[r] != node[r - 1];
-        if (!same || !fresh) return 1;
-    }
-    for (int r = k; r < p; r += k)   /* a node's ranks in one block only */
+    for (int r = 0; r < p; r++)   /* every rank on its block's node ... */
+        if (node[r] != node[r - r % k]) return 1;
+    for (int r = k; r < p; r += k)   /* ... and every block a node of its own */
         for (int q = 0; q < r; q += k)
             if (node[q] == node[r]) return 1;
     return k;

@@ -359,6 +359,12 @@ static int write_json(const char *path, const bm_row *rows, int n, const bm_opts
         ck_json_num_g(&j, "beta_ns_per_byte", m->beta * 1e9, 6);
         ck_json_num_g(&j, "gamma_ns_per_byte", m->gamma * 1e9, 6);
         ck_json_num_g(&j, "memcpy_gbs", m->memcpy_bw / 1e9, 6);
+        if (m->links & BM_LINK_INTER) {   /* the link between nodes, and how the ranks sat on them */
+            ck_json_num_g(&j, "alpha_inter_us", m->alpha_inter * 1e6, 6);
+            ck_json_num_g(&j, "beta_inter_ns_per_byte", m->beta_inter * 1e9, 6);
+        }
+        ck_json_int(&j, "links", (int)m->links);
+        ck_json_int(&j, "node_ranks", m->node_ranks >= 1 && m->node_ranks < p ? m->node_ranks : p);
         ck_json_end(&j);
     }
     ck_json_break(&j);

@@ -42,7 +42,9 @@ has "$dir/m2_4.txt" "^beta_inter_ns_per_byte "
 
 sw() { run "$1" 4 "${MPI[@]}" -np 4 -x COLLKIT_RANKS_PER_NODE "$B" --algo ring,rd -b 4K -e 4K -n 2 -w 0 -c 0 \
          --place out "${@:2}"; }
-sw 2 --model auto > "$dir/auto.txt" || fail "sweep --model auto"
+sw 2 --model auto --json "$dir/auto.json" > "$dir/auto.txt" || fail "sweep --model auto"
+has "$dir/auto.json" '"links": 3'
+has "$dir/auto.json" '"node_ranks": 2'
 has "$dir/auto.txt" "ranks span nodes (consecutive ranks share a node); steps between nodes priced with the link between nodes"
 grep -q warning "$dir/auto.txt" && fail "--model auto warned: $(grep warning "$dir/auto.txt")"
 printf 'alpha_us 2\nbeta_ns_per_byte 0.1\ngamma_ns_per_byte 0.05\n' > "$dir/one.txt"

@@ -4,7 +4,9 @@
  *   benchreport --dir DIR [--info TEXT]
  *
  * Reads DIR/sweep.csv (collbench --csv, all rank counts; rows of the shm
- * transport's sweep carry their algorithm's name with "@shm" appended),
+ * transport's sweep carry their algorithm's name with "@" and the transport
+ * that sweep's collbench said it ran on appended: "@shm", or "@mpi" where
+ * shm fell back to MPI because the ranks spanned nodes),
  * DIR/params.txt (collbench --pingpong --save-model), DIR/params_shm.txt (the
  * same through the shm transport, when it ran) and, when present,
  * DIR/trainer.csv and DIR/plans.csv with DIR/plans_setup.txt (the parallel
@@ -147,8 +149,17 @@ static int is_reference(const char *name)
     return a && (a->flags & CK_ALGO_REFERENCE);
 }
 
-/* A row of the shm transport's sweep ("ring@shm"). */
-static int is_shm(const char *name) { const char *at = strrchr(name, '@'); return at && !strcmp(at, "@shm"); }
+/* The transport a row ran on: what follows '@' ("ring@shm", "ring@mpi":
+ * the shm sweep's rows as its collbench reported them), "mpi" without one.
+ * Rows are compared like with like: a shm sweep that fell back to MPI is
+ * MPI, never "shm". */
+static const char *transport_of(const char *name)
+{
+    const char *at = strrchr(name, '@');
+    return at ? at + 1 : "mpi";
+}
+static int is_shm(const char *name) { return !strcmp(transport_of(name), "shm"); }
+static int is_mpi(const char *name) { return !strcmp(transport_of(name), "mpi"); }
 
 /* ------------------------------------------------------------ reading the folder's files */
 
@@ -510,13 +521,14 @@ static const row *find(const report *rep, const char *algo, int p, double bytes)
 }
 
 /* The best hand-written algorithm (no reference) at (p, bytes), on any
- * transport (which < 0), the MPI one (0) or shm (1); a noisy point is not
- * ranked. */
+ * transport (which < 0), the MPI one (0: NAME and NAME@mpi) or shm (1:
+ * NAME@shm); a noisy point is not ranked. */
 static const row *best_of(const report *rep, int p, double bytes, int which)
 {
     const row *b = NULL;
     for (int a = 0; a < rep->nalg; a++) {
-        if (is_reference(rep->algos[a]) || (which >= 0 && is_shm(rep->algos[a]) != which)) continue;
+        const char *n = rep->algos[a];
+        if (is_reference(n) || (which == 0 && !is_mpi(n)) || (which == 1 && !is_shm(n))) continue;
         const row *r = find(rep, rep->algos[a], p, bytes);
         if (r && r->time_us > 0 && !noisy(r) && (!b || r->time_us < b->time_us)) b = r;
     }
@@ -1399,6 +1411,10 @@ static void sec_params(FILE *md, const report *rep)
                 "|---|---|---|---|---|\n| %.2f µs | %.4f ns/B | %.2f GB/s | %.4f ns/B (%.2f GB/s) | %.2f GB/s |\n\n",
             m->alpha * 1e6, m->beta * 1e9, m->beta > 0 ? 1e-9 / m->beta : 0, m->gamma * 1e9,
             m->gamma > 0 ? 1e-9 / m->gamma : 0, m->memcpy_bw / 1e9);
+    if (m->links & BM_LINK_INTER)
+        fprintf(md, "Between nodes (ping-pong across nodes%s): α = %.2f µs, β = %.4f ns/B (%.2f GB/s).\n\n",
+                m->links & BM_LINK_INTRA ? "; the table: inside a node" : "; no node held two ranks",
+                m->alpha_inter * 1e6, m->beta_inter * 1e9, m->beta_inter > 0 ? 1e-9 / m->beta_inter : 0);
     if (rep->have_ms)
         fprintf(md, "Through the shm transport (ping-pong between 2 ranks, the shm sweep's model): α = %.2f µs, "
                     "β = %.4f ns/B (%.2f GB/s).\n\n", ms->alpha * 1e6, ms->beta * 1e9, ms->beta > 0 ? 1e-9 / ms->beta : 0);
@@ -1449,7 +1465,8 @@ static void sec_transports(FILE *md, const report *rep)
 {
     if (!rep->any_shm) return;
     fprintf(md, "## Transports: MPI and shared memory\n\nThe fastest hand-written algorithm on each transport "
-                "(busbw, GB/s; NAME@shm ran on the shm transport), and the reference's.\n\n");
+                "(busbw, GB/s; NAME@shm ran on the shm transport; NAME@mpi was asked for shm and ran on MPI, the "
+                "ranks spanning nodes: an MPI figure), and the reference's.\n\n");
     for (int k = 0; k < rep->np; k++) {
         int p = rep->ps[k];
         fprintf(md, "### p = %d\n\n| size | best on MPI | best on shm | shm / MPI | %s |\n|---|---|---|---|---|\n", p,
@@ -1571,7 +1588,7 @@ static void target_model(FILE *md, const report *rep)
     const row *wr = NULL;
     char per[2048] = "";
     for (int a = 0; a < rep->nalg; a++) {
-        if (is_reference(rep->algos[a]) || is_shm(rep->algos[a])) continue;
+        if (is_reference(rep->algos[a]) || !is_mpi(rep->algos[a])) continue;
         int ai = 0, at_ = 0;
         for (int i = 0; i < rep->nrows; i++) {
             const row *x = &rep->rows[i];

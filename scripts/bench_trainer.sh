@@ -111,7 +111,14 @@ read -r s1 c1 b1 < <(run 1 ring)
 echo "algo,p,samples_per_s,efficiency,comm_fraction,allreduce_bytes_per_step" > "$OUT/trainer.csv"
 for a in $algos; do echo "$a,1,$s1,1.000,$c1,$b1" >> "$OUT/trainer.csv"; done
 for p in $NPS; do
+  # NAME@shm only where a run asking for shm gets it: where the ranks span
+  # nodes shm falls back to MPI (and twoshot, which needs one node, is refused).
+  shm_got=$(scripts/bench_transport.sh probe "$p" "$BIN" "${LAUNCH[@]}" 2>/dev/null)
   for a in $algos; do
+    if [ "$a" != "${a%@shm}" ] && [ "$shm_got" != shm ]; then
+      say "p=$p $a skipped: asking for shm at $p ranks gets transport $shm_got (the ranks span nodes)"
+      continue
+    fi
     read -r s c b < <(run "$p" "$a")
     eff=$(awk -v s="$s" -v s1="$s1" -v p="$p" 'BEGIN { printf "%.3f", (s1 > 0 ? s / (p * s1) : 0) }')
     echo "$a,$p,$s,$eff,$c,$b" >> "$OUT/trainer.csv"

@@ -235,12 +235,15 @@ void tt_sync_trace_start(tt_sync *s)
 {
     dp_trace_start(&s->dp);
     s->zero.trace = &s->dp.trace;   /* ZeRO: its two halves and the step between them */
+    s->pp.trace = &s->dp.trace;     /* --pp: each stage's forwards and backwards */
 }
 
 int tt_sync_trace_write(tt_sync *s, FILE *f, char *err, size_t cap)
 {
     /* --tp: the timeline of tensor-parallel rank 0 of each replica (its
      * data-parallel group holds world rank 0, which writes the file). */
+    /* --pp: every stage of replica 0's pipeline, a rank each. */
+    if (s->plan.pp_size > 1) return s->plan.dp_rank ? 0 : tr_write(&s->dp.trace, s->plan.pp, f, s->info.title, err, cap);
     if (s->plan.tp_rank != 0 || s->plan.pp_rank != 0) return 0;
     return dp_trace_write(&s->dp, f, s->info.title, err, cap);
 }

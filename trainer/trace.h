@@ -14,6 +14,12 @@
  *   progress thread   each bucket's all-reduce, from when the progress thread
  *                     starts it to its completion, with its launch (the
  *                     moment backward handed it over) as an instant before.
+ *   --pp              each stage's forwards and backwards (pp.c): "fwd" and
+ *                     "bwd" bars, their index the micro-batch, from the moment
+ *                     its input was received to the moment its output was
+ *                     sent: the gaps between them are the stage's bubble. The
+ *                     pipeline's stages are the file's ranks, and call K is
+ *                     the pipeline's K-th run (the optimizer step, --accum 1).
  * Events of optimizer step K carry "call":K; their "step" is the layer or
  * bucket number. Times count from rank 0's start, every rank's clock moved
  * onto rank 0's (ck_clock_offsets).
@@ -29,7 +35,7 @@ enum { TR_MAIN = 0, TR_PROGRESS = 1 };   /* the lanes (thread ids in the file) *
 
 typedef struct tr_event {
     int    lane, index, step;   /* index: the layer or bucket; step: the optimizer step */
-    char   cat[12];             /* "layer", "bucket", "launch", "wait", "allreduce", "rs", "optimizer", "ag" */
+    char   cat[12];             /* "layer", "bucket", "launch", "wait", "allreduce", "rs", "optimizer", "ag", "fwd", "bwd" */
     double t0, t1;              /* ck_now() seconds; t1 == t0 for an instant */
     size_t bytes;               /* a bucket's or all-reduce's bytes, else 0 */
 } tr_event;

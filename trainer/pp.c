@@ -27,17 +27,16 @@ static int gpipe(int S, int stage, int M, ck_pp_op *ops)
     return n;
 }
 
-/* 1F1B: S - stage - 1 forwards fill the pipe; then one forward, one
- * backward; then the backwards left. */
+/* 1F1B: a forward while fewer than S - stage micro-batches are in flight
+ * (and forwards are left), else the oldest one's backward. That is S -
+ * stage - 1 forwards to fill the pipe, then one forward, one backward, then
+ * the backwards left. */
 static int one_f_one_b(int S, int stage, int M, ck_pp_op *ops)
 {
-    const int warm = S - stage - 1 < M ? S - stage - 1 : M;
-    int n = 0, f = 0;
-    while (f < warm) ops[n++] = (ck_pp_op){CK_PP_F, f++};
-    for (int b = 0; b < M; b++) {
-        if (f < M) ops[n++] = (ck_pp_op){CK_PP_F, f++};
-        ops[n++] = (ck_pp_op){CK_PP_B, b};
-    }
+    const int most = S - stage < M ? S - stage : M;
+    int n = 0, f = 0, b = 0;
+    while (b < M)
+        ops[n++] = f < M && f - b < most ? (ck_pp_op){CK_PP_F, f++} : (ck_pp_op){CK_PP_B, b++};
     return n;
 }
 

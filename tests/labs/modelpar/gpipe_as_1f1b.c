@@ -11,10 +11,8 @@ int my_1f1b(int S, int stage, int M, ck_pp_op *ops)
 {
     (void)S;
     (void)stage;
-    int n = 0;
-    for (int k = 0; k < M; k++) ops[n++] = (ck_pp_op){CK_PP_F, k};
-    for (int k = M - 1; k >= 0; k--) ops[n++] = (ck_pp_op){CK_PP_B, k};
-    return n;
+    for (int i = 0; i < 2 * M; i++) ops[i] = i < M ? (ck_pp_op){CK_PP_F, i} : (ck_pp_op){CK_PP_B, 2 * M - 1 - i};
+    return 2 * M;
 }
 
 CK_REGISTER_SCHEDULE(my_1f1b)

@@ -13,6 +13,8 @@
  *                            overlapping backward show as bars under the layers;
  *                            --zero 1 adds its reduce-scatter, optimizer step
  *                            and all-gather after backward.
+ *   tagtrain --tp --trace    the tensor-parallel group's all-reduces inside
+ *                            forward and backward, on a lane of their own.
  *   tagtrain --pp --trace    one pipeline step: per stage (a rank) its
  *                            forwards and backwards, bars labelled with the
  *                            micro-batch; the gaps are the bubble.
@@ -91,6 +93,7 @@ static const char *colour_of(const char *cat, int tagtrain)
     if (!strcmp(cat, "rs")) return "#f28e2b";
     if (!strcmp(cat, "optimizer")) return "#edc948";
     if (!strcmp(cat, "ag")) return "#b07aa1";
+    if (!strcmp(cat, "tp")) return "#9c755f";
     return kind_colour(cat);
 }
 
@@ -373,11 +376,11 @@ static void gantt_legend(FILE *o, const trace *T, const geom *G, int ya)
 {
     static const char *const cb_kinds[] = {"send", "recv", "reduce", "copy", "wait", "allreduce"};
     static const char *const cb_words[] = {"send", "recv", "reduce", "copy", "wait", "the call"};
-    static const char *const tt_kinds[] = {"fwd", "bwd", "layer", "bucket", "wait", "allreduce", "rs", "optimizer", "ag"};
+    static const char *const tt_kinds[] = {"fwd", "bwd", "layer", "bucket", "wait", "allreduce", "rs", "optimizer", "ag", "tp"};
     static const char *const tt_words[] = {"forward (F k)", "backward (B k)", "backward layer", "bucket all-reduce",
                                            "wait for buckets", "all-reduce", "reduce-scatter", "optimizer on block r",
-                                           "all-gather"};
-    const int tt = T->tagtrain, nk = tt ? 9 : 6, keyw = G->keyw;
+                                           "all-gather", "TP all-reduce"};
+    const int tt = T->tagtrain, nk = tt ? 10 : 6, keyw = G->keyw;
     const char *const *kinds = tt ? tt_kinds : cb_kinds, *const *words = tt ? tt_words : cb_words;
     int at = 0, ticks = 0;
     for (int i = 0; i < T->nev; i++) ticks |= T->ev[i].instant;

@@ -4,6 +4,7 @@
  * forward and backward, and the calls that are the same in every mode
  * (the parameter broadcast, sums, --check-sync, --trace).
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,11 +232,26 @@ int tt_sync_check(tt_sync *s, char *err, size_t cap)
                          s->model->nparams, err, cap);
 }
 
+/* --tp with --trace: each all-reduce of the tensor-parallel group, in
+ * forward and backward, recorded on a lane of its own. */
+static void traced_tp_reduce(float *buf, size_t n, void *ctx)
+{
+    tt_sync *s = (tt_sync *)((char *)ctx - offsetof(tt_sync, tp));
+    const double t0 = ck_now();
+    tp_reduce(buf, n, ctx);
+    /* A forward after the last backward of a step (dp.c: no layer left) is the next step's. */
+    const int next = s->dp.step_done && s->dp.layer < 0;
+    s->dp.trace.step += next;
+    tr_add(&s->dp.trace, TR_TP, "tp", 0, t0, ck_now(), n * sizeof(float));
+    s->dp.trace.step -= next;
+}
+
 void tt_sync_trace_start(tt_sync *s)
 {
     dp_trace_start(&s->dp);
     s->zero.trace = &s->dp.trace;   /* ZeRO: its two halves and the step between them */
     s->pp.trace = &s->dp.trace;     /* --pp: each stage's forwards and backwards */
+    if (s->shard.reduce == tp_reduce) s->shard.reduce = traced_tp_reduce;   /* --tp: the group's all-reduces */
 }
 
 int tt_sync_trace_write(tt_sync *s, FILE *f, char *err, size_t cap)

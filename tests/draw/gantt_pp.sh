@@ -32,4 +32,11 @@ done
   fail "GPipe's order: stage 0 $(order "$W/gpipe.json" 0), stage 1 $(order "$W/gpipe.json" 1)"
 [ "$(order "$W/1f1b.json" 0)" = "F0 F1 B0 F2 B1 F3 B2 B3 " ] && [ "$(order "$W/1f1b.json" 1)" = "F0 B0 F1 B1 F2 B2 F3 B3 " ] ||
   fail "1F1B's order: stage 0 $(order "$W/1f1b.json" 0), stage 1 $(order "$W/1f1b.json" 1)"
-echo "ok: both schedules traced in their order and drawn, 16 bars each"
+"$@" -np 2 "$BIN/tagtrain" --data "$W/d.csv" --holdout "$W/h.csv" --epochs 1 --no-save --quiet --features 256 \
+  --hidden 32,32,32 --tp 2 --tp-algo ring --trace "$W/tp.json" > "$W/tp.log" 2>&1 || { cat "$W/tp.log"; fail "tagtrain --tp 2 --trace"; }
+n=$(for c in 0 1 2; do grep '"cat":"tp"' "$W/tp.json" | grep -c "\"call\":$c}"; done | sort -u)
+[ "$(echo "$n" | wc -l)" = 1 ] && [ "$n" -ge 2 ] || fail "--tp: all-reduces per step $(echo $n): not the same two or more in every step"
+"$BIN/colldraw" --gantt "$W/tp.json" --call 1 --out "$W/g-tp" > /dev/null || fail "colldraw --gantt (--tp): exit $?"
+grep -q '>tensor-parallel group</text>' "$W/g-tp/gantt.svg" && grep -q '>TP all-reduce</text>' "$W/g-tp/gantt.svg" ||
+  fail "--tp: no lane or legend for the tensor-parallel all-reduces"
+echo "ok: both schedules traced in their order and drawn, 16 bars each; --tp: $n all-reduces a step, drawn"

@@ -258,8 +258,9 @@ int tt_sync_trace_write(tt_sync *s, FILE *f, char *err, size_t cap)
 {
     /* --tp: the timeline of tensor-parallel rank 0 of each replica (its
      * data-parallel group holds world rank 0, which writes the file). */
-    /* --pp: every stage of replica 0's pipeline, a rank each. */
-    if (s->plan.pp_size > 1) return s->plan.dp_rank ? 0 : tr_write(&s->dp.trace, s->plan.pp, f, s->info.title, err, cap);
+    /* --pp: every stage of replica 0's pipeline (of tensor-parallel rank 0's ranks), a rank each. */
+    if (s->plan.pp_size > 1)
+        return s->plan.dp_rank || s->plan.tp_rank ? 0 : tr_write(&s->dp.trace, s->plan.pp, f, s->info.title, err, cap);
     if (s->plan.tp_rank != 0 || s->plan.pp_rank != 0) return 0;
     return dp_trace_write(&s->dp, f, s->info.title, err, cap);
 }

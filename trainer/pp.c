@@ -100,10 +100,10 @@ static int check_stage(plan *P, int s, int n, char *err, size_t cap)
     const int M = P->M;
     const ck_pp_op *ops = P->ops + (size_t)2 * M * s;
     if (n != 2 * M) return snprintf(err, cap, "stage %d: %d operations, not 2M = %d (each F k and B k once)", s, n, 2 * M), -1;
-    int *held = P->before + (size_t)s * M, *slot = P->slot + (size_t)s * M;   /* held: scratch, then each slot's last holder */
-    for (int k = 0; k < M; k++) held[k] = -1, slot[k] = -1;
+    int *before = P->before + (size_t)s * M, *slot = P->slot + (size_t)s * M;
+    for (int k = 0; k < M; k++) before[k] = -1, slot[k] = -1;
     P->nslots[s] = 0;
-    int last[M > 0 ? M : 1];
+    int last[M > 0 ? M : 1];   /* per slot: -2 taken, else the micro-batch that held it last (-1: none) */
     for (int i = 0; i < n; i++) {
         const int k = ops[i].mb;
         const char kind = ops[i].kind == CK_PP_F ? 'F' : ops[i].kind == CK_PP_B ? 'B' : '?';
@@ -118,7 +118,7 @@ static int check_stage(plan *P, int s, int n, char *err, size_t cap)
             int q = 0;
             while (q < P->nslots[s] && last[q] == -2) q++;
             if (q == P->nslots[s]) last[P->nslots[s]++] = -1;
-            held[k] = last[q];
+            before[k] = last[q];
             slot[k] = q;
             last[q] = -2;   /* taken */
         } else {

@@ -251,7 +251,10 @@ void tt_sync_trace_start(tt_sync *s)
     dp_trace_start(&s->dp);
     s->zero.trace = &s->dp.trace;   /* ZeRO: its two halves and the step between them */
     s->pp.trace = &s->dp.trace;     /* --pp: each stage's forwards and backwards */
-    if (s->shard.reduce == tp_reduce) s->shard.reduce = traced_tp_reduce;   /* --tp: the group's all-reduces */
+    /* --tp: the group's all-reduces (with --pp, in each micro-batch's copy of the stage too) */
+    if (s->shard.reduce == tp_reduce) s->shard.reduce = traced_tp_reduce;
+    for (int k = 0; k < s->pp.nslots; k++)
+        if (s->pp.slot[k].reduce == tp_reduce) s->pp.slot[k].reduce = traced_tp_reduce;
 }
 
 int tt_sync_trace_write(tt_sync *s, FILE *f, char *err, size_t cap)

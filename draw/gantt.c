@@ -13,6 +13,11 @@
  *                            overlapping backward show as bars under the layers;
  *                            --zero 1 adds its reduce-scatter, optimizer step
  *                            and all-gather after backward.
+ *   tagtrain --tp --trace    the tensor-parallel group's all-reduces inside
+ *                            forward and backward, on a lane of their own.
+ *   tagtrain --pp --trace    one pipeline step: per stage (a rank) its
+ *                            forwards and backwards, bars labelled with the
+ *                            micro-batch; the gaps are the bubble.
  *
  * It reads the traces as those tools write them, one event per line; a file
  * in another layout is refused with the line that does not fit, not drawn.
@@ -70,6 +75,8 @@ static int str_after(const char *line, const char *key, char *out, size_t cap)
 static const char *kind_colour(const char *cat)
 {
     if (!strcmp(cat, "layer")) return "#4e79a7";
+    if (!strcmp(cat, "fwd")) return "#76b7b2";
+    if (!strcmp(cat, "bwd")) return "#4e79a7";
     if (!strcmp(cat, "bucket")) return "#59a14f";
     if (!strcmp(cat, "send")) return "#4e79a7";
     if (!strcmp(cat, "recv")) return "#f28e2b";
@@ -86,6 +93,7 @@ static const char *colour_of(const char *cat, int tagtrain)
     if (!strcmp(cat, "rs")) return "#f28e2b";
     if (!strcmp(cat, "optimizer")) return "#edc948";
     if (!strcmp(cat, "ag")) return "#b07aa1";
+    if (!strcmp(cat, "tp")) return "#9c755f";
     return kind_colour(cat);
 }
 
@@ -102,7 +110,7 @@ typedef struct trace {
     gev        *ev;
     lane       *ln;
     int         nev, nln;
-    int         collbench, tagtrain;
+    int         collbench, tagtrain, pipeline;   /* pipeline: a --pp step (forwards and backwards) */
     char        title[160], host[128], date[40];
     double      cores;
 } trace;
@@ -159,6 +167,7 @@ static int read_event(trace *T, const char *line, int lineno, int call, char *er
     e.step = (int)step;
     e.call = (int)c;
     if (e.call != call) return 0;
+    if (!strcmp(e.cat, "fwd") || !strcmp(e.cat, "bwd")) T->pipeline = 1;
     if (!strcmp(e.cat, "allreduce") && !T->title[0]) str_after(line, "\"name\":\"", T->title, sizeof T->title);
     gev *n = realloc(T->ev, (size_t)(T->nev + 1) * sizeof *n);
     if (!n) return out_of_memory(err, errlen);
@@ -293,7 +302,8 @@ static void gantt_title(FILE *o, const trace *T, int call, const geom *G)
         if (T->cores > 0) fprintf(o, " (%.0f cores)", T->cores);
     }
     fprintf(o, "%s%s</text>\n<text x=\"12\" y=\"66\" font-size=\"14\" fill=\"#444\">tagtrain --trace; the numbers "
-               "in the bars are layers and buckets</text>\n", T->date[0] ? ", " : "", T->date);
+               "in the bars are %s</text>\n", T->date[0] ? ", " : "", T->date,
+            T->pipeline ? "micro-batches; a rank is a stage, its gaps the bubble" : "layers and buckets");
 }
 
 /* One event of lane row y: a bar (labelled with its step where it is wide
@@ -310,7 +320,9 @@ static void gantt_event(FILE *o, const trace *T, const geom *G, const gev *e, in
     const int call_bar = !tt && !strcmp(e->cat, "allreduce");
     fprintf(o, "<rect class=\"ev\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\" fill-opacity=\"%s\" stroke=\"#333\" "
                "stroke-width=\"0.4\"/>", x, y + 2, w, rh - 4, colour_of(e->cat, tt), call_bar ? "0.35" : "1");
-    if (!call_bar && w > fb + 4 && (!tt || !strcmp(e->cat, "layer") || !strcmp(e->cat, "bucket")))
+    const int numbered = !tt || !strcmp(e->cat, "layer") || !strcmp(e->cat, "bucket") || !strcmp(e->cat, "fwd") ||
+                         !strcmp(e->cat, "bwd");
+    if (!call_bar && w > fb + 4 && numbered)
         fprintf(o, "<text x=\"%.1f\" y=\"%d\" font-size=\"%d\" fill=\"%s\" text-anchor=\"middle\">%d</text>",
                 x + w / 2, y + rh / 2 + fb / 3 + 1, fb, strcmp(e->cat, "wait") ? "#fff" : "#222", e->step);
 }
@@ -364,10 +376,11 @@ static void gantt_legend(FILE *o, const trace *T, const geom *G, int ya)
 {
     static const char *const cb_kinds[] = {"send", "recv", "reduce", "copy", "wait", "allreduce"};
     static const char *const cb_words[] = {"send", "recv", "reduce", "copy", "wait", "the call"};
-    static const char *const tt_kinds[] = {"layer", "bucket", "wait", "allreduce", "rs", "optimizer", "ag"};
-    static const char *const tt_words[] = {"backward layer", "bucket all-reduce", "wait for buckets", "all-reduce",
-                                           "reduce-scatter", "optimizer on block r", "all-gather"};
-    const int tt = T->tagtrain, nk = tt ? 7 : 6, keyw = G->keyw;
+    static const char *const tt_kinds[] = {"fwd", "bwd", "layer", "bucket", "wait", "allreduce", "rs", "optimizer", "ag", "tp"};
+    static const char *const tt_words[] = {"forward (F k)", "backward (B k)", "backward layer", "bucket all-reduce",
+                                           "wait for buckets", "all-reduce", "reduce-scatter", "optimizer on block r",
+                                           "all-gather", "TP all-reduce"};
+    const int tt = T->tagtrain, nk = tt ? 10 : 6, keyw = G->keyw;
     const char *const *kinds = tt ? tt_kinds : cb_kinds, *const *words = tt ? tt_words : cb_words;
     int at = 0, ticks = 0;
     for (int i = 0; i < T->nev; i++) ticks |= T->ev[i].instant;

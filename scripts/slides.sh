@@ -119,6 +119,11 @@ if [ $figs = 1 ]; then
   trace ddp-sparse --sparse-grads
   # Deck 07: a ZeRO stage 1 step, the optimizer between the two halves.
   trace zero1 --features 4096 --hidden 512,512,512 --zero 1 --rs-algo ring --ag-algo ring
+  # Deck 08: a tensor-parallel step (its all-reduces inside forward and backward), and a
+  # pipeline step under each schedule, 2 stages of equal work, 4 micro-batches.
+  trace tp2 --features 4096 --hidden 512,512,512 --tp 2 --tp-algo ring
+  trace pp-gpipe --features 1024 --hidden 1024,1024,1024 --pp 2 --microbatches 4 --pp-schedule gpipe
+  trace pp-1f1b --features 1024 --hidden 1024,1024,1024 --pp 2 --microbatches 4 --pp-schedule 1f1b
   # Deck 07's memory per rank, replicated and --zero 1 (lab 07's step 4 with the library's
   # ring halves), measured now: {{measured KEY}} on a slide is a line of fig/measured.txt.
   zmem() {   # zmem TAG OPTIONS...: TAG_state and TAG_peak, as tagtrain prints them

@@ -250,9 +250,9 @@ static const ck_opt table[] = {
      "--bucket-mb"},
     {"--microbatches", 0, CK_OPT_INT, F(microbatches), .lo = 1, .hi = 1 << 16, .arg = "M", .help = "--pp: each "
      "replica's batch in M micro-batches (%D); the bubble\nis (S-1)/(M+S-1) of a step"},
-    {"--pp-schedule", 0, CK_OPT_CHOICE, F(pp_sched), .choices = "gpipe|1f1b", .arg = "gpipe|1f1b", .help = "--pp's "
+    {"--pp-schedule", 0, CK_OPT_CUSTOM, F(pp_sched), .size = sizeof(int), .parse = pp_schedule_parse, .arg = "gpipe|1f1b|NAME", .help = "--pp's "
      "order (1f1b): gpipe runs every forward, then every\nbackward; 1f1b one forward, one backward once the pipe is "
-     "full,\nkeeping fewer micro-batches' activations. Not --schedule,\nwhich is the learning rate's"},
+     "full,\nkeeping fewer micro-batches' activations; NAME a program's own\n(CK_REGISTER_SCHEDULE, collkit_pp.h). Not --schedule,\nwhich is the learning rate's"},
     {.name = "output", .type = CK_OPT_HEADING},
     {"--save", 0, CK_OPT_STR, F(save_dir), .arg = "DIR", .help = "write DIR/best.ckpt (the model at the best val "
      "loss so far) and\nDIR/last.ckpt (the training state) (%D)"},

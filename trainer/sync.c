@@ -4,6 +4,7 @@
  * forward and backward, and the calls that are the same in every mode
  * (the parameter broadcast, sums, --check-sync, --trace).
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -314,16 +315,38 @@ int tt_sync_check(tt_sync *s, char *err, size_t cap)
                          s->model->nparams, err, cap);
 }
 
+/* --tp with --trace: each all-reduce of the tensor-parallel group, in
+ * forward and backward, recorded on a lane of its own. */
+static void traced_tp_reduce(float *buf, size_t n, void *ctx)
+{
+    tt_sync *s = (tt_sync *)((char *)ctx - offsetof(tt_sync, tp));
+    const double t0 = ck_now();
+    tp_reduce(buf, n, ctx);
+    /* A forward after the last backward of a step (dp.c: no layer left) is the next step's. */
+    const int next = s->dp.step_done && s->dp.layer < 0;
+    s->dp.trace.step += next;
+    tr_add(&s->dp.trace, TR_TP, "tp", 0, t0, ck_now(), n * sizeof(float));
+    s->dp.trace.step -= next;
+}
+
 void tt_sync_trace_start(tt_sync *s)
 {
     dp_trace_start(&s->dp);
     s->zero.trace = &s->dp.trace;   /* ZeRO: its two halves and the step between them */
+    s->pp.trace = &s->dp.trace;     /* --pp: each stage's forwards and backwards */
+    /* --tp: the group's all-reduces (with --pp, in each micro-batch's copy of the stage too) */
+    if (s->shard.reduce == tp_reduce) s->shard.reduce = traced_tp_reduce;
+    for (int k = 0; k < s->pp.nslots; k++)
+        if (s->pp.slot[k].reduce == tp_reduce) s->pp.slot[k].reduce = traced_tp_reduce;
 }
 
 int tt_sync_trace_write(tt_sync *s, FILE *f, char *err, size_t cap)
 {
     /* --tp: the timeline of tensor-parallel rank 0 of each replica (its
      * data-parallel group holds world rank 0, which writes the file). */
+    /* --pp: every stage of replica 0's pipeline (of tensor-parallel rank 0's ranks), a rank each. */
+    if (s->plan.pp_size > 1)
+        return s->plan.dp_rank || s->plan.tp_rank ? 0 : tr_write(&s->dp.trace, s->plan.pp, f, s->info.title, err, cap);
     if (s->plan.tp_rank != 0 || s->plan.pp_rank != 0) return 0;
     return dp_trace_write(&s->dp, f, s->info.title, err, cap);
 }

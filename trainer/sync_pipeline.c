@@ -39,7 +39,7 @@ static void describe(tt_sync *s, const tt_sync_cfg *cfg, int l0, int l1)
     tt_sync_describe_allreduce(s, cfg);
     tt_sync_info *in = &s->info;
     in->pp = S;
-    in->pp_sched = cfg->pp_sched == PP_GPIPE ? "gpipe" : "1f1b";
+    in->pp_sched = pp_schedule_name(cfg->pp_sched);
     in->microbatches = cfg->microbatches;
     in->param_bytes = s->model->nparams * sizeof(float);
     in->state_replicated = 2 * s->host->nparams * sizeof(float);

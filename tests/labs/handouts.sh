@@ -59,7 +59,7 @@ run_lab() {
   # make's own 2 is any failed recipe (a grade below 100 under load): only
   # its "No rule" is a command refused.
   refused=$(grep -E '^#@status (2|126|127):' "$log" | grep -v '^#@status 2: make ')
-  refused+=$(grep -iE 'command not found|unknown option|unrecognized option|invalid option|No such file or directory|No rule to make target' "$log" |
+  refused+=$(grep -iE 'command not found|unknown option|unrecognized option|invalid option|No such file or directory|No rule to make target|unable to find the specified executable' "$log" |
              grep -v '^#@status' | head -5)
   if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
     bad "lab $lab: the handout's commands did not end within 900 s"; tail -20 "$log"

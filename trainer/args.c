@@ -233,6 +233,7 @@ static const ck_opt table[] = {
      "trainer/README.md)"},
     {"--check-sync", 0, CK_OPT_FLAG, F(check_sync), .help = "after every epoch compare a hash of the parameters "
      "and\noptimizer state across ranks; stop loudly if they differ"},
+    {"--breakdown", 0, CK_OPT_FLAG, F(breakdown), .help = "time the wait for the slower rank apart: a barrier between backward and\nthe step's collective (--log's wait_s; see trainer/README.md)"},
     {"--threads", 0, CK_OPT_INT, F(threads), .lo = 1, .hi = 1024, .arg = "N", .help = "OpenBLAS threads per rank "
      "(1: the default model's matrices\nare too small for more threads to pay)"},
     {.name = "model parallelism", .type = CK_OPT_HEADING},

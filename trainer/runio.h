@@ -49,6 +49,11 @@ typedef struct tt_step_rec {
     double    lr, compute_s, comm_s;
     size_t    allreduce_bytes;
     long long sent_bytes;     /* -1: not recorded (only ZeRO records it) */
+    /* where the step's time went (tagtrain.c's train_step): the whole step,
+     * forward and backward, the wait for the slower rank (-1: not measured,
+     * no --breakdown) and the optimizer with the rest of the mode's step;
+     * comm_s is the collective, compute_s = fb_s + optimizer_s */
+    double    step_s, fb_s, wait_s, optimizer_s;
 } tt_step_rec;
 
 typedef struct tt_epoch_rec {

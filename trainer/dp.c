@@ -302,6 +302,7 @@ int dp_allreduce_grads(dp_ctx *d, const csr_rows *x, const size_t *step_rows, si
 {
     int rc = 0;
     d->last_bytes = 0;
+    d->calls_s = 0;
     if (d->p == 1) return 0;
     if (d->nbuckets > 0) {
         dp_bucket_ready(0, d);   /* nothing left unlaunched, even if a hook call was missed */
@@ -311,6 +312,7 @@ int dp_allreduce_grads(dp_ctx *d, const csr_rows *x, const size_t *step_rows, si
              * for the same missing rank, each for a whole watchdog bound. */
             double t0, t1;
             int s = ck_allreduce_wait_timed(d->handle[j], &t0, &t1);
+            d->calls_s += t1 - t0;
             if (d->tracing) {
                 size_t start, len;
                 bucket_range(d, j, &start, &len);
@@ -338,6 +340,7 @@ int dp_allreduce_grads(dp_ctx *d, const csr_rows *x, const size_t *step_rows, si
         rc = ck_allreduce(d->comm, d->algo, CK_IN_PLACE, d->grads, d->nparams, CK_F32, CK_SUM);
         if (!rc) d->last_bytes = d->nparams * sizeof(float);
     }
+    d->calls_s = ck_now() - t0;
     if (d->tracing) tr_add(&d->trace, TR_MAIN, "allreduce", 0, t0, ck_now(), d->last_bytes);
     if (rc) snprintf(err, errlen, "gradient all-reduce (%s) failed: %s", d->algo->name, ck_comm_errmsg(d->comm));
     return rc;

@@ -82,6 +82,9 @@ typedef struct {
     float         *pack;               /* [nparams] worst case */
 
     size_t         last_bytes;         /* bytes all-reduced by the last dp_allreduce_grads (0 at p = 1) */
+    double         calls_s;            /* the last dp_allreduce_grads' calls, each from its start to its end:
+                                        * the blocking call (sparse: with its packing), or the buckets' runs
+                                        * on the progress thread summed (overlapping backward or not) */
 
     /* --trace (dp_trace_start): the timeline of every step (trace.h) */
     int            tracing, launching, step_done;

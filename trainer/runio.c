@@ -292,6 +292,7 @@ void log_step(FILE *f, const tt_step_rec *s)
     ck_json_num(&j, "fb_s", s->fb_s);
     if (s->wait_s >= 0) ck_json_num(&j, "wait_s", s->wait_s);
     ck_json_num(&j, "optimizer_s", s->optimizer_s);
+    if (s->calls_s >= 0) ck_json_num(&j, "calls_s", s->calls_s);
     ck_json_end(&j);
 }
 

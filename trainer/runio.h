@@ -52,8 +52,9 @@ typedef struct tt_step_rec {
     /* where the step's time went (tagtrain.c's train_step): the whole step,
      * forward and backward, the wait for the slower rank (-1: not measured,
      * no --breakdown) and the optimizer with the rest of the mode's step;
-     * comm_s is the collective, compute_s = fb_s + optimizer_s */
-    double    step_s, fb_s, wait_s, optimizer_s;
+     * comm_s is the collective, compute_s = fb_s + optimizer_s; calls_s
+     * the gradient all-reduce's calls as they ran (dp.h; -1: none) */
+    double    step_s, fb_s, wait_s, optimizer_s, calls_s;
 } tt_step_rec;
 
 typedef struct tt_epoch_rec {

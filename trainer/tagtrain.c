@@ -603,7 +603,10 @@ static void begin_report(run *r)
  * with all ranks in it and times the collective proper, as collbench's
  * timed calls do); the collective (the mode's comm_s: with buckets, what of
  * it backward did not hide); and the optimizer with the rest of the mode's
- * step. Without --breakdown the wait is inside the collective. */
+ * step. Without --breakdown the wait is inside the collective. Apart, the
+ * gradient all-reduce's calls as they ran (calls_s: with buckets their runs
+ * on the progress thread, hidden or not): the figure to set beside
+ * collbench's time for the same calls. */
 static void train_step(run *r, const tt_step *st, int epoch, int64_t k, double loss_cnt[2])
 {
     tt_sync *s = &r->sync;
@@ -616,6 +619,7 @@ static void train_step(run *r, const tt_step *st, int epoch, int64_t k, double l
     if (r->o.breakdown && r->p > 1) ck_watch_barrier(MPI_COMM_WORLD, "the --breakdown wait for the slower rank");
     const double t2 = ck_now();
     double comm = 0;
+    s->dp.calls_s = -1;   /* set only where the step all-reduces the gradients (dp_allreduce_grads) */
     if (s->ops->step(s, st, &comm, err, sizeof err)) fail_abort("training step", err);
     const double t3 = ck_now();
     const double fb = t1 - t0, wait = t2 - t1, optim = t3 - t2 - comm;
@@ -628,7 +632,8 @@ static void train_step(run *r, const tt_step *st, int epoch, int64_t k, double l
         const tt_step_rec rec = {.epoch = epoch + 1, .step = k, .global_step = r->opt.t, .samples = st->len,
                                  .lr = lr, .compute_s = compute, .comm_s = comm, .allreduce_bytes = s->step_bytes,
                                  .sent_bytes = s->sent_bytes, .step_s = t3 - t0, .fb_s = fb,
-                                 .wait_s = r->o.breakdown ? wait : -1, .optimizer_s = optim};
+                                 .wait_s = r->o.breakdown ? wait : -1, .optimizer_s = optim,
+                                 .calls_s = s->dp.calls_s};
         log_step(r->logf, &rec);
     }
 }

@@ -197,11 +197,12 @@ device_trainer() {
 # transport, in place, with the per-call agreement the trainer's calls make)
 # in the same bench run. Every figure is a median over rank 0's steps of the
 # epochs after the first (the log's step records), and its quartiles. Writes
-#   OUTDIR/trainer_path.csv  mode,algo,transport,p,bytes_per_step,calls,fb_s,wait_s,comm_s,calls_s,calls_q1_s,
-#                            calls_q3_s,optimizer_s,step_s,collbench_s,collbench_q1_s,collbench_q3_s
+#   OUTDIR/trainer_path.csv  mode,algo,transport,p,bytes_per_step,calls,fb_s,wait_s,comm_s,calls_entry_s,calls_s,
+#                            calls_q1_s,calls_q3_s,optimizer_s,step_s,collbench_s,collbench_q1_s,collbench_q3_s
 # (comm_s: the collective as the step waited for it, with buckets what backward
-# did not hide; calls_s: the all-reduce's calls as they ran, the figure set
-# beside collbench's)
+# did not hide; calls_entry_s: the calls' wait for the last rank to start
+# them; calls_s: the calls from then to their end (the log's calls_proper_s),
+# the figure set beside collbench's, which starts its calls together)
 #   OUTDIR/trainer_ddp.txt   DDP's side of the breakdown, or why it was not measured
 # TRAINER_PATH=0 leaves it out.
 # "median q1 q3" of a step-record field over the epochs after the first.
@@ -220,9 +221,9 @@ collbench_call() {   # collbench_call BYTES CSV
            { printf "%.9g %.9g %.9g\n", $c["time_us"] / 1e6, $c["q1_us"] / 1e6, $c["q3_us"] / 1e6; exit }' "$2"
 }
 trainer_path() {
-  local mode log bytes calls fb wait cm ca c1 c3 opt st cb b1 b3 full rem r0 r1 r3
+  local mode log bytes calls fb wait cm ce ca c1 c3 opt st cb b1 b3 full rem r0 r1 r3
   local csv="$OUT/trainer_path.csv" bucket=$((4 * 1048576))
-  echo "mode,algo,transport,p,bytes_per_step,calls,fb_s,wait_s,comm_s,calls_s,calls_q1_s,calls_q3_s,optimizer_s,step_s,collbench_s,collbench_q1_s,collbench_q3_s" > "$csv"
+  echo "mode,algo,transport,p,bytes_per_step,calls,fb_s,wait_s,comm_s,calls_entry_s,calls_s,calls_q1_s,calls_q3_s,optimizer_s,step_s,collbench_s,collbench_q1_s,collbench_q3_s" > "$csv"
   for mode in dense bucketed; do
     log="$OUT/trainer_path_$mode.jsonl"
     rm -f "$log"
@@ -236,7 +237,8 @@ trainer_path() {
     read -r fb _ _ < <(step_quartiles "$log" fb_s)
     read -r wait _ _ < <(step_quartiles "$log" wait_s)
     read -r cm _ _ < <(step_quartiles "$log" comm_s)
-    read -r ca c1 c3 < <(step_quartiles "$log" calls_s)
+    read -r ce _ _ < <(step_quartiles "$log" calls_entry_s)
+    read -r ca c1 c3 < <(step_quartiles "$log" calls_proper_s)
     read -r opt _ _ < <(step_quartiles "$log" optimizer_s)
     read -r st _ _ < <(step_quartiles "$log" step_s)
     # The same calls: one of the whole buffer, or the buckets (4 MiB each
@@ -254,8 +256,8 @@ trainer_path() {
             'BEGIN { print t + x, a + y, b + z }')
       fi
     fi
-    echo "$mode,twoshot,shm,2,$bytes,$calls,$fb,$wait,$cm,$ca,$c1,$c3,$opt,$st,$cb,$b1,$b3" >> "$csv"
-    say "path $mode (medians, s): step $st: fb $fb, wait $wait, collective $cm, optimizer $opt; the calls $ca, collbench $cb ($calls call(s))"
+    echo "$mode,twoshot,shm,2,$bytes,$calls,$fb,$wait,$cm,$ce,$ca,$c1,$c3,$opt,$st,$cb,$b1,$b3" >> "$csv"
+    say "path $mode (medians, s): step $st: fb $fb, wait $wait, collective $cm, optimizer $opt; the calls: waiting for the last rank $ce, then $ca; collbench $cb ($calls call(s))"
   done
   if python3 -c 'import torch' > /dev/null 2>&1; then
     echo "not measured: trainer/compare_ddp.py does not time DDP's step by parts yet" > "$OUT/trainer_ddp.txt"

@@ -293,6 +293,8 @@ void log_step(FILE *f, const tt_step_rec *s)
     if (s->wait_s >= 0) ck_json_num(&j, "wait_s", s->wait_s);
     ck_json_num(&j, "optimizer_s", s->optimizer_s);
     if (s->calls_s >= 0) ck_json_num(&j, "calls_s", s->calls_s);
+    if (s->calls_entry_s >= 0) ck_json_num(&j, "calls_entry_s", s->calls_entry_s);
+    if (s->calls_proper_s >= 0) ck_json_num(&j, "calls_proper_s", s->calls_proper_s);
     ck_json_end(&j);
 }
 

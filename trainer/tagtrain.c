@@ -605,8 +605,10 @@ static void begin_report(run *r)
  * it backward did not hide); and the optimizer with the rest of the mode's
  * step. Without --breakdown the wait is inside the collective. Apart, the
  * gradient all-reduce's calls as they ran (calls_s: with buckets their runs
- * on the progress thread, hidden or not): the figure to set beside
- * collbench's time for the same calls. */
+ * on the progress thread, hidden or not), and with --breakdown taken apart
+ * into the wait for the last rank to start each call and the rest (the
+ * collective proper: the figure to set beside collbench's time for the same
+ * calls, which starts its calls together). */
 static void train_step(run *r, const tt_step *st, int epoch, int64_t k, double loss_cnt[2])
 {
     tt_sync *s = &r->sync;
@@ -622,6 +624,8 @@ static void train_step(run *r, const tt_step *st, int epoch, int64_t k, double l
     s->dp.calls_s = -1;   /* set only where the step all-reduces the gradients (dp_allreduce_grads) */
     if (s->ops->step(s, st, &comm, err, sizeof err)) fail_abort("training step", err);
     const double t3 = ck_now();
+    double entry = -1, proper = -1;   /* the calls taken apart (--breakdown; after the step, outside its time) */
+    if (r->o.breakdown && s->dp.calls_s >= 0) dp_calls_apart(&s->dp, &entry, &proper);
     const double fb = t1 - t0, wait = t2 - t1, optim = t3 - t2 - comm;
     const double compute = fb + optim;
     rep->t_compute += compute;
@@ -633,7 +637,7 @@ static void train_step(run *r, const tt_step *st, int epoch, int64_t k, double l
                                  .lr = lr, .compute_s = compute, .comm_s = comm, .allreduce_bytes = s->step_bytes,
                                  .sent_bytes = s->sent_bytes, .step_s = t3 - t0, .fb_s = fb,
                                  .wait_s = r->o.breakdown ? wait : -1, .optimizer_s = optim,
-                                 .calls_s = s->dp.calls_s};
+                                 .calls_s = s->dp.calls_s, .calls_entry_s = entry, .calls_proper_s = proper};
         log_step(r->logf, &rec);
     }
 }

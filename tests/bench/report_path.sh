@@ -16,7 +16,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/collkit-path-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-HDR=mode,algo,transport,p,bytes_per_step,calls,fb_s,wait_s,comm_s,calls_s,calls_q1_s,calls_q3_s,optimizer_s,step_s,collbench_s,collbench_q1_s,collbench_q3_s
+HDR=mode,algo,transport,p,bytes_per_step,calls,fb_s,wait_s,comm_s,calls_entry_s,calls_s,calls_q1_s,calls_q3_s,optimizer_s,step_s,collbench_s,collbench_q1_s,collbench_q3_s
 # folder DIR [CALLS_Q3]: a one-row sweep, the trainer's path (the calls
 # dense 1.05x, bucketed 1.30x, fast 0.80x collbench's) and DDP's note.
 folder() {
@@ -25,9 +25,9 @@ folder() {
   { echo algo,p,bytes,count,dtype,op,place,iters,time_us,min_us,max_us,algbw_gbs,busbw_gbs,wrong,model_us
     echo ring,2,1024,256,f32,sum,out,20,10,10,10,0.1,0.1,0,10; } > "$d/sweep.csv"
   { echo "$HDR"
-    echo "dense,twoshot,shm,2,10000000,1,0.004,0.0002,0.00105,0.00105,0.00104,$q3,0.0015,0.00676,0.001,0.00099,0.00101"
-    echo "bucketed,twoshot,shm,2,10000000,3,0.004,0.0002,0.0004,0.0013,0.00129,0.00131,0.0015,0.007,0.001,0.00099,0.00101"
-    echo "fast,twoshot,shm,2,10000000,1,0.004,0.0002,0.0008,0.0008,0.00079,0.00081,0.0015,0.007,0.001,0.00099,0.00101"
+    echo "dense,twoshot,shm,2,10000000,1,0.004,0.0002,0.00105,0.00001,0.00105,0.00104,$q3,0.0015,0.00676,0.001,0.00099,0.00101"
+    echo "bucketed,twoshot,shm,2,10000000,3,0.004,0.0002,0.0004,0.0009,0.0013,0.00129,0.00131,0.0015,0.007,0.001,0.00099,0.00101"
+    echo "fast,twoshot,shm,2,10000000,1,0.004,0.0002,0.0008,0.00001,0.0008,0.00079,0.00081,0.0015,0.007,0.001,0.00099,0.00101"
   } > "$d/trainer_path.csv"
   echo "not measured: no PyTorch" > "$d/trainer_ddp.txt"
 }
@@ -39,7 +39,7 @@ printf 'cores 2\nbefore 0.20 0.20 0.20\nafter 2.10 1.00 0.50\nranks 2\n' > "$tmp
 report "$tmp/idle" || fail "idle: benchreport failed: $(cat "$tmp/idle.out")"
 S=$tmp/idle/summary.md
 grep -q "^## The trainer's own path (tagtrain --breakdown)" "$S" || fail "no section"
-grep -q '^| bucketed | twoshot@shm | 2 | 10.00 | 3 | 4.000 | 0.200 | 0.400 | 1.500 | 7.000 | 1.300 | 1.000 |$' "$S" ||
+grep -q '^| bucketed | twoshot@shm | 2 | 10.00 | 3 | 4.000 | 0.200 | 0.400 | 1.500 | 7.000 | 0.900 | 1.300 | 1.000 |$' "$S" ||
   fail "the bucketed row: $(grep '^| bucketed' "$S")"
 grep -q 'DDP: not measured: no PyTorch\.' "$S" || fail "DDP's side is not said"
 verdict "$tmp/idle" dense | grep -q '^- \*\*MET\*\*' || fail "dense at 1.05x: $(verdict "$tmp/idle" dense)"

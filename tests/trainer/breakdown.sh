@@ -8,6 +8,9 @@
 #   - calls_s (the all-reduce's calls as they ran) there, >= 0 and within the
 #     step (the buckets run one after another inside it), and in a dense run
 #     no more than comm_s (the call is inside the step's wait);
+#   - with --breakdown, calls_entry_s and calls_proper_s (the calls taken
+#     apart across the ranks: the wait for the last rank to start each, and
+#     the rest), each >= 0, adding up to calls_s;
 #   - without --breakdown there is no wait_s (the wait is not measured, so
 #     not invented) and the other parts are still there.
 set -u
@@ -26,7 +29,11 @@ parts() {   # parts LOG WANT_WAIT DENSE
       if (!want && w != "none") { print "a wait_s without --breakdown: " $0; bad++; next }
       if (want && w == "none") { print "no wait_s: " $0; bad++; next }
       if (!want) w = 0
-      ca = num("calls_s")
+      ca = num("calls_s"); ce = num("calls_entry_s"); cq = num("calls_proper_s")
+      if (!want && (ce != "none" || cq != "none")) { print "calls taken apart without --breakdown: " $0; bad++; next }
+      if (want && (ce == "none" || cq == "none")) { print "calls not taken apart: " $0; bad++; next }
+      if (want) { d = ce + cq - ca; if (d < 0) d = -d
+        if (ce < 0 || cq < 0 || d > 1e-5 * ca + 1e-9) { print "calls_entry_s + calls_proper_s is not calls_s: " $0; bad++; next } }
       if (st == "none" || fb == "none" || c == "none" || o == "none" || ca == "none") { print "a part missing: " $0; bad++; next }
       if (ca < 0 || ca > st * (1 + 1e-5) + 1e-9 || (dense && ca > c * (1 + 1e-5) + 1e-9)) { print "calls_s outside the collective: " $0; bad++; next }
       if (st < 0 || fb < 0 || w < 0 || c < 0 || o < 0) { print "a negative part: " $0; bad++; next }

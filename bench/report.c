@@ -1293,11 +1293,24 @@ static int read_path(const text_file *t, const int *c, path_row *x)
                   sizeof x->mode))
             return -1;
     x->p = (int)v[3], x->bytes = v[4], x->calls = (int)v[5];
-    for (int k = PATH_FIG0; k < NPATHCOL; k++) {
+    int rc = 0;
+    for (int k = PATH_FIG0; k < NPATHCOL && !rc; k++) {
+        const char *s = t->v[c[k]];
         double *f = &x->fig[k - PATH_FIG0];
-        if (!strcmp(t->v[c[k]], "NaN") || !strcmp(t->v[c[k]], "nan")) *f = NAN;
-        else if (field(t, c[k], path_cols[k], F_NONNEG, f, NULL, 0)) return -1;
+        *f = NAN;   /* NaN or nan: not measured */
+        if (strcmp(s, "NaN") && strcmp(s, "nan")) rc = field(t, c[k], path_cols[k], F_NONNEG, f, NULL, 0);
     }
+    return rc;
+}
+
+/* The header of trainer_path.csv: each column's index into c. 0, or -1 (said). */
+static int path_header(text_file *t, int *c)
+{
+    if (tf_header(t, "a header row (mode,algo,transport,p,...)")) return -1;
+    for (int k = 0; k < NPATHCOL; k++)
+        if ((c[k] = col(t->v, t->n, path_cols[k])) < 0)
+            return bad(t->path, 1, "header: no column '%s' (scripts/bench_trainer.sh writes mode,algo,transport,"
+                       "p,...)", path_cols[k]);
     return 0;
 }
 
@@ -1305,19 +1318,12 @@ static int read_path(const text_file *t, const int *c, path_row *x)
  * into rep->ddp. Absent: no section. 0, or -1 (said). */
 static int load_path(report *rep, const char *path, const char *ddp)
 {
-    if (!present(path)) return 0;
     text_file t;
+    int c[NPATHCOL], rc = -1, r;
+    if (!present(path)) return 0;
     if (tf_open(&t, path)) return -1;
-    int rc = -1, c[NPATHCOL];
-    if (tf_header(&t, "a header row (mode,algo,transport,p,...)")) goto done;
-    for (int k = 0; k < NPATHCOL; k++)
-        if ((c[k] = col(t.v, t.n, path_cols[k])) < 0) {
-            bad(path, 1, "header: no column '%s' (scripts/bench_trainer.sh writes mode,algo,transport,p,...)",
-                path_cols[k]);
-            goto done;
-        }
+    if (path_header(&t, c)) goto done;
     const int nh = t.n;
-    int r;
     while ((r = tf_row(&t, nh)) > 0) {
         if (rep->npath == MAXPATH) { bad(path, t.line, "more than %d rows", MAXPATH); goto done; }
         if (read_path(&t, c, &rep->path[rep->npath])) goto done;
@@ -1328,7 +1334,8 @@ done:
     tf_close(&t);
     snprintf(rep->ddp, sizeof rep->ddp, "not measured (no trainer_ddp.txt)");
     char *s;
-    if (rc || !present(ddp) || tf_open(&t, ddp)) return rc;
+    if (rc || !present(ddp)) return rc;
+    if (tf_open(&t, ddp)) return -1;
     if ((rc = tf_line(&t, &s)) > 0 && *s) snprintf(rep->ddp, sizeof rep->ddp, "%s", s);
     tf_close(&t);
     return rc < 0 ? -1 : 0;

@@ -126,10 +126,11 @@ typedef struct {
  * collbench's time for the same calls measured in the same run. */
 #define MAXPATH 4
 static const char *const path_cols[] = {"mode", "algo", "transport", "p", "bytes_per_step", "calls", "fb_s", "wait_s",
-                                        "comm_s", "calls_entry_s", "calls_s", "calls_q1_s", "calls_q3_s", "optimizer_s", "step_s",
-                                        "collbench_s", "collbench_q1_s", "collbench_q3_s"};
+                                        "comm_s", "calls_entry_s", "calls_s", "calls_q1_s", "calls_q3_s",
+                                        "optimizer_s", "step_s", "collbench_s", "collbench_q1_s", "collbench_q3_s"};
 enum { NPATHCOL = sizeof path_cols / sizeof path_cols[0], PATH_FIG0 = 6 };
-enum { PA_FB, PA_WAIT, PA_COMM, PA_ENTRY, PA_CALLS, PA_CQ1, PA_CQ3, PA_OPT, PA_STEP, PA_BENCH, PA_BQ1, PA_BQ3, PA_NFIG };
+enum { PA_FB, PA_WAIT, PA_COMM, PA_ENTRY, PA_CALLS, PA_CQ1, PA_CQ3, PA_OPT, PA_STEP, PA_BENCH, PA_BQ1, PA_BQ3,
+       PA_NFIG };
 typedef struct {
     char mode[32], algo[32], transport[32];
     int p, calls;

@@ -317,14 +317,15 @@ int dp_allreduce_grads(dp_ctx *d, const csr_rows *x, const size_t *step_rows, si
             d->calls_s += t1 - t0;
             d->call_t0[d->ncalls] = t0;
             d->call_t1[d->ncalls++] = t1;
-            size_t start, len;
-            bucket_range(d, j, &start, &len);
-            if (d->tracing) tr_add(&d->trace, TR_PROGRESS, "bucket", j, t0, t1, len * sizeof(float));
+            if (d->tracing) {
+                size_t start, len;
+                bucket_range(d, j, &start, &len);
+                tr_add(&d->trace, TR_PROGRESS, "bucket", j, t0, t1, len * sizeof(float));
+            }
             if (s) {
                 snprintf(err, errlen, "bucket %d all-reduce (%s) failed: %s", j, d->algo->name, ck_comm_errmsg(d->comm));
                 return s;
             }
-            if (d->on_summed) d->on_summed(start, len, d->on_summed_ctx);
         }
         if (!rc && d->err) {
             rc = d->err;

@@ -97,12 +97,6 @@ typedef struct {
     void         (*on_ready)(size_t from, void *ctx);
     void          *on_ready_ctx;
     size_t         on_ready_chunk;
-    /* Called by dp_allreduce_grads with each bucket's slice grads[start,
-     * start + len) as soon as its sums are in, while the buckets after it are
-     * still in flight (sync_replicated.c: the optimizer steps the slice);
-     * NULL: none. Only with buckets. */
-    void         (*on_summed)(size_t start, size_t len, void *ctx);
-    void          *on_summed_ctx;
     tr_trace       trace;
     int            layer;              /* the layer whose gradient backward is computing */
     double         t_layer;            /* when the layer before it was done */

@@ -55,57 +55,17 @@ void tt_sync_describe_allreduce(tt_sync *s, const tt_sync_cfg *cfg)
     snprintf(in->title, sizeof in->title, "tagtrain --algo %s, p = %d, %s", in->algo, p, how);
 }
 
-/* With buckets, the optimizer steps each bucket's slice as soon as its sums
- * are in (dp.h's on_summed), while the buckets after it are still in
- * flight: AdamW and SGD are element by element, so the slices stepped at
- * one step count give the parameters of one whole step, bit for bit. */
-typedef struct {
-    optimizer *o;
-    float     *params, *grads, scale;
-    int64_t    t;          /* the step count every slice is stepped at */
-    size_t     done;       /* elements stepped */
-    double     busy_s;     /* seconds spent stepping (not waiting) */
-} slice_step;
-
-static void step_slice(size_t start, size_t len, void *ctx)
-{
-    slice_step *k = ctx;
-    const double t0 = ck_now();
-    optimizer seg = *k->o;
-    seg.n = len;
-    seg.m = k->o->m + start;
-    seg.v = k->o->v + start;
-    seg.t = k->t;
-    optimizer_step(&seg, k->params + start, k->grads + start, k->scale);
-    k->done += len;
-    k->busy_s += ck_now() - t0;
-}
-
 int tt_sync_allreduce_step(tt_sync *s, const tt_step *st, double *comm_s, char *err, size_t cap)
 {
-    mlp *m = s->model;
-    slice_step k = {.o = s->opt, .params = m->params, .grads = m->grads, .scale = 1.0f / (float)st->len,
-                    .t = s->opt->t};
-    if (s->dp.nbuckets > 0) {
-        s->dp.on_summed = step_slice;
-        s->dp.on_summed_ctx = &k;
-    }
     const double t1 = ck_now();
-    /* 2. all-reduce: every rank's buffer becomes the SUM over all ranks
-     *    (with buckets, each slice stepped as its sums come in). */
+    /* 2. all-reduce: every rank's buffer becomes the SUM over all ranks. */
     int rc = dp_allreduce_grads(&s->dp, st->x, st->order + st->pos, st->len, err, cap);
-    s->dp.on_summed = NULL;
     if (rc) return rc;
-    *comm_s = ck_now() - t1 - k.busy_s;
+    *comm_s = ck_now() - t1;
     s->step_bytes = s->dp.last_bytes;
-    /* 3. optimizer: the mean gradient is the sum / samples in the step
-     *    (what the slices left: everything, without buckets or at p = 1). */
-    if (k.done == 0) optimizer_step(s->opt, m->params, m->grads, k.scale);
-    else if (k.done != m->nparams) {
-        snprintf(err, cap, "the buckets stepped %zu of %zu parameters", k.done, m->nparams);
-        return -1;
-    } else s->opt->t = k.t + 1;
-    tt_sim_charge(10.0 * (double)m->nparams);
+    /* 3. optimizer: the mean gradient is the sum / samples in the step. */
+    optimizer_step(s->opt, s->model->params, s->model->grads, 1.0f / (float)st->len);
+    tt_sim_charge(10.0 * (double)s->model->nparams);
     return 0;
 }
 

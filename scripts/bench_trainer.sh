@@ -227,8 +227,10 @@ trainer_path() {
   for mode in dense bucketed; do
     log="$OUT/trainer_path_$mode.jsonl"
     rm -f "$log"
+    local how=()
+    [ $mode = bucketed ] && how=(--bucket-mb 4)
     if ! "${LAUNCH[@]}" -np 2 "$BIN/tagtrain" --algo twoshot --transport shm --batch $((LOCAL_BATCH * 2)) \
-        --epochs "$EPOCHS" --threads 1 --no-save --quiet --breakdown $([ $mode = bucketed ] && echo --bucket-mb 4) \
+        --epochs "$EPOCHS" --threads 1 --no-save --quiet --breakdown "${how[@]}" \
         --log "$log" > "$OUT/trainer_path_$mode.txt" 2>&1; then
       echo "path $mode: $OUT/trainer_path_$mode.txt" >> "$OUT/trainer_failed.txt"
       continue

@@ -48,9 +48,9 @@ run() {   # run NAME WANT_WAIT DENSE ARGS...
     fail "$name: tagtrain failed: $(cat "$W/$name.out")"; return
   fi
   parts "$W/$name.jsonl" "$want" "$dense" > "$W/$name.parts"
-  set -- $(tail -1 "$W/$name.parts")
-  [ "$1" -ge 10 ] || fail "$name: $1 step records, want at least 10"
-  [ "$2" = 0 ] || fail "$name: $2 bad step record(s): $(head -3 "$W/$name.parts")"
+  n=$(tail -1 "$W/$name.parts" | cut -d' ' -f1) nbad=$(tail -1 "$W/$name.parts" | cut -d' ' -f2)
+  [ "$n" -ge 10 ] || fail "$name: $n step records, want at least 10"
+  [ "$nbad" = 0 ] || fail "$name: $nbad bad step record(s): $(head -3 "$W/$name.parts")"
 }
 run dense 1 1 --breakdown
 run bucketed 1 0 --breakdown --bucket-mb 0.01

@@ -10,7 +10,9 @@
  * DIR/params.txt (collbench --pingpong --save-model), DIR/params_shm.txt (the
  * same through the shm transport, when it ran) and, when present,
  * DIR/trainer.csv and DIR/plans.csv with DIR/plans_setup.txt (the parallel
- * plans side by side, scripts/bench_plans.sh).
+ * plans side by side, scripts/bench_plans.sh), and DIR/trainer_path.csv with
+ * DIR/trainer_ddp.txt (the trainer's own path at p = 2 against collbench's
+ * same calls, scripts/bench_trainer.sh).
  * Writes DIR/scaling.csv (speedup and efficiency vs ranks, for the plot) and
  * DIR/summary.md: parameters, each algorithm's speed relative to the
  * reference (the first algorithm in the sweep whose registry entry is flagged

@@ -233,6 +233,8 @@ static const ck_opt table[] = {
      "trainer/README.md)"},
     {"--check-sync", 0, CK_OPT_FLAG, F(check_sync), .help = "after every epoch compare a hash of the parameters "
      "and\noptimizer state across ranks; stop loudly if they differ"},
+    {"--breakdown", 0, CK_OPT_FLAG, F(breakdown), .help = "--log each step's wait for the slower rank apart (a "
+     "barrier\nbefore the collective; trainer/README.md, Timing)"},
     {"--threads", 0, CK_OPT_INT, F(threads), .lo = 1, .hi = 1024, .arg = "N", .help = "OpenBLAS threads per rank "
      "(1: the default model's matrices\nare too small for more threads to pay)"},
     {.name = "model parallelism", .type = CK_OPT_HEADING},

@@ -84,6 +84,8 @@ typedef struct {
                                      probe's comparison of repeats */
     cc_record rec;                /* what the call produced, for --results */
     char     claim[96];           /* what the failure shows, in a few words (the pattern summary) */
+    int      step;                /* the step the rank last announced in the call (ck_step); -1 none */
+    char     phase[32];           /* that step's phase */
     char     msg[1500];
 } cc_result;
 
@@ -98,6 +100,10 @@ typedef struct {
 /* What the failed cases among o[0..n) have in common, in words, into out;
  * returns how many things it found to say (0: nothing). */
 int  cc_pattern(char *out, size_t cap, const cc_outcome *o, int n, int p);
+/* A hang among all[0..p) (one rank's watchdog fired, `who` speaks): where
+ * the ranks' schedules diverged, into out, and in a few words into claim;
+ * returns 0 when no rank's wait could be read. (schedule.c) */
+int  cc_schedules(char *out, size_t cap, char *claim, size_t ccap, const cc_result *all, int p, int who);
 
 /* Every rank parses the same argv; with quiet set (not the print rank)
  * nothing is printed. Returns -1 to go on, or the exit code (0 after --help

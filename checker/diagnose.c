@@ -222,6 +222,12 @@ static int replaced_input(ck_sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev, 
 
 static int whole_chunks(const ctx *c, long long ad);
 
+/* Element i + d exists: a decoding never names an element past the buffer. */
+static int in_buffer(const ctx *c, size_t i, long long d)
+{
+    return (d >= 0 || (size_t)(-d) <= i) && (d < 0 || i + (size_t)d < c->count);
+}
+
 /* A sum shifted by d whose p*d is whole chunks (and d is not): with these
  * inputs the sum over all ranks of element i+d reads the same as one rank's
  * input taken from p*d elements away with the others' in place — at p = 2,
@@ -245,10 +251,15 @@ static void explain_mask(ck_sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev, v
         /* Between the rank bits and the element field (i64): only carries. */
         int64_t gap = es > p ? (gv >> p) & (((int64_t)1 << (es - p)) - 1) : 0;
         int n = __builtin_popcountll((unsigned long long)low);
+        long long d = 0;
         if (n > 0 && gap == 0 && high % n == 0 && high / n < E) {
-            long long d = (long long)(high / n) - (long long)(j & (size_t)(E - 1));
+            d = (long long)(high / n) - (long long)(j & (size_t)(E - 1));
             if (d > E / 2) d -= E;
             if (d <= -E / 2) d += E;
+        }
+        /* A decoding that names an element outside the buffer is no
+         * decoding: pieces of different elements mixed, not a shift. */
+        if (n > 0 && gap == 0 && high % n == 0 && high / n < E && in_buffer(c, i, d)) {
             int has[64], miss[64], nh = 0, nm = 0;
             for (int r = 0; r < p; r++) {
                 if (low >> r & 1) has[nh++] = r;
@@ -300,6 +311,11 @@ static void explain_minmax(ck_sbuf *b, ctx *c, size_t i, int64_t gv, verdict *v)
         long long d = (long long)(e - ej);
         if (d > s->K / 2) d -= s->K;
         if (d <= -s->K / 2) d += s->K;
+        if (!in_buffer(c, i, d)) {
+            say(b, ": it is no input of this element, nor of any element of the buffer");
+            *v = (verdict){K_RANGE, 0, 0, 0};
+            return;
+        }
         say(b, ": it is an input of element %lld (%+lld)", (long long)i + d, d);
         *v = (verdict){K_SHIFT, d, 0, 1};
         return;
@@ -540,8 +556,17 @@ static int averaged(const ctx *c, size_t i, int64_t ev)
 
 static const char OVERWRITTEN[] = "(an input read after it was overwritten: in place, sendbuf is recvbuf)";
 
-static const char OWN_INPUT[] = ": it holds this rank's own input unchanged: no other rank's contribution is in it "
-                                "(never reduced, or copied where a reduction belongs)";
+/* This rank's own input where the result belongs: out of place it was
+ * copied in (and never reduced); in place the same bytes are also what a
+ * recvbuf never written holds, which out of place reads as the fill. */
+static void say_own(ck_sbuf *b, const ctx *c)
+{
+    say(b, ": it holds this rank's own input unchanged: no other rank's contribution is in it");
+    if (c->fill_byte < 0)
+        say(b, " (in place, where recvbuf holds the input: never written, or written with this rank's input where "
+               "the reduced value belongs)");
+    else say(b, " (out of place: this rank's input copied into recvbuf and never reduced)");
+}
 
 /* The verdict on wrong element i; with b, the facts about it in words. */
 static void explain_element(ck_sbuf *b, ctx *c, size_t i, verdict *v)
@@ -554,7 +579,7 @@ static void explain_element(ck_sbuf *b, ctx *c, size_t i, verdict *v)
         return;
     }
     if (is_own(c, i) && s->kind != CC_PROD) {
-        say(b, "%s", OWN_INPUT);
+        say_own(b, c);
         *v = (verdict){K_OWN, 0, 0, 1};
         return;
     }
@@ -597,18 +622,28 @@ static void explain_element(ck_sbuf *b, ctx *c, size_t i, verdict *v)
     for (int k = 0; k < 4; k++) {
         int64_t alt;
         if (others[k] == s->op || !fold_as(s, others[k], i, &alt) || alt == ev || alt != gv) continue;
-        say(b, ": it equals the %s over all ranks' inputs", ck_op_name(others[k]));
+        /* Sums of powers of two: a product equal to a partial sum (2*2*4 =
+         * 2+2+4 at p = 3) is a coincidence the rank bits explain better. */
+        if (s->kind == CC_MASK && others[k] == CK_PROD) {
+            verdict mv = {K_UNEXPLAINED, 0, 0, 0};
+            explain_mask(NULL, c, i, gv, ev, &mv);
+            if (mv.kind != K_UNEXPLAINED) continue;
+        }
         /* A min or max is always one rank's input, and so is a product of
          * ones: a copy where the reduction belongs looks the same. */
         int q1 = -1, nq = 0;
         for (int q = 0; q < s->p; q++)
             if (cc_input(s, q, i) == gv) { q1 = q; nq++; }
-        if (nq == 1) say(b, ", which is rank %d's input alone", q1);
+        if (nq == 1 && s->kind == CC_MASK)   /* the fact first: which rank's input it is */
+            say(b, ": it holds only rank %d's input, which with these inputs is also the %s over all ranks' inputs",
+                q1, ck_op_name(others[k]));
+        else say(b, ": it equals the %s over all ranks' inputs", ck_op_name(others[k]));
+        if (nq == 1 && s->kind != CC_MASK) say(b, ", which is rank %d's input alone", q1);
         *v = (verdict){K_OTHER_OP, others[k], nq == 1 ? bit(q1) : 0, 1};
         return;
     }
     if (is_own(c, i)) {
-        say(b, "%s", OWN_INPUT);
+        say_own(b, c);
         *v = (verdict){K_OWN, 0, 0, 1};
         return;
     }
@@ -1080,6 +1115,81 @@ static int all_right(const ctx *c)
     return right;
 }
 
+/* ------------------------------------------------------------ where
+ * Where the wrong elements lie, when that is regular: an index bug shows as
+ * a shape (the last element of every block, every p-th element, the tail
+ * past the largest multiple of p) long before the values say anything. */
+static int is_wrong(const ctx *c, size_t i) { return memcmp(c->exp + i * c->es, c->got + i * c->es, c->es) != 0; }
+
+/* Every block's wrong elements are its last (from_end) or first k, k the
+ * same in every block that has any, and at least two blocks have some:
+ * returns k (0: no such shape); *all: every non-empty block has them. */
+static size_t block_edge(const ctx *c, int from_end, int *all, int *kvar)
+{
+    const int p = c->s.p;
+    size_t k = 0, kmin = (size_t)-1;
+    int blocks = 0, nonempty = 0;
+    *kvar = 0;
+    for (int blk = 0; blk < p; blk++) {
+        size_t off, len, w = 0;
+        ck_block(c->count, p, blk, &off, &len);
+        nonempty += len > 0;
+        for (size_t t = 0; t < len && is_wrong(c, from_end ? off + len - 1 - t : off + t); t++) w++;
+        for (size_t t = w; t < len; t++)
+            if (is_wrong(c, from_end ? off + len - 1 - t : off + t)) return 0;   /* not one run at the edge */
+        if (!w) continue;
+        if (w == len && len > 1) return 0;   /* a whole block: explain_blocks names it */
+        if (k && w != k) *kvar = 1;
+        k = w > k ? w : k;
+        kmin = w < kmin ? w : kmin;
+        blocks++;
+    }
+    *all = blocks == nonempty;
+    return blocks >= 2 ? (*kvar ? kmin : k) : 0;
+}
+
+/* The shape of the wrong elements in words, into b and the claim's tail. */
+static void explain_where(ck_sbuf *b, const ctx *c, size_t nwrong)
+{
+    const int p = c->s.p;
+    const size_t n = c->count;
+    char shape[96] = "";
+    if (nwrong == n || p < 2) return;
+    size_t tail = n - n % (size_t)p, first = n;
+    for (size_t i = 0; i < n && first == n; i++)
+        if (is_wrong(c, i)) first = i;
+    if (n % (size_t)p && tail > 0 && first == tail && nwrong == n - tail) {
+        snprintf(shape, sizeof shape, "the tail beyond the largest multiple of p");
+        ck_sbuf_add(b, "; the wrong elements are exactly the tail beyond the largest multiple of p (elements %zu..%zu: "
+                       "blocks of count/p, the remainder never handled?)", tail, n - 1);
+    }
+    for (int end = 1; end >= 0 && !shape[0]; end--) {
+        int all, kvar;
+        const size_t k = block_edge(c, end, &all, &kvar);
+        if (!k) continue;
+        const char *which = end ? "last" : "first";
+        if (kvar) snprintf(shape, sizeof shape, "a run at the %s end of %s block", end ? "far" : "near",
+                           all ? "every" : "some");
+        else if (k == 1) snprintf(shape, sizeof shape, "the %s element of %s block", which, all ? "every" : "some");
+        else snprintf(shape, sizeof shape, "the %s %zu elements of %s block", which, k, all ? "every" : "some");
+        ck_sbuf_add(b, "; the wrong elements are exactly %s (of the ck_block partition: a block's %s bound off%s?)", shape,
+                    end ? "end" : "start", kvar ? ", or its last partial piece dropped" : " by one");
+    }
+    for (size_t m = 2; m <= 16 && !shape[0] && 2 * m <= n && nwrong >= 2; m++) {
+        const size_t k = first % m;
+        int fits = 1;
+        for (size_t i = 0; i < n && fits; i++) fits = (i % m == k) == is_wrong(c, i);
+        if (!fits) continue;
+        snprintf(shape, sizeof shape, "every element with index = %zu mod %zu", k, m);
+        ck_sbuf_add(b, "; the wrong elements are exactly every element with index = %zu mod %zu%s", k, m,
+                    m == (size_t)p ? " (mod p: a stride or a loop over ranks where a loop over elements belongs?)" : "");
+    }
+    if (!shape[0] && nwrong == 1) snprintf(shape, sizeof shape, "one element");   /* "1 of n elements wrong" says it */
+    const size_t len = strlen(claim);
+    if (shape[0] && len && len + strlen(shape) + 5 < sizeof claim)
+        snprintf(claim + len, sizeof claim - len, ", at %.*s", (int)(sizeof claim - len - 5), shape);
+}
+
 /* The wrong result explained: its first wrong element, the summary of up
  * to CC_EXAMINE of them (spread evenly over all), and the blocks. */
 static void explain_wrong(ck_sbuf *b, ctx *c, size_t first, size_t nwrong)
@@ -1101,6 +1211,7 @@ static void explain_wrong(ck_sbuf *b, ctx *c, size_t first, size_t nwrong)
         if (seen++ == (size_t)taken * nwrong / (size_t)n) { idx[taken] = i; explain_element(NULL, c, i, &vs[taken++]); }
     }
     summarise(b, c, vs, idx, taken, nwrong, &v1);
+    explain_where(b, c, nwrong);
     if (p > 1) {
         size_t off, len;
         int blk = block_of(c->count, p, first, &off, &len);

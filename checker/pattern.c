@@ -174,7 +174,7 @@ static void say_probes(ck_sbuf *b, const cc_outcome *o, int n, int *said)
 
 /* The explanation most failed cases share, tiny ones aside (a tiny first
  * failure that reads otherwise is named as a coincidence). */
-static void say_shared_claim(ck_sbuf *b, const cc_outcome *o, int n, int p, int nfail, int *said)
+static int say_shared_claim(ck_sbuf *b, const cc_outcome *o, int n, int p, int nfail, int *said)
 {
     int best = -1, best_n = 0, counted = 0;
     for (int pass = 0; pass < 2 && best < 0; pass++) {   /* pass 1: tiny cases too, when only they failed */
@@ -188,7 +188,7 @@ static void say_shared_claim(ck_sbuf *b, const cc_outcome *o, int n, int p, int 
             if (same_claim > best_n) { best_n = same_claim; best = k; }
         }
     }
-    if (best < 0 || best_n < 2 || 2 * best_n <= counted) return;
+    if (best < 0 || best_n < 2 || 2 * best_n <= counted) return 0;
     next_clause(b, said);
     ck_sbuf_add(b, "%s (%d of %d failed cases%s)", o[best].claim, best_n, counted,
                 counted < nfail ? " with more elements than ranks" : "");
@@ -199,6 +199,24 @@ static void say_shared_claim(ck_sbuf *b, const cc_outcome *o, int n, int p, int 
                             o[k].cs.count, o[k].claim);
             break;
         }
+    return 1;
+}
+
+/* Nothing shared to say (one failed case, or no explanation the most
+ * share): the failure that says most, in its own words, so that every
+ * failing run ends with a summary. The first failure with more elements
+ * than ranks, else the first. */
+static void say_fallback(ck_sbuf *b, const cc_outcome *o, int n, int p, int nfail, int *said)
+{
+    int k0 = -1;
+    for (int k = 0; k < n; k++)
+        if (o[k].failed && o[k].claim[0] && (k0 < 0 || (tiny(&o[k0], p) && !tiny(&o[k], p)))) k0 = k;
+    if (k0 < 0) return;
+    next_clause(b, said);
+    const cc_case *c = &o[k0].cs;
+    ck_sbuf_add(b, "%s (%s n=%zu %s %s %s)", o[k0].claim, nfail == 1 ? "the one failed case," : "no explanation "
+                "most failed cases share; first at", c->count, ck_dtype_name(c->dt), ck_op_name(c->op),
+                c->inplace ? "in-place" : "out-of-place");
 }
 
 int cc_pattern(char *out, size_t cap, const cc_outcome *o, int n, int p)
@@ -210,6 +228,6 @@ int cc_pattern(char *out, size_t cap, const cc_outcome *o, int n, int p)
     if (!nfail) return 0;
     say_dimensions(&b, o, n, p, nfail, &said);
     say_probes(&b, o, n, &said);
-    say_shared_claim(&b, o, n, p, nfail, &said);
+    if (!say_shared_claim(&b, o, n, p, nfail, &said)) say_fallback(&b, o, n, p, nfail, &said);
     return said;
 }

@@ -762,6 +762,25 @@ static void one_call(cc_run *r, const ck_algo *algo, int k, unsigned call, int g
     if (w != 0) agreement_failed(r, w);
 }
 
+/* One rank's result reads as another op: the claim holds only if the other
+ * failing ranks read the same. Where they read otherwise (max on one, min
+ * on the next), no op was applied: each holds some single rank's input. */
+static void say_across_ranks(cc_run *r, int k, int who)
+{
+    static const char OP[] = "the reduction looks like ";
+    const cc_result *all = r->all;
+    if (who < 0 || strncmp(all[who].claim, OP, strlen(OP))) return;
+    int other = -1;
+    for (int q = 0; q < r->p && other < 0; q++)
+        if (q != who && all[q].fail && !strncmp(all[q].claim, OP, strlen(OP)) && strcmp(all[q].claim, all[who].claim))
+            other = q;
+    if (other < 0) return;
+    printf("    across ranks: rank %d's result reads \"%s\", rank %d's \"%s\": no one op fits every rank, so no "
+           "reduction was done: each rank holds some single rank's input (a copy or a forward where a reduction "
+           "belongs)\n", who, all[who].claim, other, all[other].claim);
+    snprintf(r->outcomes[k].claim, sizeof r->outcomes[k].claim, "no reduction: each rank holds a single rank's input");
+}
+
 /* Rank 0's FAIL for case k. The first failing rank speaks; a rank with a
  * protocol error (its message names the cause) or whose watchdog fired (its
  * message names the stuck step; first the one that found the message its
@@ -794,6 +813,8 @@ static void print_failure(cc_run *r, int k, const char *label)
         for (int q = 0; q < r->p; q++)
             if (all[q].fail && q != who) printf("    %s\n", all[q].msg);
     if (who >= 0) snprintf(r->outcomes[k].claim, sizeof r->outcomes[k].claim, "%s", all[who].claim);
+    if (who >= 0) r->outcomes[k].call = all[who].call;
+    say_across_ranks(r, k, who);
     /* A hang: named where the schedules diverged, not only where noticed. */
     char sched[1200];
     if (who >= 0 && all[who].status == CK_ERR_TIMEOUT &&

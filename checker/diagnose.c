@@ -39,7 +39,7 @@ static void add_rank_set(ck_sbuf *b, const int *ranks, int n)
 }
 
 /* The last diagnosis's finding in a few words (cc_diagnose_claim). */
-static _Thread_local char claim[96];
+static _Thread_local char claim[128];
 static void set_claim(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void set_claim(const char *fmt, ...)
 {
@@ -68,7 +68,7 @@ typedef struct {
  * twice — exactly those when `exact`, one of them otherwise. */
 enum {
     K_UNEXPLAINED, K_FILL, K_OWN, K_PREV, K_PREV_OP, K_OTHER_OP, K_NODIV, K_ZERO_ID,
-    K_SHIFT, K_MISSING, K_DOUBLED, K_REPLACED, K_SIGN, K_NOT_INT, K_RANGE, K_WIDTH, K_AVG, K_FILL_READ, K_NKINDS
+    K_SHIFT, K_MISSING, K_DOUBLED, K_REPLACED, K_SIGN, K_NOT_INT, K_RANGE, K_WIDTH, K_AVG, K_FILL_READ, K_SELF, K_NKINDS
 };
 typedef struct {
     int       kind;
@@ -96,6 +96,7 @@ static const char *const kind_names[K_NKINDS] = {
     [K_WIDTH]       = "right in their low 32 bits only",
     [K_AVG]         = "the expected value / p",
     [K_FILL_READ]   = "recvbuf's fill reduced as an input",
+    [K_SELF]        = "twice a partial sum (data reduced with itself)",
 };
 
 static uint64_t bit(int r) { return r < 64 ? 1ull << r : 0; }
@@ -240,6 +241,49 @@ static int chunk_apart(const ctx *c, long long d)
     return c->s.p > 1 && !whole_chunks(c, ad) && whole_chunks(c, ad * c->s.p);
 }
 
+/* x as a sum of distinct ranks' inputs of element i (no shift): the set of
+ * ranks, or 0 when it is none. */
+static uint64_t mask_ranks(const ctx *c, size_t i, int64_t x)
+{
+    const int p = c->s.p, es = c->s.eshift;
+    if (x <= 0 || p > 62) return 0;
+    const int64_t full = ((int64_t)1 << p) - 1, low = x & full;
+    const int n = __builtin_popcountll((unsigned long long)low);
+    const int64_t gap = es > p ? (x >> p) & (((int64_t)1 << (es - p)) - 1) : 0;
+    const int64_t E = (int64_t)1 << c->s.ebits;
+    if (!n || gap || (x >> es) != n * (int64_t)(cc_key(&c->s, i) & (size_t)(E - 1))) return 0;
+    return (uint64_t)low;
+}
+
+/* Two readings of a reduction done twice, each exact with the rank bits:
+ * the full sum plus a partial sum of ranks S (a finished block reduced
+ * again where it should be copied), or twice a partial sum of S (a buffer
+ * reduced with itself: in place, a receive into recvbuf over the input it
+ * was then reduced with). */
+static int twice_over(ck_sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev, verdict *v)
+{
+    uint64_t set = gv > ev ? mask_ranks(c, i, gv - ev) : 0;
+    const int full_plus = set != 0;
+    if (!set && gv % 2 == 0) set = mask_ranks(c, i, gv / 2);
+    if (!set) return 0;
+    int rs[64], n = 0;
+    for (int r = 0; r < c->s.p; r++) if (set >> r & 1) rs[n++] = r;
+    if (full_plus) {
+        say(b, ": it is the full sum plus the sum of ranks ");
+        if (b) add_rank_set(b, rs, n);
+        say(b, " again: the reduction applied twice (a finished block reduced into a partial one where it should be "
+               "copied?)");
+        *v = (verdict){K_DOUBLED, 0, set, 1};
+    } else {
+        say(b, ": it is twice the sum of ranks ");
+        if (b) add_rank_set(b, rs, n);
+        say(b, ": data reduced with itself (a receive into the buffer it is then reduced with: in place, recvbuf "
+               "over this rank's input?)");
+        *v = (verdict){K_SELF, 0, set, 1};
+    }
+    return 1;
+}
+
 static void explain_mask(ck_sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev, verdict *v)
 {
     const int p = c->s.p;
@@ -292,6 +336,7 @@ static void explain_mask(ck_sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev, v
             return;
         }
     if (replaced_input(b, c, i, gv, ev, v)) return;
+    if (twice_over(b, c, i, gv, ev, v)) return;
     say(b, ": it is not a sum of distinct ranks' inputs of one element (a contribution counted twice, "
            "or pieces of different elements mixed)");
 }
@@ -324,9 +369,12 @@ static void explain_minmax(ck_sbuf *b, ctx *c, size_t i, int64_t gv, verdict *v)
         int q = (int)(((k - (int64_t)(j % (size_t)s->M)) % s->M + s->M) % s->M);
         int want = s->op == CK_MIN ? (int)((s->M - (int64_t)(j % (size_t)s->M)) % s->M)
                                    : (int)((2 * s->M - 1 - (int64_t)(j % (size_t)s->M)) % s->M);
-        say(b, ": it is rank %d's input for this element, but the %s is rank %d's: "
-               "rank %d's contribution is missing", q, ck_op_name(s->op), want, want);
-        *v = (verdict){K_MISSING, 0, bit(want), 1};
+        const int own = q == c->rank && is_own(c, i);
+        if (own) say(b, ": it is this rank's own input for this element");
+        else say(b, ": it is rank %d's input for this element", q);
+        say(b, ", but the %s is rank %d's: rank %d's contribution is missing%s", ck_op_name(s->op), want, want,
+            own ? " (own input unchanged: never reduced with it?)" : "");
+        *v = (verdict){own ? K_OWN : K_MISSING, 0, bit(want), 1};
         place(b, c, i, want, -1);
     } else {
         say(b, ": it is one rank's input for this element, not the %s over all ranks", ck_op_name(s->op));
@@ -578,7 +626,7 @@ static void explain_element(ck_sbuf *b, ctx *c, size_t i, verdict *v)
         *v = (verdict){K_FILL, 0, 0, 1};
         return;
     }
-    if (is_own(c, i) && s->kind != CC_PROD) {
+    if (is_own(c, i) && s->kind != CC_PROD && s->kind != CC_MINMAX) {   /* min/max: explain_minmax names more */
         say_own(b, c);
         *v = (verdict){K_OWN, 0, 0, 1};
         return;
@@ -642,7 +690,7 @@ static void explain_element(ck_sbuf *b, ctx *c, size_t i, verdict *v)
         *v = (verdict){K_OTHER_OP, others[k], nq == 1 ? bit(q1) : 0, 1};
         return;
     }
-    if (is_own(c, i)) {
+    if (is_own(c, i) && s->kind != CC_MINMAX) {
         say_own(b, c);
         *v = (verdict){K_OWN, 0, 0, 1};
         return;
@@ -925,6 +973,37 @@ static int say_avg(const tally *t)
     return 1;
 }
 
+static int say_kind(const tally *t);
+
+/* K_OWN: this rank's input where the result belongs; for min and max the
+ * rank whose input the result should have been (in `ranks`): one and the
+ * same in all of them is that rank's contribution missing. */
+static int say_own_line(const tally *t)
+{
+    uint64_t one = 0;
+    int same = 1;
+    for (int e = 0; e < t->n; e++)
+        if (t->v[e].kind == K_OWN) {
+            if (!t->v[e].ranks || (one && t->v[e].ranks != one)) same = 0;
+            one = t->v[e].ranks;
+        }
+    if (same && one && t->c_top >= 3) {
+        const int w = __builtin_ctzll(one);
+        ck_sbuf_add(t->b, "; %s are this rank's own input where the %s is rank %d's: rank %d's contribution is missing",
+                    t->of, ck_op_name(t->c->s.op), w, w);
+        set_claim("lacking rank %d's contribution", w);
+        return 1;
+    }
+    return say_kind(t);
+}
+
+static int say_self(const tally *t)
+{
+    ck_sbuf_add(t->b, "; %s are twice a partial sum: data reduced with itself (a receive into the buffer it is then "
+                      "reduced with: in place, recvbuf over this rank's input?)", t->of);
+    return 1;
+}
+
 static int say_zero_id(const tally *t)
 {
     ck_sbuf_add(t->b, "; %s are 0, which is no rank's input there: 0 is not the identity of %s", t->of,
@@ -943,7 +1022,7 @@ static int (*const majority_line[K_NKINDS])(const tally *t) = {
     [K_OTHER_OP] = say_other_op, [K_SHIFT] = say_shift,       [K_MISSING] = say_rank_contribution,
     [K_DOUBLED] = say_rank_contribution, [K_REPLACED] = say_replaced, [K_PREV] = say_prev,
     [K_PREV_OP] = say_prev_op,   [K_FILL_READ] = say_fill_read, [K_WIDTH] = say_width,
-    [K_AVG] = say_avg,           [K_ZERO_ID] = say_zero_id,
+    [K_AVG] = say_avg,           [K_ZERO_ID] = say_zero_id,   [K_SELF] = say_self, [K_OWN] = say_own_line,
 };
 
 /* Products: a pair (m, d) that fits most elements beats a majority that
@@ -958,6 +1037,26 @@ static int say_replaced_pair(const tally *t, const size_t *idx)
     ck_sbuf_add(t->b, "; %d of %d wrong elements examined fit rank %d's input in place of rank %d's %s", fit, n, rd, rm,
                 OVERWRITTEN);
     set_claim("rank %d's input in place of rank %d's", rd, rm);
+    return 1;
+}
+
+/* Sums (rank bits): no one kind is the majority, but this rank's input
+ * alone, another single rank's (which reads as max or min too) and sums
+ * lacking some ranks are one finding: partial sums, some contributions never
+ * added (a step skipped, a piece never sent on). */
+static int say_partial(const tally *t)
+{
+    if (t->c->s.kind != CC_MASK) return 0;
+    int partial = 0;
+    for (int e = 0; e < t->n; e++) {
+        const verdict *v = &t->v[e];
+        partial += v->kind == K_OWN || (v->kind == K_MISSING && v->param == 0) || (v->kind == K_OTHER_OP && v->ranks);
+    }
+    if (!is_majority(partial, t->n)) return 0;
+    ck_sbuf_add(t->b, "; %d of %d wrong elements examined are partial sums (this rank's input alone, another single "
+                      "rank's, or a sum lacking some ranks): contributions never added (a step skipped, a piece never "
+                      "sent on)", partial, t->n);
+    set_claim("partial sums: some ranks' contributions never added");
     return 1;
 }
 
@@ -1012,6 +1111,7 @@ static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, const size_t *
         set_claim("%s", kind_names[t.top]);
         if ((majority_line[t.top] ? majority_line[t.top] : say_kind)(&t)) return;
     }
+    if (say_partial(&t)) return;
     say_no_majority(&t);
 }
 
@@ -1175,14 +1275,17 @@ static void explain_where(ck_sbuf *b, const ctx *c, size_t nwrong)
         ck_sbuf_add(b, "; the wrong elements are exactly %s (of the ck_block partition: a block's %s bound off%s?)", shape,
                     end ? "end" : "start", kvar ? ", or its last partial piece dropped" : " by one");
     }
+    /* Every k-th element (all of them, or for min and max, where a rank's
+     * own input is right by chance, at least half of them and four). */
     for (size_t m = 2; m <= 16 && !shape[0] && 2 * m <= n && nwrong >= 2; m++) {
-        const size_t k = first % m;
-        int fits = 1;
-        for (size_t i = 0; i < n && fits; i++) fits = (i % m == k) == is_wrong(c, i);
-        if (!fits) continue;
-        snprintf(shape, sizeof shape, "every element with index = %zu mod %zu", k, m);
-        ck_sbuf_add(b, "; the wrong elements are exactly every element with index = %zu mod %zu%s", k, m,
-                    m == (size_t)p ? " (mod p: a stride or a loop over ranks where a loop over elements belongs?)" : "");
+        const size_t k = first % m, cls = (n - k + m - 1) / m;
+        int inside = 1;
+        for (size_t i = 0; i < n && inside; i++) inside = i % m == k || !is_wrong(c, i);
+        if (!inside || (nwrong < cls && (nwrong < 4 || 2 * nwrong < cls))) continue;
+        snprintf(shape, sizeof shape, "elements with index = %zu mod %zu", k, m);
+        ck_sbuf_add(b, "; the wrong elements are %s with index = %zu mod %zu%s", nwrong == cls ? "exactly every element"
+                    : "elements (most, not all)", k, m, m == (size_t)p ? " (mod p: a stride, or a loop over ranks where "
+                    "a loop over elements belongs?)" : "");
     }
     if (!shape[0] && nwrong == 1) snprintf(shape, sizeof shape, "one element");   /* "1 of n elements wrong" says it */
     const size_t len = strlen(claim);

@@ -174,31 +174,91 @@ static void say_probes(ck_sbuf *b, const cc_outcome *o, int n, int *said)
 
 /* The explanation most failed cases share, tiny ones aside (a tiny first
  * failure that reads otherwise is named as a coincidence). */
-static int say_shared_claim(ck_sbuf *b, const cc_outcome *o, int n, int p, int nfail, int *said)
+/* The length of a claim's finding, without where its wrong elements lie
+ * (", at SHAPE": said apart, say_shared_shape). */
+static int finding_len(const char *claim)
+{
+    const char *at = strstr(claim, ", at ");
+    return at ? (int)(at - claim) : (int)strlen(claim);
+}
+
+static int same_finding(const char *a, const char *b)
+{
+    const int n = finding_len(a);
+    return n == finding_len(b) && !strncmp(a, b, (size_t)n);
+}
+
+/* side: -1 every failed case; 0 the out-of-place ones alone (where recvbuf
+ * starts as a fill, a value says more than in place). */
+static int say_shared_claim(ck_sbuf *b, const cc_outcome *o, int n, int p, int nfail, int *said, int side)
 {
     int best = -1, best_n = 0, counted = 0;
     for (int pass = 0; pass < 2 && best < 0; pass++) {   /* pass 1: tiny cases too, when only they failed */
         counted = 0;
         for (int k = 0; k < n; k++) {
             if (!o[k].failed || !o[k].claim[0] || (pass == 0 && tiny(&o[k], p))) continue;
+            if (side >= 0 && o[k].cs.inplace != side) continue;
             counted++;
             int same_claim = 0;
             for (int j = 0; j < n; j++)
-                same_claim += o[j].failed && (pass || !tiny(&o[j], p)) && !strcmp(o[j].claim, o[k].claim);
+                same_claim += o[j].failed && (pass || !tiny(&o[j], p)) && (side < 0 || o[j].cs.inplace == side) &&
+                              same_finding(o[j].claim, o[k].claim);
             if (same_claim > best_n) { best_n = same_claim; best = k; }
         }
     }
     if (best < 0 || best_n < 2 || 2 * best_n <= counted) return 0;
     next_clause(b, said);
-    ck_sbuf_add(b, "%s (%d of %d failed cases%s)", o[best].claim, best_n, counted,
-                counted < nfail ? " with more elements than ranks" : "");
-    for (int k = 0; k < n; k++)
+    ck_sbuf_add(b, "%s%.*s (%d of %d failed cases%s)", side == 0 ? "out of place: " : "", finding_len(o[best].claim),
+                o[best].claim, best_n, counted, side == 0 ? " out of place" : counted < nfail ? " with more elements than ranks" : "");
+    for (int k = 0; k < n && side < 0; k++)
         if (o[k].failed) {
-            if (tiny(&o[k], p) && o[k].claim[0] && strcmp(o[k].claim, o[best].claim))
+            if (tiny(&o[k], p) && o[k].claim[0] && !same_finding(o[k].claim, o[best].claim))
                 ck_sbuf_add(b, "; the first failure (n=%zu) reads \"%s\": a coincidence at so few elements",
                             o[k].cs.count, o[k].claim);
             break;
         }
+    return 1;
+}
+
+/* Every failure on a case's later call, its first call right (two or more
+ * cases, none differing between repeats): what one call leaves behind
+ * changes the next. */
+static void say_later_calls(ck_sbuf *b, const cc_outcome *o, int n, int nfail, int *said)
+{
+    int later = 0;
+    for (int k = 0; k < n; k++) {
+        if (!o[k].failed) continue;
+        if (o[k].probe == CC_PROBE_DIFFERS) return;
+        later += o[k].call > 0;
+    }
+    if (nfail < 2 || later < nfail) return;
+    next_clause(b, said);
+    ck_sbuf_add(b, "only on a case's later calls (each first call passes): something one call leaves behind (a cache, "
+                   "a static buffer, a count) changes the next");
+}
+
+/* Where the wrong elements lie (diagnose.c's ", at SHAPE" at the end of a
+ * claim), when most failed cases share it: said apart from the values'
+ * explanation, which may differ between in place and out of place. */
+static int say_shared_shape(ck_sbuf *b, const cc_outcome *o, int n, int p, int *said)
+{
+    int best = -1, best_n = 0, counted = 0;
+    for (int k = 0; k < n; k++) {
+        if (!o[k].failed || tiny(&o[k], p)) continue;
+        counted++;
+        const char *at = strstr(o[k].claim, ", at ");
+        if (!at) continue;
+        int same = 0;
+        for (int j = 0; j < n; j++) {
+            const char *at2 = o[j].failed && !tiny(&o[j], p) ? strstr(o[j].claim, ", at ") : NULL;
+            same += at2 && !strcmp(at2, at);
+        }
+        if (same > best_n) { best_n = same; best = k; }
+    }
+    if (best < 0 || best_n < 2 || 2 * best_n <= counted) return 0;
+    next_clause(b, said);
+    ck_sbuf_add(b, "the wrong elements are %s (%d of %d failed cases%s)", strstr(o[best].claim, ", at ") + 5, best_n,
+                counted, " with more elements than ranks");
     return 1;
 }
 
@@ -214,9 +274,9 @@ static void say_fallback(ck_sbuf *b, const cc_outcome *o, int n, int p, int nfai
     if (k0 < 0) return;
     next_clause(b, said);
     const cc_case *c = &o[k0].cs;
-    ck_sbuf_add(b, "%s (%s n=%zu %s %s %s)", o[k0].claim, nfail == 1 ? "the one failed case," : "no explanation "
-                "most failed cases share; first at", c->count, ck_dtype_name(c->dt), ck_op_name(c->op),
-                c->inplace ? "in-place" : "out-of-place");
+    ck_sbuf_add(b, "%s (%s n=%zu %s %s %s)", o[k0].claim, nfail == 1 ? "the one failed case," : "no explanation is "
+                "shared by most failed cases; this one reads so in", c->count, ck_dtype_name(c->dt),
+                ck_op_name(c->op), c->inplace ? "in-place" : "out-of-place");
 }
 
 int cc_pattern(char *out, size_t cap, const cc_outcome *o, int n, int p)
@@ -228,6 +288,9 @@ int cc_pattern(char *out, size_t cap, const cc_outcome *o, int n, int p)
     if (!nfail) return 0;
     say_dimensions(&b, o, n, p, nfail, &said);
     say_probes(&b, o, n, &said);
-    if (!say_shared_claim(&b, o, n, p, nfail, &said)) say_fallback(&b, o, n, p, nfail, &said);
+    say_later_calls(&b, o, n, nfail, &said);
+    const int claimed = say_shared_claim(&b, o, n, p, nfail, &said, -1) || say_shared_claim(&b, o, n, p, nfail, &said, 0);
+    const int shape = say_shared_shape(&b, o, n, p, &said);
+    if (!claimed && !shape) say_fallback(&b, o, n, p, nfail, &said);
     return said;
 }

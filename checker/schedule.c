@@ -41,6 +41,29 @@ static void add_step(ck_sbuf *b, const cc_result *res, int step)
     else ck_sbuf_add(b, "step %d", step);
 }
 
+/* Ranks in one cycle of waits that announced different phases run
+ * different schedules: the one whose phase no other shares is named. */
+static int other_phase(ck_sbuf *b, char *claim, size_t ccap, const cc_result *all, const int *cyc, int len)
+{
+    for (int k = 0; k < len; k++) {
+        const cc_result *a = &all[cyc[k]];
+        int alone = a->phase[0] != 0, others = 0;
+        for (int j = 0; j < len; j++) {
+            if (j == k || !all[cyc[j]].phase[0]) continue;
+            others++;
+            alone &= strcmp(all[cyc[j]].phase, a->phase) != 0;
+        }
+        if (!alone || others < 1) continue;
+        const cc_result *o = &all[cyc[(k + 1) % len]];
+        ck_sbuf_add(b, "rank %d waits in step %d (%s) while the ranks it waits with are in '%s' (rank %d at step %d): "
+                       "rank %d runs another schedule than its peers (a branch on its rank, or on p, that the others "
+                       "do not take)", cyc[k], a->step, a->phase, o->phase, cyc[(k + 1) % len], o->step, cyc[k]);
+        snprintf(claim, ccap, "a hang: rank %d runs '%.24s' while its peers run '%.24s'", cyc[k], a->phase, o->phase);
+        return 1;
+    }
+    return 0;
+}
+
 int cc_schedules(char *out, size_t cap, char *claim, size_t ccap, const cc_result *all, int p, int who)
 {
     ck_sbuf b;
@@ -72,6 +95,7 @@ int cc_schedules(char *out, size_t cap, char *claim, size_t ccap, const cc_resul
     int from = 0;
     while (chain[from] != x) from++;
     const int len = n - from;
+    if (other_phase(&b, claim, ccap, all, chain + from, len)) return 1;
     int same_step = 1, unreceived = 0;
     for (int k = from; k < n; k++) {
         same_step &= st[chain[k]].step == st[x].step;

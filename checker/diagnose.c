@@ -68,7 +68,7 @@ typedef struct {
  * twice — exactly those when `exact`, one of them otherwise. */
 enum {
     K_UNEXPLAINED, K_FILL, K_OWN, K_PREV, K_PREV_OP, K_OTHER_OP, K_NODIV, K_ZERO_ID,
-    K_SHIFT, K_MISSING, K_DOUBLED, K_REPLACED, K_SIGN, K_NOT_INT, K_RANGE, K_WIDTH, K_AVG, K_FILL_READ, K_SELF, K_NKINDS
+    K_SHIFT, K_MISSING, K_DOUBLED, K_REPLACED, K_SIGN, K_NOT_INT, K_RANGE, K_WIDTH, K_AVG, K_FILL_READ, K_SELF, K_SCALED, K_NKINDS
 };
 typedef struct {
     int       kind;
@@ -96,7 +96,8 @@ static const char *const kind_names[K_NKINDS] = {
     [K_WIDTH]       = "right in their low 32 bits only",
     [K_AVG]         = "the expected value / p",
     [K_FILL_READ]   = "recvbuf's fill reduced as an input",
-    [K_SELF]        = "twice a partial sum (data reduced with itself)",
+    [K_SELF]        = "a partial sum doubled (data reduced with itself)",
+    [K_SCALED]      = "the expected sum times a whole number (the result reduced again)",
 };
 
 static uint64_t bit(int r) { return r < 64 ? 1ull << r : 0; }
@@ -264,7 +265,11 @@ static int twice_over(ck_sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev, verd
 {
     uint64_t set = gv > ev ? mask_ranks(c, i, gv - ev) : 0;
     const int full_plus = set != 0;
-    if (!set && gv % 2 == 0) set = mask_ranks(c, i, gv / 2);
+    int times = 1;   /* a buffer reduced with itself at several steps: 2^j times a partial sum */
+    for (int j = 1; j <= 6 && !set && gv % ((int64_t)1 << j) == 0; j++) {
+        set = mask_ranks(c, i, gv >> j);
+        times = 1 << j;
+    }
     if (!set) return 0;
     int rs[64], n = 0;
     for (int r = 0; r < c->s.p; r++) if (set >> r & 1) rs[n++] = r;
@@ -275,7 +280,8 @@ static int twice_over(ck_sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev, verd
                "copied?)");
         *v = (verdict){K_DOUBLED, 0, set, 1};
     } else {
-        say(b, ": it is twice the sum of ranks ");
+        if (times == 2) say(b, ": it is twice the sum of ranks ");
+        else say(b, ": it is %d times the sum of ranks ", times);
         if (b) add_rank_set(b, rs, n);
         say(b, ": data reduced with itself (a receive into the buffer it is then reduced with: in place, recvbuf "
                "over this rank's input?)");
@@ -485,7 +491,9 @@ static int previous_call(ck_sbuf *b, ctx *c, size_t i, verdict *v)
         return 1;
     }
     int64_t gv, both, pv = cc_reduce_value(&c->prev, i), ev = cc_reduce_value(&c->s, i);
-    if (c->s.op == CK_AVG || !cc_load_int(c->got, i, c->s.dt, &gv) || !combine(&c->s, pv, ev, &both) ||
+    /* The same inputs as the previous call's (another case of the same
+     * count): "previous plus this" is "this twice", no evidence of state. */
+    if (c->s.op == CK_AVG || pv == ev || !cc_load_int(c->got, i, c->s.dt, &gv) || !combine(&c->s, pv, ev, &both) ||
         both != gv || both == ev || both == pv)
         return 0;
     const char *prev = c->prev_case ? "the previous case's last result" : "the previous call's result";
@@ -539,7 +547,7 @@ static int fill_read(ck_sbuf *b, ctx *c, size_t i, verdict *v)
                     const uint64_t x = (uint64_t)cc_input(s, r, i);
                     acc = (s->op == CK_SUM ? acc + x : acc * x) & mask;
                 }
-            for (int kk = 1; kk <= p - nt; kk++) {
+            for (int kk = 1; kk <= (nt < p ? p - nt : 1); kk++) {   /* nt = p: the fill on top of the result */
                 acc = (s->op == CK_SUM ? acc + f : acc * f) & mask;
                 if (acc != g) continue;
                 if (!k || kk < k || (kk == k && nt > __builtin_popcountll(keep))) { k = kk; keep = t; tie = 0; }
@@ -564,6 +572,8 @@ static int fill_read(ck_sbuf *b, ctx *c, size_t i, verdict *v)
             s->op == CK_SUM ? "sum" : "product", copies, c->fill_byte);
         if (tie) {
             say(b, " and the inputs of %d ranks", __builtin_popcountll(keep));
+        } else if (keep && !lost) {
+            say(b, " on top of every rank's input: a result reduced into recvbuf's fill where it should be copied");
         } else if (keep) {
             int rs[64], n = 0;
             for (int r = 0; r < p; r++) if (keep >> r & 1) rs[n++] = r;
@@ -600,6 +610,20 @@ static int averaged(const ctx *c, size_t i, int64_t ev)
     const double x = cc_load_double(c->got, i, s->dt), want = (double)ev / s->p;
     const double tol = s->dt == CK_F64 ? 1e-12 : s->dt == CK_F32 ? 1e-5 : 2e-2;
     return x == x && fabs(x - want) <= tol * fabs(want);
+}
+
+/* A sum k times what it should be (2 <= k <= p): the whole result reduced
+ * again k - 1 times (an all-reduce of results, a final pass too many). */
+static int scaled(ck_sbuf *b, const ctx *c, size_t i, int64_t ev, verdict *v)
+{
+    int64_t gv, t;
+    if (c->s.op != CK_SUM || ev == 0 || !cc_load_int(c->got, i, c->s.dt, &gv) || gv % ev) return 0;
+    const int64_t k = gv / ev;
+    if (k < 2 || k > c->s.p || __builtin_mul_overflow(ev, k, &t) || t != gv) return 0;
+    say(b, ": it is %lld times the expected sum: the whole result reduced again (a pass too many over the result?)",
+        (long long)k);
+    *v = (verdict){K_SCALED, k, 0, 1};
+    return 1;
 }
 
 static const char OVERWRITTEN[] = "(an input read after it was overwritten: in place, sendbuf is recvbuf)";
@@ -645,6 +669,7 @@ static void explain_element(ck_sbuf *b, ctx *c, size_t i, verdict *v)
         }
         return;
     }
+    if (scaled(b, c, i, ev, v)) return;
     if (averaged(c, i, ev)) {
         say(b, ": it is the expected value / p (p = %d): an average where a sum was asked?", s->p);
         *v = (verdict){K_AVG, 0, 0, 1};
@@ -849,11 +874,23 @@ static int say_shift(const tally *t)
     }
     ck_sbuf_add(t->b, "; %s hold other elements' values, at different distances", t->of);
     int nshift = 0, chunky = 0;   /* most of them whole chunks away */
+    long long lo = 0, hi = 0;
     for (int e = 0; e < n; e++)
         if (t->v[e].kind == K_SHIFT) {
+            const long long d = t->v[e].param;
+            lo = nshift && lo < d ? lo : d;
+            hi = nshift && hi > d ? hi : d;
             nshift++;
-            chunky += whole_chunks(t->c, t->v[e].param < 0 ? -t->v[e].param : t->v[e].param);
+            chunky += whole_chunks(t->c, d < 0 ? -d : d);
         }
+    /* Small distances of one sign: one element off at each step, the
+     * offsets adding up as the shifted data is passed on. */
+    if ((lo > 0 || hi < 0) && hi - lo < t->c->s.p && (hi < 0 ? -lo : hi) <= t->c->s.p) {
+        ck_sbuf_add(t->b, " (%lld to %lld: data stored one element off, the offsets adding up as it is passed on: an "
+                          "offset off by one in a loop over steps?)", lo, hi);
+        set_claim("data shifted by a few elements, one more at each step");
+        return 1;
+    }
     if (2 * chunky > nshift) add_chunk_hint(t->b, t->c, "mostly ");
     return 1;
 }
@@ -999,7 +1036,7 @@ static int say_own_line(const tally *t)
 
 static int say_self(const tally *t)
 {
-    ck_sbuf_add(t->b, "; %s are twice a partial sum: data reduced with itself (a receive into the buffer it is then "
+    ck_sbuf_add(t->b, "; %s are partial sums doubled: data reduced with itself (a receive into the buffer it is then "
                       "reduced with: in place, recvbuf over this rank's input?)", t->of);
     return 1;
 }
@@ -1268,12 +1305,15 @@ static void explain_where(ck_sbuf *b, const ctx *c, size_t nwrong)
         const size_t k = block_edge(c, end, &all, &kvar);
         if (!k) continue;
         const char *which = end ? "last" : "first";
-        if (kvar) snprintf(shape, sizeof shape, "a run at the %s end of %s block", end ? "far" : "near",
-                           all ? "every" : "some");
-        else if (k == 1) snprintf(shape, sizeof shape, "the %s element of %s block", which, all ? "every" : "some");
-        else snprintf(shape, sizeof shape, "the %s %zu elements of %s block", which, k, all ? "every" : "some");
-        ck_sbuf_add(b, "; the wrong elements are exactly %s (of the ck_block partition: a block's %s bound off%s?)", shape,
-                    end ? "end" : "start", kvar ? ", or its last partial piece dropped" : " by one");
+        /* the claim's words stay the same whatever the count (the pattern
+         * line compares them); the case's line says how many */
+        if (k == 1 && !kvar) snprintf(shape, sizeof shape, "the %s element of %s block", which, all ? "every" : "some");
+        else snprintf(shape, sizeof shape, "a run at the %s of %s block", end ? "end" : "start", all ? "every" : "some");
+        ck_sbuf_add(b, "; the wrong elements are exactly ");
+        if (k == 1 && !kvar) ck_sbuf_add(b, "%s", shape);
+        else ck_sbuf_add(b, "the %s %zu%s elements of %s block", which, k, kvar ? " or more" : "", all ? "every" : "some");
+        ck_sbuf_add(b, " (of the ck_block partition: a block's %s bound off%s?)", end ? "end" : "start",
+                    k > 1 || kvar ? ", a block cut short, or its last partial piece dropped" : " by one");
     }
     /* Every k-th element (all of them, or for min and max, where a rank's
      * own input is right by chance, at least half of them and four). */

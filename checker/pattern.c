@@ -228,7 +228,8 @@ static void say_later_calls(ck_sbuf *b, const cc_outcome *o, int n, int nfail, i
     int later = 0;
     for (int k = 0; k < n; k++) {
         if (!o[k].failed) continue;
-        if (o[k].probe == CC_PROBE_DIFFERS) return;
+        /* a race, or a claim that already says it (state, memory kept) */
+        if (o[k].probe == CC_PROBE_DIFFERS || about_state(o[k].claim) || strstr(o[k].claim, "memory")) return;
         later += o[k].call > 0;
     }
     if (nfail < 2 || later < nfail) return;
@@ -288,9 +289,9 @@ int cc_pattern(char *out, size_t cap, const cc_outcome *o, int n, int p)
     if (!nfail) return 0;
     say_dimensions(&b, o, n, p, nfail, &said);
     say_probes(&b, o, n, &said);
-    say_later_calls(&b, o, n, nfail, &said);
     const int claimed = say_shared_claim(&b, o, n, p, nfail, &said, -1) || say_shared_claim(&b, o, n, p, nfail, &said, 0);
     const int shape = say_shared_shape(&b, o, n, p, &said);
+    say_later_calls(&b, o, n, nfail, &said);
     if (!claimed && !shape) say_fallback(&b, o, n, p, nfail, &said);
     return said;
 }

@@ -671,7 +671,19 @@ static void explain_element(ck_sbuf *b, ctx *c, size_t i, verdict *v)
     }
     if (scaled(b, c, i, ev, v)) return;
     if (averaged(c, i, ev)) {
-        say(b, ": it is the expected value / p (p = %d): an average where a sum was asked?", s->p);
+        /* Integer division of a sum of powers of two can land on one: then
+         * the same value is also a partial sum, and one element cannot
+         * tell (every element alike can: the summary). */
+        int64_t g;
+        const uint64_t set = s->kind == CC_MASK && cc_load_int(c->got, i, s->dt, &g) ? mask_ranks(c, i, g) : 0;
+        say(b, ": it is the expected value / p (p = %d)", s->p);
+        if (set) {
+            int rs[64], n = 0;
+            for (int r = 0; r < s->p; r++) if (set >> r & 1) rs[n++] = r;
+            say(b, ", or with these inputs the sum of ranks ");
+            if (b) add_rank_set(b, rs, n);
+            say(b, " alone");
+        } else say(b, ": an average where a sum was asked?");
         *v = (verdict){K_AVG, 0, 0, 1};
         return;
     }
@@ -689,6 +701,12 @@ static void explain_element(ck_sbuf *b, ctx *c, size_t i, verdict *v)
         say(b, ": its low 32 bits are right, the bits above them are not: the 64-bit values were reduced in a "
                "32-bit type (an int accumulator?)");
         *v = (verdict){K_WIDTH, 0, 0, 1};
+        return;
+    }
+    /* min, max: this rank's own input is always some op's result over the
+     * inputs too; which rank's input was lost says more. */
+    if (s->kind == CC_MINMAX && is_own(c, i)) {
+        explain_minmax(b, c, i, gv, v);
         return;
     }
     static const ck_op others[] = {CK_SUM, CK_PROD, CK_MIN, CK_MAX};

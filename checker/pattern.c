@@ -6,7 +6,8 @@
  * quickest way to the bug.
  *
  * A dimension of the matrix (in place, type, op, p dividing the count, the
- * count below p, alignment, input kind) is named when the failed cases take
+ * count below p, alignment, input kind, an odd count from p = 3 on: at p = 2
+ * it is p not dividing the count) is named when the failed cases take
  * only some of the values the run covered in it: every case outside them
  * passed. What the same call did when repeated with the same inputs
  * (collcheck.c's probe) says whether the failure is deterministic, happens
@@ -33,6 +34,7 @@ static int v_dtype(const cc_case *c, int p) { (void)p; return (int)c->dt; }
 static int v_op(const cc_case *c, int p) { (void)p; return (int)c->op; }
 static int v_divides(const cc_case *c, int p) { return c->count % (size_t)p == 0; }
 static int v_small(const cc_case *c, int p) { return c->count < (size_t)p; }
+static int v_odd(const cc_case *c, int p) { (void)p; return (int)(c->count & 1); }
 static int v_misaligned(const cc_case *c, int p) { (void)p; return c->misaligned; }
 static int v_random(const cc_case *c, int p) { (void)p; return c->random; }
 
@@ -47,6 +49,7 @@ static void s_small(ck_sbuf *b, unsigned v)
 {
     ck_sbuf_add(b, only(v) ? "only when the count is smaller than p (some blocks are empty)" : "only when the count is at least p");
 }
+static void s_odd(ck_sbuf *b, unsigned v) { ck_sbuf_add(b, only(v) ? "only when the count is odd" : "only when the count is even"); }
 static void s_misaligned(ck_sbuf *b, unsigned v) { ck_sbuf_add(b, only(v) ? "only misaligned" : "only aligned"); }
 static void s_random(ck_sbuf *b, unsigned v)
 {
@@ -67,7 +70,7 @@ static void s_op(ck_sbuf *b, unsigned v)
 
 static const dimension dims[] = {
     {v_inplace, s_inplace, 1}, {v_dtype, s_dtype, 1}, {v_op, s_op, 1}, {v_divides, s_divides, 2},
-    {v_small, s_small, 2}, {v_misaligned, s_misaligned, 1}, {v_random, s_random, 1},
+    {v_small, s_small, 2}, {v_misaligned, s_misaligned, 1}, {v_random, s_random, 1}, {v_odd, s_odd, 3},
 };
 
 static int tiny(const cc_outcome *o, int p) { return o->cs.count > 0 && o->cs.count <= (size_t)p; }
@@ -94,7 +97,8 @@ static unsigned like_failed(const cc_outcome *o, int n, int p, size_t d)
         if (!o[k].cs.count && !o[k].failed) continue;
         int comparable = 1;
         for (size_t e = 0; e < NDIMS && comparable; e++) {
-            if (e == d || p < dims[e].min_p) continue;
+            /* parity follows the count like the two count dimensions: no contrast of its own */
+            if (e == d || p < dims[e].min_p || dims[e].value == v_odd) continue;
             unsigned failing = 0;
             for (int j = 0; j < n; j++)
                 if (o[j].failed) failing |= 1u << (dims[e].value(&o[j].cs, p) & 31);
@@ -263,15 +267,17 @@ static int say_shared_shape(ck_sbuf *b, const cc_outcome *o, int n, int p, int *
     return 1;
 }
 
+static int rank_of_case(const cc_outcome *o, int p) { return o->cs.count > (size_t)p ? 2 : o->cs.count > 0; }
+
 /* Nothing shared to say (one failed case, or no explanation the most
  * share): the failure that says most, in its own words, so that every
  * failing run ends with a summary. The first failure with more elements
  * than ranks, else the first. */
 static void say_fallback(ck_sbuf *b, const cc_outcome *o, int n, int p, int nfail, int *said)
 {
-    int k0 = -1;
+    int k0 = -1;   /* more elements than ranks first, then a few, a count of 0 last */
     for (int k = 0; k < n; k++)
-        if (o[k].failed && o[k].claim[0] && (k0 < 0 || (tiny(&o[k0], p) && !tiny(&o[k], p)))) k0 = k;
+        if (o[k].failed && o[k].claim[0] && (k0 < 0 || rank_of_case(&o[k], p) > rank_of_case(&o[k0], p))) k0 = k;
     if (k0 < 0) return;
     next_clause(b, said);
     const cc_case *c = &o[k0].cs;
@@ -288,10 +294,12 @@ int cc_pattern(char *out, size_t cap, const cc_outcome *o, int n, int p)
     for (int k = 0; k < n; k++) nfail += o[k].failed;
     if (!nfail) return 0;
     say_dimensions(&b, o, n, p, nfail, &said);
+    const int before_probes = said;
     say_probes(&b, o, n, &said);
+    const int probed = said > before_probes;
     const int claimed = say_shared_claim(&b, o, n, p, nfail, &said, -1) || say_shared_claim(&b, o, n, p, nfail, &said, 0);
     const int shape = say_shared_shape(&b, o, n, p, &said);
     say_later_calls(&b, o, n, nfail, &said);
-    if (!claimed && !shape) say_fallback(&b, o, n, p, nfail, &said);
+    if (!claimed && !shape && (!probed || nfail == 1)) say_fallback(&b, o, n, p, nfail, &said);
     return said;
 }

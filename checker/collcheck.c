@@ -762,17 +762,23 @@ static void one_call(cc_run *r, const ck_algo *algo, int k, unsigned call, int g
     if (w != 0) agreement_failed(r, w);
 }
 
-/* One rank's result reads as another op: the claim holds only if the other
- * failing ranks read the same. Where they read otherwise (max on one, min
- * on the next), no op was applied: each holds some single rank's input. */
+/* One rank's result reads as another op (or an average): the claim holds
+ * only if the other failing ranks read the same. Where they read otherwise
+ * (max on one, min or an average on the next: with these inputs a single
+ * rank's input reads as each), no op was applied: each holds some single
+ * rank's input. */
+static int whole_result_reading(const char *claim)
+{
+    return !strncmp(claim, "the reduction looks like ", 25) || !strncmp(claim, "the expected value / p", 22);
+}
+
 static void say_across_ranks(cc_run *r, int k, int who)
 {
-    static const char OP[] = "the reduction looks like ";
     const cc_result *all = r->all;
-    if (who < 0 || strncmp(all[who].claim, OP, strlen(OP))) return;
+    if (who < 0 || !whole_result_reading(all[who].claim)) return;
     int other = -1;
     for (int q = 0; q < r->p && other < 0; q++)
-        if (q != who && all[q].fail && !strncmp(all[q].claim, OP, strlen(OP)) && strcmp(all[q].claim, all[who].claim))
+        if (q != who && all[q].fail && whole_result_reading(all[q].claim) && strcmp(all[q].claim, all[who].claim))
             other = q;
     if (other < 0) return;
     printf("    across ranks: rank %d's result reads \"%s\", rank %d's \"%s\": no one op fits every rank, so no "

@@ -1170,6 +1170,29 @@ static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, const size_t *
     say_no_majority(&t);
 }
 
+static int is_wrong(const ctx *c, size_t i);
+
+/* Every block wrong in whole but one: the rank holds one finished block
+ * (what a reduce-scatter leaves) and nothing of the others' — the
+ * all-gather's results never stored, or never run. */
+static void say_one_block_right(ck_sbuf *b, const ctx *c)
+{
+    const int p = c->s.p;
+    int right = -1, nright = 0;
+    for (int blk = 0; blk < p && p >= 3; blk++) {
+        size_t off, len, nw = 0;
+        ck_block(c->count, p, blk, &off, &len);
+        if (!len) return;
+        for (size_t i = off; i < off + len; i++) nw += is_wrong(c, i);
+        if (!nw) { right = blk; nright++; }
+        else if (nw < len) return;
+    }
+    if (nright != 1) return;
+    ck_sbuf_add(b, "; only block %d is right, every other block wholly wrong: one finished block and none of the "
+                   "others' (the all-gather's blocks never stored, or the all-gather never run?)", right);
+    set_claim("only one block right: the all-gather's blocks never stored?");
+}
+
 /* One word on each wrong block of the ck_block partition. */
 static void explain_blocks(ck_sbuf *b, ctx *c)
 {
@@ -1379,6 +1402,7 @@ static void explain_wrong(ck_sbuf *b, ctx *c, size_t first, size_t nwrong)
         ck_sbuf_add(b, "; element %zu is in block %d of %d (elements %zu..%zu)", first, blk, p, off, off + len - 1);
         place(b, c, first, -1, -1);
         explain_blocks(b, c);
+        say_one_block_right(b, c);
     }
 }
 

@@ -1187,7 +1187,8 @@ static void say_one_block_right(ck_sbuf *b, const ctx *c)
         if (!nw) { right = blk; nright++; }
         else if (nw < len) return;
     }
-    if (nright != 1) return;
+    /* blocks that hold other elements' values were stored, shifted */
+    if (nright != 1 || !strncmp(claim, "data shifted", 12) || !strncmp(claim, "another element", 15)) return;
     ck_sbuf_add(b, "; only block %d is right, every other block wholly wrong: one finished block and none of the "
                    "others' (the all-gather's blocks never stored, or the all-gather never run?)", right);
     set_claim("only one block right: the all-gather's blocks never stored?");

@@ -4,6 +4,7 @@
 #   make              build into build/ (binaries in build/bin/)
 #   make test         build, then run the CTest suite
 #   make check-colls  the whole reduce-scatter / all-gather matrix (tests/colls)
+#   make check-checker the checker's corpus of broken algorithms at p = 3, 4, 5 (tests/checker)
 #   make test SANITIZE=1   the same with ASan + UBSan, in build-sanitize/
 #   make test SANITIZE=thread   the threaded and shared-memory tests under TSan, in build-tsan/
 #   make test-handouts  every lab's handout run as written in a fresh student kit (minutes)
@@ -40,12 +41,13 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CTEST_FLAGS ?= --output-on-failure
 # Left out of `make test` (each has its own target below): the grader's cheat
 # and batch tests, the whole fault suite, the whole reduce-scatter/all-gather
-# matrix. Minutes each; `make test` runs a fast subset of each.
-TEST_EXCLUDE ?= ^(grading|faults-full|colls-full|handouts)$$
+# matrix, the checker's whole corpus of broken algorithms, every handout run
+# in a fresh kit. Minutes each; `make test` runs a fast subset of each.
+TEST_EXCLUDE ?= ^(grading|faults-full|colls-full|checker-full|handouts)$$
 
 KIT ?= student-kit
 
-.PHONY: all deps configure build test test-handouts test-grading fault-test check-colls bench sim-bench clean student-kit slides gpu-check
+.PHONY: all deps configure build test test-handouts test-grading fault-test check-colls check-checker bench sim-bench clean student-kit slides gpu-check
 
 all: build
 
@@ -79,6 +81,11 @@ fault-test: build
 # shm transports, about two minutes on two cores); make test runs a few p of it.
 check-colls: build
 	cd $(BUILD) && ctest --output-on-failure -L 'colls' -j $(JOBS)
+
+# The checker's corpus of broken algorithms (heldout.c) at p = 3, 4 and 5 and
+# every hang in it (about 30 s); make test runs its p = 3 part.
+check-checker: build
+	cd $(BUILD) && ctest --output-on-failure -L 'checker-full' -j $(JOBS)
 
 bench: build
 	@scripts/bench.sh $(BUILD)

@@ -21,10 +21,17 @@
 #                     short sweep, writes build-gpu/gpu-check/report.md (< 10 min)
 #   make clean        remove the build folders
 
+CTEST_FLAGS ?= --output-on-failure
 SANITIZE ?= 0
 ifeq ($(SANITIZE),1)
   BUILD ?= build-sanitize
   CMAKE_FLAGS += -DCOLLKIT_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  # Under ASan the gradings of wrong files of labs 02-08 (skeletons, cheats,
+  # faulty savers) are left out: they drive the same programs as the gradings
+  # kept (every lab's solution, labs 00 and 01 whole, the grader's own tests)
+  # and cost minutes there; the plain `make test` runs them all. This keeps CI
+  # (both passes) inside its time on 2 cores.
+  CTEST_FLAGS += -E '^lab0[2-8]\.(skeleton|unpipelined|ends_early|mean|ignore_write|leave_temp|mknod|no_dirsync|no_fsync|no_recover|stdio|uring|one_at_a_time|cheat\..*)$$'
 else ifeq ($(SANITIZE),thread)
   # ThreadSanitizer: the tests where threads share memory (the shm transport and
   # its protocol engine, the async engine, the trainer's overlapped buckets).
@@ -37,8 +44,6 @@ else
   BUILD ?= build
 endif
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-# The whole fault suite takes minutes: make test runs its quick part only.
-CTEST_FLAGS ?= --output-on-failure
 # Left out of `make test` (each has its own target below): the grader's cheat
 # and batch tests, the whole fault suite, the whole reduce-scatter/all-gather
 # matrix, the checker's whole corpus of broken algorithms, every handout run

@@ -120,8 +120,12 @@ static void describe(const cd_model *m, const cd_cell *c, char *out, size_t cap,
 }
 
 /* LANEW: the distance between nested arcs; LABH: a label's two lines at LABF px; LABCW: the width
- * of one of its characters, as DejaVu Sans sets it (about 0.6 em), to size the canvas. */
-enum { LEFT = 86, TOP = 74, ROWGAP = 16, CELLH = 36, BGAP = 8, LANEW = 34, SHH = 22, SHGAP = 4, LABF = 13, LABH = 34, LABCW = 8 };
+ * of one of its characters, as DejaVu Sans sets it (about 0.6 em), to size the canvas.
+ * The type is large against the rows (F_*: no text under 16 px on a canvas about 20 rows of
+ * type tall) so that a frame placed on a slide at three quarters of its height still reads at
+ * 8 pt or more from the back of a room (the slide test measures it). */
+enum { LEFT = 112, TOP = 76, ROWGAP = 8, CELLH = 26, BGAP = 8, LANEW = 30, SHH = 18, SHGAP = 2, LABF = 17, LABH = 42, LABCW = 10 };
+enum { F_TITLE = 21, F_SUB = 17, F_TEXT = 16, F_RANK = 17, LEGH = 22 };
 
 static int cell_w(const cd_model *m) { return m->count <= 16 ? 28 : m->count <= 64 ? 14 : m->count <= 160 ? 6 : 3; }
 
@@ -331,6 +335,12 @@ static int frame_wrong(const cd_model *m, const cd_frame *F)
     return wrong;
 }
 
+/* The legend's lines (short ones: the type is large, the canvas narrow), as svg_legend draws them. */
+static int legend_lines(const cd_model *m, int k, const layout *L)
+{
+    return 1 + (m->frames[k].nmsgs > 0) + (m->nshared > 0) + (L->wrong > 0) + 2 * L->washed + L->nnotes + (L->more > 0);
+}
+
 /* Arc labels: in a column right of every arc, each at the height of its arc's peak, moved
  * apart where two would overlap (a label is wider than a lane, and arcs of one step often
  * peak at one height: recursive doubling's 0->2 beside 1->3), a dotted leader from the peak
@@ -359,7 +369,7 @@ static void layout_frame(const cd_model *m, int k, layout *L)
     L->W = L->nlab ? L->xl + L->labw + 12 : grid_right(m) + 24 + L->nl * LANEW + 40;
     L->washed = m->coll == CK_COLL_REDUCE_SCATTER && k == m->nframes - 1 && k > 0;
     L->wrong = frame_wrong(m, F);
-    L->H = L->gridB + L->below + 36 + (L->wrong ? 20 : 0) + (m->nshared ? 18 : 0) + (L->washed + L->nnotes + (L->more > 0)) * 18 + 10;
+    L->H = L->gridB + L->below + 6 + legend_lines(m, k, L) * LEGH + 12;
 }
 
 static void svg_head(FILE *f, int k, const layout *L)
@@ -382,11 +392,11 @@ static void svg_title(FILE *f, const cd_model *m, int k)
     const cd_frame *F = &m->frames[k];
     char b[64];
     bytes_text(m->count * 8, b, sizeof b);
-    fprintf(f, "<text x=\"12\" y=\"24\" font-size=\"17\" font-weight=\"bold\">");
+    fprintf(f, "<text x=\"12\" y=\"24\" font-size=\"%d\" font-weight=\"bold\">", F_TITLE);
     esc(f, m->algo);
     fprintf(f, "%s%s, p = %d, %zu elements (%s)%s</text>\n", m->coll ? " " : "", coll_words(m), m->p, m->count, b,
             m->inplace ? "" : ", out of place");
-    fprintf(f, "<text x=\"12\" y=\"44\" font-size=\"14\">");
+    fprintf(f, "<text x=\"12\" y=\"48\" font-size=\"%d\">", F_SUB);
     if (F->step == -1 && m->coll == CK_COLL_ALLGATHER)
         fprintf(f, "input: every rank holds its own block%s", m->inplace ? "" : " (in its send buffer: the result starts empty)");
     else if (F->step == -1)
@@ -407,9 +417,9 @@ static void svg_block_labels(FILE *f, const cd_model *m)
         ck_block(m->count, (size_t)m->p, (size_t)bl, &off, &len);
         if (!len) continue;
         int x0 = cell_x(m, off), x1 = cell_x(m, off + len - 1) + cell_w(m);
-        if (x1 - x0 >= 34 || m->p <= 8)
-            fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\" fill=\"#555\">%s%d</text>\n",
-                    (x0 + x1) / 2, TOP - 8, x1 - x0 >= 44 ? "block " : "", bl);
+        if (x1 - x0 >= 40 || m->p <= 8)
+            fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"%d\" text-anchor=\"middle\" fill=\"#555\">%s%d</text>\n",
+                    (x0 + x1) / 2, TOP - 8, F_TEXT, x1 - x0 >= 72 ? "block " : "", bl);
     }
 }
 
@@ -422,12 +432,12 @@ static void svg_rows(FILE *f, const cd_model *m, int k)
         char col[32];
         colour(r, col, sizeof col);
         fprintf(f, "<rect x=\"10\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>", y + CELLH / 2 - 6, col);
-        fprintf(f, "<text x=\"26\" y=\"%d\" font-size=\"13\">rank %d</text>\n", y + CELLH / 2 + 5, r);
+        fprintf(f, "<text x=\"26\" y=\"%d\" font-size=\"%d\">rank %d</text>\n", y + CELLH / 2 + 6, F_RANK, r);
         for (size_t i = 0; i < m->count; i++) draw_cell(f, m, &F->cells[(size_t)r * m->count + i], cell_x(m, i), y, CELLH, k, 0);
         for (int j = 0; j < m->nshared && F->shared; j++) {
             const int ys = row_y(m, r, j + 1);
-            fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"10\" font-style=\"italic\" fill=\"#444\" text-anchor=\"end\">",
-                    LEFT - 6, ys + SHH / 2 + 4);
+            fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"%d\" font-style=\"italic\" fill=\"#444\" text-anchor=\"end\">",
+                    LEFT - 6, ys + SHH / 2 + 5, F_TEXT);
             esc(f, m->shared[j]);
             fprintf(f, "</text>\n");
             for (size_t i = 0; i < m->count; i++)
@@ -459,15 +469,25 @@ static void svg_message(FILE *f, const cd_model *m, int k, const layout *L, int 
                "stroke-dasharray=\"1 2\"/>", L->fan[j] ? x0 + 14 : xa, L->peak[j], xl - 12, ym - 6, xl - 3, ym - 6);
     fprintf(f, "<text class=\"label\" x=\"%d\" y=\"%d\" font-size=\"%d\" fill=\"#222\"" HALO ">", xl, ym - 2, LABF);
     esc(f, L->lab[j][0]);
-    fprintf(f, "</text><text x=\"%d\" y=\"%d\" font-size=\"%d\" fill=\"#222\"" HALO ">", xl, ym + 13, LABF);
+    fprintf(f, "</text><text x=\"%d\" y=\"%d\" font-size=\"%d\" fill=\"#222\"" HALO ">", xl, ym + 17, LABF);
     esc(f, L->lab[j][1]);
+    fprintf(f, "</text>\n");
+}
+
+/* One line of the legend, LEGH below the last. */
+static void legend_line(FILE *f, int *y, const char *fill, const char *text)
+{
+    *y += LEGH;
+    fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"%d\" fill=\"%s\">", *y, F_TEXT, fill);
+    esc(f, text);
     fprintf(f, "</text>\n");
 }
 
 /* The legend, the key to what this frame has, and the notes. */
 static void svg_legend(FILE *f, const cd_model *m, int k, const layout *L)
 {
-    int y = L->gridB + L->below + 26, sends = 0, loads = 0;
+    int y = L->gridB + L->below + 6, sends = 0, loads = 0;
+    char line[800];
     for (int j = 0; j < m->frames[k].nmsgs; j++) {
         if (m->frames[k].msgs[j].load) loads++;
         else sends++;
@@ -475,32 +495,29 @@ static void svg_legend(FILE *f, const cd_model *m, int k, const layout *L)
     /* a frame of loads has no message: its dashed outlines are what a peer loads from that row */
     const char *dashed = !loads ? "the elements a rank sends" : !sends ? "the elements a peer loads from here"
                                                                        : "the elements sent or loaded";
-    fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"#333\">A cell is one element; stripe r is rank r's "
-               "contribution.%s%s%s</text>\n", y, sends || loads ? " Dashed outline: " : "",
-            sends || loads ? dashed : "", sends || loads ? " in this step." : "");
+    legend_line(f, &y, "#333", "A cell is one element; stripe r is rank r's contribution.");
+    if (sends || loads) {
+        snprintf(line, sizeof line, "Dashed outline: %s in this step.", dashed);
+        legend_line(f, &y, "#333", line);
+    }
     if (m->nshared) {
-        y += 18;
-        fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"#333\">Italic rows: a rank's shared memory, which its "
-                   "peers load from; a dashed arrow is such a load (no message).</text>\n", y);
+        legend_line(f, &y, "#333", "Italic rows: shared memory; a dashed arrow: a load (no message).");
     }
     if (L->wrong) {   /* the key to the hatching, where there is some */
-        y += 20;
+        y += LEGH;
         fprintf(f, "<rect x=\"12\" y=\"%d\" width=\"14\" height=\"14\" fill=\"url(#hatch%d)\" stroke=\"" WRONG "\" stroke-width=\"2\"/>"
-                   "<text class=\"wrong-key\" x=\"32\" y=\"%d\" font-size=\"12\" fill=\"#333\">wrong (thick outline: went wrong in this step)</text>\n",
-                y - 11, k, y);
+                   "<text class=\"wrong-key\" x=\"32\" y=\"%d\" font-size=\"%d\" fill=\"#333\">wrong (thick outline: went wrong in this step)</text>\n",
+                y - 12, k, y, F_TEXT);
     }
     if (L->washed) {
-        y += 18;
-        fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"#333\">Washed out: outside a rank's own "
-                   "block, which a reduce-scatter leaves undefined.</text>\n", y);
+        legend_line(f, &y, "#333", "Washed out: outside a rank's own block,");
+        legend_line(f, &y, "#333", "which a reduce-scatter leaves undefined.");
     }
-    for (int j = 0; j < L->nnotes; j++) {
-        y += 18;
-        fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"" WRONG "\">", y);
-        esc(f, L->notes[j]);
-        fprintf(f, "</text>\n");
+    for (int j = 0; j < L->nnotes; j++) legend_line(f, &y, WRONG, L->notes[j]);
+    if (L->more) {
+        snprintf(line, sizeof line, "and %d more", L->more);
+        legend_line(f, &y, WRONG, line);
     }
-    if (L->more) fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"" WRONG "\">and %d more</text>\n", y + 18, L->more);
 }
 
 void cd_write_svg(const cd_model *m, int k, FILE *f)
@@ -517,8 +534,8 @@ void cd_write_svg(const cd_model *m, int k, FILE *f)
         if (g->src >= 0 && g->src < m->p && g->dst >= 0 && g->dst < m->p) svg_message(f, m, k, &L, j);
     }
     if (F->step >= 0 && F->nmsgs == 0)
-        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#555\">%s</text>\n",
-                grid_right(m) + 12, TOP + 12, m->nshared ? "no messages, no loads in this step" : "no messages posted in this step");
+        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"%d\" fill=\"#555\">%s</text>\n",
+                grid_right(m) + 12, TOP + 16, F_TEXT, m->nshared ? "no messages, no loads in this step" : "no messages posted in this step");
     svg_legend(f, m, k, &L);
     fprintf(f, "</svg>\n");
     layout_free(&L);

@@ -82,8 +82,8 @@ if [ $figs = 1 ]; then
   draw rab4 --algo rabenseifner --np 4 --count 8
   draw tree7 --algo tree --np 7 --count 7
   draw tree2p4 --algo tree2 --np 4 --count 8
-  draw oneshot4 --algo oneshot --np 4 --count 16
-  draw twoshot4 --algo twoshot --np 4 --count 16
+  draw oneshot4 --algo oneshot --np 4 --count 8
+  draw twoshot3 --algo twoshot --np 3 --count 6
   # Deck 07: the ring's two halves on their own.
   draw rs4 --coll reduce_scatter --algo ring --np 4 --count 8
   draw ag4 --coll allgather --algo ring --np 4 --count 8
@@ -168,11 +168,15 @@ if [ $figs = 1 ]; then
     run=$(awk '$1 == "run" { sub(/^run /, ""); print }' "$simdir/platform.txt")
   fi
   key() { awk -v k="$1" '$1 == k { print $2 }' "$simdir/platform.txt"; }
+  # gpfont PNG SCRIPT: PNG.font, the smallest type SCRIPT gives gnuplot (its terminal's or a
+  # title's or key's own, in pt), which the slide test scales by the PNG's placed size
+  gpfont() { grep -o "font '[^']*,[0-9.]*'" "$SRC/$2" | sed "s/.*,//; s/'//" | sort -n | head -1 > "$1.font"; }
   where="$(key name), $(key bw_gbs) GB/s links, $(key alpha_us) µs"
   for size in 256 1048576; do
     (cd "$SRC" && gnuplot -e "csv='$simcsv'; out='$OUT/fig/scale-$size.png'; B=$size; pngterm='$pngterm'; algos='ring rd rabenseifner tree2'" \
         -e "where='$where'; when='$run'" slides/scale.gp) 2> "$OUT/fig/scale-$size.log" ||
       { cat "$OUT/fig/scale-$size.log" >&2; exit 1; }
+    gpfont "$OUT/fig/scale-$size.png" slides/scale.gp
   done
   # Deck 04's trainer scaling (p = 1 to 64, simulated): the same run's trainer.csv (make sim-bench
   # writes it beside sweep.csv), else the one checked in as slides/sim/trainer.csv.
@@ -184,10 +188,18 @@ if [ $figs = 1 ]; then
   (cd "$SRC" && gnuplot -e "csv='$tcsv'; out='$OUT/fig/trainer.png'; pngterm='$pngterm'; algos='ring rabenseifner rd'" \
       -e "where='$where'; when='$twhen'" slides/trainer.gp) 2> "$OUT/fig/trainer.log" ||
     { cat "$OUT/fig/trainer.log" >&2; exit 1; }
-  # Deck 03's model, one readable panel per rank count, titled with the parameters it uses.
+  gpfont "$OUT/fig/trainer.png" slides/trainer.gp
+  # Deck 03's model, one readable panel per rank count, titled with the parameters it uses:
+  # each algorithm's time over the fastest's at that size (model-rel.csv: algo,p,bytes,ratio,
+  # fastest), so that the crossovers and the winner at each size show.
+  awk -F, -v OFS=, -v want=" naive ring rd rabenseifner tree tree2 " 'NR > 1 && index(want, " " $1 " ") && $4 > 0 {
+         k = $2 "," $3; t[$1 "," k] = $4; if (!(k in best) || $4 < best[k]) { best[k] = $4; who[k] = $1 } }
+       END { for (a in t) { split(a, c, ","); k = c[2] "," c[3]; print c[1], k, t[a] / best[k], (who[k] == c[1]) }
+           }' "$OUT/fig/extrap.csv" | sort -t, -k1,1 -k2,2n -k3,3n > "$OUT/fig/model-rel.csv"
   for P in 16 64 256; do
     (cd "$SRC" && gnuplot -e "dir='$OUT/fig'; P=$P; pngterm='$pngterm'; alpha='$(par alpha_us)'; beta='$(par beta_ns_per_byte)'; gamma='$(par gamma_ns_per_byte)'; algos='naive ring rd rabenseifner tree tree2'" \
         slides/model.gp)
+    gpfont "$OUT/fig/model-p$P.png" slides/model.gp
   done
 fi
 # Deck 04's equivalence table: the commands of lab 04's step 2 (1 rank against 2 and 3 with
@@ -337,6 +349,17 @@ nobreak() {   # (a code span may run over two lines of the source: the file is r
   perl -0777 -pe 's{(^```.*?^```[^\n]*$)|(`[^`]*`)}{ defined $1 ? $1 : do { my $t = $2;
                       $t =~ s/(?<![^\s`])(-{1,2}[A-Za-z][-A-Za-z0-9_]*)[ \n](?=[^\s`-])/$1\xc2\xa0/g; $t } }gmse' "$@"
 }
+# Every picture's placed size, for the slide test's smallest-text rule: pdflatex logs
+# "ckfig: page N FILE Wpt x Hpt" for each \includegraphics as it lands on its page (the
+# height or width the source asks for, shrunk to the page as pandoc's defaults do).
+cat > "$OUT/figsize.tex" <<'EOF'
+\makeatletter
+\let\ck@includegraphics\includegraphics
+\newsavebox\ck@figbox
+\renewcommand{\includegraphics}[2][]{\sbox\ck@figbox{\ck@includegraphics[#1]{#2}}%
+  \typeout{ckfig: page \insertframenumber\space #2 \the\wd\ck@figbox\space x \the\ht\ck@figbox}\usebox\ck@figbox}
+\makeatother
+EOF
 status=0
 # Each deck: pandoc writes the LaTeX, pdflatex
 # typesets it twice; NAME.pandoc.log keeps pandoc's warnings, NAME.latex.log its overfull boxes and missing files
@@ -347,10 +370,10 @@ for md in "$SRC"/slides/[0-9][0-9]-*.md; do
   ok=1
   fill "$md" > "$OUT/$name.filled.md" 2> "$OUT/$name.pandoc.log" && nobreak "$OUT/$name.filled.md" > "$OUT/$name.md" &&
     pandoc -t beamer -s --slide-level=2 -V theme=default -V aspectratio=169 -H "$SRC/slides/preamble.tex" \
-      "$OUT/$name.md" -o "$OUT/$name.tex" 2>> "$OUT/$name.pandoc.log" || ok=0
+      -H "$OUT/figsize.tex" "$OUT/$name.md" -o "$OUT/$name.tex" 2>> "$OUT/$name.pandoc.log" || ok=0
   if [ $ok = 1 ]; then
     for run in 1 2; do
-      (cd "$OUT" && TEXINPUTS=".:$SRC/slides//:" pdflatex -interaction=nonstopmode -halt-on-error "$name.tex" \
+      (cd "$OUT" && TEXINPUTS=".:$SRC/slides//:" max_print_line=1000 pdflatex -interaction=nonstopmode -halt-on-error "$name.tex" \
          > /dev/null 2>&1) || { ok=0; break; }
     done
     mv -f "$OUT/$name.log" "$OUT/$name.latex.log" 2>/dev/null

@@ -6,9 +6,9 @@
 #   gnuplot -e "csv='trainer.csv'; out='fig/trainer.png'; pngterm='pngcairo'; algos='ring rd';
 #               where='...'; when='...'" slides/trainer.gp
 load 'plots/common.gp'
-set terminal @pngterm size 1280,720 font 'Sans,20'
+set terminal @pngterm size 780,439 font 'Sans,19'
 set output out
-set title sprintf("tagtrain, weak scaling (16 rows per rank and step), simulated\n%s\n%s", where, when) noenhanced font ',18'
+set title sprintf("tagtrain weak scaling, 16 rows per rank and step, simulated\n%s\n%s", where, when) noenhanced font ',18'
 set logscale x 2
 set xrange [0.8:80]
 set xtics ('1' 1, '2' 2, '4' 4, '8' 8, '16' 16, '32' 32, '64' 64)

@@ -82,6 +82,10 @@ int  cd_out_dir(const char *dir, int gantt, int overwrite, int dry, char *err, s
 void cd_write_text(const cd_model *m, FILE *f);
 /* One frame as a standalone SVG document. */
 void cd_write_svg(const cd_model *m, int k, FILE *f);
+/* graph.svg: the first step's messages as arrows between ranks drawn as nodes: trees as trees
+ * (roots ringed), anything else on a circle. Written beside the frames when a step sends. */
+#define CD_GRAPH (-3)
+void cd_write_graph(const cd_model *m, FILE *f);
 
 /* A Gantt timeline of call `call` of a collbench Chrome trace (or of
  * training step `call` of a tagtrain trace), as SVG.

@@ -223,7 +223,7 @@ typedef struct geom {
     double      unit;          /* µs, or ms from a millisecond on (a training step) */
     const char *uname;
 } geom;
-enum { F_LANE = 17, F_RANK = 18, F_AXIS = 17, F_KEY = 17, F_TITLE = 21, F_SUB = 17, LEGH = 26 };
+enum { F_LANE = 18, F_RANK = 19, F_AXIS = 18, F_KEY = 18, F_TITLE = 19, F_SUB = 18, LEGH = 26 };
 
 /* A collbench lane's row: its sends or its receives (whatever the peer), else its own. */
 static const char *row_name(const trace *T, const lane *l)
@@ -302,12 +302,12 @@ static int lay_out(trace *T, geom *G, char *err, size_t errlen)
     if (!G->used) return out_of_memory(err, errlen);
     const int tt = T->tagtrain;
     G->nused = rows_drawn(T, G->used);
-    G->left = tt ? 250 : 330;
+    G->left = tt ? 262 : 345;
     G->rh = tt ? 32 : 26;
     G->topm = tt ? 92 : 70;
-    G->w = tt ? 880 : 820;
-    G->f_bar = 17;
-    G->keyw = tt ? 218 : 136;
+    G->w = 820;
+    G->f_bar = 18;
+    G->keyw = tt ? 228 : 136;
     G->t0 = t0;
     G->span = t1 > t0 ? t1 - t0 : 1;
     G->sx = (G->w - G->left - 20) / G->span;
@@ -344,7 +344,7 @@ static void gantt_title(FILE *o, const trace *T, int call, const geom *G)
         for (const char *c = T->host; *c; c++) if (*c != '<' && *c != '&' && *c != '>') fputc(*c, o);
         if (T->cores > 0) fprintf(o, " (%.0f cores)", T->cores);
     }
-    fprintf(o, "%s%s</text>\n<text x=\"12\" y=\"74\" font-size=\"17\" fill=\"#444\">tagtrain --trace; the numbers "
+    fprintf(o, "%s%s</text>\n<text x=\"12\" y=\"74\" font-size=\"18\" fill=\"#444\">tagtrain --trace; the numbers "
                "in the bars are layers and buckets</text>\n", T->date[0] ? ", " : "", T->date);
 }
 
@@ -412,13 +412,13 @@ static void gantt_lanes(FILE *o, const trace *T, const geom *G)
     }
 }
 
-/* The time axis at ya: ticks of 1, 2 or 5 times a power of ten, at most 10 of them. */
+/* The time axis at ya: ticks of 1, 2 or 5 times a power of ten, at most 6 of them (large type). */
 static void gantt_axis(FILE *o, const geom *G, int ya)
 {
     double tick = 0;
     for (double base = 1e-3; !tick; base *= 10)
         for (int i = 0; i < 3 && !tick; i++)
-            if (G->span / (base * (double[]){1, 2, 5}[i]) <= 10) tick = base * (double[]){1, 2, 5}[i];
+            if (G->span / (base * (double[]){1, 2, 5}[i]) <= 6) tick = base * (double[]){1, 2, 5}[i];
     for (double t = 0; t <= G->span + 1e-9; t += tick) {
         const double x = G->left + t * G->sx;
         fprintf(o, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#666\"/><text x=\"%.1f\" y=\"%d\" font-size=\"%d\" "

@@ -11,6 +11,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -644,6 +645,171 @@ static char *svg_string(const cd_model *m, int k)
     return s;
 }
 
+/* graph.svg: the shape of the first step that sends messages, ranks as nodes and messages as
+ * arrows. Where those messages make trees (each message group, the messages carrying one range
+ * of elements, sends every rank but one, its root, to exactly one parent, with no cycle: a
+ * tree's reduce, the double binary tree's two halves), each tree is drawn as a tree, root on
+ * top and marked; anything else (the ring's neighbours, recursive doubling's pairs) on a circle. */
+enum { G_NODE = 20, G_LEVEL = 86, G_SLOT = 64, G_TOP = 92, G_F = 18 };
+
+/* The first frame with messages (not loads), or -1. */
+static int graph_frame(const cd_model *m)
+{
+    for (int k = 0; k < m->nframes; k++)
+        for (int j = 0; j < m->frames[k].nmsgs; j++)
+            if (!m->frames[k].msgs[j].load) return k;
+    return -1;
+}
+
+/* The message groups of frame k (by element range, at most 2) as parent arrays: 1 when every
+ * group is a tree over all p ranks (parent[g][r], -1 at the root), else 0. */
+static int graph_trees(const cd_model *m, int k, int par[2][32], int root[2], long first[2], int *ng)
+{
+    const cd_frame *F = &m->frames[k];
+    *ng = 0;
+    for (int j = 0; j < F->nmsgs; j++) {
+        const cd_msg *g = &F->msgs[j];
+        if (g->load || g->src < 0 || g->src >= m->p || g->dst < 0 || g->dst >= m->p) return 0;
+        int t = 0;
+        while (t < *ng && first[t] != g->elem) t++;
+        if (t == *ng) {
+            if (*ng == 2) return 0;
+            first[t] = g->elem;
+            for (int r = 0; r < m->p; r++) par[t][r] = -1;
+            (*ng)++;
+        }
+        if (par[t][g->src] >= 0 && par[t][g->src] != g->dst) return 0;   /* two parents: no tree */
+        par[t][g->src] = g->dst;
+    }
+    for (int t = 0; t < *ng; t++) {
+        root[t] = -1;
+        for (int r = 0; r < m->p; r++) {
+            int hops = 0;
+            for (int q = r; par[t][q] >= 0 && hops <= m->p; q = par[t][q]) hops++;
+            if (hops > m->p) return 0;   /* a cycle */
+            if (par[t][r] < 0) {
+                if (root[t] >= 0) return 0;   /* two roots: not one tree over every rank */
+                root[t] = r;
+            }
+        }
+    }
+    return *ng > 0;
+}
+
+/* x of every node of tree t: leaves in depth-first order one slot apart, a parent over the
+ * middle of its children; returns the next free slot. */
+static double tree_place(const cd_model *m, const int *par, int r, double slot, double *x, int *depth, int d)
+{
+    int kids = 0;
+    double lo = 0, hi = 0;
+    depth[r] = d;
+    for (int c = 0; c < m->p; c++)
+        if (par[c] == r) {
+            slot = tree_place(m, par, c, slot, x, depth, d + 1);
+            if (!kids++) lo = x[c];
+            hi = x[c];
+        }
+    if (!kids) { x[r] = slot; return slot + 1; }
+    x[r] = (lo + hi) / 2;
+    return slot;
+}
+
+static void graph_node(FILE *f, double x, double y, int r, int root)
+{
+    char col[32];
+    colour(r, col, sizeof col);
+    if (root) fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"none\" stroke=\"" WRONG "\" stroke-width=\"3\"/>", x, y, G_NODE + 6);
+    fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\" stroke=\"#333\"/><text x=\"%.1f\" y=\"%.1f\" font-size=\"%d\" "
+               "font-weight=\"bold\" fill=\"#fff\" text-anchor=\"middle\">%d</text>\n", x, y, G_NODE, col, x, y + 6, G_F, r);
+}
+
+/* An arrow from node a to node b, stopping at b's circle. */
+static void graph_arrow(FILE *f, double ax, double ay, double bx, double by, const char *dash)
+{
+    const double dx = bx - ax, dy = by - ay, d = sqrt(dx * dx + dy * dy);
+    if (d < 1) return;
+    const double s = (G_NODE + 3) / d;
+    fprintf(f, "<path d=\"M%.1f,%.1f L%.1f,%.1f\" stroke=\"#333\" stroke-width=\"2\" fill=\"none\"%s marker-end=\"url(#ghead)\"/>\n",
+            ax + dx * s, ay + dy * s, bx - dx * s, by - dy * s, dash);
+}
+
+static void graph_head(FILE *f, const cd_model *m, int k, int W, int H, const char *what)
+{
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+               "viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n"
+               "<defs><marker id=\"ghead\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"6\" markerHeight=\"6\" "
+               "orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#333\"/></marker></defs>\n"
+               "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n<text x=\"12\" y=\"26\" font-size=\"21\" font-weight=\"bold\">",
+            W, H, W, H);
+    esc(f, m->algo);
+    fprintf(f, ", p = %d: %s</text>\n<text x=\"12\" y=\"52\" font-size=\"%d\">step %d (", m->p, what, G_F, m->frames[k].step);
+    esc(f, m->frames[k].phase[0] ? m->frames[k].phase : "unnamed");
+    fprintf(f, "): an arrow is a message, sender to receiver</text>\n");
+}
+
+static void graph_trees_svg(FILE *f, const cd_model *m, int k, int par[2][32], const int *root, const long *first, int ng)
+{
+    double x[2][32];
+    int depth[2][32], pw[2], deep = 0, W = 24, order[2] = {0, 1};
+    if (ng == 2 && first[1] < first[0]) order[0] = 1, order[1] = 0;   /* the lower elements' tree first */
+    for (int t = 0; t < ng; t++) {
+        const int leaves = (int)tree_place(m, par[t], root[t], 0, x[t], depth[t], 0);
+        for (int r = 0; r < m->p; r++) if (depth[t][r] > deep) deep = depth[t][r];
+        pw[t] = leaves * G_SLOT < 240 ? 240 : leaves * G_SLOT;   /* a panel: its leaves, or its caption */
+        W += pw[t] + (t ? 40 : 0);
+    }
+    const int Wc = W < 660 ? 660 : W, H = G_TOP + 40 + deep * G_LEVEL + G_NODE + 24;
+    graph_head(f, m, k, Wc, H, ng > 1 ? "the two trees its messages make" : "the tree its messages make");
+    double x0 = (Wc - W) / 2.0 + 12;
+    for (int i = 0; i < ng; i++) {
+        const int t = order[i];
+        char span[64] = "";
+        for (const cd_msg *g = m->frames[k].msgs; g < m->frames[k].msgs + m->frames[k].nmsgs; g++)
+            if (g->elem == first[t]) { span_text(m, g->elem, g->nelem, span, sizeof span); break; }
+        double lo = 1e9, hi = -1e9;
+        for (int r = 0; r < m->p; r++) { if (x[t][r] < lo) lo = x[t][r]; if (x[t][r] > hi) hi = x[t][r]; }
+        const double off = x0 + pw[t] / 2.0 - (lo + hi) / 2 * G_SLOT;   /* the tree centred in its panel */
+        fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"%d\" text-anchor=\"middle\">%s: root %d (ringed)</text>\n",
+                x0 + pw[t] / 2.0, G_TOP, G_F, span, root[t]);
+        for (int r = 0; r < m->p; r++)
+            if (par[t][r] >= 0)
+                graph_arrow(f, off + x[t][r] * G_SLOT, G_TOP + 40 + depth[t][r] * G_LEVEL,
+                            off + x[t][par[t][r]] * G_SLOT, G_TOP + 40 + depth[t][par[t][r]] * G_LEVEL, "");
+        for (int r = 0; r < m->p; r++) graph_node(f, off + x[t][r] * G_SLOT, G_TOP + 40 + depth[t][r] * G_LEVEL, r, r == root[t]);
+        x0 += pw[t] + 40;
+    }
+}
+
+/* Anything else: the ranks on a circle, rank 0 on top, clockwise. */
+static void graph_circle_svg(FILE *f, const cd_model *m, int k)
+{
+    const double R = m->p <= 4 ? 90 : 60 + 12.0 * m->p, cx = 330, cy = G_TOP - 20 + R + G_NODE;
+    const int W = 660, H = (int)(cy + R + G_NODE + 24);
+    graph_head(f, m, k, W, H, "the ranks as a circle");
+    double px[32], py[32];
+    for (int r = 0; r < m->p; r++) {
+        px[r] = cx + R * sin(2 * M_PI * r / m->p);
+        py[r] = cy - R * cos(2 * M_PI * r / m->p);
+    }
+    for (int j = 0; j < m->frames[k].nmsgs; j++) {
+        const cd_msg *g = &m->frames[k].msgs[j];
+        if (g->load || g->src < 0 || g->src >= m->p || g->dst < 0 || g->dst >= m->p) continue;
+        graph_arrow(f, px[g->src], py[g->src], px[g->dst], py[g->dst], "");
+    }
+    for (int r = 0; r < m->p; r++) graph_node(f, px[r], py[r], r, 0);
+}
+
+void cd_write_graph(const cd_model *m, FILE *f)
+{
+    const int k = graph_frame(m);
+    int par[2][32], root[2], ng;
+    long first[2];
+    if (k < 0) return;
+    if (graph_trees(m, k, par, root, first, &ng)) graph_trees_svg(f, m, k, par, root, first, ng);
+    else graph_circle_svg(f, m, k);
+    fprintf(f, "</svg>\n");
+}
+
 static int write_file(const char *dir, const char *name, char *err, size_t errlen, const cd_model *m, int k,
                       char *const *svgs)
 {
@@ -652,6 +818,7 @@ static int write_file(const char *dir, const char *name, char *err, size_t errle
     FILE *f = fopen(path, "w");
     if (!f) { snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno)); return -1; }
     if (svgs) write_html(m, f, svgs);
+    else if (k == CD_GRAPH) cd_write_graph(m, f);
     else if (k >= 0) fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", f), cd_write_svg(m, k, f);
     else cd_write_text(m, f);
     if (ferror(f) | fclose(f)) { snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno)); return -1; }
@@ -662,7 +829,7 @@ static int write_file(const char *dir, const char *name, char *err, size_t errle
 static int own_file(const char *name, int gantt)
 {
     if (gantt) return !strcmp(name, "gantt.svg");
-    if (!strcmp(name, "frames.txt") || !strcmp(name, "index.html")) return 1;
+    if (!strcmp(name, "frames.txt") || !strcmp(name, "index.html") || !strcmp(name, "graph.svg")) return 1;
     size_t n = strlen(name);
     return n >= 12 && !strncmp(name, "frame-", 6) && !strcmp(name + n - 4, ".svg") &&
            strspn(name + 6, "0123456789") == n - 10;
@@ -727,6 +894,7 @@ int cd_write_all(const cd_model *m, const char *dir, int overwrite, char *err, s
     }
     if (!rc) rc = write_file(dir, "frames.txt", err, errlen, m, -1, NULL);
     if (!rc) rc = write_file(dir, "index.html", err, errlen, m, -1, svgs);
+    if (!rc && graph_frame(m) >= 0) rc = write_file(dir, "graph.svg", err, errlen, m, CD_GRAPH, NULL);
     for (int k = 0; k < m->nframes; k++) free(svgs[k]);
     free(svgs);
     return rc;

@@ -67,13 +67,16 @@ figs=1
 if [ -n "${SLIDES_ONLY:-}" ] && ! grep -q '](fig/' "$SRC/slides/$SLIDES_ONLY.md" 2>/dev/null; then figs=0; fi
 if [ $figs = 1 ]; then
   # Pictures of the algorithms, drawn from the running code by colldraw (a slide
-  # names the command), as PDF for the decks: fig/NAME/frame-NN.pdf.
+  # names the command), as PDF for the decks: fig/NAME/frame-NN.pdf, and the shape of its
+  # first sending step, fig/NAME/graph.pdf (a tree as a tree, a ring as a circle).
   draw() {
     local name=$1; shift
     want "$name" || return 0
     rm -rf "${OUT:?}/fig/$name"   # this build's own output: the PDFs beside the frames too
     "$B/bin/colldraw" --overwrite --out "$OUT/fig/$name" "$@" > "$OUT/fig/$name.txt" 2>&1 || { cat "$OUT/fig/$name.txt" >&2; exit 1; }
-    for svg in "$OUT/fig/$name"/frame-*.svg; do rsvg-convert -f pdf -o "${svg%.svg}.pdf" "$svg"; done
+    for svg in "$OUT/fig/$name"/frame-*.svg "$OUT/fig/$name"/graph.svg; do
+      [ ! -f "$svg" ] || rsvg-convert -f pdf -o "${svg%.svg}.pdf" "$svg"
+    done
   }
   draw naive4 --algo naive --np 4 --count 8
   draw ring4 --algo ring --np 4 --count 8

@@ -5,7 +5,7 @@
 #   - the PDF has one page per slide of the source (its "## " headings, outside code
 #     blocks) plus the title page: a slide split in two, or one lost, shows;
 #   - every image the source names exists (and pdflatex, halting on errors, found it), and a
-#     picture of an algorithm (fig/NAME/frame-NN) comes with the colldraw command that drew it;
+#     picture of an algorithm (fig/NAME/frame-NN, fig/NAME/graph) comes with the colldraw command that drew it;
 #   - no model time is typed by hand: "15.8 ms" in a source is written {{model ring 16 67108864 ms}}
 #     and filled in by make slides from the CSV of the collbench command the slide names; nor a
 #     measured ratio ("6.3e-8": {{measured KEY}}, which make slides measures);
@@ -84,7 +84,7 @@ $over"
   done
   # a picture of an algorithm names the command that drew it: the colldraw arguments
   # slides.sh draws fig/NAME with must be written in the deck
-  for f in $(grep -o '](fig/[^/)]*/frame-' "$md" | sed 's|](fig/||; s|/frame-||' | sort -u); do
+  for f in $(grep -Eo '](fig/[^/)]*/(frame-|graph[.])' "$md" | sed -E 's,](fig/,,; s,/(frame-|graph[.]),,' | sort -u); do
     args=$(awk -v n="$f" '$1 == "draw" && $2 == n { $1 = ""; $2 = ""; sub(/^ +/, ""); print; exit }' "$SRC/scripts/slides.sh")
     if [ -z "$args" ]; then say "fig/$f: scripts/slides.sh draws no $f"
     elif ! grep -qF -- "colldraw $args" "$md"; then say "fig/$f is drawn by 'colldraw $args', a command the deck does not name"; fi

@@ -303,8 +303,8 @@ static int lay_out(trace *T, geom *G, char *err, size_t errlen)
     const int tt = T->tagtrain;
     G->nused = rows_drawn(T, G->used);
     G->left = tt ? 262 : 345;
-    G->rh = tt ? 32 : 26;
-    G->topm = tt ? 92 : 70;
+    G->rh = tt ? 30 : 24;
+    G->topm = tt ? 88 : 64;
     G->w = 820;
     G->f_bar = 18;
     G->keyw = tt ? 228 : 136;

@@ -125,7 +125,7 @@ static void describe(const cd_model *m, const cd_cell *c, char *out, size_t cap,
  * The type is large against the rows (F_*: no text under 16 px on a canvas about 20 rows of
  * type tall) so that a frame placed on a slide at three quarters of its height still reads at
  * 8 pt or more from the back of a room (the slide test measures it). */
-enum { LEFT = 112, TOP = 76, ROWGAP = 8, CELLH = 26, BGAP = 8, LANEW = 30, SHH = 18, SHGAP = 2, LABF = 17, LABH = 42, LABCW = 10 };
+enum { LEFT = 112, TOP = 72, ROWGAP = 6, CELLH = 26, BGAP = 8, LANEW = 30, SHH = 18, SHGAP = 2, LABF = 17, LABH = 42, LABCW = 10 };
 enum { F_TITLE = 21, F_SUB = 17, F_TEXT = 16, F_RANK = 17, LEGH = 22 };
 
 static int cell_w(const cd_model *m) { return m->count <= 16 ? 28 : m->count <= 64 ? 14 : m->count <= 160 ? 6 : 3; }

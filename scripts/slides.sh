@@ -58,9 +58,14 @@ costtable() {
 }
 [ -n "${SLIDES_ONLY:-}" ] && ! grep -q '{{include costs}}' "$SRC/slides/$SLIDES_ONLY.md" 2>/dev/null || costtable
 pngterm=png; gnuplot -e 'set terminal pngcairo' > /dev/null 2>&1 && pngterm=pngcairo
+# gpfont PNG SCRIPT: PNG.font, the smallest type SCRIPT gives gnuplot (its terminal's or a
+# title's or key's own, in pt), which the slide test scales by the PNG's placed size
+gpfont() { grep -o "font '[^']*,[0-9.]*'" "$SRC/$2" | sed "s/.*,//; s/'//" | sort -n | head -1 > "$1.font"; }
 # The pictures take a while: a deck built alone (SLIDES_ONLY, as while editing it) gets only
 # the ones it shows. want NAME: the deck shows fig/NAME/... (or every deck is being built).
 want() { [ -z "${SLIDES_ONLY:-}" ] || grep -q "](fig/$1/" "$SRC/slides/$SLIDES_ONLY.md" 2>/dev/null; }
+# shows PREFIX: the deck shows a plot fig/PREFIX... (or every deck is being built)
+shows() { [ -z "${SLIDES_ONLY:-}" ] || grep -q "](fig/$1" "$SRC/slides/$SLIDES_ONLY.md" 2>/dev/null; }
 # measures PREFIX: the deck shows a {{measured PREFIX...}} figure (or every deck is being built).
 measures() { [ -z "${SLIDES_ONLY:-}" ] || grep -q "{{measured $1" "$SRC/slides/$SLIDES_ONLY.md" 2>/dev/null; }
 figs=1
@@ -171,11 +176,9 @@ if [ $figs = 1 ]; then
     run=$(awk '$1 == "run" { sub(/^run /, ""); print }' "$simdir/platform.txt")
   fi
   key() { awk -v k="$1" '$1 == k { print $2 }' "$simdir/platform.txt"; }
-  # gpfont PNG SCRIPT: PNG.font, the smallest type SCRIPT gives gnuplot (its terminal's or a
-  # title's or key's own, in pt), which the slide test scales by the PNG's placed size
-  gpfont() { grep -o "font '[^']*,[0-9.]*'" "$SRC/$2" | sed "s/.*,//; s/'//" | sort -n | head -1 > "$1.font"; }
   where="$(key name), $(key bw_gbs) GB/s links, $(key alpha_us) µs"
   for size in 256 1048576; do
+    shows scale- || continue
     (cd "$SRC" && gnuplot -e "csv='$simcsv'; out='$OUT/fig/scale-$size.png'; B=$size; pngterm='$pngterm'; algos='ring rd rabenseifner tree2'" \
         -e "where='$where'; when='$run'" slides/scale.gp) 2> "$OUT/fig/scale-$size.log" ||
       { cat "$OUT/fig/scale-$size.log" >&2; exit 1; }
@@ -188,10 +191,33 @@ if [ $figs = 1 ]; then
     tcsv=$SRC/slides/sim/trainer.csv
     twhen=$(awk '$1 == "trainer_run" { sub(/^trainer_run /, ""); print }' "$SRC/slides/sim/platform.txt")
   fi
-  (cd "$SRC" && gnuplot -e "csv='$tcsv'; out='$OUT/fig/trainer.png'; pngterm='$pngterm'; algos='ring rabenseifner rd'" \
-      -e "where='$where'; when='$twhen'" slides/trainer.gp) 2> "$OUT/fig/trainer.log" ||
-    { cat "$OUT/fig/trainer.log" >&2; exit 1; }
-  gpfont "$OUT/fig/trainer.png" slides/trainer.gp
+  if shows trainer.png; then
+    (cd "$SRC" && gnuplot -e "csv='$tcsv'; out='$OUT/fig/trainer.png'; pngterm='$pngterm'; algos='ring rabenseifner rd'" \
+        -e "where='$where'; when='$twhen'" slides/trainer.gp) 2> "$OUT/fig/trainer.log" ||
+      { cat "$OUT/fig/trainer.log" >&2; exit 1; }
+    gpfont "$OUT/fig/trainer.png" slides/trainer.gp
+  fi
+  # Deck 02's chunk-size U-curve: the pipelined ring at p = 16 and 64 MiB, one model run per chunk
+  # size (params.txt with chunk_bytes changed), against the plain ring: fig/chunks.csv, chunks.png.
+  if shows chunks.png; then
+    echo "chunk_bytes,ring_pipelined_us,ring_us" > "$OUT/fig/chunks.csv"
+    for c in 4096 8192 16384 32768 65536 131072 262144 524288 1048576 2097152 4194304; do
+      sed "s/^chunk_bytes .*/chunk_bytes $c/" "$SRC/slides/params.txt" > "$OUT/fig/chunk-params.txt"
+      "$B/bin/collbench" --extrapolate --model "$OUT/fig/chunk-params.txt" --algo ring,ring_pipelined --pmax 16 \
+          --overwrite --csv "$OUT/fig/chunk-model.csv" > /dev/null
+      awk -F, -v c="$c" '$2 == 16 && $3 == 67108864 { t[$1] = $4 } END { print c "," t["ring_pipelined"] "," t["ring"] }' \
+          "$OUT/fig/chunk-model.csv" >> "$OUT/fig/chunks.csv"
+    done
+    (cd "$SRC" && gnuplot -e "csv='$OUT/fig/chunks.csv'; out='$OUT/fig/chunks.png'; pngterm='$pngterm'; P=16; N='64 MiB'" \
+        slides/chunks.gp) 2> "$OUT/fig/chunks.log" || { cat "$OUT/fig/chunks.log" >&2; exit 1; }
+    gpfont "$OUT/fig/chunks.png" slides/chunks.gp
+  fi
+  # Deck 02's ideal pipeline: 3 hops, 6 chunks, as a space-time diagram (no measurement)
+  if shows pipeline.png; then
+    (cd "$SRC" && gnuplot -e "out='$OUT/fig/pipeline.png'; pngterm='$pngterm'; S=3; M=6" slides/pipeline.gp) 2> "$OUT/fig/pipeline.log" ||
+      { cat "$OUT/fig/pipeline.log" >&2; exit 1; }
+    gpfont "$OUT/fig/pipeline.png" slides/pipeline.gp
+  fi
   # Deck 03's model, one readable panel per rank count, titled with the parameters it uses:
   # each algorithm's time over the fastest's at that size (model-rel.csv: algo,p,bytes,ratio,
   # fastest), so that the crossovers and the winner at each size show.
@@ -200,8 +226,9 @@ if [ $figs = 1 ]; then
        END { for (a in t) { split(a, c, ","); k = c[2] "," c[3]; print c[1], k, t[a] / best[k], (who[k] == c[1]) }
            }' "$OUT/fig/extrap.csv" | sort -t, -k1,1 -k2,2n -k3,3n > "$OUT/fig/model-rel.csv"
   for P in 16 64 256; do
+    shows model-p || continue
     (cd "$SRC" && gnuplot -e "dir='$OUT/fig'; P=$P; pngterm='$pngterm'; alpha='$(par alpha_us)'; beta='$(par beta_ns_per_byte)'; gamma='$(par gamma_ns_per_byte)'; algos='naive ring rd rabenseifner tree tree2'" \
-        slides/model.gp)
+        slides/model.gp) 2> "$OUT/fig/model-p$P.log" || { cat "$OUT/fig/model-p$P.log" >&2; exit 1; }
     gpfont "$OUT/fig/model-p$P.png" slides/model.gp
   done
 fi
@@ -266,6 +293,17 @@ if measures save_; then
                /^save: COUNT [0-9]+ / { print "save_calls " $3 }' "$OUT/fig/save/count.txt")
   [ "$(echo "$saved" | grep -c '^save_')" -ge 3 ] || { echo "slides: the save harness counted no recipe:" >&2; cat "$OUT/fig/save/count.txt" >&2; exit 1; }
   echo "$saved" >> "$OUT/fig/measured.txt"
+  # the same calls on a timeline (fig/save/timeline.png): per kill point K, call K and what is on
+  # disk when the save dies before it (a temporary file left; state.bin old or new), read off the
+  # trace: openat with O_CREAT makes the temporary file, rename makes it state.bin
+  awk '/^my_save\(/ { on = 1; next }
+       on && /^  \[[0-9]+\] / { k = $1; gsub(/[][]/, "", k); name = $2; sub(/\(.*/, "", name)
+                               print k "," name "," tmp + 0 "," new + 0
+                               if (name == "openat" && $0 ~ /O_CREAT/) tmp = 1; if (name == "rename") { tmp = 0; new = 1 } }
+       on && /^  returned / { print k + 1 ",done," tmp + 0 "," new + 0; on = 0 }' "$OUT/fig/save/count.txt" > "$OUT/fig/save/calls.csv"
+  (cd "$SRC" && gnuplot -e "csv='$OUT/fig/save/calls.csv'; out='$OUT/fig/save/timeline.png'; pngterm='$pngterm'" slides/faults.gp) \
+      2> "$OUT/fig/save/timeline.log" || { cat "$OUT/fig/save/timeline.log" >&2; exit 1; }
+  gpfont "$OUT/fig/save/timeline.png" slides/faults.gp
 fi
 # A model number on a slide is written {{model ALGO P BYTES UNIT}} (UNIT ms or µs for the time,
 # GB/s for the busbw collbench derives from it, decimal as nccl-tests') and a model

@@ -84,7 +84,7 @@ $over"
   done
   # a picture of an algorithm names the command that drew it: the colldraw arguments
   # slides.sh draws fig/NAME with must be written in the deck
-  for f in $(grep -Eo '](fig/[^/)]*/(frame-|graph[.])' "$md" | sed -E 's,](fig/,,; s,/(frame-|graph[.]),,' | sort -u); do
+  for f in $(grep -Eo '\]\(fig/[^/)]*/(frame-|graph[.])' "$md" | sed -E 's,\]\(fig/,,; s,/(frame-|graph[.]),,' | sort -u); do
     args=$(awk -v n="$f" '$1 == "draw" && $2 == n { $1 = ""; $2 = ""; sub(/^ +/, ""); print; exit }' "$SRC/scripts/slides.sh")
     if [ -z "$args" ]; then say "fig/$f: scripts/slides.sh draws no $f"
     elif ! grep -qF -- "colldraw $args" "$md"; then say "fig/$f is drawn by 'colldraw $args', a command the deck does not name"; fi

@@ -212,6 +212,19 @@ if [ $figs = 1 ]; then
         slides/chunks.gp) 2> "$OUT/fig/chunks.log" || { cat "$OUT/fig/chunks.log" >&2; exit 1; }
     gpfont "$OUT/fig/chunks.png" slides/chunks.gp
   fi
+  # Deck 00's ping-pong and the α, β fitted to it, measured now between 2 ranks (collbench
+  # --pingpong, median of its repetitions per size): fig/pingpong.png; "pingpong HOST, cores,
+  # time" in fig/measured.txt for the slide.
+  if shows pingpong.png; then
+    "$B/bin/ckrun" -np 2 "$B/bin/collbench" --pingpong -b 8 -e 4M -f 4 --csv "$OUT/fig/pingpong.csv" \
+        --save-model "$OUT/fig/pingpong-params.txt" --overwrite > "$OUT/fig/pingpong.txt" 2>&1 ||
+      { cat "$OUT/fig/pingpong.txt" >&2; exit 1; }
+    echo "pingpong $(uname -n), $(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC')" >> "$OUT/fig/measured.txt"
+    pp() { awk -v k="$1" '$1 == k { print $2 }' "$OUT/fig/pingpong-params.txt"; }
+    (cd "$SRC" && gnuplot -e "dir='$OUT/fig'; fmt='png'; pngterm='$pngterm'; slide=1; alpha_us=$(pp alpha_us); beta_ns=$(pp beta_ns_per_byte)" \
+        plots/pingpong.gp) 2> "$OUT/fig/pingpong.log" || { cat "$OUT/fig/pingpong.log" >&2; exit 1; }
+    gpfont "$OUT/fig/pingpong.png" plots/pingpong.gp
+  fi
   # Deck 02's ideal pipeline: 3 hops, 6 chunks, as a space-time diagram (no measurement)
   if shows pipeline.png; then
     (cd "$SRC" && gnuplot -e "out='$OUT/fig/pipeline.png'; pngterm='$pngterm'; S=3; M=6" slides/pipeline.gp) 2> "$OUT/fig/pipeline.log" ||

@@ -61,6 +61,7 @@ typedef struct cd_model {
     int       p;
     size_t    count;
     int       inplace;
+    int       viewer;        /* 0: the frames draw every message; R + 1: only what rank R receives (--view R) */
     int       nshared;       /* regions shown (ck_show_shared), drawn as rows under each rank's buffer */
     char      shared[CD_MAX_SHARED][CD_NAME];
     int       status;        /* what the collective returned on the first failing rank (0: success) */

@@ -395,8 +395,10 @@ static void svg_title(FILE *f, const cd_model *m, int k)
     bytes_text(m->count * 8, b, sizeof b);
     fprintf(f, "<text x=\"12\" y=\"24\" font-size=\"%d\" font-weight=\"bold\">", F_TITLE);
     esc(f, m->algo);
-    fprintf(f, "%s%s, p = %d, %zu elements (%s)%s</text>\n", m->coll ? " " : "", coll_words(m), m->p, m->count, b,
+    fprintf(f, "%s%s, p = %d, %zu elements (%s)%s", m->coll ? " " : "", coll_words(m), m->p, m->count, b,
             m->inplace ? "" : ", out of place");
+    if (m->viewer > 0) fprintf(f, ": rank %d's view", m->viewer - 1);
+    fprintf(f, "</text>\n");
     fprintf(f, "<text x=\"12\" y=\"48\" font-size=\"%d\">", F_SUB);
     if (F->step == -1 && m->coll == CK_COLL_ALLGATHER)
         fprintf(f, "input: every rank holds its own block%s", m->inplace ? "" : " (in its send buffer: the result starts empty)");
@@ -880,22 +882,52 @@ int cd_out_dir(const char *dir, int gantt, int overwrite, int dry, char *err, si
     return 0;
 }
 
-int cd_write_all(const cd_model *m, const char *dir, int overwrite, char *err, size_t errlen)
+/* One rank's view (--view R): a copy of the model whose frames hold only the messages and loads
+ * rank R receives, for the SVG frames; NULL when out of memory. */
+static cd_model *one_view(const cd_model *m)
+{
+    cd_model *v = malloc(sizeof *v);
+    cd_frame *fr = calloc((size_t)(m->nframes ? m->nframes : 1), sizeof *fr);
+    if (!v || !fr) { free(v); free(fr); return NULL; }
+    *v = *m;
+    v->frames = fr;
+    for (int k = 0; k < m->nframes; k++) {
+        fr[k] = m->frames[k];
+        fr[k].msgs = calloc((size_t)(m->frames[k].nmsgs ? m->frames[k].nmsgs : 1), sizeof *fr[k].msgs);
+        fr[k].nmsgs = 0;
+        for (int j = 0; fr[k].msgs && j < m->frames[k].nmsgs; j++)
+            if (m->frames[k].msgs[j].dst == m->viewer - 1) fr[k].msgs[fr[k].nmsgs++] = m->frames[k].msgs[j];
+    }
+    return v;
+}
+
+static void view_free(cd_model *v)
+{
+    for (int k = 0; v && k < v->nframes; k++) free(v->frames[k].msgs);
+    if (v) free(v->frames);
+    free(v);
+}
+
+int cd_write_all(const cd_model *all, const char *dir, int overwrite, char *err, size_t errlen)
 {
     if (cd_out_dir(dir, 0, overwrite, 0, err, errlen)) return -1;
+    cd_model *view = all->viewer > 0 ? one_view(all) : NULL;
+    if (all->viewer > 0 && !view) { snprintf(err, errlen, "out of memory"); return -1; }
+    const cd_model *m = view ? view : all;   /* the frames; frames.txt and graph.svg: every message */
     int rc = 0;
     char **svgs = calloc((size_t)m->nframes, sizeof *svgs);
-    if (!svgs) { snprintf(err, errlen, "out of memory"); return -1; }
+    if (!svgs) { snprintf(err, errlen, "out of memory"); view_free(view); return -1; }
     for (int k = 0; k < m->nframes && !rc; k++) {
         char name[32];
         snprintf(name, sizeof name, "frame-%02d.svg", k);
         rc = write_file(dir, name, err, errlen, m, k, NULL);
         if (!rc && !(svgs[k] = svg_string(m, k))) { snprintf(err, errlen, "out of memory"); rc = -1; }
     }
-    if (!rc) rc = write_file(dir, "frames.txt", err, errlen, m, -1, NULL);
+    if (!rc) rc = write_file(dir, "frames.txt", err, errlen, all, -1, NULL);
     if (!rc) rc = write_file(dir, "index.html", err, errlen, m, -1, svgs);
-    if (!rc && graph_frame(m) >= 0) rc = write_file(dir, "graph.svg", err, errlen, m, CD_GRAPH, NULL);
+    if (!rc && graph_frame(all) >= 0) rc = write_file(dir, "graph.svg", err, errlen, all, CD_GRAPH, NULL);
     for (int k = 0; k < m->nframes; k++) free(svgs[k]);
     free(svgs);
+    view_free(view);
     return rc;
 }

@@ -90,7 +90,7 @@ if [ $figs = 1 ]; then
   draw rab4 --algo rabenseifner --np 4 --count 8
   draw tree7 --algo tree --np 7 --count 7
   draw tree2p4 --algo tree2 --np 4 --count 8
-  draw oneshot4 --algo oneshot --np 4 --count 8
+  draw oneshot4 --algo oneshot --np 4 --count 8 --view 0
   draw twoshot3 --algo twoshot --np 3 --count 6
   # Deck 07: the ring's two halves on their own.
   draw rs4 --coll reduce_scatter --algo ring --np 4 --count 8

@@ -3,6 +3,7 @@
 # recorded messages: the binary tree at p = 7 as one tree (7 nodes, 6 arrows, root 0 ringed),
 # the double binary tree at p = 4 as two trees with different roots (the complementary trees),
 # and the ring as a circle (4 nodes, 4 arrows, no root). Fails on a tree drawn as anything else.
+# --view 0: one-shot from rank 0's view, its frames draw only the loads into rank 0 (frames.txt all).
 set -u
 D=$1
 dir=$(mktemp -d)
@@ -25,4 +26,11 @@ roots=$(grep -o 'root [0-9]* (ringed)' "$g" | awk '{ print $2 }' | sort -u | tr 
 g=$dir/r4/graph.svg
 grep -q 'the ranks as a circle' "$g" && [ "$(count 'marker-end="url(#ghead)"' "$g")" = 4 ] || fail "ring p = 4: not a circle of 4 messages"
 ! grep -q 'ringed' "$g" || fail "ring p = 4: a root marked"
+draw os --algo oneshot --np 4 --count 8 --view 0
+f=$dir/os/frame-02.svg
+grep -q "rank 0's view" "$f" && grep -q '1,2,3→0 load' "$f" || fail "oneshot --view 0: no loads into rank 0 drawn"
+! grep -Eq '→[123] load' "$f" || fail "oneshot --view 0: a load into another rank drawn"
+[ "$(grep -c ' load ' "$dir/os/frames.txt")" = 12 ] || fail "oneshot --view 0: frames.txt does not keep every load"
+out=$("$D" --algo oneshot --np 4 --view 4 --out "$dir/bad" 2>&1); rc=$?
+[ $rc = 2 ] && echo "$out" | grep -q 'no such rank' || fail "--view 4 at p = 4: exit $rc: $out"
 echo PASS

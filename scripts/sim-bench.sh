@@ -42,6 +42,8 @@
 #   plans.csv, plans_setup.txt, plan_NAME_pN.*   simulated tagtrain under each parallel plan (DP, ZeRO-2,
 #                               --tp 2, --pp 2 1F1B and GPipe, the hybrid where tagtrain takes it) at
 #                               p = 16, 64 (full: 256 too; smoke: 4): step time, bytes per rank
+#   bubble_SCHED.*              --pp 2 on two stages of equal cost, both schedules at p = 2: the
+#                               measured bubble against (S-1)/(M+S-1) (summary: PASS within 20 %)
 #   colls.csv, rs_pN_ALGO.*, ag_pN_ALGO.*   reduce-scatter and all-gather per rank count and algorithm
 #   extrap.csv, scaling.csv     the model to 4096 ranks; speedup/efficiency
 #   *.png, *.svg                busbw, latency, model per p; topology; trainer; ...
@@ -320,6 +322,17 @@ for p in $PLAN_NP; do
         --batch $((PLOCAL * p)) "${ZTRAIN[@]:0:14}" --log "$OUT/plan_${n}_p$p.jsonl"
   done
 done
+# 5d. The pipeline's bubble where the model's assumption holds: two stages of
+#     equal cost (256 features, hidden 64,256,126: 33,088 and 32,890
+#     parameters), 4 micro-batches of 8 rows, both schedules at p = 2. The
+#     plans above put W_0 (99.9 % of the model) on stage 0, where no schedule
+#     can hide the other stage's idle time; here the measured bubble is set
+#     against (S-1)/(M+S-1) in the summary.
+for s in 1f1b gpipe; do
+  job "bubble $s" "$OUT/bubble_$s.txt" $SIMRUN -np 2 "$SBIN/tagtrain" --pp 2 --microbatches 4 --pp-schedule $s \
+      "${ZTRAIN[@]:0:4}" --features 256 --char-ngrams off --hidden 64,256,126 --epochs 1 --no-save --quiet \
+      --batch 32 --log "$OUT/bubble_$s.jsonl"
+done
 drain
 [ -s "$FAILS" ] && say "$(wc -l < "$FAILS") simulations failed (listed in $FAILS; the rest of the report is written)"
 
@@ -512,6 +525,25 @@ if [ "$(wc -l < "$OUT/zero.csv")" -gt 1 ]; then
     echo "| mode | p | step s | compute s | comm s | parameters B | gradients B | optimizer state B | sent B/step |"
     echo "|---|---|---|---|---|---|---|---|---|"
     tail -n +2 "$OUT/zero.csv" | awk -F, '{ printf "|"; for (i = 1; i <= NF; i++) printf " %s |", $i; printf "\n" }'
+  } >> "$OUT/summary.md"
+fi
+if [ -s "$OUT/bubble_1f1b.jsonl" ]; then
+  {
+    echo
+    echo "## Pipeline bubble on stages of equal cost (simulated tagtrain --pp 2 --microbatches 4, p = 2)"
+    echo
+    echo "The bubble is the share of the stages' time spent waiting for a neighbour; the model's is (S-1)/(M+S-1)."
+    echo
+    echo "| schedule | measured | model | measured / model |"
+    echo "|---|---|---|---|"
+    for s in 1f1b gpipe; do
+      grep -h '"type":"summary"' "$OUT/bubble_$s.jsonl" 2>/dev/null |
+        sed -n 's/.*"bubble_measured":\([0-9.e+-]*\).*"bubble_model":\([0-9.e+-]*\).*/\1 \2/p' |
+        awk -v s="$s" '{ printf "| %s | %.3f | %.3f | %.2f |\n", s, $1, $2, ($2 > 0 ? $1 / $2 : 0) }'
+    done
+    grep -h '"type":"summary"' "$OUT/bubble_1f1b.jsonl" |
+      sed -n 's/.*"bubble_measured":\([0-9.e+-]*\).*"bubble_model":\([0-9.e+-]*\).*/\1 \2/p' |
+      awk '{ r = $2 > 0 ? $1 / $2 : 0; printf "\n1F1B within 20 %% of the model: %s (%.3f against %.3f)\n", (r >= 0.8 && r <= 1.2) ? "PASS" : "FAIL", $1, $2 }'
   } >> "$OUT/summary.md"
 fi
 say "done: $OUT/summary.md"

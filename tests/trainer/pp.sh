@@ -16,21 +16,8 @@
 #                with the reason, before the data is read
 set -u
 BIN=$1 MPIRUN=$2
-W=$(mktemp -d /tmp/collkit_trainer_pp.XXXXXX)
-trap 'rm -rf "$W"' EXIT
-. "$(dirname "$0")/../lib/need_data.sh"
-skip_without_data
-pass=0 fail=0
-check() { if eval "$1"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $2"; fi; }
-jfield() { grep "\"type\":\"$2\"" "$1" | sed "s/.*\"$3\":\\([^,}]*\\).*/\\1/"; }
+. "$(dirname "$0")/plans_lib.sh"
 C="--features 1024 --batch 32 --epochs 2 --folds 5 --fold 5 --quiet --dropout 0"
-run() { np=$1 dir=$2; shift 2; $MPIRUN -np "$np" "$BIN/tagtrain" $C --save "$W/$dir" --log "$W/$dir.jsonl" "$@" \
-          > "$W/$dir.out" 2>&1 || echo "run $dir (p = $np $*) failed: $(cat "$W/$dir.out")"; }
-same() {   # same REF DIR [ckptdiff options]: equal within the tolerance
-  ref=$1 dir=$2; shift 2
-  "$BIN/ckptdiff" "$W/$ref/last.ckpt" "$W/$dir/last.ckpt" "$@" > "$W/d" 2>&1; rc=$?
-  check '[ $rc -eq 0 ] && grep -q "equal within" "$W/d"' "$dir against $ref: rc $rc $(cat "$W/d")"
-}
 
 run 1 p1 --hidden 32
 run 2 f1b --hidden 32 --pp 2 --microbatches 4

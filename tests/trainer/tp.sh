@@ -19,25 +19,12 @@
 # Small model (1024 features, 32 hidden), 2 epochs: about a second a run.
 set -u
 BIN=$1 MPIRUN=$2
-W=$(mktemp -d /tmp/collkit_trainer_tp.XXXXXX)
-trap 'rm -rf "$W"' EXIT
-. "$(dirname "$0")/../lib/need_data.sh"
-skip_without_data
-pass=0 fail=0
-check() { if eval "$1"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $2"; fi; }
-jfield() { grep "\"type\":\"$2\"" "$1" | sed "s/.*\"$3\":\\([^,}]*\\).*/\\1/"; }
+. "$(dirname "$0")/plans_lib.sh"
 C="--features 1024 --batch 32 --epochs 2 --folds 5 --fold 5 --quiet"
-run() { np=$1 dir=$2; shift 2; $MPIRUN -np "$np" "$BIN/tagtrain" $C --save "$W/$dir" "$@" > "$W/$dir.out" 2>&1 ||
-        echo "run $dir (p = $np $*) failed: $(cat "$W/$dir.out")"; }
-same() {   # same REF DIR [ckptdiff options]: equal within the tolerance
-  ref=$1 dir=$2; shift 2
-  "$BIN/ckptdiff" "$W/$ref/last.ckpt" "$W/$dir/last.ckpt" "$@" > "$W/d" 2>&1; rc=$?
-  check '[ $rc -eq 0 ] && grep -q "equal within" "$W/d"' "$dir against $ref: rc $rc $(cat "$W/d")"
-}
 
 # Equivalence with one rank.
-run 1 p1 --hidden 32 --dropout 0 --log "$W/p1.jsonl"
-run 2 tp2 --hidden 32 --dropout 0 --tp 2 --log "$W/tp2.jsonl"
+run 1 p1 --hidden 32 --dropout 0
+run 2 tp2 --hidden 32 --dropout 0 --tp 2
 run 4 tp2dp2 --hidden 32 --dropout 0 --tp 2 --tp-algo rd
 run 4 zero1 --hidden 32 --dropout 0 --tp 2 --zero 1
 run 1 sgd1 --hidden 32 --dropout 0 --optimizer sgd --lr 0.5

@@ -68,6 +68,28 @@ static void comm_free(ck_comm *c)
     free(c);
 }
 
+/* The nodes of the communicator (topo.c), recorded for the descriptors'
+ * count functions. A COLLKIT_RANKS_PER_NODE every rank refuses alike is
+ * the communicator's failure, said once by rank 0. */
+static int find_nodes(ck_comm *c, int **node_of)
+{
+    char why[256];
+    *node_of = malloc((size_t)c->size * sizeof **node_of);
+    if (!*node_of) return CK_ERR_NOMEM;
+    int rc = ck_mpi_topo(c->mpi, &c->topo, *node_of, why, sizeof why);
+    if (rc) {
+        if (c->rank == 0) {
+            fprintf(stderr, "collkit: ck_comm_create: %s\n", why);
+            fflush(stderr);
+        }
+        free(*node_of);
+        *node_of = NULL;
+        return rc;
+    }
+    ck_topo_record(c->size, *node_of);
+    return CK_SUCCESS;
+}
+
 int ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out)
 {
     int rc;
@@ -118,7 +140,24 @@ int ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out)
         comm_free(c);
         return CK_ERR_MISMATCH;
     }
-    if (mem & CK_MEM_SHM) {
+    int *node_of = NULL;
+    if ((rc = find_nodes(c, &node_of))) {
+        MPI_Comm_free(&c->mpi);
+        comm_free(c);
+        return rc;
+    }
+    c->asked_shm = (mem & CK_MEM_SHM) != 0;
+    if ((mem & CK_MEM_SHM) && c->topo.nodes > 1) {
+        /* Shared memory reaches the ranks of one node: inside each node
+         * shm, between nodes MPI (transport_mixed.c). Said once a process. */
+        static int said;
+        if (c->rank == 0 && !said++) {
+            fprintf(stderr, "collkit: the %d ranks span %d %snodes: the mixed transport (shm inside a node, mpi between "
+                    "nodes); oneshot and twoshot run as ring\n", c->size, c->topo.nodes, c->topo.emulated ? "emulated " : "");
+            fflush(stderr);
+        }
+        rc = ck_transport_mixed_create(c->mpi, node_of, &c->tr);
+    } else if (mem & CK_MEM_SHM) {
         char why[256] = "";
         rc = ck_transport_shm_create(c->mpi, &c->tr, why, sizeof why);
         if (rc == CK_ERR_UNSUPPORTED) {
@@ -152,6 +191,7 @@ int ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out)
         rc = CK_ERR_UNSUPPORTED;
 #endif
     }
+    free(node_of);
     if (rc != CK_SUCCESS) {
         MPI_Comm_free(&c->mpi);
         comm_free(c);

@@ -7,6 +7,7 @@
 #define COLLKIT_INTERNAL_H
 
 #include "transport.h"
+#include "collkit_group.h"   /* ck_topo */
 
 struct ck_comm {
     int          rank, size;
@@ -72,6 +73,10 @@ struct ck_comm {
      * engine through this, so the lifecycle needs nothing of the engine. */
     void       (*async_stop)(ck_comm *comm);
 
+    ck_topo      topo;           /* the nodes, found at creation (topo.c) */
+    int          asked_shm;      /* shm was asked for: oneshot/twoshot fall back to ring where it could not be had */
+    struct ck_comm *parent;      /* a view's (topo.c): whose transport it uses and whose traffic it counts */
+
     char         errmsg[512];
     char         group_note[160];  /* group.c: " [group ranks 0-1 are world ranks 2,3]", or "" */
 };
@@ -81,6 +86,10 @@ void ck_trace_add(ck_comm *comm, int kind, int peer, uint64_t bytes, double t0, 
 
 /* group.c: the map from a group's ranks to the job's, for its messages. */
 void ck_group_note(MPI_Comm comm, char *out, size_t cap);
+
+/* topo.c: a view's traffic becomes its parent's; the layouts by size. */
+void ck_view_credit(ck_comm *view);
+void ck_topo_record(int p, const int *node_of);
 
 /* Shared by the communicator's files (comm.c, p2p.c, collective.c). */
 

@@ -28,22 +28,29 @@
  *   3 all-gather           A B          A B          A B          A B          intra    node {0,1} {2,3}
  *
  * Bytes per rank (n bytes, ring parts): intra (L-1)/L·n twice, inter
- * 2(N-1)/N·n/L. At 2 x 2: n inside the node and n/2 across it, where the
- * flat ring sends 1.5·n, half of its ranks across the network.
+ * 2(N-1)/N·n/L. At 2 x 2 each rank sends n inside its node and n/2 across:
+ * n leaves a node. The flat ring 0 -> 1 -> 2 -> 3 -> 0 sends 1.5·n from
+ * every rank, and ranks 1 and 3 send theirs across: 1.5·n leaves a node.
  * Cost, each part's own formula on its link (α_i β_i inside a node, α_e β_e
  * between nodes; ring parts shown):
  *     T = 2(L-1)·α_i + 2(L-1)/L·n·β_i + (L-1)/L·n·γ
  *       + 2(N-1)·α_e + 2(N-1)/N·(n/L)·β_e + (N-1)/N·(n/L)·γ
- * With one link for both (the descriptor's .cost) it costs more than the
- * flat ring (more steps, the same bytes); its point is β_e >> β_i
- * (ck_hier_cost2 takes both links).
+ * With one link for both (the descriptor's .cost) it sends what the flat
+ * ring sends, 2(p-1)/p·n, in fewer steps (2(L-1) + 2(N-1) against 2(p-1));
+ * its point is the second link: only 2(N-1)/N·n/L of it crosses the
+ * network, where β_e >> β_i (ck_hier_cost2 takes both links).
  *
- * Cost table (one link, α = 2 µs, β = 0.1 ns/B, γ = 0.05 ns/B, chunk 256 KiB;
- * the layout of COLLKIT_RANKS_PER_NODE=2), in µs:
- *        n         p=2         p=4         p=6        p=16
- *       1K        4.13       12.19       20.24       60.26
- *       1M      135.07      238.35      262.00      340.46
- *      64M     8392.61    14686.36    16090.04    20887.13
+ * The table below is that descriptor's cost where this process has made no
+ * communicator of p ranks and COLLKIT_RANKS_PER_NODE is unset: one node,
+ * phases 1 and 3 only, which is the ring's cost exactly. At 2 x 2
+ * (COLLKIT_RANKS_PER_NODE=2, p = 4) one link gives 8.19 µs at 1K, 204.61 µs
+ * at 1M and 12590.91 µs at 64M: the ring's bytes, two steps fewer.
+ *
+ * Cost table (α = 2 µs, β = 0.1 ns/B, γ = 0.05 ns/B, chunk 256 KiB), in µs:
+ *        n         p=2         p=4         p=5        p=16
+ *       1K        4.13       12.19       16.20       60.24
+ *       1M      135.07      208.61      225.72      305.76
+ *      64M     8392.61    12594.91    13437.77    15788.64
  *
  * Where it runs. The parts run on views of the communicator (topo.c): its
  * node group and its cross group, on the communicator's own transport, so

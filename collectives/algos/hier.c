@@ -207,8 +207,15 @@ static void hier_diagnose(const hier *h, const ck_fault *f, char *out, size_t ca
                      "node (%s reduce-scatter), those %d ranks all-reduce it across nodes (%s), and rank %d gets it "
                      "from its node's local rank %zu (%s all-gather)", f->elem, s, t.per_node, s, h->rs->name,
                      t.nodes, h->ar->name, f->rank, s, h->ag->name);
-    if (f->missing >= 0 && n > 0 && (size_t)n < cap)
-        snprintf(out + n, cap - (size_t)n, "; rank %d's input is missing", f->missing);
+    if (f->missing < 0 || n < 0 || (size_t)n >= cap) return;
+    ck_topo m;
+    ck_topo_of_size(f->p, f->missing, &m);
+    if (m.node != t.node)
+        snprintf(out + n, cap - (size_t)n, "; rank %d is on node %d, not rank %d's node %d: its part should have "
+                 "come in the all-reduce across nodes of shard %zu", f->missing, m.node, f->rank, t.node, s);
+    else
+        snprintf(out + n, cap - (size_t)n, "; rank %d is on rank %d's node %d: its input should have come in the "
+                 "node's reduce-scatter of shard %zu", f->missing, f->rank, t.node, s);
 }
 
 /* ------------------------------------------------------------ the descriptors */

@@ -314,3 +314,34 @@ void ck_view_credit(ck_comm *v)
     memset(&v->ctr, 0, sizeof v->ctr);
     memset(&v->self, 0, sizeof v->self);
 }
+
+/* ------------------------------------------------------------ auto */
+
+/* Below this many bytes a message across nodes is latency-bound: the log p
+ * steps of recursive doubling beat the halving and doubling of Rabenseifner. */
+#define AUTO_SMALL ((size_t)64 << 10)
+
+const ck_algo *ck_algo_auto(ck_comm *c, size_t bytes, char *why, size_t cap)
+{
+    const ck_topo *t = &c->topo;
+    const char *name, *size_note = bytes ? "" : " (size not known: taken as large)";
+    if (t->nodes <= 1) {
+        name = c->tr.mem & CK_MEM_SHM ? "twoshot" : "ring";
+        snprintf(why, cap, "auto: %s: the %d ranks share one node%s", name, c->size,
+                 c->tr.mem & CK_MEM_SHM ? " and map each other's memory (shm transport)" : "");
+    } else if (t->per_node > 1) {
+        const int small = bytes && bytes / (size_t)t->per_node < AUTO_SMALL;
+        name = small ? "hier:ring/rd" : "hier:ring/rabenseifner";
+        snprintf(why, cap, "auto: %s: %d %snodes of %d ranks: ring inside each node (%s), and across nodes %s on "
+                 "shards of %zu B%s", name, t->nodes, t->emulated ? "emulated " : "", t->per_node, c->tr.name,
+                 small ? "recursive doubling (a shard under 64 KiB is latency-bound)" : "Rabenseifner (2 log N steps, "
+                 "the ring's bytes)", bytes / (size_t)t->per_node, size_note);
+    } else {
+        const int small = bytes && bytes < AUTO_SMALL;
+        name = small ? "rd" : "rabenseifner";
+        snprintf(why, cap, "auto: %s: %d ranks on %d %snodes, %s: no shards that line up, so a flat algorithm with "
+                 "log p steps across the network%s", name, c->size, t->nodes, t->emulated ? "emulated " : "",
+                 t->per_node ? "one rank a node" : "uneven", size_note);
+    }
+    return ck_algo_find(name);
+}

@@ -90,6 +90,59 @@ static int find_nodes(ck_comm *c, int **node_of)
     return CK_SUCCESS;
 }
 
+/* The transport of the memory kind asked for (every rank asked for the
+ * same): shm on one node, mixed across nodes, mpi, or CUDA IPC. */
+static int transport_create(ck_comm *c, unsigned mem, const int *node_of)
+{
+    int rc;
+    c->asked_shm = (mem & CK_MEM_SHM) != 0;
+    if ((mem & CK_MEM_SHM) && c->topo.nodes > 1) {
+        /* Shared memory reaches the ranks of one node: inside each node
+         * shm, between nodes MPI (transport_mixed.c). Said once a process. */
+        static int said;
+        if (c->rank == 0 && !said++) {
+            fprintf(stderr, "collkit: the %d ranks span %d %snodes: the mixed transport (shm inside a node, mpi between "
+                    "nodes); oneshot and twoshot run as ring\n", c->size, c->topo.nodes, c->topo.emulated ? "emulated " : "");
+            fflush(stderr);
+        }
+        rc = ck_transport_mixed_create(c->mpi, node_of, &c->tr);
+    } else if (mem & CK_MEM_SHM) {
+        char why[256] = "";
+        rc = ck_transport_shm_create(c->mpi, &c->tr, why, sizeof why);
+        if (rc == CK_ERR_UNSUPPORTED) {
+            /* Every rank got the same answer (the transport agrees before it
+             * says no); one line per process is enough. */
+            static int said;
+            if (c->rank == 0 && !said++) {
+                fprintf(stderr, "collkit: the shm transport is not available (%s): using the mpi transport\n", why);
+                fflush(stderr);
+            }
+            rc = ck_transport_mpi_create(c->mpi, &c->tr);
+        }
+    } else if (mem == CK_MEM_HOST) {
+        rc = ck_transport_mpi_create(c->mpi, &c->tr);
+    } else {
+#ifdef COLLKIT_HAVE_CUDA
+        const char *why;
+        const ck_cuda_plugin_api *cu = ck_cuda_plugin(&why);
+        if (cu) {
+            rc = cu->transport_create(c->mpi, c->cfg.timeout_s, &c->tr);
+        } else {
+            /* Every rank tried the same files; one line per process is enough. */
+            static int said;
+            if (c->rank == 0 && !said++) {
+                fprintf(stderr, "collkit: CUDA support not available: %s\n", why);
+                fflush(stderr);
+            }
+            rc = CK_ERR_UNSUPPORTED;
+        }
+#else
+        rc = CK_ERR_UNSUPPORTED;
+#endif
+    }
+    return rc;
+}
+
 int ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out)
 {
     int rc;
@@ -141,56 +194,7 @@ int ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out)
         return CK_ERR_MISMATCH;
     }
     int *node_of = NULL;
-    if ((rc = find_nodes(c, &node_of))) {
-        MPI_Comm_free(&c->mpi);
-        comm_free(c);
-        return rc;
-    }
-    c->asked_shm = (mem & CK_MEM_SHM) != 0;
-    if ((mem & CK_MEM_SHM) && c->topo.nodes > 1) {
-        /* Shared memory reaches the ranks of one node: inside each node
-         * shm, between nodes MPI (transport_mixed.c). Said once a process. */
-        static int said;
-        if (c->rank == 0 && !said++) {
-            fprintf(stderr, "collkit: the %d ranks span %d %snodes: the mixed transport (shm inside a node, mpi between "
-                    "nodes); oneshot and twoshot run as ring\n", c->size, c->topo.nodes, c->topo.emulated ? "emulated " : "");
-            fflush(stderr);
-        }
-        rc = ck_transport_mixed_create(c->mpi, node_of, &c->tr);
-    } else if (mem & CK_MEM_SHM) {
-        char why[256] = "";
-        rc = ck_transport_shm_create(c->mpi, &c->tr, why, sizeof why);
-        if (rc == CK_ERR_UNSUPPORTED) {
-            /* Every rank got the same answer (the transport agrees before it
-             * says no); one line per process is enough. */
-            static int said;
-            if (c->rank == 0 && !said++) {
-                fprintf(stderr, "collkit: the shm transport is not available (%s): using the mpi transport\n", why);
-                fflush(stderr);
-            }
-            rc = ck_transport_mpi_create(c->mpi, &c->tr);
-        }
-    } else if (mem == CK_MEM_HOST) {
-        rc = ck_transport_mpi_create(c->mpi, &c->tr);
-    } else {
-#ifdef COLLKIT_HAVE_CUDA
-        const char *why;
-        const ck_cuda_plugin_api *cu = ck_cuda_plugin(&why);
-        if (cu) {
-            rc = cu->transport_create(c->mpi, c->cfg.timeout_s, &c->tr);
-        } else {
-            /* Every rank tried the same files; one line per process is enough. */
-            static int said;
-            if (c->rank == 0 && !said++) {
-                fprintf(stderr, "collkit: CUDA support not available: %s\n", why);
-                fflush(stderr);
-            }
-            rc = CK_ERR_UNSUPPORTED;
-        }
-#else
-        rc = CK_ERR_UNSUPPORTED;
-#endif
-    }
+    if (!(rc = find_nodes(c, &node_of))) rc = transport_create(c, mem, node_of);
     free(node_of);
     if (rc != CK_SUCCESS) {
         MPI_Comm_free(&c->mpi);

@@ -87,9 +87,8 @@ void ck_trace_add(ck_comm *comm, int kind, int peer, uint64_t bytes, double t0, 
 /* group.c: the map from a group's ranks to the job's, for its messages. */
 void ck_group_note(MPI_Comm comm, char *out, size_t cap);
 
-/* topo.c: a view's traffic becomes its parent's; the layouts by size. */
+/* group.c: a view's traffic becomes its parent's. */
 void ck_view_credit(ck_comm *view);
-void ck_topo_record(int p, const int *node_of);
 
 /* Shared by the communicator's files (comm.c, p2p.c, collective.c). */
 

@@ -62,6 +62,10 @@ int ck_transport_mpi_create(MPI_Comm mpi_comm, ck_transport *out);
 /* CK_ERR_UNSUPPORTED, with the reason in why, when the ranks are not all on
  * one node or shared memory is not available: the caller falls back to MPI. */
 int ck_transport_shm_create(MPI_Comm mpi_comm, ck_transport *out, char *why, size_t whylen);
+/* topo.c: a communicator's layout (node_of: the node of each of its p
+ * ranks), kept for the descriptors' count functions (ck_topo_of_size). */
+void ck_topo_record(int p, const int *node_of);
+
 /* transport_mixed.c. Mixed: shared memory between the ranks of one node
  * (node_of[q]: rank q's node), MPI between nodes; a node where shared
  * memory cannot be had uses MPI inside too. Collective over mpi_comm. */

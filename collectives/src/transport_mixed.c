@@ -23,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "collkit_group.h"
 #include "transport.h"
 
 typedef struct route {
@@ -215,7 +214,9 @@ static int node_shm(MPI_Comm comm, const int *node_of, int rank, int size, ck_tr
     int local = 0;
     for (int q = 0; q < size; q++) local += node_of[q] == node_of[rank];
     MPI_Comm node;
-    if (ck_mpi_split(comm, node_of[rank], rank, &node, "setting up the mixed transport")) return 0;
+    /* MPI_Comm_split has no bounded form: meet first (a rank that never comes ends the job, named). */
+    ck_watch_barrier(comm, "setting up the mixed transport");
+    if (MPI_Comm_split(comm, node_of[rank], rank, &node) != MPI_SUCCESS) return 0;
     char why[256];
     int ok = local > 1 && ck_transport_shm_create(node, shm, why, sizeof why) == CK_SUCCESS;
     MPI_Comm_free(&node);

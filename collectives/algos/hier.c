@@ -3,13 +3,15 @@
  * all-reduce of each rank's shard across nodes, all-gather inside the node
  * (the two-level all-reduce of Open MPI's han, NCCL's trees and Horovod's
  * hierarchical mode). It is written as a composition of registered
- * algorithms, and --algo names the parts:
+ * algorithms, and --algo names the parts, in a name that is itself a valid
+ * registry name (letters, digits, _ . -: a tool can write it in a file name
+ * or a results line):
  *
- *     hier                   hier:ring/ring
- *     hier:RS/AR             RS the reduce-scatter and the all-gather inside a node (both
+ *     hier                   hier.ring.ring
+ *     hier.RS.AR             RS the reduce-scatter and the all-gather inside a node (both
  *                            registries must have the name: ring, direct), AR the all-reduce
  *                            across nodes (any host algorithm: ring, rd, rabenseifner, tree ...)
- *     hier:RS+AG/AR          reduce-scatter and all-gather named apart: hier:halving+rd/rabenseifner
+ *     hier.RS-AG.AR          reduce-scatter and all-gather named apart: hier.halving-rd.rabenseifner
  *
  * Idea. A node's ranks talk over shared memory, nodes over a network that is
  * many times slower. A flat ring sends 2(p-1)/p·n per rank, and on a ring
@@ -254,18 +256,20 @@ static const struct fns {
  * (MPI's own collective) moves its bytes where no counter sees them. */
 static int usable(const ck_algo *a) { return a && (a->mem & CK_MEM_HOST) && a->bytes_sent && !(a->flags & CK_ALGO_REFERENCE); }
 
-/* "RS[+AG]/AR" into the parts; 0 when every part is a usable algorithm. */
+/* "RS[-AG].AR" into the parts; 0 when every part is a usable algorithm.
+ * The first '.' ends the node's part (no built-in reduce-scatter or
+ * all-gather has a '.' or '-' in its name); AR is the rest. */
 static int parse_parts(const char *spec, hier *h)
 {
-    char buf[64], *slash, *plus;
+    char buf[64], *dot, *dash;
     if (strlen(spec) >= sizeof buf) return -1;
     strcpy(buf, spec);
-    if (!(slash = strchr(buf, '/'))) return -1;
-    *slash = '\0';
-    if ((plus = strchr(buf, '+'))) *plus = '\0';
+    if (!(dot = strchr(buf, '.'))) return -1;
+    *dot = '\0';
+    if ((dash = strchr(buf, '-'))) *dash = '\0';
     h->rs = ck_coll_algo_find(CK_COLL_REDUCE_SCATTER, buf);
-    h->ag = ck_coll_algo_find(CK_COLL_ALLGATHER, plus ? plus + 1 : buf);
-    h->ar = strncmp(slash + 1, "hier", 4) ? ck_coll_algo_find(CK_COLL_ALLREDUCE, slash + 1) : NULL;
+    h->ag = ck_coll_algo_find(CK_COLL_ALLGATHER, dash ? dash + 1 : buf);
+    h->ar = strncmp(dot + 1, "hier", 4) ? ck_coll_algo_find(CK_COLL_ALLREDUCE, dot + 1) : NULL;
     return usable(h->rs) && usable(h->ag) && usable(h->ar) ? 0 : -1;
 }
 
@@ -274,7 +278,7 @@ static void fill(hier *h, int i, const char *name)
     snprintf(h->name, sizeof h->name, "%s", name);
     snprintf(h->summary, sizeof h->summary, "hierarchical: %s reduce-scatter + %s all-gather in each node, %s "
              "across nodes%s", h->rs->name, h->ag->name, h->ar->name,
-             i == 0 ? " (hier:RS[+AG]/AR picks the parts)" : "");
+             i == 0 ? " (hier.RS[-AG].AR picks the parts)" : "");
     snprintf(h->bytes_f, sizeof h->bytes_f, "intra: %s + %s of n on L; inter: %s of n/L on N", h->rs->bytes_formula,
              h->ag->bytes_formula, h->ar->bytes_formula);
     snprintf(h->cost_f, sizeof h->cost_f, "RS_L(n) + AG_L(n) on the node's link, AR_N(n/L) on the network: %s",
@@ -287,14 +291,14 @@ static void fill(hier *h, int i, const char *name)
                      .coll = CK_COLL_ALLREDUCE};
 }
 
-/* "hier:RS[+AG]/AR" (the registry asks for names it does not hold): its
+/* "hier.RS[-AG].AR" (the registry asks for names it does not hold): its
  * descriptor, made on first use; NULL for a composition that is not one. */
 const ck_algo *ck_hier_compose(const char *name)
 {
     for (int i = 1; i < NSLOTS; i++)
         if (slots[i].d.name && !strcmp(slots[i].name, name)) return &slots[i].d;
     hier h = {0};
-    if (strncmp(name, "hier:", 5) || parse_parts(name + 5, &h)) return NULL;
+    if (strncmp(name, "hier.", 5) || parse_parts(name + 5, &h)) return NULL;
     for (int i = 1; i < NSLOTS; i++)
         if (!slots[i].d.name) {
             slots[i] = h;
@@ -308,7 +312,7 @@ const ck_algo *ck_hier_compose(const char *name)
  * parts are looked up when the program starts. */
 const ck_algo ck_algo_hier = {
     .name = "hier",
-    .summary = "hierarchical: ring reduce-scatter + all-gather in each node, ring across nodes (hier:RS[+AG]/AR picks "
+    .summary = "hierarchical: ring reduce-scatter + all-gather in each node, ring across nodes (hier.RS[-AG].AR picks "
                "the parts)",
     .mem = CK_MEM_HOST,
     .bytes_formula = "intra: 2(L-1)/L * n; inter: 2(N-1)/N * n/L (L ranks a node, N nodes)",
@@ -322,7 +326,7 @@ const ck_algo ck_algo_hier = {
 
 __attribute__((constructor)) static void hier_defaults(void)
 {
-    parse_parts("ring/ring", &slots[0]);
+    parse_parts("ring.ring", &slots[0]);
     slots[0].d = ck_algo_hier;
 }
 

@@ -304,8 +304,8 @@ int            ck_coll_algo_parse_list(ck_coll coll, const char *spec, unsigned 
  * every rank of a communicator gets the same answer for the same bytes.
  *   one node        twoshot on the shm transport (the ranks map each other's
  *                   memory), else ring
- *   N nodes of L    hier:ring/rd where a shard (bytes / L) is under 64 KiB
- *   ranks (L > 1)   (latency across nodes), else hier:ring/rabenseifner
+ *   N nodes of L    hier.ring.rd where a shard (bytes / L) is under 64 KiB
+ *   ranks (L > 1)   (latency across nodes), else hier.ring.rabenseifner
  *   one rank a      rd under 64 KiB, else rabenseifner: the network's α
  *   node, uneven    makes the ring's 2(p-1) steps the dearest */
 const ck_algo *ck_algo_auto(ck_comm *comm, size_t bytes, char *why, size_t cap);

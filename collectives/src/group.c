@@ -217,7 +217,7 @@ const ck_algo *ck_algo_auto(ck_comm *c, size_t bytes, char *why, size_t cap)
                  c->tr.mem & CK_MEM_SHM ? " and map each other's memory (shm transport)" : "");
     } else if (t->per_node > 1) {
         const int small = bytes && bytes / (size_t)t->per_node < AUTO_SMALL;
-        name = small ? "hier:ring/rd" : "hier:ring/rabenseifner";
+        name = small ? "hier.ring.rd" : "hier.ring.rabenseifner";
         snprintf(why, cap, "auto: %s: %d %snodes of %d ranks: ring inside each node (%s), and across nodes %s on "
                  "shards of %zu B%s", name, t->nodes, t->emulated ? "emulated " : "", t->per_node, c->tr.name,
                  small ? "recursive doubling (a shard under 64 KiB is latency-bound)" : "Rabenseifner (2 log N steps, "

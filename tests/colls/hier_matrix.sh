@@ -13,7 +13,7 @@ set -u
 mode=$1 C=$2 V=$3; shift 3
 launcher=("$@")
 export COLLKIT_TIMEOUT=${COLLKIT_TIMEOUT:-30}
-args=(--algo hier,hier:ring/rd,hier:halving+rd/rabenseifner --count 0,1,5,1021 --dtype f64,i32 --op sum,max
+args=(--algo hier,hier.ring.rd,hier.halving-rd.rabenseifner --count 0,1,5,1021 --dtype f64,i32 --op sum,max
       --inplace both)
 fail=0 runs=0
 d=$(mktemp -d)

@@ -65,6 +65,7 @@ static void comm_free(ck_comm *c)
     free(c->agree_lost);
     free(c->agree);
     free(c->cfg_view);
+    free(c->to_parent);
     free(c);
 }
 

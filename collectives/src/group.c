@@ -130,6 +130,24 @@ int ck_comm_split_nodes(ck_comm *c, ck_comm **node, ck_comm **cross)
 
 /* ------------------------------------------------------------ views */
 
+/* out[i]: rank i of sub's rank in parent. Local. */
+static int ranks_in_parent(MPI_Comm sub, MPI_Comm parent, int *out)
+{
+    int q;
+    MPI_Comm_size(sub, &q);
+    int *mine = malloc((size_t)q * sizeof *mine);
+    if (!mine) return CK_ERR_NOMEM;
+    MPI_Group g, pg;
+    MPI_Comm_group(sub, &g);
+    MPI_Comm_group(parent, &pg);
+    for (int i = 0; i < q; i++) mine[i] = i;
+    MPI_Group_translate_ranks(g, q, mine, pg, out);
+    MPI_Group_free(&g);
+    MPI_Group_free(&pg);
+    free(mine);
+    return CK_SUCCESS;
+}
+
 /* A view over `sub` (a split of the parent's MPI communicator, owned by the
  * view from here on): the parent's settings, the parent's transport. */
 static int view_make(ck_comm *parent, MPI_Comm sub, ck_comm **out)
@@ -147,10 +165,13 @@ static int view_make(ck_comm *parent, MPI_Comm sub, ck_comm **out)
         v->msg_bound = UINT64_MAX;
         v->parent = parent;
         ck_group_note(sub, v->group_note, sizeof v->group_note);
-        rc = v->cfg_view && v->agree ? ck_transport_view_create(&parent->tr, parent->mpi, sub, &v->tr) : CK_ERR_NOMEM;
+        v->to_parent = malloc((size_t)v->size * sizeof *v->to_parent);
+        rc = v->cfg_view && v->agree && v->to_parent ? CK_SUCCESS : CK_ERR_NOMEM;
+        if (!rc) rc = ranks_in_parent(sub, parent->mpi, v->to_parent);
+        if (!rc) rc = ck_transport_view_create(&parent->tr, v->to_parent, v->size, &v->tr);
     }
     if (rc) {
-        if (v) { free(v->cfg_view); free(v->agree); free(v); }
+        if (v) { free(v->cfg_view); free(v->agree); free(v->to_parent); free(v); }
         MPI_Comm_free(&sub);
         return rc;
     }

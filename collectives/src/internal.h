@@ -75,7 +75,8 @@ struct ck_comm {
 
     ck_topo      topo;           /* the nodes, found at creation (topo.c) */
     int          asked_shm;      /* shm was asked for: oneshot/twoshot fall back to ring where it could not be had */
-    struct ck_comm *parent;      /* a view's (topo.c): whose transport it uses and whose traffic it counts */
+    struct ck_comm *parent;      /* a view's (group.c): whose transport it uses and whose traffic it counts */
+    int         *to_parent;      /* a view's: its ranks' ranks in the parent (the watcher sees them there) */
 
     char         errmsg[512];
     char         group_note[160];  /* group.c: " [group ranks 0-1 are world ranks 2,3]", or "" */

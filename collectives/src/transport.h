@@ -70,9 +70,9 @@ void ck_topo_record(int p, const int *node_of);
  * (node_of[q]: rank q's node), MPI between nodes; a node where shared
  * memory cannot be had uses MPI inside too. Collective over mpi_comm. */
 int ck_transport_mixed_create(MPI_Comm mpi_comm, const int *node_of, ck_transport *out);
-/* A view: the ranks of sub (a split of parent_comm) on the parent's transport,
- * which it does not own. Local. */
-int ck_transport_view_create(const ck_transport *parent, MPI_Comm parent_comm, MPI_Comm sub, ck_transport *out);
+/* A view: `size` ranks of a parent communicator (to_parent[i]: rank i's
+ * rank there) on the parent's transport, which it does not own. Local. */
+int ck_transport_view_create(const ck_transport *parent, const int *to_parent, int size, ck_transport *out);
 #ifdef COLLKIT_HAVE_CUDA
 int ck_transport_cuda_create(MPI_Comm mpi_comm, double timeout_s, ck_transport *out);
 int ck_cuda_gpu_count(int *ndev, char *why, size_t whylen);   /* in the CUDA plug-in: see ck_gpu_count */

@@ -97,7 +97,11 @@ static int transport_create(ck_comm *c, unsigned mem, const int *node_of)
 {
     int rc;
     c->asked_shm = (mem & CK_MEM_SHM) != 0;
-    if ((mem & CK_MEM_SHM) && c->topo.nodes > 1) {
+    /* Every rank a node of its own on real nodes (SimGrid SMPI's hosts, a
+     * one-slot hostfile) has no pair to share memory: the shm transport's own
+     * refusal below says so, and MPI it is. */
+    const int spans = c->topo.nodes > 1 && (c->topo.nodes < c->size || c->topo.emulated);
+    if ((mem & CK_MEM_SHM) && spans) {
         /* Shared memory reaches the ranks of one node: inside each node
          * shm, between nodes MPI (transport_mixed.c). Said once a process. */
         static int said;

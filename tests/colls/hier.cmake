@@ -9,6 +9,7 @@
 #   colls.hier.catches_shard a broken copy of hier (broken_hier.c) must fail at 2 x 2
 #   colls.hier.control       ... and hier itself pass in that same program
 #   colls.hier.bad_k         COLLKIT_RANKS_PER_NODE that does not divide p: refused, named
+#   colls.hier.topo          the layout arithmetic (round-robin, uneven), hier's counts and names
 set(_hier_launch ${MPIEXEC_EXECUTABLE} ${COLLKIT_MPIRUN_FLAGS})
 foreach(_mode quick full)
   set(_name colls.hier.matrix)
@@ -45,3 +46,9 @@ collkit_add_mpi_test(NAME colls.hier.bad_k NP 4 TIMEOUT 60 LABELS colls
                      COMMAND $<TARGET_FILE:collcheck> --algo hier --count 5
                      EXPECT_FAILURE "COLLKIT_RANKS_PER_NODE=3 does not divide the job's 4 ranks")
 set_property(TEST colls.hier.bad_k APPEND PROPERTY ENVIRONMENT "COLLKIT_RANKS_PER_NODE=3")
+
+# The layout's arithmetic and hier's counts and names, without MPI (test_topo.c).
+add_executable(test_topo test_topo.c)
+target_link_libraries(test_topo PRIVATE collkit_check)
+add_test(NAME colls.hier.topo COMMAND test_topo)
+set_tests_properties(colls.hier.topo PROPERTIES TIMEOUT 60 LABELS colls)

@@ -267,6 +267,7 @@ static int run_collective(ck_comm *c, const ck_algo *algo, ck_coll coll, const v
         sendbuf = coll == CK_COLL_ALLGATHER ? (char *)recvbuf + off * ck_dtype_size(dt) : recvbuf;
     }
 
+    if (c->parent) c->ev_cap = c->parent->ev_cap != 0;   /* a view traces into its parent (ck_trace_add) */
     double t0 = c->ev_cap ? ck_now() : 0.0;
     tr_arm(c);
     c->algo_name = algo->name;
@@ -297,7 +298,7 @@ static int run_collective(ck_comm *c, const ck_algo *algo, ck_coll coll, const v
     }
     ck_step(c, 0, NULL);
     c->msg_bound = UINT64_MAX;   /* point-to-point calls outside ck_allreduce have no declared bound */
-    if (c->ev_cap) ck_trace_add(c, CK_EV_CALL, -1, count * ck_dtype_size(dt), t0, ck_now());
+    if (c->ev_cap && !c->parent) ck_trace_add(c, CK_EV_CALL, -1, count * ck_dtype_size(dt), t0, ck_now());
     c->algo_name = NULL;
     return rc;
 }

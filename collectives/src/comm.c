@@ -310,9 +310,12 @@ void ck_trace_clear(ck_comm *c) { c->ev_n = c->ev_dropped = 0; }
 
 void ck_trace_add(ck_comm *c, int kind, int peer, uint64_t bytes, double t0, double t1)
 {
-    if (!c->ev_cap) return;
-    if (c->ev_n == c->ev_cap) { c->ev_dropped++; return; }
-    c->events[c->ev_n++] = (ck_event){kind, peer, c->step, c->phase, bytes, t0, t1};
+    /* A view's events are its parent's, in the parent's ranks (group.c). */
+    ck_comm *to = c->parent ? c->parent : c;
+    if (c->parent && peer >= 0) peer = c->to_parent[peer];
+    if (!to->ev_cap) return;
+    if (to->ev_n == to->ev_cap) { to->ev_dropped++; return; }
+    to->events[to->ev_n++] = (ck_event){kind, peer, c->step, c->phase, bytes, t0, t1};
 }
 
 const char *ck_event_kind_name(int kind)

@@ -232,6 +232,14 @@ const ck_algo *ck_algo_auto(ck_comm *c, size_t bytes, char *why, size_t cap)
 {
     const ck_topo *t = &c->topo;
     const char *name, *size_note = bytes ? "" : " (size not known: taken as large)";
+#ifdef COLLKIT_SMPI
+    /* Simulated ranks are hosts of their own, and the platform, not a
+     * placement, decides which links are dear: make sim-bench measures it. */
+    if (t->nodes > 1) {
+        snprintf(why, cap, "auto: ring: %d simulated ranks (SimGrid SMPI), each a host of its own", c->size);
+        return ck_algo_find("ring");
+    }
+#endif
     if (t->nodes <= 1) {
         name = c->tr.mem & CK_MEM_SHM ? "twoshot" : "ring";
         snprintf(why, cap, "auto: %s: the %d ranks share one node%s", name, c->size,

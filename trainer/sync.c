@@ -228,9 +228,11 @@ void tt_plan_free(tt_plan *pl)
     tt_plan_data_parallel(pl, pl->world);
 }
 
-/* The host all-reduce: a named algorithm, or for auto the single-copy
- * twoshot where the ranks map each other's memory (the fastest host
- * all-reduce of a gradient-sized buffer in make bench), else the ring. The
+/* The host all-reduce: a named algorithm, or for auto the library's choice
+ * from the transport and the nodes (ck_algo_auto: on one node the
+ * single-copy twoshot where the ranks map each other's memory, the fastest
+ * host all-reduce of a gradient-sized buffer in make bench, else the ring;
+ * across nodes the hierarchical all-reduce, the reason said). The
  * device path's host communicator only broadcasts and sums: ring. A named
  * algorithm is checked again against the transport the communicator got:
  * shm asked for across nodes falls back to mpi, where the single-copy
@@ -240,7 +242,12 @@ static int pick_algo(tt_sync *s, const tt_sync_cfg *cfg, char *err, size_t cap)
     char aerr[1024];
     int nalgo = 0;
     s->algo_auto = !strcmp(cfg->algo, "auto");
-    const char *name = s->algo_auto ? (ck_comm_mem(s->comm) & CK_MEM_SHM ? "twoshot" : "ring") : cfg->algo;
+    char why[320];
+    const char *name = s->algo_auto ? ck_algo_auto(s->comm, s->model->nparams * sizeof(float), why, sizeof why)->name
+                                    : cfg->algo;
+    ck_topo topo;
+    ck_comm_topo(s->comm, &topo);
+    if (s->algo_auto && topo.nodes > 1 && s->plan.dp_rank == 0) fprintf(stderr, "tagtrain: --algo %s\n", why);
     if (cfg->device) name = "ring";
     if (!ck_algo_parse_list(name, ck_comm_mem(s->comm), &s->algo, 1, &nalgo, aerr, sizeof aerr)) return 0;
     if (s->plan.dp_rank == 0)

@@ -105,13 +105,23 @@ static void oneshot_diagnose(const ck_fault *f, char *out, size_t cap)
                  "its input was in place (a barrier or a half out of step)", f->missing, f->rank, f->missing);
 }
 
+/* The descriptor's counts: the ring's where the ranks span nodes (ck_sym_runs_as). */
+static uint64_t oneshot_bytes_here(int p, int r, size_t count, size_t es, const ck_config *cfg)
+{
+    return ck_sym_count(p, r, count, es, cfg, 0, oneshot_bytes);
+}
+static uint64_t oneshot_msgs_here(int p, int r, size_t count, size_t es, const ck_config *cfg)
+{
+    return ck_sym_count(p, r, count, es, cfg, 1, no_msgs);
+}
+
 const ck_algo ck_algo_oneshot = {
     .name = "oneshot",
     .summary = "every rank loads all peers' mapped buffers and reduces in rank order (small messages)",
     .mem = CK_SYM_MEM,
     .bytes_formula = "(p-1) * n (read by peers)",
-    .bytes_sent = oneshot_bytes,
-    .msgs_sent = no_msgs,
+    .bytes_sent = oneshot_bytes_here,
+    .msgs_sent = oneshot_msgs_here,
     .cost_formula = "2L·α + (p-1)·n·β + (p-1)·n·γ, L = ⌈n / 4 MiB⌉ launches",
     .cost = oneshot_cost,
     .diagnose = oneshot_diagnose,

@@ -17,6 +17,7 @@
 #define COLLKIT_SINGLE_COPY_H
 
 #include "collkit_algo.h"
+#include "collkit_group.h"   /* ck_topo_of_size */
 
 #ifdef __cplusplus
 extern "C" {
@@ -32,6 +33,26 @@ extern "C" {
 #else
 #define CK_SYM_MEM CK_MEM_SHM
 #endif
+
+/* Where the ranks span nodes (the mixed transport, or MPI after a fallback)
+ * a oneshot or twoshot call runs as ring (collective.c): its count is the
+ * ring's then. NULL on one node. */
+static inline const ck_algo *ck_sym_runs_as(int p, int rank)
+{
+    ck_topo t;
+    ck_topo_of_size(p, rank, &t);
+    return t.nodes > 1 ? ck_algo_find("ring") : NULL;
+}
+
+/* A descriptor's count (msgs: the messages, else the bytes): the ring's
+ * where the ranks span nodes, else `own`'s. */
+static inline uint64_t ck_sym_count(int p, int r, size_t count, size_t es, const ck_config *cfg, int msgs,
+                                    ck_count_fn own)
+{
+    const ck_algo *ring = ck_sym_runs_as(p, r);
+    if (!ring) return own(p, r, count, es, cfg);
+    return (msgs ? ring->msgs_sent : ring->bytes_sent)(p, r, count, es, cfg);
+}
 
 /* Elements one launch reduces: the input is cut into launches of this many. */
 static inline size_t ck_sym_launch_elems(size_t esize) { return CK_SYM_HALF / esize; }

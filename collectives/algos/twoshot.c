@@ -126,13 +126,23 @@ static void twoshot_diagnose(const ck_fault *f, char *out, size_t cap)
     if (q != f->rank) ck_sbuf_add(&sb, "; rank %d loads the result from rank %d's buffer in the all-gather", f->rank, q);
 }
 
+/* The descriptor's counts: the ring's where the ranks span nodes (ck_sym_runs_as). */
+static uint64_t twoshot_bytes_here(int p, int r, size_t count, size_t es, const ck_config *cfg)
+{
+    return ck_sym_count(p, r, count, es, cfg, 0, twoshot_bytes);
+}
+static uint64_t twoshot_msgs_here(int p, int r, size_t count, size_t es, const ck_config *cfg)
+{
+    return ck_sym_count(p, r, count, es, cfg, 1, no_msgs);
+}
+
 const ck_algo ck_algo_twoshot = {
     .name = "twoshot",
     .summary = "reduce-scatter + all-gather by loads from peers' mapped buffers, 2 barriers",
     .mem = CK_SYM_MEM,
     .bytes_formula = "2(p-1)/p * n (read by peers)",
-    .bytes_sent = twoshot_bytes,
-    .msgs_sent = no_msgs,
+    .bytes_sent = twoshot_bytes_here,
+    .msgs_sent = twoshot_msgs_here,
     .cost_formula = "3L·α + 2(p-1)/p·n·β + (p-1)/p·n·γ, L = ⌈n / 4 MiB⌉ launches",
     .cost = twoshot_cost,
     .diagnose = twoshot_diagnose,

@@ -121,12 +121,18 @@ typedef struct ck_config {
 /* Create a communicator over the ranks of `mpi_comm` (which is duplicated).
  * mem selects the transport: CK_MEM_HOST -> MPI transport (host buffers),
  * CK_MEM_SHM (or CK_MEM_HOST | CK_MEM_SHM) -> shared-memory transport (host
- * buffers, every rank on one node; ranks on several nodes, or too little
- * shared memory for the staging slots, fall back to the MPI transport with a
- * message on stderr: ck_comm_transport_name says which one you got),
+ * buffers, every rank on one node; ranks on several nodes get the mixed
+ * transport: shm inside each node, MPI between nodes, memory kind
+ * CK_MEM_HOST, where oneshot and twoshot run as ring; too little shared
+ * memory for the staging slots, or every rank a node of its own, falls back
+ * to the MPI transport; each said once on stderr: ck_comm_transport_name
+ * says which one you got, "shm", "mixed" or "mpi"; docs/hier.md),
  * CK_MEM_CUDA -> CUDA IPC transport (device buffers; CK_ERR_UNSUPPORTED when
- * collkit was built without CUDA or no device is present). Collective, and
- * bounded by the watchdog (a rank that never comes ends the job, named). */
+ * collkit was built without CUDA or no device is present). Every kind finds
+ * the nodes first (collkit_group.h: ck_comm_topo; COLLKIT_RANKS_PER_NODE
+ * emulates them, and a value the ranks refuse fails the call with
+ * CK_ERR_INVALID_ARG, the reason on stderr). Collective, and bounded by the
+ * watchdog (a rank that never comes ends the job, named). */
 int  ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out);
 void ck_comm_destroy(ck_comm *comm);           /* collective; NULL is fine */
 
@@ -140,7 +146,7 @@ int ck_gpu_count(int *ndev, char *why, size_t whylen);
 int         ck_comm_rank(const ck_comm *comm);
 int         ck_comm_size(const ck_comm *comm);
 unsigned    ck_comm_mem(const ck_comm *comm);              /* CK_MEM_HOST, CK_MEM_HOST | CK_MEM_SHM, or CK_MEM_CUDA */
-const char *ck_comm_transport_name(const ck_comm *comm);   /* "mpi", "shm", "cuda-ipc" */
+const char *ck_comm_transport_name(const ck_comm *comm);   /* "mpi", "shm", "mixed", "cuda-ipc" */
 MPI_Comm    ck_comm_mpi(const ck_comm *comm);              /* the private duplicate; for reference algorithms and tools */
 /* The settings, to read: a copy, refreshed on every call, so that writing
  * through it (a cast away from const) changes nothing. Programs and tools
@@ -297,6 +303,19 @@ const ck_algo *ck_coll_algo_at(ck_coll coll, int i);
 void           ck_coll_algo_print_table(ck_coll coll, FILE *out);
 int            ck_coll_algo_parse_list(ck_coll coll, const char *spec, unsigned mem, const ck_algo **out, int max,
                                        int *n, char *err, size_t errlen);
+
+/* --algo auto: the all-reduce to run `bytes` (0: not known; taken as large)
+ * on this communicator, chosen from its transport and its nodes
+ * (collkit_group.h: ck_comm_topo), with one line saying why in `why`. Local;
+ * every rank of a communicator gets the same answer for the same bytes.
+ *   one node        twoshot on the shm transport (the ranks map each other's
+ *                   memory), else ring
+ *   N nodes of L    hier.ring.rd where a shard (bytes / L) is under 64 KiB
+ *   ranks (L > 1)   (latency across nodes), else hier.ring.rabenseifner
+ *   one rank a      rd under 64 KiB, else rabenseifner: the network's α
+ *   node, uneven    makes the ring's 2(p-1) steps the dearest
+ *   SimGrid SMPI    ring (every simulated rank is a host of its own) */
+const ck_algo *ck_algo_auto(ck_comm *comm, size_t bytes, char *why, size_t cap);
 
 /* ------------------------------------------------------------ all-reduce */
 

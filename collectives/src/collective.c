@@ -216,6 +216,26 @@ static int check_local_args(ck_comm *c, const ck_algo *algo, ck_coll coll, const
     return CK_SUCCESS;
 }
 
+/* oneshot and twoshot load from their peers' memory, which ranks on other
+ * nodes cannot map: on a communicator that asked for shm and got the mixed
+ * transport (ranks on several nodes) or MPI, they run as ring, on every
+ * rank alike (the transport is agreed), said once. Their descriptors count
+ * the ring's traffic there (ck_topo_of_size), so the checker passes them. */
+static const ck_algo *single_node_fallback(ck_comm *c, const ck_algo *algo, ck_coll coll)
+{
+    if (!algo || coll != CK_COLL_ALLREDUCE || algo->coll != coll || !c->asked_shm || (algo->mem & c->tr.mem) ||
+        !(algo->mem & CK_MEM_SHM))
+        return algo;
+    const ck_algo *ring = ck_algo_find("ring");
+    static int said;
+    if (ring && c->rank == 0 && !said++) {
+        fprintf(stderr, "collkit: %s needs every rank on one node (the %s transport here): it runs as ring\n",
+                algo->name, c->tr.name);
+        fflush(stderr);
+    }
+    return ring ? ring : algo;
+}
+
 /* One call of any collective: validation, the body, the checks after it.
  * The buffers reach the body as collkit.h's ck_allreduce_fn describes: in
  * place, a reduce-scatter gets the whole buffer and its own block of it, an
@@ -226,6 +246,7 @@ static int run_collective(ck_comm *c, const ck_algo *algo, ck_coll coll, const v
     if (!c) return CK_ERR_INVALID_ARG;
     ck_before_algorithms();
     c->errmsg[0] = '\0';
+    algo = single_node_fallback(c, algo, coll);
     int rc = check_local_args(c, algo, coll, sendbuf, recvbuf, count, dt, op);
     if (c->cfg.validate) rc = validate_across_ranks(c, coll, rc, count, dt, op, algo);
     if (rc) return rc;
@@ -246,6 +267,7 @@ static int run_collective(ck_comm *c, const ck_algo *algo, ck_coll coll, const v
         sendbuf = coll == CK_COLL_ALLGATHER ? (char *)recvbuf + off * ck_dtype_size(dt) : recvbuf;
     }
 
+    if (c->parent) c->ev_cap = c->parent->ev_cap != 0;   /* a view traces into its parent (ck_trace_add) */
     double t0 = c->ev_cap ? ck_now() : 0.0;
     tr_arm(c);
     c->algo_name = algo->name;
@@ -259,6 +281,7 @@ static int run_collective(ck_comm *c, const ck_algo *algo, ck_coll coll, const v
     c->running = 1;
     rc = algo->run(c, sendbuf, recvbuf, count, dt, op == CK_AVG ? CK_SUM : op);
     c->running = 0;
+    if (c->parent) ck_view_credit(c);   /* a view's bytes went over its parent's transport */
     if (!rc && c->protocol[0]) rc = ck_fail(c, CK_ERR_PROTOCOL, "%s", c->protocol);
     rc = check_leaks(c, algo, rc, posted, completed, cancelled);
     if (!rc) rc = ck_sync(c);
@@ -275,7 +298,7 @@ static int run_collective(ck_comm *c, const ck_algo *algo, ck_coll coll, const v
     }
     ck_step(c, 0, NULL);
     c->msg_bound = UINT64_MAX;   /* point-to-point calls outside ck_allreduce have no declared bound */
-    if (c->ev_cap) ck_trace_add(c, CK_EV_CALL, -1, count * ck_dtype_size(dt), t0, ck_now());
+    if (c->ev_cap && !c->parent) ck_trace_add(c, CK_EV_CALL, -1, count * ck_dtype_size(dt), t0, ck_now());
     c->algo_name = NULL;
     return rc;
 }

@@ -65,7 +65,87 @@ static void comm_free(ck_comm *c)
     free(c->agree_lost);
     free(c->agree);
     free(c->cfg_view);
+    free(c->to_parent);
     free(c);
+}
+
+/* The nodes of the communicator (topo.c), recorded for the descriptors'
+ * count functions. A COLLKIT_RANKS_PER_NODE every rank refuses alike is
+ * the communicator's failure, said once by rank 0. */
+static int find_nodes(ck_comm *c, int **node_of)
+{
+    char why[256];
+    *node_of = malloc((size_t)c->size * sizeof **node_of);
+    if (!*node_of) return CK_ERR_NOMEM;
+    int rc = ck_mpi_topo(c->mpi, &c->topo, *node_of, why, sizeof why);
+    if (rc) {
+        if (c->rank == 0) {
+            fprintf(stderr, "collkit: ck_comm_create: %s\n", why);
+            fflush(stderr);
+        }
+        free(*node_of);
+        *node_of = NULL;
+        return rc;
+    }
+    ck_topo_record(c->size, *node_of);
+    return CK_SUCCESS;
+}
+
+/* The transport of the memory kind asked for (every rank asked for the
+ * same): shm on one node, mixed across nodes, mpi, or CUDA IPC. */
+static int transport_create(ck_comm *c, unsigned mem, const int *node_of)
+{
+    int rc;
+    c->asked_shm = (mem & CK_MEM_SHM) != 0;
+    /* Every rank a node of its own on real nodes (SimGrid SMPI's hosts, a
+     * one-slot hostfile) has no pair to share memory: the shm transport's own
+     * refusal below says so, and MPI it is. */
+    const int spans = c->topo.nodes > 1 && (c->topo.nodes < c->size || c->topo.emulated);
+    if ((mem & CK_MEM_SHM) && spans) {
+        /* Shared memory reaches the ranks of one node: inside each node
+         * shm, between nodes MPI (transport_mixed.c). Said once a process. */
+        static int said;
+        if (c->rank == 0 && !said++) {
+            fprintf(stderr, "collkit: the %d ranks span %d %snodes: the mixed transport (shm inside a node, mpi between "
+                    "nodes); oneshot and twoshot run as ring\n", c->size, c->topo.nodes, c->topo.emulated ? "emulated " : "");
+            fflush(stderr);
+        }
+        rc = ck_transport_mixed_create(c->mpi, node_of, &c->tr);
+    } else if (mem & CK_MEM_SHM) {
+        char why[256] = "";
+        rc = ck_transport_shm_create(c->mpi, &c->tr, why, sizeof why);
+        if (rc == CK_ERR_UNSUPPORTED) {
+            /* Every rank got the same answer (the transport agrees before it
+             * says no); one line per process is enough. */
+            static int said;
+            if (c->rank == 0 && !said++) {
+                fprintf(stderr, "collkit: the shm transport is not available (%s): using the mpi transport\n", why);
+                fflush(stderr);
+            }
+            rc = ck_transport_mpi_create(c->mpi, &c->tr);
+        }
+    } else if (mem == CK_MEM_HOST) {
+        rc = ck_transport_mpi_create(c->mpi, &c->tr);
+    } else {
+#ifdef COLLKIT_HAVE_CUDA
+        const char *why;
+        const ck_cuda_plugin_api *cu = ck_cuda_plugin(&why);
+        if (cu) {
+            rc = cu->transport_create(c->mpi, c->cfg.timeout_s, &c->tr);
+        } else {
+            /* Every rank tried the same files; one line per process is enough. */
+            static int said;
+            if (c->rank == 0 && !said++) {
+                fprintf(stderr, "collkit: CUDA support not available: %s\n", why);
+                fflush(stderr);
+            }
+            rc = CK_ERR_UNSUPPORTED;
+        }
+#else
+        rc = CK_ERR_UNSUPPORTED;
+#endif
+    }
+    return rc;
 }
 
 int ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out)
@@ -118,40 +198,9 @@ int ck_comm_create(MPI_Comm mpi_comm, unsigned mem, ck_comm **out)
         comm_free(c);
         return CK_ERR_MISMATCH;
     }
-    if (mem & CK_MEM_SHM) {
-        char why[256] = "";
-        rc = ck_transport_shm_create(c->mpi, &c->tr, why, sizeof why);
-        if (rc == CK_ERR_UNSUPPORTED) {
-            /* Every rank got the same answer (the transport agrees before it
-             * says no); one line per process is enough. */
-            static int said;
-            if (c->rank == 0 && !said++) {
-                fprintf(stderr, "collkit: the shm transport is not available (%s): using the mpi transport\n", why);
-                fflush(stderr);
-            }
-            rc = ck_transport_mpi_create(c->mpi, &c->tr);
-        }
-    } else if (mem == CK_MEM_HOST) {
-        rc = ck_transport_mpi_create(c->mpi, &c->tr);
-    } else {
-#ifdef COLLKIT_HAVE_CUDA
-        const char *why;
-        const ck_cuda_plugin_api *cu = ck_cuda_plugin(&why);
-        if (cu) {
-            rc = cu->transport_create(c->mpi, c->cfg.timeout_s, &c->tr);
-        } else {
-            /* Every rank tried the same files; one line per process is enough. */
-            static int said;
-            if (c->rank == 0 && !said++) {
-                fprintf(stderr, "collkit: CUDA support not available: %s\n", why);
-                fflush(stderr);
-            }
-            rc = CK_ERR_UNSUPPORTED;
-        }
-#else
-        rc = CK_ERR_UNSUPPORTED;
-#endif
-    }
+    int *node_of = NULL;
+    if (!(rc = find_nodes(c, &node_of))) rc = transport_create(c, mem, node_of);
+    free(node_of);
     if (rc != CK_SUCCESS) {
         MPI_Comm_free(&c->mpi);
         comm_free(c);
@@ -261,9 +310,12 @@ void ck_trace_clear(ck_comm *c) { c->ev_n = c->ev_dropped = 0; }
 
 void ck_trace_add(ck_comm *c, int kind, int peer, uint64_t bytes, double t0, double t1)
 {
-    if (!c->ev_cap) return;
-    if (c->ev_n == c->ev_cap) { c->ev_dropped++; return; }
-    c->events[c->ev_n++] = (ck_event){kind, peer, c->step, c->phase, bytes, t0, t1};
+    /* A view's events are its parent's, in the parent's ranks (group.c). */
+    ck_comm *to = c->parent ? c->parent : c;
+    if (c->parent && peer >= 0) peer = c->to_parent[peer];
+    if (!to->ev_cap) return;
+    if (to->ev_n == to->ev_cap) { to->ev_dropped++; return; }
+    to->events[to->ev_n++] = (ck_event){kind, peer, c->step, c->phase, bytes, t0, t1};
 }
 
 const char *ck_event_kind_name(int kind)

@@ -12,6 +12,7 @@
  * ranks 2 and 3 would send its reader to the wrong processes.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "collkit_group.h"
 #include "internal.h"
@@ -79,4 +80,183 @@ int ck_mesh_2d(int p, int T, int rank, ck_mesh *m, char *why, size_t cap)
     *m = (ck_mesh){.p = p, .T = T, .D = p / T, .mp_color = rank / T, .mp_rank = rank % T, .dp_color = rank % T,
                    .dp_rank = rank / T};
     return 0;
+}
+
+/* ------------------------------------------------------------ nodes
+ *
+ * The layout itself is topo.c's (found when the communicator is made). Here:
+ * the groups by node, and views — a communicator over some ranks of a
+ * parent (its node group, its cross-node group) that moves its bytes on the
+ * PARENT's transport (transport_mixed.c's router maps the view's ranks to
+ * the parent's): a message between two ranks of one node goes over shared
+ * memory where the parent's transport is mixed or shm, over MPI otherwise,
+ * and every byte a part sends is credited to the parent's counters when the
+ * part returns (collective.c), so the checker's traffic check and
+ * collbench's counters see a composed algorithm (hier.c) like any other.
+ */
+
+int ck_comm_topo(ck_comm *c, ck_topo *t)
+{
+    if (!c || !t) return CK_ERR_INVALID_ARG;
+    *t = c->topo;
+    return CK_SUCCESS;
+}
+
+/* ------------------------------------------------------------ groups by node */
+
+int ck_mpi_split_nodes(MPI_Comm comm, MPI_Comm *node, MPI_Comm *cross, ck_topo *t, char *why, size_t cap)
+{
+    *node = *cross = MPI_COMM_NULL;
+    int rc = ck_mpi_topo(comm, t, NULL, why, cap);
+    if (!rc) rc = ck_mpi_split(comm, t->node, t->local_rank, node, "splitting by node");
+    if (!rc) rc = ck_mpi_split(comm, t->local_rank, t->cross_rank, cross, "splitting by node");
+    if (rc && !why[0]) snprintf(why, cap, "MPI_Comm_split failed");
+    return rc;
+}
+
+int ck_comm_split_nodes(ck_comm *c, ck_comm **node, ck_comm **cross)
+{
+    if (!c || !node || !cross) return CK_ERR_INVALID_ARG;
+    *node = *cross = NULL;
+    const ck_topo *t = &c->topo;
+    int rc = ck_comm_split(c, t->node, t->local_rank, node);
+    if (!rc) rc = ck_comm_split(c, t->local_rank, t->cross_rank, cross);
+    if (rc) {
+        ck_comm_destroy(*node);
+        *node = NULL;
+    }
+    return rc;
+}
+
+/* ------------------------------------------------------------ views */
+
+/* out[i]: rank i of sub's rank in parent. Local. */
+static int ranks_in_parent(MPI_Comm sub, MPI_Comm parent, int *out)
+{
+    int q;
+    MPI_Comm_size(sub, &q);
+    int *mine = malloc((size_t)q * sizeof *mine);
+    if (!mine) return CK_ERR_NOMEM;
+    MPI_Group g, pg;
+    MPI_Comm_group(sub, &g);
+    MPI_Comm_group(parent, &pg);
+    for (int i = 0; i < q; i++) mine[i] = i;
+    MPI_Group_translate_ranks(g, q, mine, pg, out);
+    MPI_Group_free(&g);
+    MPI_Group_free(&pg);
+    free(mine);
+    return CK_SUCCESS;
+}
+
+/* A view over `sub` (a split of the parent's MPI communicator, owned by the
+ * view from here on): the parent's settings, the parent's transport. */
+static int view_make(ck_comm *parent, MPI_Comm sub, ck_comm **out)
+{
+    ck_comm *v = calloc(1, sizeof *v);
+    int rc = v ? CK_SUCCESS : CK_ERR_NOMEM;
+    if (v) {
+        v->cfg_view = malloc(sizeof *v->cfg_view);
+        v->agree = malloc(AGREE_WORDS * sizeof *v->agree);
+        v->mpi = sub;
+        MPI_Comm_rank(sub, &v->rank);
+        MPI_Comm_size(sub, &v->size);
+        v->cfg = parent->cfg;
+        v->cfg.validate = 0;   /* the parent's call agreed already */
+        v->msg_bound = UINT64_MAX;
+        v->parent = parent;
+        ck_group_note(sub, v->group_note, sizeof v->group_note);
+        v->to_parent = malloc((size_t)v->size * sizeof *v->to_parent);
+        rc = v->cfg_view && v->agree && v->to_parent ? CK_SUCCESS : CK_ERR_NOMEM;
+        if (!rc) rc = ranks_in_parent(sub, parent->mpi, v->to_parent);
+        if (!rc) rc = ck_transport_view_create(&parent->tr, v->to_parent, v->size, &v->tr);
+    }
+    if (rc) {
+        if (v) { free(v->cfg_view); free(v->agree); free(v->to_parent); free(v); }
+        MPI_Comm_free(&sub);
+        return rc;
+    }
+    *out = v;
+    return CK_SUCCESS;
+}
+
+int ck_comm_node_views(ck_comm *c, ck_comm **node, ck_comm **cross)
+{
+    *node = *cross = NULL;
+    MPI_Comm n, x;
+    int rc = ck_mpi_split(c->mpi, c->topo.node, c->topo.local_rank, &n, "the node groups");
+    if (rc) return ck_fail(c, rc, "splitting by node failed");
+    if ((rc = ck_mpi_split(c->mpi, c->topo.local_rank, c->topo.cross_rank, &x, "the node groups"))) {
+        MPI_Comm_free(&n);
+        return ck_fail(c, rc, "splitting across nodes failed");
+    }
+    if ((rc = view_make(c, n, node))) {
+        MPI_Comm_free(&x);
+        return ck_fail(c, rc, "out of memory for the node group");
+    }
+    if ((rc = view_make(c, x, cross))) {
+        ck_comm_destroy(*node);
+        *node = NULL;
+        return ck_fail(c, rc, "out of memory for the cross-node group");
+    }
+    return CK_SUCCESS;
+}
+
+/* After a part ran on a view: what it sent went over the parent's transport,
+ * so it is the parent's traffic (collective.c calls this). */
+void ck_view_credit(ck_comm *v)
+{
+    ck_comm *c = v->parent;
+    c->ctr.bytes_sent += v->ctr.bytes_sent;
+    c->ctr.bytes_recv += v->ctr.bytes_recv;
+    c->ctr.msgs_sent += v->ctr.msgs_sent;
+    c->ctr.msgs_recv += v->ctr.msgs_recv;
+    c->ctr.elems_reduced += v->ctr.elems_reduced;
+    c->ctr.msgs_empty += v->ctr.msgs_empty;
+    c->ctr.msgs_over += v->ctr.msgs_over;
+    if (v->ctr.msg_largest > c->ctr.msg_largest) c->ctr.msg_largest = v->ctr.msg_largest;
+    c->self.bytes_sent += v->self.bytes_sent;
+    c->self.msgs_sent += v->self.msgs_sent;
+    c->self.bytes_recv += v->self.bytes_recv;
+    c->self.msgs_recv += v->self.msgs_recv;
+    memset(&v->ctr, 0, sizeof v->ctr);
+    memset(&v->self, 0, sizeof v->self);
+}
+
+/* ------------------------------------------------------------ auto */
+
+/* Below this many bytes a message across nodes is latency-bound: the log p
+ * steps of recursive doubling beat the halving and doubling of Rabenseifner. */
+#define AUTO_SMALL ((size_t)64 << 10)
+
+const ck_algo *ck_algo_auto(ck_comm *c, size_t bytes, char *why, size_t cap)
+{
+    const ck_topo *t = &c->topo;
+    const char *name, *size_note = bytes ? "" : " (size not known: taken as large)";
+#ifdef COLLKIT_SMPI
+    /* Simulated ranks are hosts of their own, and the platform, not a
+     * placement, decides which links are dear: make sim-bench measures it. */
+    if (t->nodes > 1) {
+        snprintf(why, cap, "auto: ring: %d simulated ranks (SimGrid SMPI), each a host of its own", c->size);
+        return ck_algo_find("ring");
+    }
+#endif
+    if (t->nodes <= 1) {
+        name = c->tr.mem & CK_MEM_SHM ? "twoshot" : "ring";
+        snprintf(why, cap, "auto: %s: the %d ranks share one node%s", name, c->size,
+                 c->tr.mem & CK_MEM_SHM ? " and map each other's memory (shm transport)" : "");
+    } else if (t->per_node > 1) {
+        const int small = bytes && bytes / (size_t)t->per_node < AUTO_SMALL;
+        name = small ? "hier.ring.rd" : "hier.ring.rabenseifner";
+        snprintf(why, cap, "auto: %s: %d %snodes of %d ranks: ring inside each node (%s), and across nodes %s on "
+                 "shards of %zu B%s", name, t->nodes, t->emulated ? "emulated " : "", t->per_node, c->tr.name,
+                 small ? "recursive doubling (a shard under 64 KiB is latency-bound)" : "Rabenseifner (2 log N steps, "
+                 "the ring's bytes)", bytes / (size_t)t->per_node, size_note);
+    } else {
+        const int small = bytes && bytes < AUTO_SMALL;
+        name = small ? "rd" : "rabenseifner";
+        snprintf(why, cap, "auto: %s: %d ranks on %d %snodes, %s: no shards that line up, so a flat algorithm with "
+                 "log p steps across the network%s", name, c->size, t->nodes, t->emulated ? "emulated " : "",
+                 t->per_node ? "one rank a node" : "uneven", size_note);
+    }
+    return ck_algo_find(name);
 }

@@ -7,6 +7,7 @@
 #define COLLKIT_INTERNAL_H
 
 #include "transport.h"
+#include "collkit_group.h"   /* ck_topo */
 
 struct ck_comm {
     int          rank, size;
@@ -72,6 +73,11 @@ struct ck_comm {
      * engine through this, so the lifecycle needs nothing of the engine. */
     void       (*async_stop)(ck_comm *comm);
 
+    ck_topo      topo;           /* the nodes, found at creation (topo.c) */
+    int          asked_shm;      /* shm was asked for: oneshot/twoshot fall back to ring where it could not be had */
+    struct ck_comm *parent;      /* a view's (group.c): whose transport it uses and whose traffic it counts */
+    int         *to_parent;      /* a view's: its ranks' ranks in the parent (the watcher sees them there) */
+
     char         errmsg[512];
     char         group_note[160];  /* group.c: " [group ranks 0-1 are world ranks 2,3]", or "" */
 };
@@ -81,6 +87,9 @@ void ck_trace_add(ck_comm *comm, int kind, int peer, uint64_t bytes, double t0, 
 
 /* group.c: the map from a group's ranks to the job's, for its messages. */
 void ck_group_note(MPI_Comm comm, char *out, size_t cap);
+
+/* group.c: a view's traffic becomes its parent's. */
+void ck_view_credit(ck_comm *view);
 
 /* Shared by the communicator's files (comm.c, p2p.c, collective.c). */
 

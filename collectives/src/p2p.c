@@ -107,7 +107,11 @@ static int post(ck_comm *c, int is_send, void *buf, size_t bytes, int peer, int 
                            tr_sep(c), tr_detail(c));
     r->active = 1;
     track_post(c, r);
-    if (c->running && c->obs.message) c->obs.message(c->obs.ctx, r->kind, buf, bytes, peer, c->step);
+    /* A view's messages are its parent's (group.c): a watcher of the parent
+     * sees them, in the parent's ranks, at the parent's step. */
+    ck_comm *w = c->parent && c->parent->running ? c->parent : c;
+    if (w->running && w->obs.message)
+        w->obs.message(w->obs.ctx, r->kind, buf, bytes, w == c ? peer : c->to_parent[peer], w->step);
     if (is_send) {
         c->ctr.bytes_sent += bytes;
         c->ctr.msgs_sent++;

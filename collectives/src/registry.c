@@ -20,6 +20,10 @@
 #include "allgather.def"
 #undef CK_ALGO
 
+/* hier.c: "hier.RS[-AG].AR", the hierarchical all-reduce of the parts
+ * named, made the first time a name asks for it. */
+const ck_algo *ck_hier_compose(const char *name);
+
 #define MAX_ALGOS 64
 static struct registry {
     const ck_algo *table[MAX_ALGOS];
@@ -121,7 +125,7 @@ const ck_algo *ck_coll_algo_find(ck_coll coll, const char *name)
     const struct registry *g = reg_of(coll);
     for (int i = 0; g && name && i < g->n; i++)
         if (!strcmp(g->table[i]->name, name)) return g->table[i];
-    return NULL;
+    return coll == CK_COLL_ALLREDUCE && name && !strncmp(name, "hier.", 5) ? ck_hier_compose(name) : NULL;
 }
 
 int ck_coll_algo_count(ck_coll coll)

@@ -62,6 +62,17 @@ int ck_transport_mpi_create(MPI_Comm mpi_comm, ck_transport *out);
 /* CK_ERR_UNSUPPORTED, with the reason in why, when the ranks are not all on
  * one node or shared memory is not available: the caller falls back to MPI. */
 int ck_transport_shm_create(MPI_Comm mpi_comm, ck_transport *out, char *why, size_t whylen);
+/* topo.c: a communicator's layout (node_of: the node of each of its p
+ * ranks), kept for the descriptors' count functions (ck_topo_of_size). */
+void ck_topo_record(int p, const int *node_of);
+
+/* transport_mixed.c. Mixed: shared memory between the ranks of one node
+ * (node_of[q]: rank q's node), MPI between nodes; a node where shared
+ * memory cannot be had uses MPI inside too. Collective over mpi_comm. */
+int ck_transport_mixed_create(MPI_Comm mpi_comm, const int *node_of, ck_transport *out);
+/* A view: `size` ranks of a parent communicator (to_parent[i]: rank i's
+ * rank there) on the parent's transport, which it does not own. Local. */
+int ck_transport_view_create(const ck_transport *parent, const int *to_parent, int size, ck_transport *out);
 #ifdef COLLKIT_HAVE_CUDA
 int ck_transport_cuda_create(MPI_Comm mpi_comm, double timeout_s, ck_transport *out);
 int ck_cuda_gpu_count(int *ndev, char *why, size_t whylen);   /* in the CUDA plug-in: see ck_gpu_count */

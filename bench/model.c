@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "collkit_group.h"
 #include "collkit_util.h"
 #include "model.h"
 
@@ -30,16 +31,17 @@ static int spans_nodes(const bm_params *m, int p)
     return m->node_ranks >= 1 && m->node_ranks < p && (m->links & BM_LINK_INTER);
 }
 
-/* hier:INTRA/INTER: INTRA's all-reduce of n bytes among the k ranks of a
- * node (its reduce-scatter and all-gather halves, inside the node), INTER's
- * of each rank's n/k-byte shard among the p/k nodes. NAN when the name is
- * not two registered algorithms. */
-static double hier_cost(const char *name, const bm_params *m, int p, int k, double n)
+/* A hierarchical all-reduce (hier.RS.AR): its node parts priced on the link
+ * inside a node, its all-reduce of each rank's n/k-byte shard on the link
+ * between nodes (ck_hier_cost2, from the parts' own descriptors). NAN when
+ * the name is no hierarchical one. */
+static double hier_cost(const ck_algo *a, const bm_params *m, int p, int k, double n)
 {
-    char intra[64], inter[64];
-    if (sscanf(name, "hier:%63[^/]/%63s", intra, inter) != 2) return NAN;
-    const ck_algo *ai = ck_algo_find(intra), *ax = ck_algo_find(inter);
-    return cost_on(ai, m, 0, k, n) + cost_on(ax, m, 1, p / k, n / k);
+    const ck_cost_params intra = {.alpha = m->alpha, .beta = m->beta, .gamma = m->gamma, .chunk = m->chunk};
+    const ck_cost_params inter = {.alpha = m->alpha_inter, .beta = m->beta_inter, .gamma = m->gamma, .chunk = m->chunk};
+    const ck_algo *rs, *ar, *ag;
+    if (ck_hier_parts(a, &rs, &ar, &ag)) return NAN;
+    return ck_hier_cost2(a, &intra, &inter, p / k, k, n);
 }
 
 /* Priced step by step on the link each step crosses (nodes of k consecutive
@@ -55,8 +57,8 @@ static double split_cost(const ck_algo *a, const bm_params *m, int p, double n)
     if (exact && !strcmp(a->name, "rd")) return cost_on(a, m, 0, k, n) + cost_on(a, m, 1, p / k, n);
     if (exact && !strcmp(a->name, "rabenseifner"))
         return cost_on(a, m, 1, p / k, n) + cost_on(a, m, 0, k, n * k / p);
-    if (!strncmp(a->name, "hier:", 5) && p % k == 0) {
-        double t = hier_cost(a->name, m, p, k, n);
+    if (p % k == 0) {
+        double t = hier_cost(a, m, p, k, n);
         if (!isnan(t)) return t;
     }
     return cost_on(a, m, 1, p, n);

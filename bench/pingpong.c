@@ -26,6 +26,7 @@
 #include <string.h>
 #include "collbench.h"
 #include "collkit_algo.h"   /* the ping-pong times the point-to-point layer itself */
+#include "collkit_group.h"
 
 /* Round trips at size n: fewer for big messages, the same on both ranks. */
 static int pp_iters(size_t n, int iters)
@@ -47,41 +48,16 @@ static int pp_sizes(size_t minb, size_t maxb, int factor, double *sizes)
     return npts;
 }
 
-/* COLLKIT_RANKS_PER_NODE=k: consecutive blocks of k ranks form the nodes
- * (a test, or a lesson that treats one machine as several nodes). It must
- * read the variable as the library's node groups do (collkit_group.h): a
- * whole number from 1 up. 0 when unset, k, or -1 after saying why. */
-static int ranks_per_node_override(int rank)
-{
-    const char *v = getenv("COLLKIT_RANKS_PER_NODE");
-    char why[128];
-    long long k;
-    if (!v || !*v) return 0;
-    if (ck_parse_int(v, 1, 1 << 30, &k, why, sizeof why)) {
-        if (rank == 0) fprintf(stderr, "collbench: COLLKIT_RANKS_PER_NODE='%s': %s (want ranks per node, 1 or more)\n",
-                               v, why);
-        return -1;
-    }
-    return (int)k;
-}
-
+/* Each rank's node, as the library's node groups see it (collkit_group.h:
+ * MPI_Comm_split_type, or the emulated nodes of COLLKIT_RANKS_PER_NODE). */
 int bm_nodes(ck_comm *comm, int *node)
 {
-    const int rank = ck_comm_rank(comm), p = ck_comm_size(comm);
-    const int k = ranks_per_node_override(rank);
-    if (k < 0) return -1;
-    if (k > 0) {
-        for (int r = 0; r < p; r++) node[r] = r / k;
-        return 0;
+    ck_topo t;
+    char why[256];
+    if (ck_mpi_topo(ck_comm_mpi(comm), &t, node, why, sizeof why) != CK_SUCCESS) {
+        if (ck_comm_rank(comm) == 0) fprintf(stderr, "collbench: %s\n", why);
+        return -1;
     }
-    /* Each rank's node named by the lowest rank that shares its memory. */
-    MPI_Comm shared;
-    int lowest;
-    MPI_Comm_split_type(ck_comm_mpi(comm), MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared);
-    ck_bounded_allreduce(ck_bound_comm(comm), &rank, &lowest, 1, MPI_INT, MPI_MIN, shared, "the node's lowest rank");
-    MPI_Comm_free(&shared);
-    ck_bounded_allgather(ck_bound_comm(comm), &lowest, 1, MPI_INT, node, 1, MPI_INT, ck_comm_mpi(comm),
-                         "each rank's node");
     return 0;
 }
 

@@ -31,7 +31,7 @@
 #   pingpong.csv/.txt, params.txt   ping-pong on it: alpha and beta recovered
 #   sweep.csv, sweep_pN_ALGO.{csv,txt}   collbench per rank count and algorithm
 #   topology.csv                the same algorithms on the fat trees (column platform)
-#   nodes.csv, node_pN_ALGO.*   flat algorithms against the hierarchical all-reduce (hier:INTRA/INTER,
+#   nodes.csv, node_pN_ALGO.*   flat algorithms against the hierarchical all-reduce (hier.RS.AR,
 #                               where the registry has it) on clusters of nodes of 8 hosts (fat links
 #                               inside a node, one thinner uplink per node; sim/platforms/nodes8-N.xml,
 #                               written into platforms/ above 64 hosts), the ranks told the node size
@@ -194,7 +194,7 @@ for p in $TOPO_P; do
 done
 
 # 4a. Nodes: flat algorithms against the hierarchical all-reduce, where the
-#     registry has one (hier:INTRA/INTER; asked of collbench, so this runs
+#     registry has one (hier.RS.AR; asked of collbench, so this runs
 #     before and after it is there), on nodes of NODE hosts. The ranks are
 #     told the node size (COLLKIT_RANKS_PER_NODE): a simulated host is a node
 #     to MPI_Comm_split_type, the zones of the platform are not. The model
@@ -213,7 +213,7 @@ say "ping-pong on nodes of $NODE hosts: the link inside a node and the one betwe
   { cat "$OUT/pingpong_nodes.txt" >&2; echo "sim-bench: the ping-pong on nodes failed" >&2; exit 1; }
 grep '^# fit' "$OUT/pingpong_nodes.txt" | sed 's/^# /             /'
 HIER=""
-for h in $("$BUILD/bin/collbench" --algo list | grep -o '^hier:[^ ]*' || true) hier:ring/ring hier:ring/rabenseifner hier:rd/rd; do
+for h in $("$BUILD/bin/collbench" --algo list | grep -o '^hier[^ ]*' || true) hier.ring.rabenseifner hier.ring.rd; do
   case " $HIER " in *" $h "*) continue ;; esac
   # (with ring beside it: a name the registry lacks is refused, one without a model is not)
   "$BUILD/bin/collbench" --algo "$h,ring" --extrapolate --model "$OUT/params.txt" > /dev/null 2>&1 || continue
@@ -226,7 +226,7 @@ for h in $("$BUILD/bin/collbench" --algo list | grep -o '^hier:[^ ]*' || true) h
     say "$h left out: it does not run on simulated nodes ($(grep -v '^#' "$OUT/hier_probe.txt" | tail -1))"
   fi
 done
-[ -n "$HIER" ] || say "no hierarchical all-reduce (hier:INTRA/INTER) in the registry: the nodes compare flat algorithms only"
+[ -n "$HIER" ] || say "no hierarchical all-reduce (hier.RS.AR) in the registry: the nodes compare flat algorithms only"
 NCOMMON=("${COMMON[@]}"); NCOMMON[${#NCOMMON[@]} - 1]=$OUT/params_nodes.txt   # --model: both links
 for p in $NODE_NP; do
   case $p in 256) sizes=("${BIG_SIZES[@]}") ;; 1024) sizes=("${HUGE_SIZES[@]}") ;; *) sizes=("${SIZES[@]}") ;; esac
@@ -484,7 +484,7 @@ if [ -s "$OUT/nodes.csv" ]; then
     echo "Nodes of $NODE hosts: inside a node $(sed -n 's/^# fit: alpha = \([0-9.]*\) us.*(\([0-9.]*\) GB\/s).*/\1 µs, \2 GB\/s/p' "$OUT/pingpong_nodes.txt" | head -1)"
     echo "per host; between nodes $(sed -n 's/^# fit: link between nodes: alpha = \([0-9.]*\) us.*(\([0-9.]*\) GB\/s).*/\1 µs, \2 GB\/s/p' "$OUT/pingpong_nodes.txt")"
     echo "through ONE uplink per node that its $NODE ranks share (ping-pong on the platform, params_nodes.txt)."
-    echo "The fastest flat algorithm against the fastest hierarchical one (hier:INTRA/INTER: inside each node,"
+    echo "The fastest flat algorithm against the fastest hierarchical one (hier.RS.AR: RS's halves inside each node,"
     echo "then across nodes on a shard, then inside again); busbw in GB/s, and each one's model (every step"
     echo "priced with the link it crosses) as simulated / model. Rows in nodes.csv."
     echo
@@ -495,7 +495,7 @@ if [ -s "$OUT/nodes.csv" ]; then
     echo "| p | size | fastest flat | busbw | sim / model | fastest hier | busbw | sim / model | hier / flat |"
     echo "|---|---|---|---|---|---|---|---|---|"
     awk -F, 'NR > 1 && $7 == "out" && ($3 == 1024 || $3 == 65536 || $3 == 1048576 || $3 == 16777216) {
-        k = $2 SUBSEP $3; h = ($1 ~ /^hier:/); if ($1 == "mpi") next
+        k = $2 SUBSEP $3; h = ($1 ~ /^hier/); if ($1 == "mpi") next
         if (!(k in seen)) { seen[k] = 1; keys[++n] = k }
         if (!((k, h) in best) || $9 < t[k, h]) { best[k, h] = $1; t[k, h] = $9; bw[k, h] = $13; m[k, h] = $15 }
       }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "collkit_group.h"
 #include "model.h"
 
 static int failures;
@@ -32,7 +33,6 @@ static const ck_algo nanc = {.name = "nanc", .mem = CK_MEM_HOST, .cost = nan_cos
 /* Link classes: each step priced with the link it crosses, against the
  * figures worked out by hand from the schedules (nodes of k consecutive
  * ranks; rd and rabenseifner pair r with r ^ d). */
-static const ck_algo hier_fake = {.name = "hier:ring/rd", .mem = CK_MEM_HOST, .cost = lat_cost, .run = no_run};
 
 static void check_link_classes(void)
 {
@@ -53,13 +53,17 @@ static void check_link_classes(void)
     /* The ring crosses nodes in every step and waits for that hop. */
     const ck_cost_params inter = {.alpha = ax, .beta = bx, .gamma = g, .chunk = 1 << 18};
     CHECK(close_to(bm_predict(ring, &m, 8, n), ring->cost(&inter, 8, n), 1e-12), "ring priced on the inter link");
-    /* hier:A/B: A among the 2 ranks of a node, B among 4 nodes on n/2. */
-    /* (only its name is read: the registry's own hier names are the library's) */
-    const ck_algo *ar = ck_algo_find("ring");
+    /* hier.ring.rd on 2 nodes of 4 (where its two levels differ in shape):
+     * the ring's reduce-scatter and all-gather among the 4 ranks of a node on
+     * the link inside, rd between the 2 nodes on n/4 on the link between
+     * (the parts as the library composes them). */
+    const ck_algo *h = ck_algo_find("hier.ring.rd"), *rs, *ar, *ag;
+    CHECK(h && !ck_hier_parts(h, &rs, &ar, &ag) && ar == rd, "the registry composes hier.ring.rd from rd");
+    if (!h || ck_hier_parts(h, &rs, &ar, &ag)) return;
     const ck_cost_params intra = {.alpha = ai, .beta = bi, .gamma = g, .chunk = 1 << 18};
-    want = ar->cost(&intra, 2, n) + rd->cost(&inter, 4, n / 2);
-    CHECK(close_to(bm_predict(&hier_fake, &m, 8, n), want, 1e-12), "hier:ring/rd: %g, want %g",
-          bm_predict(&hier_fake, &m, 8, n), want);
+    m.node_ranks = 4;
+    want = rs->cost(&intra, 4, n) + ag->cost(&intra, 4, n) + rd->cost(&inter, 2, n / 4);
+    CHECK(close_to(bm_predict(h, &m, 8, n), want, 1e-12), "hier.ring.rd: %g, want %g", bm_predict(h, &m, 8, n), want);
     /* Every rank its own node: rd all across. */
     m.node_ranks = 1;
     CHECK(close_to(bm_predict(rd, &m, 8, n), 3 * (ax + n * bx + n * g), 1e-12), "rd, one rank per node");

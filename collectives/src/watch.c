@@ -20,7 +20,9 @@
  * Ending. MPI_Abort on MPI_COMM_WORLD: Open MPI's launcher then kills every
  * rank, the stopped ones included (SIGKILL reaches a stopped process), and
  * exits non-zero. A rank killed outright is the launcher's to notice: mpirun
- * names it and ends the job at once.
+ * names it and ends the job at once. A rank the launcher cannot reach (its
+ * node cut off by the network) would wait in MPI_Abort forever: it exits by
+ * itself when MPI_Abort has not ended it within half a bound (abort_wait).
  */
 #include <limits.h>
 #include <pthread.h>
@@ -30,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "collkit.h"
 #include "collkit_util.h"
 #include "env.h"
@@ -293,6 +296,29 @@ int ck_watch_wait(MPI_Request *rq, double bound, const char *what, char *why, si
     return CK_SUCCESS;
 }
 
+/* How long MPI_Abort may take before the rank ends itself: half the bound,
+ * from 1 to 10 s (10 s with the watchdog off), so a rank cut off from the
+ * launcher is gone within two bounds of its wait's start. */
+static double abort_wait(void)
+{
+    if (!(g_timeout > 0)) return 10.0;
+    const double w = g_timeout / 2;
+    return w < 1.0 ? 1.0 : w > 10.0 ? 10.0 : w;
+}
+
+static void *end_anyway(void *arg)
+{
+    const double s = *(const double *)arg;
+    nanosleep(&(struct timespec){.tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9)}, NULL);
+    char line[200];
+    const int n = snprintf(line, sizeof line,
+                           "%s: rank %d: MPI_Abort did not end the job within %g s (the launcher cannot be reached: "
+                           "a network partition?); this rank exits by itself\n",
+                           g_prog, g_rank, s);
+    if (n > 0 && write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1)) {}
+    _exit(1);
+}
+
 void ck_watch_abort(const char *fmt, ...)
 {
     char msg[1536];
@@ -303,6 +329,13 @@ void ck_watch_abort(const char *fmt, ...)
     fflush(stdout);
     fprintf(stderr, "%s: %s; ending the job\n", g_prog, msg);
     fflush(stderr);
+    /* MPI_Abort asks the launcher, through this node's daemon, to end the
+     * job; a launcher cut off by the network never hears it, and MPI_Abort
+     * waits for a kill that cannot come. So the rank arms its own end first. */
+    static double wait;
+    wait = abort_wait();
+    pthread_t t;
+    if (pthread_create(&t, NULL, end_anyway, &wait) == 0) pthread_detach(t);
     MPI_Abort(MPI_COMM_WORLD, 1);
     exit(1);   /* not reached: MPI_Abort does not return */
 }

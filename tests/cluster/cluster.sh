@@ -11,8 +11,10 @@
 #   check   collcheck --algo all --quick at 2x2 and 3x2, on every host
 #           transport collcheck offers
 #   train   tagtrain at 2x2 ends equal to the same p on one node (ckptdiff)
-#   faults  a rank on node2 killed (-9), stopped (SIGSTOP), and node2 cut off:
-#           every rank on every node ends within two watchdog bounds, named
+#   faults  a rank on node2 killed (-9), stopped (SIGSTOP): every process of
+#           the job on every node ends within two watchdog bounds, the rank
+#           named; node2 cut off: every rank ends within two bounds, and the
+#           whole job within three where TCP gives up in seconds (--tcp-retries 3)
 # MPIRUN: the one-node launcher of the tests (train's reference run).
 # Exit 77 (skipped) where namespaces cannot be made here.
 set -u
@@ -87,8 +89,11 @@ smoke() {
   $MPIRUN -np 4 true > "$W/o" 2>&1
   check '[ $? -eq 0 ]' "mpirun after heal: $(cat "$W/o")"
   # A run killed before down: its leftovers go with down.
+  # A run killed before down, and the cluster's own files lost: down finds
+  # the rest from the namespaces' names.
   ( $MPIRUN -np 4 sleep 100 > /dev/null 2>&1 & )
   sleep 2
+  rm -f "$($C dir)"/*.pid "$($C dir)/nodes"
   down_and_check
 }
 
@@ -132,58 +137,73 @@ train() {
 }
 
 # ------------------------------------------------------------------ faults
-ranks_on() { # ranks_on NODE: pids of tagtrain in the node
+# Processes of the job in the nodes: pids of tagtrain (the ranks), or of
+# tagtrain and orted (Open MPI's daemons).
+job_on() {
+  local pid
   for pid in $(ip netns pids "ckc-$NAME-$1" 2>/dev/null); do
-    [ "$(cat /proc/$pid/comm 2>/dev/null)" = tagtrain ] && echo "$pid"
+    case $(cat /proc/$pid/comm 2>/dev/null) in tagtrain) echo "$pid" ;; orted) [ "${2:-}" = all ] && echo "$pid" ;; esac
   done
 }
-all_ranks() { for n in $($C status | awk '{print $1}'); do ranks_on "$n"; done; }
+job_left() { for n in $(cat "$($C dir)/nodes"); do job_on "$n" "$1"; done; }
 now() { date +%s.%N; }
 
 # fault KIND: start a long training job, wait until it trains on node2, then
-# KIND (kill, stop, partition) one rank / node2; time until no rank is left.
+# KIND one rank of node2 (kill, stop) or node2 (partition: its link cut) and
+# time until every process of the job on every node, and mpirun, is gone.
+# After a partition with the kernel's TCP settings (partition-wait) mpirun and
+# node2's daemon wait for each other until TCP gives up: only the ranks are
+# timed, and heal ends the rest.
 fault() {
-  local kind=$1 pid rank t0 t1 left mp alive=""
+  local kind=$1 pid rank t0 t1 tr left mp alive="" what=all took ranks_took limit
   nice $MPIRUN -np 4 -x COLLKIT_TIMEOUT=$T "$BIN/tagtrain" $RUN > "$W/f.out" 2>&1 &
   mp=$!
-  for i in $(seq 1 300); do [ "$(ranks_on node2 | wc -l)" = 2 ] && break; sleep 0.1; done
+  local until=$(($(date +%s) + HANG))
+  while [ "$(job_on node2 | wc -l)" != 2 ] && [ $(date +%s) -lt $until ]; do sleep 0.2; done
   sleep 3   # into the training loop
-  pid=$(ranks_on node2 | head -1)
+  pid=$(job_on node2 | head -1)
+  if [ -z "$pid" ]; then
+    check false "$kind: the job did not start on node2 within $HANG s: $(cat "$W/f.out")"
+    kill -KILL $mp 2>/dev/null; wait $mp 2>/dev/null; return
+  fi
   rank=$(tr '\0' '\n' < /proc/$pid/environ | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')
   t0=$(now)
   case $kind in
     kill) kill -KILL "$pid" ;;
     stop) kill -STOP "$pid" ;;
-    partition) $C partition node2 > /dev/null ;;
+    partition*) $C partition node2 > /dev/null ;;
   esac
-  # Every rank on every node gone (and mpirun, but for the partition).
-  for i in $(seq 1 $((HANG * 10))); do
-    left=$(all_ranks)
-    [ -z "$left" ] && { [ $kind = partition ] || ! kill -0 $mp 2>/dev/null; } && break
+  [ $kind = partition-wait ] && what=ranks
+  until=$(($(date +%s) + HANG)) tr=""
+  while [ $(date +%s) -lt $until ]; do
+    [ -z "$tr" ] && [ -z "$(job_left ranks)" ] && tr=$(now)
+    left=$(job_left $what)
+    [ -z "$left" ] && { [ $what = ranks ] || ! kill -0 $mp 2>/dev/null; } && break
     sleep 0.1
   done
   t1=$(now)
   took=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
-  check '[ -z "$left" ]' "$kind: ranks left after $HANG s: $left"
-  check 'awk "BEGIN { exit !($took <= 2 * $T) }"' "$kind of rank $rank: the job took $took s to end (bound $T s)"
-  if [ $kind = partition ]; then
-    # mpirun waits for node2's daemon, which it cannot reach: Open MPI's to
-    # end (TCP gives up, or the link comes back); heal ends it here.
+  ranks_took=$(awk -v a="$t0" -v b="${tr:-$t1}" 'BEGIN { printf "%.1f", b - a }')
+  check '[ -z "$left" ]' "$kind: processes left after $HANG s: $left"
+  check 'awk "BEGIN { exit !($ranks_took <= 2 * $T) }"' "$kind (rank $rank): the ranks took $ranks_took s to end (bound $T s)"
+  # After a partition, mpirun and node2's daemon end when TCP gives up on
+  # their connection (about 3 s at tcp_retries2 = 3), after the ranks.
+  limit=$([ $kind = partition ] && echo 3 || echo 2)
+  check 'awk "BEGIN { exit !($took <= $limit * $T) }"' "$kind (rank $rank): the job took $took s to end (bound $T s, at most $limit bounds)"
+  if [ $kind = partition-wait ]; then
     alive=$(kill -0 $mp 2>/dev/null && echo "mpirun still waits for node2's daemon" || echo "mpirun ended")
     $C heal node2 > /dev/null
     for i in $(seq 1 100); do kill -0 $mp 2>/dev/null || break; sleep 0.1; done
-    check 'grep -q "watchdog: rank [0-9] waited [0-9.]* s for" "$W/f.out"' "partition: no rank's watchdog line: $(cat "$W/f.out")"
-    alive="$alive; $(grep -c "this rank exits by itself" "$W/f.out") ranks ended themselves after MPI_Abort"
-  else
-    wait $mp
   fi
+  wait $mp 2> /dev/null
   case $kind in
     kill) check 'grep -q "process rank $rank .*exited on signal 9" "$W/f.out"' "kill: rank $rank not named: $(cat "$W/f.out")" ;;
     # Named by the roll call, or by the all-reduce's own wait on it.
     stop) check 'grep -q "rank $rank did not answer (stopped, stalled or gone)\|waited [0-9.]* s for [a-z]* of [0-9]* B \(from\|to\) rank $rank " "$W/f.out"' \
                 "stop: rank $rank not named: $(cat "$W/f.out")" ;;
+    partition*) check 'grep -q "watchdog: rank [0-9] waited [0-9.]* s for" "$W/f.out"' "$kind: no rank's watchdog line: $(cat "$W/f.out")" ;;
   esac
-  echo "$kind of rank $rank on node2: every rank ended in $took s (bound $T s)${alive:+; $alive}"
+  echo "$kind (rank $rank on node2): every rank ended in $ranks_took s$([ $what = all ] && echo ", the job on every node in $took s") (bound $T s)${alive:+; $alive}"
   kill -KILL $mp 2>/dev/null; wait $mp 2>/dev/null
 }
 
@@ -193,6 +213,11 @@ faults() {
   up 2
   fault kill
   fault stop
+  fault partition-wait
+  down_and_check
+  # TCP giving up on a cut link within seconds (net.ipv4.tcp_retries2 = 3 in
+  # every node): mpirun learns that node2's daemon is gone, and the job ends.
+  up 2 --tcp-retries 3
   fault partition
   down_and_check
 }

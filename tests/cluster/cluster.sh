@@ -172,8 +172,13 @@ fault() {
     kill) kill -KILL "$pid" ;;
     stop) kill -STOP "$pid" ;;
     partition*) $C partition node2 > /dev/null ;;
+    # node2's daemon stopped too: MPI_Abort on node2 cannot complete at all,
+    # and only the ranks' own end (watch.c) ends them.
+    daemon) kill -STOP $(ip netns pids "ckc-$NAME-node2" | while read -r p; do
+                           [ "$(cat /proc/$p/comm)" = orted ] && echo "$p"; done)
+            $C partition node2 > /dev/null ;;
   esac
-  [ $kind = partition-wait ] && what=ranks
+  case $kind in partition-wait|daemon) what=ranks ;; esac
   until=$(($(date +%s) + HANG)) tr=""
   while [ $(date +%s) -lt $until ]; do
     [ -z "$tr" ] && [ -z "$(job_left ranks)" ] && tr=$(now)
@@ -190,8 +195,9 @@ fault() {
   # their connection (about 3 s at tcp_retries2 = 3), after the ranks.
   limit=$([ $kind = partition ] && echo 3 || echo 2)
   check 'awk "BEGIN { exit !($took <= $limit * $T) }"' "$kind (rank $rank): the job took $took s to end (bound $T s, at most $limit bounds)"
-  if [ $kind = partition-wait ]; then
+  if [ $what = ranks ]; then
     alive=$(kill -0 $mp 2>/dev/null && echo "mpirun still waits for node2's daemon" || echo "mpirun ended")
+    [ $kind = daemon ] && { $C down > /dev/null; up 2; }   # a stopped daemon: a new cluster
     $C heal node2 > /dev/null
     for i in $(seq 1 100); do kill -0 $mp 2>/dev/null || break; sleep 0.1; done
   fi
@@ -201,7 +207,7 @@ fault() {
     # Named by the roll call, or by the all-reduce's own wait on it.
     stop) check 'grep -q "rank $rank did not answer (stopped, stalled or gone)\|waited [0-9.]* s for [a-z]* of [0-9]* B \(from\|to\) rank $rank " "$W/f.out"' \
                 "stop: rank $rank not named: $(cat "$W/f.out")" ;;
-    partition*) check 'grep -q "watchdog: rank [0-9] waited [0-9.]* s for" "$W/f.out"' "$kind: no rank's watchdog line: $(cat "$W/f.out")" ;;
+    partition*|daemon) check 'grep -q "watchdog: rank [0-9] waited [0-9.]* s for" "$W/f.out"' "$kind: no rank's watchdog line: $(cat "$W/f.out")" ;;
   esac
   echo "$kind (rank $rank on node2): every rank ended in $ranks_took s$([ $what = all ] && echo ", the job on every node in $took s") (bound $T s)${alive:+; $alive}"
   kill -KILL $mp 2>/dev/null; wait $mp 2>/dev/null
@@ -214,6 +220,7 @@ faults() {
   fault kill
   fault stop
   fault partition-wait
+  fault daemon
   down_and_check
   # TCP giving up on a cut link within seconds (net.ipv4.tcp_retries2 = 3 in
   # every node): mpirun learns that node2's daemon is gone, and the job ends.

@@ -120,10 +120,12 @@ static int sweep(ck_comm *comm, const bm_opts *o, bm_params *model)
     int rc = 0;
     if (model) {
         model->chunk = (double)ck_comm_config(comm)->chunk_bytes;   /* the chunk the algorithms use now */
+        if (bm_node_ranks(comm, &model->node_ranks)) return 2;        /* this run's nodes, not the file's */
     } else if (!strcmp(o->model, "auto") && ck_comm_size(comm) > 1) {
-        /* A short ping-pong first (ranks 0 and 1), so the model column
-         * describes this run's machine. */
+        /* A short ping-pong first (a pair inside a node, a pair across
+         * nodes), so the model column describes this run's links. */
         rc = bm_calibrate(comm, o, 8, 4u << 20, 8, 20, 0, &auto_model);
+        if (rc == 2) return 2;
         if (!rc) model = &auto_model;
         if (!rc && o->save_model && ck_comm_rank(comm) == 0 &&
             bm_params_save(o->save_model, model, "calibrated by collbench (auto)"))

@@ -55,8 +55,18 @@ int bm_parse_args(int argc, char **argv, bm_opts *o);
 /* Median, min and max of v[0..n) (v is sorted in place). */
 void bm_stats(double *v, int n, double *med, double *mn, double *mx);
 
-/* Ping-pong between ranks 0 and 1 through ck_sendrecv, plus γ and memcpy
- * timed on rank 0. Fills *out on every rank. `verbose` prints the table. */
+/* Each rank's node, node[0..p) on every rank: consecutive blocks of
+ * COLLKIT_RANKS_PER_NODE ranks where that is set, else the ranks that share
+ * memory (MPI_Comm_split_type). 0, or -1 after saying why (a bad value). */
+int bm_nodes(ck_comm *comm, int *node);
+/* The same as the model's node size (bm_node_blocks) in *k. */
+int bm_node_ranks(ck_comm *comm, int *k);
+
+/* Ping-pong through ck_sendrecv between two ranks of one node and two of
+ * different nodes (each where there is such a pair), plus γ and memcpy timed
+ * on rank 0. Fills *out on every rank, its link classes and the run's node
+ * size included. `verbose` prints the table. 0, 1 on a failure, 2 when
+ * COLLKIT_RANKS_PER_NODE is not a number of ranks (said). */
 int bm_calibrate(ck_comm *comm, const bm_opts *o, size_t minb, size_t maxb, int factor,
                  int iters, int verbose, bm_params *out);
 int bm_run_pingpong(ck_comm *comm, const bm_opts *o);

@@ -13,11 +13,84 @@
 #include "collkit_util.h"
 #include "model.h"
 
+/* The algorithm's cost on one link class. */
+static double cost_on(const ck_algo *a, const bm_params *m, int inter, int p, double n)
+{
+    if (!a || !a->cost) return NAN;
+    const ck_cost_params cp = {.alpha = inter ? m->alpha_inter : m->alpha, .beta = inter ? m->beta_inter : m->beta,
+                               .gamma = m->gamma, .chunk = m->chunk};
+    return a->cost(&cp, p, n);
+}
+
+static int pow2(int x) { return x > 0 && !(x & (x - 1)); }
+
+/* The ranks span nodes and the model can price the link between them. */
+static int spans_nodes(const bm_params *m, int p)
+{
+    return m->node_ranks >= 1 && m->node_ranks < p && (m->links & BM_LINK_INTER);
+}
+
+/* hier:INTRA/INTER: INTRA's all-reduce of n bytes among the k ranks of a
+ * node (its reduce-scatter and all-gather halves, inside the node), INTER's
+ * of each rank's n/k-byte shard among the p/k nodes. NAN when the name is
+ * not two registered algorithms. */
+static double hier_cost(const char *name, const bm_params *m, int p, int k, double n)
+{
+    char intra[64], inter[64];
+    if (sscanf(name, "hier:%63[^/]/%63s", intra, inter) != 2) return NAN;
+    const ck_algo *ai = ck_algo_find(intra), *ax = ck_algo_find(inter);
+    return cost_on(ai, m, 0, k, n) + cost_on(ax, m, 1, p / k, n / k);
+}
+
+/* Priced step by step on the link each step crosses (nodes of k consecutive
+ * ranks, k < p). The schedules of rd and rabenseifner pair rank r with
+ * r ^ d: distances below k stay inside a node. rd's log2 k steps inside
+ * and log2(p/k) across each move n bytes; Rabenseifner halves from d = p/2
+ * down, so its steps across nodes carry the first n(1 - k/p) bytes of each
+ * phase and its steps inside the rest, an all-reduce of n·k/p among k. */
+static double split_cost(const ck_algo *a, const bm_params *m, int p, double n)
+{
+    const int k = m->node_ranks;
+    const int exact = pow2(p) && pow2(k);
+    if (exact && !strcmp(a->name, "rd")) return cost_on(a, m, 0, k, n) + cost_on(a, m, 1, p / k, n);
+    if (exact && !strcmp(a->name, "rabenseifner"))
+        return cost_on(a, m, 1, p / k, n) + cost_on(a, m, 0, k, n * k / p);
+    if (!strncmp(a->name, "hier:", 5) && p % k == 0) {
+        double t = hier_cost(a->name, m, p, k, n);
+        if (!isnan(t)) return t;
+    }
+    return cost_on(a, m, 1, p, n);
+}
+
 double bm_predict(const ck_algo *a, const bm_params *m, int p, double n)
 {
     if (!a || !a->cost || !m || p < 1) return NAN;
-    const ck_cost_params cp = {.alpha = m->alpha, .beta = m->beta, .gamma = m->gamma, .chunk = m->chunk};
-    return a->cost(&cp, p, n);
+    return spans_nodes(m, p) ? split_cost(a, m, p, n) : cost_on(a, m, 0, p, n);
+}
+
+int bm_node_blocks(const int *node, int p)
+{
+    int k = 1;   /* the first node's run of consecutive ranks */
+    while (k < p && node[k] == node[0]) k++;
+    for (int r = 0; r < p; r++)   /* every rank on its block's node ... */
+        if (node[r] != node[r - r % k]) return 1;
+    for (int r = k; r < p; r += k)   /* ... and every block a node of its own */
+        for (int q = 0; q < r; q += k)
+            if (node[q] == node[r]) return 1;
+    return k;
+}
+
+const char *bm_link_mismatch(const bm_params *m, int p)
+{
+    const int spans = m->node_ranks >= 1 && m->node_ranks < p;
+    if (spans && !(m->links & BM_LINK_INTER))
+        return "the ranks span nodes but the model knows no inter-node link (calibrated inside one node, or a "
+               "file with one link): every step is priced with that link, so steps between nodes are predicted "
+               "too fast";
+    if (!spans && p > 1 && !(m->links & BM_LINK_INTRA) && (m->links & BM_LINK_INTER))
+        return "the ranks share one node but the model's link was measured between nodes: every step is priced "
+               "with the inter-node link, so the predictions are too slow";
+    return NULL;
 }
 
 int bm_fit_alpha_beta(const double *n, const double *t, int k, double *alpha, double *beta)
@@ -96,7 +169,31 @@ int bm_params_save(const char *path, const bm_params *m, const char *comment)
     fprintf(f, "# collkit alpha-beta-gamma parameters%s%s\n", comment ? ": " : "", comment ? comment : "");
     fprintf(f, "alpha_us %.6g\nbeta_ns_per_byte %.6g\ngamma_ns_per_byte %.6g\nmemcpy_gbs %.6g\nchunk_bytes %.0f\n",
             m->alpha * 1e6, m->beta * 1e9, m->gamma * 1e9, m->memcpy_bw / 1e9, m->chunk);
+    /* The link classes where the ping-pong told them apart (alpha_us above:
+     * the link inside a node, or the only one measured). */
+    if (m->links)
+        fprintf(f, "# links: 1 = inside a node measured, 2 = between nodes, 3 = both\nlinks %u\n", m->links);
+    if (m->links & BM_LINK_INTER)
+        fprintf(f, "alpha_inter_us %.6g\nbeta_inter_ns_per_byte %.6g\n", m->alpha_inter * 1e6, m->beta_inter * 1e9);
     return fclose(f) == 0 ? 0 : -1;
+}
+
+/* The link keys of a parameter file: both inter-node keys or neither, and
+ * links (when given) 1, 2 or 3, saying inter only where they are there. A
+ * file without them knows one link of no stated class (links 0). */
+static int links_read(const char *path, bm_params *r, int have, double links, char *err, size_t errlen)
+{
+    const int inter = have & 24;
+    if (inter && inter != 24) {
+        snprintf(err, errlen, "%s: alpha_inter_us and beta_inter_ns_per_byte go together", path);
+        return -1;
+    }
+    if (links >= 0 && (links != floor(links) || links < 1 || links > 3 || (links >= 2) != (inter != 0))) {
+        snprintf(err, errlen, "%s: links %g: want 1 (inside a node), 2 or 3 (with the inter-node keys)", path, links);
+        return -1;
+    }
+    r->links = links >= 0 ? (unsigned)links : inter ? BM_LINK_INTRA | BM_LINK_INTER : 0;
+    return 0;
 }
 
 int bm_params_load(const char *path, bm_params *m, char *err, size_t errlen)
@@ -108,8 +205,9 @@ int bm_params_load(const char *path, bm_params *m, char *err, size_t errlen)
     size_t cap = 0;
     ssize_t len;
     double v;
-    int have = 0, lineno = 0, at[5] = {0};
-    bm_params r = {0, 0, 0, 0, 256 * 1024};
+    int have = 0, lineno = 0, at[8] = {0};
+    double links = -1;
+    bm_params r = {.chunk = 256 * 1024};
     errno = 0;
     while ((len = getline(&line, &cap, f)) >= 0) {
         lineno++;
@@ -140,6 +238,9 @@ int bm_params_load(const char *path, bm_params *m, char *err, size_t errlen)
             {"gamma_ns_per_byte", &r.gamma, 1e-9, 4},
             {"memcpy_gbs", &r.memcpy_bw, 1e9, 0},
             {"chunk_bytes", &r.chunk, 1, 0},
+            {"alpha_inter_us", &r.alpha_inter, 1e-6, 8},
+            {"beta_inter_ns_per_byte", &r.beta_inter, 1e-9, 16},
+            {"links", &links, 1, 0},
         };
         size_t k = 0;
         while (k < sizeof keys / sizeof keys[0] && strcmp(s, keys[k].key)) k++;
@@ -167,10 +268,11 @@ int bm_params_load(const char *path, bm_params *m, char *err, size_t errlen)
     }
     fclose(f);
     free(line);
-    if (have != 7) {
+    if ((have & 7) != 7) {
         snprintf(err, errlen, "%s: needs alpha_us, beta_ns_per_byte and gamma_ns_per_byte", path);
         return -1;
     }
+    if (links_read(path, &r, have, links, err, errlen)) return -1;
     *m = r;
     return 0;
 fail:
@@ -186,6 +288,11 @@ void bm_params_print(FILE *out, const char *prefix, const bm_params *m)
             m->gamma * 1e9, m->gamma > 0 ? 1e-9 / m->gamma : 0);
     if (m->memcpy_bw > 0) fprintf(out, ", memcpy = %.2f GB/s", m->memcpy_bw / 1e9);
     fprintf(out, "\n");
+    if (m->links & BM_LINK_INTER)
+        fprintf(out, "%slink between nodes: alpha = %.3f us, beta = %.4f ns/B (%.2f GB/s)%s\n", prefix,
+                m->alpha_inter * 1e6, m->beta_inter * 1e9, m->beta_inter > 0 ? 1e-9 / m->beta_inter : 0,
+                m->links & BM_LINK_INTRA ? "; the line above: inside a node"
+                                         : "; no node holds two ranks: the line above is this link too");
 }
 
 const char *bm_size_str(double bytes, char *buf, size_t len)

@@ -25,11 +25,38 @@ typedef struct bm_params {
     double gamma;       /* s per byte reduced */
     double memcpy_bw;   /* B/s of a local memory copy (the ceiling drawn on the plots); 0 if unknown */
     double chunk;       /* pipeline chunk in bytes (ck_config.chunk_bytes) */
+    /* Link classes. alpha and beta above are the link inside a node (or the
+     * only link known); alpha_inter and beta_inter the link between nodes,
+     * valid where links has BM_LINK_INTER. node_ranks is the run's node
+     * size: consecutive blocks of node_ranks ranks share a node (1 where the
+     * placement is not such blocks: every neighbour then counts as remote);
+     * 0 or >= p: one node. Not in a parameter file: the run sets it. */
+    double alpha_inter, beta_inter;
+    unsigned links;     /* BM_LINK_* measured or read */
+    int node_ranks;
 } bm_params;
+
+enum { BM_LINK_INTRA = 1u << 0, BM_LINK_INTER = 1u << 1 };
+
+/* The nodes of p ranks when node[r] says each rank's node: the block size k
+ * where consecutive blocks of k ranks form the nodes (the last may be
+ * shorter), p when all share one, 1 for any other placement. */
+int bm_node_blocks(const int *node, int p);
+
+/* Where the ranks span nodes but the model knows one link only (a file, or
+ * a ping-pong inside one node), or knows only the inter-node link while the
+ * ranks share one node: the sentence to warn with, else NULL. */
+const char *bm_link_mismatch(const bm_params *m, int p);
 
 /* The algorithm's own cost function (ck_algo.cost, written in its file) with
  * these parameters: predicted seconds for n bytes on p ranks, or NAN when
- * the algorithm declares no cost. */
+ * the algorithm declares no cost. Where the ranks span nodes (node_ranks
+ * in 1..p-1) and the inter-node link is known, each step is priced with the
+ * link it crosses: recursive doubling and Rabenseifner at power-of-two p and
+ * node size split into their steps inside and across nodes, a two-level
+ * hier:INTRA/INTER into its node and cross-node parts; any other algorithm
+ * has a step that crosses nodes in every round and waits for it, so it is
+ * priced on the inter-node link throughout. */
 double bm_predict(const ck_algo *a, const bm_params *m, int p, double n);
 
 /* Weighted least-squares fit of t = α + β·n to k points, weights 1/t² (so a

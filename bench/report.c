@@ -4,11 +4,15 @@
  *   benchreport --dir DIR [--info TEXT]
  *
  * Reads DIR/sweep.csv (collbench --csv, all rank counts; rows of the shm
- * transport's sweep carry their algorithm's name with "@shm" appended),
+ * transport's sweep carry their algorithm's name with "@" and the transport
+ * that sweep's collbench said it ran on appended: "@shm", or "@mpi" where
+ * shm fell back to MPI because the ranks spanned nodes),
  * DIR/params.txt (collbench --pingpong --save-model), DIR/params_shm.txt (the
  * same through the shm transport, when it ran) and, when present,
  * DIR/trainer.csv and DIR/plans.csv with DIR/plans_setup.txt (the parallel
- * plans side by side, scripts/bench_plans.sh).
+ * plans side by side, scripts/bench_plans.sh), and DIR/trainer_path.csv with
+ * DIR/trainer_ddp.txt (the trainer's own path at p = 2 against collbench's
+ * same calls, scripts/bench_trainer.sh).
  * Writes DIR/scaling.csv (speedup and efficiency vs ranks, for the plot) and
  * DIR/summary.md: parameters, each algorithm's speed relative to the
  * reference (the first algorithm in the sweep whose registry entry is flagged
@@ -119,6 +123,22 @@ typedef struct {
     double fig[PL_NFIG];   /* the columns after dp, in the CSV's order; NaN: the run failed */
 } plan_row;
 
+/* DIR/trainer_path.csv (scripts/bench_trainer.sh): a row per gradient mode,
+ * medians (and the collective's quartiles) over rank 0's steady steps, and
+ * collbench's time for the same calls measured in the same run. */
+#define MAXPATH 4
+static const char *const path_cols[] = {"mode", "algo", "transport", "p", "bytes_per_step", "calls", "fb_s", "wait_s",
+                                        "comm_s", "calls_entry_s", "calls_s", "calls_q1_s", "calls_q3_s",
+                                        "optimizer_s", "step_s", "collbench_s", "collbench_q1_s", "collbench_q3_s"};
+enum { NPATHCOL = sizeof path_cols / sizeof path_cols[0], PATH_FIG0 = 6 };
+enum { PA_FB, PA_WAIT, PA_COMM, PA_ENTRY, PA_CALLS, PA_CQ1, PA_CQ3, PA_OPT, PA_STEP, PA_BENCH, PA_BQ1, PA_BQ3,
+       PA_NFIG };
+typedef struct {
+    char mode[32], algo[32], transport[32];
+    int p, calls;
+    double bytes, fig[PA_NFIG];   /* the columns from fb_s on; NaN: not measured */
+} path_row;
+
 typedef struct {
     report_opts o;
     row rows[MAXROWS];          /* DIR/sweep.csv */
@@ -139,6 +159,9 @@ typedef struct {
     plan_row plans[MAXPLANS];   /* DIR/plans.csv */
     int nplans, have_plans;
     char plans_setup[1024];     /* DIR/plans_setup.txt: the configuration, then one line per plan left out */
+    path_row path[MAXPATH];     /* DIR/trainer_path.csv: the trainer's own path at p = 2 */
+    int npath;
+    char ddp[160];              /* DIR/trainer_ddp.txt: DDP's side of the breakdown, or why it is not there */
 } report;
 
 static int is_reference(const char *name)
@@ -147,8 +170,17 @@ static int is_reference(const char *name)
     return a && (a->flags & CK_ALGO_REFERENCE);
 }
 
-/* A row of the shm transport's sweep ("ring@shm"). */
-static int is_shm(const char *name) { const char *at = strrchr(name, '@'); return at && !strcmp(at, "@shm"); }
+/* The transport a row ran on: what follows '@' ("ring@shm", "ring@mpi":
+ * the shm sweep's rows as its collbench reported them), "mpi" without one.
+ * Rows are compared like with like: a shm sweep that fell back to MPI is
+ * MPI, never "shm". */
+static const char *transport_of(const char *name)
+{
+    const char *at = strrchr(name, '@');
+    return at ? at + 1 : "mpi";
+}
+static int is_shm(const char *name) { return !strcmp(transport_of(name), "shm"); }
+static int is_mpi(const char *name) { return !strcmp(transport_of(name), "mpi"); }
 
 /* ------------------------------------------------------------ reading the folder's files */
 
@@ -510,13 +542,14 @@ static const row *find(const report *rep, const char *algo, int p, double bytes)
 }
 
 /* The best hand-written algorithm (no reference) at (p, bytes), on any
- * transport (which < 0), the MPI one (0) or shm (1); a noisy point is not
- * ranked. */
+ * transport (which < 0), the MPI one (0: NAME and NAME@mpi) or shm (1:
+ * NAME@shm); a noisy point is not ranked. */
 static const row *best_of(const report *rep, int p, double bytes, int which)
 {
     const row *b = NULL;
     for (int a = 0; a < rep->nalg; a++) {
-        if (is_reference(rep->algos[a]) || (which >= 0 && is_shm(rep->algos[a]) != which)) continue;
+        const char *n = rep->algos[a];
+        if (is_reference(n) || (which == 0 && !is_mpi(n)) || (which == 1 && !is_shm(n))) continue;
         const row *r = find(rep, rep->algos[a], p, bytes);
         if (r && r->time_us > 0 && !noisy(r) && (!b || r->time_us < b->time_us)) b = r;
     }
@@ -1252,6 +1285,65 @@ out:
     return rc < 0 ? -1 : 0;
 }
 
+/* One row of trainer_path.csv into x: the names, p and the byte and call
+ * counts whole, the figures >= 0 or NaN (not measured). 0, or -1 (said). */
+static int read_path(const text_file *t, const int *c, path_row *x)
+{
+    char *names[3] = {x->mode, x->algo, x->transport};
+    double v[PATH_FIG0];
+    for (int k = 0; k < PATH_FIG0; k++)
+        if (field(t, c[k], path_cols[k], k < 3 ? F_NAME : k == 3 ? F_RANKS : F_COUNT, &v[k], k < 3 ? names[k] : NULL,
+                  sizeof x->mode))
+            return -1;
+    x->p = (int)v[3], x->bytes = v[4], x->calls = (int)v[5];
+    int rc = 0;
+    for (int k = PATH_FIG0; k < NPATHCOL && !rc; k++) {
+        const char *s = t->v[c[k]];
+        double *f = &x->fig[k - PATH_FIG0];
+        *f = NAN;   /* NaN or nan: not measured */
+        if (strcmp(s, "NaN") && strcmp(s, "nan")) rc = field(t, c[k], path_cols[k], F_NONNEG, f, NULL, 0);
+    }
+    return rc;
+}
+
+/* The header of trainer_path.csv: each column's index into c. 0, or -1 (said). */
+static int path_header(text_file *t, int *c)
+{
+    if (tf_header(t, "a header row (mode,algo,transport,p,...)")) return -1;
+    for (int k = 0; k < NPATHCOL; k++)
+        if ((c[k] = col(t->v, t->n, path_cols[k])) < 0)
+            return bad(t->path, 1, "header: no column '%s' (scripts/bench_trainer.sh writes mode,algo,transport,"
+                       "p,...)", path_cols[k]);
+    return 0;
+}
+
+/* DIR/trainer_path.csv into rep->path, and DIR/trainer_ddp.txt's first line
+ * into rep->ddp. Absent: no section. 0, or -1 (said). */
+static int load_path(report *rep, const char *path, const char *ddp)
+{
+    text_file t;
+    int c[NPATHCOL], rc = -1, r;
+    if (!present(path)) return 0;
+    if (tf_open(&t, path)) return -1;
+    if (path_header(&t, c)) goto done;
+    const int nh = t.n;
+    while ((r = tf_row(&t, nh)) > 0) {
+        if (rep->npath == MAXPATH) { bad(path, t.line, "more than %d rows", MAXPATH); goto done; }
+        if (read_path(&t, c, &rep->path[rep->npath])) goto done;
+        rep->npath++;
+    }
+    rc = r;
+done:
+    tf_close(&t);
+    snprintf(rep->ddp, sizeof rep->ddp, "not measured (no trainer_ddp.txt)");
+    char *s;
+    if (rc || !present(ddp)) return rc;
+    if (tf_open(&t, ddp)) return -1;
+    if ((rc = tf_line(&t, &s)) > 0 && *s) snprintf(rep->ddp, sizeof rep->ddp, "%s", s);
+    tf_close(&t);
+    return rc < 0 ? -1 : 0;
+}
+
 /* ------------------------------------------------------------ loading the folder */
 
 static const char *in_dir(char *path, size_t cap, const report *rep, const char *name)
@@ -1294,6 +1386,9 @@ static int load_report(report *rep)
     if (load_load(in_dir(path, sizeof path, rep, "load.txt"), &rep->load)) return -1;
     char setup[4096];
     if (load_plans(rep, in_dir(path, sizeof path, rep, "plans.csv"), in_dir(setup, sizeof setup, rep, "plans_setup.txt")))
+        return -1;
+    if (load_path(rep, in_dir(path, sizeof path, rep, "trainer_path.csv"), in_dir(setup, sizeof setup, rep,
+                                                                                   "trainer_ddp.txt")))
         return -1;
     for (int a = 0; a < rep->nalg; a++) rep->any_shm |= is_shm(rep->algos[a]);
     return 0;
@@ -1399,6 +1494,10 @@ static void sec_params(FILE *md, const report *rep)
                 "|---|---|---|---|---|\n| %.2f µs | %.4f ns/B | %.2f GB/s | %.4f ns/B (%.2f GB/s) | %.2f GB/s |\n\n",
             m->alpha * 1e6, m->beta * 1e9, m->beta > 0 ? 1e-9 / m->beta : 0, m->gamma * 1e9,
             m->gamma > 0 ? 1e-9 / m->gamma : 0, m->memcpy_bw / 1e9);
+    if (m->links & BM_LINK_INTER)
+        fprintf(md, "Between nodes (ping-pong across nodes%s): α = %.2f µs, β = %.4f ns/B (%.2f GB/s).\n\n",
+                m->links & BM_LINK_INTRA ? "; the table: inside a node" : "; no node held two ranks",
+                m->alpha_inter * 1e6, m->beta_inter * 1e9, m->beta_inter > 0 ? 1e-9 / m->beta_inter : 0);
     if (rep->have_ms)
         fprintf(md, "Through the shm transport (ping-pong between 2 ranks, the shm sweep's model): α = %.2f µs, "
                     "β = %.4f ns/B (%.2f GB/s).\n\n", ms->alpha * 1e6, ms->beta * 1e9, ms->beta > 0 ? 1e-9 / ms->beta : 0);
@@ -1449,7 +1548,8 @@ static void sec_transports(FILE *md, const report *rep)
 {
     if (!rep->any_shm) return;
     fprintf(md, "## Transports: MPI and shared memory\n\nThe fastest hand-written algorithm on each transport "
-                "(busbw, GB/s; NAME@shm ran on the shm transport), and the reference's.\n\n");
+                "(busbw, GB/s; NAME@shm ran on the shm transport; NAME@mpi was asked for shm and ran on MPI, the "
+                "ranks spanning nodes: an MPI figure), and the reference's.\n\n");
     for (int k = 0; k < rep->np; k++) {
         int p = rep->ps[k];
         fprintf(md, "### p = %d\n\n| size | best on MPI | best on shm | shm / MPI | %s |\n|---|---|---|---|---|\n", p,
@@ -1571,7 +1671,7 @@ static void target_model(FILE *md, const report *rep)
     const row *wr = NULL;
     char per[2048] = "";
     for (int a = 0; a < rep->nalg; a++) {
-        if (is_reference(rep->algos[a]) || is_shm(rep->algos[a])) continue;
+        if (is_reference(rep->algos[a]) || !is_mpi(rep->algos[a])) continue;
         int ai = 0, at_ = 0;
         for (int i = 0; i < rep->nrows; i++) {
             const row *x = &rep->rows[i];
@@ -1707,6 +1807,58 @@ static void sec_trainer(FILE *md, const report *rep)
     }
 }
 
+/* A time of trainer_path.csv as ms in a cell: "n/a" where not measured. */
+static void ms_cell(FILE *md, double v)
+{
+    if (isfinite(v)) fprintf(md, " %.3f |", v * 1e3);
+    else fprintf(md, " n/a |");
+}
+
+/* The trainer's own path at p = 2 (scripts/bench_trainer.sh's trainer_path):
+ * where a step's time goes, beside DDP's, and the acceptance line of issue
+ * 38: the trainer's collective per step within 10 % of collbench's time for
+ * the same calls. Judged like every target: INCONCLUSIVE where the machine
+ * was loaded or either figure's repeats disagree beyond NOISY_IQR. */
+static void sec_path(FILE *md, const report *rep)
+{
+    if (!rep->npath) return;
+    fprintf(md, "\n## The trainer's own path (tagtrain --breakdown)\n\n"
+                "Medians over rank 0's steps of the epochs after the first, in ms. The wait is a barrier of every "
+                "rank between backward and the collective: the time this rank waited for the slower one, so the "
+                "collective after it is the collective proper, as collbench times its calls (barrier first, slowest "
+                "rank). With buckets the collective is what backward did not hide. The calls as they ran, taken "
+                "apart across the ranks (one clock: the ranks share a node): each call's wait for the last rank to "
+                "start it (with buckets, launched as each rank's backward finishes them, the slower rank's "
+                "backward), and the rest, from every rank in it to its end (with buckets, their runs on the "
+                "progress thread, hidden or not): the figure set beside collbench's for the same calls. DDP: "
+                "%s.\n\n"
+                "| mode | algo@transport | p | MB/step | calls | forward+backward | wait | collective | optimizer "
+                "| step | the calls: wait for the last rank | the calls from there | collbench, same calls |\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+            rep->ddp);
+    for (int i = 0; i < rep->npath; i++) {
+        const path_row *x = &rep->path[i];
+        fprintf(md, "| %s | %s@%s | %d | %.2f | %d |", x->mode, x->algo, x->transport, x->p, x->bytes / 1e6, x->calls);
+        static const int shown[] = {PA_FB, PA_WAIT, PA_COMM, PA_OPT, PA_STEP, PA_ENTRY, PA_CALLS, PA_BENCH};
+        for (size_t k = 0; k < sizeof shown / sizeof shown[0]; k++) ms_cell(md, x->fig[shown[k]]);
+        fprintf(md, "\n");
+    }
+    fprintf(md, "\n");
+    for (int i = 0; i < rep->npath; i++) {
+        const path_row *x = &rep->path[i];
+        const double *f = x->fig, ratio = f[PA_CALLS] / f[PA_BENCH];
+        const int known = isfinite(ratio) && f[PA_BENCH] > 0;
+        const int nnoisy = (f[PA_CQ3] - f[PA_CQ1] > NOISY_IQR * f[PA_CALLS]) +
+                           (f[PA_BQ3] - f[PA_BQ1] > NOISY_IQR * f[PA_BENCH]);
+        char what[160], buf[256];
+        snprintf(what, sizeof what, "the trainer's collective per step within 10 %% of collbench's for the same calls "
+                 "(%s, p = %d)", x->mode, x->p);
+        target(md, known && fabs(ratio - 1) <= 0.10, known, why_unsure(rep, nnoisy, buf, sizeof buf), what,
+               "%.3f ms against %.3f ms (%d call%s of %s@%s, in place, agreement on): %.2fx", f[PA_CALLS] * 1e3,
+               f[PA_BENCH] * 1e3, x->calls, x->calls == 1 ? "" : "s", x->algo, x->transport, ratio);
+    }
+}
+
 /* A figure of plans.csv in the table, scaled (bytes as MB): "failed" where
  * the run failed (its step time NaN), "n/a" where only this figure is NaN
  * (a simulation has no resident memory of its own). */
@@ -1777,6 +1929,7 @@ static int write_summary(const report *rep)
     sec_extrapolation(md, rep);
     sec_plots(md, rep);
     sec_trainer(md, rep);
+    sec_path(md, rep);
     sec_plans(md, rep);
     fclose(md);
     return 0;

@@ -244,6 +244,24 @@ const char *bm_agree_note(int agree)
                    "ck_allreduce makes by default; --agree on adds it)";
 }
 
+/* Which link the model prices each step with, and a warning where the
+ * calibrated link is not the one the ranks cross (also on stderr: a model
+ * column off by an order of magnitude must not pass unseen). */
+static void print_links(const bm_params *m, int p)
+{
+    if (m->node_ranks >= 1 && m->node_ranks < p)
+        printf("# model: the ranks span nodes (%s); steps between nodes priced with %s\n",
+               m->node_ranks > 1 ? "consecutive ranks share a node" : "no two neighbouring ranks share a node",
+               m->links & BM_LINK_INTER ? "the link between nodes" : "the only link known");
+    else
+        printf("# model: all ranks on one node\n");
+    const char *why = bm_link_mismatch(m, p);
+    if (why) {
+        printf("# warning: %s\n", why);
+        fprintf(stderr, "collbench: warning: %s\n", why);
+    }
+}
+
 #define GROUP_HDR "  %9s %9s %9s %7s %7s %6s"
 static void print_header(const bm_opts *o, int p, const bm_params *m, ck_comm *comm)
 {
@@ -256,8 +274,12 @@ static void print_header(const bm_opts *o, int p, const bm_params *m, ck_comm *c
     printf("# %s\n", bm_agree_note(o->agree));
     printf("# algbw = size/time, busbw = algbw*%s, decimal GB/s; model = alpha-beta-gamma prediction\n",
            o->coll == CK_COLL_ALLREDUCE ? "2(p-1)/p" : "(p-1)/p (size: the whole buffer)");
-    if (m) bm_params_print(stdout, "# model: ", m);
-    else printf("# model: none\n");
+    if (m) {
+        bm_params_print(stdout, "# model: ", m);
+        print_links(m, p);
+    } else {
+        printf("# model: none\n");
+    }
     printf("#\n");
     printf("# %-14s %12s %12s %5s %5s %9s", "", "", "", "", "", "");
     if (o->place & BM_PLACE_OUT) printf("  %-53s", "                   out-of-place");
@@ -337,6 +359,12 @@ static int write_json(const char *path, const bm_row *rows, int n, const bm_opts
         ck_json_num_g(&j, "beta_ns_per_byte", m->beta * 1e9, 6);
         ck_json_num_g(&j, "gamma_ns_per_byte", m->gamma * 1e9, 6);
         ck_json_num_g(&j, "memcpy_gbs", m->memcpy_bw / 1e9, 6);
+        if (m->links & BM_LINK_INTER) {   /* the link between nodes, and how the ranks sat on them */
+            ck_json_num_g(&j, "alpha_inter_us", m->alpha_inter * 1e6, 6);
+            ck_json_num_g(&j, "beta_inter_ns_per_byte", m->beta_inter * 1e9, 6);
+        }
+        ck_json_int(&j, "links", (int)m->links);
+        ck_json_int(&j, "node_ranks", m->node_ranks >= 1 && m->node_ranks < p ? m->node_ranks : p);
         ck_json_end(&j);
     }
     ck_json_break(&j);

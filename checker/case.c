@@ -385,8 +385,8 @@ static void status_failed(ck_comm *comm, const ck_algo *algo, const cc_case *cs,
 /* The values read back: exact inputs decoded (cc_diagnose_run for an
  * all-reduce, cc_coll_diagnose for the others), random floats against the
  * rounding bound. A clause for m, and the claim for the pattern line. */
-static void check_values(ck_comm *comm, const ck_algo *algo, const cc_case *cs, unsigned call,
-                         const cc_prev_call *before, const call_bufs *cb, cc_result *res, ck_sbuf *m)
+static int check_values(ck_comm *comm, const ck_algo *algo, const cc_case *cs, unsigned call,
+                        const cc_prev_call *before, const call_bufs *cb, cc_result *res, ck_sbuf *m)
 {
     const int p = ck_comm_size(comm), rank = ck_comm_rank(comm);
     const ck_config *cfg = ck_comm_config(comm);
@@ -399,10 +399,23 @@ static void check_values(ck_comm *comm, const ck_algo *algo, const cc_case *cs, 
                               cs->op, rank, p, algo, cfg, call, before)
             : cc_coll_diagnose(cs->coll, diag, sizeof diag, got, cb->own, cb->fill, cs->count, cs->dt, cs->op, rank,
                                p, cs->inplace, algo, cfg, call);
-    if (first >= cs->count) return;
+    if (first >= cs->count) return 0;
     ck_sbuf_sep(m, "; ");
     ck_sbuf_add(m, "%s", diag);
     if (!cs->random) snprintf(res->claim, sizeof res->claim, "%s", cc_diagnose_claim());
+    return 1;
+}
+
+/* A wrong result from a call in which this rank sent, received and reduced
+ * nothing: it did no work at all, whatever its values read as (never
+ * written, its own input, the previous result): an early return. */
+static void say_idle(const cc_case *cs, int p, cc_result *res, ck_sbuf *m)
+{
+    const ck_counters *k = &res->rec.ctr;
+    if (p < 2 || !cs->count || k->msgs_sent || k->msgs_recv || k->elems_reduced) return;
+    ck_sbuf_add(m, "; this rank sent, received and reduced nothing in the call: it returned before doing any work "
+                   "(a condition that skips the algorithm, or state kept from an earlier call?)");
+    snprintf(res->claim, sizeof res->claim, "the call did no work (nothing sent, received or reduced): an early return?");
 }
 
 /* A call that returned success: its result read back (its digest, a copy
@@ -420,7 +433,7 @@ static void check_call(ck_comm *comm, const ck_algo *algo, const cc_case *cs, un
     if (!cs->inplace) ck_download(comm, cb->s.back, cb->s.dev, cb->s.total);
     check_guards(&cb->r, cs->inplace ? NULL : &cb->s, es, m);
     if (!cs->inplace) check_sendbuf(&cb->s, cs, es, m);
-    check_values(comm, algo, cs, call, before, cb, res, m);
+    if (check_values(comm, algo, cs, call, before, cb, res, m) && cs->coll == CK_COLL_ALLREDUCE) say_idle(cs, p, res, m);
     cc_check_traffic(algo, &res->rec.ctr, p, ck_comm_rank(comm), cs->count, es, ck_comm_config(comm), m);
     res->fail = m->len > 0;
     if (res->fail && !res->claim[0]) {   /* not the values: the first check that failed, in its own words */

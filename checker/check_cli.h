@@ -83,7 +83,9 @@ typedef struct {
     uint64_t hash;                /* of the result (FNV-1a), for the cross-rank comparison and the
                                      probe's comparison of repeats */
     cc_record rec;                /* what the call produced, for --results */
-    char     claim[96];           /* what the failure shows, in a few words (the pattern summary) */
+    char     claim[128];           /* what the failure shows, in a few words (the pattern summary) */
+    int      step;                /* the step the rank last announced in the call (ck_step); -1 none */
+    char     phase[32];           /* that step's phase */
     char     msg[1500];
 } cc_result;
 
@@ -93,11 +95,16 @@ enum { CC_PROBE_NONE, CC_PROBE_SAME, CC_PROBE_DIFFERS, CC_PROBE_FIRST_ONLY, CC_P
 typedef struct {
     cc_case  cs;
     int      failed, probe;       /* probe: CC_PROBE_* */
-    char     claim[96];           /* the failing rank's cc_result.claim */
+    unsigned call;                /* the failed call (0-based): later calls only, when the first passed */
+    char     claim[128];           /* the failing rank's cc_result.claim */
 } cc_outcome;
 /* What the failed cases among o[0..n) have in common, in words, into out;
  * returns how many things it found to say (0: nothing). */
 int  cc_pattern(char *out, size_t cap, const cc_outcome *o, int n, int p);
+/* A hang among all[0..p) (one rank's watchdog fired, `who` speaks): where
+ * the ranks' schedules diverged, into out, and in a few words into claim;
+ * returns 0 when no rank's wait could be read. (schedule.c) */
+int  cc_schedules(char *out, size_t cap, char *claim, size_t ccap, const cc_result *all, int p, int who);
 
 /* Every rank parses the same argv; with quiet set (not the print rank)
  * nothing is printed. Returns -1 to go on, or the exit code (0 after --help

@@ -377,7 +377,16 @@ static void runaway_begin(const ck_algo *algo, size_t count, int p)
 }
 
 static void runaway_end(void) { atomic_store(&rw.in_call, 0); }
+
+/* The step this rank last announced, for the schedules of a hang. */
+static void runaway_where(cc_result *res)
+{
+    const char *phase = atomic_load(&rw.phase);
+    res->step = atomic_load(&rw.step);
+    snprintf(res->phase, sizeof res->phase, "%s", phase ? phase : "");
+}
 #else
+static void runaway_where(cc_result *res) { res->step = -1; res->phase[0] = 0; }
 static void runaway_watch(ck_comm *comm, int rank, double timeout) { (void)comm; (void)rank; (void)timeout; }
 static void runaway_begin(const ck_algo *algo, size_t count, int p) { (void)algo; (void)count; (void)p; }
 static void runaway_end(void) {}
@@ -729,6 +738,7 @@ static void one_call(cc_run *r, const ck_algo *algo, int k, unsigned call, int g
     runaway_begin(algo, cs->count, r->p);
     cc_run_case(r->comm, algo, cs, call, res, cs->random ? r->mine : NULL);
     runaway_end();
+    runaway_where(res);
     const double limit = res->status == CK_ERR_TIMEOUT ? r->limit_late : r->limit_ok;
     /* Every rank has returned from the call: what is still waiting to be
      * received was never going to be. */
@@ -750,6 +760,31 @@ static void one_call(cc_run *r, const ck_algo *algo, int k, unsigned call, int g
         w = agreed(ck_bounded_gather(ctl_bound(limit), res, (int)sizeof *res, MPI_BYTE, r->all, (int)sizeof *res,
                                      MPI_BYTE, 0, r->ctl, AGREEMENT));
     if (w != 0) agreement_failed(r, w);
+}
+
+/* One rank's result reads as another op (or an average): the claim holds
+ * only if the other failing ranks read the same. Where they read otherwise
+ * (max on one, min or an average on the next: with these inputs a single
+ * rank's input reads as each), no op was applied: each holds some single
+ * rank's input. */
+static int whole_result_reading(const char *claim)
+{
+    return !strncmp(claim, "the reduction looks like ", 25) || !strncmp(claim, "the expected value / p", 22);
+}
+
+static void say_across_ranks(cc_run *r, int k, int who)
+{
+    const cc_result *all = r->all;
+    if (who < 0 || !whole_result_reading(all[who].claim)) return;
+    int other = -1;
+    for (int q = 0; q < r->p && other < 0; q++)
+        if (q != who && all[q].fail && whole_result_reading(all[q].claim) && strcmp(all[q].claim, all[who].claim))
+            other = q;
+    if (other < 0) return;
+    printf("    across ranks: rank %d's result reads \"%s\", rank %d's \"%s\": no one op fits every rank, so no "
+           "reduction was done: each rank holds some single rank's input (a copy or a forward where a reduction "
+           "belongs)\n", who, all[who].claim, other, all[other].claim);
+    snprintf(r->outcomes[k].claim, sizeof r->outcomes[k].claim, "no reduction: each rank holds a single rank's input");
 }
 
 /* Rank 0's FAIL for case k. The first failing rank speaks; a rank with a
@@ -783,8 +818,15 @@ static void print_failure(cc_run *r, int k, const char *label)
     if (r->o.verbose)
         for (int q = 0; q < r->p; q++)
             if (all[q].fail && q != who) printf("    %s\n", all[q].msg);
-    fflush(stdout);
     if (who >= 0) snprintf(r->outcomes[k].claim, sizeof r->outcomes[k].claim, "%s", all[who].claim);
+    if (who >= 0) r->outcomes[k].call = all[who].call;
+    say_across_ranks(r, k, who);
+    /* A hang: named where the schedules diverged, not only where noticed. */
+    char sched[1200];
+    if (who >= 0 && all[who].status == CK_ERR_TIMEOUT &&
+        cc_schedules(sched, sizeof sched, r->outcomes[k].claim, sizeof r->outcomes[k].claim, all, r->p, who))
+        printf("    schedules: %s\n", sched);
+    fflush(stdout);
 }
 
 /* Case k of algo: its label (announced before it runs: if a rank crashes,
@@ -847,13 +889,17 @@ static void probe_failure(cc_run *r, const ck_algo *algo, int k)
  * (each costs three calls) the probe. A leak alone is not probed: the
  * repeats, on a fresh communicator, would measure its set-up, not the
  * algorithm. */
-static void after_failure(cc_run *r, const ck_algo *algo, int k, const int glob[3], int *probes)
+static void print_pattern(const cc_run *r, const ck_algo *algo, int ncases, int algo_failed);
+
+static void after_failure(cc_run *r, const ck_algo *algo, int k, const int glob[3], int *probes, int algo_failed)
 {
     const cc_case *cs = &r->cases[k];
-    if (glob[1])
+    if (glob[1]) {   /* the run stops here: the pattern line over the cases run so far first */
+        print_pattern(r, algo, k + 1, algo_failed);
         finish_abort(r->rank, r->passed, r->failed,
                      "stopping: after a watchdog timeout or transport error messages may still be in "
                      "flight, so later cases could not be trusted");
+    }
     fresh_comm(r);
     if (cs->count && !cs->random && *probes < 6 && glob[2]) {
         ++*probes;
@@ -864,14 +910,18 @@ static void after_failure(cc_run *r, const ck_algo *algo, int k, const int glob[
 /* The lines after an algorithm's cases: what its failed cases share, and
  * traffic it counted itself (ck_count_traffic, part of the traffic check and
  * named: the transport did not carry it). */
+static void print_pattern(const cc_run *r, const ck_algo *algo, int ncases, int algo_failed)
+{
+    if (r->rank != 0 || !algo_failed) return;
+    char text[2000];
+    if (cc_pattern(text, sizeof text, r->outcomes, ncases, r->p))
+        printf("%-*s pattern over %d cases, %d failed: %s\n", r->width, algo->name, ncases, algo_failed, text);
+    fflush(stdout);
+}
+
 static void close_algorithm(cc_run *r, const ck_algo *algo, int algo_failed, int self_here)
 {
-    if (r->rank == 0 && algo_failed) {
-        char text[2000];
-        if (cc_pattern(text, sizeof text, r->outcomes, r->ncases, r->p))
-            printf("%-*s pattern over %d cases, %d failed: %s\n", r->width, algo->name, r->ncases, algo_failed, text);
-        fflush(stdout);
-    }
+    print_pattern(r, algo, r->ncases, algo_failed);
     int self_any = 0;
     if (agree_max(&self_here, &self_any, 1, r->ctl, r->limit_ok) == 0 && self_any && r->rank == 0) {
         printf("%-*s traffic: some of it counted by the algorithm itself (ck_count_traffic), not carried by the "
@@ -889,7 +939,7 @@ static void check_algorithm(cc_run *r, const ck_algo *algo)
         check_case(r, algo, k, glob, &self_here);
         if (!glob[0]) continue;
         algo_failed++;
-        after_failure(r, algo, k, glob, &probes);
+        after_failure(r, algo, k, glob, &probes, algo_failed);
     }
     close_algorithm(r, algo, algo_failed, self_here);
 }

@@ -39,7 +39,7 @@ static void add_rank_set(ck_sbuf *b, const int *ranks, int n)
 }
 
 /* The last diagnosis's finding in a few words (cc_diagnose_claim). */
-static _Thread_local char claim[96];
+static _Thread_local char claim[128];
 static void set_claim(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void set_claim(const char *fmt, ...)
 {
@@ -68,7 +68,7 @@ typedef struct {
  * twice — exactly those when `exact`, one of them otherwise. */
 enum {
     K_UNEXPLAINED, K_FILL, K_OWN, K_PREV, K_PREV_OP, K_OTHER_OP, K_NODIV, K_ZERO_ID,
-    K_SHIFT, K_MISSING, K_DOUBLED, K_REPLACED, K_SIGN, K_NOT_INT, K_RANGE, K_WIDTH, K_AVG, K_FILL_READ, K_NKINDS
+    K_SHIFT, K_MISSING, K_DOUBLED, K_REPLACED, K_SIGN, K_NOT_INT, K_RANGE, K_WIDTH, K_AVG, K_FILL_READ, K_SELF, K_SCALED, K_NKINDS
 };
 typedef struct {
     int       kind;
@@ -96,6 +96,8 @@ static const char *const kind_names[K_NKINDS] = {
     [K_WIDTH]       = "right in their low 32 bits only",
     [K_AVG]         = "the expected value / p",
     [K_FILL_READ]   = "recvbuf's fill reduced as an input",
+    [K_SELF]        = "a partial sum doubled (data reduced with itself)",
+    [K_SCALED]      = "the expected sum times a whole number (the result reduced again)",
 };
 
 static uint64_t bit(int r) { return r < 64 ? 1ull << r : 0; }
@@ -222,6 +224,12 @@ static int replaced_input(ck_sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev, 
 
 static int whole_chunks(const ctx *c, long long ad);
 
+/* Element i + d exists: a decoding never names an element past the buffer. */
+static int in_buffer(const ctx *c, size_t i, long long d)
+{
+    return (d >= 0 || (size_t)(-d) <= i) && (d < 0 || i + (size_t)d < c->count);
+}
+
 /* A sum shifted by d whose p*d is whole chunks (and d is not): with these
  * inputs the sum over all ranks of element i+d reads the same as one rank's
  * input taken from p*d elements away with the others' in place — at p = 2,
@@ -232,6 +240,54 @@ static int chunk_apart(const ctx *c, long long d)
 {
     const long long ad = d < 0 ? -d : d;
     return c->s.p > 1 && !whole_chunks(c, ad) && whole_chunks(c, ad * c->s.p);
+}
+
+/* x as a sum of distinct ranks' inputs of element i (no shift): the set of
+ * ranks, or 0 when it is none. */
+static uint64_t mask_ranks(const ctx *c, size_t i, int64_t x)
+{
+    const int p = c->s.p, es = c->s.eshift;
+    if (x <= 0 || p > 62) return 0;
+    const int64_t full = ((int64_t)1 << p) - 1, low = x & full;
+    const int n = __builtin_popcountll((unsigned long long)low);
+    const int64_t gap = es > p ? (x >> p) & (((int64_t)1 << (es - p)) - 1) : 0;
+    const int64_t E = (int64_t)1 << c->s.ebits;
+    if (!n || gap || (x >> es) != n * (int64_t)(cc_key(&c->s, i) & (size_t)(E - 1))) return 0;
+    return (uint64_t)low;
+}
+
+/* Two readings of a reduction done twice, each exact with the rank bits:
+ * the full sum plus a partial sum of ranks S (a finished block reduced
+ * again where it should be copied), or twice a partial sum of S (a buffer
+ * reduced with itself: in place, a receive into recvbuf over the input it
+ * was then reduced with). */
+static int twice_over(ck_sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev, verdict *v)
+{
+    uint64_t set = gv > ev ? mask_ranks(c, i, gv - ev) : 0;
+    const int full_plus = set != 0;
+    int times = 1;   /* a buffer reduced with itself at several steps: 2^j times a partial sum */
+    for (int j = 1; j <= 6 && !set && gv % ((int64_t)1 << j) == 0; j++) {
+        set = mask_ranks(c, i, gv >> j);
+        times = 1 << j;
+    }
+    if (!set) return 0;
+    int rs[64], n = 0;
+    for (int r = 0; r < c->s.p; r++) if (set >> r & 1) rs[n++] = r;
+    if (full_plus) {
+        say(b, ": it is the full sum plus the sum of ranks ");
+        if (b) add_rank_set(b, rs, n);
+        say(b, " again: the reduction applied twice (a finished block reduced into a partial one where it should be "
+               "copied?)");
+        *v = (verdict){K_DOUBLED, 0, set, 1};
+    } else {
+        if (times == 2) say(b, ": it is twice the sum of ranks ");
+        else say(b, ": it is %d times the sum of ranks ", times);
+        if (b) add_rank_set(b, rs, n);
+        say(b, ": data reduced with itself (a receive into the buffer it is then reduced with: in place, recvbuf "
+               "over this rank's input?)");
+        *v = (verdict){K_SELF, 0, set, 1};
+    }
+    return 1;
 }
 
 static void explain_mask(ck_sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev, verdict *v)
@@ -245,10 +301,15 @@ static void explain_mask(ck_sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev, v
         /* Between the rank bits and the element field (i64): only carries. */
         int64_t gap = es > p ? (gv >> p) & (((int64_t)1 << (es - p)) - 1) : 0;
         int n = __builtin_popcountll((unsigned long long)low);
+        long long d = 0;
         if (n > 0 && gap == 0 && high % n == 0 && high / n < E) {
-            long long d = (long long)(high / n) - (long long)(j & (size_t)(E - 1));
+            d = (long long)(high / n) - (long long)(j & (size_t)(E - 1));
             if (d > E / 2) d -= E;
             if (d <= -E / 2) d += E;
+        }
+        /* A decoding that names an element outside the buffer is no
+         * decoding: pieces of different elements mixed, not a shift. */
+        if (n > 0 && gap == 0 && high % n == 0 && high / n < E && in_buffer(c, i, d)) {
             int has[64], miss[64], nh = 0, nm = 0;
             for (int r = 0; r < p; r++) {
                 if (low >> r & 1) has[nh++] = r;
@@ -281,6 +342,7 @@ static void explain_mask(ck_sbuf *b, ctx *c, size_t i, int64_t gv, int64_t ev, v
             return;
         }
     if (replaced_input(b, c, i, gv, ev, v)) return;
+    if (twice_over(b, c, i, gv, ev, v)) return;
     say(b, ": it is not a sum of distinct ranks' inputs of one element (a contribution counted twice, "
            "or pieces of different elements mixed)");
 }
@@ -300,6 +362,11 @@ static void explain_minmax(ck_sbuf *b, ctx *c, size_t i, int64_t gv, verdict *v)
         long long d = (long long)(e - ej);
         if (d > s->K / 2) d -= s->K;
         if (d <= -s->K / 2) d += s->K;
+        if (!in_buffer(c, i, d)) {
+            say(b, ": it is no input of this element, nor of any element of the buffer");
+            *v = (verdict){K_RANGE, 0, 0, 0};
+            return;
+        }
         say(b, ": it is an input of element %lld (%+lld)", (long long)i + d, d);
         *v = (verdict){K_SHIFT, d, 0, 1};
         return;
@@ -308,9 +375,12 @@ static void explain_minmax(ck_sbuf *b, ctx *c, size_t i, int64_t gv, verdict *v)
         int q = (int)(((k - (int64_t)(j % (size_t)s->M)) % s->M + s->M) % s->M);
         int want = s->op == CK_MIN ? (int)((s->M - (int64_t)(j % (size_t)s->M)) % s->M)
                                    : (int)((2 * s->M - 1 - (int64_t)(j % (size_t)s->M)) % s->M);
-        say(b, ": it is rank %d's input for this element, but the %s is rank %d's: "
-               "rank %d's contribution is missing", q, ck_op_name(s->op), want, want);
-        *v = (verdict){K_MISSING, 0, bit(want), 1};
+        const int own = q == c->rank && is_own(c, i);
+        if (own) say(b, ": it is this rank's own input for this element");
+        else say(b, ": it is rank %d's input for this element", q);
+        say(b, ", but the %s is rank %d's: rank %d's contribution is missing%s", ck_op_name(s->op), want, want,
+            own ? " (own input unchanged: never reduced with it?)" : "");
+        *v = (verdict){own ? K_OWN : K_MISSING, 0, bit(want), 1};
         place(b, c, i, want, -1);
     } else {
         say(b, ": it is one rank's input for this element, not the %s over all ranks", ck_op_name(s->op));
@@ -421,7 +491,9 @@ static int previous_call(ck_sbuf *b, ctx *c, size_t i, verdict *v)
         return 1;
     }
     int64_t gv, both, pv = cc_reduce_value(&c->prev, i), ev = cc_reduce_value(&c->s, i);
-    if (c->s.op == CK_AVG || !cc_load_int(c->got, i, c->s.dt, &gv) || !combine(&c->s, pv, ev, &both) ||
+    /* The same inputs as the previous call's (another case of the same
+     * count): "previous plus this" is "this twice", no evidence of state. */
+    if (c->s.op == CK_AVG || pv == ev || !cc_load_int(c->got, i, c->s.dt, &gv) || !combine(&c->s, pv, ev, &both) ||
         both != gv || both == ev || both == pv)
         return 0;
     const char *prev = c->prev_case ? "the previous case's last result" : "the previous call's result";
@@ -475,7 +547,7 @@ static int fill_read(ck_sbuf *b, ctx *c, size_t i, verdict *v)
                     const uint64_t x = (uint64_t)cc_input(s, r, i);
                     acc = (s->op == CK_SUM ? acc + x : acc * x) & mask;
                 }
-            for (int kk = 1; kk <= p - nt; kk++) {
+            for (int kk = 1; kk <= (nt < p ? p - nt : 1); kk++) {   /* nt = p: the fill on top of the result */
                 acc = (s->op == CK_SUM ? acc + f : acc * f) & mask;
                 if (acc != g) continue;
                 if (!k || kk < k || (kk == k && nt > __builtin_popcountll(keep))) { k = kk; keep = t; tie = 0; }
@@ -500,6 +572,8 @@ static int fill_read(ck_sbuf *b, ctx *c, size_t i, verdict *v)
             s->op == CK_SUM ? "sum" : "product", copies, c->fill_byte);
         if (tie) {
             say(b, " and the inputs of %d ranks", __builtin_popcountll(keep));
+        } else if (keep && !lost) {
+            say(b, " on top of every rank's input: a result reduced into recvbuf's fill where it should be copied");
         } else if (keep) {
             int rs[64], n = 0;
             for (int r = 0; r < p; r++) if (keep >> r & 1) rs[n++] = r;
@@ -538,10 +612,33 @@ static int averaged(const ctx *c, size_t i, int64_t ev)
     return x == x && fabs(x - want) <= tol * fabs(want);
 }
 
+/* A sum k times what it should be (2 <= k <= p): the whole result reduced
+ * again k - 1 times (an all-reduce of results, a final pass too many). */
+static int scaled(ck_sbuf *b, const ctx *c, size_t i, int64_t ev, verdict *v)
+{
+    int64_t gv, t;
+    if (c->s.op != CK_SUM || ev == 0 || !cc_load_int(c->got, i, c->s.dt, &gv) || gv % ev) return 0;
+    const int64_t k = gv / ev;
+    if (k < 2 || k > c->s.p || __builtin_mul_overflow(ev, k, &t) || t != gv) return 0;
+    say(b, ": it is %lld times the expected sum: the whole result reduced again (a pass too many over the result?)",
+        (long long)k);
+    *v = (verdict){K_SCALED, k, 0, 1};
+    return 1;
+}
+
 static const char OVERWRITTEN[] = "(an input read after it was overwritten: in place, sendbuf is recvbuf)";
 
-static const char OWN_INPUT[] = ": it holds this rank's own input unchanged: no other rank's contribution is in it "
-                                "(never reduced, or copied where a reduction belongs)";
+/* This rank's own input where the result belongs: out of place it was
+ * copied in (and never reduced); in place the same bytes are also what a
+ * recvbuf never written holds, which out of place reads as the fill. */
+static void say_own(ck_sbuf *b, const ctx *c)
+{
+    say(b, ": it holds this rank's own input unchanged: no other rank's contribution is in it");
+    if (c->fill_byte < 0)
+        say(b, " (in place, where recvbuf holds the input: never written, or written with this rank's input where "
+               "the reduced value belongs)");
+    else say(b, " (out of place: this rank's input copied into recvbuf and never reduced)");
+}
 
 /* The verdict on wrong element i; with b, the facts about it in words. */
 static void explain_element(ck_sbuf *b, ctx *c, size_t i, verdict *v)
@@ -553,8 +650,8 @@ static void explain_element(ck_sbuf *b, ctx *c, size_t i, verdict *v)
         *v = (verdict){K_FILL, 0, 0, 1};
         return;
     }
-    if (is_own(c, i) && s->kind != CC_PROD) {
-        say(b, "%s", OWN_INPUT);
+    if (is_own(c, i) && s->kind != CC_PROD && s->kind != CC_MINMAX) {   /* min/max: explain_minmax names more */
+        say_own(b, c);
         *v = (verdict){K_OWN, 0, 0, 1};
         return;
     }
@@ -572,8 +669,21 @@ static void explain_element(ck_sbuf *b, ctx *c, size_t i, verdict *v)
         }
         return;
     }
+    if (scaled(b, c, i, ev, v)) return;
     if (averaged(c, i, ev)) {
-        say(b, ": it is the expected value / p (p = %d): an average where a sum was asked?", s->p);
+        /* Integer division of a sum of powers of two can land on one: then
+         * the same value is also a partial sum, and one element cannot
+         * tell (every element alike can: the summary). */
+        int64_t g;
+        const uint64_t set = s->kind == CC_MASK && cc_load_int(c->got, i, s->dt, &g) ? mask_ranks(c, i, g) : 0;
+        say(b, ": it is the expected value / p (p = %d)", s->p);
+        if (set) {
+            int rs[64], n = 0;
+            for (int r = 0; r < s->p; r++) if (set >> r & 1) rs[n++] = r;
+            say(b, ", or with these inputs the sum of ranks ");
+            if (b) add_rank_set(b, rs, n);
+            say(b, " alone");
+        } else say(b, ": an average where a sum was asked?");
         *v = (verdict){K_AVG, 0, 0, 1};
         return;
     }
@@ -593,22 +703,38 @@ static void explain_element(ck_sbuf *b, ctx *c, size_t i, verdict *v)
         *v = (verdict){K_WIDTH, 0, 0, 1};
         return;
     }
+    /* min, max: this rank's own input is always some op's result over the
+     * inputs too; which rank's input was lost says more. */
+    if (s->kind == CC_MINMAX && is_own(c, i)) {
+        explain_minmax(b, c, i, gv, v);
+        return;
+    }
     static const ck_op others[] = {CK_SUM, CK_PROD, CK_MIN, CK_MAX};
     for (int k = 0; k < 4; k++) {
         int64_t alt;
         if (others[k] == s->op || !fold_as(s, others[k], i, &alt) || alt == ev || alt != gv) continue;
-        say(b, ": it equals the %s over all ranks' inputs", ck_op_name(others[k]));
+        /* Sums of powers of two: a product equal to a partial sum (2*2*4 =
+         * 2+2+4 at p = 3) is a coincidence the rank bits explain better. */
+        if (s->kind == CC_MASK && others[k] == CK_PROD) {
+            verdict mv = {K_UNEXPLAINED, 0, 0, 0};
+            explain_mask(NULL, c, i, gv, ev, &mv);
+            if (mv.kind != K_UNEXPLAINED) continue;
+        }
         /* A min or max is always one rank's input, and so is a product of
          * ones: a copy where the reduction belongs looks the same. */
         int q1 = -1, nq = 0;
         for (int q = 0; q < s->p; q++)
             if (cc_input(s, q, i) == gv) { q1 = q; nq++; }
-        if (nq == 1) say(b, ", which is rank %d's input alone", q1);
+        if (nq == 1 && s->kind == CC_MASK)   /* the fact first: which rank's input it is */
+            say(b, ": it holds only rank %d's input, which with these inputs is also the %s over all ranks' inputs",
+                q1, ck_op_name(others[k]));
+        else say(b, ": it equals the %s over all ranks' inputs", ck_op_name(others[k]));
+        if (nq == 1 && s->kind != CC_MASK) say(b, ", which is rank %d's input alone", q1);
         *v = (verdict){K_OTHER_OP, others[k], nq == 1 ? bit(q1) : 0, 1};
         return;
     }
-    if (is_own(c, i)) {
-        say(b, "%s", OWN_INPUT);
+    if (is_own(c, i) && s->kind != CC_MINMAX) {
+        say_own(b, c);
         *v = (verdict){K_OWN, 0, 0, 1};
         return;
     }
@@ -766,11 +892,23 @@ static int say_shift(const tally *t)
     }
     ck_sbuf_add(t->b, "; %s hold other elements' values, at different distances", t->of);
     int nshift = 0, chunky = 0;   /* most of them whole chunks away */
+    long long lo = 0, hi = 0;
     for (int e = 0; e < n; e++)
         if (t->v[e].kind == K_SHIFT) {
+            const long long d = t->v[e].param;
+            lo = nshift && lo < d ? lo : d;
+            hi = nshift && hi > d ? hi : d;
             nshift++;
-            chunky += whole_chunks(t->c, t->v[e].param < 0 ? -t->v[e].param : t->v[e].param);
+            chunky += whole_chunks(t->c, d < 0 ? -d : d);
         }
+    /* Small distances of one sign: one element off at each step, the
+     * offsets adding up as the shifted data is passed on. */
+    if ((lo > 0 || hi < 0) && hi - lo < t->c->s.p && (hi < 0 ? -lo : hi) <= t->c->s.p) {
+        ck_sbuf_add(t->b, " (%lld to %lld: data stored one element off, the offsets adding up as it is passed on: an "
+                          "offset off by one in a loop over steps?)", lo, hi);
+        set_claim("data shifted by a few elements, one more at each step");
+        return 1;
+    }
     if (2 * chunky > nshift) add_chunk_hint(t->b, t->c, "mostly ");
     return 1;
 }
@@ -890,6 +1028,37 @@ static int say_avg(const tally *t)
     return 1;
 }
 
+static int say_kind(const tally *t);
+
+/* K_OWN: this rank's input where the result belongs; for min and max the
+ * rank whose input the result should have been (in `ranks`): one and the
+ * same in all of them is that rank's contribution missing. */
+static int say_own_line(const tally *t)
+{
+    uint64_t one = 0;
+    int same = 1;
+    for (int e = 0; e < t->n; e++)
+        if (t->v[e].kind == K_OWN) {
+            if (!t->v[e].ranks || (one && t->v[e].ranks != one)) same = 0;
+            one = t->v[e].ranks;
+        }
+    if (same && one && t->c_top >= 3) {
+        const int w = __builtin_ctzll(one);
+        ck_sbuf_add(t->b, "; %s are this rank's own input where the %s is rank %d's: rank %d's contribution is missing",
+                    t->of, ck_op_name(t->c->s.op), w, w);
+        set_claim("lacking rank %d's contribution", w);
+        return 1;
+    }
+    return say_kind(t);
+}
+
+static int say_self(const tally *t)
+{
+    ck_sbuf_add(t->b, "; %s are partial sums doubled: data reduced with itself (a receive into the buffer it is then "
+                      "reduced with: in place, recvbuf over this rank's input?)", t->of);
+    return 1;
+}
+
 static int say_zero_id(const tally *t)
 {
     ck_sbuf_add(t->b, "; %s are 0, which is no rank's input there: 0 is not the identity of %s", t->of,
@@ -908,7 +1077,7 @@ static int (*const majority_line[K_NKINDS])(const tally *t) = {
     [K_OTHER_OP] = say_other_op, [K_SHIFT] = say_shift,       [K_MISSING] = say_rank_contribution,
     [K_DOUBLED] = say_rank_contribution, [K_REPLACED] = say_replaced, [K_PREV] = say_prev,
     [K_PREV_OP] = say_prev_op,   [K_FILL_READ] = say_fill_read, [K_WIDTH] = say_width,
-    [K_AVG] = say_avg,           [K_ZERO_ID] = say_zero_id,
+    [K_AVG] = say_avg,           [K_ZERO_ID] = say_zero_id,   [K_SELF] = say_self, [K_OWN] = say_own_line,
 };
 
 /* Products: a pair (m, d) that fits most elements beats a majority that
@@ -923,6 +1092,26 @@ static int say_replaced_pair(const tally *t, const size_t *idx)
     ck_sbuf_add(t->b, "; %d of %d wrong elements examined fit rank %d's input in place of rank %d's %s", fit, n, rd, rm,
                 OVERWRITTEN);
     set_claim("rank %d's input in place of rank %d's", rd, rm);
+    return 1;
+}
+
+/* Sums (rank bits): no one kind is the majority, but this rank's input
+ * alone, another single rank's (which reads as max or min too) and sums
+ * lacking some ranks are one finding: partial sums, some contributions never
+ * added (a step skipped, a piece never sent on). */
+static int say_partial(const tally *t)
+{
+    if (t->c->s.kind != CC_MASK) return 0;
+    int partial = 0;
+    for (int e = 0; e < t->n; e++) {
+        const verdict *v = &t->v[e];
+        partial += v->kind == K_OWN || (v->kind == K_MISSING && v->param == 0) || (v->kind == K_OTHER_OP && v->ranks);
+    }
+    if (!is_majority(partial, t->n)) return 0;
+    ck_sbuf_add(t->b, "; %d of %d wrong elements examined are partial sums (this rank's input alone, another single "
+                      "rank's, or a sum lacking some ranks): contributions never added (a step skipped, a piece never "
+                      "sent on)", partial, t->n);
+    set_claim("partial sums: some ranks' contributions never added");
     return 1;
 }
 
@@ -977,7 +1166,39 @@ static void summarise(ck_sbuf *b, const ctx *c, const verdict *v, const size_t *
         set_claim("%s", kind_names[t.top]);
         if ((majority_line[t.top] ? majority_line[t.top] : say_kind)(&t)) return;
     }
+    if (say_partial(&t)) return;
     say_no_majority(&t);
+}
+
+static int is_wrong(const ctx *c, size_t i);
+
+/* Every block wrong in whole but one: the rank holds one finished block
+ * (what a reduce-scatter leaves) and nothing of the others' — the
+ * all-gather's results never stored, or never run. */
+static void say_one_block_right(ck_sbuf *b, ctx *c)
+{
+    const int p = c->s.p;
+    int right = -1, nright = 0, seen = 0, unsent = 0;
+    for (int blk = 0; blk < p && p >= 3; blk++) {
+        size_t off, len, nw = 0;
+        ck_block(c->count, p, blk, &off, &len);
+        if (!len) return;
+        for (size_t i = off; i < off + len; i++) nw += is_wrong(c, i);
+        if (!nw) { right = blk; nright++; }
+        else if (nw < len) return;
+        /* what the wrong blocks hold: nothing received (the fill, the own
+         * input, a partial sum), not something stored wrong (shifted, reduced) */
+        for (size_t i = off; nw && i < off + len && seen < CC_EXAMINE; i += len / 8 + 1, seen++) {
+            verdict v;
+            explain_element(NULL, c, i, &v);
+            unsent += v.kind == K_FILL || v.kind == K_OWN || (v.kind == K_MISSING && v.param == 0) ||
+                      (v.kind == K_OTHER_OP && v.ranks);
+        }
+    }
+    if (nright != 1 || 4 * unsent < 3 * seen) return;
+    ck_sbuf_add(b, "; only block %d is right, every other block wholly wrong: one finished block and none of the "
+                   "others' (the all-gather's blocks never stored, or the all-gather never run?)", right);
+    set_claim("only one block right: the all-gather's blocks never stored?");
 }
 
 /* One word on each wrong block of the ck_block partition. */
@@ -1080,6 +1301,87 @@ static int all_right(const ctx *c)
     return right;
 }
 
+/* ------------------------------------------------------------ where
+ * Where the wrong elements lie, when that is regular: an index bug shows as
+ * a shape (the last element of every block, every p-th element, the tail
+ * past the largest multiple of p) long before the values say anything. */
+static int is_wrong(const ctx *c, size_t i) { return memcmp(c->exp + i * c->es, c->got + i * c->es, c->es) != 0; }
+
+/* Every block's wrong elements are its last (from_end) or first k, k the
+ * same in every block that has any, and at least two blocks have some:
+ * returns k (0: no such shape); *all: every non-empty block has them. */
+static size_t block_edge(const ctx *c, int from_end, int *all, int *kvar)
+{
+    const int p = c->s.p;
+    size_t k = 0, kmin = (size_t)-1;
+    int blocks = 0, nonempty = 0;
+    *kvar = 0;
+    for (int blk = 0; blk < p; blk++) {
+        size_t off, len, w = 0;
+        ck_block(c->count, p, blk, &off, &len);
+        nonempty += len > 0;
+        for (size_t t = 0; t < len && is_wrong(c, from_end ? off + len - 1 - t : off + t); t++) w++;
+        for (size_t t = w; t < len; t++)
+            if (is_wrong(c, from_end ? off + len - 1 - t : off + t)) return 0;   /* not one run at the edge */
+        if (!w) continue;
+        if (w == len && len > 1) return 0;   /* a whole block: explain_blocks names it */
+        if (k && w != k) *kvar = 1;
+        k = w > k ? w : k;
+        kmin = w < kmin ? w : kmin;
+        blocks++;
+    }
+    *all = blocks == nonempty;
+    return blocks >= 2 ? (*kvar ? kmin : k) : 0;
+}
+
+/* The shape of the wrong elements in words, into b and the claim's tail. */
+static void explain_where(ck_sbuf *b, const ctx *c, size_t nwrong)
+{
+    const int p = c->s.p;
+    const size_t n = c->count;
+    char shape[96] = "";
+    if (nwrong == n || p < 2) return;
+    size_t tail = n - n % (size_t)p, first = n;
+    for (size_t i = 0; i < n && first == n; i++)
+        if (is_wrong(c, i)) first = i;
+    if (n % (size_t)p && tail > 0 && first == tail && nwrong == n - tail) {
+        snprintf(shape, sizeof shape, "the tail beyond the largest multiple of p");
+        ck_sbuf_add(b, "; the wrong elements are exactly the tail beyond the largest multiple of p (elements %zu..%zu: "
+                       "blocks of count/p, the remainder never handled?)", tail, n - 1);
+    }
+    for (int end = 1; end >= 0 && !shape[0]; end--) {
+        int all, kvar;
+        const size_t k = block_edge(c, end, &all, &kvar);
+        if (!k) continue;
+        const char *which = end ? "last" : "first";
+        /* the claim's words stay the same whatever the count (the pattern
+         * line compares them); the case's line says how many */
+        if (k == 1 && !kvar) snprintf(shape, sizeof shape, "the %s element of %s block", which, all ? "every" : "some");
+        else snprintf(shape, sizeof shape, "a run at the %s of %s block", end ? "end" : "start", all ? "every" : "some");
+        ck_sbuf_add(b, "; the wrong elements are exactly ");
+        if (k == 1 && !kvar) ck_sbuf_add(b, "%s", shape);
+        else ck_sbuf_add(b, "the %s %zu%s elements of %s block", which, k, kvar ? " or more" : "", all ? "every" : "some");
+        ck_sbuf_add(b, " (of the ck_block partition: a block's %s bound off%s?)", end ? "end" : "start",
+                    k > 1 || kvar ? ", a block cut short, or its last partial piece dropped" : " by one");
+    }
+    /* Every k-th element (all of them, or for min and max, where a rank's
+     * own input is right by chance, at least half of them and four). */
+    for (size_t m = 2; m <= 16 && !shape[0] && 2 * m <= n && nwrong >= 2; m++) {
+        const size_t k = first % m, cls = (n - k + m - 1) / m;
+        int inside = 1;
+        for (size_t i = 0; i < n && inside; i++) inside = i % m == k || !is_wrong(c, i);
+        if (!inside || (nwrong < cls && (nwrong < 4 || 2 * nwrong < cls))) continue;
+        snprintf(shape, sizeof shape, "elements with index = %zu mod %zu", k, m);
+        ck_sbuf_add(b, "; the wrong elements are %s with index = %zu mod %zu%s", nwrong == cls ? "exactly every element"
+                    : "elements (most, not all)", k, m, m == (size_t)p ? " (mod p: a stride, or a loop over ranks where "
+                    "a loop over elements belongs?)" : "");
+    }
+    if (!shape[0] && nwrong == 1) snprintf(shape, sizeof shape, "one element");   /* "1 of n elements wrong" says it */
+    const size_t len = strlen(claim);
+    if (shape[0] && len && len + strlen(shape) + 5 < sizeof claim)
+        snprintf(claim + len, sizeof claim - len, ", at %.*s", (int)(sizeof claim - len - 5), shape);
+}
+
 /* The wrong result explained: its first wrong element, the summary of up
  * to CC_EXAMINE of them (spread evenly over all), and the blocks. */
 static void explain_wrong(ck_sbuf *b, ctx *c, size_t first, size_t nwrong)
@@ -1101,12 +1403,14 @@ static void explain_wrong(ck_sbuf *b, ctx *c, size_t first, size_t nwrong)
         if (seen++ == (size_t)taken * nwrong / (size_t)n) { idx[taken] = i; explain_element(NULL, c, i, &vs[taken++]); }
     }
     summarise(b, c, vs, idx, taken, nwrong, &v1);
+    explain_where(b, c, nwrong);
     if (p > 1) {
         size_t off, len;
         int blk = block_of(c->count, p, first, &off, &len);
         ck_sbuf_add(b, "; element %zu is in block %d of %d (elements %zu..%zu)", first, blk, p, off, off + len - 1);
         place(b, c, first, -1, -1);
         explain_blocks(b, c);
+        say_one_block_right(b, c);
     }
 }
 

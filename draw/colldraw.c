@@ -185,6 +185,7 @@ typedef struct opts {
     int         np;        /* 0: the job's size */
     int         count;     /* -1: 2p */
     int         inplace;
+    int         view;      /* --view R: only what rank R receives is drawn (-1: everything) */
     double      timeout;
 } opts;
 
@@ -210,6 +211,9 @@ static const ck_opt options[] = {
     {"--inplace", 0, CK_OPT_INT, offsetof(opts, inplace), .lo = 0, .hi = 1, .arg = "0|1", .flags = FOR_RUN,
      .help = "in place (default 1: every rank starts with its own input in the\n"
              "buffer drawn) or out of place (the buffer drawn starts empty)"},
+    {"--view", 0, CK_OPT_INT, offsetof(opts, view), .lo = 0, .hi = CD_MAX_RANKS - 1, .arg = "R", .flags = FOR_RUN,
+     .help = "one rank's view: the frames draw only the messages and loads rank R\n"
+             "receives (a one-shot's loads from every peer); frames.txt keeps all"},
     {"--out", 0, CK_OPT_STR, offsetof(opts, out), .arg = "DIR",
      .help = "where to write (default colldraw-NAME-pP): frame-NN.svg (one per\n"
              "step), index.html (every frame, a step control, works offline),\n"
@@ -234,11 +238,11 @@ static const ck_opt options[] = {
 };
 enum { NOPTIONS = sizeof options / sizeof options[0] };
 
-static const opts defaults = {.count = -1, .inplace = 1, .timeout = 30};
+static const opts defaults = {.count = -1, .inplace = 1, .view = -1, .timeout = 30};
 
 static void usage(const char *prog)
 {
-    printf("usage: %s --algo NAME [--coll C] [--np P] [--count N] [--inplace 0|1] [--out DIR]\n"
+    printf("usage: %s --algo NAME [--coll C] [--np P] [--count N] [--inplace 0|1] [--view R] [--out DIR]\n"
            "          [--transport mpi|shm] [--timeout SEC] [--overwrite]\n"
            "       %s --gantt TRACE.json [--call K] [--out DIR] [--overwrite]\n"
            "Run one all-reduce (or --coll) of NAME (any registered algorithm: %s --algo list)\n"
@@ -270,6 +274,7 @@ static const char *check_values(opts *o, const char **given, char *err, size_t c
     if (o->coll_name && ck_coll_parse(o->coll_name, &o->coll))
         snprintf(err, cap, "bad --coll '%s' (want allreduce, reduce_scatter or allgather)", o->coll_name);
     else if (o->gantt && !*o->gantt) snprintf(err, cap, "--gantt needs a trace file");
+    else if (o->view >= 0 && o->np && o->view >= o->np) snprintf(err, cap, "--view %d: no such rank of %d", o->view, o->np);
     else if (o->out && !*o->out) snprintf(err, cap, "--out needs a folder");
     else if (o->transport && strcmp(o->transport, "mpi") && strcmp(o->transport, "shm"))
         snprintf(err, cap, "bad --transport '%s' (want mpi or shm)", o->transport);
@@ -857,7 +862,8 @@ static int draw_model(const job *J, gathered *g, const failure *fail, int full, 
 {
     const opts *o = J->o;
     const int failed = fail->rank < J->p;
-    cd_model m = {.p = J->p, .count = J->count, .inplace = o->inplace, .coll = o->coll, .status = failed ? fail->status : 0};
+    cd_model m = {.p = J->p, .count = J->count, .inplace = o->inplace, .viewer = o->view + 1, .coll = o->coll,
+                  .status = failed ? fail->status : 0};
     snprintf(m.algo, sizeof m.algo, "%s", o->algo);
     snprintf(m.transport, sizeof m.transport, "%s", ck_comm_transport_name(J->comm));
     if (failed) snprintf(m.error, sizeof m.error, "rank %d: %s", fail->rank, fail->msg[0] ? fail->msg : ck_strerror(fail->status));

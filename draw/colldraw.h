@@ -61,6 +61,7 @@ typedef struct cd_model {
     int       p;
     size_t    count;
     int       inplace;
+    int       viewer;        /* 0: the frames draw every message; R + 1: only what rank R receives (--view R) */
     int       nshared;       /* regions shown (ck_show_shared), drawn as rows under each rank's buffer */
     char      shared[CD_MAX_SHARED][CD_NAME];
     int       status;        /* what the collective returned on the first failing rank (0: success) */
@@ -82,6 +83,10 @@ int  cd_out_dir(const char *dir, int gantt, int overwrite, int dry, char *err, s
 void cd_write_text(const cd_model *m, FILE *f);
 /* One frame as a standalone SVG document. */
 void cd_write_svg(const cd_model *m, int k, FILE *f);
+/* graph.svg: the first step's messages as arrows between ranks drawn as nodes: trees as trees
+ * (roots ringed), anything else on a circle. Written beside the frames when a step sends. */
+#define CD_GRAPH (-3)
+void cd_write_graph(const cd_model *m, FILE *f);
 
 /* A Gantt timeline of call `call` of a collbench Chrome trace (or of
  * training step `call` of a tagtrain trace), as SVG.

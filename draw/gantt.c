@@ -13,6 +13,11 @@
  *                            overlapping backward show as bars under the layers;
  *                            --zero 1 adds its reduce-scatter, optimizer step
  *                            and all-gather after backward.
+ *   tagtrain --tp --trace    the tensor-parallel group's all-reduces inside
+ *                            forward and backward, on a lane of their own.
+ *   tagtrain --pp --trace    one pipeline step: per stage (a rank) its
+ *                            forwards and backwards, bars labelled with the
+ *                            micro-batch; the gaps are the bubble.
  *
  * It reads the traces as those tools write them, one event per line; a file
  * in another layout is refused with the line that does not fit, not drawn.
@@ -70,6 +75,8 @@ static int str_after(const char *line, const char *key, char *out, size_t cap)
 static const char *kind_colour(const char *cat)
 {
     if (!strcmp(cat, "layer")) return "#4e79a7";
+    if (!strcmp(cat, "fwd")) return "#76b7b2";
+    if (!strcmp(cat, "bwd")) return "#4e79a7";
     if (!strcmp(cat, "bucket")) return "#59a14f";
     if (!strcmp(cat, "send")) return "#4e79a7";
     if (!strcmp(cat, "recv")) return "#f28e2b";
@@ -86,6 +93,7 @@ static const char *colour_of(const char *cat, int tagtrain)
     if (!strcmp(cat, "rs")) return "#f28e2b";
     if (!strcmp(cat, "optimizer")) return "#edc948";
     if (!strcmp(cat, "ag")) return "#b07aa1";
+    if (!strcmp(cat, "tp")) return "#9c755f";
     return kind_colour(cat);
 }
 
@@ -102,7 +110,7 @@ typedef struct trace {
     gev        *ev;
     lane       *ln;
     int         nev, nln;
-    int         collbench, tagtrain;
+    int         collbench, tagtrain, pipeline;   /* pipeline: a --pp step (forwards and backwards) */
     char        title[160], host[128], date[40];
     double      cores;
 } trace;
@@ -159,6 +167,7 @@ static int read_event(trace *T, const char *line, int lineno, int call, char *er
     e.step = (int)step;
     e.call = (int)c;
     if (e.call != call) return 0;
+    if (!strcmp(e.cat, "fwd") || !strcmp(e.cat, "bwd")) T->pipeline = 1;
     if (!strcmp(e.cat, "allreduce") && !T->title[0]) str_after(line, "\"name\":\"", T->title, sizeof T->title);
     gev *n = realloc(T->ev, (size_t)(T->nev + 1) * sizeof *n);
     if (!n) return out_of_memory(err, errlen);
@@ -211,9 +220,11 @@ static int read_trace(trace *T, int call, char *err, size_t errlen)
 }
 
 /* The picture's measures. Sized to be read on a projected slide, where the picture is scaled to
- * the slide's width or height: type of 12-15 px on a canvas of 820-880 px. A collective has more
- * lanes than a training step (one per peer and direction), so its rows are lower; collbench's lane
- * names ("calls, waits, reductions") need a wider margin. */
+ * the slide's width or height: type of 17-21 px on a canvas of 820-880 px (8 pt or more as
+ * placed; the slide test measures it). A collective's sends and receives are drawn one row per
+ * rank and direction, not per peer (chunks in flight at once: thin strips of that row), so a
+ * long pipeline keeps few rows; collbench's lane names ("calls, waits, reductions") need a
+ * wider margin. */
 typedef struct geom {
     int         left, rh, topm, w, h, f_bar, keyw;   /* margin, row, top margin, canvas, a bar's type, a key's width */
     int        *used, nused;   /* per lane (in rank then lane order): it carries events of this call */
@@ -221,7 +232,56 @@ typedef struct geom {
     double      unit;          /* µs, or ms from a millisecond on (a training step) */
     const char *uname;
 } geom;
-enum { F_LANE = 13, F_RANK = 15, F_AXIS = 13, F_KEY = 14 };
+enum { F_LANE = 18, F_RANK = 19, F_AXIS = 18, F_KEY = 18, F_TITLE = 19, F_SUB = 18, LEGH = 26 };
+
+/* A collbench lane's row: its sends or its receives (whatever the peer), else its own. */
+static const char *row_name(const trace *T, const lane *l)
+{
+    if (T->tagtrain) return l->name;
+    return !strncmp(l->name, "send", 4) ? "sends" : !strncmp(l->name, "recv", 4) ? "receives" : l->name;
+}
+
+/* Lane k's row among its rank's: lanes sorted by rank, one row per rank and row name. row_of
+ * gives the row's number (counting from 0 over all ranks), *sub the lane's strip in it and
+ * *nsub the strips (used lanes of that row); -1 for a lane not drawn. */
+static int row_of(const trace *T, const int *used, int k, int *sub, int *nsub)
+{
+    int row = -1;
+    *sub = 0;
+    *nsub = 0;
+    for (int j = 0; j < T->nln; j++) {
+        if (!used[j]) continue;
+        int first = 1;   /* j opens a row: no used lane before it of its rank has its row name */
+        for (int i = 0; i < j && first; i++)
+            first = !(used[i] && T->ln[i].pid == T->ln[j].pid && !strcmp(row_name(T, &T->ln[i]), row_name(T, &T->ln[j])));
+        if (first && j <= k) row++;
+        if (T->ln[j].pid == T->ln[k].pid && !strcmp(row_name(T, &T->ln[j]), row_name(T, &T->ln[k]))) {
+            if (j < k) (*sub)++;
+            (*nsub)++;
+        }
+    }
+    return used[k] ? row : -1;
+}
+
+/* The rows drawn, and the legend's rows: keys per row as many as the canvas holds. */
+static int rows_drawn(const trace *T, const int *used)
+{
+    int n = 0, sub, nsub;
+    for (int k = 0; k < T->nln; k++)
+        if (used[k] && row_of(T, used, k, &sub, &nsub) + 1 > n) n = row_of(T, used, k, &sub, &nsub) + 1;
+    return n;
+}
+static int legend_rows(const trace *T, int w, int keyw)
+{
+    int kinds = 0;
+    for (int i = 0; i < T->nev; i++) {
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++) seen = T->ev[j].instant == T->ev[i].instant && !strcmp(T->ev[j].cat, T->ev[i].cat);
+        kinds += !seen;
+    }
+    const int per = (w - 12) / keyw;
+    return kinds ? (kinds + per - 1) / per : 1;
+}
 
 /* The lanes that carry events of this call, in rank then lane order, and
  * the call's time span: 0, or -1 with the reason (an event on a lane no
@@ -250,16 +310,17 @@ static int lay_out(trace *T, geom *G, char *err, size_t errlen)
     }
     if (!G->used) return out_of_memory(err, errlen);
     const int tt = T->tagtrain;
-    G->left = tt ? 230 : 268;
-    G->rh = tt ? 32 : 21;
-    G->topm = tt ? 84 : 64;
-    G->w = tt ? 880 : 820;
-    G->f_bar = tt ? 13 : 12;
-    G->keyw = tt ? 172 : 128;
+    G->nused = rows_drawn(T, G->used);
+    G->left = tt ? 262 : 345;
+    G->rh = tt ? 30 : 24;
+    G->topm = tt ? 88 : 64;
+    G->w = 820;
+    G->f_bar = 18;
+    G->keyw = tt ? 228 : 136;
     G->t0 = t0;
     G->span = t1 > t0 ? t1 - t0 : 1;
     G->sx = (G->w - G->left - 20) / G->span;
-    G->h = G->topm + G->nused * G->rh + (tt ? 84 : 60);
+    G->h = G->topm + G->nused * G->rh + 6 + 7 + F_AXIS + 12 + legend_rows(T, G->w, G->keyw) * LEGH;
     G->unit = G->span >= 1000 ? 1000 : 1;
     G->uname = G->unit > 1 ? "ms" : "\xc2\xb5s";
     return 0;
@@ -270,7 +331,7 @@ static int lay_out(trace *T, geom *G, char *err, size_t errlen)
 static void gantt_title(FILE *o, const trace *T, int call, const geom *G)
 {
     const char *title = T->title;
-    fprintf(o, "<text x=\"12\" y=\"24\" font-size=\"18\" font-weight=\"bold\">");
+    fprintf(o, "<text x=\"12\" y=\"24\" font-size=\"%d\" font-weight=\"bold\">", F_TITLE);
     for (const char *s = title; *s; s++) {
         if (*s == '<') fputs("&lt;", o);
         else if (*s == '&') fputs("&amp;", o);
@@ -281,19 +342,20 @@ static void gantt_title(FILE *o, const trace *T, int call, const geom *G)
             fputc('i', o);
     }
     if (!T->tagtrain) {
-        fprintf(o, "</text>\n<text x=\"12\" y=\"46\" font-size=\"14\" fill=\"#444\">every rank's timeline of call %d, %.0f \xc2\xb5s "
-                   "(collbench --trace); numbers in bars are steps</text>\n", call, G->span);
+        fprintf(o, "</text>\n<text x=\"12\" y=\"50\" font-size=\"%d\" fill=\"#444\">call %d, %.0f \xc2\xb5s, every rank "
+                   "(collbench --trace); bar numbers: steps</text>\n", F_SUB, call, G->span);
         return;
     }
-    fprintf(o, "</text>\n<text x=\"12\" y=\"46\" font-size=\"14\" fill=\"#444\">training step %d, %.*f %s%s",
+    fprintf(o, "</text>\n<text x=\"12\" y=\"50\" font-size=\"%d\" fill=\"#444\">training step %d, %.*f %s%s", F_SUB,
             call, G->unit > 1 ? 1 : 0, G->span / G->unit, G->uname, T->host[0] || T->date[0] ? ", measured" : "");
     if (T->host[0]) {
         fprintf(o, " on ");
         for (const char *c = T->host; *c; c++) if (*c != '<' && *c != '&' && *c != '>') fputc(*c, o);
         if (T->cores > 0) fprintf(o, " (%.0f cores)", T->cores);
     }
-    fprintf(o, "%s%s</text>\n<text x=\"12\" y=\"66\" font-size=\"14\" fill=\"#444\">tagtrain --trace; the numbers "
-               "in the bars are layers and buckets</text>\n", T->date[0] ? ", " : "", T->date);
+    fprintf(o, "%s%s</text>\n<text x=\"12\" y=\"74\" font-size=\"18\" fill=\"#444\">tagtrain --trace; the numbers "
+               "in the bars are %s</text>\n", T->date[0] ? ", " : "", T->date,
+            T->pipeline ? "micro-batches; a rank is a stage, its gaps the bubble" : "layers and buckets");
 }
 
 /* One event of lane row y: a bar (labelled with its step where it is wide
@@ -310,46 +372,65 @@ static void gantt_event(FILE *o, const trace *T, const geom *G, const gev *e, in
     const int call_bar = !tt && !strcmp(e->cat, "allreduce");
     fprintf(o, "<rect class=\"ev\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\" fill-opacity=\"%s\" stroke=\"#333\" "
                "stroke-width=\"0.4\"/>", x, y + 2, w, rh - 4, colour_of(e->cat, tt), call_bar ? "0.35" : "1");
-    if (!call_bar && w > fb + 4 && (!tt || !strcmp(e->cat, "layer") || !strcmp(e->cat, "bucket")))
+    const int numbered = !tt || !strcmp(e->cat, "layer") || !strcmp(e->cat, "bucket") || !strcmp(e->cat, "fwd") ||
+                         !strcmp(e->cat, "bwd");
+    if (!call_bar && w > fb + 4 && numbered)
         fprintf(o, "<text x=\"%.1f\" y=\"%d\" font-size=\"%d\" fill=\"%s\" text-anchor=\"middle\">%d</text>",
                 x + w / 2, y + rh / 2 + fb / 3 + 1, fb, strcmp(e->cat, "wait") ? "#fff" : "#222", e->step);
 }
 
-/* A row per lane that carries events, grouped by rank. */
-static void gantt_lanes(FILE *o, const trace *T, const geom *G)
+/* A lane's name as SVG text. */
+static void put_text(FILE *o, const char *s)
 {
-    const int rh = G->rh;
-    int row = 0, lastpid = -1;
-    for (int k = 0; k < T->nln; k++) {
-        if (!G->used[k]) continue;
-        const lane *l = &T->ln[k];
-        const int y = G->topm + row * rh;
-        if (l->pid != lastpid) {
-            fprintf(o, "<line x1=\"8\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"#999\"/>", G->w - 10, y - 1, y - 1);
-            fprintf(o, "<text x=\"10\" y=\"%d\" font-size=\"%d\" font-weight=\"bold\">rank %d</text>", y + rh / 2 + 5, F_RANK, l->pid);
-            lastpid = l->pid;
-        }
-        fprintf(o, "<text x=\"%d\" y=\"%d\" font-size=\"%d\" fill=\"#444\">", 76, y + rh / 2 + 4, F_LANE);
-        for (const char *s = l->name; *s; s++) {
-            if (*s == '<') fputs("&lt;", o);
-            else if (*s == '&') fputs("&amp;", o);
-            else fputc(*s, o);
-        }
-        fprintf(o, "</text>\n");
-        for (int i = 0; i < T->nev; i++)
-            if (T->ev[i].pid == l->pid && T->ev[i].tid == l->tid) gantt_event(o, T, G, &T->ev[i], y);
-        fputc('\n', o);
-        row++;
+    for (; *s; s++) {
+        if (*s == '<') fputs("&lt;", o);
+        else if (*s == '&') fputs("&amp;", o);
+        else fputc(*s, o);
     }
 }
 
-/* The time axis at ya: ticks of 1, 2 or 5 times a power of ten, at most 10 of them. */
+/* A row per rank and kind of lane that carries events (a collbench call's sends, its receives:
+ * one row each, whatever the peer), grouped by rank. */
+static void gantt_lanes(FILE *o, const trace *T, const geom *G)
+{
+    const int rh = G->rh;
+    int lastpid = -1;
+    for (int k = 0; k < T->nln; k++) {
+        if (!G->used[k]) continue;
+        const lane *l = &T->ln[k];
+        int sub, nsub;
+        const int y = G->topm + row_of(T, G->used, k, &sub, &nsub) * rh;
+        if (l->pid != lastpid) {
+            fprintf(o, "<line x1=\"8\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"#999\"/>", G->w - 10, y - 1, y - 1);
+            fprintf(o, "<text x=\"10\" y=\"%d\" font-size=\"%d\" font-weight=\"bold\">rank %d</text>", y + rh / 2 + 6, F_RANK, l->pid);
+            lastpid = l->pid;
+        }
+        if (sub == 0) {
+            fprintf(o, "<text x=\"%d\" y=\"%d\" font-size=\"%d\" fill=\"#444\">", 90, y + rh / 2 + 6, F_LANE);
+            put_text(o, row_name(T, l));
+            fprintf(o, "</text>\n");
+        }
+        /* several lanes in one row (a pipeline's chunks in flight): each a strip, its bars unnumbered,
+         * named by the lane's own name where the pointer rests on it */
+        geom S = *G;
+        S.rh = rh / nsub;
+        if (nsub > 1) S.f_bar = INT_MAX / 2;
+        fprintf(o, "<g><title>");
+        put_text(o, l->name);
+        fprintf(o, "</title>");
+        for (int i = 0; i < T->nev; i++)
+            if (T->ev[i].pid == l->pid && T->ev[i].tid == l->tid) gantt_event(o, T, &S, &T->ev[i], y + sub * S.rh);
+        fprintf(o, "</g>\n");
+    }
+}
+
+/* The time axis at ya: ticks of 1, 2 or 5 times a power of ten, at most 6 of them (large type). */
 static void gantt_axis(FILE *o, const geom *G, int ya)
 {
     double tick = 0;
     for (double base = 1e-3; !tick; base *= 10)
         for (int i = 0; i < 3 && !tick; i++)
-            if (G->span / (base * (double[]){1, 2, 5}[i]) <= 10) tick = base * (double[]){1, 2, 5}[i];
+            if (G->span / (base * (double[]){1, 2, 5}[i]) <= 6) tick = base * (double[]){1, 2, 5}[i];
     for (double t = 0; t <= G->span + 1e-9; t += tick) {
         const double x = G->left + t * G->sx;
         fprintf(o, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#666\"/><text x=\"%.1f\" y=\"%d\" font-size=\"%d\" "
@@ -364,25 +445,27 @@ static void gantt_legend(FILE *o, const trace *T, const geom *G, int ya)
 {
     static const char *const cb_kinds[] = {"send", "recv", "reduce", "copy", "wait", "allreduce"};
     static const char *const cb_words[] = {"send", "recv", "reduce", "copy", "wait", "the call"};
-    static const char *const tt_kinds[] = {"layer", "bucket", "wait", "allreduce", "rs", "optimizer", "ag"};
-    static const char *const tt_words[] = {"backward layer", "bucket all-reduce", "wait for buckets", "all-reduce",
-                                           "reduce-scatter", "optimizer on block r", "all-gather"};
-    const int tt = T->tagtrain, nk = tt ? 7 : 6, keyw = G->keyw;
+    static const char *const tt_kinds[] = {"fwd", "bwd", "layer", "bucket", "wait", "allreduce", "rs", "optimizer", "ag", "tp"};
+    static const char *const tt_words[] = {"forward (F k)", "backward (B k)", "backward layer", "bucket all-reduce",
+                                           "wait for buckets", "all-reduce", "reduce-scatter", "optimizer on block r",
+                                           "all-gather", "TP all-reduce"};
+    const int tt = T->tagtrain, nk = tt ? 10 : 6, keyw = G->keyw;
     const char *const *kinds = tt ? tt_kinds : cb_kinds, *const *words = tt ? tt_words : cb_words;
     int at = 0, ticks = 0;
+    const int per = (G->w - 12) / keyw;   /* keys per row (legend_rows) */
     for (int i = 0; i < T->nev; i++) ticks |= T->ev[i].instant;
     for (int i = 0; i < nk; i++) {
         int seen = 0;
         for (int e = 0; e < T->nev && !seen; e++) seen = !strcmp(T->ev[e].cat, kinds[i]);
         if (!seen) continue;
         fprintf(o, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"12\" fill=\"%s\" fill-opacity=\"%s\" stroke=\"#333\" stroke-width=\"0.4\"/>"
-                   "<text x=\"%d\" y=\"%d\" font-size=\"%d\">%s</text>", 12 + at * keyw, ya + 30,
-                colour_of(kinds[i], tt), !tt && i == 5 ? "0.35" : "1", 30 + at * keyw, ya + 41, F_KEY, words[i]);
+                   "<text x=\"%d\" y=\"%d\" font-size=\"%d\">%s</text>", 12 + at % per * keyw, ya + 34 + at / per * LEGH,
+                colour_of(kinds[i], tt), !tt && i == 5 ? "0.35" : "1", 30 + at % per * keyw, ya + 47 + at / per * LEGH, F_KEY, words[i]);
         at++;
     }
     if (ticks)
         fprintf(o, "<path d=\"M%d,%d l-3,-5 h6 z\" fill=\"#222\"/><text x=\"%d\" y=\"%d\" font-size=\"%d\">a bucket's launch</text>",
-                12 + at * keyw + 7, ya + 38, 30 + at * keyw, ya + 41, F_KEY);
+                12 + at % per * keyw + 7, ya + 43 + at / per * LEGH, 30 + at % per * keyw, ya + 47 + at / per * LEGH, F_KEY);
 }
 
 static int write_gantt(const trace *T, int call, const geom *G, const char *out_svg, char *err, size_t errlen)

@@ -11,6 +11,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,8 +121,12 @@ static void describe(const cd_model *m, const cd_cell *c, char *out, size_t cap,
 }
 
 /* LANEW: the distance between nested arcs; LABH: a label's two lines at LABF px; LABCW: the width
- * of one of its characters, as DejaVu Sans sets it (about 0.6 em), to size the canvas. */
-enum { LEFT = 86, TOP = 74, ROWGAP = 16, CELLH = 36, BGAP = 8, LANEW = 34, SHH = 22, SHGAP = 4, LABF = 13, LABH = 34, LABCW = 8 };
+ * of one of its characters, as DejaVu Sans sets it (about 0.6 em), to size the canvas.
+ * The type is large against the rows (F_*: no text under 16 px on a canvas about 20 rows of
+ * type tall) so that a frame placed on a slide at three quarters of its height still reads at
+ * 8 pt or more from the back of a room (the slide test measures it). */
+enum { LEFT = 112, TOP = 72, ROWGAP = 6, CELLH = 26, BGAP = 8, LANEW = 30, SHH = 18, SHGAP = 2, LABF = 17, LABH = 42, LABCW = 10 };
+enum { F_TITLE = 21, F_SUB = 17, F_TEXT = 16, F_RANK = 17, LEGH = 22 };
 
 static int cell_w(const cd_model *m) { return m->count <= 16 ? 28 : m->count <= 64 ? 14 : m->count <= 160 ? 6 : 3; }
 
@@ -331,6 +336,12 @@ static int frame_wrong(const cd_model *m, const cd_frame *F)
     return wrong;
 }
 
+/* The legend's lines (short ones: the type is large, the canvas narrow), as svg_legend draws them. */
+static int legend_lines(const cd_model *m, int k, const layout *L)
+{
+    return 1 + (m->frames[k].nmsgs > 0) + (m->nshared > 0) + (L->wrong > 0) + 2 * L->washed + L->nnotes + (L->more > 0);
+}
+
 /* Arc labels: in a column right of every arc, each at the height of its arc's peak, moved
  * apart where two would overlap (a label is wider than a lane, and arcs of one step often
  * peak at one height: recursive doubling's 0->2 beside 1->3), a dotted leader from the peak
@@ -359,7 +370,7 @@ static void layout_frame(const cd_model *m, int k, layout *L)
     L->W = L->nlab ? L->xl + L->labw + 12 : grid_right(m) + 24 + L->nl * LANEW + 40;
     L->washed = m->coll == CK_COLL_REDUCE_SCATTER && k == m->nframes - 1 && k > 0;
     L->wrong = frame_wrong(m, F);
-    L->H = L->gridB + L->below + 36 + (L->wrong ? 20 : 0) + (m->nshared ? 18 : 0) + (L->washed + L->nnotes + (L->more > 0)) * 18 + 10;
+    L->H = L->gridB + L->below + 6 + legend_lines(m, k, L) * LEGH + 12;
 }
 
 static void svg_head(FILE *f, int k, const layout *L)
@@ -382,11 +393,13 @@ static void svg_title(FILE *f, const cd_model *m, int k)
     const cd_frame *F = &m->frames[k];
     char b[64];
     bytes_text(m->count * 8, b, sizeof b);
-    fprintf(f, "<text x=\"12\" y=\"24\" font-size=\"17\" font-weight=\"bold\">");
+    fprintf(f, "<text x=\"12\" y=\"24\" font-size=\"%d\" font-weight=\"bold\">", F_TITLE);
     esc(f, m->algo);
-    fprintf(f, "%s%s, p = %d, %zu elements (%s)%s</text>\n", m->coll ? " " : "", coll_words(m), m->p, m->count, b,
+    fprintf(f, "%s%s, p = %d, %zu elements (%s)%s", m->coll ? " " : "", coll_words(m), m->p, m->count, b,
             m->inplace ? "" : ", out of place");
-    fprintf(f, "<text x=\"12\" y=\"44\" font-size=\"14\">");
+    if (m->viewer > 0) fprintf(f, ": rank %d's view", m->viewer - 1);
+    fprintf(f, "</text>\n");
+    fprintf(f, "<text x=\"12\" y=\"48\" font-size=\"%d\">", F_SUB);
     if (F->step == -1 && m->coll == CK_COLL_ALLGATHER)
         fprintf(f, "input: every rank holds its own block%s", m->inplace ? "" : " (in its send buffer: the result starts empty)");
     else if (F->step == -1)
@@ -407,9 +420,9 @@ static void svg_block_labels(FILE *f, const cd_model *m)
         ck_block(m->count, (size_t)m->p, (size_t)bl, &off, &len);
         if (!len) continue;
         int x0 = cell_x(m, off), x1 = cell_x(m, off + len - 1) + cell_w(m);
-        if (x1 - x0 >= 34 || m->p <= 8)
-            fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\" fill=\"#555\">%s%d</text>\n",
-                    (x0 + x1) / 2, TOP - 8, x1 - x0 >= 44 ? "block " : "", bl);
+        if (x1 - x0 >= 40 || m->p <= 8)
+            fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"%d\" text-anchor=\"middle\" fill=\"#555\">%s%d</text>\n",
+                    (x0 + x1) / 2, TOP - 8, F_TEXT, x1 - x0 >= 72 ? "block " : "", bl);
     }
 }
 
@@ -422,12 +435,12 @@ static void svg_rows(FILE *f, const cd_model *m, int k)
         char col[32];
         colour(r, col, sizeof col);
         fprintf(f, "<rect x=\"10\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>", y + CELLH / 2 - 6, col);
-        fprintf(f, "<text x=\"26\" y=\"%d\" font-size=\"13\">rank %d</text>\n", y + CELLH / 2 + 5, r);
+        fprintf(f, "<text x=\"26\" y=\"%d\" font-size=\"%d\">rank %d</text>\n", y + CELLH / 2 + 6, F_RANK, r);
         for (size_t i = 0; i < m->count; i++) draw_cell(f, m, &F->cells[(size_t)r * m->count + i], cell_x(m, i), y, CELLH, k, 0);
         for (int j = 0; j < m->nshared && F->shared; j++) {
             const int ys = row_y(m, r, j + 1);
-            fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"10\" font-style=\"italic\" fill=\"#444\" text-anchor=\"end\">",
-                    LEFT - 6, ys + SHH / 2 + 4);
+            fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"%d\" font-style=\"italic\" fill=\"#444\" text-anchor=\"end\">",
+                    LEFT - 6, ys + SHH / 2 + 5, F_TEXT);
             esc(f, m->shared[j]);
             fprintf(f, "</text>\n");
             for (size_t i = 0; i < m->count; i++)
@@ -459,15 +472,25 @@ static void svg_message(FILE *f, const cd_model *m, int k, const layout *L, int 
                "stroke-dasharray=\"1 2\"/>", L->fan[j] ? x0 + 14 : xa, L->peak[j], xl - 12, ym - 6, xl - 3, ym - 6);
     fprintf(f, "<text class=\"label\" x=\"%d\" y=\"%d\" font-size=\"%d\" fill=\"#222\"" HALO ">", xl, ym - 2, LABF);
     esc(f, L->lab[j][0]);
-    fprintf(f, "</text><text x=\"%d\" y=\"%d\" font-size=\"%d\" fill=\"#222\"" HALO ">", xl, ym + 13, LABF);
+    fprintf(f, "</text><text x=\"%d\" y=\"%d\" font-size=\"%d\" fill=\"#222\"" HALO ">", xl, ym + 17, LABF);
     esc(f, L->lab[j][1]);
+    fprintf(f, "</text>\n");
+}
+
+/* One line of the legend, LEGH below the last. */
+static void legend_line(FILE *f, int *y, const char *fill, const char *text)
+{
+    *y += LEGH;
+    fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"%d\" fill=\"%s\">", *y, F_TEXT, fill);
+    esc(f, text);
     fprintf(f, "</text>\n");
 }
 
 /* The legend, the key to what this frame has, and the notes. */
 static void svg_legend(FILE *f, const cd_model *m, int k, const layout *L)
 {
-    int y = L->gridB + L->below + 26, sends = 0, loads = 0;
+    int y = L->gridB + L->below + 6, sends = 0, loads = 0;
+    char line[800];
     for (int j = 0; j < m->frames[k].nmsgs; j++) {
         if (m->frames[k].msgs[j].load) loads++;
         else sends++;
@@ -475,32 +498,29 @@ static void svg_legend(FILE *f, const cd_model *m, int k, const layout *L)
     /* a frame of loads has no message: its dashed outlines are what a peer loads from that row */
     const char *dashed = !loads ? "the elements a rank sends" : !sends ? "the elements a peer loads from here"
                                                                        : "the elements sent or loaded";
-    fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"#333\">A cell is one element; stripe r is rank r's "
-               "contribution.%s%s%s</text>\n", y, sends || loads ? " Dashed outline: " : "",
-            sends || loads ? dashed : "", sends || loads ? " in this step." : "");
+    legend_line(f, &y, "#333", "A cell is one element; stripe r is rank r's contribution.");
+    if (sends || loads) {
+        snprintf(line, sizeof line, "Dashed outline: %s in this step.", dashed);
+        legend_line(f, &y, "#333", line);
+    }
     if (m->nshared) {
-        y += 18;
-        fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"#333\">Italic rows: a rank's shared memory, which its "
-                   "peers load from; a dashed arrow is such a load (no message).</text>\n", y);
+        legend_line(f, &y, "#333", "Italic rows: shared memory; a dashed arrow: a load (no message).");
     }
     if (L->wrong) {   /* the key to the hatching, where there is some */
-        y += 20;
+        y += LEGH;
         fprintf(f, "<rect x=\"12\" y=\"%d\" width=\"14\" height=\"14\" fill=\"url(#hatch%d)\" stroke=\"" WRONG "\" stroke-width=\"2\"/>"
-                   "<text class=\"wrong-key\" x=\"32\" y=\"%d\" font-size=\"12\" fill=\"#333\">wrong (thick outline: went wrong in this step)</text>\n",
-                y - 11, k, y);
+                   "<text class=\"wrong-key\" x=\"32\" y=\"%d\" font-size=\"%d\" fill=\"#333\">wrong (thick outline: went wrong in this step)</text>\n",
+                y - 12, k, y, F_TEXT);
     }
     if (L->washed) {
-        y += 18;
-        fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"#333\">Washed out: outside a rank's own "
-                   "block, which a reduce-scatter leaves undefined.</text>\n", y);
+        legend_line(f, &y, "#333", "Washed out: outside a rank's own block,");
+        legend_line(f, &y, "#333", "which a reduce-scatter leaves undefined.");
     }
-    for (int j = 0; j < L->nnotes; j++) {
-        y += 18;
-        fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"" WRONG "\">", y);
-        esc(f, L->notes[j]);
-        fprintf(f, "</text>\n");
+    for (int j = 0; j < L->nnotes; j++) legend_line(f, &y, WRONG, L->notes[j]);
+    if (L->more) {
+        snprintf(line, sizeof line, "and %d more", L->more);
+        legend_line(f, &y, WRONG, line);
     }
-    if (L->more) fprintf(f, "<text x=\"12\" y=\"%d\" font-size=\"12\" fill=\"" WRONG "\">and %d more</text>\n", y + 18, L->more);
 }
 
 void cd_write_svg(const cd_model *m, int k, FILE *f)
@@ -517,8 +537,8 @@ void cd_write_svg(const cd_model *m, int k, FILE *f)
         if (g->src >= 0 && g->src < m->p && g->dst >= 0 && g->dst < m->p) svg_message(f, m, k, &L, j);
     }
     if (F->step >= 0 && F->nmsgs == 0)
-        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#555\">%s</text>\n",
-                grid_right(m) + 12, TOP + 12, m->nshared ? "no messages, no loads in this step" : "no messages posted in this step");
+        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"%d\" fill=\"#555\">%s</text>\n",
+                grid_right(m) + 12, TOP + 16, F_TEXT, m->nshared ? "no messages, no loads in this step" : "no messages posted in this step");
     svg_legend(f, m, k, &L);
     fprintf(f, "</svg>\n");
     layout_free(&L);
@@ -627,6 +647,171 @@ static char *svg_string(const cd_model *m, int k)
     return s;
 }
 
+/* graph.svg: the shape of the first step that sends messages, ranks as nodes and messages as
+ * arrows. Where those messages make trees (each message group, the messages carrying one range
+ * of elements, sends every rank but one, its root, to exactly one parent, with no cycle: a
+ * tree's reduce, the double binary tree's two halves), each tree is drawn as a tree, root on
+ * top and marked; anything else (the ring's neighbours, recursive doubling's pairs) on a circle. */
+enum { G_NODE = 20, G_LEVEL = 86, G_SLOT = 64, G_TOP = 92, G_F = 18 };
+
+/* The first frame with messages (not loads), or -1. */
+static int graph_frame(const cd_model *m)
+{
+    for (int k = 0; k < m->nframes; k++)
+        for (int j = 0; j < m->frames[k].nmsgs; j++)
+            if (!m->frames[k].msgs[j].load) return k;
+    return -1;
+}
+
+/* The message groups of frame k (by element range, at most 2) as parent arrays: 1 when every
+ * group is a tree over all p ranks (parent[g][r], -1 at the root), else 0. */
+static int graph_trees(const cd_model *m, int k, int par[2][32], int root[2], long first[2], int *ng)
+{
+    const cd_frame *F = &m->frames[k];
+    *ng = 0;
+    for (int j = 0; j < F->nmsgs; j++) {
+        const cd_msg *g = &F->msgs[j];
+        if (g->load || g->src < 0 || g->src >= m->p || g->dst < 0 || g->dst >= m->p) return 0;
+        int t = 0;
+        while (t < *ng && first[t] != g->elem) t++;
+        if (t == *ng) {
+            if (*ng == 2) return 0;
+            first[t] = g->elem;
+            for (int r = 0; r < m->p; r++) par[t][r] = -1;
+            (*ng)++;
+        }
+        if (par[t][g->src] >= 0 && par[t][g->src] != g->dst) return 0;   /* two parents: no tree */
+        par[t][g->src] = g->dst;
+    }
+    for (int t = 0; t < *ng; t++) {
+        root[t] = -1;
+        for (int r = 0; r < m->p; r++) {
+            int hops = 0;
+            for (int q = r; par[t][q] >= 0 && hops <= m->p; q = par[t][q]) hops++;
+            if (hops > m->p) return 0;   /* a cycle */
+            if (par[t][r] < 0) {
+                if (root[t] >= 0) return 0;   /* two roots: not one tree over every rank */
+                root[t] = r;
+            }
+        }
+    }
+    return *ng > 0;
+}
+
+/* x of every node of tree t: leaves in depth-first order one slot apart, a parent over the
+ * middle of its children; returns the next free slot. */
+static double tree_place(const cd_model *m, const int *par, int r, double slot, double *x, int *depth, int d)
+{
+    int kids = 0;
+    double lo = 0, hi = 0;
+    depth[r] = d;
+    for (int c = 0; c < m->p; c++)
+        if (par[c] == r) {
+            slot = tree_place(m, par, c, slot, x, depth, d + 1);
+            if (!kids++) lo = x[c];
+            hi = x[c];
+        }
+    if (!kids) { x[r] = slot; return slot + 1; }
+    x[r] = (lo + hi) / 2;
+    return slot;
+}
+
+static void graph_node(FILE *f, double x, double y, int r, int root)
+{
+    char col[32];
+    colour(r, col, sizeof col);
+    if (root) fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"none\" stroke=\"" WRONG "\" stroke-width=\"3\"/>", x, y, G_NODE + 6);
+    fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\" stroke=\"#333\"/><text x=\"%.1f\" y=\"%.1f\" font-size=\"%d\" "
+               "font-weight=\"bold\" fill=\"#fff\" text-anchor=\"middle\">%d</text>\n", x, y, G_NODE, col, x, y + 6, G_F, r);
+}
+
+/* An arrow from node a to node b, stopping at b's circle. */
+static void graph_arrow(FILE *f, double ax, double ay, double bx, double by, const char *dash)
+{
+    const double dx = bx - ax, dy = by - ay, d = sqrt(dx * dx + dy * dy);
+    if (d < 1) return;
+    const double s = (G_NODE + 3) / d;
+    fprintf(f, "<path d=\"M%.1f,%.1f L%.1f,%.1f\" stroke=\"#333\" stroke-width=\"2\" fill=\"none\"%s marker-end=\"url(#ghead)\"/>\n",
+            ax + dx * s, ay + dy * s, bx - dx * s, by - dy * s, dash);
+}
+
+static void graph_head(FILE *f, const cd_model *m, int k, int W, int H, const char *what)
+{
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+               "viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n"
+               "<defs><marker id=\"ghead\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"6\" markerHeight=\"6\" "
+               "orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#333\"/></marker></defs>\n"
+               "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n<text x=\"12\" y=\"26\" font-size=\"21\" font-weight=\"bold\">",
+            W, H, W, H);
+    esc(f, m->algo);
+    fprintf(f, ", p = %d: %s</text>\n<text x=\"12\" y=\"52\" font-size=\"%d\">step %d (", m->p, what, G_F, m->frames[k].step);
+    esc(f, m->frames[k].phase[0] ? m->frames[k].phase : "unnamed");
+    fprintf(f, "): an arrow is a message, sender to receiver</text>\n");
+}
+
+static void graph_trees_svg(FILE *f, const cd_model *m, int k, int par[2][32], const int *root, const long *first, int ng)
+{
+    double x[2][32];
+    int depth[2][32], pw[2], deep = 0, W = 24, order[2] = {0, 1};
+    if (ng == 2 && first[1] < first[0]) order[0] = 1, order[1] = 0;   /* the lower elements' tree first */
+    for (int t = 0; t < ng; t++) {
+        const int leaves = (int)tree_place(m, par[t], root[t], 0, x[t], depth[t], 0);
+        for (int r = 0; r < m->p; r++) if (depth[t][r] > deep) deep = depth[t][r];
+        pw[t] = leaves * G_SLOT < 240 ? 240 : leaves * G_SLOT;   /* a panel: its leaves, or its caption */
+        W += pw[t] + (t ? 40 : 0);
+    }
+    const int Wc = W < 660 ? 660 : W, H = G_TOP + 40 + deep * G_LEVEL + G_NODE + 24;
+    graph_head(f, m, k, Wc, H, ng > 1 ? "the two trees its messages make" : "the tree its messages make");
+    double x0 = (Wc - W) / 2.0 + 12;
+    for (int i = 0; i < ng; i++) {
+        const int t = order[i];
+        char span[64] = "";
+        for (const cd_msg *g = m->frames[k].msgs; g < m->frames[k].msgs + m->frames[k].nmsgs; g++)
+            if (g->elem == first[t]) { span_text(m, g->elem, g->nelem, span, sizeof span); break; }
+        double lo = 1e9, hi = -1e9;
+        for (int r = 0; r < m->p; r++) { if (x[t][r] < lo) lo = x[t][r]; if (x[t][r] > hi) hi = x[t][r]; }
+        const double off = x0 + pw[t] / 2.0 - (lo + hi) / 2 * G_SLOT;   /* the tree centred in its panel */
+        fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"%d\" text-anchor=\"middle\">%s: root %d (ringed)</text>\n",
+                x0 + pw[t] / 2.0, G_TOP, G_F, span, root[t]);
+        for (int r = 0; r < m->p; r++)
+            if (par[t][r] >= 0)
+                graph_arrow(f, off + x[t][r] * G_SLOT, G_TOP + 40 + depth[t][r] * G_LEVEL,
+                            off + x[t][par[t][r]] * G_SLOT, G_TOP + 40 + depth[t][par[t][r]] * G_LEVEL, "");
+        for (int r = 0; r < m->p; r++) graph_node(f, off + x[t][r] * G_SLOT, G_TOP + 40 + depth[t][r] * G_LEVEL, r, r == root[t]);
+        x0 += pw[t] + 40;
+    }
+}
+
+/* Anything else: the ranks on a circle, rank 0 on top, clockwise. */
+static void graph_circle_svg(FILE *f, const cd_model *m, int k)
+{
+    const double R = m->p <= 4 ? 90 : 60 + 12.0 * m->p, cx = 330, cy = G_TOP - 20 + R + G_NODE;
+    const int W = 660, H = (int)(cy + R + G_NODE + 24);
+    graph_head(f, m, k, W, H, "the ranks as a circle");
+    double px[32], py[32];
+    for (int r = 0; r < m->p; r++) {
+        px[r] = cx + R * sin(2 * M_PI * r / m->p);
+        py[r] = cy - R * cos(2 * M_PI * r / m->p);
+    }
+    for (int j = 0; j < m->frames[k].nmsgs; j++) {
+        const cd_msg *g = &m->frames[k].msgs[j];
+        if (g->load || g->src < 0 || g->src >= m->p || g->dst < 0 || g->dst >= m->p) continue;
+        graph_arrow(f, px[g->src], py[g->src], px[g->dst], py[g->dst], "");
+    }
+    for (int r = 0; r < m->p; r++) graph_node(f, px[r], py[r], r, 0);
+}
+
+void cd_write_graph(const cd_model *m, FILE *f)
+{
+    const int k = graph_frame(m);
+    int par[2][32], root[2], ng;
+    long first[2];
+    if (k < 0) return;
+    if (graph_trees(m, k, par, root, first, &ng)) graph_trees_svg(f, m, k, par, root, first, ng);
+    else graph_circle_svg(f, m, k);
+    fprintf(f, "</svg>\n");
+}
+
 static int write_file(const char *dir, const char *name, char *err, size_t errlen, const cd_model *m, int k,
                       char *const *svgs)
 {
@@ -635,6 +820,7 @@ static int write_file(const char *dir, const char *name, char *err, size_t errle
     FILE *f = fopen(path, "w");
     if (!f) { snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno)); return -1; }
     if (svgs) write_html(m, f, svgs);
+    else if (k == CD_GRAPH) cd_write_graph(m, f);
     else if (k >= 0) fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", f), cd_write_svg(m, k, f);
     else cd_write_text(m, f);
     if (ferror(f) | fclose(f)) { snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno)); return -1; }
@@ -645,7 +831,7 @@ static int write_file(const char *dir, const char *name, char *err, size_t errle
 static int own_file(const char *name, int gantt)
 {
     if (gantt) return !strcmp(name, "gantt.svg");
-    if (!strcmp(name, "frames.txt") || !strcmp(name, "index.html")) return 1;
+    if (!strcmp(name, "frames.txt") || !strcmp(name, "index.html") || !strcmp(name, "graph.svg")) return 1;
     size_t n = strlen(name);
     return n >= 12 && !strncmp(name, "frame-", 6) && !strcmp(name + n - 4, ".svg") &&
            strspn(name + 6, "0123456789") == n - 10;
@@ -696,21 +882,52 @@ int cd_out_dir(const char *dir, int gantt, int overwrite, int dry, char *err, si
     return 0;
 }
 
-int cd_write_all(const cd_model *m, const char *dir, int overwrite, char *err, size_t errlen)
+/* One rank's view (--view R): a copy of the model whose frames hold only the messages and loads
+ * rank R receives, for the SVG frames; NULL when out of memory. */
+static cd_model *one_view(const cd_model *m)
+{
+    cd_model *v = malloc(sizeof *v);
+    cd_frame *fr = calloc((size_t)(m->nframes ? m->nframes : 1), sizeof *fr);
+    if (!v || !fr) { free(v); free(fr); return NULL; }
+    *v = *m;
+    v->frames = fr;
+    for (int k = 0; k < m->nframes; k++) {
+        fr[k] = m->frames[k];
+        fr[k].msgs = calloc((size_t)(m->frames[k].nmsgs ? m->frames[k].nmsgs : 1), sizeof *fr[k].msgs);
+        fr[k].nmsgs = 0;
+        for (int j = 0; fr[k].msgs && j < m->frames[k].nmsgs; j++)
+            if (m->frames[k].msgs[j].dst == m->viewer - 1) fr[k].msgs[fr[k].nmsgs++] = m->frames[k].msgs[j];
+    }
+    return v;
+}
+
+static void view_free(cd_model *v)
+{
+    for (int k = 0; v && k < v->nframes; k++) free(v->frames[k].msgs);
+    if (v) free(v->frames);
+    free(v);
+}
+
+int cd_write_all(const cd_model *all, const char *dir, int overwrite, char *err, size_t errlen)
 {
     if (cd_out_dir(dir, 0, overwrite, 0, err, errlen)) return -1;
+    cd_model *view = all->viewer > 0 ? one_view(all) : NULL;
+    if (all->viewer > 0 && !view) { snprintf(err, errlen, "out of memory"); return -1; }
+    const cd_model *m = view ? view : all;   /* the frames; frames.txt and graph.svg: every message */
     int rc = 0;
     char **svgs = calloc((size_t)m->nframes, sizeof *svgs);
-    if (!svgs) { snprintf(err, errlen, "out of memory"); return -1; }
+    if (!svgs) { snprintf(err, errlen, "out of memory"); view_free(view); return -1; }
     for (int k = 0; k < m->nframes && !rc; k++) {
         char name[32];
         snprintf(name, sizeof name, "frame-%02d.svg", k);
         rc = write_file(dir, name, err, errlen, m, k, NULL);
         if (!rc && !(svgs[k] = svg_string(m, k))) { snprintf(err, errlen, "out of memory"); rc = -1; }
     }
-    if (!rc) rc = write_file(dir, "frames.txt", err, errlen, m, -1, NULL);
+    if (!rc) rc = write_file(dir, "frames.txt", err, errlen, all, -1, NULL);
     if (!rc) rc = write_file(dir, "index.html", err, errlen, m, -1, svgs);
+    if (!rc && graph_frame(all) >= 0) rc = write_file(dir, "graph.svg", err, errlen, all, CD_GRAPH, NULL);
     for (int k = 0; k < m->nframes; k++) free(svgs[k]);
     free(svgs);
+    view_free(view);
     return rc;
 }

@@ -1,6 +1,8 @@
 # pingpong.gp — one-way time between two ranks (through ck_sendrecv) and the
 # least-squares line t = alpha + beta·n that the model uses.
+# slide=1 (make slides, deck 00): sized for projection (no text under 8 pt as placed on the page)
 load 'plots/common.gp'
+if (exists("slide")) { set terminal @pngterm size 960,540 font 'Sans,22'; set title font ',20' }
 set output sprintf('%s/pingpong.%s', dir, fmt)
 set title sprintf('Ping-pong, ranks 0 <-> 1: alpha = %.2f µs, 1/beta = %.2f GB/s', alpha_us, 1 / beta_ns)
 set xlabel 'message size'

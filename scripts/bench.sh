@@ -12,7 +12,10 @@
 #   BENCH_NP="2 4 8" make bench     choose the rank counts (each once, 1 to 4096;
 #                              anything else stops the script before it runs)
 #   MPIRUN="mpirun --hostfile hosts" BENCH_NP="16 64" make bench    another launcher
-#                              (default: mpirun with the one-machine flags below)
+#                              (default: mpirun with the one-machine flags below);
+#                              on a cluster the steps that need one node (the shm
+#                              transport, twoshot's trace) run where the ranks share
+#                              one and are skipped, with the reason, where they do not
 #
 # Everything goes into ONE new folder, bench-results/<date-time>/, and
 # bench-results/latest points at it; earlier results are never touched. A step
@@ -22,7 +25,10 @@
 #   load.txt                the machine's load before and after the sweeps (benchreport judges it)
 #   sweep.csv / sweep_pN.json / sweep_pN.txt    collbench results per rank count (both transports)
 #   sweep_shm_pN.{csv,json,txt}                 the same on the shm transport; in sweep.csv
-#                                               its algorithms are named NAME@shm
+#                                               its algorithms are named NAME@T, T the transport
+#                                               its collbench said it ran on (shm; where the
+#                                               ranks span nodes and shm falls back to MPI the
+#                                               sweep is skipped: the MPI sweep has those figures)
 #   pingpong.csv, params.txt                    ping-pong and the fitted alpha, beta, gamma
 #   pingpong_shm.txt, params_shm.txt            the same through the shm transport
 #   extrap.csv, scaling.csv                     model to 4096 ranks; speedup/efficiency
@@ -99,9 +105,17 @@ else
   say "mode $MODE, ranks: $NP; results in $OUT (bench-results/latest)"
 fi
 
-# 1. Ping-pong: alpha, beta, gamma and the memcpy ceiling.
-say "ping-pong between 2 ranks (alpha, beta), local reduce (gamma), memcpy"
-"${LAUNCH[@]}" -np 2 "$BIN/collbench" --pingpong -b 8 -e "$PP_MAX" -f 4 \
+# 1. Ping-pong: alpha, beta, gamma and the memcpy ceiling. With a cluster's
+#    MPIRUN at the largest p, so that it finds a pair inside a node and a
+#    pair across nodes (collbench times both, and the sweeps' model prices
+#    each step on the link it crosses); on one machine between 2 ranks, the
+#    others would only share its cores.
+PP_NP=2
+if [ -n "${MPIRUN:-}" ] && [ "$(echo $NP | tr ' ' '\n' | sort -n | tail -1)" -gt 2 ]; then
+  PP_NP=$(echo $NP | tr ' ' '\n' | sort -n | tail -1)
+fi
+say "ping-pong at p=$PP_NP (alpha, beta: a pair inside a node, a pair between nodes where the ranks span them), local reduce (gamma), memcpy"
+"${LAUNCH[@]}" -np "$PP_NP" "$BIN/collbench" --pingpong -b 8 -e "$PP_MAX" -f 4 \
     --csv "$OUT/pingpong.csv" --save-model "$OUT/params.txt" > "$OUT/pingpong.txt"
 grep '^# fit' "$OUT/pingpong.txt" | sed 's/^# /             /'
 
@@ -116,6 +130,8 @@ if "${LAUNCH[@]}" -np 2 "$BIN/collbench" --transport shm --pingpong -b 8 -e "$PP
   # Every algorithm that runs on shm but the references (their time does not
   # depend on the transport: the MPI sweep has them).
   SHM_ALGOS=$("$BIN/collbench" --algo list | awk 'NR > 1 && /^[A-Za-z0-9_]/ && $2 ~ /host|shm/ && $3 != "(not" { printf "%s%s", sep, $1; sep = "," }')
+elif grep -q "transport mpi" "$OUT/pingpong_shm.txt"; then
+  say "shm sweeps skipped: asking for shm at 2 ranks gets the mpi transport (the ranks span nodes; see $OUT/pingpong_shm.txt)"
 else
   say "shm transport not available here: shm sweep skipped (see $OUT/pingpong_shm.txt)"
 fi
@@ -139,7 +155,15 @@ note_load before
 # 2. The sweep at each rank count: every algorithm in the registry (mpi
 #    included), then, on the shm transport, every algorithm that runs there.
 #    In sweep.csv the shm rows are named NAME@shm, so the summary and the
-#    plots show both transports side by side.
+#    plots show both transports side by side. Which transport a run asking
+#    for shm gets is asked first (scripts/bench_transport.sh): where the
+#    ranks span nodes shm falls back to MPI, and the sweep would only repeat
+#    the MPI one under a wrong name; a transport of another kind (one that
+#    mixes shm and MPI) is swept and filed under its own name.
+TRANSPORT=scripts/bench_transport.sh
+shm_at() {   # shm_at P: the transport a run asking for shm gets at P ranks
+  "$TRANSPORT" probe "$1" "$BIN" "${LAUNCH[@]}" 2>> "$OUT/shm_probe.txt"
+}
 first=1
 for p in $NP; do
   say "sweep p=$p: all algorithms, 8 B .. 64 MB"
@@ -152,7 +176,15 @@ for p in $NP; do
     if [ $first = 1 ]; then cat "$OUT/sweep_p$p.csv"; first=0; else tail -n +2 "$OUT/sweep_p$p.csv"; fi >> "$OUT/sweep.csv"
   fi
   [ $SHM = 1 ] || continue
-  say "sweep p=$p on the shm transport: $SHM_ALGOS"
+  got=$(shm_at "$p")
+  if [ "$got" = mpi ]; then
+    say "shm sweep p=$p skipped: asking for shm at $p ranks gets the mpi transport (the ranks span nodes): the MPI sweep above has these algorithms"
+    continue
+  elif [ "$got" = none ]; then
+    failed "shm sweep p=$p: a first call asking for shm did not run (see $OUT/shm_probe.txt)"
+    continue
+  fi
+  say "sweep p=$p on the $got transport: $SHM_ALGOS"
   if ! "${LAUNCH[@]}" -np "$p" "$BIN/collbench" --transport shm --algo "$SHM_ALGOS" "${OPTS[@]}" -c 1 \
         --model "$OUT/params_shm.txt" --csv "$OUT/sweep_shm_p$p.csv" --json "$OUT/sweep_shm_p$p.json" |
         tee "$OUT/sweep_shm_p$p.txt" |
@@ -160,8 +192,8 @@ for p in $NP; do
     failed "shm sweep p=$p reported a failure or wrong results: see $OUT/sweep_shm_p$p.txt"
   fi
   [ -s "$OUT/sweep_shm_p$p.csv" ] || continue
-  awk -F, -v OFS=, -v hdr=$first 'NR == 1 { if (hdr) print; next } { $1 = $1 "@shm"; print }' \
-      "$OUT/sweep_shm_p$p.csv" >> "$OUT/sweep.csv"
+  "$TRANSPORT" label "$OUT/sweep_shm_p$p.txt" "$OUT/sweep_shm_p$p.csv" $first >> "$OUT/sweep.csv" ||
+    failed "shm sweep p=$p: no transport in $OUT/sweep_shm_p$p.txt: its rows are left out of sweep.csv"
   first=0
 done
 note_load after
@@ -193,7 +225,9 @@ say "trace: ring_pipelined, 4 MB, p=$TP"
 "${LAUNCH[@]}" -np "$TP" "$BIN/collbench" --algo ring_pipelined -b 4M -e 4M -n 3 -w 1 -c 0 --place out \
     --model none --trace "$OUT/trace_ring_pipelined.json" > "$OUT/trace_ring_pipelined.txt" ||
     failed "trace failed (see $OUT/trace_ring_pipelined.txt)"
-if [ $SHM = 1 ]; then
+if [ $SHM = 1 ] && [ "$(shm_at "$TP")" != shm ]; then
+  say "trace of twoshot on shm skipped: the ranks at p=$TP span nodes (twoshot needs every rank on one node)"
+elif [ $SHM = 1 ]; then
   say "trace: twoshot on shm, 4 MB, p=$TP"
   "${LAUNCH[@]}" -np "$TP" "$BIN/collbench" --transport shm --algo twoshot -b 4M -e 4M -n 3 -w 1 -c 0 --place both \
       --model none --trace "$OUT/trace_twoshot_shm.json" > "$OUT/trace_twoshot_shm.txt" ||

@@ -6,8 +6,8 @@
 #   zero2     ZeRO stage 2 over 4 ranks (gradients and optimizer state sharded)
 #   tp2xdp2   tensor parallelism --tp 2 with 2 data-parallel replicas
 #   pp2xdp2   pipeline parallelism --pp 2 --microbatches 4, 1F1B, with 2 replicas
-#   tp2xpp2   the hybrid --tp 2 --pp 2: left out (named in OUTDIR/plans_setup.txt)
-#             while tagtrain refuses the combination
+#   tp2xpp2   the hybrid --tp 2 --pp 2 (one replica); a tagtrain that refuses the
+#             combination leaves it out, named in OUTDIR/plans_setup.txt
 # Every figure is tagtrain's own --log: the run record's bytes per rank (rank
 # 0's: parameters, gradients, optimizer state, activations), the summary's
 # peak resident memory (the largest rank's), wall seconds per step

@@ -111,7 +111,14 @@ read -r s1 c1 b1 < <(run 1 ring)
 echo "algo,p,samples_per_s,efficiency,comm_fraction,allreduce_bytes_per_step" > "$OUT/trainer.csv"
 for a in $algos; do echo "$a,1,$s1,1.000,$c1,$b1" >> "$OUT/trainer.csv"; done
 for p in $NPS; do
+  # NAME@shm only where a run asking for shm gets it: where the ranks span
+  # nodes shm falls back to MPI (and twoshot, which needs one node, is refused).
+  shm_got=$(scripts/bench_transport.sh probe "$p" "$BIN" "${LAUNCH[@]}" 2>/dev/null)
   for a in $algos; do
+    if [ "$a" != "${a%@shm}" ] && [ "$shm_got" != shm ]; then
+      say "p=$p $a skipped: asking for shm at $p ranks gets transport $shm_got (the ranks span nodes)"
+      continue
+    fi
     read -r s c b < <(run "$p" "$a")
     eff=$(awk -v s="$s" -v s1="$s1" -v p="$p" 'BEGIN { printf "%.3f", (s1 > 0 ? s / (p * s1) : 0) }')
     echo "$a,$p,$s,$eff,$c,$b" >> "$OUT/trainer.csv"
@@ -182,6 +189,88 @@ device_trainer() {
   fi
   say "wrote $OUT/trainer_gpu.csv and trainer_scaling_gpu.png/.svg"
 }
+
+# The trainer's own path at p = 2 (issue 38): where a step's time goes, and
+# the trainer's collective against collbench's figure for the same calls.
+# tagtrain's default (twoshot on shm, in place), --breakdown, dense and with
+# 4 MiB buckets; then collbench times the same calls (the same algorithm,
+# transport, in place, with the per-call agreement the trainer's calls make)
+# in the same bench run. Every figure is a median over rank 0's steps of the
+# epochs after the first (the log's step records), and its quartiles. Writes
+#   OUTDIR/trainer_path.csv  mode,algo,transport,p,bytes_per_step,calls,fb_s,wait_s,comm_s,calls_entry_s,calls_s,
+#                            calls_q1_s,calls_q3_s,optimizer_s,step_s,collbench_s,collbench_q1_s,collbench_q3_s
+# (comm_s: the collective as the step waited for it, with buckets what backward
+# did not hide; calls_entry_s: the calls' wait for the last rank to start
+# them; calls_s: the calls from then to their end (the log's calls_proper_s),
+# the figure set beside collbench's, which starts its calls together)
+#   OUTDIR/trainer_ddp.txt   DDP's side of the breakdown, or why it was not measured
+# TRAINER_PATH=0 leaves it out.
+# "median q1 q3" of a step-record field over the epochs after the first.
+step_quartiles() {   # step_quartiles LOG FIELD
+  grep '"type":"step"' "$1" | sed -n "s/.*\"epoch\":\([0-9]*\),.*\"$2\":\([0-9.e+-]*\).*/\1 \2/p" |
+    awk '$1 > 1 { print $2 }' | sort -g |
+    awk '{ v[NR] = $1 } function q(f,  i) { i = int(f * (NR - 1)) + 1; return v[i] }
+         END { if (NR) printf "%.9g %.9g %.9g\n", q(0.5), q(0.25), q(0.75); else print "NaN NaN NaN" }'
+}
+# collbench's "time q1 q3" in seconds for one in-place call of BYTES.
+collbench_call() {   # collbench_call BYTES CSV
+  rm -f "$2"
+  "${LAUNCH[@]}" -np 2 "$BIN/collbench" --transport shm --algo twoshot --place in --agree on --model none \
+      --minbytes "$1" --maxbytes "$1" -n 50 -w 5 --csv "$2" > "$2.txt" 2>&1 || { echo "NaN NaN NaN"; return; }
+  awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+           { printf "%.9g %.9g %.9g\n", $c["time_us"] / 1e6, $c["q1_us"] / 1e6, $c["q3_us"] / 1e6; exit }' "$2"
+}
+trainer_path() {
+  local mode log bytes calls fb wait cm ce ca c1 c3 opt st cb b1 b3 full rem r0 r1 r3
+  local csv="$OUT/trainer_path.csv" bucket=$((4 * 1048576))
+  echo "mode,algo,transport,p,bytes_per_step,calls,fb_s,wait_s,comm_s,calls_entry_s,calls_s,calls_q1_s,calls_q3_s,optimizer_s,step_s,collbench_s,collbench_q1_s,collbench_q3_s" > "$csv"
+  for mode in dense bucketed; do
+    log="$OUT/trainer_path_$mode.jsonl"
+    rm -f "$log"
+    local how=()
+    [ $mode = bucketed ] && how=(--bucket-mb 4)
+    if ! "${LAUNCH[@]}" -np 2 "$BIN/tagtrain" --algo twoshot --transport shm --batch $((LOCAL_BATCH * 2)) \
+        --epochs "$EPOCHS" --threads 1 --no-save --quiet --breakdown "${how[@]}" \
+        --log "$log" > "$OUT/trainer_path_$mode.txt" 2>&1; then
+      echo "path $mode: $OUT/trainer_path_$mode.txt" >> "$OUT/trainer_failed.txt"
+      continue
+    fi
+    bytes=$(sed -n 's/.*"type":"run".*"gradient_bytes":\([0-9]*\).*/\1/p' "$log")
+    read -r fb _ _ < <(step_quartiles "$log" fb_s)
+    read -r wait _ _ < <(step_quartiles "$log" wait_s)
+    read -r cm _ _ < <(step_quartiles "$log" comm_s)
+    read -r ce _ _ < <(step_quartiles "$log" calls_entry_s)
+    read -r ca c1 c3 < <(step_quartiles "$log" calls_proper_s)
+    read -r opt _ _ < <(step_quartiles "$log" optimizer_s)
+    read -r st _ _ < <(step_quartiles "$log" step_s)
+    # The same calls: one of the whole buffer, or the buckets (4 MiB each
+    # and the remainder: the slice at the buffer's start).
+    if [ $mode = dense ]; then
+      calls=1
+      read -r cb b1 b3 < <(collbench_call "$bytes" "$OUT/trainer_path_collbench_$bytes.csv")
+    else
+      full=$((bytes / bucket)) rem=$((bytes % bucket)) calls=$(( (bytes + bucket - 1) / bucket ))
+      read -r cb b1 b3 < <(collbench_call "$bucket" "$OUT/trainer_path_collbench_$bucket.csv")
+      read -r cb b1 b3 < <(awk -v t="$cb" -v a="$b1" -v b="$b3" -v n="$full" 'BEGIN { print t * n, a * n, b * n }')
+      if [ "$rem" -gt 0 ]; then
+        read -r r0 r1 r3 < <(collbench_call "$rem" "$OUT/trainer_path_collbench_$rem.csv")
+        read -r cb b1 b3 < <(awk -v t="$cb" -v a="$b1" -v b="$b3" -v x="$r0" -v y="$r1" -v z="$r3" \
+            'BEGIN { print t + x, a + y, b + z }')
+      fi
+    fi
+    echo "$mode,twoshot,shm,2,$bytes,$calls,$fb,$wait,$cm,$ce,$ca,$c1,$c3,$opt,$st,$cb,$b1,$b3" >> "$csv"
+    say "path $mode (medians, s): step $st: fb $fb, wait $wait, collective $cm, optimizer $opt; the calls: waiting for the last rank $ce, then $ca; collbench $cb ($calls call(s))"
+  done
+  if python3 -c 'import torch' > /dev/null 2>&1; then
+    echo "not measured: trainer/compare_ddp.py does not time DDP's step by parts yet" > "$OUT/trainer_ddp.txt"
+  else
+    echo "not measured: no PyTorch" > "$OUT/trainer_ddp.txt"
+  fi
+}
+if [ "${TRAINER_PATH:-1}" != 0 ]; then
+  if [ "$(scripts/bench_transport.sh probe 2 "$BIN" "${LAUNCH[@]}" 2>/dev/null)" = shm ]; then trainer_path
+  else say "trainer path skipped: 2 ranks asking for shm do not get it (the ranks span nodes)"; fi
+fi
 
 term=png
 command -v gnuplot > /dev/null && gnuplot -e "set terminal pngcairo" > /dev/null 2>&1 && term=pngcairo

@@ -31,6 +31,11 @@
 #   pingpong.csv/.txt, params.txt   ping-pong on it: alpha and beta recovered
 #   sweep.csv, sweep_pN_ALGO.{csv,txt}   collbench per rank count and algorithm
 #   topology.csv                the same algorithms on the fat trees (column platform)
+#   nodes.csv, node_pN_ALGO.*   flat algorithms against the hierarchical all-reduce (hier:INTRA/INTER,
+#                               where the registry has it) on clusters of nodes of 8 hosts (fat links
+#                               inside a node, one thinner uplink per node; sim/platforms/nodes8-N.xml,
+#                               written into platforms/ above 64 hosts), the ranks told the node size
+#                               (COLLKIT_RANKS_PER_NODE=8); params_nodes.txt: both links, recovered
 #   trainer.csv                 simulated tagtrain: samples/s and efficiency, p = 1 .. 64
 #   zero.csv, zeroZ_pN.*        simulated tagtrain replicated, --zero 1, --zero 2 at p = 16, 64, 256:
 #                               step time, bytes per rank held and sent per step
@@ -101,6 +106,15 @@ else
   TRAIN_ALGOS=""                      # every host algorithm
 fi
 LINK_GBS=3.125 ALPHA_US=1   # sim/platforms/: 25 Gb/s links, 1 us host to host
+# Nodes of 8 (sim/gen-platform.sh --topology nodes): the flat algorithms and
+# the hierarchical one at each p; at 1024 the log-p ones only (a flat ring
+# there is 2 million simulated messages a call).
+NODE=8
+case $MODE in
+  smoke) NODE_NP="16" NODE_ALGOS="ring rd" ;;
+  full)  NODE_NP="16 64 256 1024" NODE_ALGOS="ring rd rabenseifner tree2" ;;
+  *)     NODE_NP="64 256 1024" NODE_ALGOS="ring rd rabenseifner" ;;
+esac
 ALGOS=$("$BUILD/bin/collbench" --algo list | awk 'NR > 1 && /^[A-Za-z0-9_]/ && $2 ~ /host/ { print $1 }')
 [ -n "$TRAIN_ALGOS" ] || TRAIN_ALGOS=$ALGOS
 [ "$MODE" = smoke ] && ALGOS="ring rd mpi"
@@ -174,6 +188,52 @@ for p in $TOPO_P; do
       job "$plat p=$p $a" "$OUT/topo_${plat}_p${p}_$a.txt" $SIMRUN -np "$p" -platform "$plat" -fold \
           "$SBIN/collbench" --algo "$a" "${sizes[@]}" "${COMMON[@]}" --csv "$OUT/topo_${plat}_p${p}_$a.csv"
     done
+  done
+done
+
+# 4a. Nodes: flat algorithms against the hierarchical all-reduce, where the
+#     registry has one (hier:INTRA/INTER; asked of collbench, so this runs
+#     before and after it is there), on nodes of NODE hosts. The ranks are
+#     told the node size (COLLKIT_RANKS_PER_NODE): a simulated host is a node
+#     to MPI_Comm_split_type, the zones of the platform are not. The model
+#     column prices each step with the link it crosses, both links recovered
+#     by a ping-pong on the platform (params_nodes.txt).
+node_platform() {   # node_platform P: the platform of P hosts in nodes of NODE
+  if [ -f "sim/platforms/nodes$NODE-$1.xml" ]; then echo "sim/platforms/nodes$NODE-$1.xml"; return; fi
+  mkdir -p "$OUT/platforms"
+  sim/gen-platform.sh --topology nodes --node "$NODE" --hosts "$1" "$OUT/platforms/nodes$NODE-$1.xml" > /dev/null
+  echo "$OUT/platforms/nodes$NODE-$1.xml"
+}
+NRUN=(env COLLKIT_RANKS_PER_NODE=$NODE "$SIMRUN")
+say "ping-pong on nodes of $NODE hosts: the link inside a node and the one between nodes"
+"${NRUN[@]}" -np $((2 * NODE)) -platform "$(node_platform $((2 * NODE)))" "$SBIN/collbench" --pingpong -b 8 -e 16M -f 4 \
+    --save-model "$OUT/params_nodes.txt" > "$OUT/pingpong_nodes.txt" 2>&1 ||
+  { cat "$OUT/pingpong_nodes.txt" >&2; echo "sim-bench: the ping-pong on nodes failed" >&2; exit 1; }
+grep '^# fit' "$OUT/pingpong_nodes.txt" | sed 's/^# /             /'
+HIER=""
+for h in $("$BUILD/bin/collbench" --algo list | grep -o '^hier:[^ ]*' || true) hier:ring/ring hier:ring/rabenseifner hier:rd/rd; do
+  case " $HIER " in *" $h "*) continue ;; esac
+  # (with ring beside it: a name the registry lacks is refused, one without a model is not)
+  "$BUILD/bin/collbench" --algo "$h,ring" --extrapolate --model "$OUT/params.txt" > /dev/null 2>&1 || continue
+  # Known to the registry; and it runs where there is no shared memory (a
+  # simulated host each): one small call first, so a refusal is named here.
+  if "${NRUN[@]}" -np $((2 * NODE)) -platform "$(node_platform $((2 * NODE)))" "$SBIN/collbench" --algo "$h" \
+       -b 1K -e 1K -n 1 -w 0 -c 1 --model none > "$OUT/hier_probe.txt" 2>&1; then
+    HIER="$HIER $h"
+  else
+    say "$h left out: it does not run on simulated nodes ($(grep -v '^#' "$OUT/hier_probe.txt" | tail -1))"
+  fi
+done
+[ -n "$HIER" ] || say "no hierarchical all-reduce (hier:INTRA/INTER) in the registry: the nodes compare flat algorithms only"
+NCOMMON=("${COMMON[@]}"); NCOMMON[${#NCOMMON[@]} - 1]=$OUT/params_nodes.txt   # --model: both links
+for p in $NODE_NP; do
+  case $p in 256) sizes=("${BIG_SIZES[@]}") ;; 1024) sizes=("${HUGE_SIZES[@]}") ;; *) sizes=("${SIZES[@]}") ;; esac
+  list="$NODE_ALGOS $HIER"; [ "$p" = 1024 ] && list="$(echo "$NODE_ALGOS" | sed 's/\bring\b//') $HIER"
+  plat=$(node_platform "$p")
+  for a in $list; do
+    f=node_p${p}_$(echo "$a" | tr ':/' '__')
+    job "nodes p=$p $a" "$OUT/$f.txt" "${NRUN[@]}" -np "$p" -platform "$plat" -fold "$SBIN/collbench" --algo "$a" \
+        "${sizes[@]}" "${NCOMMON[@]}" --csv "$OUT/$f.csv"
   done
 done
 
@@ -289,6 +349,14 @@ for p in $TOPO_P; do
     done
   done
 done
+# nodes.csv: the node sweeps, a last column naming the platform.
+: > "$OUT/nodes.csv"
+for f in "$OUT"/node_p*.csv; do
+  [ -s "$f" ] || continue
+  p=$(basename "$f" | sed 's/^node_p\([0-9]*\)_.*/\1/')
+  awk -v pl="nodes$NODE-$p" -v hdr="$([ -s "$OUT/nodes.csv" ] && echo 0 || echo 1)" \
+      'NR == 1 { if (hdr) print $0 ",platform"; next } { print $0 "," pl }' "$f" >> "$OUT/nodes.csv"
+done
 summary_of() { grep -h '"type":"summary"' "$1" 2>/dev/null | sed 's/.*"samples_per_s":\([0-9.e+-]*\),"comm_fraction":\([0-9.e+-]*\).*/\1 \2/'; }
 first_algo=${TRAIN_ALGOS%% *}
 read -r s1 c1 < <(summary_of "$OUT/trainer_${first_algo}_p1.jsonl" || true) || true
@@ -393,6 +461,43 @@ if [ -s "$OUT/colls.csv" ]; then
     echo "| collective:algorithm | p | bytes | time us | busbw GB/s | model us |"
     echo "|---|---|---|---|---|---|"
     awk -F, 'NR > 1 && ($3 == 1024 || $3 == 1048576 || $3 == 16777216) { printf "| %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $9, $13, $15 }' "$OUT/colls.csv"
+  } >> "$OUT/summary.md"
+fi
+if [ -s "$OUT/nodes.csv" ]; then
+  {
+    echo
+    echo "## Nodes: flat against hierarchical (simulated)"
+    echo
+    echo "Nodes of $NODE hosts: inside a node $(sed -n 's/^# fit: alpha = \([0-9.]*\) us.*(\([0-9.]*\) GB\/s).*/\1 µs, \2 GB\/s/p' "$OUT/pingpong_nodes.txt" | head -1)"
+    echo "per host; between nodes $(sed -n 's/^# fit: link between nodes: alpha = \([0-9.]*\) us.*(\([0-9.]*\) GB\/s).*/\1 µs, \2 GB\/s/p' "$OUT/pingpong_nodes.txt")"
+    echo "through ONE uplink per node that its $NODE ranks share (ping-pong on the platform, params_nodes.txt)."
+    echo "The fastest flat algorithm against the fastest hierarchical one (hier:INTRA/INTER: inside each node,"
+    echo "then across nodes on a shard, then inside again); busbw in GB/s, and each one's model (every step"
+    echo "priced with the link it crosses) as simulated / model. Rows in nodes.csv."
+    echo
+    if [ -z "$HIER" ]; then
+      echo "No hierarchical all-reduce in this build's registry: the flat algorithms alone."
+      echo
+    fi
+    echo "| p | size | fastest flat | busbw | sim / model | fastest hier | busbw | sim / model | hier / flat |"
+    echo "|---|---|---|---|---|---|---|---|---|"
+    awk -F, 'NR > 1 && $7 == "out" && ($3 == 1024 || $3 == 65536 || $3 == 1048576 || $3 == 16777216) {
+        k = $2 SUBSEP $3; h = ($1 ~ /^hier:/); if ($1 == "mpi") next
+        if (!(k in seen)) { seen[k] = 1; keys[++n] = k }
+        if (!((k, h) in best) || $9 < t[k, h]) { best[k, h] = $1; t[k, h] = $9; bw[k, h] = $13; m[k, h] = $15 }
+      }
+      function ratio(k, h) { return m[k, h] > 0 ? sprintf("%.2f", t[k, h] / m[k, h]) : "-" }
+      function sz(b) { return b >= 1048576 ? b / 1048576 " MB" : b >= 1024 ? b / 1024 " KB" : b " B" }
+      END {
+        for (i = 1; i <= n; i++) {
+          split(keys[i], pb, SUBSEP); k = keys[i]
+          f = ((k, 0) in best); g = ((k, 1) in best)
+          printf "%d\t%d\t| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", pb[1], pb[2], pb[1], sz(pb[2]),
+                 f ? best[k, 0] : "-", f ? bw[k, 0] : "-", f ? ratio(k, 0) : "-",
+                 g ? best[k, 1] : "-", g ? bw[k, 1] : "-", g ? ratio(k, 1) : "-",
+                 (f && g && bw[k, 0] > 0) ? sprintf("%.2fx", bw[k, 1] / bw[k, 0]) : "-"
+        }
+      }' "$OUT/nodes.csv" | sort -n -k1,1 -k2,2 | cut -f3
   } >> "$OUT/summary.md"
 fi
 if [ "$(wc -l < "$OUT/zero.csv")" -gt 1 ]; then

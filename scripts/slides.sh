@@ -58,22 +58,30 @@ costtable() {
 }
 [ -n "${SLIDES_ONLY:-}" ] && ! grep -q '{{include costs}}' "$SRC/slides/$SLIDES_ONLY.md" 2>/dev/null || costtable
 pngterm=png; gnuplot -e 'set terminal pngcairo' > /dev/null 2>&1 && pngterm=pngcairo
+# gpfont PNG SCRIPT: PNG.font, the smallest type SCRIPT gives gnuplot (its terminal's or a
+# title's or key's own, in pt), which the slide test scales by the PNG's placed size
+gpfont() { grep -o "font '[^']*,[0-9.]*'" "$SRC/$2" | sed "s/.*,//; s/'//" | sort -n | head -1 > "$1.font"; }
 # The pictures take a while: a deck built alone (SLIDES_ONLY, as while editing it) gets only
 # the ones it shows. want NAME: the deck shows fig/NAME/... (or every deck is being built).
 want() { [ -z "${SLIDES_ONLY:-}" ] || grep -q "](fig/$1/" "$SRC/slides/$SLIDES_ONLY.md" 2>/dev/null; }
+# shows PREFIX: the deck shows a plot fig/PREFIX... (or every deck is being built)
+shows() { [ -z "${SLIDES_ONLY:-}" ] || grep -q "](fig/$1" "$SRC/slides/$SLIDES_ONLY.md" 2>/dev/null; }
 # measures PREFIX: the deck shows a {{measured PREFIX...}} figure (or every deck is being built).
 measures() { [ -z "${SLIDES_ONLY:-}" ] || grep -q "{{measured $1" "$SRC/slides/$SLIDES_ONLY.md" 2>/dev/null; }
 figs=1
 if [ -n "${SLIDES_ONLY:-}" ] && ! grep -q '](fig/' "$SRC/slides/$SLIDES_ONLY.md" 2>/dev/null; then figs=0; fi
 if [ $figs = 1 ]; then
   # Pictures of the algorithms, drawn from the running code by colldraw (a slide
-  # names the command), as PDF for the decks: fig/NAME/frame-NN.pdf.
+  # names the command), as PDF for the decks: fig/NAME/frame-NN.pdf, and the shape of its
+  # first sending step, fig/NAME/graph.pdf (a tree as a tree, a ring as a circle).
   draw() {
     local name=$1; shift
     want "$name" || return 0
     rm -rf "${OUT:?}/fig/$name"   # this build's own output: the PDFs beside the frames too
     "$B/bin/colldraw" --overwrite --out "$OUT/fig/$name" "$@" > "$OUT/fig/$name.txt" 2>&1 || { cat "$OUT/fig/$name.txt" >&2; exit 1; }
-    for svg in "$OUT/fig/$name"/frame-*.svg; do rsvg-convert -f pdf -o "${svg%.svg}.pdf" "$svg"; done
+    for svg in "$OUT/fig/$name"/frame-*.svg "$OUT/fig/$name"/graph.svg; do
+      [ ! -f "$svg" ] || rsvg-convert -f pdf -o "${svg%.svg}.pdf" "$svg"
+    done
   }
   draw naive4 --algo naive --np 4 --count 8
   draw ring4 --algo ring --np 4 --count 8
@@ -82,8 +90,8 @@ if [ $figs = 1 ]; then
   draw rab4 --algo rabenseifner --np 4 --count 8
   draw tree7 --algo tree --np 7 --count 7
   draw tree2p4 --algo tree2 --np 4 --count 8
-  draw oneshot4 --algo oneshot --np 4 --count 16
-  draw twoshot4 --algo twoshot --np 4 --count 16
+  draw oneshot4 --algo oneshot --np 4 --count 8 --view 0
+  draw twoshot3 --algo twoshot --np 3 --count 6
   # Deck 07: the ring's two halves on their own.
   draw rs4 --coll reduce_scatter --algo ring --np 4 --count 8
   draw ag4 --coll allgather --algo ring --np 4 --count 8
@@ -119,6 +127,11 @@ if [ $figs = 1 ]; then
   trace ddp-sparse --sparse-grads
   # Deck 07: a ZeRO stage 1 step, the optimizer between the two halves.
   trace zero1 --features 4096 --hidden 512,512,512 --zero 1 --rs-algo ring --ag-algo ring
+  # Deck 08: a tensor-parallel step (its all-reduces inside forward and backward), and a
+  # pipeline step under each schedule, 2 stages of equal work, 4 micro-batches.
+  trace tp2 --features 4096 --hidden 512,512,512 --tp 2 --tp-algo ring
+  trace pp-gpipe --features 1024 --hidden 1024,1024,1024 --pp 2 --microbatches 4 --pp-schedule gpipe
+  trace pp-1f1b --features 1024 --hidden 1024,1024,1024 --pp 2 --microbatches 4 --pp-schedule 1f1b
   # Deck 07's memory per rank, replicated and --zero 1 (lab 07's step 4 with the library's
   # ring halves), measured now: {{measured KEY}} on a slide is a line of fig/measured.txt.
   zmem() {   # zmem TAG OPTIONS...: TAG_state and TAG_peak, as tagtrain prints them
@@ -170,9 +183,11 @@ if [ $figs = 1 ]; then
   key() { awk -v k="$1" '$1 == k { print $2 }' "$simdir/platform.txt"; }
   where="$(key name), $(key bw_gbs) GB/s links, $(key alpha_us) µs"
   for size in 256 1048576; do
+    shows scale- || continue
     (cd "$SRC" && gnuplot -e "csv='$simcsv'; out='$OUT/fig/scale-$size.png'; B=$size; pngterm='$pngterm'; algos='ring rd rabenseifner tree2'" \
         -e "where='$where'; when='$run'" slides/scale.gp) 2> "$OUT/fig/scale-$size.log" ||
       { cat "$OUT/fig/scale-$size.log" >&2; exit 1; }
+    gpfont "$OUT/fig/scale-$size.png" slides/scale.gp
   done
   # Deck 04's trainer scaling (p = 1 to 64, simulated): the same run's trainer.csv (make sim-bench
   # writes it beside sweep.csv), else the one checked in as slides/sim/trainer.csv.
@@ -181,13 +196,58 @@ if [ $figs = 1 ]; then
     tcsv=$SRC/slides/sim/trainer.csv
     twhen=$(awk '$1 == "trainer_run" { sub(/^trainer_run /, ""); print }' "$SRC/slides/sim/platform.txt")
   fi
-  (cd "$SRC" && gnuplot -e "csv='$tcsv'; out='$OUT/fig/trainer.png'; pngterm='$pngterm'; algos='ring rabenseifner rd'" \
-      -e "where='$where'; when='$twhen'" slides/trainer.gp) 2> "$OUT/fig/trainer.log" ||
-    { cat "$OUT/fig/trainer.log" >&2; exit 1; }
-  # Deck 03's model, one readable panel per rank count, titled with the parameters it uses.
+  if shows trainer.png; then
+    (cd "$SRC" && gnuplot -e "csv='$tcsv'; out='$OUT/fig/trainer.png'; pngterm='$pngterm'; algos='ring rabenseifner rd'" \
+        -e "where='$where'; when='$twhen'" slides/trainer.gp) 2> "$OUT/fig/trainer.log" ||
+      { cat "$OUT/fig/trainer.log" >&2; exit 1; }
+    gpfont "$OUT/fig/trainer.png" slides/trainer.gp
+  fi
+  # Deck 02's chunk-size U-curve: the pipelined ring at p = 16 and 64 MiB, one model run per chunk
+  # size (params.txt with chunk_bytes changed), against the plain ring: fig/chunks.csv, chunks.png.
+  if shows chunks.png; then
+    echo "chunk_bytes,ring_pipelined_us,ring_us" > "$OUT/fig/chunks.csv"
+    for c in 4096 8192 16384 32768 65536 131072 262144 524288 1048576 2097152 4194304; do
+      sed "s/^chunk_bytes .*/chunk_bytes $c/" "$SRC/slides/params.txt" > "$OUT/fig/chunk-params.txt"
+      "$B/bin/collbench" --extrapolate --model "$OUT/fig/chunk-params.txt" --algo ring,ring_pipelined --pmax 16 \
+          --overwrite --csv "$OUT/fig/chunk-model.csv" > /dev/null
+      awk -F, -v c="$c" '$2 == 16 && $3 == 67108864 { t[$1] = $4 } END { print c "," t["ring_pipelined"] "," t["ring"] }' \
+          "$OUT/fig/chunk-model.csv" >> "$OUT/fig/chunks.csv"
+    done
+    (cd "$SRC" && gnuplot -e "csv='$OUT/fig/chunks.csv'; out='$OUT/fig/chunks.png'; pngterm='$pngterm'; P=16; N='64 MiB'" \
+        slides/chunks.gp) 2> "$OUT/fig/chunks.log" || { cat "$OUT/fig/chunks.log" >&2; exit 1; }
+    gpfont "$OUT/fig/chunks.png" slides/chunks.gp
+  fi
+  # Deck 00's ping-pong and the α, β fitted to it, measured now between 2 ranks (collbench
+  # --pingpong, median of its repetitions per size): fig/pingpong.png; "pingpong HOST, cores,
+  # time" in fig/measured.txt for the slide.
+  if shows pingpong.png; then
+    "$B/bin/ckrun" -np 2 "$B/bin/collbench" --pingpong -b 8 -e 4M -f 4 --csv "$OUT/fig/pingpong.csv" \
+        --save-model "$OUT/fig/pingpong-params.txt" --overwrite > "$OUT/fig/pingpong.txt" 2>&1 ||
+      { cat "$OUT/fig/pingpong.txt" >&2; exit 1; }
+    echo "pingpong $(uname -n), $(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC')" >> "$OUT/fig/measured.txt"
+    pp() { awk -v k="$1" '$1 == k { print $2 }' "$OUT/fig/pingpong-params.txt"; }
+    (cd "$SRC" && gnuplot -e "dir='$OUT/fig'; fmt='png'; pngterm='$pngterm'; slide=1; alpha_us=$(pp alpha_us); beta_ns=$(pp beta_ns_per_byte)" \
+        plots/pingpong.gp) 2> "$OUT/fig/pingpong.log" || { cat "$OUT/fig/pingpong.log" >&2; exit 1; }
+    gpfont "$OUT/fig/pingpong.png" plots/pingpong.gp
+  fi
+  # Deck 02's ideal pipeline: 3 hops, 6 chunks, as a space-time diagram (no measurement)
+  if shows pipeline.png; then
+    (cd "$SRC" && gnuplot -e "out='$OUT/fig/pipeline.png'; pngterm='$pngterm'; S=3; M=6" slides/pipeline.gp) 2> "$OUT/fig/pipeline.log" ||
+      { cat "$OUT/fig/pipeline.log" >&2; exit 1; }
+    gpfont "$OUT/fig/pipeline.png" slides/pipeline.gp
+  fi
+  # Deck 03's model, one readable panel per rank count, titled with the parameters it uses:
+  # each algorithm's time over the fastest's at that size (model-rel.csv: algo,p,bytes,ratio,
+  # fastest), so that the crossovers and the winner at each size show.
+  awk -F, -v OFS=, -v want=" naive ring rd rabenseifner tree tree2 " 'NR > 1 && index(want, " " $1 " ") && $4 > 0 {
+         k = $2 "," $3; t[$1 "," k] = $4; if (!(k in best) || $4 < best[k]) { best[k] = $4; who[k] = $1 } }
+       END { for (a in t) { split(a, c, ","); k = c[2] "," c[3]; print c[1], k, t[a] / best[k], (who[k] == c[1]) }
+           }' "$OUT/fig/extrap.csv" | sort -t, -k1,1 -k2,2n -k3,3n > "$OUT/fig/model-rel.csv"
   for P in 16 64 256; do
+    shows model-p || continue
     (cd "$SRC" && gnuplot -e "dir='$OUT/fig'; P=$P; pngterm='$pngterm'; alpha='$(par alpha_us)'; beta='$(par beta_ns_per_byte)'; gamma='$(par gamma_ns_per_byte)'; algos='naive ring rd rabenseifner tree tree2'" \
-        slides/model.gp)
+        slides/model.gp) 2> "$OUT/fig/model-p$P.log" || { cat "$OUT/fig/model-p$P.log" >&2; exit 1; }
+    gpfont "$OUT/fig/model-p$P.png" slides/model.gp
   done
 fi
 # Deck 04's equivalence table: the commands of lab 04's step 2 (1 rank against 2 and 3 with
@@ -251,6 +311,17 @@ if measures save_; then
                /^save: COUNT [0-9]+ / { print "save_calls " $3 }' "$OUT/fig/save/count.txt")
   [ "$(echo "$saved" | grep -c '^save_')" -ge 3 ] || { echo "slides: the save harness counted no recipe:" >&2; cat "$OUT/fig/save/count.txt" >&2; exit 1; }
   echo "$saved" >> "$OUT/fig/measured.txt"
+  # the same calls on a timeline (fig/save/timeline.png): per kill point K, call K and what is on
+  # disk when the save dies before it (a temporary file left; state.bin old or new), read off the
+  # trace: openat with O_CREAT makes the temporary file, rename makes it state.bin
+  awk '/^my_save\(/ { on = 1; next }
+       on && /^  \[[0-9]+\] / { k = $1; gsub(/[][]/, "", k); name = $2; sub(/\(.*/, "", name)
+                               print k "," name "," tmp + 0 "," new + 0
+                               if (name == "openat" && $0 ~ /O_CREAT/) tmp = 1; if (name == "rename") { tmp = 0; new = 1 } }
+       on && /^  returned / { print k + 1 ",done," tmp + 0 "," new + 0; on = 0 }' "$OUT/fig/save/count.txt" > "$OUT/fig/save/calls.csv"
+  (cd "$SRC" && gnuplot -e "csv='$OUT/fig/save/calls.csv'; out='$OUT/fig/save/timeline.png'; pngterm='$pngterm'" slides/faults.gp) \
+      2> "$OUT/fig/save/timeline.log" || { cat "$OUT/fig/save/timeline.log" >&2; exit 1; }
+  gpfont "$OUT/fig/save/timeline.png" slides/faults.gp
 fi
 # A model number on a slide is written {{model ALGO P BYTES UNIT}} (UNIT ms or µs for the time,
 # GB/s for the busbw collbench derives from it, decimal as nccl-tests') and a model
@@ -337,6 +408,17 @@ nobreak() {   # (a code span may run over two lines of the source: the file is r
   perl -0777 -pe 's{(^```.*?^```[^\n]*$)|(`[^`]*`)}{ defined $1 ? $1 : do { my $t = $2;
                       $t =~ s/(?<![^\s`])(-{1,2}[A-Za-z][-A-Za-z0-9_]*)[ \n](?=[^\s`-])/$1\xc2\xa0/g; $t } }gmse' "$@"
 }
+# Every picture's placed size, for the slide test's smallest-text rule: pdflatex logs
+# "ckfig: page N FILE Wpt x Hpt" for each \includegraphics as it lands on its page (the
+# height or width the source asks for, shrunk to the page as pandoc's defaults do).
+cat > "$OUT/figsize.tex" <<'EOF'
+\makeatletter
+\let\ck@includegraphics\includegraphics
+\newsavebox\ck@figbox
+\renewcommand{\includegraphics}[2][]{\sbox\ck@figbox{\ck@includegraphics[#1]{#2}}%
+  \typeout{ckfig: page \insertframenumber\space #2 \the\wd\ck@figbox\space x \the\ht\ck@figbox}\usebox\ck@figbox}
+\makeatother
+EOF
 status=0
 # Each deck: pandoc writes the LaTeX, pdflatex
 # typesets it twice; NAME.pandoc.log keeps pandoc's warnings, NAME.latex.log its overfull boxes and missing files
@@ -347,10 +429,10 @@ for md in "$SRC"/slides/[0-9][0-9]-*.md; do
   ok=1
   fill "$md" > "$OUT/$name.filled.md" 2> "$OUT/$name.pandoc.log" && nobreak "$OUT/$name.filled.md" > "$OUT/$name.md" &&
     pandoc -t beamer -s --slide-level=2 -V theme=default -V aspectratio=169 -H "$SRC/slides/preamble.tex" \
-      "$OUT/$name.md" -o "$OUT/$name.tex" 2>> "$OUT/$name.pandoc.log" || ok=0
+      -H "$OUT/figsize.tex" "$OUT/$name.md" -o "$OUT/$name.tex" 2>> "$OUT/$name.pandoc.log" || ok=0
   if [ $ok = 1 ]; then
     for run in 1 2; do
-      (cd "$OUT" && TEXINPUTS=".:$SRC/slides//:" pdflatex -interaction=nonstopmode -halt-on-error "$name.tex" \
+      (cd "$OUT" && TEXINPUTS=".:$SRC/slides//:" max_print_line=1000 pdflatex -interaction=nonstopmode -halt-on-error "$name.tex" \
          > /dev/null 2>&1) || { ok=0; break; }
     done
     mv -f "$OUT/$name.log" "$OUT/$name.latex.log" 2>/dev/null

@@ -52,7 +52,7 @@ for f in libcollkit_cuda.so libtagtrain_cuda.so; do
 done
 # Headers of the public interfaces the plug-in program is built against.
 cp "$SRC"/collectives/include/*.h "$SRC"/checker/collcheck.h "$SRC"/bench/collbench.h "$SRC"/bench/model.h \
-   "$SRC"/trainer/tagtrain.h "$SRC"/draw/colldraw.h "$OUT/include/"
+   "$SRC"/trainer/tagtrain.h "$SRC"/trainer/collkit_pp.h "$SRC"/draw/colldraw.h "$OUT/include/"
 cp "$SRC/cmake/CollkitPlugin.cmake" "$OUT/cmake/"
 cp "$SRC/plugin/main.c" "$SRC/plugin/save.c" "$SRC/plugin/confine.c" "$SRC/plugin/isolate_host.c" "$OUT/plugin/"
 # The isolated runs' trusted program and references (plugin/isolate_host.c), where this build has them.

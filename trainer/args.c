@@ -233,24 +233,28 @@ static const ck_opt table[] = {
      "trainer/README.md)"},
     {"--check-sync", 0, CK_OPT_FLAG, F(check_sync), .help = "after every epoch compare a hash of the parameters "
      "and\noptimizer state across ranks; stop loudly if they differ"},
+    {"--breakdown", 0, CK_OPT_FLAG, F(breakdown), .help = "--log each step's wait for the slower rank apart (a "
+     "barrier\nbefore the collective; trainer/README.md, Timing)"},
     {"--threads", 0, CK_OPT_INT, F(threads), .lo = 1, .hi = 1024, .arg = "N", .help = "OpenBLAS threads per rank "
      "(1: the default model's matrices\nare too small for more threads to pay)"},
     {.name = "model parallelism", .type = CK_OPT_HEADING},
     {"--tp", 0, CK_OPT_INT, F(tp), .lo = 1, .hi = 1024, .arg = "T", .help = "tensor parallelism over groups of T "
      "consecutive ranks (%D: none):\nthe hidden layers split Megatron-style, layer 0 (W_0) by\ncolumns, layer 1 by "
-     "rows, ...; p / T data-parallel replicas.\nT must divide p and the widths it splits. Not yet with\n--zero, "
-     "--device cuda, --sparse-grads or --bucket-mb"},
+     "rows, ...; p / T data-parallel replicas\n(with --pp S: p / (T S), each stage split over T ranks).\nT must "
+     "divide p and the widths it splits. --zero 1 shards\neach shard's optimizer state over its replicas. Not yet "
+     "with\n--zero 2, --device cuda, --sparse-grads or --bucket-mb"},
     {"--tp-algo", 0, CK_OPT_STR, F(tp_algo), .arg = "NAME", .help = "--tp's all-reduce, in forward and backward "
      "(%D): any\nregistry name (--algo list), on the shm transport where the\ngroup shares a node"},
     {"--pp", 0, CK_OPT_INT, F(pp), .lo = 1, .hi = MLP_MAX_HIDDEN + 1, .arg = "S", .help = "pipeline parallelism "
      "over groups of S consecutive ranks (%D: none):\nthe layers cut into S stages, activations forward and their\n"
-     "gradients backward as messages; p / S data-parallel replicas.\nS must divide p, at most one stage a layer. "
-     "Not yet with --tp,\n--zero, --device cuda, --sparse-grads or --bucket-mb"},
+     "gradients backward as messages; p / S data-parallel replicas\n(with --tp T: p / (T S)). S must divide p, at "
+     "most one stage\na layer. --zero 1 as with --tp. Not yet with --zero 2,\n--device cuda, --sparse-grads or "
+     "--bucket-mb"},
     {"--microbatches", 0, CK_OPT_INT, F(microbatches), .lo = 1, .hi = 1 << 16, .arg = "M", .help = "--pp: each "
      "replica's batch in M micro-batches (%D); the bubble\nis (S-1)/(M+S-1) of a step"},
-    {"--pp-schedule", 0, CK_OPT_CHOICE, F(pp_sched), .choices = "gpipe|1f1b", .arg = "gpipe|1f1b", .help = "--pp's "
+    {"--pp-schedule", 0, CK_OPT_CUSTOM, F(pp_sched), .size = sizeof(int), .parse = pp_schedule_parse, .arg = "gpipe|1f1b|NAME", .help = "--pp's "
      "order (1f1b): gpipe runs every forward, then every\nbackward; 1f1b one forward, one backward once the pipe is "
-     "full,\nkeeping fewer micro-batches' activations. Not --schedule,\nwhich is the learning rate's"},
+     "full,\nkeeping fewer micro-batches' activations; NAME a program's own\n(CK_REGISTER_SCHEDULE, collkit_pp.h). Not --schedule,\nwhich is the learning rate's"},
     {.name = "output", .type = CK_OPT_HEADING},
     {"--save", 0, CK_OPT_STR, F(save_dir), .arg = "DIR", .help = "write DIR/best.ckpt (the model at the best val "
      "loss so far) and\nDIR/last.ckpt (the training state) (%D)"},
@@ -342,13 +346,13 @@ static int check_combinations(tt_options *o, char *err, size_t cap)
     if (o->pp == 1 && (given(o, "--microbatches") || given(o, "--pp-schedule")))
         return snprintf(err, cap, "%s goes with --pp S (pipeline parallelism)",
                         given(o, "--microbatches") ? "--microbatches" : "--pp-schedule"), -1;
-    if (o->pp > 1 && (o->tp > 1 || o->zero || o->device || o->sparse_grads || o->bucket_mb > 0))
+    if (o->pp > 1 && (o->zero == 2 || o->device || o->sparse_grads || o->bucket_mb > 0))
         return snprintf(err, cap, "--pp does not take %s yet: each stage's gradients are synchronised whole after "
-                        "the pipeline's backward, on the host", o->tp > 1 ? "--tp" : o->zero ? "--zero" : o->device
+                        "the pipeline's backward, on the host", o->zero ? "--zero 2" : o->device
                         ? "--device cuda" : o->sparse_grads ? "--sparse-grads" : "--bucket-mb"), -1;
-    if (o->tp > 1 && (o->zero || o->device || o->sparse_grads || o->bucket_mb > 0))
+    if (o->tp > 1 && (o->zero == 2 || o->device || o->sparse_grads || o->bucket_mb > 0))
         return snprintf(err, cap, "--tp does not take %s yet: its shards are synchronised whole after backward, on "
-                        "the host", o->zero ? "--zero" : o->device ? "--device cuda" : o->sparse_grads
+                        "the host", o->zero ? "--zero 2" : o->device ? "--device cuda" : o->sparse_grads
                         ? "--sparse-grads" : "--bucket-mb"), -1;
     return 0;
 }

@@ -22,7 +22,7 @@ typedef struct {
     const char *tp_algo;             /* --tp-algo: the all-reduce inside forward and backward */
     int pp, microbatches, pp_sched;  /* --pp stages, --microbatches, --pp-schedule (PP_GPIPE, PP_1F1B; pp.h) */
     double bucket_mb;
-    int check_sync, threads, stop_after, inject_desync, no_save, quiet, sparse_grads, strict_data;
+    int check_sync, threads, stop_after, inject_desync, no_save, quiet, sparse_grads, strict_data, breakdown;
     int overwrite;   /* --overwrite: an existing --log, --trace or --metrics file may be written over */
     int save_every;
     int set_epochs;  /* --epochs given explicitly (matters on --resume) */

@@ -19,6 +19,7 @@ int dp_init(dp_ctx *d, ck_comm *comm, const ck_algo *algo, mlp *m, double bucket
 {
     const int sparse_grads = (flags & DP_SPARSE_GRADS) != 0;
     memset(d, 0, sizeof *d);
+    d->one_clock = -1;
     d->comm = comm;
     d->algo = algo;
     d->rank = ck_comm_rank(comm);
@@ -302,6 +303,8 @@ int dp_allreduce_grads(dp_ctx *d, const csr_rows *x, const size_t *step_rows, si
 {
     int rc = 0;
     d->last_bytes = 0;
+    d->calls_s = 0;
+    d->ncalls = 0;
     if (d->p == 1) return 0;
     if (d->nbuckets > 0) {
         dp_bucket_ready(0, d);   /* nothing left unlaunched, even if a hook call was missed */
@@ -311,6 +314,9 @@ int dp_allreduce_grads(dp_ctx *d, const csr_rows *x, const size_t *step_rows, si
              * for the same missing rank, each for a whole watchdog bound. */
             double t0, t1;
             int s = ck_allreduce_wait_timed(d->handle[j], &t0, &t1);
+            d->calls_s += t1 - t0;
+            d->call_t0[d->ncalls] = t0;
+            d->call_t1[d->ncalls++] = t1;
             if (d->tracing) {
                 size_t start, len;
                 bucket_range(d, j, &start, &len);
@@ -338,9 +344,43 @@ int dp_allreduce_grads(dp_ctx *d, const csr_rows *x, const size_t *step_rows, si
         rc = ck_allreduce(d->comm, d->algo, CK_IN_PLACE, d->grads, d->nparams, CK_F32, CK_SUM);
         if (!rc) d->last_bytes = d->nparams * sizeof(float);
     }
+    d->call_t0[0] = t0;
+    d->call_t1[0] = ck_now();
+    d->calls_s = d->call_t1[0] - t0;
+    d->ncalls = 1;
     if (d->tracing) tr_add(&d->trace, TR_MAIN, "allreduce", 0, t0, ck_now(), d->last_bytes);
     if (rc) snprintf(err, errlen, "gradient all-reduce (%s) failed: %s", d->algo->name, ck_comm_errmsg(d->comm));
     return rc;
+}
+
+/* Whether every rank of the communicator is on this rank's node: then their
+ * ck_now() clocks are one (CLOCK_MONOTONIC of one kernel). */
+static int same_node(MPI_Comm c, int p)
+{
+    MPI_Comm node;
+    int n = 0, one, all;
+    MPI_Comm_split_type(c, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &n);
+    MPI_Comm_free(&node);
+    one = n == p;
+    ck_watch_allreduce(&one, &all, 1, MPI_INT, MPI_MIN, c, "whether the ranks share a node");
+    return all;
+}
+
+void dp_calls_apart(dp_ctx *d, double *entry, double *proper)
+{
+    *entry = *proper = -1;
+    if (d->p == 1 || d->ncalls <= 0) return;
+    MPI_Comm c = ck_comm_mpi(d->comm);
+    if (d->one_clock < 0) d->one_clock = same_node(c, d->p);
+    if (!d->one_clock) return;
+    ck_watch_allreduce(d->call_t0, d->call_last, d->ncalls, MPI_DOUBLE, MPI_MAX, c, "the calls' start times");
+    *entry = *proper = 0;
+    for (int j = 0; j < d->ncalls; j++) {
+        /* the last rank's start is at or after this rank's: the MAX over all */
+        *entry += d->call_last[j] - d->call_t0[j];
+        *proper += d->call_t1[j] > d->call_last[j] ? d->call_t1[j] - d->call_last[j] : 0;
+    }
 }
 
 uint64_t dp_hash(const float *x, size_t n) { return ck_fnv1a64(x, n * sizeof *x); }

@@ -82,6 +82,12 @@ typedef struct {
     float         *pack;               /* [nparams] worst case */
 
     size_t         last_bytes;         /* bytes all-reduced by the last dp_allreduce_grads (0 at p = 1) */
+    double         calls_s;            /* the last dp_allreduce_grads' calls, each from its start to its end:
+                                        * the blocking call (sparse: with its packing), or the buckets' runs
+                                        * on the progress thread summed (overlapping backward or not) */
+    int            ncalls;             /* ... how many, and each one's start and end (ck_now) */
+    double         call_t0[DP_MAX_BUCKETS], call_t1[DP_MAX_BUCKETS], call_last[DP_MAX_BUCKETS];
+    int            one_clock;          /* dp_calls_apart: 1 the ranks share a node (and a clock), 0 not, -1 not known */
 
     /* --trace (dp_trace_start): the timeline of every step (trace.h) */
     int            tracing, launching, step_done;
@@ -159,6 +165,16 @@ void dp_bucket_ready(size_t from, void *ctx);
  * with a message in err. */
 int  dp_allreduce_grads(dp_ctx *d, const csr_rows *x, const size_t *step_rows, size_t n, char *err, size_t errlen);
 
+/* tagtrain --breakdown, after a step that called dp_allreduce_grads
+ * (collective over the communicator): its calls taken apart across the
+ * ranks. *entry: the time this rank's calls waited for the last rank to
+ * start each one, summed (with buckets, launched as this rank's backward
+ * finishes them, the other rank's backward may be behind); *proper: the
+ * rest, each call from the moment every rank had started it to its end, the
+ * figure to set beside collbench's (which starts its calls together). The
+ * starts are compared on one clock, so only where the ranks share a node
+ * (found once); elsewhere both are -1. */
+void dp_calls_apart(dp_ctx *d, double *entry, double *proper);
 /* Make every rank's parameters equal rank 0's (MPI_Bcast on the communicator). */
 int  dp_broadcast_params(dp_ctx *d, float *params, size_t n);
 

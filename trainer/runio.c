@@ -288,6 +288,13 @@ void log_step(FILE *f, const tt_step_rec *s)
     ck_json_num(&j, "comm_s", s->comm_s);
     ck_json_int(&j, "allreduce_bytes", (long long)s->allreduce_bytes);
     if (s->sent_bytes >= 0) ck_json_int(&j, "sent_bytes", s->sent_bytes);
+    ck_json_num(&j, "step_s", s->step_s);
+    ck_json_num(&j, "fb_s", s->fb_s);
+    if (s->wait_s >= 0) ck_json_num(&j, "wait_s", s->wait_s);
+    ck_json_num(&j, "optimizer_s", s->optimizer_s);
+    if (s->calls_s >= 0) ck_json_num(&j, "calls_s", s->calls_s);
+    if (s->calls_entry_s >= 0) ck_json_num(&j, "calls_entry_s", s->calls_entry_s);
+    if (s->calls_proper_s >= 0) ck_json_num(&j, "calls_proper_s", s->calls_proper_s);
     ck_json_end(&j);
 }
 

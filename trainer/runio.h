@@ -49,6 +49,14 @@ typedef struct tt_step_rec {
     double    lr, compute_s, comm_s;
     size_t    allreduce_bytes;
     long long sent_bytes;     /* -1: not recorded (only ZeRO records it) */
+    /* where the step's time went (tagtrain.c's train_step): the whole step,
+     * forward and backward, the wait for the slower rank (-1: not measured,
+     * no --breakdown) and the optimizer with the rest of the mode's step;
+     * comm_s is the collective, compute_s = fb_s + optimizer_s; calls_s
+     * the gradient all-reduce's calls as they ran (dp.h; -1: none), and
+     * (--breakdown) their wait for the last rank to start them and the rest
+     * (dp_calls_apart; -1: not measured) */
+    double    step_s, fb_s, wait_s, optimizer_s, calls_s, calls_entry_s, calls_proper_s;
 } tt_step_rec;
 
 typedef struct tt_epoch_rec {

@@ -4,6 +4,7 @@
  * forward and backward, and the calls that are the same in every mode
  * (the parameter broadcast, sums, --check-sync, --trace).
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,82 +39,105 @@ void tt_plan_data_parallel(tt_plan *pl, MPI_Comm world)
     MPI_Comm_size(world, &pl->dp_size);
 }
 
-/* The mesh of `width` model-parallel ranks (the caller checked it fits):
- * the model-parallel group in *mp, the data-parallel one in the plan. */
-static void split_mesh(tt_plan *pl, const ck_mesh *m, MPI_Comm *mp, const char *what)
+/* One group of the plan, split off world (the caller checked the plan fits). */
+static void split_group(const tt_plan *pl, int color, int key, MPI_Comm *out, const char *what)
 {
-    if (ck_mpi_split(pl->world, m->mp_color, m->mp_rank, mp, what) ||
-        ck_mpi_split(pl->world, m->dp_color, m->dp_rank, &pl->dp, "the data-parallel groups"))
-        ck_watch_abort("%s: MPI_Comm_split failed", what);
-    pl->split = 1;
-    pl->dp_rank = m->dp_rank;
-    pl->dp_size = m->D;
+    if (ck_mpi_split(pl->world, color, key, out, what)) ck_watch_abort("%s: MPI_Comm_split failed", what);
 }
 
-/* A mesh of width T over world's ranks, or the reason it does not fit. */
-static int mesh_of(MPI_Comm world, int T, const char *opt, ck_mesh *m, char *why, size_t cap)
+/* The mesh's arithmetic, two 2-D meshes nested: the job is replicas of T x S
+ * ranks (the data-parallel groups: the ranks T x S apart), and each replica
+ * S stages of T ranks (the tensor-parallel groups: T consecutive ranks; the
+ * pipeline groups: the ranks T apart within a replica). Or the reason it
+ * does not fit. */
+static int mesh_of(MPI_Comm world, int T, int S, ck_mesh *rep, ck_mesh *in, char *why, size_t cap)
 {
     int p, rank;
     MPI_Comm_size(world, &p);
     MPI_Comm_rank(world, &rank);
-    if (!ck_mesh_2d(p, T, rank, m, why, cap)) return 0;
-    snprintf(why, cap, "%s %d does not divide the %d ranks (want p = %d x data-parallel replicas)", opt, T, p, T);
+    if (!ck_mesh_2d(p, T * S, rank, rep, why, cap) && !ck_mesh_2d(T * S, T, rep->mp_rank, in, why, cap)) return 0;
+    if (S == 1 || T == 1)
+        snprintf(why, cap, "%s %d does not divide the %d ranks (want p = %d x data-parallel replicas)",
+                 S == 1 ? "--tp" : "--pp", T * S, p, T * S);
+    else
+        snprintf(why, cap, "--tp %d x --pp %d = %d does not divide the %d ranks (want p = %d x data-parallel "
+                 "replicas)", T, S, T * S, p, T * S);
     return -1;
 }
 
-int tt_plan_tensor(tt_plan *pl, MPI_Comm world, int T, const mlp_config *model, char *why, size_t cap)
+/* The pipeline's own refusals: more stages than layers, micro-batches that do not divide a replica's share. */
+static int pipeline_fits(int S, int M, int batch, int D, const mlp_config *model, char *why, size_t cap)
 {
-    tt_plan_data_parallel(pl, world);
-    if (T == 1) return 0;
-    ck_mesh m;
-    if (mesh_of(world, T, "--tp", &m, why, cap) || mlp_tp_check(model, T, why, cap)) return -1;
-    split_mesh(pl, &m, &pl->tp, "the tensor-parallel groups");
-    pl->tp_rank = m.mp_rank;
-    pl->tp_size = T;
-    return 0;
-}
-
-int tt_plan_pipeline(tt_plan *pl, MPI_Comm world, int S, int M, int batch, const mlp_config *model, char *why,
-                     size_t cap)
-{
-    tt_plan_data_parallel(pl, world);
-    if (S == 1) return 0;
-    ck_mesh m;
-    if (mesh_of(world, S, "--pp", &m, why, cap)) return -1;
     if (S > model->nhidden + 1) {
         snprintf(why, cap, "--pp %d: more stages than the model's %d layers (--hidden gives %d hidden layers)", S,
                  model->nhidden + 1, model->nhidden);
         return -1;
     }
-    if (batch % (m.D * M)) {
+    if (batch % (D * M)) {
         snprintf(why, cap, "--microbatches %d does not divide a replica's share of the batch (--batch %d over %d "
-                 "data-parallel replica%s): want --batch a multiple of %d", M, batch, m.D, m.D == 1 ? "" : "s",
-                 m.D * M);
+                 "data-parallel replica%s): want --batch a multiple of %d", M, batch, D, D == 1 ? "" : "s", D * M);
         return -1;
     }
-    split_mesh(pl, &m, &pl->pp, "the pipeline groups");
-    pl->pp_rank = m.mp_rank;
+    return 0;
+}
+
+int tt_plan_make(tt_plan *pl, MPI_Comm world, int T, int S, int M, int batch, const mlp_config *model, char *why,
+                 size_t cap)
+{
+    tt_plan_data_parallel(pl, world);
+    if (T == 1 && S == 1) return 0;
+    ck_mesh rep, in;
+    if (mesh_of(world, T, S, &rep, &in, why, cap) || (T > 1 && mlp_tp_check(model, T, why, cap)) ||
+        (S > 1 && pipeline_fits(S, M, batch, rep.D, model, why, cap)))
+        return -1;
+    /* Colours unique in the job: the tensor-parallel group of stage s of
+     * replica r is r S + s; the pipeline of tensor rank t of replica r is r T + t. */
+    if (T > 1) split_group(pl, rep.mp_color * S + in.mp_color, in.mp_rank, &pl->tp, "the tensor-parallel groups");
+    if (S > 1) split_group(pl, rep.mp_color * T + in.dp_color, in.dp_rank, &pl->pp, "the pipeline groups");
+    split_group(pl, rep.dp_color, rep.dp_rank, &pl->dp, "the data-parallel groups");
+    pl->split = 1;
+    pl->dp_rank = rep.dp_rank;
+    pl->dp_size = rep.D;
+    pl->tp_rank = in.mp_rank;
+    pl->tp_size = T;
+    pl->pp_rank = in.dp_rank;
     pl->pp_size = S;
     return 0;
 }
 
-void tt_sync_use_shard(tt_sync *s, const tt_sync_cfg *cfg)
+/* --zero 1 with a split model: the shard's optimizer state sharded over its
+ * data-parallel group (zero.h, as --zero 1 does the whole model's). 0, or 2
+ * with the reason in err on the group's rank 0 of replica 0's first ranks. */
+static int shard_zero(tt_sync *s, const tt_sync_cfg *cfg, char *err, size_t cap)
 {
-    char err[1024];
+    char why[512];
+    if (zero_init(&s->zero, &s->dp, cfg->zero, cfg->rs_algo, cfg->ag_algo, cfg->bucket_mb, why, sizeof why)) {
+        if (s->plan.dp_rank == 0 && s->plan.tp_rank == 0 && s->plan.pp_rank == 0) snprintf(err, cap, "%s", why);
+        return 2;
+    }
+    if (zero_opt_create(&s->zero, s->opt, cfg->opt)) ck_watch_abort("optimizer: out of memory");
+    return 0;
+}
+
+int tt_sync_use_shard(tt_sync *s, const tt_sync_cfg *cfg, char *err, size_t cap)
+{
     s->model = &s->shard;
     free(s->host->grads);   /* the host view keeps no gradients: backward writes the shard's */
     s->host->grads = NULL;
-    if (dp_init(&s->dp, s->comm, s->algo, s->model, 0, 0, err, sizeof err))
+    if (dp_init(&s->dp, s->comm, s->algo, s->model, 0, 0, err, cap))
         ck_watch_abort("rank %d: setup: %s", s->plan.dp_rank, err);
     s->have_dp = 1;
-    if (opt_create(s->opt, cfg->opt, s->model->nparams)) ck_watch_abort("optimizer: out of memory");
     if (cfg->full_state && (!(s->full_m = malloc(s->host->nparams * sizeof(float))) ||
                             !(s->full_v = malloc(s->host->nparams * sizeof(float)))))
         ck_watch_abort("out of memory for the whole optimizer state");
+    if (cfg->zero) return shard_zero(s, cfg, err, cap);
+    if (opt_create(s->opt, cfg->opt, s->model->nparams)) ck_watch_abort("optimizer: out of memory");
+    return 0;
 }
 
 void tt_sync_drop_shard(tt_sync *s)
 {
+    if (s->zero.dp) zero_free(&s->zero);
     /* The data-parallel context holds the shard's gradients: first. */
     if (s->have_dp) dp_free(&s->dp);
     s->have_dp = 0;
@@ -121,7 +145,66 @@ void tt_sync_drop_shard(tt_sync *s)
     if (s->host) s->model = s->host;
     free(s->full_m);
     free(s->full_v);
-    s->full_m = s->full_v = NULL;
+    free(s->shard_m);
+    free(s->shard_v);
+    s->full_m = s->full_v = s->shard_m = s->shard_v = NULL;
+}
+
+/* Room for the shard's whole m and v (--zero 1: the optimizer holds a block of them). */
+static void shard_room(tt_sync *s)
+{
+    const size_t n = s->model->nparams ? s->model->nparams : 1;
+    if (!s->shard_m && (!(s->shard_m = malloc(n * sizeof(float))) || !(s->shard_v = malloc(n * sizeof(float)))))
+        ck_watch_abort("out of memory for the shard's optimizer state");
+}
+
+int tt_sync_shard_state(tt_sync *s, const float **m, const float **v)
+{
+    *m = s->opt->m;
+    *v = s->opt->v;
+    if (!s->zero.dp) return 0;
+    if (s->plan.dp_rank == 0) shard_room(s);
+    *m = s->shard_m;
+    *v = s->shard_v;
+    return zero_gather_state(&s->zero, s->opt, s->shard_m, s->shard_v);
+}
+
+void tt_sync_shard_room(tt_sync *s, float **m, float **v)
+{
+    *m = s->opt->m;
+    *v = s->opt->v;
+    if (!s->zero.dp) return;
+    shard_room(s);
+    *m = s->shard_m;
+    *v = s->shard_v;
+}
+
+void tt_sync_shard_taken(tt_sync *s)
+{
+    if (s->zero.dp) zero_load_state(&s->zero, s->opt, s->shard_m, s->shard_v);
+}
+
+/* --zero 1 with a split model, for the banner and the log: the state a rank
+ * holds is its block of its shard's (state_replicated stays the whole model's). */
+static void describe_shard_zero(tt_sync *s)
+{
+    tt_sync_info *in = &s->info;
+    const zero_ctx *z = &s->zero;
+    in->mode = "zero1";
+    in->zero = 1;
+    in->rs_algo = z->rs->name;
+    in->ag_algo = z->ag->name;
+    in->state_bytes = zero_state_bytes(z);
+    in->state_sharded = 1;
+    if (in->w0_bytes) {   /* W_0 (at the shard's start) keeps whole parameters and gradients, the block's m and v */
+        size_t off, n, pos;
+        zero_segment(z, s->plan.dp_rank, 0, &off, &n, &pos);
+        const size_t w0 = in->w0_bytes / (4 * sizeof(float)), mine = off >= w0 ? 0 : off + n < w0 ? n : w0 - off;
+        in->w0_bytes = 2 * (w0 + mine) * sizeof(float);
+    }
+    const size_t len = strlen(in->line);
+    snprintf(in->line + len, sizeof in->line - len, "; --zero 1 instead: the shard's gradients reduce-scattered (%s), "
+             "its block of %zu parameters stepped, all-gathered (%s)", z->rs->name, z->len, z->ag->name);
 }
 
 void tt_sync_release_host(tt_sync *s)
@@ -175,8 +258,8 @@ int tt_sync_open(tt_sync *s, const tt_plan *plan, const tt_sync_cfg *cfg, mlp *m
     s->opt = opt;
     s->sent_bytes = -1;
     /* The one place the mode is chosen. */
-    s->ops = cfg->device ? &tt_sync_device : cfg->zero ? &tt_sync_zero
-             : plan->tp_size > 1 ? &tt_sync_tensor : plan->pp_size > 1 ? &tt_sync_pipeline : &tt_sync_replicated;
+    s->ops = cfg->device ? &tt_sync_device : plan->pp_size > 1 ? &tt_sync_pipeline
+             : plan->tp_size > 1 ? &tt_sync_tensor : cfg->zero ? &tt_sync_zero : &tt_sync_replicated;
     const unsigned mem = !strcmp(cfg->transport, "shm") ? CK_MEM_HOST | CK_MEM_SHM : CK_MEM_HOST;
     int rc = ck_comm_create(plan->dp, mem, &s->comm);
     if (rc) ck_watch_abort("ck_comm_create: %s", ck_strerror(rc));
@@ -186,6 +269,7 @@ int tt_sync_open(tt_sync *s, const tt_plan *plan, const tt_sync_cfg *cfg, mlp *m
     s->info.device_note = "";
     s->info.tp = s->info.pp = 1;
     int irc = s->ops->init(s, cfg, err, cap);
+    if (!irc && s->zero.dp && s->model == &s->shard) describe_shard_zero(s);
     /* The activations of a rank's training micro-batch, in every mode (--pp
      * sets its own: all its slots), so that plans compare in the log; the
      * whole model's buffers are sized for evaluation's larger batches. */
@@ -231,16 +315,38 @@ int tt_sync_check(tt_sync *s, char *err, size_t cap)
                          s->model->nparams, err, cap);
 }
 
+/* --tp with --trace: each all-reduce of the tensor-parallel group, in
+ * forward and backward, recorded on a lane of its own. */
+static void traced_tp_reduce(float *buf, size_t n, void *ctx)
+{
+    tt_sync *s = (tt_sync *)((char *)ctx - offsetof(tt_sync, tp));
+    const double t0 = ck_now();
+    tp_reduce(buf, n, ctx);
+    /* A forward after the last backward of a step (dp.c: no layer left) is the next step's. */
+    const int next = s->dp.step_done && s->dp.layer < 0;
+    s->dp.trace.step += next;
+    tr_add(&s->dp.trace, TR_TP, "tp", 0, t0, ck_now(), n * sizeof(float));
+    s->dp.trace.step -= next;
+}
+
 void tt_sync_trace_start(tt_sync *s)
 {
     dp_trace_start(&s->dp);
     s->zero.trace = &s->dp.trace;   /* ZeRO: its two halves and the step between them */
+    s->pp.trace = &s->dp.trace;     /* --pp: each stage's forwards and backwards */
+    /* --tp: the group's all-reduces (with --pp, in each micro-batch's copy of the stage too) */
+    if (s->shard.reduce == tp_reduce) s->shard.reduce = traced_tp_reduce;
+    for (int k = 0; k < s->pp.nslots; k++)
+        if (s->pp.slot[k].reduce == tp_reduce) s->pp.slot[k].reduce = traced_tp_reduce;
 }
 
 int tt_sync_trace_write(tt_sync *s, FILE *f, char *err, size_t cap)
 {
     /* --tp: the timeline of tensor-parallel rank 0 of each replica (its
      * data-parallel group holds world rank 0, which writes the file). */
+    /* --pp: every stage of replica 0's pipeline (of tensor-parallel rank 0's ranks), a rank each. */
+    if (s->plan.pp_size > 1)
+        return s->plan.dp_rank || s->plan.tp_rank ? 0 : tr_write(&s->dp.trace, s->plan.pp, f, s->info.title, err, cap);
     if (s->plan.tp_rank != 0 || s->plan.pp_rank != 0) return 0;
     return dp_trace_write(&s->dp, f, s->info.title, err, cap);
 }

@@ -26,20 +26,28 @@
  *                      all-reduced there
  *   sync_tensor.c      --tp T: each layer pair split over a tensor-parallel
  *                      group (tp.h), each shard's gradients all-reduced over
- *                      its data-parallel group
+ *                      its data-parallel group (--zero 1: reduce-scattered,
+ *                      the shard's optimizer state sharded over that group)
  *   sync_pipeline.c    --pp S: the layers cut into stages, micro-batches
  *                      through them as messages (pp.h), each stage's
- *                      gradients all-reduced over its data-parallel group
+ *                      gradients all-reduced over its data-parallel group;
+ *                      with --tp T too (the hybrid), each stage's layers
+ *                      split over a tensor-parallel group as sync_tensor.c's
  *
  * The plan (tt_plan) says which ranks hold which part of the model: the
  * data-parallel group (the ranks that hold the same part and average their
  * gradients), the tensor-parallel group (the ranks that split each layer)
  * and the pipeline-parallel group (the ranks that hold successive layers).
  * Without --tp or --pp every rank holds the whole model: the data-parallel
- * group is every rank, the other two are each rank alone. With --tp T (or
- * --pp S) the ranks form a mesh (collkit_group.h, ck_mesh_2d): groups of T
- * consecutive ranks split the model, the ranks T apart hold the same part. A mode that splits the
+ * group is every rank, the other two are each rank alone. With --tp T
+ * and/or --pp S the ranks form a 3-D mesh (collkit_group.h, ck_mesh_2d twice):
+ * replicas of T x S consecutive ranks, in each S stages of T consecutive
+ * ranks; the ranks T x S apart hold the same part. A mode that splits the
  * model reads its groups from the plan; tagtrain's loop stays as it is.
+ *
+ *   T = 2, S = 2, p = 8   tensor-parallel  {0,1} {2,3} {4,5} {6,7}
+ *                         pipeline         {0,2} {1,3} {4,6} {5,7}
+ *                         data-parallel    {0,4} {1,5} {2,6} {3,7}
  */
 #ifndef TRAINER_SYNC_H
 #define TRAINER_SYNC_H
@@ -64,22 +72,21 @@ typedef struct tt_plan {
     int      tp_rank, tp_size;
     MPI_Comm pp;             /* pipeline-parallel group: successive layers (MPI_COMM_SELF: none) */
     int      pp_rank, pp_size;
-    int      split;          /* tt_plan_tensor split dp and tp off world: tt_plan_free frees them */
+    int      split;          /* tt_plan_make split the groups off world: tt_plan_free frees them */
 } tt_plan;
 
 /* Every rank the whole model: data parallelism over world. */
 void tt_plan_data_parallel(tt_plan *pl, MPI_Comm world);
-/* Tensor parallelism over groups of T consecutive ranks, data parallelism
- * over the ranks T apart (T = 1: tt_plan_data_parallel). Collective over
- * world; 0, or -1 with the reason (T does not divide p, or the widths the
- * model splits) on every rank alike. */
-int  tt_plan_tensor(tt_plan *pl, MPI_Comm world, int T, const mlp_config *model, char *why, size_t cap);
-/* Pipeline parallelism over groups of S consecutive ranks (the stages),
- * data parallelism over the ranks S apart; M micro-batches of each replica's
- * share of a batch of `batch`. Refused (-1, the reason): S not dividing p,
- * more stages than layers, M not dividing the replica's share. */
-int  tt_plan_pipeline(tt_plan *pl, MPI_Comm world, int S, int M, int batch, const mlp_config *model, char *why,
-                      size_t cap);
+/* The mesh of a plan (T = S = 1: tt_plan_data_parallel): replicas of T x S
+ * consecutive ranks, data parallelism over the ranks T x S apart; within a
+ * replica S pipeline stages of T consecutive ranks, each stage's layers split
+ * over its T (tensor parallelism), the ranks T apart its pipeline. M
+ * micro-batches of each replica's share of a batch of `batch`. Collective
+ * over world; 0, or -1 with the reason on every rank alike: T x S not
+ * dividing p, a width T does not split, more stages than layers, M not
+ * dividing the replica's share. */
+int  tt_plan_make(tt_plan *pl, MPI_Comm world, int T, int S, int M, int batch, const mlp_config *model, char *why,
+                  size_t cap);
 void tt_plan_free(tt_plan *pl);   /* the groups it split off */
 
 /* What the options ask of the synchronisation. */
@@ -173,6 +180,7 @@ struct tt_sync {
     int          have_dp;
     zero_ctx     zero;           /* sync_zero.c */
     float       *full_m, *full_v;   /* sync_zero.c: rank 0's whole state for checkpoints */
+    float       *shard_m, *shard_v; /* --zero 1 with a split model: the shard's whole state (checkpoints) */
     devstep     *ds;             /* sync_device.c */
     tp_ctx       tp;             /* sync_tensor.c: the group, its algorithm ... */
     mlp          shard;          /* ... this rank's shard (model points here) */
@@ -221,10 +229,26 @@ int  tt_sync_allreduce_step(tt_sync *s, const tt_step *st, double *comm_s, char 
  * rank's part: the model becomes the shard (tagtrain's the host view, with
  * no gradients), its data-parallel context and optimizer, rank 0's room for
  * the whole state; and undone. */
-void tt_sync_use_shard(tt_sync *s, const tt_sync_cfg *cfg);
+int  tt_sync_use_shard(tt_sync *s, const tt_sync_cfg *cfg, char *err, size_t cap);
 void tt_sync_drop_shard(tt_sync *s);
+/* The split modes' optimizer state as the shard's whole m and v: the
+ * optimizer's own, or under --zero 1 gathered over the data-parallel group
+ * onto its rank 0 (collective over it). 0 or -1. */
+int  tt_sync_shard_state(tt_sync *s, const float **m, const float **v);
+/* Where a split mode writes its shard of a whole state (a resumed
+ * checkpoint's), then tt_sync_shard_taken: the optimizer's m and v, or under
+ * --zero 1 the shard's whole, of which the optimizer then takes its block. */
+void tt_sync_shard_room(tt_sync *s, float **m, float **v);
+void tt_sync_shard_taken(tt_sync *s);
 /* The host view's pages given back on a rank that never reads it (not world rank 0). */
 void tt_sync_release_host(tt_sync *s);
+/* sync_tensor.c's, which the hybrid (--tp with --pp) shares: the plan's
+ * tensor-parallel group opened with --tp-algo (an exit status and the reason
+ * in err, as init), the step with the group's all-reduces counted in, the
+ * group closed. */
+int  tt_sync_tensor_open(tt_sync *s, const tt_sync_cfg *cfg, char *err, size_t cap);
+int  tt_sync_tensor_step(tt_sync *s, const tt_step *st, double *comm_s, char *err, size_t cap);
+void tt_sync_tensor_close(tt_sync *s);
 void tt_sync_load_whole(tt_sync *s, const float *m, const float *v);
 
 #endif

@@ -9,8 +9,10 @@
  *                    forward, one per pair below the first in backward
  *   2. all-reduce    each shard's gradients SUMMED over its data-parallel
  *                    group (--algo), as the replicated mode does the whole
- *                    buffer (sync_replicated.c)
- *   3. optimizer     on the shard: m and v of the shard only
+ *                    buffer (sync_replicated.c); --zero 1: reduce-scattered
+ *                    instead, and all-gathered after 3 (zero.h)
+ *   3. optimizer     on the shard: m and v of the shard only (--zero 1: of
+ *                    this rank's block of it)
  *
  * Held per rank: the shard's parameters, gradients, m and v (W_0: 1/T of
  * it). tagtrain's own model (evaluation, checkpoints, --log's figures) is
@@ -23,7 +25,7 @@
 #include <string.h>
 #include "sync.h"
 
-static int open_group(tt_sync *s, const tt_sync_cfg *cfg, char *err, size_t cap)
+int tt_sync_tensor_open(tt_sync *s, const tt_sync_cfg *cfg, char *err, size_t cap)
 {
     tp_ctx *t = &s->tp;
     t->T = s->plan.tp_size;
@@ -38,7 +40,7 @@ static int open_group(tt_sync *s, const tt_sync_cfg *cfg, char *err, size_t cap)
     char aerr[1024];
     int n = 0;
     if (ck_algo_parse_list(cfg->tp_algo, ck_comm_mem(t->comm), &t->algo, 1, &n, aerr, sizeof aerr)) {
-        if (s->plan.dp_rank == 0 && t->rank == 0)
+        if (s->plan.dp_rank == 0 && t->rank == 0 && s->plan.pp_rank == 0)
             snprintf(err, cap, "--tp-algo on the %s transport: %s", ck_comm_transport_name(t->comm), aerr);
         return 2;
     }
@@ -68,21 +70,28 @@ static void describe(tt_sync *s, const tt_sync_cfg *cfg)
 
 static int init(tt_sync *s, const tt_sync_cfg *cfg, char *err, size_t cap)
 {
-    int rc = open_group(s, cfg, err, cap);
+    int rc = tt_sync_tensor_open(s, cfg, err, cap);
     if (rc) return rc;
     s->host = s->model;
     if (mlp_create_tp(&s->shard, &s->host->cfg, cfg->max_batch, s->tp.T, s->tp.rank))
         ck_watch_abort("rank %d: --tp: out of memory for the shard", s->plan.dp_rank);
     s->shard.reduce = tp_reduce;
     s->shard.reduce_ctx = &s->tp;
-    tt_sync_use_shard(s, cfg);
+    if ((rc = tt_sync_use_shard(s, cfg, err, cap))) return rc;
     describe(s, cfg);
     return 0;
 }
 
-static int step(tt_sync *s, const tt_step *st, double *comm_s, char *err, size_t cap)
+int tt_sync_tensor_step(tt_sync *s, const tt_step *st, double *comm_s, char *err, size_t cap)
 {
-    const int rc = tt_sync_allreduce_step(s, st, comm_s, err, cap);
+    int rc;
+    if (s->zero.dp) {
+        /* --zero 1: the shard's gradients reduce-scattered over the data-parallel group, its block stepped,
+         * the shard all-gathered; each half covers the shard's buffer. */
+        rc = zero_step(&s->zero, s->opt, s->model->params, s->model->grads, 1.0f / (float)st->len, comm_s, err, cap);
+        tt_sim_charge(10.0 * (double)s->zero.len);
+        s->step_bytes = s->plan.dp_size > 1 ? s->model->nparams * sizeof(float) : 0;
+    } else rc = tt_sync_allreduce_step(s, st, comm_s, err, cap);
     /* The step's time and bytes of moving: the group's all-reduces inside backward too. */
     *comm_s += s->tp.comm_s;
     s->step_bytes += s->tp.bytes;
@@ -111,30 +120,40 @@ static int broadcast_shards(tt_sync *s, char *err, size_t cap)
 
 static int gather_shard_state(tt_sync *s, const float **m, const float **v)
 {
-    tp_gather(&s->tp, s->model, s->host, s->opt->m, s->full_m);
-    tp_gather(&s->tp, s->model, s->host, s->opt->v, s->full_v);
+    const float *sm, *sv;
+    const int rc = tt_sync_shard_state(s, &sm, &sv);
+    tp_gather(&s->tp, s->model, s->host, sm, s->full_m);
+    tp_gather(&s->tp, s->model, s->host, sv, s->full_v);
     *m = s->full_m;
     *v = s->full_v;
-    return 0;
+    return rc;
 }
 
 static void take_shard_state(tt_sync *s, const float *m, const float *v)
 {
-    tp_take(&s->tp, s->model, s->host, m, s->opt->m);
-    tp_take(&s->tp, s->model, s->host, v, s->opt->v);
+    float *sm, *sv;
+    tt_sync_shard_room(s, &sm, &sv);
+    tp_take(&s->tp, s->model, s->host, m, sm);
+    tp_take(&s->tp, s->model, s->host, v, sv);
+    tt_sync_shard_taken(s);
+}
+
+void tt_sync_tensor_close(tt_sync *s)
+{
+    if (s->tp.comm) ck_comm_destroy(s->tp.comm);
+    s->tp.comm = NULL;
 }
 
 static void destroy(tt_sync *s)
 {
     tt_sync_drop_shard(s);
-    if (s->tp.comm) ck_comm_destroy(s->tp.comm);
-    s->tp.comm = NULL;
+    tt_sync_tensor_close(s);
 }
 
 const tt_sync_ops tt_sync_tensor = {
     .init = init,
     .backward = tt_sync_host_backward,
-    .step = step,
+    .step = tt_sync_tensor_step,
     .to_host = shards_to_host,
     .to_device = broadcast_shards,
     .gather_state = gather_shard_state,

@@ -303,9 +303,8 @@ static int make_plan(run *r)
 {
     char why[512];
     const tt_options *o = &r->o;
-    if (o->pp > 1 ? !tt_plan_pipeline(&r->plan, MPI_COMM_WORLD, o->pp, o->microbatches, o->tc.batch, &o->tc.model,
-                                      why, sizeof why)
-                  : !tt_plan_tensor(&r->plan, MPI_COMM_WORLD, o->tp, &o->tc.model, why, sizeof why))
+    if (!tt_plan_make(&r->plan, MPI_COMM_WORLD, o->tp, o->pp, o->microbatches, o->tc.batch, &o->tc.model, why,
+                      sizeof why))
         return 0;
     if (r->root) fprintf(stderr, "tagtrain: %s\n", why);
     return 2;
@@ -598,7 +597,18 @@ static void begin_report(run *r)
 /* ------------------------------------------------------------ training */
 
 /* One optimizer step: forward and backward, the gradients synchronised and
- * the optimizer step (the mode's), timed and logged. */
+ * the optimizer step (the mode's), timed and logged. The step's time, in the
+ * log's order: forward and backward; with --breakdown, the wait for the
+ * slower rank (a barrier of every rank, so the collective after it starts
+ * with all ranks in it and times the collective proper, as collbench's
+ * timed calls do); the collective (the mode's comm_s: with buckets, what of
+ * it backward did not hide); and the optimizer with the rest of the mode's
+ * step. Without --breakdown the wait is inside the collective. Apart, the
+ * gradient all-reduce's calls as they ran (calls_s: with buckets their runs
+ * on the progress thread, hidden or not), and with --breakdown taken apart
+ * into the wait for the last rank to start each call and the rest (the
+ * collective proper: the figure to set beside collbench's time for the same
+ * calls, which starts its calls together). */
 static void train_step(run *r, const tt_step *st, int epoch, int64_t k, double loss_cnt[2])
 {
     tt_sync *s = &r->sync;
@@ -608,9 +618,16 @@ static void train_step(run *r, const tt_step *st, int epoch, int64_t k, double l
     const double t0 = ck_now();
     if (s->ops->backward(s, st, loss_cnt, err, sizeof err)) fail_abort("training step", err);
     const double t1 = ck_now();
+    if (r->o.breakdown && r->p > 1) ck_watch_barrier(MPI_COMM_WORLD, "the --breakdown wait for the slower rank");
+    const double t2 = ck_now();
     double comm = 0;
+    s->dp.calls_s = -1;   /* set only where the step all-reduces the gradients (dp_allreduce_grads) */
     if (s->ops->step(s, st, &comm, err, sizeof err)) fail_abort("training step", err);
-    const double compute = (t1 - t0) + (ck_now() - t1 - comm);
+    const double t3 = ck_now();
+    double entry = -1, proper = -1;   /* the calls taken apart (--breakdown; after the step, outside its time) */
+    if (r->o.breakdown && s->dp.calls_s >= 0) dp_calls_apart(&s->dp, &entry, &proper);
+    const double fb = t1 - t0, wait = t2 - t1, optim = t3 - t2 - comm;
+    const double compute = fb + optim;
     rep->t_compute += compute;
     rep->t_comm += comm;
     rep->bytes_total += (double)s->step_bytes;
@@ -618,7 +635,9 @@ static void train_step(run *r, const tt_step *st, int epoch, int64_t k, double l
     if (r->logf) {
         const tt_step_rec rec = {.epoch = epoch + 1, .step = k, .global_step = r->opt.t, .samples = st->len,
                                  .lr = lr, .compute_s = compute, .comm_s = comm, .allreduce_bytes = s->step_bytes,
-                                 .sent_bytes = s->sent_bytes};
+                                 .sent_bytes = s->sent_bytes, .step_s = t3 - t0, .fb_s = fb,
+                                 .wait_s = r->o.breakdown ? wait : -1, .optimizer_s = optim,
+                                 .calls_s = s->dp.calls_s, .calls_entry_s = entry, .calls_proper_s = proper};
         log_step(r->logf, &rec);
     }
 }

@@ -2,7 +2,9 @@
  * tp.c — tensor parallelism's communication and layout (tp.h): the reduce
  * hook the split layers call, and the moves between the shards and the
  * whole model (scatter, gather, take), a piece of rows at a time so that no
- * rank but world rank 0 ever holds a whole layer.
+ * rank but world rank 0 ever holds a whole layer. A shard may hold only a
+ * pipeline stage's layers (the hybrid, sync_pipeline.c): the moves walk
+ * those.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -90,20 +92,24 @@ static float *piece_buffer(const mlp *full)
 
 static size_t offset_of(const mlp *m, int i, int bias) { return bias ? m->b_off[i] : m->w_off[i]; }
 
+static int holds(const mlp *sh, int i) { return i >= sh->l0 && i < sh->l1; }
+
 void tp_scatter(const tp_ctx *t, const mlp *sh, const mlp *full, const float *src, float *dst)
 {
     int world_rank;
     MPI_Comm_rank(t->world, &world_rank);
     float *buf = piece_buffer(full);
-    for (int i = 0; i < sh->nlayers; i++)
+    /* Every layer goes to every rank (a broadcast over world): a pipeline
+     * stage keeps its part of the layers it holds only. */
+    for (int i = 0; i < full->nlayers; i++)
         for (int bias = 0; bias < 2; bias++) {
             const piece g = geom(t, sh, i, bias, t->rank);
-            const size_t fo = offset_of(full, i, bias), so = offset_of(sh, i, bias);
+            const size_t fo = offset_of(full, i, bias), so = holds(sh, i) ? offset_of(sh, i, bias) : 0;
             for (int k0 = 0, step = piece_rows(g.F); k0 < g.rows; k0 += step) {
                 const int k1 = k0 + step < g.rows ? k0 + step : g.rows;
                 float *rows = world_rank == 0 ? (float *)src + fo + (size_t)k0 * g.F : buf;
                 ck_watch_bcast(rows, (k1 - k0) * g.F, MPI_FLOAT, 0, t->world, "--tp: the model to its shards");
-                copy_rows(g, k0, k1, rows, dst + so + part_offset(g, k0), 0);
+                if (holds(sh, i)) copy_rows(g, k0, k1, rows, dst + so + part_offset(g, k0), 0);
             }
         }
     free(buf);
@@ -115,9 +121,10 @@ void tp_gather(const tp_ctx *t, const mlp *sh, const mlp *full, const float *src
     float *buf = t->rank == 0 ? piece_buffer(full) : NULL;
     int *counts = calloc((size_t)t->T * 2, sizeof *counts);
     if (!counts) ck_watch_abort("--tp: out of memory");
-    for (int i = 0; i < sh->nlayers; i++)
+    const size_t base = full->w_off[sh->l0];   /* dst is the slice of the stage's layers */
+    for (int i = sh->l0; i < sh->l1; i++)
         for (int bias = 0; bias < 2; bias++) {
-            const size_t fo = offset_of(full, i, bias), so = offset_of(sh, i, bias);
+            const size_t fo = offset_of(full, i, bias) - base, so = offset_of(sh, i, bias);
             const piece mine = geom(t, sh, i, bias, t->rank);
             for (int k0 = 0, step = piece_rows(mine.F); k0 < mine.rows; k0 += step) {
                 const int k1 = k0 + step < mine.rows ? k0 + step : mine.rows;
@@ -141,7 +148,7 @@ void tp_gather(const tp_ctx *t, const mlp *sh, const mlp *full, const float *src
 
 void tp_take(const tp_ctx *t, const mlp *sh, const mlp *full, const float *src, float *dst)
 {
-    for (int i = 0; i < sh->nlayers; i++)
+    for (int i = sh->l0; i < sh->l1; i++)
         for (int bias = 0; bias < 2; bias++) {
             const piece g = geom(t, sh, i, bias, t->rank);
             copy_rows(g, 0, g.rows, (float *)src + offset_of(full, i, bias), dst + offset_of(sh, i, bias), 0);

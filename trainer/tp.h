@@ -56,11 +56,16 @@ typedef struct tp_ctx {
 /* The model's reduce hook: SUM over the group, in place (model.h). */
 void tp_reduce(float *buf, size_t n, void *ctx);
 
-/* Rank 0's whole buffer (laid out as `full`) to every rank's shard (laid out
+/* A shard `sh` holds its part of layers sh->l0 .. sh->l1-1: all of them
+ * under --tp alone, a pipeline stage's under --tp with --pp (the hybrid).
+ *
+ * Rank 0's whole buffer (laid out as `full`) to every rank's shard (laid out
  * as `sh`): collective over world. src is read on world rank 0 only. */
 void tp_scatter(const tp_ctx *t, const mlp *sh, const mlp *full, const float *src, float *dst);
-/* The shards of replica 0's group to world rank 0's whole buffer (dst, on
- * rank 0 only); collective over that group, a no-op on the other ranks. */
+/* The shards of replica 0's group to its rank 0's buffer of the shard's
+ * layers whole (dst, laid out as full's slice from layer sh->l0: the whole
+ * buffer without --pp); collective over that group, a no-op on the other
+ * replicas' ranks. */
 void tp_gather(const tp_ctx *t, const mlp *sh, const mlp *full, const float *src, float *dst);
 /* This rank's shard of a whole buffer every rank holds (a checkpoint's m, v). */
 void tp_take(const tp_ctx *t, const mlp *sh, const mlp *full, const float *src, float *dst);

@@ -51,6 +51,7 @@ static void write_rank(ck_chrome *c, int r, const tr_event *ev, size_t n, double
     ck_chrome_meta_str(c, "process_name", r, -1, "name", rank);
     ck_chrome_meta_str(c, "thread_name", r, TR_MAIN, "name", "main thread");
     ck_chrome_meta_str(c, "thread_name", r, TR_PROGRESS, "name", "progress thread");
+    ck_chrome_meta_str(c, "thread_name", r, TR_TP, "name", "tensor-parallel group");
     for (size_t i = 0; i < n; i++) {
         const tr_event *e = &ev[i];
         const int instant = !strcmp(e->cat, "launch");
@@ -61,6 +62,7 @@ static void write_rank(ck_chrome *c, int r, const tr_event *ev, size_t n, double
         else if (!strcmp(e->cat, "rs")) snprintf(name, sizeof name, "gradient reduce-scatter");
         else if (!strcmp(e->cat, "optimizer")) snprintf(name, sizeof name, "optimizer step on block r");
         else if (!strcmp(e->cat, "ag")) snprintf(name, sizeof name, "parameter all-gather");
+        else if (!strcmp(e->cat, "tp")) snprintf(name, sizeof name, "tensor-parallel all-reduce");
         else snprintf(name, sizeof name, "%s %d", e->cat, e->index);
         const long long ts = ns(e->t0 - off - zero);
         ck_json *a = instant ? ck_chrome_instant(c, name, e->cat, r, e->lane, ts)

@@ -14,6 +14,15 @@
  *   progress thread   each bucket's all-reduce, from when the progress thread
  *                     starts it to its completion, with its launch (the
  *                     moment backward handed it over) as an instant before.
+ *   --tp              each all-reduce of the tensor-parallel group (forward's
+ *                     and backward's, inside the layers) on a lane of its own,
+ *                     "tensor-parallel group": tensor-parallel rank 0's;
+ *   --pp              each stage's forwards and backwards (pp.c): "fwd" and
+ *                     "bwd" bars, their index the micro-batch, from the moment
+ *                     its input was received to the moment its output was
+ *                     sent: the gaps between them are the stage's bubble. The
+ *                     pipeline's stages are the file's ranks, and call K is
+ *                     the pipeline's K-th run (the optimizer step, --accum 1).
  * Events of optimizer step K carry "call":K; their "step" is the layer or
  * bucket number. Times count from rank 0's start, every rank's clock moved
  * onto rank 0's (ck_clock_offsets).
@@ -25,11 +34,11 @@
 #include <stddef.h>
 #include <stdio.h>
 
-enum { TR_MAIN = 0, TR_PROGRESS = 1 };   /* the lanes (thread ids in the file) */
+enum { TR_MAIN = 0, TR_PROGRESS = 1, TR_TP = 2 };   /* the lanes (thread ids in the file); TR_TP: --tp's all-reduces */
 
 typedef struct tr_event {
     int    lane, index, step;   /* index: the layer or bucket; step: the optimizer step */
-    char   cat[12];             /* "layer", "bucket", "launch", "wait", "allreduce", "rs", "optimizer", "ag" */
+    char   cat[12];             /* "layer", "bucket", "launch", "wait", "allreduce", "rs", "optimizer", "ag", "fwd", "bwd", "tp" */
     double t0, t1;              /* ck_now() seconds; t1 == t0 for an instant */
     size_t bytes;               /* a bucket's or all-reduce's bytes, else 0 */
 } tr_event;

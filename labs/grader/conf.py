@@ -7,12 +7,13 @@ import re
 
 from .util import die
 
-KINDS = ["check", "integrity", "paired", "cost", "train", "save"]
+KINDS = ["check", "integrity", "paired", "cost", "train", "pipeline", "save"]
 COMMON_TAKES = ["algo", "needs", "limit"]   # every kind: the algorithm, a GPU, a time limit
 KIND_TAKES = {"check": "np args verify", "integrity": "", "paired": "ref np size iters full zero args verify",
-              "cost": "ref", "train": "np bucket rtol rows args", "save": "mode sizes kills"}
+              "cost": "ref", "train": "np bucket rtol rows args plan", "pipeline": "np rows args",
+              "save": "mode sizes kills"}
 KIND_NEEDS = {"check": "np", "integrity": "", "paired": "ref np size full zero", "cost": "ref",
-              "train": "np", "save": "mode"}
+              "train": "np", "pipeline": "np args", "save": "mode"}
 KEYS = ["title", "file", "algo", "from", "allow"]
 
 NAME = r"[A-Za-z_][A-Za-z0-9_]*"
@@ -143,7 +144,7 @@ class LabConf:
 
     def _option(self, ln, name, kind, k, v):
         if k == "np":
-            check_np(self, ln, name, v, kind == "paired")
+            check_np(self, ln, name, v, kind in ("paired", "pipeline"))
             return
         form = OPTION_FORMS.get(k)
         if form and not re.fullmatch(form[0], v):
@@ -153,7 +154,7 @@ class LabConf:
         if not self.parts:
             die("%s: no 'part' lines (part NAME POINTS KIND OPTIONS)" % self.path)
         # An algorithm is needed by the parts that run one (check, paired, cost, train).
-        if any(p.kind in ("check", "paired", "cost", "train") for p in self.parts) and "algo" not in self.keys:
+        if any(p.kind in ("check", "paired", "cost", "train", "pipeline") for p in self.parts) and "algo" not in self.keys:
             die("%s: no 'algo =' line (the algorithm(s) the student's file registers)" % self.path)
         if "file" not in self.keys:
             die("%s: no 'file =' line (the student's file(s), in the lab folder)" % self.path)

@@ -211,7 +211,7 @@ def startup_code(obj):
         insns, indirect, targets = function_calls(disasm, fn)
         bad = " an indirect call" if indirect else ""
         bad += "".join(" a call of " + t for t in targets
-                       if not re.match(r"^ck_register_(algo|saver)_or_exit$", t) and not re.match(r"^__(asan|ubsan)_", t))
+                       if not re.match(r"^ck_register_(algo|saver|schedule)_or_exit$", t) and not re.match(r"^__(asan|ubsan)_", t))
         if insns > 16:
             return "%s has %d instructions (a registration has a few)" % (fn, insns)
         if bad:

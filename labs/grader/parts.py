@@ -339,6 +339,27 @@ finite number (nan, inf) gets nothing"""
             int(at[0]), int(at[1]), float(mine[at]), ref, float(model[at]))
 
 
+def synth_data(kind, tdir, tools):
+    """A fresh tdir with synthetic data in it (tagsynth, rows=): its path;
+    None when a tool is missing or tagsynth fails (the part failed, said why)."""
+    g, p = kind.g, kind.part
+    for t in tools:
+        if not os.access(g.tool(t), os.X_OK):
+            kind.add(0.0, "failed", "%s not found" % g.tool(t))
+            g.left_out("part %s: %s not found" % (p.name, t))
+            return None
+    shutil.rmtree(tdir, ignore_errors=True)
+    os.makedirs(tdir)
+    data = os.path.join(tdir, "data.csv")
+    with open(g.log + ".train.data", "wb") as f:
+        rc = subprocess.run([g.tool("tagsynth"), "--rows", p.opt("rows", "720"), "--seed", "1", "--out", data],
+                            stdin=subprocess.DEVNULL, stdout=f, stderr=f).returncode
+    if rc != 0:
+        kind.add(0.0, "failed", "tagsynth failed: " + clip("\n".join(read_lines(g.log + ".train.data")[-3:]), 300))
+        return None
+    return data
+
+
 class Train(Kind):
     NAME = "train"
     HELP = """data-parallel equivalence in the trainer: the program's `train`
@@ -347,24 +368,15 @@ with bucket=MB, again with --bucket-mb MB: the all-reduce then
 runs on the async engine's thread), same global batch, on
 synthetic data (tagsynth, rows= rows), dropout 0, --check-sync;
 each run's last.ckpt must equal the 1-rank run's within rtol=
-(ckptdiff, default 1e-5); args= more tagtrain options"""
+(ckptdiff, default 1e-5); args= more tagtrain options; plan= options
+of the np= runs only (a model-parallel plan: --pp+2+...), the
+1-rank reference running without them"""
 
     def grade(self):
         g, p = self.g, self.part
-        for t in ("tagsynth", "ckptdiff"):
-            if not os.access(g.tool(t), os.X_OK):
-                self.add(0.0, "failed", "%s not found" % g.tool(t))
-                g.left_out("part %s: %s not found" % (p.name, t))
-                return
         tdir = os.path.join(g.work, "run", "train")
-        shutil.rmtree(tdir, ignore_errors=True)
-        os.makedirs(tdir)
-        data = os.path.join(tdir, "data.csv")
-        with open(g.log + ".train.data", "wb") as f:
-            rc = subprocess.run([g.tool("tagsynth"), "--rows", p.opt("rows", "720"), "--seed", "1", "--out", data],
-                                stdin=subprocess.DEVNULL, stdout=f, stderr=f).returncode
-        if rc != 0:
-            self.add(0.0, "failed", "tagsynth failed: " + clip("\n".join(read_lines(g.log + ".train.data")[-3:]), 300))
+        data = synth_data(self, tdir, ("tagsynth", "ckptdiff"))
+        if not data:
             return
         # One configuration for every run: only the rank count (and buckets) differ.
         self.args = ["--algo", self.algo, "--data", data, "--folds", "5", "--fold", "5", "--dropout", "0",
@@ -415,7 +427,7 @@ each run's last.ckpt must equal the 1-rank run's within rtol=
         lim = limit_for(g, np, self.limit)
         save = os.path.join(tdir, "p%s.%s" % (np, mode))
         rc = g.box.limited(lim, out, [g.tool("ckrun"), "-np", np, g.prog, "train"] + self.args + extra
-                           + ["--check-sync", "--save", save], env={"COLLKIT_TIMEOUT": "30"})
+                           + words(self.part.opt("plan")) + ["--check-sync", "--save", save], env={"COLLKIT_TIMEOUT": "30"})
         why = dg.train_why(g.box, out, rc, lim, os.path.join(save, "last.ckpt"), "last.ckpt")
         if why:
             return why
@@ -427,6 +439,130 @@ each run's last.ckpt must equal the 1-rank run's within rtol=
         lines = read_lines(out + ".diff")
         diff = [re.sub(r"^ckptdiff: [0-9]* parameters; ", "", l) for l in lines if "max |a - b|" in l]
         return "parameters differ from the 1-rank run's: " + (diff[0] if diff else "\n".join(lines[-3:]))
+
+
+def trace_steps(path):
+    """A tagtrain --pp trace's forwards and backwards: {call: {stage: [(kind,
+    micro-batch, start, length)] in order of start}}."""
+    import json
+    with open(path) as f:
+        events = json.load(f)["traceEvents"]
+    steps = {}
+    for e in events:
+        if e.get("ph") == "X" and e.get("cat") in ("fwd", "bwd"):
+            a = e["args"]
+            op = ("F" if e["cat"] == "fwd" else "B", int(a["step"]), float(e["ts"]), float(e["dur"]))
+            steps.setdefault(int(a["call"]), {}).setdefault(int(e["pid"]), []).append(op)
+    for st in steps.values():
+        for ops in st.values():
+            ops.sort(key=lambda o: o[2])
+    return steps
+
+
+def unit_bubble(order, S, M):
+    """The order played with F 1 and B 2 time units (an F k waits for stage
+    s-1's F k, a B k for stage s+1's B k): the stages' mean idle share of the
+    step; None when it would hang."""
+    end, t, pc, left = {}, [0] * S, [0] * S, 2 * M * S
+    while left:
+        moved = False
+        for s in range(S):
+            while pc[s] < 2 * M:
+                kind, k = order[s][pc[s]][:2]
+                dep = (s - 1, "F", k) if kind == "F" and s > 0 else (s + 1, "B", k) if kind == "B" and s < S - 1 else None
+                if dep and dep not in end:
+                    break
+                t[s] = max(t[s], end[dep] if dep else 0) + (1 if kind == "F" else 2)
+                end[(s, kind, k)] = t[s]
+                pc[s], left, moved = pc[s] + 1, left - 1, True
+        if not moved:
+            return None
+    T = max(t)
+    return sum(T - 3 * M for _ in range(S)) / (S * T)
+
+
+def judge_step(st):
+    """One step's schedule: (slots ok, bubble ok, what it was), or (None, None, why) when it is no whole schedule."""
+    S = len(st)
+    if sorted(st) != list(range(S)):
+        return None, None, "the stages traced are %s, not 0..%d" % (sorted(st), S - 1)
+    M = len(st[0]) // 2
+    held = []
+    for s in range(S):
+        if sorted((o[0], o[1]) for o in st[s]) != sorted([("F", k) for k in range(M)] + [("B", k) for k in range(M)]):
+            return None, None, "stage %d did not run each F k and B k once" % s
+        n, most = 0, 0
+        for o in st[s]:
+            n += 1 if o[0] == "F" else -1
+            most = max(most, n)
+        held.append(most)
+    bubble, model = unit_bubble(st, S, M), (S - 1) / (M + S - 1)
+    slots_ok = all(held[s] <= min(S - s, M) for s in range(S))
+    bubble_ok = bubble is not None and abs(bubble - model) < 1e-9
+    said = "micro-batches held per stage %s (1F1B: %s), bubble in unit time %s (model (S-1)/(M+S-1) = %.3f)" % (
+        ",".join(map(str, held)), ",".join(str(min(S - s, M)) for s in range(S)),
+        "%.3f" % bubble if bubble is not None else "none (it would hang)", model)
+    return slots_ok, bubble_ok, said
+
+
+def measured_bubble(st):
+    """The share of the step the stages spent between their operations, as measured."""
+    t0 = min(o[2] for ops in st.values() for o in ops)
+    t1 = max(o[2] + o[3] for ops in st.values() for o in ops)
+    busy = [sum(o[3] for o in ops) for ops in st.values()]
+    return sum(1 - b / (t1 - t0) for b in busy) / len(busy) if t1 > t0 else 0.0
+
+
+class Pipeline(Kind):
+    NAME = "pipeline"
+    HELP = """a pipeline schedule as it ran: the program's `train` at p = np=
+(one rank count) with args= (--pp+S+--microbatches+M+--pp-schedule+
+NAME), one epoch on synthetic data (rows=), traced (--trace); each
+step's order of forwards (F k) and backwards (B k) on every stage
+is read back from the trace. Full points when no stage held more
+micro-batches between their F and B than 1F1B's S - stage, and the
+order's bubble, played with F 1 and B 2 time units, is the model's
+(S-1)/(M+S-1); half when only the first holds; none when a stage
+held more (GPipe holds M: not the schedule asked). The bubble
+measured in the run is shown beside it"""
+
+    def grade(self):
+        g, p = self.g, self.part
+        tdir = os.path.join(g.work, "run", "pipeline")
+        data = synth_data(self, tdir, ("tagsynth",))
+        if not data:
+            return
+        np, trace = p.opt("np"), os.path.join(tdir, "trace.json")
+        if g.npmax is not None and int(np) > g.npmax:
+            self.add(0.0, "graded", self.not_run([np], ","))
+            return
+        out, lim = "%s.pipeline.%s" % (g.log, p.name), limit_for(g, np, self.limit)
+        rc = g.box.limited(lim, out, [g.tool("ckrun"), "-np", np, g.prog, "train", "--algo", self.algo, "--data", data,
+                                      "--folds", "5", "--fold", "5", "--epochs", "1", "--dropout", "0", "--no-save",
+                                      "--quiet", "--trace", trace] + words(p.opt("args")), env={"COLLKIT_TIMEOUT": "30"})
+        why = dg.train_why(g.box, out, rc, lim, trace, "trace")
+        if why:
+            self.add(0.0, "failed", "the traced run failed: " + clip(why, 400))
+            return
+        try:
+            steps = trace_steps(trace)
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            self.add(0.0, "failed", "the run's trace could not be read: %s" % clip(str(e), 200))
+            return
+        if not steps:
+            self.add(0.0, "failed", "the run's trace has no forwards or backwards (was it run with --pp?)")
+            return
+        verdicts = [judge_step(steps[c]) for c in sorted(steps)]
+        slots_ok, bubble_ok, said = min(verdicts, key=lambda v: (v[0] is not None, bool(v[0]), bool(v[1])))
+        bubbles = sorted(measured_bubble(steps[c]) for c in steps)
+        said += "; measured %.3f (median of %d steps)" % (bubbles[len(bubbles) // 2], len(bubbles))
+        if slots_ok is None:
+            self.add(0.0, "graded", said)
+        elif not slots_ok:
+            self.add(0.0, "graded", "not 1F1B: a stage held more micro-batches than S - stage: " + said)
+        else:
+            self.add(p.points if bubble_ok else share(p.points, 1, 2), "graded",
+                     ("1F1B: " if bubble_ok else "the bubble is not the model's: ") + said)
 
 
 class Save(Kind):
@@ -598,4 +734,4 @@ every way of touching a file is a counted call"""
             self.add(0.0, "graded", "the file uses what this lab forbids: " + "; ".join(bad))
 
 
-KINDS = {k.NAME: k for k in (Check, Integrity, Paired, Cost, Train, Save)}
+KINDS = {k.NAME: k for k in (Check, Integrity, Paired, Cost, Train, Pipeline, Save)}

@@ -29,8 +29,93 @@ static const ck_algo nocost = {.name = "nocost", .mem = CK_MEM_HOST, .run = no_r
 static double nan_cost(const ck_cost_params *m, int p, double n) { (void)m; (void)p; (void)n; return NAN; }
 static const ck_algo nanc = {.name = "nanc", .mem = CK_MEM_HOST, .cost = nan_cost, .run = no_run};
 
+/* Link classes: each step priced with the link it crosses, against the
+ * figures worked out by hand from the schedules (nodes of k consecutive
+ * ranks; rd and rabenseifner pair r with r ^ d). */
+static const ck_algo hier_fake = {.name = "hier:ring/rd", .mem = CK_MEM_HOST, .cost = lat_cost, .run = no_run};
+
+static void check_link_classes(void)
+{
+    const double n = 1 << 20, g = 0.05e-9;
+    const double ai = 1e-6, bi = 0.1e-9, ax = 10e-6, bx = 1e-9;
+    bm_params m = {.alpha = ai, .beta = bi, .gamma = g, .chunk = 1 << 18, .alpha_inter = ax, .beta_inter = bx,
+                   .links = BM_LINK_INTRA | BM_LINK_INTER, .node_ranks = 2};
+    const ck_algo *rd = ck_algo_find("rd"), *rab = ck_algo_find("rabenseifner"), *ring = ck_algo_find("ring");
+    CHECK(rd && rab && ring, "the registry has rd, rabenseifner and ring");
+    if (!rd || !rab || !ring) return;
+    /* p = 8 on 4 nodes of 2: rd's step d = 1 inside, d = 2, 4 across. */
+    double want = (ai + n * bi + n * g) + 2 * (ax + n * bx + n * g);
+    CHECK(close_to(bm_predict(rd, &m, 8, n), want, 1e-12), "rd, nodes of 2: %g, want %g", bm_predict(rd, &m, 8, n), want);
+    /* rabenseifner: d = 4, 2 across with n/2 + n/4 per phase; d = 1 inside with n/8. */
+    want = 4 * ax + 2 * 0.75 * n * bx + 0.75 * n * g + 2 * ai + 2 * 0.5 * (n / 4) * bi + 0.5 * (n / 4) * g;
+    CHECK(close_to(bm_predict(rab, &m, 8, n), want, 1e-12), "rabenseifner, nodes of 2: %g, want %g",
+          bm_predict(rab, &m, 8, n), want);
+    /* The ring crosses nodes in every step and waits for that hop. */
+    const ck_cost_params inter = {.alpha = ax, .beta = bx, .gamma = g, .chunk = 1 << 18};
+    CHECK(close_to(bm_predict(ring, &m, 8, n), ring->cost(&inter, 8, n), 1e-12), "ring priced on the inter link");
+    /* hier:A/B: A among the 2 ranks of a node, B among 4 nodes on n/2. */
+    /* (only its name is read: the registry's own hier names are the library's) */
+    const ck_algo *ar = ck_algo_find("ring");
+    const ck_cost_params intra = {.alpha = ai, .beta = bi, .gamma = g, .chunk = 1 << 18};
+    want = ar->cost(&intra, 2, n) + rd->cost(&inter, 4, n / 2);
+    CHECK(close_to(bm_predict(&hier_fake, &m, 8, n), want, 1e-12), "hier:ring/rd: %g, want %g",
+          bm_predict(&hier_fake, &m, 8, n), want);
+    /* Every rank its own node: rd all across. */
+    m.node_ranks = 1;
+    CHECK(close_to(bm_predict(rd, &m, 8, n), 3 * (ax + n * bx + n * g), 1e-12), "rd, one rank per node");
+    CHECK(!bm_link_mismatch(&m, 8), "both links known: no warning");
+    /* One node: the link inside it throughout. */
+    m.node_ranks = 8;
+    CHECK(close_to(bm_predict(rd, &m, 8, n), 3 * (ai + n * bi + n * g), 1e-12), "rd, one node");
+    /* Nodes, but no inter-node link known: one link, and a warning. */
+    m.node_ranks = 2;
+    m.links = BM_LINK_INTRA;
+    CHECK(close_to(bm_predict(rd, &m, 8, n), 3 * (ai + n * bi + n * g), 1e-12), "one link known");
+    CHECK(bm_link_mismatch(&m, 8) && strstr(bm_link_mismatch(&m, 8), "no inter-node link"), "warning: no inter link");
+    m.links = 0;
+    CHECK(bm_link_mismatch(&m, 8) != NULL, "warning: a file's one link across nodes");
+    m.node_ranks = 0;
+    CHECK(!bm_link_mismatch(&m, 8), "one node, one link: no warning");
+    m.links = BM_LINK_INTER;
+    CHECK(bm_link_mismatch(&m, 8) && strstr(bm_link_mismatch(&m, 8), "between nodes"), "warning: inter on one node");
+    /* The node size from each rank's node. */
+    static const int blocks2[] = {0, 0, 1, 1}, spread[] = {0, 1, 0, 1}, one[] = {5, 5, 5, 5}, ragged[] = {0, 0, 1, 1, 2},
+                     back[] = {0, 0, 1, 1, 0, 0};
+    CHECK(bm_node_blocks(blocks2, 4) == 2, "blocks of 2");
+    CHECK(bm_node_blocks(spread, 4) == 1, "round-robin placement: 1 (every neighbour remote)");
+    CHECK(bm_node_blocks(one, 4) == 4, "one node: p");
+    CHECK(bm_node_blocks(ragged, 5) == 2, "a shorter last node");
+    CHECK(bm_node_blocks(back, 6) == 1, "a node in two blocks: 1");
+}
+
+/* The link keys of a parameter file: a round trip, and halves refused. */
+static void check_link_file(void)
+{
+    char path[] = "/tmp/collbench_test_links_XXXXXX", err[256];
+    int fd = mkstemp(path);
+    CHECK(fd >= 0, "mkstemp");
+    if (fd < 0) return;
+    const bm_params m = {.alpha = 1e-6, .beta = 0.1e-9, .gamma = 0.05e-9, .chunk = 1 << 18, .alpha_inter = 20e-6,
+                         .beta_inter = 8e-9, .links = BM_LINK_INTRA | BM_LINK_INTER};
+    bm_params r;
+    CHECK(bm_params_save(path, &m, "links") == 0 && bm_params_load(path, &r, err, sizeof err) == 0, "links: %s", err);
+    CHECK(r.links == m.links && close_to(r.alpha_inter, 20e-6, 1e-6) && close_to(r.beta_inter, 8e-9, 1e-6),
+          "links round trip");
+    FILE *f = fopen(path, "w");
+    fprintf(f, "alpha_us 1\nbeta_ns_per_byte 0.1\ngamma_ns_per_byte 0.05\nalpha_inter_us 3\n");
+    fclose(f);
+    CHECK(bm_params_load(path, &r, err, sizeof err) == -1 && strstr(err, "go together"), "half a link: %s", err);
+    f = fopen(path, "w");
+    fprintf(f, "alpha_us 1\nbeta_ns_per_byte 0.1\ngamma_ns_per_byte 0.05\n");
+    fclose(f);
+    CHECK(bm_params_load(path, &r, err, sizeof err) == 0 && r.links == 0, "a file of one link: class unknown");
+    remove(path);
+}
+
 int main(void)
 {
+    check_link_classes();
+    check_link_file();
     const bm_params m = {.alpha = 1e-6, .beta = 1e-9, .gamma = 0.5e-9, .memcpy_bw = 10e9, .chunk = 1 << 20};
     const double n = 1 << 20;
 

@@ -6,7 +6,7 @@
 # a model number the collbench CSV does not hold, a picture whose caption names another
 # command than the one that drew it, a command broken inside an argument (a code line
 # continued mid-argument, a line LaTeX wraps between an option and its value), a page without
-# its frame number, and a make slides that cannot build a second time over its own outputs. Skipped (77) like render.sh.
+# its frame number, text in a picture under 8 pt as placed on the page, and a make slides that cannot build a second time over its own outputs. Skipped (77) like render.sh.
 set -u
 SRC=$1 B=$2
 R=$SRC/tests/slides/render.sh
@@ -68,6 +68,18 @@ check "a model time and a measured figure typed by hand" "typed by hand.*99\.9 m
 ## Cost, typed
 
 - 64 MiB at p = 16: **99.9 ms**, off by at most 6.3e-8"
+# a picture shrunk until its type is under 8 pt as placed: a colldraw SVG (its font-size
+# against its viewBox) and a gnuplot PNG (the font it was given against its pixels)
+check "a drawing shrunk on its page" "page [0-9]+: fig/naive4/frame-03\.pdf: [0-7]\.[0-9] pt" "
+## The naive all-reduce, small
+
+![](fig/naive4/frame-03.pdf){height=12%}
+
+\`colldraw --algo naive --np 4 --count 8\`"
+check "a plot shrunk on its page" "page [0-9]+: fig/model-p16\.png: [0-7]\.[0-9] pt" "
+## The model, small
+
+![](fig/model-p16.png){height=12%}"
 check "a model number the CSV does not have" "no such model value" "
 ## Cost, filled
 

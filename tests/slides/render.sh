@@ -5,7 +5,7 @@
 #   - the PDF has one page per slide of the source (its "## " headings, outside code
 #     blocks) plus the title page: a slide split in two, or one lost, shows;
 #   - every image the source names exists (and pdflatex, halting on errors, found it), and a
-#     picture of an algorithm (fig/NAME/frame-NN) comes with the colldraw command that drew it;
+#     picture of an algorithm (fig/NAME/frame-NN, fig/NAME/graph) comes with the colldraw command that drew it;
 #   - no model time is typed by hand: "15.8 ms" in a source is written {{model ring 16 67108864 ms}}
 #     and filled in by make slides from the CSV of the collbench command the slide names; nor a
 #     measured ratio ("6.3e-8": {{measured KEY}}, which make slides measures);
@@ -33,6 +33,34 @@ if [ -z "$ONLY" ] || [ "${SLIDES_REBUILD:-0}" = 1 ]; then
       { echo "FAIL: slides.sh does not build $again a second time over its own outputs:"; cat "$dir/log2"; exit 1; }
   fi
 fi
+# textsizes LOG DIR...: "page N: FILE: X pt (...)" for each picture in LOG whose smallest text
+# is under 8 pt as placed (FILE found under the first DIR that has it); a picture whose
+# size cannot be read is named too
+textsizes() {
+  local log=$1 page file w f d src minfs vbw png; shift
+  grep '^ckfig: page ' "$log" | awk '!seen[$0]++ { sub(/pt$/, "", $5); print $3, $4, $5 }' |
+  while read -r page file w; do
+    f=""; for d in "$@"; do [ -f "$d/$file" ] && { f=$d/$file; break; }; done
+    [ -n "$f" ] || { echo "page $page: $file: not found"; continue; }
+    case $f in
+      *.pdf) src=${f%.pdf}.svg
+        [ -f "$src" ] || { echo "page $page: $file: no SVG beside it to read its type from"; continue; }
+        # font-size="12" or font-size:12px, in the SVG's own units (the viewBox's)
+        minfs=$(grep -Eo 'font-size(="|: *)[0-9.]+' "$src" | grep -Eo '[0-9.]+$' | sort -g | head -1)
+        vbw=$(tr '\n' ' ' < "$src" | grep -Eo '<svg[^>]*>' | head -1 |
+              sed -nE 's/.*viewBox="[-0-9. ]*[ ,]+[-0-9.]+[ ,]+([0-9.]+)[ ,]+[0-9.]+".*/\1/p; t; s/.* width="([0-9.]+)(px)?".*/\1/p')
+        [ -n "$minfs" ] && [ -n "$vbw" ] || { echo "page $page: $file: no font-size or width in $(basename "$src")"; continue; }
+        awk -v p="$page" -v f="$file" -v fs="$minfs" -v w="$w" -v vb="$vbw" 'BEGIN { pt = fs * w / vb
+          if (pt < 8) printf "page %s: %s: %.1f pt (font-size %s of a %s wide viewBox, placed %.0f pt wide)\n", p, f, pt, fs, vb, w }' ;;
+      *.png)
+        [ -s "$f.font" ] || { echo "page $page: $file: no $file.font (the smallest type gnuplot was given)"; continue; }
+        png=$(od -An -tu1 -j16 -N4 "$f" | awk '{ print $1 * 16777216 + $2 * 65536 + $3 * 256 + $4 }')
+        awk -v p="$page" -v f="$file" -v fs="$(cat "$f.font")" -v w="$w" -v px="$png" 'BEGIN { pt = fs * 96 / 72 * w / px
+          if (pt < 8) printf "page %s: %s: %.1f pt (gnuplot font %s on %d px, placed %.0f pt wide)\n", p, f, pt, fs, px, w }' ;;
+      *) echo "page $page: $file: neither an SVG's PDF nor a gnuplot PNG" ;;
+    esac
+  done
+}
 decks=$(ls "$SRC"/slides/[0-9][0-9]-*.md)
 [ -z "$ONLY" ] || decks=$SRC/slides/$ONLY.md
 for md in $decks; do
@@ -56,7 +84,7 @@ $over"
   done
   # a picture of an algorithm names the command that drew it: the colldraw arguments
   # slides.sh draws fig/NAME with must be written in the deck
-  for f in $(grep -o '](fig/[^/)]*/frame-' "$md" | sed 's|](fig/||; s|/frame-||' | sort -u); do
+  for f in $(grep -Eo '\]\(fig/[^/)]*/(frame-|graph[.])' "$md" | sed -E 's,\]\(fig/,,; s,/(frame-|graph[.]),,' | sort -u); do
     args=$(awk -v n="$f" '$1 == "draw" && $2 == n { $1 = ""; $2 = ""; sub(/^ +/, ""); print; exit }' "$SRC/scripts/slides.sh")
     if [ -z "$args" ]; then say "fig/$f: scripts/slides.sh draws no $f"
     elif ! grep -qF -- "colldraw $args" "$md"; then say "fig/$f is drawn by 'colldraw $args', a command the deck does not name"; fi
@@ -86,6 +114,14 @@ $(head -5 "$dir/broken-args")"
     pdftotext -layout -f "$i" -l "$i" "$pdf" - 2>/dev/null | grep "[^[:space:]]" | tail -1 | grep -Eq "(^|[^0-9])$i */ *$pages *\$" ||
       say "page $i has no frame number (\"$i / $pages\" at its foot)"
   done
+  # no text in a picture under 8 pt as placed on its page (the body text is 11 pt): pdflatex
+  # logs each picture's placed width (slides.sh's figsize.tex); an SVG's smallest font-size
+  # times that width over its viewBox width, a gnuplot PNG's smallest font (FILE.font, which
+  # slides.sh writes from the script) times that width over its width in pixels at gnuplot's
+  # 96 px per inch
+  small=$(textsizes "$dir/$name.latex.log" "$dir" "$SRC/slides")
+  [ -z "$small" ] || say "text in a picture under 8 pt as placed on the page:
+$small"
   imgpages=$(pdfimages -list "$pdf" 2>/dev/null | awk 'NR > 2 { print $1 }' | sort -u)
   for i in $(seq 1 "$pages"); do
     pdftoppm -r 30 -png -f "$i" -l "$i" "$pdf" "$dir/p" 2>/dev/null && [ -s "$(ls "$dir"/p-*.png 2>/dev/null | head -1)" ] ||

@@ -11,8 +11,8 @@
 #                a 1-rank one at --pp 2, gpipe), ending equal to the whole run
 #   the log      the bubble's model (S-1)/(M+S-1) and a measured one in (0, 1);
 #                gpipe's activations on stage 0 M / S times 1f1b's (M = 4, S = 2)
-#   refusals     --pp not dividing p, more stages than layers, micro-batches not
-#                dividing a replica's batch, --microbatches without --pp: exit 2
+#   refusals     --pp not dividing p (nor --tp x --pp), more stages than layers,
+#                micro-batches not dividing a replica's batch, --microbatches without --pp: exit 2
 #                with the reason, before the data is read
 set -u
 BIN=$1 MPIRUN=$2
@@ -84,6 +84,6 @@ refused 4 "pp 3 does not divide the 4 ranks" --pp 3
 refused 3 "more stages than the model's 2 layers" --pp 3
 refused 2 "microbatches 3 does not divide" --pp 2 --microbatches 3
 refused 2 "microbatches goes with --pp" --microbatches 2
-refused 2 "pp does not take --tp" --pp 2 --tp 2
+refused 2 "tp 2 x --pp 2 = 4 does not divide the 2 ranks" --pp 2 --tp 2
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

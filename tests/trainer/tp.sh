@@ -3,7 +3,8 @@
 # data parallelism the hybrid) against one rank on the Made With ML data.
 #   equivalence  --tp 2 at p = 2, --tp 2 x 2 replicas at p = 4, a deeper model
 #                (a pair whose column layer has an input gradient), --tp 3 at
-#                p = 3, each a student-replaceable --tp-algo: ckptdiff equal to
+#                p = 3, each a student-replaceable --tp-algo, --tp 2 x 2 with
+#                --zero 1 (each shard's optimizer state over its replicas): ckptdiff equal to
 #                the 1-rank run (AdamW within 1e-5, SGD within 1e-6, as the DP
 #                tests); with dropout too (the group draws one rank's masks)
 #   can fail     the hidden hook TAGTRAIN_TEST_TP_SHIFT=1 shifts the last
@@ -13,7 +14,7 @@
 #   memory       the log's W_0 bytes (parameters, gradients, m, v) per rank are
 #                half the whole model's at --tp 2, and the rank's total about half
 #                the 1-rank run's
-#   refusals     --tp not dividing p or a width, --tp with --zero: exit 2 with the
+#   refusals     --tp not dividing p or a width, --tp with --zero 2: exit 2 with the
 #                reason, before the data is read (a --data that does not exist)
 # Small model (1024 features, 32 hidden), 2 epochs: about a second a run.
 set -u
@@ -38,6 +39,7 @@ same() {   # same REF DIR [ckptdiff options]: equal within the tolerance
 run 1 p1 --hidden 32 --dropout 0 --log "$W/p1.jsonl"
 run 2 tp2 --hidden 32 --dropout 0 --tp 2 --log "$W/tp2.jsonl"
 run 4 tp2dp2 --hidden 32 --dropout 0 --tp 2 --tp-algo rd
+run 4 zero1 --hidden 32 --dropout 0 --tp 2 --zero 1
 run 1 sgd1 --hidden 32 --dropout 0 --optimizer sgd --lr 0.5
 run 4 sgd4 --hidden 32 --dropout 0 --optimizer sgd --lr 0.5 --tp 2
 run 1 deep1 --hidden 32,16,8,4 --dropout 0
@@ -48,6 +50,7 @@ run 1 drop1 --hidden 32,16 --dropout 0.5
 run 2 drop2 --hidden 32,16 --dropout 0.5 --tp 2
 same p1 tp2
 same p1 tp2dp2
+same p1 zero1
 same sgd1 sgd4 --rtol 1e-6
 same deep1 deep2
 same w1 w3
@@ -91,7 +94,7 @@ refused() {   # refused NP WANT ARGS...
 }
 refused 4 "tp 3 does not divide the 4 ranks" --tp 3
 refused 2 "tp 2 does not divide hidden layer 1's width 33" --tp 2 --hidden 33
-refused 2 "tp does not take --zero" --tp 2 --zero 1
+refused 2 "tp does not take --zero 2" --tp 2 --zero 2
 refused 2 "tp-algo: unknown algorithm" --tp 2 --tp-algo nosuch
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -10,6 +10,8 @@
 #   make test-handouts  every lab's handout run as written in a fresh student kit (minutes)
 #   make test-grading the grader against cheats, and --batch on 30 sandboxed submissions (minutes)
 #   make fault-test   the whole fault suite (a rank stopped or killed in every phase; minutes)
+#   make cluster-test collcheck, tagtrain and faults on an emulated cluster of 2-3 nodes
+#                     (namespaces on a private bridge; root; minutes; docs/cluster.md)
 #   make bench        build, then run the benchmark sweep (BENCH=full for more)
 #   make sim-bench    the algorithms on simulated clusters of 16 to 1024 hosts
 #                     (SimGrid SMPI, installed if missing; SIM=full for more)
@@ -47,12 +49,12 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 # Left out of `make test` (each has its own target below): the grader's cheat
 # and batch tests, the whole fault suite, the whole reduce-scatter/all-gather
 # matrix, the checker's whole corpus of broken algorithms, every handout run
-# in a fresh kit. Minutes each; `make test` runs a fast subset of each.
-TEST_EXCLUDE ?= ^(grading|faults-full|colls-full|checker-full|handouts)$$
+# in a fresh kit, the emulated cluster. Minutes each; `make test` runs a fast subset of each.
+TEST_EXCLUDE ?= ^(grading|faults-full|colls-full|checker-full|handouts|cluster)$$
 
 KIT ?= student-kit
 
-.PHONY: all deps configure build test test-handouts test-grading fault-test check-colls check-checker bench sim-bench clean student-kit slides gpu-check
+.PHONY: all deps configure build test test-handouts test-grading fault-test cluster-test check-colls check-checker bench sim-bench clean student-kit slides gpu-check
 
 all: build
 
@@ -81,6 +83,12 @@ test-handouts: build
 
 fault-test: build
 	cd $(BUILD) && ctest --output-on-failure -L faults
+
+# The kit on an emulated cluster (scripts/cluster, tests/cluster): minutes, and
+# root for the namespaces (skipped otherwise), so not part of `make test`,
+# which runs its smoke test only.
+cluster-test: build
+	cd $(BUILD) && ctest --output-on-failure -L '^cluster'
 
 # The whole reduce-scatter / all-gather check matrix (p = 1..8 on the mpi and
 # shm transports, about two minutes on two cores); make test runs a few p of it.

@@ -20,7 +20,10 @@
  * Ending. MPI_Abort on MPI_COMM_WORLD: Open MPI's launcher then kills every
  * rank, the stopped ones included (SIGKILL reaches a stopped process), and
  * exits non-zero. A rank killed outright is the launcher's to notice: mpirun
- * names it and ends the job at once.
+ * names it and ends the job at once. A rank the launcher cannot reach (its
+ * node cut off by the network, its daemon stopped) would wait in MPI_Abort
+ * forever: it exits by itself when MPI_Abort has not ended it within half a
+ * bound (MPI_Abort below, abort_wait).
  */
 #include <limits.h>
 #include <pthread.h>
@@ -30,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "collkit.h"
 #include "collkit_util.h"
 #include "env.h"
@@ -293,6 +297,53 @@ int ck_watch_wait(MPI_Request *rq, double bound, const char *what, char *why, si
     return CK_SUCCESS;
 }
 
+/* How long MPI_Abort may take before the rank ends itself: half the bound,
+ * from 1 to 10 s (10 s with the watchdog off), so a rank cut off from the
+ * launcher is gone within two bounds of its wait's start. */
+static double abort_wait(void)
+{
+    if (!(g_timeout > 0)) return 10.0;
+    const double w = g_timeout / 2;
+    return w < 1.0 ? 1.0 : w > 10.0 ? 10.0 : w;
+}
+
+static struct {
+    double wait;
+    int    code;
+} g_end;
+
+static void *end_anyway(void *arg)
+{
+    (void)arg;
+    const double s = g_end.wait;
+    nanosleep(&(struct timespec){.tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9)}, NULL);
+    char line[200];
+    const int n = snprintf(line, sizeof line,
+                           "%s: rank %d: MPI_Abort did not end the job within %g s (the launcher cannot be reached: "
+                           "a network partition?); this rank exits by itself\n",
+                           g_prog, g_rank, s);
+    if (n > 0 && write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1)) {}
+    _exit(g_end.code);
+}
+
+#ifndef COLLKIT_SMPI
+/* Every MPI_Abort of a program built on the library (the watchdog's, a
+ * tool's own, a lab's) comes here first, through MPI's profiling interface.
+ * MPI_Abort asks the launcher, through this node's daemon, to end the job;
+ * with the network to the launcher cut, or the daemon itself stopped, the
+ * request never arrives (Open MPI's MPI_Abort then waits in its help message
+ * forever) and the kill it waits for never comes. So the rank arms its own
+ * end first: the same status, abort_wait() later. */
+int MPI_Abort(MPI_Comm comm, int errorcode)
+{
+    g_end.wait = abort_wait();
+    g_end.code = errorcode;
+    pthread_t t;
+    if (pthread_create(&t, NULL, end_anyway, NULL) == 0) pthread_detach(t);
+    return PMPI_Abort(comm, errorcode);
+}
+#endif
+
 void ck_watch_abort(const char *fmt, ...)
 {
     char msg[1536];
@@ -303,8 +354,8 @@ void ck_watch_abort(const char *fmt, ...)
     fflush(stdout);
     fprintf(stderr, "%s: %s; ending the job\n", g_prog, msg);
     fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-    exit(1);   /* not reached: MPI_Abort does not return */
+    MPI_Abort(MPI_COMM_WORLD, 1);   /* ends this rank within abort_wait(), reached or not */
+    exit(1);                        /* not reached: MPI_Abort does not return */
 }
 
 /* ------------------------------------------------------------ bounded collectives */

@@ -311,7 +311,7 @@ static int lay_out(trace *T, geom *G, char *err, size_t errlen)
     if (!G->used) return out_of_memory(err, errlen);
     const int tt = T->tagtrain;
     G->nused = rows_drawn(T, G->used);
-    G->left = tt ? 262 : 345;
+    G->left = tt ? 300 : 345;
     G->rh = tt ? 30 : 24;
     G->topm = tt ? 88 : 64;
     G->w = 820;
@@ -355,7 +355,7 @@ static void gantt_title(FILE *o, const trace *T, int call, const geom *G)
     }
     fprintf(o, "%s%s</text>\n<text x=\"12\" y=\"74\" font-size=\"18\" fill=\"#444\">tagtrain --trace; the numbers "
                "in the bars are %s</text>\n", T->date[0] ? ", " : "", T->date,
-            T->pipeline ? "micro-batches; a rank is a stage, its gaps the bubble" : "layers and buckets");
+            T->pipeline ? "micro-batches, the gaps the bubble" : "layers and buckets");
 }
 
 /* One event of lane row y: a bar (labelled with its step where it is wide

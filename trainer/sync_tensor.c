@@ -64,8 +64,8 @@ static void describe(tt_sync *s, const tt_sync_cfg *cfg)
     snprintf(in->line, sizeof in->line, "tensor parallelism: groups of %d ranks split W_0 and each layer pair (%s on "
              "%s in forward and backward); %d data-parallel replica%s, each shard's %s", s->tp.T, in->tp_algo,
              ck_comm_transport_name(s->tp.comm), D, D == 1 ? "" : "s", dp);
-    snprintf(in->title, sizeof in->title, "tagtrain --tp %d --tp-algo %s, --algo %s over %d replicas", s->tp.T,
-             in->tp_algo, in->algo, s->plan.dp_size);
+    snprintf(in->title, sizeof in->title, "tagtrain --tp %d --tp-algo %s, --algo %s over %d replica%s", s->tp.T,
+             in->tp_algo, in->algo, s->plan.dp_size, s->plan.dp_size == 1 ? "" : "s");
 }
 
 static int init(tt_sync *s, const tt_sync_cfg *cfg, char *err, size_t cap)

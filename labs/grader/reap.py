@@ -5,7 +5,8 @@ CMD with a time limit (SIGTERM after SECONDS, SIGKILL 10 s later: exit 124 or
 137) and a cap on its processes at once: past NPROC (a fork bomb), every
 process of the namespace but its init and this one is killed at once (exit
 137). Then the count of every live process left, written on LEFT_FD ("N",
-or "N bomb" when the cap was reached), and all of them killed. A run stopped
+then the largest resident set in MB of a process it waited for, then "bomb"
+when the cap was reached), and all of them killed. A run stopped
 at its limit has its ranks still ending: 5 s for them first. (Standalone: it
 runs inside the sandbox, where only the standard library is needed.)
 """
@@ -84,7 +85,9 @@ def main():
     while n > 0 and rc in (124, 137) and not bomb and i < 25:
         time.sleep(0.2)
         n, i = live(), i + 1
-    os.write(fd, b"%d%s\n" % (n, b" bomb" if bomb else b""))
+    import resource
+    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss >> 10
+    os.write(fd, b"%d %d%s\n" % (n, rss, b" bomb" if bomb else b""))
     os.close(fd)
     if n:
         kill_all()

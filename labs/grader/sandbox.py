@@ -235,7 +235,7 @@ class Sandbox:
         if not self.sandboxed and os.environ.get("COLLGRADE_SANDBOX") == "require":
             die("COLLGRADE_SANDBOX=require, and bwrap cannot make a sandbox here")
         self.view = system_view(self.gpu) + kit_view(bin_dir) + box_tmp(self.disk_mb) + ["--ro-bind", HERE, HERE]
-        self.left, self.overflow, self.running = 0, "", None
+        self.left, self.overflow, self.cut, self.running = 0, "", "", None
         self.shared = {"collectors": [], "running": set()}
         self.fifos = []
         self.tok = "%d.%d" % (os.getpid(), random.getrandbits(40))
@@ -247,7 +247,7 @@ class Sandbox:
         """A sandbox for runs beside this one's (the same limits and view)."""
         import copy
         twin = copy.copy(self)
-        twin.left, twin.overflow, twin.running, twin.fifos = 0, "", None, []
+        twin.left, twin.overflow, twin.cut, twin.running, twin.fifos = 0, "", "", None, []
         twin.tok = "%d.%d" % (os.getpid(), random.getrandbits(40))
         return twin
 
@@ -306,14 +306,14 @@ class Sandbox:
         exit status (124 or 137: timed out); self.left: the processes it left."""
         level, iso = self.confine_level(cmd), self.isolate(cmd)
         env = self.run_env(level, iso, env or {})
-        rss = max_rss_mb()
+        rss, self.cut, self.rss = max_rss_mb(), "", 0
         with open(out, "wb") as log:
             if self.sandboxed:
                 rc = self._boxed(seconds, log, cmd, env, level, iso)
             else:
                 rc = self._session(seconds, log, cmd, env)
         self.collected()
-        self.overflow = ""
+        self.overflow = self.cut   # (a limit that stopped the run: its verdict)
         try:
             if os.path.getsize(out) >= self.fsize_mb << 20:
                 self.overflow = ("the program's output reached %d MB (COLLGRADE_FSIZE_MB) and was cut there: it prints without end"
@@ -321,11 +321,14 @@ class Sandbox:
                 self.limit_hit("output: a run printed %d MB (COLLGRADE_FSIZE_MB)" % self.fsize_mb)
         except OSError:
             pass
-        if self.mem_mb and max_rss_mb() > rss and max_rss_mb() * 10 >= self.mem_mb * 9:
-            self.limit_hit("memory: a process of a run reached %d MB (COLLGRADE_MEM_MB)" % self.mem_mb)
+        if not self.sandboxed:
+            self.rss = max_rss_mb() if max_rss_mb() > rss else 0
+        if self.mem_mb and self.rss * 2 >= self.mem_mb:   # (a program that has half of its limit has gone for all of it)
+            self.limit_hit("memory: a process of a run held %d MB, against a limit of %d MB a process (COLLGRADE_MEM_MB)"
+                           % (self.rss, self.mem_mb))
         # A run stopped by a --time-limit below every default limit (90 s + 10 s
         # a rank) might have finished under the lab's own: the grade is partial.
-        if rc in (124, 137) and self.tlimit and self.tlimit < 90:
+        if rc in (124, 137) and not self.cut and self.tlimit and self.tlimit < 90:
             self.left_out("a run was stopped at --time-limit %d s, below the default limit" % self.tlimit)
         return rc
 
@@ -349,7 +352,10 @@ class Sandbox:
         with os.fdopen(rfd, "rb") as f:
             said = f.read(64).decode("ascii", "replace").split()
         self.left = int(said[0]) if said and said[0].isdigit() else 0
-        if said[1:2] == ["bomb"]:
+        self.rss = int(said[1]) if said[1:2] and said[1].isdigit() else 0
+        if said[2:3] == ["bomb"]:
+            self.cut = ("the run started more than %d processes at once (COLLGRADE_NPROC): all were killed (a fork bomb?)"
+                        % self.nproc)
             self.limit_hit("processes: a run started more than %d at once (COLLGRADE_NPROC); all were killed" % self.nproc)
         return rc
 
@@ -393,6 +399,8 @@ class Sandbox:
                 if dir_usage(run, cap) > cap:
                     kill_group(child.pid, signal.SIGKILL)
                     child.wait()
+                    self.cut = ("the run's files passed %d MB on disk (COLLGRADE_DISK_MB): it was stopped there, and they were removed"
+                                % self.disk_mb)
                     self.limit_hit("disk: a run wrote more than %d MB (COLLGRADE_DISK_MB); it was stopped there" % self.disk_mb)
                     self.emptied(run)
                     return 137

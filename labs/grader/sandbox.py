@@ -149,10 +149,22 @@ def kit_view(bin_dir):
     return args
 
 
+_sized = []
+
+
 def box_tmp(size_mb):
-    """The sandbox's own /tmp and /dev/shm: tmpfs of SIZE_MB each."""
-    size = str(size_mb << 20)
-    return ["--size", size, "--tmpfs", "/tmp", "--size", size, "--tmpfs", "/dev/shm"]
+    """The sandbox's own /tmp and /dev/shm: tmpfs of SIZE_MB each (a bwrap
+    older than 0.7 has no --size: then unsized, the run folder's watch and
+    the batch's sized tmpfs still holding)."""
+    if not _sized:
+        try:
+            _sized.append(subprocess.run(["bwrap", "--ro-bind", "/", "/", "--size", "1048576", "--tmpfs", "/tmp", "true"],
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                         timeout=60).returncode == 0)
+        except (OSError, subprocess.TimeoutExpired):
+            _sized.append(False)
+    size = ["--size", str(size_mb << 20)] if _sized[0] else []
+    return size + ["--tmpfs", "/tmp"] + size + ["--tmpfs", "/dev/shm"]
 
 
 def dir_usage(path, stop):

@@ -424,10 +424,13 @@ class Sandbox:
         """The files a run wrote past the disk limit removed (its FIFOs kept)."""
         for name in os.listdir(run):
             p = os.path.join(run, name)
-            if os.path.isdir(p) and not os.path.islink(p):
-                shutil.rmtree(p, ignore_errors=True)
-            elif not stat.S_ISFIFO(os.lstat(p).st_mode):
-                os.unlink(p)
+            try:   # (what is gone already, the namespace's last processes ending, is gone)
+                if os.path.isdir(p) and not os.path.islink(p):
+                    shutil.rmtree(p, ignore_errors=True)
+                elif not stat.S_ISFIFO(os.lstat(p).st_mode):
+                    os.unlink(p)
+            except OSError:
+                pass
 
     def marked(self):
         mark = ("COLLGRADE_RUN=" + self.tok).encode()

@@ -137,7 +137,7 @@ class Batch:
         gpu = have_gpu()
         shows = [self.env.here, HERE, self.lab_dir, self.env.allow_file(self.lab_dir)]
         shows += [os.path.join(self.env.bin, t) for t in ("collgrade", "collverify", "tagsynth", "ckptdiff", "grader")]
-        self.binds = system_view(gpu) + kit_view(self.env.bin) + box_tmp(disk + 512)
+        self.binds = system_view(gpu) + box_tmp(disk + 512) + kit_view(self.env.bin)
         for w in shows:
             if os.path.exists(w):
                 self.binds += ["--ro-bind", w, w]

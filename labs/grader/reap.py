@@ -7,7 +7,8 @@ process of the namespace but its init and this one is killed at once (exit
 137). Then the count of every live process left, written on LEFT_FD ("N",
 then the largest resident set in MB of a process it waited for, then "bomb"
 when the cap was reached), and all of them killed. A run stopped
-at its limit has its ranks still ending: 5 s for them first. (Standalone: it
+at its limit has its ranks still ending: 5 s for them first; one that
+ended by itself, 2 s for its last processes to end. (Standalone: it
 runs inside the sandbox, where only the standard library is needed.)
 """
 import os
@@ -81,8 +82,11 @@ def timed_run(seconds, nproc, cmd):
 def main():
     fd, seconds, nproc, cmd = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
     rc, bomb = timed_run(seconds, nproc, cmd)
+    # A run that ended by itself: its last processes (an isolated algorithm's,
+    # whose rank has just gone) 2 s to end on their own before they count as
+    # left behind; one stopped at its limit: 5 s.
     n, i = live(), 0
-    while n > 0 and rc in (124, 137) and not bomb and i < 25:
+    while n > 0 and not bomb and i < (25 if rc in (124, 137) else 10):
         time.sleep(0.2)
         n, i = live(), i + 1
     import resource

@@ -246,7 +246,8 @@ class Sandbox:
         self.sandboxed = sandbox_ok()
         if not self.sandboxed and os.environ.get("COLLGRADE_SANDBOX") == "require":
             die("COLLGRADE_SANDBOX=require, and bwrap cannot make a sandbox here")
-        self.view = system_view(self.gpu) + kit_view(bin_dir) + box_tmp(self.disk_mb) + ["--ro-bind", HERE, HERE]
+        # (/tmp's tmpfs before the binds: a kit or a grader under /tmp stays seen)
+        self.view = system_view(self.gpu) + box_tmp(self.disk_mb) + kit_view(bin_dir) + ["--ro-bind", HERE, HERE]
         self.left, self.overflow, self.cut, self.running = 0, "", "", None
         self.shared = {"collectors": [], "running": set()}
         self.fifos = []
@@ -349,9 +350,12 @@ class Sandbox:
         its processes at once, what it left."""
         run = os.path.join(self.work, "run")
         rfd, wfd = os.pipe()
-        box = (["bwrap"] + self.view + ["--ro-bind", os.path.join(self.work, "lab"), os.path.join(self.work, "lab")]
-               + ["--ro-bind", os.path.join(self.work, ".collkit-cc"), os.path.join(self.work, ".collkit-cc"),
-                  "--bind", run, run, "--chdir", run, "--setenv", "TMPDIR", "/tmp", "--setenv", "HOME", "/tmp",
+        # The program, its build (the isolated .algo) and the cost model's
+        # fixed parameters, read-only; nothing else of the work folder (the
+        # sources, the logs, a training part's reference checkpoint).
+        shown = [os.path.join(self.work, f) for f in ("lab", ".collkit-cc", "log.params")]
+        box = (["bwrap"] + self.view + [a for f in shown if os.path.exists(f) for a in ("--ro-bind", f, f)]
+               + ["--bind", run, run, "--chdir", run, "--setenv", "TMPDIR", "/tmp", "--setenv", "HOME", "/tmp",
                   "--setenv", "COLLKIT_CONFINE", str(level), "--setenv", "COLLKIT_ISOLATE", str(iso),
                   "--unshare-pid", "--unshare-net", "--unshare-ipc", "--die-with-parent", "--new-session",
                   sys.executable, os.path.join(HERE, "reap.py"), str(wfd), str(seconds), str(self.nproc)] + list(cmd))

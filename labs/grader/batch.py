@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 import time
 
-from .sandbox import sandbox_ok, sanitized_build, under_tmp, whole_number, with_limits, timed_wait, have_gpu
+from .sandbox import sandbox_ok, sanitized_build, env_mb, with_limits, timed_wait, have_gpu, system_view, kit_view, box_tmp, HERE
 from .util import die, say, one_line, clip, fmt1, read_text
 
 
@@ -84,7 +84,7 @@ class Batch:
             t0 = time.time()
             total, mx, partial, note = self.grade(os.path.join(self.src, sub), sub, os.path.join(self.out, "students"), sid)
             say("collgrade: [%d/%d] %s: %s / %d%s in %d s" % (n, len(self.subs), one_line(sub), total, mx,
-                " (partial%s)" % (": " + note if note else "") if partial else "", time.time() - t0))
+                " (partial%s)" % (": " + note if note else "") if partial else " (%s)" % note if note else "", time.time() - t0))
         self.gradebook()
         return 0
 
@@ -111,26 +111,37 @@ class Batch:
         self.limits()
 
     def limits(self):
+        """Each grading's limits, set before its submission is copied: its time
+        (COLLGRADE_BATCH_LIMIT), its files and bytes (COLLGRADE_MAX_FILES,
+        COLLGRADE_MAX_MB), its disk (COLLGRADE_DISK_MB: a tmpfs /tmp of that
+        size and 512 MB more for the build), each process's memory
+        (COLLGRADE_MEM_MB, RLIMIT_DATA), the user's processes
+        (COLLGRADE_BATCH_NPROC, RLIMIT_NPROC: not enforced for root, where the
+        runs' own cap, COLLGRADE_NPROC, holds)."""
         per = self.a["tlimit"]
-        self.whole = whole_number("COLLGRADE_BATCH_LIMIT", os.environ.get("COLLGRADE_BATCH_LIMIT", str(30 * per if per else 3600)), 1)
-        mem = whole_number("COLLGRADE_MEM_MB", os.environ.get("COLLGRADE_MEM_MB", "8192"))
-        nproc = whole_number("COLLGRADE_NPROC", os.environ.get("COLLGRADE_NPROC", "2048"))
+        self.whole = env_mb("COLLGRADE_BATCH_LIMIT", 30 * per if per else 3600, 1)
+        mem = env_mb("COLLGRADE_MEM_MB", 8192)
+        nproc = env_mb("COLLGRADE_BATCH_NPROC", 2048)
         # A submission over this many files or bytes is refused before it is copied.
-        self.max_files = whole_number("COLLGRADE_MAX_FILES", os.environ.get("COLLGRADE_MAX_FILES", "2000"), 1)
-        self.max_mb = whole_number("COLLGRADE_MAX_MB", os.environ.get("COLLGRADE_MAX_MB", "256"), 1)
+        self.max_files = env_mb("COLLGRADE_MAX_FILES", 2000, 1)
+        self.max_mb = env_mb("COLLGRADE_MAX_MB", 256, 1)
+        disk = env_mb("COLLGRADE_DISK_MB", 2048, 64)
         if sanitized_build(self.env.bin):
             mem = 0
         self.rlimits = {"RLIMIT_NPROC": nproc}
         if mem:
-            self.rlimits["RLIMIT_AS"] = mem << 20
-        # The grader itself, read-only, also where /tmp hides it; the other
-        # submissions and the grades hidden (an empty folder in their place).
-        self.binds = []
-        for w in (self.env.here, os.path.realpath(os.path.join(self.env.bin, "..")), self.lab_dir, os.path.dirname(self.lab_dir)):
-            if under_tmp(w):
+            self.rlimits["RLIMIT_DATA"] = mem << 20
+        # What a grading sees: the system, the kit, the grader and the lab,
+        # read-only; its own /tmp (the copy, the work folder); no other
+        # submission, no grades, no other checkout.
+        gpu = have_gpu()
+        shows = [self.env.here, HERE, self.lab_dir, self.env.allow_file(self.lab_dir)]
+        shows += [os.path.join(self.env.bin, t) for t in ("collgrade", "collverify", "tagsynth", "ckptdiff", "grader")]
+        self.binds = system_view(gpu) + box_tmp(disk + 512) + kit_view(self.env.bin)
+        for w in shows:
+            if os.path.exists(w):
                 self.binds += ["--ro-bind", w, w]
-        self.binds += ["--tmpfs", self.src, "--tmpfs", self.out]
-        self.devs = ["--dev-bind", "/dev", "/dev"] if have_gpu() else ["--dev", "/dev"]
+        self.binds += ["--setenv", "COLLGRADE_ALLOW", os.path.realpath(self.env.allow_file(self.lab_dir))]
 
     # ---- the canary: the reference solution, graded as a submission
     def canary_folder(self):
@@ -212,8 +223,10 @@ class Batch:
                 if not note:
                     note = ("the grading did not finish in %d s (COLLGRADE_BATCH_LIMIT)" % self.whole if rc in (124, 137)
                             else "the grading failed (exit %d): %s" % (rc, clip("\n".join(read_text(txt).split("\n")[-3:]), 200)))
-                row = (fmt1(0), self.labmax, True)
+                row = (fmt1(0), self.labmax, True, [])
                 self.zero_reports(tmp, shown, note)
+            elif row[3] and not note:   # capped: the limit its runs reached, named in the gradebook
+                note = "limits reached: " + "; ".join(row[3])
             self.store(tmp, where, sid, shown, row, note)
             return row[0], row[1], row[2], note
         finally:
@@ -257,8 +270,7 @@ class Batch:
 
     def sandboxed(self, tmp, files_in, txt):
         """A collgrade of its own, in a sandbox of its own; its exit status."""
-        cmd = (["bwrap", "--ro-bind", "/", "/"] + self.devs + ["--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/dev/shm"]
-               + self.binds + ["--bind", os.path.join(tmp, "submission"), "/tmp/submission",
+        cmd = (["bwrap"] + self.binds + ["--bind", os.path.join(tmp, "submission"), "/tmp/submission",
                                "--bind", os.path.join(tmp, "report"), "/tmp/report", "--chdir", "/tmp/submission",
                                "--setenv", "TMPDIR", "/tmp", "--setenv", "COLLGRADE_WORK", "/tmp/keep", "--setenv", "HOME", "/tmp",
                                "--setenv", "COLLGRADE_SANDBOX", "require",
@@ -276,13 +288,13 @@ class Batch:
                 raise
 
     def result(self, tmp, rc):
-        """(total, max, partial) of what the sandboxed grading wrote, or None."""
+        """(total, max, partial, limits reached) of what the sandboxed grading wrote, or None."""
         if rc > 3:
             return None
         try:
             with open(os.path.join(tmp, "report", "report.json"), encoding="utf-8") as f:
                 r = json.load(f)
-            return fmt1(float(r["total"])), int(r["max"]), bool(r["partial"])
+            return fmt1(float(r["total"])), int(r["max"]), bool(r["partial"]), [str(w) for w in r.get("limits", [])]
         except (OSError, ValueError, KeyError, TypeError):
             return None
 

@@ -11,7 +11,7 @@ import tempfile
 
 from . import integrity
 from .parts import KINDS
-from .sandbox import Sandbox, with_limits, timed_wait
+from .sandbox import Sandbox, with_limits, timed_wait, env_mb
 from .util import die, clip, fmt1, short_g, read_lines, one_line
 
 
@@ -31,7 +31,7 @@ class Grading:
         self.env, self.conf, self.lab_dir = env, conf, lab_dir
         self.files, self.npmax, self.tlimit = files, npmax, tlimit
         self.algos = conf.algos()
-        self.results, self.partial = [], []
+        self.results, self.partial, self.limits = [], [], []
         self.check_full, self.void_why = True, ""
         self.file_shown = " ".join(files)
         self.verify = env.tool("collverify") if os.access(env.tool("collverify"), os.X_OK) else ""
@@ -48,6 +48,11 @@ class Grading:
         """The grading leaves something the lab grades out (said once)."""
         if why not in self.partial:
             self.partial.append(why)
+
+    def limit_hit(self, why):
+        """A run reached a limit of the sandbox (said once, in the reports and the gradebook)."""
+        if why not in self.limits:
+            self.limits.append(why)
 
     def student_objs(self):
         """The object files collkit-cc built from the student's file(s)."""
@@ -74,15 +79,18 @@ class Grading:
         self.work = os.path.realpath(tempfile.mkdtemp(prefix="collgrade.", dir=os.environ.get("TMPDIR") or "/tmp"))
         try:
             self.copy_sources()
-            self.box = Sandbox(self.work, self.env.bin, self.lab_dir, self.env.labs, self.env.keeproot, self.tlimit)
+            self.box = Sandbox(self.work, self.env.bin, self.tlimit)
             self.env.current_box = self.box
             self.box.left_out = self.left_out
+            self.box.limit_hit = self.limit_hit
             self.box.voided = self.voided
             self.seed = self.draw_seed()
             print("collgrade: lab %s%s: %s%s; the checker's inputs from seed %s" % (
                 os.path.basename(self.lab_dir), " (%s)" % self.conf.get("title") if self.conf.get("title") else "",
                 one_line(self.file_shown), ", algorithm(s) %s" % " ".join(self.algos) if self.algos else "", self.seed),
                 flush=True)
+            if not self.box.sandboxed:
+                print("collgrade: graded " + self.box.how(), flush=True)
             self.allow = integrity.AllowList(self.env.allow_file(self.lab_dir), self.conf.get("allow").split())
             self.build()
             self.grade_parts()
@@ -104,6 +112,10 @@ class Grading:
         os.makedirs(os.path.join(self.work, "src"))
         os.makedirs(os.path.join(self.work, "run"))
         self.srcs = []
+        max_mb = env_mb("COLLGRADE_MAX_MB", 256, 1)
+        size = sum(os.path.getsize(f) for f in self.files)
+        if size > max_mb << 20:
+            die("the file(s) to grade hold %d MB, more than %d MB (COLLGRADE_MAX_MB): not graded" % (size >> 20, max_mb))
         for i, w in enumerate(self.conf.files()):
             base = os.path.basename(w)
             if os.path.exists(os.path.join(self.work, "src", base)):

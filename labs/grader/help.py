@@ -23,17 +23,22 @@ lab's name for it (any spelling of the original works: spaces, quotes,
 unicode; the report shows the original, its control characters as \\xNN).
 Every run of the student's program is ended as a whole process tree, and a
 program that leaves processes behind is named for it. Where bubblewrap
-(bwrap) works, each run is in a sandbox of its own: no network, its own
-process and /tmp, the whole system read-only but for that run's output
-folder. From its first collective on, a run cannot start other processes or
+(bwrap) works, the build and each run are in a sandbox of its own that
+shows nothing else: the system's read-only runtime, the kit's tools,
+libraries and headers read-only, the grading's program and that run's
+folder; no network, its own processes, /tmp and /dev/shm (no other
+checkout, submission, .git or build tree; COLLGRADE_SHOW=DIR:DIR adds
+folders read-only). Without bwrap, each run is a session of its own on the
+whole file system, and the grading says so. From its first collective on, a run cannot start other processes or
 programs, nor, in the checker's and the benchmark's runs on host buffers, a
 thread, a timer or executable memory (seccomp; COLLGRADE_CONFINE=0 leaves
 that out); each file it writes stops at COLLGRADE_FSIZE_MB (1024), each
-process's private memory at COLLGRADE_MEM_MB (8192). A file that includes
-anything but collkit's and the system's headers is not built. The build and
-every run see the labs' solution and instructor folders, the library's
-algorithm sources, the tests and the slides' sources empty (bubblewrap): no
-#include, .incbin or fopen reaches them. The files the verdicts read (the
+process's private memory at COLLGRADE_MEM_MB (8192), a run's processes at
+once at COLLGRADE_NPROC (512: past it all are killed), the files of a
+grading's runs at COLLGRADE_DISK_MB (2048); a limit reached is the run's
+verdict and is named under TOTAL (LIMITS) and in the JSON ("limits"). Files
+to grade over COLLGRADE_MAX_MB (256) are refused. A file that includes
+anything but collkit's and the system's headers is not built. The files the verdicts read (the
 checker's and the paired run's records, the cost model) leave the run as
 they are written (a FIFO read outside it, kept under the work folder's
 out/): the program can add to them, never rewrite them, not even at exit.
@@ -44,11 +49,15 @@ and records of the last grading are copied to build/labs/LAB
 
 --batch DIR grades every subfolder of DIR as one student's submission (the
 lab's file(s) in it, found by name, else the only .c file), each in a
-bubblewrap sandbox of its own: no network, a read-only system, its own
-/tmp, a writable copy of only that submission (its symbolic links not
-followed), limits on time (--time-limit per run; the whole grading 30
-times that), memory (COLLGRADE_MEM_MB, 8192 MB) and processes
-(COLLGRADE_NPROC, 2048). First it grades a canary, the lab's reference
+bubblewrap sandbox of its own: no network, the same view as a run's, its
+own /tmp (a tmpfs of COLLGRADE_DISK_MB + 512 MB), a copy of only that
+submission (its symbolic links not followed). Limits are set before the
+copy: a submission over COLLGRADE_MAX_FILES files (2000) or COLLGRADE_MAX_MB
+(256) is refused, the gradebook's note saying why; then time (--time-limit
+per run; the whole grading 30 times that, or COLLGRADE_BATCH_LIMIT), disk,
+memory (COLLGRADE_MEM_MB a process), processes (COLLGRADE_NPROC a run;
+COLLGRADE_BATCH_NPROC, 2048, the user's); a limit a grading's runs reached
+is named in its gradebook note. First it grades a canary, the lab's reference
 solution (LAB/solution/, or --canary DIR, a submission folder): if that does
 not get full marks on every part but the speed parts (which must be
 measured), the grader cannot grade here, and the batch stops (exit 2)

@@ -16,6 +16,12 @@ def xstr(text):
     return t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 
 
+def limits(g):
+    """The sandbox's limits the grading's runs reached (a key of its own in
+    the JSON report, there only when one was)."""
+    return getattr(g, "limits", [])
+
+
 def text(g):
     """The lines printed at the end of a grading: a score per part, the total."""
     out = []
@@ -27,13 +33,16 @@ def text(g):
         out.append("  %-14s %13s   PARTIAL: %s" % ("TOTAL", total, one_line("; ".join(g.partial))))
     else:
         out.append("  %-14s %13s" % ("TOTAL", total))
+    if limits(g):
+        out.append("  %-14s %13s   %s" % ("LIMITS", "reached", one_line("; ".join(limits(g)))))
     return "\n".join(out) + "\n"
 
 
 def as_json(g, lab, file_shown):
-    head = '{"lab": %s, "file": %s, "algo": %s, "total": %s, "max": %d, "partial": %s, "partial_why": %s, "parts": [' % (
+    head = '{"lab": %s, "file": %s, "algo": %s, "total": %s, "max": %d, "partial": %s, "partial_why": %s, %s"parts": [' % (
         jstr(lab), jstr(file_shown), jstr(" ".join(g.algos)), fmt1(g.total), g.max,
-        "true" if g.partial else "false", jstr("; ".join(g.partial)))
+        "true" if g.partial else "false", jstr("; ".join(g.partial)),
+        '"limits": [%s], ' % ", ".join(jstr(w) for w in limits(g)) if limits(g) else "")
     parts = ['\n  {"name": %s, "score": %s, "max": %d, "status": "%s", "detail": %s}' % (
         jstr(r.name), fmt1(r.score), r.max, r.state, jstr(r.detail)) for r in g.results]
     return head + ",".join(parts) + "\n]}\n"
@@ -42,8 +51,10 @@ def as_json(g, lab, file_shown):
 def gradescope(g, lab):
     """Gradescope's autograder format: the score, a text, and one test per part."""
     why = "; ".join(g.partial)
+    lim = "; ".join(limits(g))
     head = '{"score": %s, "output": %s, "tests": [' % (
-        fmt1(g.total), jstr("lab %s: %s / %d%s" % (lab, fmt1(g.total), g.max, " (PARTIAL: %s)" % why if why else "")))
+        fmt1(g.total), jstr("lab %s: %s / %d%s%s" % (lab, fmt1(g.total), g.max, " (PARTIAL: %s)" % why if why else "",
+                                                      " (LIMITS reached: %s)" % lim if lim else "")))
     tests = []
     for r in g.results:
         blocked = r.state == "blocked"

@@ -37,6 +37,12 @@ typedef struct ck_transport {
     /* Abandon a request after a timeout or a failure of another request
      * (best effort; the buffer is no longer written once this returns). */
     void  (*cancel)(void *self, ck_req *req);
+    /* Move this transport's pending requests on without waiting for any. A
+     * router of several transports (transport_mixed.c) calls it on the
+     * others while it polls one, so that a peer waiting for this rank's part
+     * of a message (a shared-memory chunk, an MPI rendezvous) is never
+     * starved by a wait on another transport. May be NULL (nothing to do). */
+    int   (*progress)(void *self);
     int   (*reduce)(void *self, void *dst, const void *a, const void *b, size_t count, ck_dtype dt, ck_op op);
     int   (*divide)(void *self, void *buf, size_t count, ck_dtype dt, int divisor);
     int   (*copy)(void *self, void *dst, const void *src, size_t bytes);

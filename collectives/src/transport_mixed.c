@@ -53,6 +53,12 @@ static int rt_irecv(void *self, void *buf, size_t bytes, int peer, int tag, ck_r
     return rt_post(self, 0, buf, bytes, peer, tag, r);
 }
 
+/* The request tested on its peer's transport; while it is pending, one
+ * progress pass of every other one. Without it a rank polling an MPI
+ * receive never hands out the shared-memory chunks a node peer waits for
+ * (nor an MPI rendezvous while it polls shared memory), and two nodes can
+ * wait for each other for ever: tree2 at 2 x 2 did, measured. A failure of
+ * another transport ends this request too (the communicator is broken). */
 static int rt_test(void *self, ck_req *r, int *done)
 {
     route *t = self;
@@ -60,16 +66,27 @@ static int rt_test(void *self, ck_req *r, int *done)
     ck_transport *s = sub_of(t, peer);
     r->peer = t->peer[peer];
     int rc = s->test(s->self, r, done);
+    for (int i = 0; !rc && !*done && i < t->n; i++) {
+        ck_transport *o = &t->sub[i];
+        if (o == s || !o->progress) continue;
+        if ((rc = o->progress(o->self))) s->cancel(s->self, r);
+    }
     r->peer = peer;
     return rc;
 }
 
+/* Blocking: one transport's own wait; several are polled (rt_test), since
+ * a blocking wait in one would starve the others. */
 static int rt_wait(void *self, ck_req *r)
 {
     route *t = self;
+    int rc = CK_SUCCESS, done = 0;
+    if (t->n > 1) {
+        while (!rc && !done) rc = rt_test(self, r, &done);
+        return rc;
+    }
     const int peer = r->peer;
     ck_transport *s = sub_of(t, peer);
-    int rc = CK_SUCCESS, done = 0;
     r->peer = t->peer[peer];
     if (s->wait) rc = s->wait(s->self, r);
     else while (!rc && !done) rc = s->test(s->self, r, &done);

@@ -28,10 +28,12 @@
  * also get, per size, "ratio R" (median over the pairs of t(A)/t(B): the
  * speed of B relative to A, the library's, as `collbench --paired --algo
  * LIB,YOURS` orders them), with "review" after it when R > 2: such a speed is
- * capped at 2 and not to be scored without a look.
+ * capped at 2 and not to be scored without a look; otherwise followed by
+ * "interval LO HI of N pairs", the median's 95 % interval from the pairs.
  */
 #include <errno.h>
 #include <stddef.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,7 +89,8 @@ static int usage(void)
            "run had it) checks those collectives: rank r's block of the reduction, every rank's block.\n");
     ck_opt_help(stdout, vf_options, NULL);
     printf("Prints the failures and \"N passed, M failed\"; paired files also \"ratio R at S B\" per\n"
-           "size (t(A)/t(B), median of the pairs) and \"review\" when R > %g (capped at %g).\n"
+           "size (t(A)/t(B), median of the pairs) with \"interval LO HI of N pairs\" (the median's\n"
+           "95 %% interval), or \"review\" when R > %g (capped at %g).\n"
            "Exit: 0 all passed, 1 a failure, 2 bad arguments.\n", REVIEW_RATIO, REVIEW_RATIO);
     return 0;
 }
@@ -755,7 +758,15 @@ static void judge_size(const vf_paired *v, int z, int *passed, int *failed)
         printf("ratio %.3f at %zu B review (measured %.4g: %s above %gx %s's speed is capped at %g and not scored "
                "without a look)\n", REVIEW_RATIO, bytes, r, v->o->algos[1]->name, REVIEW_RATIO, v->o->algos[0]->name,
                REVIEW_RATIO);
-    else printf("ratio %.3f at %zu B\n", r, bytes);
+    else {
+        /* The median's 95 % interval without a model of the noise: the
+         * order statistics k and n-1-k of the sorted ratios, k the largest
+         * with P(Binomial(n, 1/2) < k+1) <= 2.5 % (normal approximation).
+         * The grader says "review" where it spans a mark's line. */
+        const int k = n >= 6 ? (int)floor((n - 1.96 * sqrt((double)n)) / 2.0) : 0;
+        printf("ratio %.3f at %zu B interval %.3f %.3f of %d pairs\n", r, bytes, v->ratio[k < 0 ? 0 : k],
+               v->ratio[n - 1 - (k < 0 ? 0 : k)], n);
+    }
 }
 
 /* The header: the run's p, seed, chunk, collective and the pair compared.

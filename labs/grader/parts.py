@@ -252,9 +252,31 @@ against the library's algorithm of that collective)"""
             self.add(0.0, "failed", "collverify printed no ratio")
             return
         review = ""
-        if any(re.search(r"\breview\b", l) for l in read_lines(log + ".verify")):
+        lines = read_lines(log + ".verify")
+        if any(re.search(r"\breview\b", l) for l in lines):
             review = "; capped and flagged for review: far above the library's speed"
+        else:
+            review = self.interval_review(lines)
         self.add(self.score(float(speed)), "graded", self.said(speed, ", verified", review))
+
+    def interval_review(self, lines):
+        """'; review: ...' where the median's 95 % interval (collverify's,
+        from the pairs) spans the full-marks or the zero line: the mark is the
+        median's, but another run on a busier or quieter machine could land on
+        the other side of that line, so a person should look before it counts."""
+        p = self.part
+        m = None
+        for l in lines:
+            m = re.match(r"ratio \S+ at \d+ B interval ([0-9][0-9.eE+-]*) ([0-9][0-9.eE+-]*) of (\d+) pairs", l) or m
+        if not m:
+            return ""
+        lo, hi = float(m.group(1)), float(m.group(2))
+        crossed = ["the %s line (%sx)" % (name, p.opt(key)) for name, key in (("full-marks", "full"), ("no-marks", "zero"))
+                   if lo < float(p.opt(key)) < hi]
+        if not crossed:
+            return ""
+        return ("; review: the 95 %% interval of the %s pairs, %.3fx to %.3fx, spans %s, so the mark may move with "
+                "the machine's load" % (m.group(3), lo, hi, " and ".join(crossed)))
 
     def csv_speed(self, log, csv):
         """A run that ended well must have written its row: the speed (column

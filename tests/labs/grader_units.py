@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 
 sys.path.insert(0, sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..", "labs"))
 sys.dont_write_bytecode = True
-from grader import batch, integrity, report, util  # noqa: E402
+from grader import batch, integrity, parts, report, util  # noqa: E402
 
 
 class Ids(unittest.TestCase):
@@ -74,6 +74,25 @@ class FakeGrading:
                         Result(Part("integrity", "integrity", 20), 3.3, "graded", 'uses "x" & <y>'),
                         Result(Part("gpu", "check", 10), 0.0, "blocked", "needs a GPU")]
         self.total, self.max, self.partial = 63.3, 80, ["part gpu needs a GPU (none here)"]
+
+
+class SpeedInterval(unittest.TestCase):
+    """A speed whose interval spans a mark's line says review; one clear of
+    both lines, or no interval printed, says nothing more."""
+
+    def paired(self):
+        part = Part("performance", "paired", 20)
+        part.opts = {"full": "0.8", "zero": "0.4", "algo": "my_ring"}
+        return parts.Paired(FakeGrading(), part)
+
+    def test_review(self):
+        k = self.paired()
+        said = k.interval_review(["ratio 0.790 at 4194304 B interval 0.701 0.856 of 30 pairs", "60 passed, 0 failed"])
+        self.assertIn("review: the 95 % interval of the 30 pairs, 0.701x to 0.856x, spans the full-marks line (0.8x), so the mark", said)
+        self.assertIn("spans the full-marks line (0.8x) and the no-marks line (0.4x)", k.interval_review(["ratio 0.5 at 8 B interval 0.3 0.9 of 30 pairs"]))
+        self.assertEqual(k.interval_review(["ratio 1.010 at 4194304 B interval 0.950 1.080 of 30 pairs"]), "")
+        self.assertEqual(k.interval_review(["ratio 0.600 at 4194304 B interval 0.550 0.650 of 30 pairs"]), "")
+        self.assertEqual(k.interval_review(["ratio 0.790 at 4194304 B"]), "")
 
 
 class Reports(unittest.TestCase):

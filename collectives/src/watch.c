@@ -297,6 +297,7 @@ int ck_watch_wait(MPI_Request *rq, double bound, const char *what, char *why, si
     return CK_SUCCESS;
 }
 
+#ifndef COLLKIT_SMPI   /* a simulated rank has no launcher to lose (and SMPI's nanosleep is its own) */
 /* How long MPI_Abort may take before the rank ends itself: half the bound,
  * from 1 to 10 s (10 s with the watchdog off), so a rank cut off from the
  * launcher is gone within two bounds of its wait's start. */
@@ -326,7 +327,6 @@ static void *end_anyway(void *arg)
     _exit(g_end.code);
 }
 
-#ifndef COLLKIT_SMPI
 /* Every MPI_Abort of a program built on the library (the watchdog's, a
  * tool's own, a lab's) comes here first, through MPI's profiling interface.
  * MPI_Abort asks the launcher, through this node's daemon, to end the job;

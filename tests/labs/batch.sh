@@ -10,20 +10,10 @@
 # grades only what is missing. Skips (77) where bubblewrap cannot run.
 set -u
 G=$1 SRC=$2
-bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid --unshare-net true 2>/dev/null ||
-  { echo "SKIP: bubblewrap (bwrap) is missing or cannot make namespaces here"; exit 77; }
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/sandbox_lib.sh"
 export GRADE_MARK="collgrade-batch-$$-$RANDOM"
-SOL=$SRC/labs/01-ring/solution/my_ring.c SKEL=$SRC/labs/01-ring/skeleton/my_ring.c
-# The batch's own lab: two rank counts of a short matrix, and integrity.
-mkdir -p "$T/lab" "$T/subs"
-printf '%s\n' "file = my_ring.c" "algo = my_ring" \
-  "part correctness 60 check np=1,2 args=--count+7+--dtype+i32+--op+sum" "part integrity 20 integrity" > "$T/lab/lab.conf"
-# ... and its reference solution, which the batch grades first (the canary).
-mkdir -p "$T/lab/solution" && cp "$SOL" "$T/lab/solution/my_ring.c"
-pass=0; fail=0
-check() { if eval "$1"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $2"; fi; }
+# The batch's own lab, with its reference solution (sandbox_lib.sh).
+batch_lab
 make_cheat() { "$SRC/tests/labs/cheats/assemble.sh" "$SRC" "$@"; }
 declare -A want   # submission folder -> expected score
 sub() {   # sub FOLDER SCORE SOURCE [FILE NAME]: one submission

@@ -10,20 +10,11 @@
 # Skips (77) where bubblewrap cannot run.
 set -u
 G=$1 SRC=$2
-bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid --unshare-net true 2>/dev/null ||
-  { echo "SKIP: bubblewrap (bwrap) is missing or cannot make namespaces here"; exit 77; }
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/sandbox_lib.sh"
 export GRADE_MARK="collgrade-hostile-$$-$RANDOM"
 # Small limits, so that every hostile submission meets one within seconds.
 export COLLGRADE_NPROC=64 COLLGRADE_DISK_MB=256 COLLGRADE_MEM_MB=1024 COLLGRADE_MAX_FILES=2000 COLLGRADE_MAX_MB=256
-SOL=$SRC/labs/01-ring/solution/my_ring.c SKEL=$SRC/labs/01-ring/skeleton/my_ring.c
-mkdir -p "$T/lab/solution" "$T/subs"
-printf '%s\n' "file = my_ring.c" "algo = my_ring" \
-  "part correctness 60 check np=1,2 args=--count+7+--dtype+i32+--op+sum" "part integrity 20 integrity" > "$T/lab/lab.conf"
-cp "$SOL" "$T/lab/solution/my_ring.c"
-pass=0; fail=0
-check() { if eval "$1"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $2"; fi; }
+batch_lab
 declare -A want why   # folder -> expected score; -> what its gradebook note must say
 sub() {   # sub FOLDER SCORE SOURCE [NOTE]
   mkdir -p "$T/subs/$1"

@@ -12,17 +12,8 @@
 # bubblewrap cannot run.
 set -u
 G=$1 SRC=$2
-bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid --unshare-net true 2>/dev/null ||
-  { echo "SKIP: bubblewrap (bwrap) is missing or cannot make namespaces here"; exit 77; }
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-SOL=$SRC/labs/01-ring/solution/my_ring.c SKEL=$SRC/labs/01-ring/skeleton/my_ring.c
-mkdir -p "$T/lab/solution" "$T/subs"
-printf '%s\n' "file = my_ring.c" "algo = my_ring" \
-  "part correctness 60 check np=1,2 args=--count+7+--dtype+i32+--op+sum" "part integrity 20 integrity" > "$T/lab/lab.conf"
-cp "$SOL" "$T/lab/solution/my_ring.c"
-pass=0; fail=0
-check() { if eval "$1"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $2"; fi; }
+. "$(dirname "$0")/sandbox_lib.sh"
+batch_lab
 # NAME SOURCE SCORE, one a line (a name with a newline is written \n here)
 subs='=HYPERLINK("x")|SOL|80.0
 +1+2|SKEL|40.0

@@ -12,10 +12,7 @@
 # cannot run.
 set -u
 G=$1 SRC=$2
-bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid --unshare-net true 2>/dev/null ||
-  { echo "SKIP: bubblewrap (bwrap) is missing or cannot make namespaces here"; exit 77; }
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/sandbox_lib.sh"
 BIN=$(cd "$(dirname "$G")" && pwd)
 mkdir -p "$T/lab" "$T/other/.git" "$T/classmate" "$T/keep"
 printf '%s\n' "file = my_ring.c" "algo = my_ring" "part correctness 60 check np=1 args=--count+7+--dtype+i32+--op+sum" \
@@ -27,8 +24,6 @@ hidden="$SRC/.git:$SRC/labs/01-ring/solution/my_ring.c:$T/other/.git/HEAD:$T/cla
 [ ! -d "$BIN/../tests" ] || hidden="$hidden:$BIN/../tests"
 [ ! -e "$BIN/colldraw_labs" ] || hidden="$hidden:$BIN/colldraw_labs"
 export GRADE_TEST_PEEK="/usr/bin/env:$hidden"
-pass=0; fail=0
-check() { if eval "$1"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $2"; fi; }
 peeks() { cat "$T/keep/logs/log.check.correctness.1" 2>/dev/null | grep '^PEEK ' | sort -u; }
 out=$(COLLGRADE_WORK=$T/keep "$G" "$T/lab" --file "$T/view.c" --time-limit 60 2>&1)
 echo "$out"; peeks
